@@ -1,0 +1,22 @@
+"""genosift: find the features that matter in very high-dimensional data.
+
+>>> import genosift as gs
+>>> X, y, names = gs.load_golub()
+>>> res = gs.score(X, y, method="welch")
+>>> res.to_frame().head(3)  # doctest: +SKIP
+"""
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("genosift")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0+unknown"
+
+from .datasets import load_golub
+from .scores import REGISTRY, ScoreResult, get_method, methods, score
+from .selection import SelectFdr, SelectKBest, SelectPercentile
+
+__all__ = [
+    "REGISTRY", "ScoreResult", "SelectFdr", "SelectKBest", "SelectPercentile", "__version__",
+    "get_method", "load_golub", "methods", "score",
+]

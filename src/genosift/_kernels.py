@@ -1,0 +1,128 @@
+"""Compiled one-pass kernels for per-class moments (Welford updates, vectorised across features).
+
+Every kernel visits the rows of a chunk in order and, for each class ``c`` and feature ``j``,
+applies the same update to ``(mean, m2)`` of the shifted value ``x - shift[j]``::
+
+    d = x - mean;  mean += d / n_c;  m2 += d * (x - mean)
+
+so the dense row-major, dense column-major and CSR kernels give the same numbers for the same
+data. An optional weight vector ``w`` adds the cross term ``sum_i (x_ij - shift_j) * w_i`` used
+for co-moments with a numeric target. Accumulators are float64 whatever the input dtype.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+_JIT = dict(nogil=True, cache=True, error_model="numpy", fastmath={"contract"})
+
+
+@njit(**_JIT)
+def running_inverse_counts(codes, k):
+    """``1 / (number of rows of the same class up to and including row i)`` for each row."""
+    seen = np.zeros(k)
+    inv = np.empty(codes.shape[0])
+    for i in range(codes.shape[0]):
+        c = codes[i]
+        seen[c] += 1.0
+        inv[i] = 1.0 / seen[c]
+    return inv
+
+
+@njit(parallel=True, **_JIT)
+def dense_row_major(X, codes, inv, shift, w, mean, m2, cross, tile):
+    """Row-major (C-contiguous) ``X``: parallel over column tiles that stay in cache."""
+    n, p = X.shape
+    has_w = w.shape[0] > 0
+    n_tiles = (p + tile - 1) // tile
+    for t in prange(n_tiles):
+        j0 = t * tile
+        j1 = min(p, j0 + tile)
+        sh = shift[j0:j1]
+        for i in range(n):
+            c = codes[i]
+            a = inv[i]
+            xr = X[i, j0:j1]
+            mr = mean[c, j0:j1]
+            qr = m2[c, j0:j1]
+            for j in range(j1 - j0):
+                x = xr[j] - sh[j]
+                d = x - mr[j]
+                mu = mr[j] + d * a
+                mr[j] = mu
+                qr[j] += d * (x - mu)
+            if has_w:
+                wi = w[i]
+                cr = cross[c, j0:j1]
+                for j in range(j1 - j0):
+                    cr[j] += (xr[j] - sh[j]) * wi
+
+
+@njit(parallel=True, **_JIT)
+def dense_col_major(X, codes, inv, shift, w, mean, m2, cross):
+    """Column-major (F-contiguous) ``X``: parallel over features, rows in order."""
+    n, p = X.shape
+    has_w = w.shape[0] > 0
+    for j in prange(p):
+        s = shift[j]
+        for i in range(n):
+            c = codes[i]
+            x = X[i, j] - s
+            d = x - mean[c, j]
+            mu = mean[c, j] + d * inv[i]
+            mean[c, j] = mu
+            m2[c, j] += d * (x - mu)
+            if has_w:
+                cross[c, j] += x * w[i]
+
+
+@njit(parallel=True, **_JIT)
+def csr_nonzero(data, indices, indptr, codes, w, nnz, mean, m2, cross, width):
+    """CSR rows with sorted indices: moments of the stored entries of each (class, feature).
+
+    Parallel over blocks of ``width`` features whose accumulators stay in cache; each block
+    finds its entries in every row by binary search. The implicit zeros are merged in later.
+    """
+    n = indptr.shape[0] - 1
+    k, p = mean.shape
+    has_w = w.shape[0] > 0
+    n_blocks = (p + width - 1) // width
+    for b in prange(n_blocks):
+        j0 = b * width
+        j1 = min(p, j0 + width)
+        bn = np.zeros((k, j1 - j0))
+        bm = np.zeros((k, j1 - j0))
+        bq = np.zeros((k, j1 - j0))
+        bc = np.zeros((k, j1 - j0))
+        for i in range(n):
+            lo = indptr[i]
+            hi = indptr[i + 1]
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if indices[mid] < j0:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            c = codes[i]
+            wi = w[i] if has_w else 0.0
+            q = lo
+            end = indptr[i + 1]
+            while q < end:
+                j = indices[q] - j0
+                if j >= j1 - j0:
+                    break
+                x = np.float64(data[q])
+                cnt = bn[c, j] + 1.0
+                bn[c, j] = cnt
+                d = x - bm[c, j]
+                mu = bm[c, j] + d / cnt
+                bm[c, j] = mu
+                bq[c, j] += d * (x - mu)
+                if has_w:
+                    bc[c, j] += x * wi
+                q += 1
+        nnz[:, j0:j1] = bn
+        mean[:, j0:j1] = bm
+        m2[:, j0:j1] = bq
+        if has_w:
+            cross[:, j0:j1] = bc

@@ -1,0 +1,174 @@
+"""Input checks shared by every entry point: one place, one message format.
+
+Messages name the problem and the fix, e.g. ``The 'k' parameter of SelectKBest must be an int in
+[1, n_features]. Got 0 instead.``
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def param_error(param, owner, expected, got):
+    """A ``ValueError`` in the project's one format for a bad parameter value."""
+    return ValueError(f"The '{param}' parameter of {owner} must be {expected}. Got {got!r} instead.")
+
+
+def _names_list(names, limit=5):
+    shown = ", ".join(repr(str(n)) for n in names[:limit])
+    more = len(names) - limit
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def default_feature_names(n_features):
+    """``x0, x1, ...``, the names scikit-learn gives unnamed columns."""
+    return np.array([f"x{j}" for j in range(n_features)], dtype=object)
+
+
+def as_matrix(X):
+    """Return ``(M, feature_names)``: ``M`` a numeric 2-D ndarray or a canonical CSR matrix.
+
+    Dense input keeps its dtype (integers are accumulated in float64 later, never overflowing);
+    sparse input is never densified. DataFrame columns become the feature names.
+    """
+    names = None
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):  # pandas DataFrame
+        bad = [c for c, t in zip(X.columns, X.dtypes) if not _is_numeric_dtype(t)]
+        if bad:
+            raise TypeError(
+                f"X has non-numeric columns {_names_list(bad)}. Encode or drop them before scoring; "
+                "every feature must be a number."
+            )
+        names = np.asarray([str(c) for c in X.columns], dtype=object)
+        X = X.to_numpy(dtype=_frame_dtype(X.dtypes), na_value=np.nan)
+    if sp.issparse(X):
+        M = _as_csr(X)
+    else:
+        M = _as_dense(X)
+    n, p = M.shape
+    if n == 0 or p == 0:
+        raise ValueError(
+            f"X is empty: {n} samples x {p} features. Scoring needs at least one sample and one feature."
+        )
+    if names is None:
+        names = default_feature_names(p)
+    return M, names
+
+
+def _is_numeric_dtype(t):
+    try:
+        return np.issubdtype(np.dtype(t), np.number) or np.issubdtype(np.dtype(t), np.bool_)
+    except TypeError:  # pandas extension dtypes (Int64, Float64, boolean)
+        return getattr(t, "_is_numeric", False) or getattr(t, "kind", "") in "biuf"
+
+
+def _frame_dtype(dtypes):
+    """One numpy dtype for a numeric DataFrame: its own if all columns share it, else float64."""
+    dts = set(dtypes)
+    if len(dts) == 1:
+        (t,) = dts
+        if isinstance(t, np.dtype) and t.kind in "iuf":
+            return t
+    return np.float64
+
+
+def _as_dense(X):
+    try:
+        M = np.asarray(X)
+    except Exception as exc:  # ragged nested lists and the like
+        raise ValueError(f"X could not be read as a 2-D numeric array: {exc}") from exc
+    if M.dtype == object:
+        M = M.astype(np.float64)  # raises TypeError naming the offending value
+    if M.ndim != 2:
+        raise ValueError(
+            f"X must be 2-D (samples in rows, features in columns). Got an array with {M.ndim} "
+            "dimension(s); use X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a "
+            "single sample."
+        )
+    if M.dtype.kind == "b":
+        M = M.view(np.uint8)
+    elif M.dtype.kind not in "iuf":
+        raise TypeError(
+            f"X has dtype {M.dtype}, which is not a real number type. Convert it to numbers "
+            "(for example X.astype(float)) before scoring."
+        )
+    if M.dtype.itemsize < 4 and M.dtype.kind == "f" or not M.dtype.isnative or M.dtype == np.longdouble:
+        M = M.astype(np.float64 if M.dtype.itemsize > 4 else np.float32)
+    if not (M.flags.c_contiguous or M.flags.f_contiguous):
+        M = np.ascontiguousarray(M)
+    return M
+
+
+def _as_csr(X):
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D sparse matrix. Got {X.ndim} dimension(s).")
+    M = X.tocsr()
+    if M.dtype.kind == "b":
+        M = M.astype(np.uint8)
+    elif M.dtype.kind not in "iuf":
+        raise TypeError(f"X has dtype {M.dtype}, which is not a real number type.")
+    if not M.has_canonical_format:
+        M = M.copy() if M is X else M
+        M.sum_duplicates()  # also sorts the indices
+    if M.indptr.dtype != M.indices.dtype:
+        M.indptr = M.indptr.astype(M.indices.dtype)
+    return M
+
+
+def as_labels(y, n_samples, *, what="y"):
+    """A 1-D array of class labels (or target values) of length ``n_samples``."""
+    if y is None:
+        raise ValueError(f"{what} is required: pass the class labels or the target values, one per sample.")
+    if hasattr(y, "to_numpy"):
+        y = y.to_numpy()
+    y = np.asarray(y)
+    if y.ndim == 2 and 1 in y.shape:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"{what} must be 1-D, one label per sample. Got shape {y.shape}.")
+    if y.shape[0] != n_samples:
+        raise ValueError(
+            f"X and {what} have different numbers of samples: X has {n_samples} rows, {what} has "
+            f"{y.shape[0]} values. Pass one label per row of X."
+        )
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError(
+            f"{what} contains NaN or infinity at positions {np.flatnonzero(~np.isfinite(y))[:5].tolist()}. "
+            "Drop those samples or give them a label."
+        )
+    if y.dtype == object:
+        missing = [i for i, v in enumerate(y) if v is None or (isinstance(v, float) and v != v)]
+        if missing:
+            raise ValueError(
+                f"{what} has missing labels at positions {missing[:5]}. Drop those samples or label them."
+            )
+    return y
+
+
+def numeric_target(y):
+    """``y`` as float64 if it holds numbers (bools included), else ``None``."""
+    if y.dtype.kind in "biuf":
+        return y.astype(np.float64)
+    if y.dtype == object and all(isinstance(v, numbers.Real) for v in y):
+        return y.astype(np.float64)
+    return None
+
+
+def raise_nonfinite(M, columns, names):
+    """Raise the error for features whose values are NaN/inf or too large to square in float64."""
+    cols = np.asarray(columns)
+    block = M[:, cols[:50]]
+    block = block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
+    has_nan = ~np.isfinite(block).all(axis=0)
+    bad = names[cols[:50][has_nan]] if has_nan.any() else names[cols[:50]]
+    if has_nan.any():
+        raise ValueError(
+            f"X contains NaN or infinity in feature(s) {_names_list(list(bad))}. Remove or impute "
+            "missing values before scoring (for example with sklearn.impute.SimpleImputer)."
+        )
+    raise ValueError(
+        f"X has values too large to square in float64 in feature(s) {_names_list(list(bad))} "
+        "(|x| above about 1e154). Rescale those features (for example divide by a constant) before scoring."
+    )

@@ -1,0 +1,170 @@
+"""The registry of scoring methods and ``score``, the one function that runs any of them."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_labels, as_matrix, numeric_target
+from ..engine import accumulate, is_chunk_stream
+from ._base import REGISTRY, Method, Scores, ScoreResult, bh_qvalues, get_method, methods, rank_order, register
+from . import moments  # noqa: F401  (registers the methods)
+
+__all__ = [
+    "REGISTRY", "Method", "ScoreResult", "Scores", "bh_qvalues", "get_method", "methods",
+    "rank_order", "register", "score", "statistics", "finish", "check_options",
+]
+
+
+def check_options(spec, options):
+    """The method's options with defaults filled in; unknown names are a clear error."""
+    allowed = spec.options
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        valid = ", ".join(allowed) if allowed else "none"
+        raise TypeError(f"Method '{spec.name}' got unknown option(s) {unknown}. Its options: {valid}.")
+    return {**allowed, **options}
+
+
+def _target(spec, y, n_samples):
+    """The labels or numeric values ``spec`` needs from ``y``."""
+    if spec.task == "unsupervised":
+        return None
+    y = as_labels(y, n_samples)
+    if spec.task == "classification":
+        from sklearn.utils.multiclass import type_of_target
+
+        if type_of_target(y) == "continuous":
+            raise ValueError(
+                f"Method '{spec.name}' needs class labels, but y looks like a continuous target "
+                f"({len(np.unique(y))} distinct non-integer values). Use a regression method such "
+                "as 'pearson', or bin y into classes first."
+            )
+        return y
+    values = numeric_target(y)
+    if values is None:
+        classes = np.unique(y)
+        if len(classes) != 2:
+            raise ValueError(
+                f"Method '{spec.name}' needs a numeric target or two class labels; y has "
+                f"{len(classes)} non-numeric labels. Encode y as numbers first."
+            )
+        values = (y == classes[1]).astype(np.float64)
+    return values
+
+
+def statistics(spec, X, y=None, *, feature_names=None):
+    """``(stats, feature_names)`` of in-memory data, or of a stream of ``(X, y)`` chunks."""
+    spec = get_method(spec)
+    if not is_chunk_stream(X):
+        M, names = as_matrix(X)
+        names = names if feature_names is None else np.asarray(feature_names, dtype=object)
+        return spec.statistic.from_chunk(M, _target(spec, y, M.shape[0]), feature_names=names), names
+    if y is not None:
+        raise ValueError("A chunk stream carries its own labels: pass y=None and yield (X, y) pairs.")
+    first = {}
+
+    def summarize(chunk):
+        try:
+            Xc, yc = chunk
+        except (TypeError, ValueError):
+            raise TypeError("A chunk stream must yield (X_chunk, y_chunk) pairs.") from None
+        M, names = as_matrix(Xc)
+        ref = first.setdefault("names", names if feature_names is None else np.asarray(feature_names, dtype=object))
+        if len(ref) != len(names) or (hasattr(Xc, "columns") and not np.array_equal(ref, names)):
+            raise ValueError(
+                f"Chunk columns differ from the first chunk's ({len(names)} vs {len(ref)} features): "
+                "every chunk must have the same features in the same order."
+            )
+        return spec.statistic.from_chunk(M, _target(spec, yc, M.shape[0]), feature_names=ref)
+
+    stats = accumulate(X, summarize, spec.statistic.empty())
+    if stats.n_features == 0:
+        raise ValueError("The chunk stream was empty: no rows to score.")
+    return stats, first["names"]
+
+
+def _check_classes(spec, stats):
+    if spec.task != "classification":
+        if spec.task == "regression":
+            if stats.n_samples < 2:
+                raise ValueError(f"Method '{spec.name}' needs at least 2 samples; got {int(stats.n_samples)}.")
+            if stats.m2_y == 0:
+                raise ValueError(f"y is constant: method '{spec.name}' needs a target that varies.")
+        return
+    classes, count = stats.classes, stats.count
+    if len(classes) < 2:
+        raise ValueError(
+            f"y has only one class ({classes[0]!r}) in {int(count.sum())} sample(s); method "
+            f"'{spec.name}' compares classes and needs at least two. Check the labels."
+        )
+    if spec.binary_only and len(classes) != 2:
+        raise ValueError(
+            f"Method '{spec.name}' compares two classes, but y has {len(classes)}: "
+            f"{list(classes)[:10]}. Use 'anova' or 'fisher' for several classes, or keep two classes."
+        )
+    small = classes[count < spec.min_class_size]
+    if len(small):
+        raise ValueError(
+            f"Method '{spec.name}' needs at least {spec.min_class_size} samples in every class; "
+            f"class(es) {list(small)} have fewer. Add samples or drop those classes."
+        )
+
+
+def finish(spec, stats, feature_names, options=None):
+    """Turn merged statistics into a ``ScoreResult``."""
+    spec = get_method(spec)
+    opts = check_options(spec, options or {})
+    _check_classes(spec, stats)
+    out = spec.func(stats, **opts)
+    statistic = np.asarray(out.statistic, dtype=np.float64)
+    scores = out.scores if out.scores is not None else (np.abs(statistic) if spec.signed else statistic)
+    pvalues = None if out.pvalues is None else np.asarray(out.pvalues, dtype=np.float64)
+    return ScoreResult(
+        method=spec.name,
+        scores=np.asarray(scores, dtype=np.float64),
+        statistic=statistic,
+        pvalues=pvalues,
+        qvalues=None if pvalues is None else bh_qvalues(pvalues),
+        ranking=rank_order(scores if out.rank_key is None else out.rank_key),
+        feature_names=np.asarray(feature_names, dtype=object),
+        n_samples=int(stats.n_samples),
+        classes=stats.classes if spec.task == "classification" else None,
+        options=opts,
+    )
+
+
+def score(X, y=None, *, method="fisher", **options):
+    """Score every feature of ``X`` against ``y`` with one registered method.
+
+    Parameters
+    ----------
+    X : array-like (n_samples, n_features), scipy.sparse matrix, pandas DataFrame, or an
+        iterator of ``(X_chunk, y_chunk)`` pairs (a stream of row chunks, merged exactly).
+        Any real dtype; integers are accumulated in float64. Sparse input is never densified.
+    y : array-like (n_samples,)
+        Class labels (any type) or a numeric target; ``None`` for unsupervised methods and streams.
+    method : str
+        A name from ``genosift.methods()``.
+    **options
+        Options of the method (see ``genosift.methods()``).
+
+    Returns
+    -------
+    ScoreResult
+
+    Examples
+    --------
+    >>> import numpy as np, genosift as gs
+    >>> X = np.array([[0, 0, 1, 0, 0], [1, 1, 1, 0, 1], [0, 1, 0, 1, 0], [0, 3, 0, 1, 1],
+    ...               [1, 3, 1, 0, 1], [0, 1, 1, 1, 0], [1, 0, 0, 1, 3], [2, 2, 4, 2, 0],
+    ...               [0, 0, 1, 1, 0], [0, 1, 0, 1, 2]])
+    >>> y = [0, 1, 0, 1, 1, 2, 0, 2, 0, 0]
+    >>> res = gs.score(X, y, method="fisher")
+    >>> np.round(res.scores, 6).tolist()
+    [0.298077, 1.656489, 1.026178, 0.830508, 0.2]
+    >>> (res.ranking + 1).tolist()
+    [2, 3, 4, 1, 5]
+    """
+    spec = get_method(method)
+    opts = check_options(spec, options)
+    stats, names = statistics(spec, X, y)
+    return finish(spec, stats, names, opts)

@@ -1,0 +1,195 @@
+"""The method registry and the result type every method returns."""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+TASKS = ("classification", "regression", "unsupervised")
+
+
+def rank_order(key):
+    """Feature indices, best first: higher key first, NaN last, ties by lower index."""
+    key = np.asarray(key, dtype=np.float64)
+    return np.argsort(-key, kind="stable")
+
+
+def bh_qvalues(pvalues):
+    """Benjamini-Hochberg adjusted p-values; NaN p-values stay NaN and are not counted."""
+    from scipy.stats import false_discovery_control
+
+    q = np.full(pvalues.shape, np.nan)
+    ok = ~np.isnan(pvalues)
+    if ok.any():
+        q[ok] = false_discovery_control(pvalues[ok], method="bh")
+    return q
+
+
+class Scores(NamedTuple):
+    """What a method function returns; ``scores`` defaults to ``statistic`` (abs if signed)."""
+
+    statistic: np.ndarray
+    pvalues: np.ndarray | None = None
+    scores: np.ndarray | None = None
+    rank_key: np.ndarray | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreResult:
+    """Per-feature scores of one method, with p-values, q-values, ranking and provenance.
+
+    Attributes
+    ----------
+    method : str
+    scores : ndarray (p,)       higher = more relevant; NaN where undefined (constant feature)
+    statistic : ndarray (p,)    the raw statistic (signed t, r, ...)
+    pvalues, qvalues : ndarray (p,) or None   q: Benjamini-Hochberg adjusted p-values
+    ranking : ndarray (p,)      feature indices, best first; NaN last; ties by lower index
+    feature_names : ndarray (p,)
+    n_samples : int
+    classes : ndarray or None   class labels, in the order the statistics use them
+    options : dict              the method options used
+    """
+
+    method: str
+    scores: np.ndarray
+    statistic: np.ndarray
+    pvalues: np.ndarray | None
+    qvalues: np.ndarray | None
+    ranking: np.ndarray
+    feature_names: np.ndarray
+    n_samples: int
+    classes: np.ndarray | None = None
+    options: dict = field(default_factory=dict)
+
+    @property
+    def n_features(self):
+        return self.scores.shape[0]
+
+    @property
+    def ranks(self):
+        """Rank of each feature, 1 = best, in feature order."""
+        ranks = np.empty(self.n_features, dtype=np.int64)
+        ranks[self.ranking] = np.arange(1, self.n_features + 1)
+        return ranks
+
+    def top(self, k):
+        """Names of the ``k`` best features, best first."""
+        return self.feature_names[self.ranking[:k]]
+
+    def to_frame(self, *, sort=True):
+        """A tidy DataFrame: feature, score, statistic, pvalue, qvalue, rank (1 = best)."""
+        import pandas as pd
+
+        nan = np.full(self.n_features, np.nan)
+        frame = pd.DataFrame(
+            {
+                "feature": self.feature_names,
+                "score": self.scores,
+                "statistic": self.statistic,
+                "pvalue": nan if self.pvalues is None else self.pvalues,
+                "qvalue": nan if self.qvalues is None else self.qvalues,
+                "rank": self.ranks,
+            }
+        )
+        frame.attrs.update(self.provenance())
+        return frame.iloc[self.ranking].reset_index(drop=True) if sort else frame
+
+    def provenance(self):
+        """Method, options, version and data shape, as plain JSON-ready values."""
+        from .. import __version__
+
+        return {
+            "method": self.method,
+            "options": dict(self.options),
+            "genosift_version": __version__,
+            "n_samples": int(self.n_samples),
+            "n_features": int(self.n_features),
+            "classes": None if self.classes is None else [c.item() if hasattr(c, "item") else c for c in self.classes],
+        }
+
+    def __repr__(self):
+        best = ", ".join(map(str, self.top(3)))
+        return (
+            f"ScoreResult(method={self.method!r}, n_samples={self.n_samples}, "
+            f"n_features={self.n_features}, best=[{best}])"
+        )
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registered scoring method and its declared properties."""
+
+    name: str
+    func: Callable
+    statistic: type
+    task: str
+    binary_only: bool
+    has_pvalues: bool
+    signed: bool
+    streaming: str
+    min_class_size: int
+    formula: str
+    reference: str
+    summary: str
+
+    @property
+    def options(self):
+        params = list(inspect.signature(self.func).parameters.values())[1:]
+        return {p.name: p.default for p in params}
+
+
+REGISTRY: dict[str, Method] = {}
+
+
+def register(name, *, statistic, task, binary_only=False, pvalues=False, signed=False,
+             streaming="rows", min_class_size=1, formula, reference):
+    """Register a method function ``func(stats, **options) -> Scores`` under ``name``."""
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}")
+
+    def wrap(func):
+        summary = (func.__doc__ or "").strip().splitlines()[0]
+        REGISTRY[name] = Method(name, func, statistic, task, binary_only, pvalues, signed, streaming,
+                                min_class_size, formula, reference, summary)
+        return func
+
+    return wrap
+
+
+def get_method(name):
+    """The registered method called ``name``, or a clear error listing the valid names."""
+    if isinstance(name, Method):
+        return name
+    try:
+        return REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"The 'method' parameter must be one of {sorted(REGISTRY)}. Got {name!r} instead. "
+            "See genosift.methods() for what each one computes."
+        ) from None
+
+
+def methods():
+    """A DataFrame of the registered methods and their declared properties."""
+    import pandas as pd
+
+    rows = [
+        {
+            "method": m.name,
+            "task": m.task,
+            "classes": "binary" if m.binary_only else ("any" if m.task == "classification" else "-"),
+            "pvalues": m.has_pvalues,
+            "signed": m.signed,
+            "streaming": m.streaming,
+            "statistic": m.statistic.__name__,
+            "options": ", ".join(f"{k}={v!r}" for k, v in m.options.items()) or "-",
+            "formula": m.formula,
+            "summary": m.summary,
+            "reference": m.reference,
+        }
+        for m in REGISTRY.values()
+    ]
+    return pd.DataFrame(rows).set_index("method")
