@@ -132,7 +132,7 @@ def finish(spec, stats, feature_names, options=None):
     )
 
 
-def score(X, y=None, *, method="fisher", **options):
+def score(X, y=None, *, method="fisher", feature_names=None, **options):
     """Score every feature of ``X`` against ``y`` with one registered method.
 
     Parameters
@@ -144,6 +144,8 @@ def score(X, y=None, *, method="fisher", **options):
         Class labels (any type) or a numeric target; ``None`` for unsupervised methods and streams.
     method : str
         A name from ``genosift.methods()``.
+    feature_names : sequence of str, optional
+        Names of the columns; by default a DataFrame's columns, else ``x0, x1, ...``.
     **options
         Options of the method (see ``genosift.methods()``).
 
@@ -166,5 +168,5 @@ def score(X, y=None, *, method="fisher", **options):
     """
     spec = get_method(method)
     opts = check_options(spec, options)
-    stats, names = statistics(spec, X, y)
+    stats, names = statistics(spec, X, y, feature_names=feature_names)
     return finish(spec, stats, names, opts)

@@ -1,0 +1,76 @@
+"""Shared test helpers: where the real data sets live and how to load them.
+
+The real data sit beside the project at ``../shared/data`` (see its README.md). They are not part
+of the repository, so every test that needs them skips, with the reason, when the folder is not
+there (a fresh clone elsewhere). ``GENOSIFT_SHARED_DATA`` points the tests at another copy.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+ENV_VAR = "GENOSIFT_SHARED_DATA"
+
+
+def shared_data_dir() -> Path:
+    """The shared data folder: ``$GENOSIFT_SHARED_DATA`` if set, else ``<repo>/../shared/data``."""
+    env = os.environ.get(ENV_VAR)
+    return Path(env).expanduser().resolve() if env else REPO_ROOT.parent / "shared" / "data"
+
+
+def _missing_reason(path: Path) -> str:
+    how = f"${ENV_VAR}" if os.environ.get(ENV_VAR) else f"<repo>/../shared/data (override with ${ENV_VAR})"
+    return f"shared real-data folder not found at {path} ({how}); tests on real data are skipped"
+
+
+def require_shared(*parts) -> Path:
+    """Path to ``shared_data_dir() / parts``; skips the calling test when it does not exist."""
+    root = shared_data_dir()
+    if not root.is_dir():
+        pytest.skip(_missing_reason(root))
+    path = root.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared data {path} not found; tests that need it are skipped")
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The shared data folder (skips the test when it is absent)."""
+    return require_shared()
+
+
+@functools.lru_cache(maxsize=None)
+def _load(root: str, name: str):
+    d = Path(root) / name
+    if (d / "X.sparse.npz").exists():
+        X = sp.load_npz(d / "X.sparse.npz").tocsr()
+    else:
+        with np.load(d / "X.npz") as z:
+            X = z["X"]
+    y = np.array((d / "y.txt").read_text().split("\n")[:-1])
+    f = d / "features.txt"
+    features = np.array(f.read_text().split("\n")[:-1]) if f.exists() else None
+    # cached and shared between tests: make accidental in-place edits fail loudly
+    for a in (X.data, X.indices, X.indptr) if sp.issparse(X) else (X,):
+        a.setflags(write=False)
+    y.setflags(write=False)
+    return X, y, features
+
+
+def load_shared(name: str):
+    """``(X, y, feature_names or None)`` of the shared data set ``name``, as ``load.py`` gives them.
+
+    ``X`` is a dense ndarray or a CSR matrix (read-only, cached for the session); ``y`` holds the
+    labels as strings, exactly as ``y.txt`` has them. Skips when the data are not available.
+    """
+    d = require_shared(name)
+    if not (d / "y.txt").exists():
+        pytest.skip(f"shared data set {name!r} has no y.txt in {d}")
+    return _load(str(d.parent), name)
