@@ -60,6 +60,22 @@ def _demo(args):
     return 0
 
 
+def _fraction(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1], got {text!r}")
+    return value
+
+
+def _positive_int(text):
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return int(text)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="genosift", description="Find the features that matter.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -68,8 +84,8 @@ def build_parser():
     p.set_defaults(func=_methods)
     p = sub.add_parser("demo", help="rank genes of the bundled Golub ALL/AML data set")
     p.add_argument("-o", "--output", default="genosift-demo", help="output folder (a fresh one is made if it exists)")
-    p.add_argument("--fdr", type=float, default=0.05, help="FDR level for the selected genes (default 0.05)")
-    p.add_argument("--top", type=int, default=15, help="how many top genes to print (default 15)")
+    p.add_argument("--fdr", type=_fraction, default=0.05, help="FDR level for the selected genes (default 0.05)")
+    p.add_argument("--top", type=_positive_int, default=15, help="how many top genes to print (default 15)")
     p.set_defaults(func=_demo)
     return parser
 

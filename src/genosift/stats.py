@@ -178,9 +178,10 @@ class ClassMoments:
         all class means are equal (a constant feature never gets a spurious spread).
         """
         n = self.count[:, None]
-        d = self.mean - self.mean[:1]
-        d_bar = (n * d).sum(axis=0) / self.count.sum()
-        between = (n * (d - d_bar) ** 2).sum(axis=0)
+        with np.errstate(over="ignore", invalid="ignore"):  # spreads beyond 1e154 are +inf
+            d = self.mean - self.mean[:1]
+            d_bar = (n * d).sum(axis=0) / self.count.sum()
+            between = (n * (d - d_bar) ** 2).sum(axis=0)
         within = self.m2.sum(axis=0)
         return between, within
 

@@ -67,6 +67,8 @@ def statistics(spec, X, y=None, *, feature_names=None):
             Xc, yc = chunk
         except (TypeError, ValueError):
             raise TypeError("A chunk stream must yield (X_chunk, y_chunk) pairs.") from None
+        if np.shape(Xc)[0] == 0:
+            return spec.statistic.empty()
         M, names = as_matrix(Xc)
         ref = first.setdefault("names", names if feature_names is None else np.asarray(feature_names, dtype=object))
         if len(ref) != len(names) or (hasattr(Xc, "columns") and not np.array_equal(ref, names)):

@@ -1,0 +1,462 @@
+#!/usr/bin/env python
+"""Benchmark genosift against scikit-learn and scikit-feature in one process run.
+
+Writes a markdown report (default ``benchmarks/RESULTS.md``, overwritten) and prints it.
+
+    python benchmarks/run.py            # full sizes, a few minutes
+    python benchmarks/run.py --quick    # p / 10, smoke test (writes benchmarks/RESULTS-quick.md)
+
+Each measured call is run once untimed (this first run is also the memory measurement), then
+timed 3 times; the table shows the best of the 3 wall times (``time.perf_counter``). genosift's
+numba kernels are compiled beforehand by scoring a tiny slice of the same dtype and format, so
+JIT compilation is never counted. Peak memory is the peak resident set size (RSS) of the process
+during the call minus the RSS just before it, sampled from ``/proc/self/statm`` every ~1 ms by a
+background thread: this sees numpy, scipy, BLAS and numba (NRT) allocations alike.
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import ctypes.util
+import datetime
+import gc
+import importlib.metadata as md
+import os
+import platform
+import shlex
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+HERE = Path(__file__).resolve().parent
+SEED = 20240611
+REPEATS = 3
+
+
+# --------------------------------------------------------------------------------------------
+# measurement
+# --------------------------------------------------------------------------------------------
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+try:
+    _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]
+except (OSError, AttributeError):  # not glibc
+    _LIBC = None
+
+
+def _rss_bytes(fd):
+    """Current resident set size, from the second field of /proc/self/statm."""
+    return int(os.pread(fd, 128, 0).split()[1]) * _PAGE
+
+
+def _release_free_memory():
+    """Collect garbage and hand freed heap pages back to the OS, so the RSS baseline is clean."""
+    gc.collect()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+class PeakRSS:
+    """Context manager: peak RSS increment (bytes) of the enclosed code.
+
+    A daemon thread reads ``/proc/self/statm`` every ``interval`` seconds; the result is the
+    largest RSS seen minus the RSS on entry. Spikes shorter than the sampling interval can be
+    missed, so this is a lower bound on the true peak, but unlike ``tracemalloc`` it sees every
+    allocation (numba NRT, BLAS buffers, C extensions), not only those made through numpy.
+    """
+
+    def __init__(self, interval=0.001):
+        self.interval = interval
+        self.peak = 0
+
+    def __enter__(self):
+        _release_free_memory()
+        self._fd = os.open("/proc/self/statm", os.O_RDONLY)
+        self._switch = sys.getswitchinterval()
+        sys.setswitchinterval(self.interval)  # let the sampler in during GIL-holding Python code
+        self._stop = threading.Event()
+        self.base = _rss_bytes(self._fd)
+        self._max = self.base
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self):
+        while not self._stop.wait(self.interval):
+            rss = _rss_bytes(self._fd)
+            if rss > self._max:
+                self._max = rss
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self._max = max(self._max, _rss_bytes(self._fd))
+        os.close(self._fd)
+        sys.setswitchinterval(self._switch)
+        self.peak = self._max - self.base
+        return False
+
+
+@dataclass
+class Timing:
+    best: float
+    times: list
+    peak_mb: float
+
+
+def measure(fn, repeats=REPEATS):
+    """Run ``fn`` once untimed under ``PeakRSS``, then ``repeats`` timed runs.
+
+    Returns ``(Timing, result of the first run)``.
+    """
+    with PeakRSS() as mem:
+        result = fn()
+    times = []
+    for _ in range(repeats):
+        gc.collect()
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+        del out
+    return Timing(min(times), times, mem.peak / 2**20), result
+
+
+# --------------------------------------------------------------------------------------------
+# data
+# --------------------------------------------------------------------------------------------
+
+def dense_case(rng, n, p, k=3):
+    """Standard-normal float32 features; the first 1% shifted by 0.5 * class code."""
+    y = rng.integers(0, k, n)
+    X = rng.standard_normal((n, p), dtype=np.float32)
+    m = max(1, p // 100)
+    X[:, :m] += (0.5 * y[:, None]).astype(np.float32)
+    # numeric target for the regression row: depends on the first 100 features, plus noise
+    w = rng.standard_normal(min(100, p))
+    y_num = X[:, : w.shape[0]].astype(np.float64) @ w + rng.standard_normal(n)
+    return X, y, y_num
+
+
+def sparse_case(rng, n, p, density, k=3):
+    """CSR counts 1..20 stored as float32 (int32 indices); first 1% of features class-dependent."""
+    y = rng.integers(0, k, n)
+    row_nnz = rng.binomial(p, density, n)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(row_nnz, out=indptr[1:])
+    indices = np.empty(indptr[-1], dtype=np.int32)
+    for i in range(n):
+        indices[indptr[i]:indptr[i + 1]] = np.sort(rng.choice(p, row_nnz[i], replace=False))
+    data = rng.integers(1, 21, indptr[-1]).astype(np.float32)
+    rows = np.repeat(np.arange(n), row_nnz)
+    informative = indices < max(1, p // 100)
+    data[informative] = np.minimum(20, data[informative] + 3 * y[rows[informative]]).astype(np.float32)
+    X = sp.csr_matrix((data, indices, indptr.astype(np.int32)), shape=(n, p))
+    return X, y
+
+
+# --------------------------------------------------------------------------------------------
+# report helpers
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    case: str
+    method: str
+    data: str
+    timing: Timing
+    floor: float | None = None
+    f_classif: float | None = None
+    target: str = ""
+    verdict: str = ""
+    notes: list = field(default_factory=list)
+
+
+def fmt_t(s):
+    return f"{s:.3f}" if s < 10 else f"{s:.1f}"
+
+
+def machine_info():
+    model = "unknown"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    ram = "unknown"
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemTotal"):
+                    ram = f"{int(line.split()[1]) / 2**20:.1f} GiB"
+                    break
+    except OSError:
+        pass
+    return {"nproc": os.cpu_count(), "cpu": model, "ram": ram, "os": platform.platform()}
+
+
+def versions():
+    import numba
+    import scipy
+    import sklearn
+
+    import genosift
+
+    try:
+        skf = md.version("skfeature-chappers")
+    except md.PackageNotFoundError:
+        skf = "not installed"
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "scikit-learn": sklearn.__version__,
+        "numba": f"{numba.__version__} (threads: {numba.get_num_threads()})",
+        "genosift": genosift.__version__,
+        "skfeature-chappers": skf,
+    }
+
+
+def max_rel_diff(a, b):
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    ok = np.isfinite(a) & np.isfinite(b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.abs(a[ok] - b[ok]) / np.maximum(np.abs(b[ok]), np.finfo(np.float64).tiny)
+    return float(rel.max()) if rel.size else float("nan"), int(ok.sum())
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------------------------
+# cases
+# --------------------------------------------------------------------------------------------
+
+def run_dense(args, rng, rows, checks):
+    import genosift as gs
+    from sklearn.feature_selection import f_classif, r_regression
+
+    n, p = 1000, args.p_dense
+    case = f"dense float32 {n} x {p:,}, 3 classes"
+    log(f"dense: generating {n} x {p} float32")
+    X, y, y_num = dense_case(rng, n, p)
+    data = "full"
+
+    # JIT warm-up on a tiny slice of the same dtype and layout (C-contiguous float32)
+    tiny = np.ascontiguousarray(X[:40, :64])
+    for method in ("fisher", "anova"):
+        gs.score(tiny, y[:40], method=method)
+    gs.score(tiny, y_num[:40], method="pearson")
+
+    log("dense: floor X.sum(axis=0)")
+    t_floor, _ = measure(lambda: X.sum(axis=0))
+    rows.append(Row(case, "floor: `X.sum(axis=0)`", data, t_floor))
+
+    log("dense: sklearn f_classif")
+    t_fc, (F_sk, _) = measure(lambda: f_classif(X, y))
+    log("dense: genosift fisher")
+    t_fi, res_fi = measure(lambda: gs.score(X, y, method="fisher"))
+    log("dense: genosift anova")
+    t_an, res_an = measure(lambda: gs.score(X, y, method="anova"))
+
+    for name, t in (("fisher", t_fi), ("anova", t_an)):
+        ratio, speed = t.best / t_floor.best, t_fc.best / t.best
+        ok = ratio <= 2 and speed >= 2
+        rows.append(Row(case, f"genosift `{name}`", data, t, t_floor.best, t_fc.best,
+                        "<= 2x floor and >= 2x faster than f_classif", "PASS" if ok else "FAIL"))
+    rows.append(Row(case, "sklearn `f_classif`", data, t_fc, t_floor.best, t_fc.best))
+
+    # scikit-feature: the score computation (mode="index", a plain argsort) on the full data,
+    # and its default call (mode="rank") on a column subset, since its rank conversion is O(p^2).
+    try:
+        from skfeature.function.similarity_based.fisher_score import fisher_score as skf_fisher
+    except ImportError:
+        skf_fisher = None
+        checks.append(("scikit-feature", "not installed (`pip install skfeature-chappers`): rows skipped", ""))
+    if skf_fisher is not None:
+        log("dense: skfeature fisher_score(mode='index') on all features (slow)")
+        t_skf, order_skf = measure(lambda: skf_fisher(X, y, mode="index"))
+        rows.append(Row(case, "skfeature `fisher_score(X, y, mode=\"index\")`", data, t_skf,
+                        t_floor.best, t_fc.best,
+                        notes=["returns feature indices best first; same score computation as the default call"]))
+        top = min(1000, p // 10)
+        overlap = len(np.intersect1d(np.asarray(order_skf)[:top], res_fi.ranking[:top])) / top
+        checks.append((f"skfeature vs genosift fisher: overlap of the top {top} features",
+                       f"{overlap:.1%}", "info"))
+
+        q = min(args.skf_subset, p)
+        Xq = np.ascontiguousarray(X[:, :q])
+        log(f"dense: skfeature fisher_score default mode on first {q} features")
+        t_skq, _ = measure(lambda: skf_fisher(Xq, y))
+        # the matching genosift and f_classif timings on the same subset, for a fair ratio
+        t_fiq, _ = measure(lambda: gs.score(Xq, y, method="fisher"))
+        t_fcq, _ = measure(lambda: f_classif(Xq, y))
+        sub = f"first {q:,} features only"
+        rows.append(Row(case, "skfeature `fisher_score(X, y)` (default mode=\"rank\")", sub, t_skq,
+                        None, t_fcq.best,
+                        notes=[f"on the subset: genosift fisher {fmt_t(t_fiq.best)} s, "
+                               f"f_classif {fmt_t(t_fcq.best)} s; not extrapolated"]))
+        del Xq
+
+    # regression row
+    log("dense: genosift pearson / sklearn r_regression")
+    t_pe, res_pe = measure(lambda: gs.score(X, y_num, method="pearson"))
+    t_rr, r_sk = measure(lambda: r_regression(X, y_num))
+    rows.append(Row(case, "genosift `pearson` (numeric y)", data, t_pe, t_floor.best,
+                    notes=[f"{t_rr.best / t_pe.best:.1f}x faster than r_regression"]))
+    rows.append(Row(case, "sklearn `r_regression` (numeric y)", data, t_rr, t_floor.best))
+
+    # correctness
+    log("dense: correctness checks")
+    rel32, nf = max_rel_diff(res_an.statistic, F_sk)
+    checks.append(("dense: anova F vs f_classif(float32 X), max relative difference "
+                   f"({nf:,} finite features)", f"{rel32:.2e}", "PASS" if rel32 <= 1e-5 else "FAIL (rtol 1e-5)"))
+    X64 = X.astype(np.float64)
+    F64, _ = f_classif(X64, y)
+    rel64, _ = max_rel_diff(res_an.statistic, F64)
+    rel_sk, _ = max_rel_diff(F_sk, F64)
+    checks.append(("dense: anova F vs f_classif(float64 copy of X), max relative difference",
+                   f"{rel64:.2e}", "PASS" if rel64 <= 1e-5 else "FAIL (rtol 1e-5)"))
+    checks.append(("dense: f_classif(float32) vs f_classif(float64), max relative difference "
+                   "(sklearn's own float32 error)", f"{rel_sk:.2e}", "info"))
+    r64 = r_regression(X64, y_num)
+    del X64
+    checks.append(("dense: pearson r vs r_regression(float32 X), max abs difference",
+                   f"{np.nanmax(np.abs(res_pe.statistic - r_sk)):.2e}", "info"))
+    checks.append(("dense: pearson r vs r_regression(float64 copy of X), max abs difference",
+                   f"{np.nanmax(np.abs(res_pe.statistic - r64)):.2e}", "info"))
+    same = np.array_equal(res_fi.ranking, res_an.ranking)
+    checks.append(("dense: fisher ranking == anova ranking (np.array_equal)", str(same),
+                   "PASS" if same else "FAIL"))
+    del X
+
+
+def run_sparse(args, rng, rows, checks):
+    import genosift as gs
+    from sklearn.feature_selection import f_classif
+
+    n, p, density = 2000, args.p_sparse, 0.01
+    case = f"sparse CSR {n} x {p:,}, density 1%, 3 classes"
+    log(f"sparse: generating {n} x {p} CSR, density {density}")
+    X, y = sparse_case(rng, n, p, density)
+    data = "full"
+    dense_f32 = n * p * 4
+    limit = dense_f32 / 10
+
+    tiny = X[:40, :64]
+    for method in ("fisher", "anova"):
+        gs.score(tiny, y[:40], method=method)
+
+    log("sparse: floor X.sum(axis=0)")
+    t_floor, _ = measure(lambda: X.sum(axis=0))
+    rows.append(Row(case, "floor: `X.sum(axis=0)`", data, t_floor))
+    log("sparse: sklearn f_classif")
+    t_fc, (F_sk, _) = measure(lambda: f_classif(X, y))
+    log("sparse: genosift fisher")
+    t_fi, res_fi = measure(lambda: gs.score(X, y, method="fisher"))
+    log("sparse: genosift anova")
+    t_an, res_an = measure(lambda: gs.score(X, y, method="anova"))
+
+    for name, t in (("fisher", t_fi), ("anova", t_an)):
+        ratio = t.best / t_floor.best
+        no_copy = t.peak_mb * 2**20 < limit
+        rows.append(Row(case, f"genosift `{name}`", data, t, t_floor.best, t_fc.best,
+                        f"<= 2x floor and no dense copy (peak < {limit / 2**20:,.0f} MB)",
+                        f"{'PASS' if ratio <= 2 else 'FAIL'} (time), {'PASS' if no_copy else 'FAIL'} (memory)"))
+    rows.append(Row(case, "sklearn `f_classif`", data, t_fc, t_floor.best, t_fc.best))
+
+    rel, nf = max_rel_diff(res_an.statistic, F_sk)
+    checks.append((f"sparse: anova F vs f_classif, max relative difference ({nf:,} finite features)",
+                   f"{rel:.2e}", "PASS" if rel <= 1e-5 else "FAIL (rtol 1e-5)"))
+    same = np.array_equal(res_fi.ranking, res_an.ranking)
+    checks.append(("sparse: fisher ranking == anova ranking (np.array_equal)", str(same),
+                   "PASS" if same else "FAIL"))
+    nbytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    checks.append(("sparse: size of X (data + indices + indptr) / one dense float64 copy (n*p*8)",
+                   f"{nbytes / 2**20:,.0f} MB / {n * p * 8 / 2**20:,.0f} MB", "info"))
+    return nbytes
+
+
+# --------------------------------------------------------------------------------------------
+# main
+# --------------------------------------------------------------------------------------------
+
+def render(args, rows, checks, started, elapsed):
+    mi, ver = machine_info(), versions()
+    cmd = shlex.join(getattr(sys, "orig_argv", [sys.executable, *sys.argv]))
+    out = ["# genosift benchmark results", ""]
+    if args.quick:
+        out += ["**Quick (smoke-test) run: reduced sizes, not the reference numbers.**", ""]
+    out += [
+        f"- Command: `{cmd}` (run from `{os.getcwd()}`)",
+        f"- Date: {started:%Y-%m-%d %H:%M:%S %Z}".rstrip(),
+        f"- Machine: {mi['nproc']} CPUs (nproc), {mi['cpu']}, {mi['ram']} RAM; {mi['os']}",
+        "- Versions: " + ", ".join(f"{k} {v}" for k, v in ver.items()),
+        f"- Seed: {SEED}; total run time {elapsed:.0f} s",
+        "",
+        f"Time: best of {REPEATS} wall-clock runs (`time.perf_counter`) after one untimed run; "
+        "genosift's numba kernels are compiled beforehand on a tiny slice of the same dtype and "
+        "format. Peak memory: peak RSS during the untimed run minus RSS just before it "
+        "(sampled every ~1 ms from `/proc/self/statm`; a lower bound, short spikes may be missed). "
+        "x floor = time / time of `X.sum(axis=0)` on the same data; speedup = f_classif time / "
+        "time (computed on the same data).",
+        "",
+        "| case | method | data | time (s) | x floor | speedup vs f_classif | peak RSS increment (MB) | target | result |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |",
+    ]
+    for r in rows:
+        t = r.timing
+        ratio = f"{t.best / r.floor:.2f}" if r.floor else "-"
+        speed = f"{r.f_classif / t.best:.2f}" if r.f_classif else "-"
+        method = r.method + ("" if not r.notes else " (" + "; ".join(r.notes) + ")")
+        out.append(f"| {r.case} | {method} | {r.data} | {fmt_t(t.best)} | {ratio} | {speed} | "
+                   f"{t.peak_mb:,.1f} | {r.target or '-'} | {r.verdict or '-'} |")
+    out += ["", "All timings (s):", ""]
+    for r in rows:
+        out.append(f"- {r.case} / {r.method}: " + ", ".join(fmt_t(x) for x in r.timing.times))
+    out += ["", "## Correctness checks", "", "| check | value | result |", "| --- | --- | --- |"]
+    out += [f"| {c} | {v} | {s} |" for c, v, s in checks]
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="p / 10 in every case (smoke test)")
+    ap.add_argument("--output", type=Path, default=None,
+                    help="report path (default benchmarks/RESULTS.md, or RESULTS-quick.md with --quick)")
+    ap.add_argument("--skip-sparse", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--skip-dense", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    scale = 10 if args.quick else 1
+    args.p_dense = 100_000 // scale
+    args.p_sparse = 1_000_000 // scale
+    args.skf_subset = 10_000 // scale
+    output = args.output or HERE / ("RESULTS-quick.md" if args.quick else "RESULTS.md")
+
+    started = datetime.datetime.now().astimezone()
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(SEED)
+    rows, checks = [], []
+    if not args.skip_dense:
+        run_dense(args, rng, rows, checks)
+        _release_free_memory()
+    if not args.skip_sparse:
+        run_sparse(args, rng, rows, checks)
+    report = render(args, rows, checks, started, time.perf_counter() - t0)
+    output.write_text(report)
+    print(report)
+    log(f"wrote {output}")
+
+
+if __name__ == "__main__":
+    main()
