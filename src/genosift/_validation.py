@@ -31,7 +31,8 @@ def as_matrix(X):
     """Return ``(M, feature_names)``: ``M`` a numeric 2-D ndarray or a canonical CSR matrix.
 
     Dense input keeps its dtype (integers are accumulated in float64 later, never overflowing);
-    sparse input is never densified. DataFrame columns become the feature names.
+    sparse input is never densified. DataFrame columns become the feature names; other input
+    gives ``None`` (default names are made only when asked for).
     """
     names = None
     if hasattr(X, "columns") and hasattr(X, "dtypes"):  # pandas DataFrame
@@ -52,8 +53,6 @@ def as_matrix(X):
         raise ValueError(
             f"X is empty: {n} samples x {p} features. Scoring needs at least one sample and one feature."
         )
-    if names is None:
-        names = default_feature_names(p)
     return M, names
 
 
@@ -112,8 +111,6 @@ def _as_csr(X):
     if not M.has_canonical_format:
         M = M.copy() if M is X else M
         M.sum_duplicates()  # also sorts the indices
-    if M.indptr.dtype != M.indices.dtype:
-        M.indptr = M.indptr.astype(M.indices.dtype)
     return M
 
 
@@ -159,6 +156,7 @@ def numeric_target(y):
 def raise_nonfinite(M, columns, names):
     """Raise the error for features whose values are NaN/inf or too large to square in float64."""
     cols = np.asarray(columns)
+    names = default_feature_names(M.shape[1]) if names is None else np.asarray(names, dtype=object)
     block = M[:, cols[:50]]
     block = block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
     has_nan = ~np.isfinite(block).all(axis=0)

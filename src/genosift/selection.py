@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import default_feature_names, param_error
+from ._validation import param_error
 from .scores import REGISTRY, bh_qvalues, finish, get_method, rank_order
 from .scores import _target as target_of
 
@@ -74,7 +74,6 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
             self.ranking_ = rank_order(self.scores_)
             return self
         names = getattr(self, "feature_names_in_", None)
-        names = default_feature_names(X.shape[1]) if names is None else names
         chunk = spec.statistic.from_chunk(X, target_of(spec, y, X.shape[0]), feature_names=names)
         self.stats_ = chunk if reset else self.stats_.merge(chunk)
         self.result_ = finish(spec, self.stats_, names, self.score_params)

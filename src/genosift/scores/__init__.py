@@ -70,13 +70,15 @@ def statistics(spec, X, y=None, *, feature_names=None):
         if np.shape(Xc)[0] == 0:
             return spec.statistic.empty()
         M, names = as_matrix(Xc)
-        ref = first.setdefault("names", names if feature_names is None else np.asarray(feature_names, dtype=object))
-        if len(ref) != len(names) or (hasattr(Xc, "columns") and not np.array_equal(ref, names)):
+        if not first:
+            first.update(p=M.shape[1], names=names if feature_names is None else np.asarray(feature_names, dtype=object))
+        same_names = names is None or first["names"] is None or np.array_equal(first["names"], names)
+        if M.shape[1] != first["p"] or not same_names:
             raise ValueError(
-                f"Chunk columns differ from the first chunk's ({len(names)} vs {len(ref)} features): "
+                f"Chunk columns differ from the first chunk's ({M.shape[1]} vs {first['p']} features): "
                 "every chunk must have the same features in the same order."
             )
-        return spec.statistic.from_chunk(M, _target(spec, yc, M.shape[0]), feature_names=ref)
+        return spec.statistic.from_chunk(M, _target(spec, yc, M.shape[0]), feature_names=first["names"])
 
     stats = accumulate(X, summarize, spec.statistic.empty())
     if stats.n_features == 0:
@@ -127,7 +129,7 @@ def finish(spec, stats, feature_names, options=None):
         pvalues=pvalues,
         qvalues=None if pvalues is None else bh_qvalues(pvalues),
         ranking=rank_order(scores if out.rank_key is None else out.rank_key),
-        feature_names=np.asarray(feature_names, dtype=object),
+        names=None if feature_names is None else np.asarray(feature_names, dtype=object),
         n_samples=int(stats.n_samples),
         classes=stats.classes if spec.task == "classification" else None,
         options=opts,

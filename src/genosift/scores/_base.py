@@ -7,6 +7,8 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from .._validation import default_feature_names
+
 TASKS = ("classification", "regression", "unsupervised")
 
 
@@ -47,7 +49,7 @@ class ScoreResult:
     statistic : ndarray (p,)    the raw statistic (signed t, r, ...)
     pvalues, qvalues : ndarray (p,) or None   q: Benjamini-Hochberg adjusted p-values
     ranking : ndarray (p,)      feature indices, best first; NaN last; ties by lower index
-    feature_names : ndarray (p,)
+    feature_names : ndarray (p,)  the given names, or ``x0, x1, ...``
     n_samples : int
     classes : ndarray or None   class labels, in the order the statistics use them
     options : dict              the method options used
@@ -59,10 +61,16 @@ class ScoreResult:
     pvalues: np.ndarray | None
     qvalues: np.ndarray | None
     ranking: np.ndarray
-    feature_names: np.ndarray
     n_samples: int
     classes: np.ndarray | None = None
     options: dict = field(default_factory=dict)
+    names: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def feature_names(self):
+        if self.names is None:  # made on first use: a million default names cost 0.1 s
+            object.__setattr__(self, "names", default_feature_names(self.n_features))
+        return self.names
 
     @property
     def n_features(self):
