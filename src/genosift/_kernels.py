@@ -6,8 +6,16 @@ applies the same update to ``(mean, m2)`` of the shifted value ``x - shift[j]``:
     d = x - mean;  mean += d / n_c;  m2 += d * (x - mean)
 
 so the dense row-major, dense column-major and CSR kernels give the same numbers for the same
-data. An optional weight vector ``w`` adds the cross term ``sum_i (x_ij - shift_j) * w_i`` used
-for co-moments with a numeric target. Accumulators are float64 whatever the input dtype.
+data. An optional weight vector ``w`` adds a co-moment with a numeric target ``t``:
+
+- dense kernels: ``cross += d * w_i`` with ``d`` the Welford deviation above and
+  ``w_i = t_i - (running mean of t in the class, row i included)``, the online co-moment update,
+  accurate whatever the shift;
+- CSR kernel: ``cross += x * w_i`` over the stored entries with ``w_i = t_i - mean(t)`` (the
+  implicit zeros add nothing), so ``cross`` is the co-moment about the mean up to ``mean_x *
+  sum(w)``.
+
+Accumulators are float64 whatever the input dtype.
 """
 from __future__ import annotations
 
@@ -29,6 +37,20 @@ def running_inverse_counts(codes, k):
     return inv
 
 
+@njit(**_JIT)
+def running_residuals(t, codes, k):
+    """``t_i`` minus the running mean of ``t`` over the rows of its class up to row ``i``."""
+    seen = np.zeros(k)
+    mean = np.zeros(k)
+    out = np.empty(t.shape[0])
+    for i in range(t.shape[0]):
+        c = codes[i]
+        seen[c] += 1.0
+        mean[c] += (t[i] - mean[c]) / seen[c]
+        out[i] = t[i] - mean[c]
+    return out
+
+
 @njit(parallel=True, **_JIT)
 def dense_row_major(X, codes, inv, shift, w, mean, m2, cross, tile):
     """Row-major (C-contiguous) ``X``: parallel over column tiles that stay in cache."""
@@ -45,17 +67,23 @@ def dense_row_major(X, codes, inv, shift, w, mean, m2, cross, tile):
             xr = X[i, j0:j1]
             mr = mean[c, j0:j1]
             qr = m2[c, j0:j1]
-            for j in range(j1 - j0):
-                x = xr[j] - sh[j]
-                d = x - mr[j]
-                mu = mr[j] + d * a
-                mr[j] = mu
-                qr[j] += d * (x - mu)
             if has_w:
                 wi = w[i]
                 cr = cross[c, j0:j1]
                 for j in range(j1 - j0):
-                    cr[j] += (xr[j] - sh[j]) * wi
+                    x = xr[j] - sh[j]
+                    d = x - mr[j]
+                    mu = mr[j] + d * a
+                    mr[j] = mu
+                    qr[j] += d * (x - mu)
+                    cr[j] += d * wi
+            else:
+                for j in range(j1 - j0):
+                    x = xr[j] - sh[j]
+                    d = x - mr[j]
+                    mu = mr[j] + d * a
+                    mr[j] = mu
+                    qr[j] += d * (x - mu)
 
 
 @njit(parallel=True, **_JIT)
@@ -73,7 +101,7 @@ def dense_col_major(X, codes, inv, shift, w, mean, m2, cross):
             mean[c, j] = mu
             m2[c, j] += d * (x - mu)
             if has_w:
-                cross[c, j] += x * w[i]
+                cross[c, j] += d * w[i]
 
 
 @njit(parallel=True, **_JIT)

@@ -212,12 +212,18 @@ class CoMoments:
         names = names if feature_names is None else feature_names
         y = np.asarray(y, dtype=np.float64)
         n = M.shape[0]
+        codes = np.zeros(n, dtype=np.intp)
         mean_y = y.mean()
-        w = y - mean_y
-        m2_y = float(w @ w)
-        count, shift, mean, m2, cross = _moments_kernel(M, np.zeros(n, dtype=np.intp), 1, w)
-        # sum (x - mean_x) w = sum (x - shift) w - (mean_x - shift) sum w; sum w is ~0 but not exactly
-        c_xy = cross[0] - mean[0] * w.sum()
+        m2_y = float(((y - mean_y) ** 2).sum())
+        if sp.issparse(M):
+            w = y - mean_y
+            count, shift, mean, m2, cross = _moments_kernel(M, codes, 1, w)
+            # sum (x - mean_x) w = sum x w - mean_x sum w, and sum w is ~0 but not exactly
+            c_xy = cross[0] - mean[0] * w.sum()
+        else:
+            w = _kernels.running_residuals(y, codes, 1)
+            count, shift, mean, m2, cross = _moments_kernel(M, codes, 1, w)
+            c_xy = cross[0]
         _check_finite(M, names, mean[0], m2[0], c_xy)
         return cls(float(n), shift, mean[0], m2[0], float(mean_y), m2_y, c_xy)
 

@@ -121,7 +121,8 @@ def finish(spec, stats, feature_names, options=None):
     out = spec.func(stats, **opts)
     statistic = np.asarray(out.statistic, dtype=np.float64)
     scores = out.scores if out.scores is not None else (np.abs(statistic) if spec.signed else statistic)
-    pvalues = None if out.pvalues is None else np.asarray(out.pvalues, dtype=np.float64)
+    # p-values are probabilities: clip the last-bit excursions above 1 (2 * 0.5000000000000001)
+    pvalues = None if out.pvalues is None else np.clip(np.asarray(out.pvalues, dtype=np.float64), 0.0, 1.0)
     return ScoreResult(
         method=spec.name,
         scores=np.asarray(scores, dtype=np.float64),
