@@ -55,6 +55,28 @@ def _rss_bytes(fd):
     return int(os.pread(fd, 128, 0).split()[1]) * _PAGE
 
 
+def _vm_hwm_bytes():
+    """The kernel's peak RSS of this process (VmHWM), or None where it cannot be read."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def _reset_vm_hwm():
+    """Reset VmHWM to the current RSS (Linux >= 4.0: write 5 to /proc/self/clear_refs)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def _release_free_memory():
     """Collect garbage and hand freed heap pages back to the OS, so the RSS baseline is clean."""
     gc.collect()
@@ -65,10 +87,11 @@ def _release_free_memory():
 class PeakRSS:
     """Context manager: peak RSS increment (bytes) of the enclosed code.
 
-    A daemon thread reads ``/proc/self/statm`` every ``interval`` seconds; the result is the
-    largest RSS seen minus the RSS on entry. Spikes shorter than the sampling interval can be
-    missed, so this is a lower bound on the true peak, but unlike ``tracemalloc`` it sees every
-    allocation (numba NRT, BLAS buffers, C extensions), not only those made through numpy.
+    Two sources, the larger wins: (1) the kernel's high-water mark VmHWM, reset on entry through
+    ``/proc/self/clear_refs`` (exact, where the kernel allows the reset); (2) a daemon thread
+    reading ``/proc/self/statm`` every ``interval`` seconds (misses spikes shorter than the
+    interval and code that holds the GIL). Either way every allocation is seen (numba NRT, BLAS
+    buffers, C extensions), not only those made through numpy as with ``tracemalloc``.
     """
 
     def __init__(self, interval=0.001):
@@ -81,6 +104,7 @@ class PeakRSS:
         self._switch = sys.getswitchinterval()
         sys.setswitchinterval(self.interval)  # let the sampler in during GIL-holding Python code
         self._stop = threading.Event()
+        self.exact = _reset_vm_hwm()
         self.base = _rss_bytes(self._fd)
         self._max = self.base
         self._thread = threading.Thread(target=self._sample, daemon=True)
@@ -97,6 +121,9 @@ class PeakRSS:
         self._stop.set()
         self._thread.join()
         self._max = max(self._max, _rss_bytes(self._fd))
+        hwm = _vm_hwm_bytes() if self.exact else None
+        if hwm is not None:
+            self._max = max(self._max, hwm)
         os.close(self._fd)
         sys.setswitchinterval(self._switch)
         self.peak = self._max - self.base
@@ -108,13 +135,15 @@ class Timing:
     best: float
     times: list
     peak_mb: float
+    exact: bool = False
 
 
-def measure(fn, repeats=REPEATS):
+def measure(fn, repeats=None):
     """Run ``fn`` once untimed under ``PeakRSS``, then ``repeats`` timed runs.
 
     Returns ``(Timing, result of the first run)``.
     """
+    repeats = repeats or REPEATS
     with PeakRSS() as mem:
         result = fn()
     times = []
@@ -124,7 +153,7 @@ def measure(fn, repeats=REPEATS):
         out = fn()
         times.append(time.perf_counter() - t0)
         del out
-    return Timing(min(times), times, mem.peak / 2**20), result
+    return Timing(min(times), times, mem.peak / 2**20, mem.exact), result
 
 
 # --------------------------------------------------------------------------------------------
@@ -225,6 +254,21 @@ def versions():
     }
 
 
+def git_revision():
+    """``HEAD`` of the checkout being benchmarked, with ``-dirty`` if src/ has local changes."""
+    import subprocess
+
+    root = HERE.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, check=True,
+                              capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "src", "pyproject.toml"],
+                               cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+        return head + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def max_rel_diff(a, b):
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
@@ -242,7 +286,7 @@ def log(msg):
 # cases
 # --------------------------------------------------------------------------------------------
 
-def run_dense(args, rng, rows, checks):
+def run_dense(args, rng, rows, checks, phases):
     import genosift as gs
     from sklearn.feature_selection import f_classif, r_regression
 
@@ -268,12 +312,20 @@ def run_dense(args, rng, rows, checks):
     t_fi, res_fi = measure(lambda: gs.score(X, y, method="fisher"))
     log("dense: genosift anova")
     t_an, res_an = measure(lambda: gs.score(X, y, method="anova"))
+    log("dense: genosift fisher, scores and the full ranking")
+    t_fr, _ = measure(lambda: gs.score(X, y, method="fisher").ranking)
+    log("dense: float64 floor")
+    t_floor64, _ = measure(lambda: X.sum(axis=0, dtype=np.float64))
 
     for name, t in (("fisher", t_fi), ("anova", t_an)):
         ratio, speed = t.best / t_floor.best, t_fc.best / t.best
-        ok = ratio <= 2 and speed >= 2
+        verdict = (f"{'PASS' if ratio <= 2 else 'FAIL'} (floor), "
+                   f"{'PASS' if speed >= 2 else 'FAIL'} (f_classif)")
         rows.append(Row(case, f"genosift `{name}`", data, t, t_floor.best, t_fc.best,
-                        "<= 2x floor and >= 2x faster than f_classif", "PASS" if ok else "FAIL"))
+                        "<= 2x floor and >= 2x faster than f_classif", verdict))
+    rows.append(Row(case, "genosift `fisher`, scores + full `.ranking` (one stable argsort)", data, t_fr,
+                    t_floor.best, t_fc.best))
+    rows.append(Row(case, "floor in float64: `X.sum(axis=0, dtype=np.float64)`", data, t_floor64, t_floor.best))
     rows.append(Row(case, "sklearn `f_classif`", data, t_fc, t_floor.best, t_fc.best))
 
     # scikit-feature: the score computation (mode="index", a plain argsort) on the full data,
@@ -288,7 +340,9 @@ def run_dense(args, rng, rows, checks):
         t_skf, order_skf = measure(lambda: skf_fisher(X, y, mode="index"))
         rows.append(Row(case, "skfeature `fisher_score(X, y, mode=\"index\")`", data, t_skf,
                         t_floor.best, t_fc.best,
-                        notes=["returns feature indices best first; same score computation as the default call"]))
+                        notes=["mode=\"index\" returns the feature indices best first: the same score computation "
+                               "as the default call, without its rank conversion, which is O(p^2) in pure "
+                               "Python (`skfeature.utility.util.reverse_argsort`)"]))
         top = min(1000, p // 10)
         overlap = len(np.intersect1d(np.asarray(order_skf)[:top], res_fi.ranking[:top])) / top
         checks.append((f"skfeature vs genosift fisher: overlap of the top {top} features",
@@ -304,8 +358,9 @@ def run_dense(args, rng, rows, checks):
         sub = f"first {q:,} features only"
         rows.append(Row(case, "skfeature `fisher_score(X, y)` (default mode=\"rank\")", sub, t_skq,
                         None, t_fcq.best,
-                        notes=[f"on the subset: genosift fisher {fmt_t(t_fiq.best)} s, "
-                               f"f_classif {fmt_t(t_fcq.best)} s; not extrapolated"]))
+                        notes=[f"run on the first {q:,} columns only, because of the O(p^2) rank conversion; on "
+                               f"that subset genosift fisher takes {fmt_t(t_fiq.best)} s and f_classif "
+                               f"{fmt_t(t_fcq.best)} s; nothing is extrapolated to all features"]))
         del Xq
 
     # regression row
@@ -314,13 +369,17 @@ def run_dense(args, rng, rows, checks):
     t_rr, r_sk = measure(lambda: r_regression(X, y_num))
     rows.append(Row(case, "genosift `pearson` (numeric y)", data, t_pe, t_floor.best,
                     notes=[f"{t_rr.best / t_pe.best:.1f}x faster than r_regression"]))
-    rows.append(Row(case, "sklearn `r_regression` (numeric y)", data, t_rr, t_floor.best))
+    rows.append(Row(case, "sklearn `r_regression` (numeric y)", data, t_rr, t_floor.best,
+                    notes=["converts float32 X to a float64 copy"]))
+    breakdown(case, X, y_num, ("pearson",), phases)
+    breakdown(case, X, y, ("fisher", "anova"), phases)
 
     # correctness
     log("dense: correctness checks")
     rel32, nf = max_rel_diff(res_an.statistic, F_sk)
     checks.append(("dense: anova F vs f_classif(float32 X), max relative difference "
-                   f"({nf:,} finite features)", f"{rel32:.2e}", "PASS" if rel32 <= 1e-5 else "FAIL (rtol 1e-5)"))
+                   f"({nf:,} finite features)", f"{rel32:.2e}",
+                   "info: f_classif sums float32 input in float32; compare the float64 row"))
     X64 = X.astype(np.float64)
     F64, _ = f_classif(X64, y)
     rel64, _ = max_rel_diff(res_an.statistic, F64)
@@ -341,7 +400,25 @@ def run_dense(args, rng, rows, checks):
     del X
 
 
-def run_sparse(args, rng, rows, checks):
+def breakdown(label, X, y, methods, out):
+    """Time genosift's two phases: ``statistics`` (validation, one-pass kernel, merge) and ``finish`` (scores, p/q-values, ranking). Best of ``REPEATS``; diagnostic only."""
+    try:
+        from genosift.scores import finish, statistics
+    except ImportError:
+        return
+    for method in methods:
+        t_st, (st, names) = measure(lambda: statistics(method, X, y))
+        t_fin, _ = measure(lambda: finish(method, st, names))
+        out.append((label, f"genosift `{method}`", t_st.best, t_fin.best))
+        del st, names
+    if methods[0] != "pearson":
+        # for scale: one stable argsort of p float64 scores, which every ranking needs
+        key = np.random.default_rng(0).random(X.shape[1])
+        t_sort, _ = measure(lambda: np.argsort(-key, kind="stable"))
+        out.append((label, "for scale: `np.argsort(-scores, kind=\"stable\")` of p float64", None, t_sort.best))
+
+
+def run_sparse(args, rng, rows, checks, phases):
     import genosift as gs
     from sklearn.feature_selection import f_classif
 
@@ -366,6 +443,10 @@ def run_sparse(args, rng, rows, checks):
     t_fi, res_fi = measure(lambda: gs.score(X, y, method="fisher"))
     log("sparse: genosift anova")
     t_an, res_an = measure(lambda: gs.score(X, y, method="anova"))
+    log("sparse: genosift fisher, scores and the full ranking")
+    t_fr, _ = measure(lambda: gs.score(X, y, method="fisher").ranking)
+    log("sparse: float64 floor")
+    t_floor64, _ = measure(lambda: X.sum(axis=0, dtype=np.float64))
 
     for name, t in (("fisher", t_fi), ("anova", t_an)):
         ratio = t.best / t_floor.best
@@ -373,11 +454,24 @@ def run_sparse(args, rng, rows, checks):
         rows.append(Row(case, f"genosift `{name}`", data, t, t_floor.best, t_fc.best,
                         f"<= 2x floor and no dense copy (peak < {limit / 2**20:,.0f} MB)",
                         f"{'PASS' if ratio <= 2 else 'FAIL'} (time), {'PASS' if no_copy else 'FAIL'} (memory)"))
+    rows.append(Row(case, "genosift `fisher`, scores + full `.ranking` (one stable argsort)", data, t_fr,
+                    t_floor.best, t_fc.best))
+    rows.append(Row(case, "floor in float64: `X.sum(axis=0, dtype=np.float64)`", data, t_floor64, t_floor.best))
     rows.append(Row(case, "sklearn `f_classif`", data, t_fc, t_floor.best, t_fc.best))
+    breakdown(case, X, y, ("fisher", "anova"), phases)
 
     rel, nf = max_rel_diff(res_an.statistic, F_sk)
-    checks.append((f"sparse: anova F vs f_classif, max relative difference ({nf:,} finite features)",
-                   f"{rel:.2e}", "PASS" if rel <= 1e-5 else "FAIL (rtol 1e-5)"))
+    checks.append((f"sparse: anova F vs f_classif(float32 X), max relative difference ({nf:,} finite features)",
+                   f"{rel:.2e}", "info: f_classif sums float32 input in float32; compare the float64 row"))
+    X64 = X.astype(np.float64)  # still sparse
+    F64, _ = f_classif(X64, y)
+    del X64
+    rel64, _ = max_rel_diff(res_an.statistic, F64)
+    rel_sk, _ = max_rel_diff(F_sk, F64)
+    checks.append(("sparse: anova F vs f_classif(float64 copy of X), max relative difference",
+                   f"{rel64:.2e}", "PASS" if rel64 <= 1e-5 else "FAIL (rtol 1e-5)"))
+    checks.append(("sparse: f_classif(float32) vs f_classif(float64), max relative difference "
+                   "(sklearn's own float32 error)", f"{rel_sk:.2e}", "info"))
     same = np.array_equal(res_fi.ranking, res_an.ranking)
     checks.append(("sparse: fisher ranking == anova ranking (np.array_equal)", str(same),
                    "PASS" if same else "FAIL"))
@@ -391,8 +485,14 @@ def run_sparse(args, rng, rows, checks):
 # main
 # --------------------------------------------------------------------------------------------
 
-def render(args, rows, checks, started, elapsed):
+def render(args, rows, checks, phases, loads, started, elapsed):
     mi, ver = machine_info(), versions()
+    if rows and all(r.timing.exact for r in rows):
+        hwm_src = ("from the kernel's high-water mark VmHWM (reset before each call through "
+                   "`/proc/self/clear_refs`), combined with 1 ms sampling of `/proc/self/statm`")
+    else:
+        hwm_src = ("sampled every ~1 ms from `/proc/self/statm` (the kernel's VmHWM reset was not "
+                   "available: a lower bound, short spikes may be missed)")
     cmd = shlex.join(getattr(sys, "orig_argv", [sys.executable, *sys.argv]))
     out = ["# genosift benchmark results", ""]
     if args.quick:
@@ -402,25 +502,39 @@ def render(args, rows, checks, started, elapsed):
         f"- Date: {started:%Y-%m-%d %H:%M:%S %Z}".rstrip(),
         f"- Machine: {mi['nproc']} CPUs (nproc), {mi['cpu']}, {mi['ram']} RAM; {mi['os']}",
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in ver.items()),
-        f"- Seed: {SEED}; total run time {elapsed:.0f} s",
+        f"- genosift source: git {git_revision()}",
+        f"- Seed: {SEED}; total run time {elapsed:.0f} s; 1-minute load average "
+        f"{loads[0][0]:.2f} at start, {loads[1][0]:.2f} at end (the runner itself adds up to ~2: "
+        "a start value well above 0 means other processes shared the CPUs)",
         "",
         f"Time: best of {REPEATS} wall-clock runs (`time.perf_counter`) after one untimed run; "
         "genosift's numba kernels are compiled beforehand on a tiny slice of the same dtype and "
-        "format. Peak memory: peak RSS during the untimed run minus RSS just before it "
-        "(sampled every ~1 ms from `/proc/self/statm`; a lower bound, short spikes may be missed). "
+        f"format. Peak memory: peak RSS during the untimed run minus RSS just before it, {hwm_src}. "
         "x floor = time / time of `X.sum(axis=0)` on the same data; speedup = f_classif time / "
         "time (computed on the same data).",
         "",
         "| case | method | data | time (s) | x floor | speedup vs f_classif | peak RSS increment (MB) | target | result |",
         "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |",
     ]
+    notes = []
     for r in rows:
         t = r.timing
         ratio = f"{t.best / r.floor:.2f}" if r.floor else "-"
         speed = f"{r.f_classif / t.best:.2f}" if r.f_classif else "-"
-        method = r.method + ("" if not r.notes else " (" + "; ".join(r.notes) + ")")
+        method = r.method
+        if r.notes:
+            notes.append("; ".join(r.notes))
+            method += f" [{len(notes)}]"
         out.append(f"| {r.case} | {method} | {r.data} | {fmt_t(t.best)} | {ratio} | {speed} | "
                    f"{t.peak_mb:,.1f} | {r.target or '-'} | {r.verdict or '-'} |")
+    out += [""] + [f"[{i}] {note}  " for i, note in enumerate(notes, 1)]
+    if phases:
+        out += ["", "## Where genosift's time goes", "",
+                "`genosift.scores.statistics` (input checks, the one-pass kernel, merging of the "
+                "per-class moments) and `genosift.scores.finish` (scores, p-values, q-values, ranking), timed "
+                "separately (best of the same number of runs).", "",
+                "| case | what | statistics (s) | finish (s) |", "| --- | --- | ---: | ---: |"]
+        out += [f"| {c} | {m} | {'-' if a is None else fmt_t(a)} | {fmt_t(b)} |" for c, m, a, b in phases]
     out += ["", "All timings (s):", ""]
     for r in rows:
         out.append(f"- {r.case} / {r.method}: " + ", ".join(fmt_t(x) for x in r.timing.times))
@@ -432,11 +546,14 @@ def render(args, rows, checks, started, elapsed):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="p / 10 in every case (smoke test)")
+    ap.add_argument("--repeats", type=int, default=3, help="timed runs per measurement (default 3)")
     ap.add_argument("--output", type=Path, default=None,
                     help="report path (default benchmarks/RESULTS.md, or RESULTS-quick.md with --quick)")
     ap.add_argument("--skip-sparse", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--skip-dense", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    global REPEATS
+    REPEATS = max(1, args.repeats)
     scale = 10 if args.quick else 1
     args.p_dense = 100_000 // scale
     args.p_sparse = 1_000_000 // scale
@@ -446,13 +563,15 @@ def main(argv=None):
     started = datetime.datetime.now().astimezone()
     t0 = time.perf_counter()
     rng = np.random.default_rng(SEED)
-    rows, checks = [], []
+    rows, checks, phases = [], [], []
+    load0 = os.getloadavg()
     if not args.skip_dense:
-        run_dense(args, rng, rows, checks)
+        run_dense(args, rng, rows, checks, phases)
         _release_free_memory()
     if not args.skip_sparse:
-        run_sparse(args, rng, rows, checks)
-    report = render(args, rows, checks, started, time.perf_counter() - t0)
+        run_sparse(args, rng, rows, checks, phases)
+    loads = (load0, os.getloadavg())
+    report = render(args, rows, checks, phases, loads, started, time.perf_counter() - t0)
     output.write_text(report)
     print(report)
     log(f"wrote {output}")

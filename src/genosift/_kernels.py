@@ -105,11 +105,12 @@ def dense_col_major(X, codes, inv, shift, w, mean, m2, cross):
 
 
 @njit(parallel=True, **_JIT)
-def csr_nonzero(data, indices, indptr, codes, w, nnz, mean, m2, cross, width):
-    """CSR rows with sorted indices: moments of the stored entries of each (class, feature).
+def csr_rows(data, indices, indptr, codes, count, w, mean, m2, cross, width):
+    """CSR rows with sorted indices: moments of every (class, feature), implicit zeros included.
 
     Parallel over blocks of ``width`` features whose accumulators stay in cache; each block
-    finds its entries in every row by binary search. The implicit zeros are merged in later.
+    finds its entries in every row by binary search, runs the Welford update over the stored
+    entries, then merges in the ``count[c] - stored`` zeros of each (class, feature).
     """
     n = indptr.shape[0] - 1
     k, p = mean.shape
@@ -132,13 +133,18 @@ def csr_nonzero(data, indices, indptr, codes, w, nnz, mean, m2, cross, width):
                 else:
                     hi = mid
             c = codes[i]
-            wi = w[i] if has_w else 0.0
             q = lo
             end = indptr[i + 1]
-            while q < end:
+            if has_w:
+                wi = w[i]
+                while q < end and indices[q] < j1:
+                    j = indices[q] - j0
+                    x = np.float64(data[q])
+                    bc[c, j] += x * wi
+                    q += 1
+                q = lo
+            while q < end and indices[q] < j1:
                 j = indices[q] - j0
-                if j >= j1 - j0:
-                    break
                 x = np.float64(data[q])
                 cnt = bn[c, j] + 1.0
                 bn[c, j] = cnt
@@ -146,11 +152,13 @@ def csr_nonzero(data, indices, indptr, codes, w, nnz, mean, m2, cross, width):
                 mu = bm[c, j] + d / cnt
                 bm[c, j] = mu
                 bq[c, j] += d * (x - mu)
-                if has_w:
-                    bc[c, j] += x * wi
                 q += 1
-        nnz[:, j0:j1] = bn
-        mean[:, j0:j1] = bm
-        m2[:, j0:j1] = bq
-        if has_w:
-            cross[:, j0:j1] = bc
+        for c in range(k):
+            nc = count[c]
+            for j in range(j1 - j0):
+                stored = bn[c, j]
+                # Chan merge of (stored, bm, bq) with (nc - stored) zeros
+                mean[c, j0 + j] = bm[c, j] * (stored / nc)
+                m2[c, j0 + j] = bq[c, j] + bm[c, j] * bm[c, j] * (stored * (nc - stored) / nc)
+                if has_w:
+                    cross[c, j0 + j] = bc[c, j]

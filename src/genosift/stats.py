@@ -48,12 +48,8 @@ def _moments_kernel(M, codes, k, w):
     cross = np.zeros((k, p)) if w.shape[0] else np.zeros((0, 0))
     if sp.issparse(M):
         shift = np.zeros(p)
-        nnz = np.empty((k, p))
-        width = int(max(1024, min(65536, 2**17 // max(k, 1))))
-        _kernels.csr_nonzero(M.data, M.indices, M.indptr, codes, w, nnz, mean, m2, cross, width)
-        # merge the stored entries with the implicit zeros of each (class, feature)
-        zeros = count[:, None] - nnz
-        _, mean, m2 = _chan(nnz, mean, m2, zeros, 0.0, 0.0)
+        width = int(max(1024, min(65536, 2**15 // max(k, 1))))
+        _kernels.csr_rows(M.data, M.indices, M.indptr, codes, count, w, mean, m2, cross, width)
     else:
         shift = M[0].astype(np.float64)
         inv = _kernels.running_inverse_counts(codes, k)

@@ -128,12 +128,11 @@ def finish(spec, stats, feature_names, options=None):
         scores=np.asarray(scores, dtype=np.float64),
         statistic=statistic,
         pvalues=pvalues,
-        qvalues=None if pvalues is None else bh_qvalues(pvalues),
-        ranking=rank_order(scores if out.rank_key is None else out.rank_key),
-        names=None if feature_names is None else np.asarray(feature_names, dtype=object),
         n_samples=int(stats.n_samples),
         classes=stats.classes if spec.task == "classification" else None,
         options=opts,
+        names=None if feature_names is None else np.asarray(feature_names, dtype=object),
+        rank_key=out.rank_key,
     )
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -47,36 +48,48 @@ class ScoreResult:
     method : str
     scores : ndarray (p,)       higher = more relevant; NaN where undefined (constant feature)
     statistic : ndarray (p,)    the raw statistic (signed t, r, ...)
-    pvalues, qvalues : ndarray (p,) or None   q: Benjamini-Hochberg adjusted p-values
+    pvalues : ndarray (p,) or None
+    qvalues : ndarray (p,) or None   Benjamini-Hochberg adjusted p-values
     ranking : ndarray (p,)      feature indices, best first; NaN last; ties by lower index
+    ranks : ndarray (p,)        rank of each feature, 1 = best
     feature_names : ndarray (p,)  the given names, or ``x0, x1, ...``
     n_samples : int
     classes : ndarray or None   class labels, in the order the statistics use them
     options : dict              the method options used
+
+    ``qvalues``, ``ranking`` and default ``feature_names`` each need a pass over all features
+    (two of them a sort), so they are computed on first use and kept.
     """
 
     method: str
     scores: np.ndarray
     statistic: np.ndarray
     pvalues: np.ndarray | None
-    qvalues: np.ndarray | None
-    ranking: np.ndarray
     n_samples: int
     classes: np.ndarray | None = None
     options: dict = field(default_factory=dict)
     names: np.ndarray | None = field(default=None, repr=False)
-
-    @property
-    def feature_names(self):
-        if self.names is None:  # made on first use: a million default names cost 0.1 s
-            object.__setattr__(self, "names", default_feature_names(self.n_features))
-        return self.names
+    rank_key: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_features(self):
         return self.scores.shape[0]
 
-    @property
+    @cached_property
+    def feature_names(self):
+        if self.names is not None:
+            return self.names
+        return default_feature_names(self.n_features)
+
+    @cached_property
+    def qvalues(self):
+        return None if self.pvalues is None else bh_qvalues(self.pvalues)
+
+    @cached_property
+    def ranking(self):
+        return rank_order(self.scores if self.rank_key is None else self.rank_key)
+
+    @cached_property
     def ranks(self):
         """Rank of each feature, 1 = best, in feature order."""
         ranks = np.empty(self.n_features, dtype=np.int64)
