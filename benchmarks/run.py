@@ -401,7 +401,7 @@ def run_dense(args, rng, rows, checks, phases):
 
 
 def breakdown(label, X, y, methods, out):
-    """Time genosift's two phases: ``statistics`` (validation, one-pass kernel, merge) and ``finish`` (scores, p/q-values, ranking). Best of ``REPEATS``; diagnostic only."""
+    """Time genosift's two phases: ``statistics`` (validation, one-pass kernel, merge) and ``finish`` (scores and p-values; q-values and the ranking are computed on first use). Best of ``REPEATS``; diagnostic only."""
     try:
         from genosift.scores import finish, statistics
     except ImportError:
@@ -531,7 +531,7 @@ def render(args, rows, checks, phases, loads, started, elapsed):
     if phases:
         out += ["", "## Where genosift's time goes", "",
                 "`genosift.scores.statistics` (input checks, the one-pass kernel, merging of the "
-                "per-class moments) and `genosift.scores.finish` (scores, p-values, q-values, ranking), timed "
+                "per-class moments) and `genosift.scores.finish` (scores and p-values; q-values and the ranking are computed on first use, see the `.ranking` row), timed "
                 "separately (best of the same number of runs).", "",
                 "| case | what | statistics (s) | finish (s) |", "| --- | --- | ---: | ---: |"]
         out += [f"| {c} | {m} | {'-' if a is None else fmt_t(a)} | {fmt_t(b)} |" for c, m, a, b in phases]
