@@ -1,8 +1,19 @@
-"""Folding statistics over chunks of rows. No statistics are defined here."""
+"""Folding statistics over chunks of rows, and mapping functions over blocks of columns.
+
+No statistics are defined here.
+"""
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import reduce
+
+import numpy as np
+import scipy.sparse as sp
+
+#: Bytes of one dense float64 column block handed to a whole-column method.
+BLOCK_BYTES = 64 * 2**20
 
 
 def is_chunk_stream(X):
@@ -17,3 +28,48 @@ def accumulate(chunks, summarize, empty, *, map=map):
     so the result does not depend on how chunks are grouped.
     """
     return reduce(lambda acc, s: acc.merge(s), map(summarize, chunks), empty)
+
+
+def block_width(n_samples, block_bytes=None):
+    """Columns per block so that one dense float64 block of ``n_samples`` rows fits the budget."""
+    budget = BLOCK_BYTES if block_bytes is None else block_bytes
+    return int(max(1, min(65536, budget // (8 * max(n_samples, 1)))))
+
+
+def column_blocks(M, width, *, keep_sparse=False):
+    """Yield ``(j0, j1, block)`` over the columns of ``M``.
+
+    Dense input gives float64 blocks (a copy of ``width`` columns at a time). Sparse input is
+    converted to CSC once (a copy of its non-zeros) and gives CSC blocks if ``keep_sparse``,
+    else dense float64 blocks; the whole matrix is never densified.
+    """
+    p = M.shape[1]
+    if sp.issparse(M):
+        M = M.tocsc()
+    for j0 in range(0, p, width):
+        j1 = min(p, j0 + width)
+        block = M[:, j0:j1]
+        if sp.issparse(block):
+            block = block.astype(np.float64) if keep_sparse else block.toarray().astype(np.float64, copy=False)
+        else:
+            block = np.ascontiguousarray(block, dtype=np.float64)
+        yield j0, j1, block
+
+
+def map_blocks(func, blocks, *, n_jobs=None):
+    """``[func(block) for block in blocks]`` in order, on ``n_jobs`` threads (default: all CPUs).
+
+    Whole-column methods spend their time in numpy and numba code that releases the GIL, so
+    threads run blocks in parallel; at most ``2 * n_jobs`` blocks are in memory at once.
+    """
+    n_jobs = n_jobs or os.cpu_count() or 1
+    if n_jobs == 1:
+        return [func(b) for b in blocks]
+    results, pending = [], []
+    with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+        for b in blocks:
+            pending.append(pool.submit(func, b))
+            if len(pending) >= 2 * n_jobs:
+                results.append(pending.pop(0).result())
+        results.extend(f.result() for f in pending)
+    return results

@@ -11,7 +11,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import param_error
-from .scores import REGISTRY, bh_qvalues, finish, get_method, rank_order
+from .scores import REGISTRY, bh_qvalues, finish, get_method, rank_order, score
 from .scores import _target as target_of
 
 
@@ -60,6 +60,13 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
                 f"partial_fit needs a registered method as score_func (its statistics merge across "
                 f"chunks); got the callable {self.score_func!r}. Use fit on all rows instead."
             )
+        spec = self._spec()
+        if spec is not None and spec.streaming != "rows":
+            raise TypeError(
+                f"partial_fit cannot stream method '{spec.name}': it needs every sample of a feature "
+                "at once. Use fit on all rows, or a method whose statistics merge across chunks "
+                f"({sorted(m.name for m in REGISTRY.values() if m.streaming == 'rows')})."
+            )
         return self._fit_chunk(X, y, reset=not hasattr(self, "stats_"))
 
     def _fit_chunk(self, X, y, reset):
@@ -74,6 +81,10 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
             self.ranking_ = rank_order(self.scores_)
             return self
         names = getattr(self, "feature_names_in_", None)
+        if spec.streaming != "rows":
+            self.result_ = score(X, y, method=spec.name, feature_names=names, **(self.score_params or {}))
+            self.scores_, self.pvalues_, self.ranking_ = self.result_.scores, self.result_.pvalues, self.result_.ranking
+            return self
         chunk = spec.statistic.from_chunk(X, target_of(spec, y, X.shape[0]), feature_names=names)
         self.stats_ = chunk if reset else self.stats_.merge(chunk)
         self.result_ = finish(spec, self.stats_, names, self.score_params)

@@ -2,15 +2,17 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._validation import as_labels, as_matrix, numeric_target
-from ..engine import accumulate, is_chunk_stream
-from ._base import REGISTRY, Method, Scores, ScoreResult, bh_qvalues, get_method, methods, rank_order, register
-from . import moments  # noqa: F401  (registers the methods)
+from ..engine import accumulate, block_width, column_blocks, is_chunk_stream, map_blocks
+from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, get_method, methods,
+                    rank_order, register)
+from . import moments, ranks  # noqa: F401  (registers the methods)
 
 __all__ = [
-    "REGISTRY", "Method", "ScoreResult", "Scores", "bh_qvalues", "get_method", "methods",
-    "rank_order", "register", "score", "statistics", "finish", "check_options",
+    "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "get_method", "methods",
+    "rank_order", "register", "score", "statistics", "finish", "check_options", "make_target",
 ]
 
 
@@ -49,6 +51,52 @@ def _target(spec, y, n_samples):
             )
         values = (y == classes[1]).astype(np.float64)
     return values
+
+
+def make_target(spec, y, n_samples):
+    """The ``Target`` a whole-column method gets: class codes, numeric values, or neither."""
+    y = _target(spec, y, n_samples)
+    if y is None:
+        return Target(n_samples)
+    if spec.task == "regression":
+        return Target(n_samples, values=y)
+    classes, codes = np.unique(y, return_inverse=True)
+    count = np.bincount(codes, minlength=len(classes)).astype(np.float64)
+    return Target(n_samples, codes=codes.astype(np.intp, copy=False), classes=classes, count=count)
+
+
+def _check_finite_blocks(M, names, blocks):
+    """Pass blocks through, raising the non-finite error (naming features) where one has NaN/inf."""
+    from .._validation import raise_nonfinite
+
+    for j0, j1, block in blocks:
+        values = block.data if sp.issparse(block) else block
+        if not np.isfinite(values).all():
+            dense = block.toarray() if sp.issparse(block) else block
+            raise_nonfinite(M, j0 + np.flatnonzero(~np.isfinite(dense).all(axis=0)), names)
+        yield j0, j1, block
+
+
+def _score_columns(spec, X, y, names, opts):
+    """Run a "blocks" or "matrix" method on in-memory data: ``(Scores, target, names)``."""
+    if is_chunk_stream(X):
+        raise ValueError(
+            f"Method '{spec.name}' needs every sample of a feature at once (it works on whole "
+            "columns), so it cannot read a stream of row chunks. Pass an array, a sparse matrix or "
+            "a DataFrame."
+        )
+    M, frame_names = as_matrix(X)
+    names = frame_names if names is None else np.asarray(names, dtype=object)
+    target = make_target(spec, y, M.shape[0])
+    _check_classes(spec, target)
+    blocks = _check_finite_blocks(M, names, column_blocks(M, block_width(M.shape[0]), keep_sparse=spec.sparse_blocks))
+    if spec.streaming == "matrix":
+        for _ in blocks:  # the finiteness check, one block at a time
+            pass
+        return spec.func(M, target, **opts), target, names
+    parts = map_blocks(lambda jb: spec.func(jb[2], target, **opts), blocks)
+    out = Scores(*(None if parts[0][i] is None else np.concatenate([q[i] for q in parts]) for i in range(4)))
+    return out, target, names
 
 
 def statistics(spec, X, y=None, *, feature_names=None):
@@ -118,7 +166,11 @@ def finish(spec, stats, feature_names, options=None):
     spec = get_method(spec)
     opts = check_options(spec, options or {})
     _check_classes(spec, stats)
-    out = spec.func(stats, **opts)
+    return _result(spec, spec.func(stats, **opts), stats, feature_names, opts)
+
+
+def _result(spec, out, data, feature_names, opts):
+    """Build the ``ScoreResult`` of ``out``; ``data`` (statistics or Target) gives n and classes."""
     statistic = np.asarray(out.statistic, dtype=np.float64)
     scores = out.scores if out.scores is not None else (np.abs(statistic) if spec.signed else statistic)
     # p-values are probabilities: clip the last-bit excursions above 1 (2 * 0.5000000000000001)
@@ -128,8 +180,8 @@ def finish(spec, stats, feature_names, options=None):
         scores=np.asarray(scores, dtype=np.float64),
         statistic=statistic,
         pvalues=pvalues,
-        n_samples=int(stats.n_samples),
-        classes=stats.classes if spec.task == "classification" else None,
+        n_samples=int(data.n_samples),
+        classes=data.classes if spec.task == "classification" else None,
         options=opts,
         names=None if feature_names is None else np.asarray(feature_names, dtype=object),
         rank_key=out.rank_key,
@@ -172,5 +224,8 @@ def score(X, y=None, *, method="fisher", feature_names=None, **options):
     """
     spec = get_method(method)
     opts = check_options(spec, options)
+    if spec.streaming != "rows":
+        out, target, names = _score_columns(spec, X, y, feature_names, opts)
+        return _result(spec, out, target, names, opts)
     stats, names = statistics(spec, X, y, feature_names=feature_names)
     return finish(spec, stats, names, opts)

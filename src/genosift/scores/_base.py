@@ -11,6 +11,29 @@ import numpy as np
 from .._validation import default_feature_names
 
 TASKS = ("classification", "regression", "unsupervised")
+#: How a method reads the data: "rows" merges statistics over row chunks; "blocks" needs every
+#: sample of a block of columns at once (ranks, histograms); "matrix" needs the whole matrix
+#: (neighbour methods), and bounds its own memory.
+STREAMING = ("rows", "blocks", "matrix")
+
+
+@dataclass(frozen=True, eq=False)
+class Target:
+    """``y`` prepared for whole-column methods.
+
+    ``codes``/``classes``/``count`` for class labels (``codes[i]`` indexes ``classes``);
+    ``values`` for a numeric target (two non-numeric labels are coded 0/1). Either may be None.
+    """
+
+    n_samples: int
+    codes: np.ndarray | None = None
+    classes: np.ndarray | None = None
+    count: np.ndarray | None = None
+    values: np.ndarray | None = None
+
+    @property
+    def m2_y(self):
+        return 0.0 if self.values is None else float(((self.values - self.values.mean()) ** 2).sum())
 
 
 def rank_order(key):
@@ -145,36 +168,46 @@ class Method:
 
     name: str
     func: Callable
-    statistic: type
+    statistic: type | None
     task: str
     binary_only: bool
     has_pvalues: bool
     signed: bool
     streaming: str
     min_class_size: int
+    sparse_blocks: bool
     formula: str
     reference: str
     summary: str
 
     @property
     def options(self):
-        params = list(inspect.signature(self.func).parameters.values())[1:]
+        skip = 1 if self.streaming == "rows" else 2
+        params = list(inspect.signature(self.func).parameters.values())[skip:]
         return {p.name: p.default for p in params}
 
 
 REGISTRY: dict[str, Method] = {}
 
 
-def register(name, *, statistic, task, binary_only=False, pvalues=False, signed=False,
-             streaming="rows", min_class_size=1, formula, reference):
-    """Register a method function ``func(stats, **options) -> Scores`` under ``name``."""
-    if task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}")
+def register(name, *, task, statistic=None, streaming="rows", binary_only=False, pvalues=False,
+             signed=False, min_class_size=1, sparse_blocks=False, formula, reference):
+    """Register a method under ``name``.
+
+    The function's first two arguments depend on ``streaming``: ``func(stats, **options)`` for
+    "rows" (``stats`` an instance of ``statistic``); ``func(block, target, **options)`` for
+    "blocks" (a float64 column block, or a CSC block of sparse input if ``sparse_blocks``);
+    ``func(M, target, **options)`` for "matrix" (a checked ndarray or CSR matrix). It returns
+    ``Scores`` for the features it was given. Its keyword options are the method's options.
+    """
+    if task not in TASKS or streaming not in STREAMING or (streaming == "rows") != (statistic is not None):
+        raise ValueError(f"bad registration of {name!r}: task in {TASKS}, streaming in {STREAMING}, "
+                         "and a statistic exactly when streaming is 'rows'")
 
     def wrap(func):
         summary = (func.__doc__ or "").strip().splitlines()[0]
         REGISTRY[name] = Method(name, func, statistic, task, binary_only, pvalues, signed, streaming,
-                                min_class_size, formula, reference, summary)
+                                min_class_size, sparse_blocks, formula, reference, summary)
         return func
 
     return wrap
@@ -205,7 +238,7 @@ def methods():
             "pvalues": m.has_pvalues,
             "signed": m.signed,
             "streaming": m.streaming,
-            "statistic": m.statistic.__name__,
+            "statistic": m.statistic.__name__ if m.statistic else f"whole columns ({m.streaming})",
             "options": ", ".join(f"{k}={v!r}" for k, v in m.options.items()) or "-",
             "formula": m.formula,
             "summary": m.summary,
