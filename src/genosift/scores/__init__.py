@@ -8,7 +8,7 @@ from .._validation import as_labels, as_matrix, numeric_target
 from ..engine import accumulate, block_width, column_blocks, is_chunk_stream, map_blocks
 from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, get_method, methods,
                     rank_order, register)
-from . import moments, ranks  # noqa: F401  (registers the methods)
+from . import contingency, distances, moments, neighbours, ranks  # noqa: F401  (registers the methods)
 
 __all__ = [
     "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "get_method", "methods",
@@ -31,6 +31,8 @@ def _target(spec, y, n_samples):
     if spec.task == "unsupervised":
         return None
     y = as_labels(y, n_samples)
+    if spec.task == "any":
+        return y
     if spec.task == "classification":
         from sklearn.utils.multiclass import type_of_target
 
@@ -60,9 +62,15 @@ def make_target(spec, y, n_samples):
         return Target(n_samples)
     if spec.task == "regression":
         return Target(n_samples, values=y)
+    values = numeric_target(y) if spec.task == "any" else None
+    if spec.task == "any":
+        from sklearn.utils.multiclass import type_of_target
+
+        if type_of_target(y) not in ("binary", "multiclass"):
+            return Target(n_samples, values=values)
     classes, codes = np.unique(y, return_inverse=True)
     count = np.bincount(codes, minlength=len(classes)).astype(np.float64)
-    return Target(n_samples, codes=codes.astype(np.intp, copy=False), classes=classes, count=count)
+    return Target(n_samples, codes=codes.astype(np.intp, copy=False), classes=classes, count=count, values=values)
 
 
 def _check_finite_blocks(M, names, blocks):
@@ -135,6 +143,12 @@ def statistics(spec, X, y=None, *, feature_names=None):
 
 
 def _check_classes(spec, stats):
+    if spec.task == "any":
+        if stats.n_samples < 2:
+            raise ValueError(f"Method '{spec.name}' needs at least 2 samples; got {int(stats.n_samples)}.")
+        if stats.classes is not None and len(stats.classes) < 2 or stats.classes is None and stats.m2_y == 0:
+            raise ValueError(f"y is constant (only one class or value): method '{spec.name}' needs a target that varies.")
+        return
     if spec.task != "classification":
         if spec.task == "regression":
             if stats.n_samples < 2:
@@ -181,7 +195,7 @@ def _result(spec, out, data, feature_names, opts):
         statistic=statistic,
         pvalues=pvalues,
         n_samples=int(data.n_samples),
-        classes=data.classes if spec.task == "classification" else None,
+        classes=data.classes if spec.task in ("classification", "any") else None,
         options=opts,
         names=None if feature_names is None else np.asarray(feature_names, dtype=object),
         rank_key=out.rank_key,

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._validation import default_feature_names
 
-TASKS = ("classification", "regression", "unsupervised")
+TASKS = ("classification", "regression", "any", "unsupervised")
 #: How a method reads the data: "rows" merges statistics over row chunks; "blocks" needs every
 #: sample of a block of columns at once (ranks, histograms); "matrix" needs the whole matrix
 #: (neighbour methods), and bounds its own memory.

@@ -1,0 +1,2 @@
+"""Neighbour-based scores: ReliefF."""
+from __future__ import annotations
