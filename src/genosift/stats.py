@@ -76,8 +76,29 @@ def _reshift(mean, shift_from, shift_to):
     return mean + (shift_from - shift_to)
 
 
+class _Shifted:
+    """What the shifted statistics share: their width and the merges with an empty side."""
+
+    @property
+    def n_features(self):
+        return 0 if self.shift is None else self.shift.shape[0]
+
+    def _merge_with_empty(self, other):
+        """The result of ``self.merge(other)`` when either side is empty, else ``None``."""
+        if other.shift is None:
+            return self
+        if self.shift is None:
+            return other
+        if other.n_features != self.n_features:
+            raise ValueError(
+                f"Cannot merge statistics of {self.n_features} and {other.n_features} features: "
+                "every chunk must have the same columns."
+            )
+        return None
+
+
 @dataclass(frozen=True, eq=False)
-class ClassMoments:
+class ClassMoments(_Shifted):
     """Per-class count, mean and sum of squared deviations (M2) of every feature.
 
     Attributes
@@ -130,21 +151,11 @@ class ClassMoments:
     def n_samples(self):
         return float(self.count.sum())
 
-    @property
-    def n_features(self):
-        return 0 if self.shift is None else self.shift.shape[0]
-
     def merge(self, other):
         """Combine with the statistics of other rows (classes are matched by label)."""
-        if other.shift is None:
-            return self
-        if self.shift is None:
-            return other
-        if other.n_features != self.n_features:
-            raise ValueError(
-                f"Cannot merge statistics of {self.n_features} and {other.n_features} features: "
-                "every chunk must have the same columns."
-            )
+        done = self._merge_with_empty(other)
+        if done is not None:
+            return done
         classes = np.union1d(self.classes, other.classes)
         k, p = len(classes), self.n_features
         out = [np.zeros(k), np.zeros((k, p)), np.zeros((k, p))]
@@ -183,7 +194,7 @@ class ClassMoments:
 
 
 @dataclass(frozen=True, eq=False)
-class CoMoments:
+class CoMoments(_Shifted):
     """Count, means, M2 of each feature and of a numeric target, and their co-moment.
 
     ``c_xy[j] = sum_i (x_ij - mean_x_j) (y_i - mean_y)``; merged with the bivariate Chan update.
@@ -227,20 +238,11 @@ class CoMoments:
     def n_samples(self):
         return self.count
 
-    @property
-    def n_features(self):
-        return 0 if self.shift is None else self.shift.shape[0]
-
     def merge(self, other):
-        if other.shift is None:
-            return self
-        if self.shift is None:
-            return other
-        if other.n_features != self.n_features:
-            raise ValueError(
-                f"Cannot merge statistics of {self.n_features} and {other.n_features} features: "
-                "every chunk must have the same columns."
-            )
+        """Combine with the statistics of other rows (bivariate Chan update)."""
+        done = self._merge_with_empty(other)
+        if done is not None:
+            return done
         na, nb = self.count, other.count
         mean_xb = _reshift(other.mean_x, other.shift, self.shift)
         dx = mean_xb - self.mean_x
