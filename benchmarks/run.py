@@ -20,6 +20,7 @@ import ctypes
 import ctypes.util
 import datetime
 import gc
+import importlib
 import importlib.metadata as md
 import os
 import platform
@@ -35,6 +36,8 @@ import scipy.sparse as sp
 
 HERE = Path(__file__).resolve().parent
 SEED = 20240611
+#: Score families benchmarked by benchmarks/bench_<family>.py, run after the core cases.
+FAMILIES = ("ranks", "contingency", "distances", "neighbours")
 REPEATS = 3
 
 
@@ -274,7 +277,8 @@ def max_rel_diff(a, b):
     b = np.asarray(b, dtype=np.float64)
     ok = np.isfinite(a) & np.isfinite(b)
     with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.abs(a[ok] - b[ok]) / np.maximum(np.abs(b[ok]), np.finfo(np.float64).tiny)
+        # values below 1e-12 count as zero: equal class means give F = 0 exactly or ~1e-30 of rounding
+        rel = np.abs(a[ok] - b[ok]) / np.maximum(np.abs(b[ok]), 1e-12)
     return float(rel.max()) if rel.size else float("nan"), int(ok.sum())
 
 
@@ -551,6 +555,8 @@ def main(argv=None):
                     help="report path (default benchmarks/RESULTS.md, or RESULTS-quick.md with --quick)")
     ap.add_argument("--skip-sparse", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--skip-dense", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--families", default=",".join(FAMILIES),
+                    help=f"comma-separated score families to add after the core cases (default: {','.join(FAMILIES)}; '' for none)")
     args = ap.parse_args(argv)
     global REPEATS
     REPEATS = max(1, args.repeats)
@@ -570,6 +576,10 @@ def main(argv=None):
         _release_free_memory()
     if not args.skip_sparse:
         run_sparse(args, rng, rows, checks, phases)
+    for family in filter(None, args.families.split(",")):
+        _release_free_memory()
+        log(f"family: {family}")
+        importlib.import_module(f"bench_{family}").run(rows, checks, quick=args.quick)
     loads = (load0, os.getloadavg())
     report = render(args, rows, checks, phases, loads, started, time.perf_counter() - t0)
     output.write_text(report)
@@ -578,4 +588,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    sys.modules.setdefault("run", sys.modules["__main__"])  # bench_* modules import this runner as `run`
     main()

@@ -123,6 +123,7 @@ def csr_rows(data, indices, indptr, codes, count, w, mean, m2, cross, width):
         bm = np.zeros((k, j1 - j0))
         bq = np.zeros((k, j1 - j0))
         bc = np.zeros((k, j1 - j0))
+        bs = np.zeros((k, j1 - j0))
         for i in range(n):
             lo = indptr[i]
             hi = indptr[i + 1]
@@ -152,13 +153,16 @@ def csr_rows(data, indices, indptr, codes, count, w, mean, m2, cross, width):
                 mu = bm[c, j] + d / cnt
                 bm[c, j] = mu
                 bq[c, j] += d * (x - mu)
+                bs[c, j] += x
                 q += 1
         for c in range(k):
             nc = count[c]
             for j in range(j1 - j0):
                 stored = bn[c, j]
-                # Chan merge of (stored, bm, bq) with (nc - stored) zeros
-                mean[c, j0 + j] = bm[c, j] * (stored / nc)
+                # Chan merge of (stored, bm, bq) with (nc - stored) zeros. The mean is taken as
+                # sum / count: exact sums (integer counts) give correctly rounded means, so classes
+                # with equal means get exactly equal values and no spurious between-class spread.
+                mean[c, j0 + j] = bs[c, j] / nc
                 m2[c, j0 + j] = bq[c, j] + bm[c, j] * bm[c, j] * (stored * (nc - stored) / nc)
                 if has_w:
                     cross[c, j0 + j] = bc[c, j]
