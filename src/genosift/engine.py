@@ -30,10 +30,18 @@ def accumulate(chunks, summarize, empty, *, map=map):
     return reduce(lambda acc, s: acc.merge(s), map(summarize, chunks), empty)
 
 
-def block_width(n_samples, block_bytes=None):
-    """Columns per block so that one dense float64 block of ``n_samples`` rows fits the budget."""
+def block_width(n_samples, n_features=None, block_bytes=None):
+    """Columns per block so that one dense float64 block of ``n_samples`` rows fits the budget.
+
+    Given ``n_features``, the blocks are made equal in width and at least as many as the CPUs
+    (where there are enough features), so that threads share the work evenly.
+    """
     budget = BLOCK_BYTES if block_bytes is None else block_bytes
-    return int(max(1, min(65536, budget // (8 * max(n_samples, 1)))))
+    width = int(max(1, min(65536, budget // (8 * max(n_samples, 1)))))
+    if n_features:
+        n_blocks = max(-(-n_features // width), min(os.cpu_count() or 1, n_features))
+        width = -(-n_features // n_blocks)
+    return width
 
 
 def column_blocks(M, width, *, keep_sparse=False):

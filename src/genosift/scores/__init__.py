@@ -97,7 +97,7 @@ def _score_columns(spec, X, y, names, opts):
     names = frame_names if names is None else np.asarray(names, dtype=object)
     target = make_target(spec, y, M.shape[0])
     _check_classes(spec, target)
-    blocks = _check_finite_blocks(M, names, column_blocks(M, block_width(M.shape[0]), keep_sparse=spec.sparse_blocks))
+    blocks = _check_finite_blocks(M, names, column_blocks(M, block_width(*M.shape), keep_sparse=spec.sparse_blocks))
     if spec.streaming == "matrix":
         for _ in blocks:  # the finiteness check, one block at a time
             pass

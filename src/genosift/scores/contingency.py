@@ -1,2 +1,364 @@
-"""Scores from contingency tables of (discretised) features against the class: chi-square, mutual information."""
+"""Scores from contingency tables of (discretised) features against the class: chi-square, mutual information.
+
+``chi2`` and ``mi`` work on whole columns: each feature becomes categories by the rule of
+``genosift.scores._discretize`` (integer features with at most ``max_categories`` distinct values
+keep their values; the others get ``bins`` equal-frequency bins, ties never split), then a
+(categories x classes) table of counts. Empty categories are dropped before the degrees of
+freedom are counted, so the table is the one ``scipy.stats.chi2_contingency`` would be given.
+A feature with one category (constant) has no test: NaN, ranked last.
+
+``chi2_counts`` is scikit-learn's ``chi2``: it reads features as non-negative counts or
+frequencies and compares each feature's total per class with the class sizes. It only needs
+per-class sums, so it streams over rows (``ClassSums`` below merges exactly; ``partial_fit``
+and chunk streams work).
+
+Defaults ``bins=5, max_categories=5``. With equal-frequency bins the expected count of a cell
+under independence is about ``n_c / bins`` for a class of ``n_c`` samples; Cochran's rule of
+thumb for the chi-square approximation asks for expected counts of at least 5 (and none below 1),
+i.e. ``n_c >= 25`` with 5 bins but ``n_c >= 50`` with 10 -- most labelled expression data sets
+have 40-100 samples in all. The plug-in mutual information is biased upwards by about
+``(M - 1)(K - 1) / (2 n)`` nats (Miller-Madow) for ``M`` categories and ``K`` classes: 0.028
+nats at n = 72 with 5 bins and two classes, 0.063 with 10, against at most ln 2 = 0.69.
+``max_categories`` equals ``bins`` so that no feature is given more cells than a binned one (the
+bias, and the chi-square's degrees of freedom, stay comparable across features); integer data
+coded in up to 5 levels (-2..2 discretised expression, 0/1 presence, small counts) keep their
+levels exactly.
+"""
 from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit, prange
+from scipy import special
+
+from .._validation import _names_list, as_matrix, default_feature_names
+from ..stats import _class_codes
+from ._base import Scores, register
+from ._discretize import check_options, contingency_tables
+
+
+# --------------------------------------------------------------------------------------------
+# class sums of counts: the mergeable statistic of chi2_counts
+# --------------------------------------------------------------------------------------------
+
+@njit(parallel=True, nogil=True, cache=True)
+def _csr_class_sums(data, indices, indptr, codes, k, p, width):
+    """Per-class sums, minimum and maximum of every column of a CSR matrix (sorted indices).
+
+    Parallel over tiles of ``width`` columns whose accumulators stay in cache; each tile finds
+    its entries in every row by binary search.
+    """
+    n = indptr.shape[0] - 1
+    sums = np.zeros((k, p))
+    lo = np.empty(p)
+    hi = np.empty(p)
+    for b in prange((p + width - 1) // width):
+        j0 = b * width
+        j1 = min(p, j0 + width)
+        t_sums = np.zeros((k, j1 - j0))
+        t_lo = np.full(j1 - j0, np.inf)
+        t_hi = np.full(j1 - j0, -np.inf)
+        stored = np.zeros(j1 - j0)
+        for i in range(n):
+            a = indptr[i]
+            e = indptr[i + 1]
+            while a < e:
+                mid = (a + e) // 2
+                if indices[mid] < j0:
+                    a = mid + 1
+                else:
+                    e = mid
+            c = codes[i]
+            q = a
+            end = indptr[i + 1]
+            while q < end and indices[q] < j1:
+                j = indices[q] - j0
+                v = np.float64(data[q])
+                t_sums[c, j] += v
+                t_lo[j] = min(t_lo[j], v)
+                t_hi[j] = max(t_hi[j], v)
+                stored[j] += 1.0
+                q += 1
+        for j in range(j1 - j0):
+            if stored[j] < n:  # implicit zeros
+                t_lo[j] = min(t_lo[j], 0.0)
+                t_hi[j] = max(t_hi[j], 0.0)
+            lo[j0 + j] = t_lo[j]
+            hi[j0 + j] = t_hi[j]
+            for c in range(k):
+                sums[c, j0 + j] = t_sums[c, j]
+    return sums, lo, hi
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _dense_row_major(X, codes, k, shift, tile):
+    """Per-class sums of ``x - shift``, minimum and maximum of ``x``, C-contiguous ``X``.
+
+    Parallel over column tiles."""
+    n, p = X.shape
+    sums = np.zeros((k, p))
+    lo = np.full(p, np.inf)
+    hi = np.full(p, -np.inf)
+    for b in prange((p + tile - 1) // tile):
+        j0 = b * tile
+        j1 = min(p, j0 + tile)
+        for i in range(n):
+            row = sums[codes[i]]
+            for j in range(j0, j1):
+                v = np.float64(X[i, j])
+                row[j] += v - shift[j]
+                lo[j] = min(lo[j], v)
+                hi[j] = max(hi[j], v)
+    return sums, lo, hi
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _dense_col_major(X, codes, k, shift):
+    """The same for a Fortran-ordered matrix: parallel over columns."""
+    n, p = X.shape
+    sums = np.zeros((k, p))
+    lo = np.full(p, np.inf)
+    hi = np.full(p, -np.inf)
+    for j in prange(p):
+        for i in range(n):
+            v = np.float64(X[i, j])
+            sums[codes[i], j] += v - shift[j]
+            lo[j] = min(lo[j], v)
+            hi[j] = max(hi[j], v)
+    return sums, lo, hi
+
+
+@dataclass(frozen=True, eq=False)
+class ClassSums:
+    """Per-class sums of every feature, with each feature's minimum and maximum.
+
+    The sufficient statistic of ``chi2_counts``. Features must be non-negative (counts or
+    frequencies): ``from_chunk`` raises, naming them, otherwise. Sums are accumulated directly in
+    float64 (exact for integer counts below 2**53), of ``x - shift`` with the per-feature
+    ``shift`` of ``genosift.stats.ClassMoments`` (the first row of the first dense chunk, zero for
+    sparse input): ``O_c - E_c = T_c - (n_c / n) sum_c T_c`` is then free of cancellation for
+    features with a large common offset, whatever the chunking.
+
+    Attributes
+    ----------
+    classes : ndarray (k,)   sorted class labels
+    count : ndarray (k,)     samples per class, float64
+    shift : ndarray (p,) or None   None for the empty value
+    sums : ndarray (k, p)    class sums of ``x - shift``
+    minimum, maximum : ndarray (p,) or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from genosift.scores.contingency import ClassSums
+    >>> X = np.array([[1, 0], [3, 2], [0, 5], [2, 5]])
+    >>> s = ClassSums.from_chunk(X[:3], [0, 0, 1]).merge(ClassSums.from_chunk(X[3:], [1]))
+    >>> s.class_sums().tolist(), s.minimum.tolist()
+    ([[4.0, 2.0], [2.0, 10.0]], [0.0, 0.0])
+    """
+
+    classes: np.ndarray
+    count: np.ndarray
+    shift: np.ndarray | None
+    sums: np.ndarray
+    minimum: np.ndarray | None
+    maximum: np.ndarray | None
+
+    @classmethod
+    def empty(cls):
+        """The identity of ``merge``: no classes, no samples."""
+        return cls(np.empty(0, dtype=object), np.zeros(0), None, np.zeros((0, 0)), None, None)
+
+    @classmethod
+    def from_chunk(cls, X, y=None, *, feature_names=None):
+        """Statistics of one block of rows. ``y=None`` puts every row in one class."""
+        M, names = as_matrix(X)
+        names = names if feature_names is None else feature_names
+        classes, codes = _class_codes(y, M.shape[0])
+        k, p = len(classes), M.shape[1]
+        if sp.issparse(M):
+            shift = np.zeros(p)
+            width = int(max(1024, min(65536, 2**15 // (k + 3))))  # tile accumulators in cache
+            sums, lo, hi = _csr_class_sums(M.data, M.indices, M.indptr, codes, k, p, width)
+        else:
+            shift = M[0].astype(np.float64)
+            if M.flags.c_contiguous:
+                sums, lo, hi = _dense_row_major(M, codes, k, shift, 4096)
+            else:
+                sums, lo, hi = _dense_col_major(M, codes, k, shift)
+        ok = np.isfinite(sums).all(axis=0) & np.isfinite(lo) & np.isfinite(hi)
+        if not ok.all():
+            from .._validation import raise_nonfinite
+
+            raise_nonfinite(M, np.flatnonzero(~ok), names)
+        negative = np.flatnonzero(lo < 0)
+        if negative.size:
+            names = default_feature_names(p) if names is None else np.asarray(names, dtype=object)
+            raise ValueError(
+                f"Method 'chi2_counts' needs non-negative counts or frequencies, but feature(s) "
+                f"{_names_list(list(names[negative]))} have negative values (smallest "
+                f"{lo[negative].min():g}). Use method 'chi2', which discretises any real feature, or "
+                "make the values non-negative first."
+            )
+        return cls(classes, np.bincount(codes, minlength=k).astype(np.float64), shift, sums, lo, hi)
+
+    @property
+    def n_samples(self):
+        return float(self.count.sum())
+
+    @property
+    def n_features(self):
+        return 0 if self.shift is None else self.shift.shape[0]
+
+    def class_sums(self):
+        """Class sums of ``x`` in the units of the data, (k, p)."""
+        return self.sums + self.count[:, None] * self.shift
+
+    def merge(self, other):
+        """Combine with the statistics of other rows (classes are matched by label)."""
+        if other.shift is None:
+            return self
+        if self.shift is None:
+            return other
+        if other.n_features != self.n_features:
+            raise ValueError(
+                f"Cannot merge statistics of {self.n_features} and {other.n_features} features: "
+                "every chunk must have the same columns."
+            )
+        classes = np.union1d(self.classes, other.classes)
+        count, sums = np.zeros(len(classes)), np.zeros((len(classes), self.n_features))
+        at = np.searchsorted(classes, self.classes)
+        count[at] += self.count
+        sums[at] += self.sums
+        at = np.searchsorted(classes, other.classes)
+        count[at] += other.count
+        # sums of x - other.shift, re-expressed about self.shift
+        sums[at] += other.sums + other.count[:, None] * (other.shift - self.shift)
+        return ClassSums(classes, count, self.shift, sums, np.minimum(self.minimum, other.minimum),
+                         np.maximum(self.maximum, other.maximum))
+
+
+def _chi2_sf(dof, x):
+    """Upper tail of chi-square: ``erfc(sqrt(x / 2))`` for 1 dof, ``exp(-x / 2)`` for 2 (exact
+    identities, and ~50x faster than ``scipy.special.chdtrc``, which they match to ~1e-13), else
+    ``chdtrc``. NaN stays NaN."""
+    dof = np.broadcast_to(np.asarray(dof, dtype=np.float64), np.shape(x))
+    p = np.full(np.shape(x), np.nan)
+    for d, func in ((1.0, lambda v: special.erfc(np.sqrt(v / 2.0))), (2.0, lambda v: np.exp(-v / 2.0))):
+        at = dof == d
+        p[at] = func(x[at])
+    rest = (dof != 1.0) & (dof != 2.0)
+    p[rest] = special.chdtrc(dof[rest], x[rest])
+    return p
+
+
+def _ratio(num, den):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return num / den
+
+
+@register(
+    "chi2_counts", statistic=ClassSums, task="classification", pvalues=True,
+    formula="sum_c (O_c - E_c)^2 / E_c, O_c = sum of x over class c, E_c = (n_c / n) sum of x; p from chi2(K - 1)",
+    reference="sklearn.feature_selection.chi2",
+)
+def chi2_counts(stats):
+    """Chi-square of non-negative counts: each feature's class totals against the class sizes."""
+    n = stats.count.sum()
+    share = (stats.count / n)[:, None]
+    total = stats.sums.sum(axis=0)  # of x - shift
+    observed_minus_expected = stats.sums - share * total  # the shift cancels
+    expected = share * (total + n * stats.shift)
+    chisq = _ratio(observed_minus_expected**2, expected).sum(axis=0)
+    chisq[stats.minimum == stats.maximum] = np.nan  # constant (all-zero included): no test
+    return Scores(chisq, _chi2_sf(len(stats.classes) - 1, chisq))
+
+
+# --------------------------------------------------------------------------------------------
+# chi-square test of independence and mutual information, on discretised features
+# --------------------------------------------------------------------------------------------
+
+def _margins(tables):
+    """``(n, row sums, column sums, degrees of freedom)`` of each table, empty rows and columns dropped."""
+    row = tables.sum(axis=2)
+    col = tables.sum(axis=1)
+    n = row.sum(axis=1)
+    dof = ((row > 0).sum(axis=1) - 1) * ((col > 0).sum(axis=1) - 1)
+    return n, row, col, dof.astype(np.float64)
+
+
+def _tables(block, target, owner, bins, max_categories):
+    bins, max_categories = check_options(owner, bins, max_categories)
+    return contingency_tables(block, target.codes, target.count, bins=bins, max_categories=max_categories)
+
+
+_DISCRETISE = ("categories: integer features with <= max_categories distinct values as they are, "
+               "others in `bins` equal-frequency bins (ties never split)")
+
+
+@register(
+    "chi2", task="classification", streaming="blocks", pvalues=True, sparse_blocks=True,
+    formula=f"X^2 = sum (O - E)^2 / E over the (category x class) table, {_DISCRETISE}; "
+            "p from chi2((M - 1)(K - 1)), empty categories dropped",
+    reference="Pearson's chi-square test of independence; scipy.stats.chi2_contingency(correction=False)",
+)
+def chi2(block, target, *, bins=5, max_categories=5):
+    """Chi-square test of independence between the feature's categories and the class.
+
+    Parameters
+    ----------
+    bins : int, default=5
+        Equal-frequency bins for features that are not categorical (see the module docstring
+        for the choice: expected counts of about ``n_c / bins`` per cell).
+    max_categories : int, default=5
+        Integer-valued features with at most this many distinct values keep their values as
+        categories.
+
+    The statistic is Pearson's X^2 with ``(M - 1)(K - 1)`` degrees of freedom, ``M`` the
+    non-empty categories; no continuity correction. Features with one category are NaN. Scores
+    are X^2; features with different ``M`` are better compared by their p-values.
+    """
+    tables = _tables(block, target, "method 'chi2'", bins, max_categories)
+    n, row, col, dof = _margins(tables)
+    expected = row[:, :, None] * col[:, None, :] / n[:, None, None]
+    terms = _ratio((tables - expected) ** 2, expected)
+    stat = np.where(expected > 0, terms, 0.0).sum(axis=(1, 2))
+    stat[dof == 0] = np.nan
+    return Scores(stat, _chi2_sf(dof, stat))
+
+
+@register(
+    "mi", task="classification", streaming="blocks", pvalues=True, sparse_blocks=True,
+    formula=f"I(x; y) = sum p(m, c) ln[p(m, c) / (p(m) p(c))] in nats over the {_DISCRETISE}; "
+            "p of the G-test G = 2 n I from chi2((M - 1)(K - 1))",
+    reference="sklearn.metrics.mutual_info_score; G-test: scipy.stats.chi2_contingency(lambda_='log-likelihood')",
+)
+def mi(block, target, *, bins=5, max_categories=5):
+    """Mutual information (nats) between the feature's categories and the class, with the G-test p.
+
+    Parameters
+    ----------
+    bins : int, default=5
+        Equal-frequency bins for features that are not categorical. The plug-in estimate is
+        biased upwards by about ``(M - 1)(K - 1) / (2 n)`` nats, so more bins inflate it.
+    max_categories : int, default=5
+        Integer-valued features with at most this many distinct values keep their values as
+        categories (then ``mi`` equals ``sklearn.feature_selection.mutual_info_classif`` with
+        ``discrete_features=True``).
+
+    The p-value is that of the likelihood-ratio (G) test of independence on the same table,
+    ``G = 2 n I`` against chi-square with ``(M - 1)(K - 1)`` degrees of freedom. Features with
+    one category are NaN.
+    """
+    tables = _tables(block, target, "method 'mi'", bins, max_categories)
+    n, row, col, dof = _margins(tables)
+    positive = tables > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_ratio = (np.log(np.where(positive, tables, 1.0)) + np.log(n)[:, None, None]
+                     - np.log(np.where(positive, row[:, :, None], 1.0))
+                     - np.log(np.where(positive, col[:, None, :], 1.0)))
+    info = np.maximum((np.where(positive, tables, 0.0) * log_ratio).sum(axis=(1, 2)) / n, 0.0)
+    info[dof == 0] = np.nan
+    return Scores(info, _chi2_sf(dof, 2.0 * n * info))
