@@ -126,3 +126,12 @@ def test_selectors_accept_every_method(method):
             gs.SelectKBest(score_func=method).partial_fit(X, y)
         with pytest.raises(ValueError, match="whole"):
             gs.score(iter([(X, y)]), method=method)
+
+
+@pytest.mark.parametrize("method", [m for m in METHODS if gs.get_method(m).task == "regression"])
+def test_regression_methods_reject_several_non_numeric_labels(method):
+    X = _counts(np.random.default_rng(6))
+    with pytest.raises(ValueError, match="numeric target or two class labels"):
+        gs.score(X, np.array(["a", "b", "c"] * 20), method=method)
+    with pytest.raises(ValueError, match="constant"):
+        gs.score(X, np.full(60, 2.5), method=method)
