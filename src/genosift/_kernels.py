@@ -166,3 +166,90 @@ def csr_rows(data, indices, indptr, codes, count, w, mean, m2, cross, width):
                 m2[c, j0 + j] = bq[c, j] + bm[c, j] * bm[c, j] * (stored * (nc - stored) / nc)
                 if has_w:
                     cross[c, j0 + j] = bc[c, j]
+
+
+@njit(parallel=True, **_JIT)
+def csr_class_sums(data, indices, indptr, codes, k, p, width):
+    """Per-class sums, minimum and maximum of every column of a CSR matrix (sorted indices).
+
+    Parallel over tiles of ``width`` columns whose accumulators stay in cache; each tile finds
+    its entries in every row by binary search.
+    """
+    n = indptr.shape[0] - 1
+    sums = np.zeros((k, p))
+    lo = np.empty(p)
+    hi = np.empty(p)
+    for b in prange((p + width - 1) // width):
+        j0 = b * width
+        j1 = min(p, j0 + width)
+        t_sums = np.zeros((k, j1 - j0))
+        t_lo = np.full(j1 - j0, np.inf)
+        t_hi = np.full(j1 - j0, -np.inf)
+        stored = np.zeros(j1 - j0)
+        for i in range(n):
+            a = indptr[i]
+            e = indptr[i + 1]
+            while a < e:
+                mid = (a + e) // 2
+                if indices[mid] < j0:
+                    a = mid + 1
+                else:
+                    e = mid
+            c = codes[i]
+            q = a
+            end = indptr[i + 1]
+            while q < end and indices[q] < j1:
+                j = indices[q] - j0
+                v = np.float64(data[q])
+                t_sums[c, j] += v
+                t_lo[j] = min(t_lo[j], v)
+                t_hi[j] = max(t_hi[j], v)
+                stored[j] += 1.0
+                q += 1
+        for j in range(j1 - j0):
+            if stored[j] < n:  # implicit zeros
+                t_lo[j] = min(t_lo[j], 0.0)
+                t_hi[j] = max(t_hi[j], 0.0)
+            lo[j0 + j] = t_lo[j]
+            hi[j0 + j] = t_hi[j]
+            for c in range(k):
+                sums[c, j0 + j] = t_sums[c, j]
+    return sums, lo, hi
+
+
+@njit(parallel=True, **_JIT)
+def dense_class_sums_row_major(X, codes, k, shift, tile):
+    """Per-class sums of ``x - shift``, minimum and maximum of ``x``, C-contiguous ``X``.
+
+    Parallel over column tiles."""
+    n, p = X.shape
+    sums = np.zeros((k, p))
+    lo = np.full(p, np.inf)
+    hi = np.full(p, -np.inf)
+    for b in prange((p + tile - 1) // tile):
+        j0 = b * tile
+        j1 = min(p, j0 + tile)
+        for i in range(n):
+            row = sums[codes[i]]
+            for j in range(j0, j1):
+                v = np.float64(X[i, j])
+                row[j] += v - shift[j]
+                lo[j] = min(lo[j], v)
+                hi[j] = max(hi[j], v)
+    return sums, lo, hi
+
+
+@njit(parallel=True, **_JIT)
+def dense_class_sums_col_major(X, codes, k, shift):
+    """Per-class sums of ``x - shift``, minimum and maximum of ``x``, F-contiguous ``X``."""
+    n, p = X.shape
+    sums = np.zeros((k, p))
+    lo = np.full(p, np.inf)
+    hi = np.full(p, -np.inf)
+    for j in prange(p):
+        for i in range(n):
+            v = np.float64(X[i, j])
+            sums[codes[i], j] += v - shift[j]
+            lo[j] = min(lo[j], v)
+            hi[j] = max(hi[j], v)
+    return sums, lo, hi

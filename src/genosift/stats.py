@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _kernels
-from ._validation import as_matrix
+from ._validation import _names_list, as_matrix, default_feature_names, raise_nonfinite
 
 
 def _chan(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
@@ -66,8 +66,6 @@ def _check_finite(M, names, *arrays):
     for a in arrays:
         ok &= np.isfinite(a).all(axis=0) if a.ndim == 2 else np.isfinite(a)
     if not ok.all():
-        from ._validation import raise_nonfinite
-
         raise_nonfinite(M, np.flatnonzero(~ok), names)
 
 
@@ -251,3 +249,101 @@ class CoMoments(_Shifted):
         _, mean_y, m2_y = _chan(na, self.mean_y, self.m2_y, nb, other.mean_y, other.m2_y)
         c_xy = self.c_xy + other.c_xy + dx * dy * (na * nb / n)
         return CoMoments(n, self.shift, mean_x, m2_x, float(mean_y), float(m2_y), c_xy)
+
+
+@dataclass(frozen=True, eq=False)
+class ClassSums(_Shifted):
+    """Per-class sums of every feature, with each feature's minimum and maximum.
+
+    The sufficient statistic of ``chi2_counts``. Features must be non-negative (counts or
+    frequencies): ``from_chunk`` raises, naming them, otherwise. Sums are accumulated directly in
+    float64 (exact for integer counts below 2**53), of ``x - shift`` with the per-feature
+    ``shift`` of ``genosift.stats.ClassMoments`` (the first row of the first dense chunk, zero for
+    sparse input): ``O_c - E_c = T_c - (n_c / n) sum_c T_c`` is then free of cancellation for
+    features with a large common offset, whatever the chunking.
+
+    Attributes
+    ----------
+    classes : ndarray (k,)   sorted class labels
+    count : ndarray (k,)     samples per class, float64
+    shift : ndarray (p,) or None   None for the empty value
+    sums : ndarray (k, p)    class sums of ``x - shift``
+    minimum, maximum : ndarray (p,) or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from genosift.stats import ClassSums
+    >>> X = np.array([[1, 0], [3, 2], [0, 5], [2, 5]])
+    >>> s = ClassSums.from_chunk(X[:3], [0, 0, 1]).merge(ClassSums.from_chunk(X[3:], [1]))
+    >>> s.class_sums().tolist(), s.minimum.tolist()
+    ([[4.0, 2.0], [2.0, 10.0]], [0.0, 0.0])
+    """
+
+    classes: np.ndarray
+    count: np.ndarray
+    shift: np.ndarray | None
+    sums: np.ndarray
+    minimum: np.ndarray | None
+    maximum: np.ndarray | None
+
+    @classmethod
+    def empty(cls):
+        """The identity of ``merge``: no classes, no samples."""
+        return cls(np.empty(0, dtype=object), np.zeros(0), None, np.zeros((0, 0)), None, None)
+
+    @classmethod
+    def from_chunk(cls, X, y=None, *, feature_names=None):
+        """Statistics of one block of rows. ``y=None`` puts every row in one class."""
+        M, names = as_matrix(X)
+        names = names if feature_names is None else feature_names
+        classes, codes = _class_codes(y, M.shape[0])
+        k, p = len(classes), M.shape[1]
+        if sp.issparse(M):
+            shift = np.zeros(p)
+            width = int(max(1024, min(65536, 2**15 // (k + 3))))  # tile accumulators in cache
+            sums, lo, hi = _kernels.csr_class_sums(M.data, M.indices, M.indptr, codes, k, p, width)
+        else:
+            shift = M[0].astype(np.float64)
+            if M.flags.c_contiguous:
+                sums, lo, hi = _kernels.dense_class_sums_row_major(M, codes, k, shift, 4096)
+            else:
+                sums, lo, hi = _kernels.dense_class_sums_col_major(M, codes, k, shift)
+        ok = np.isfinite(sums).all(axis=0) & np.isfinite(lo) & np.isfinite(hi)
+        if not ok.all():
+            raise_nonfinite(M, np.flatnonzero(~ok), names)
+        negative = np.flatnonzero(lo < 0)
+        if negative.size:
+            names = default_feature_names(p) if names is None else np.asarray(names, dtype=object)
+            raise ValueError(
+                f"Method 'chi2_counts' needs non-negative counts or frequencies, but feature(s) "
+                f"{_names_list(list(names[negative]))} have negative values (smallest "
+                f"{lo[negative].min():g}). Use method 'chi2', which discretises any real feature, or "
+                "make the values non-negative first."
+            )
+        return cls(classes, np.bincount(codes, minlength=k).astype(np.float64), shift, sums, lo, hi)
+
+    @property
+    def n_samples(self):
+        return float(self.count.sum())
+
+    def class_sums(self):
+        """Class sums of ``x`` in the units of the data, (k, p)."""
+        return self.sums + self.count[:, None] * self.shift
+
+    def merge(self, other):
+        """Combine with the statistics of other rows (classes are matched by label)."""
+        done = self._merge_with_empty(other)
+        if done is not None:
+            return done
+        classes = np.union1d(self.classes, other.classes)
+        count, sums = np.zeros(len(classes)), np.zeros((len(classes), self.n_features))
+        at = np.searchsorted(classes, self.classes)
+        count[at] += self.count
+        sums[at] += self.sums
+        at = np.searchsorted(classes, other.classes)
+        count[at] += other.count
+        # sums of x - other.shift, re-expressed about self.shift
+        sums[at] += other.sums + other.count[:, None] * (other.shift - self.shift)
+        return ClassSums(classes, count, self.shift, sums, np.minimum(self.minimum, other.minimum),
+                         np.maximum(self.maximum, other.maximum))
