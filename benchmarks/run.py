@@ -497,12 +497,13 @@ def render(args, rows, checks, phases, loads, started, elapsed):
     else:
         hwm_src = ("sampled every ~1 ms from `/proc/self/statm` (the kernel's VmHWM reset was not "
                    "available: a lower bound, short spikes may be missed)")
-    cmd = shlex.join(getattr(sys, "orig_argv", [sys.executable, *sys.argv]))
+    script = os.path.relpath(Path(sys.argv[0]).resolve(), HERE.parent)
+    cmd = shlex.join(["python", script, *sys.argv[1:]])
     out = ["# genosift benchmark results", ""]
     if args.quick:
         out += ["**Quick (smoke-test) run: reduced sizes, not the reference numbers.**", ""]
     out += [
-        f"- Command: `{cmd}` (run from `{os.getcwd()}`)",
+        f"- Command: `{cmd}` (from the repository root, after `pip install -e \".[bench,test]\"`)",
         f"- Date: {started:%Y-%m-%d %H:%M:%S %Z}".rstrip(),
         f"- Machine: {mi['nproc']} CPUs (nproc), {mi['cpu']}, {mi['ram']} RAM; {mi['os']}",
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in ver.items()),
