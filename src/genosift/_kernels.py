@@ -104,6 +104,18 @@ def dense_col_major(X, codes, inv, shift, w, mean, m2, cross):
                 cross[c, j] += d * w[i]
 
 
+@njit(**_JIT)
+def _row_start(indices, lo, hi, j0):
+    """First position in ``indices[lo:hi]`` (sorted) holding a column ``>= j0``: binary search."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if indices[mid] < j0:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 @njit(parallel=True, **_JIT)
 def csr_rows(data, indices, indptr, codes, count, w, mean, m2, cross, width):
     """CSR rows with sorted indices: moments of every (class, feature), implicit zeros included.
@@ -125,14 +137,7 @@ def csr_rows(data, indices, indptr, codes, count, w, mean, m2, cross, width):
         bc = np.zeros((k, j1 - j0))
         bs = np.zeros((k, j1 - j0))
         for i in range(n):
-            lo = indptr[i]
-            hi = indptr[i + 1]
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if indices[mid] < j0:
-                    lo = mid + 1
-                else:
-                    hi = mid
+            lo = _row_start(indices, indptr[i], indptr[i + 1], j0)
             c = codes[i]
             q = lo
             end = indptr[i + 1]
@@ -187,16 +192,8 @@ def csr_class_sums(data, indices, indptr, codes, k, p, width):
         t_hi = np.full(j1 - j0, -np.inf)
         stored = np.zeros(j1 - j0)
         for i in range(n):
-            a = indptr[i]
-            e = indptr[i + 1]
-            while a < e:
-                mid = (a + e) // 2
-                if indices[mid] < j0:
-                    a = mid + 1
-                else:
-                    e = mid
             c = codes[i]
-            q = a
+            q = _row_start(indices, indptr[i], indptr[i + 1], j0)
             end = indptr[i + 1]
             while q < end and indices[q] < j1:
                 j = indices[q] - j0
