@@ -1,0 +1,109 @@
+"""Reading data files: one registry of readers, chosen by file suffix or by name.
+
+Every reader returns a ``Dataset``: the matrix (samples in rows; dense ndarray or CSR), the
+sample ids and the feature names, plus an optional per-sample table (``obs``) of metadata
+columns such as targets and groups.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["Dataset", "READERS", "register_reader", "read"]
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A data matrix with its names.
+
+    Attributes
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix (n_samples, n_features), samples in rows
+    sample_ids : ndarray of str (n_samples,)
+    feature_names : ndarray of str (n_features,)
+    obs : pandas.DataFrame or None
+        Per-sample columns (targets, groups), indexed by sample id in the order of ``X``.
+    """
+
+    X: object
+    sample_ids: np.ndarray
+    feature_names: np.ndarray
+    obs: object = None
+
+    def __post_init__(self):
+        n, p = self.X.shape
+        if len(self.sample_ids) != n or len(self.feature_names) != p:
+            raise ValueError(
+                f"Dataset of {n} x {p} values has {len(self.sample_ids)} sample ids and "
+                f"{len(self.feature_names)} feature names; they must match its rows and columns."
+            )
+
+    @property
+    def shape(self):
+        return self.X.shape
+
+    def with_obs(self, obs):
+        """The same data with another per-sample table."""
+        return replace(self, obs=obs)
+
+
+@dataclass(frozen=True)
+class Reader:
+    name: str
+    suffixes: tuple
+    func: Callable
+    summary: str
+
+
+READERS: dict[str, Reader] = {}
+
+
+def register_reader(name, *, suffixes):
+    """Register ``func(path, **options) -> Dataset`` as the reader ``name`` for ``suffixes``."""
+
+    def wrap(func):
+        summary = (func.__doc__ or "").strip().splitlines()[0]
+        READERS[name] = Reader(name, tuple(suffixes), func, summary)
+        return func
+
+    return wrap
+
+
+_COMPRESSION = (".gz", ".bz2", ".zst", ".xz")
+
+
+def format_of(path):
+    """The reader name for ``path`` from its suffixes (compression suffixes looked through)."""
+    name = Path(path).name.lower()
+    best = None
+    for reader in READERS.values():
+        for suffix in reader.suffixes:
+            for comp in ("", *_COMPRESSION):
+                if name.endswith(suffix + comp) and (best is None or len(suffix + comp) > best[1]):
+                    best = (reader.name, len(suffix + comp))
+    if best is None:
+        known = sorted({s for r in READERS.values() for s in r.suffixes})
+        raise ValueError(
+            f"Cannot tell the format of {str(path)!r} from its name. Known suffixes: {known} "
+            f"(optionally compressed with {list(_COMPRESSION)}); or pass format= one of {sorted(READERS)}."
+        )
+    return best[0]
+
+
+def read(path, *, format=None, **options):
+    """Read a data file into a ``Dataset``, by its suffix or by ``format``."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"No such file: {str(path)!r}.")
+    if path.is_dir() and format is None:
+        raise IsADirectoryError(f"{str(path)!r} is a folder, not a data file; pass format= to read a store.")
+    name = format or format_of(path)
+    if name not in READERS:
+        raise ValueError(f"The 'format' parameter must be one of {sorted(READERS)}. Got {name!r} instead.")
+    return READERS[name].func(path, **options)
+
+
+from . import kmers, tables  # noqa: E402,F401  (register the readers)
