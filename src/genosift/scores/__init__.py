@@ -8,7 +8,8 @@ from .._validation import as_labels, as_matrix, numeric_target
 from ..engine import accumulate, block_width, column_blocks, is_chunk_stream, map_blocks
 from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, get_method, methods,
                     rank_order, register)
-from . import contingency, distances, moments, neighbours, ranks  # noqa: F401  (registers the methods)
+# registers the methods; this order is the order of genosift.methods()
+from . import moments, ranks, contingency, distances, neighbours  # noqa: E402,F401,I001
 
 __all__ = [
     "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "get_method", "methods",
