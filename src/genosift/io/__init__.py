@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Dataset", "READERS", "register_reader", "read"]
+__all__ = ["Dataset", "MatchReport", "READERS", "attach_metadata", "read", "read_kmers", "read_metadata", "register_reader"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,3 +107,5 @@ def read(path, *, format=None, **options):
 
 
 from . import kmers, tables  # noqa: E402,F401  (register the readers)
+from .kmers import read_kmers  # noqa: E402
+from .metadata import MatchReport, attach_metadata, read_metadata  # noqa: E402

@@ -1,0 +1,253 @@
+"""Per-sample metadata tables (targets, groups) and their join with a data set by sample id."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .._validation import param_error
+from . import Dataset
+from .kmers import _compression, _pieces
+
+__all__ = ["MatchReport", "attach_metadata", "read_metadata"]
+
+_PANDAS_COMPRESSION = {"gzip": "gzip", "bzip2": "bz2", "xz": "xz", "zstd": "zstd", None: None}
+_COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
+
+
+def _names(names, limit=10):
+    shown = ", ".join(repr(str(n)) for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _sniff_sep(path, kind):
+    """The separator of a table: from its suffix (.csv, .tsv, .tab), else from its header line."""
+    name = path.name.lower()
+    for comp in _COMPRESSION_SUFFIXES:
+        if name.endswith(comp):
+            name = name[: -len(comp)]
+    if name.endswith(".csv"):
+        return ","
+    if name.endswith((".tsv", ".tab")):
+        return "\t"
+    head = b""
+    pieces = _pieces(path, 1 << 16)
+    try:
+        for piece in pieces:
+            head += piece
+            if b"\n" in head or len(head) > 1 << 20:
+                break
+    finally:
+        pieces.close()
+    header = head.split(b"\n", 1)[0].decode("utf-8", "replace")
+    counts = {sep: header.count(sep) for sep in ("\t", ",", ";")}
+    best = max(counts, key=counts.get)
+    if counts[best]:
+        return best
+    return r"\s+" if header.strip().count(" ") else ","
+
+
+def read_metadata(path, *, id_column, sep=None):
+    """A per-sample table (CSV / TSV, optionally compressed) indexed by sample id.
+
+    Parameters
+    ----------
+    path : path
+        A delimited text file with a header row; gzip, bzip2, xz or zstd compression is told from
+        the first bytes.
+    id_column : str
+        The column holding the sample ids. Ids are read as text (``'007'`` stays ``'007'``) with
+        surrounding whitespace removed; they must be present and unique.
+    sep : str, optional
+        The separator. By default ``,`` for ``.csv``, a tab for ``.tsv`` / ``.tab``, otherwise the
+        most frequent of tab, ``,`` and ``;`` in the header line (runs of spaces if none).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The other columns, indexed by sample id (index name: ``id_column``), in file order.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "pheno.tsv"
+    >>> _ = path.write_text("sample\\tresistant\\n007\\t1\\ns-2\\t0\\n")
+    >>> meta = read_metadata(path, id_column="sample")
+    >>> meta.index.tolist(), meta["resistant"].tolist()
+    (['007', 's-2'], [1, 0])
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"No such file: {str(path)!r}.")
+    if path.is_dir():
+        raise IsADirectoryError(f"{str(path)!r} is a folder, not a metadata table.")
+    if not isinstance(id_column, str):
+        raise param_error("id_column", "read_metadata", "a column name (str)", id_column)
+    kind = _compression(path)
+    if sep is None:
+        sep = _sniff_sep(path, kind)
+    options = dict(sep=sep, compression=_PANDAS_COMPRESSION[kind], index_col=False)
+    try:
+        columns = [str(c) for c in pd.read_csv(path, nrows=0, **options).columns]
+        if id_column not in columns:
+            raise ValueError(
+                f"The id column {id_column!r} is not in {str(path)!r}; its columns are {columns} "
+                f"(read with sep={sep!r}). Pass id_column= one of them"
+                + (", or the right sep=." if len(columns) == 1 else ".")
+            )
+        frame = pd.read_csv(path, dtype={id_column: str}, **options)
+    except pd.errors.EmptyDataError:
+        raise ValueError(
+            f"{str(path)!r} is empty; a metadata table needs a header row naming its columns."
+        ) from None
+    except pd.errors.ParserError as exc:
+        detail = str(exc).strip().replace("Error tokenizing data. C error: ", "")
+        raise ValueError(
+            f"{str(path)!r} is not a regular table (sep={sep!r}): {detail}. Every row must have "
+            "as many fields as the header: remove the stray separators, quote the fields that "
+            "hold one, or pass the right sep=."
+        ) from None
+    ids = frame[id_column].str.strip()
+    missing = np.flatnonzero(ids.isna().to_numpy() | (ids == "").to_numpy())
+    if missing.size:
+        lines = (missing[:10] + 2).tolist()
+        raise ValueError(
+            f"{str(path)!r} has {missing.size} row(s) with no value in the id column "
+            f"{id_column!r}, on line(s) {lines}. Give every row a sample id or remove those rows."
+        )
+    dup = ids[ids.duplicated(keep=False)]
+    if len(dup):
+        names = sorted(set(dup))
+        raise ValueError(
+            f"{str(path)!r} lists {len(names)} sample id(s) of column {id_column!r} more than "
+            f"once: {_names(names)}. Each sample must have one row; remove or merge the repeats."
+        )
+    frame = frame.drop(columns=[id_column])
+    frame.index = pd.Index(ids.to_numpy(dtype=object), name=id_column)
+    return frame
+
+
+@dataclass(frozen=True)
+class MatchReport:
+    """How the samples of a data set and of a metadata table matched by id.
+
+    Attributes
+    ----------
+    n_matched : int
+        Samples in both, kept.
+    only_in_data : list of str
+        Sorted ids of the data that the metadata lacks (left out).
+    only_in_metadata : list of str
+        Sorted ids of the metadata that the data lack (left out).
+    """
+
+    n_matched: int
+    only_in_data: list = field(default_factory=list)
+    only_in_metadata: list = field(default_factory=list)
+
+    def __str__(self):
+        text = f"{self.n_matched} sample(s) matched by id"
+        parts = []
+        if self.only_in_data:
+            parts.append(
+                f"{len(self.only_in_data)} in the data only, left out: {_names(self.only_in_data)}"
+            )
+        if self.only_in_metadata:
+            parts.append(
+                f"{len(self.only_in_metadata)} in the metadata only, left out: "
+                f"{_names(self.only_in_metadata)}"
+            )
+        if not parts:
+            return text + "; the data and the metadata hold the same samples."
+        return text + "; " + "; ".join(parts) + "."
+
+
+def attach_metadata(dataset, metadata, *, how="inner"):
+    """Keep the samples of ``dataset`` that ``metadata`` describes and attach its columns as ``obs``.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    metadata : pandas.DataFrame
+        Indexed by sample id, e.g. from ``read_metadata``.
+    how : {"inner", "strict"}, default "inner"
+        ``"inner"`` keeps the samples found in both (at least one); ``"strict"`` raises
+        ``ValueError`` naming the unmatched ids unless both hold exactly the same samples.
+
+    Returns
+    -------
+    (Dataset, MatchReport)
+        The matched samples in the data's row order, with ``obs`` holding the metadata columns
+        (joined to an existing ``obs``); and the report of the ids found on one side only.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> ds = Dataset(np.eye(3), np.array(["a", "b", "c"]), np.array(["f0", "f1", "f2"]))
+    >>> meta = pd.DataFrame({"y": [1, 0, 1]}, index=pd.Index(["c", "a", "z"], name="id"))
+    >>> matched, report = attach_metadata(ds, meta)
+    >>> matched.sample_ids.tolist(), matched.obs["y"].tolist()
+    (['a', 'c'], [0, 1])
+    >>> print(report)
+    2 sample(s) matched by id; 1 in the data only, left out: 'b'; 1 in the metadata only, left out: 'z'.
+    """
+    import pandas as pd
+
+    if how not in ("inner", "strict"):
+        raise param_error("how", "attach_metadata", "'inner' or 'strict'", how)
+    if not isinstance(metadata, pd.DataFrame):
+        expected = "a pandas DataFrame indexed by sample id"
+        raise param_error("metadata", "attach_metadata", expected, type(metadata).__name__)
+    ids = [str(s) for s in dataset.sample_ids]
+    meta_ids = [str(s) for s in metadata.index]
+    for side, values in (("the data", ids), ("the metadata", meta_ids)):
+        seen, dup = set(), set()
+        for s in values:
+            (dup if s in seen else seen).add(s)
+        if dup:
+            raise ValueError(
+                f"{side.capitalize()} list(s) {len(dup)} sample id(s) more than once: "
+                f"{_names(sorted(dup))}. Ids must be unique to be matched."
+            )
+    in_meta = set(meta_ids)
+    in_data = set(ids)
+    keep = [i for i, s in enumerate(ids) if s in in_meta]
+    report = MatchReport(
+        len(keep), sorted(in_data - in_meta), sorted(in_meta - in_data)
+    )
+    if how == "strict" and (report.only_in_data or report.only_in_metadata):
+        raise ValueError(
+            "The data and the metadata do not hold the same samples (how='strict'): "
+            f"{len(report.only_in_data)} id(s) only in the data ({_names(report.only_in_data) or '-'}), "
+            f"{len(report.only_in_metadata)} only in the metadata "
+            f"({_names(report.only_in_metadata) or '-'}). Fix the ids, or pass how='inner' to keep "
+            f"the {report.n_matched} sample(s) found in both."
+        )
+    if not keep:
+        raise ValueError(
+            "No sample id of the data is in the metadata: the data have "
+            f"{_names(sorted(in_data), 5)}; the metadata have {_names(sorted(in_meta), 5)}. "
+            "Check the id column and the spelling of the ids."
+        )
+    rows = np.asarray(keep, dtype=np.intp)
+    all_rows = len(keep) == len(ids)
+    X = dataset.X if all_rows else dataset.X[rows]
+    kept_ids = [ids[i] for i in keep]
+    meta = metadata.copy()
+    meta.index = pd.Index(meta_ids, name=metadata.index.name)
+    obs = meta.loc[kept_ids]
+    if dataset.obs is not None:
+        old = dataset.obs if all_rows else dataset.obs.iloc[rows]
+        clash = sorted(set(map(str, old.columns)) & set(map(str, obs.columns)))
+        if clash:
+            raise ValueError(
+                f"The data already have per-sample columns {_names(clash)} that the metadata "
+                "also hold. Drop or rename them on one side before joining."
+            )
+        old = old.set_axis(obs.index, axis=0)
+        obs = pd.concat([old, obs], axis=1)
+    sample_ids = np.asarray(dataset.sample_ids)[rows]
+    return Dataset(X, sample_ids, dataset.feature_names, obs), report
