@@ -65,7 +65,7 @@ def register_reader(name, *, suffixes):
     """Register ``func(path, **options) -> Dataset`` as the reader ``name`` for ``suffixes``."""
 
     def wrap(func):
-        summary = (func.__doc__ or "").strip().splitlines()[0]
+        summary = next(iter((func.__doc__ or "").strip().splitlines()), "")
         READERS[name] = Reader(name, tuple(suffixes), func, summary)
         return func
 

@@ -205,7 +205,7 @@ def register(name, *, task, statistic=None, streaming="rows", binary_only=False,
                          "and a statistic exactly when streaming is 'rows'")
 
     def wrap(func):
-        summary = (func.__doc__ or "").strip().splitlines()[0]
+        summary = next(iter((func.__doc__ or "").strip().splitlines()), "")
         REGISTRY[name] = Method(name, func, statistic, task, binary_only, pvalues, signed, streaming,
                                 min_class_size, sparse_blocks, formula, reference, summary)
         return func
