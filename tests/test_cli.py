@@ -48,3 +48,104 @@ def test_bad_option_values_are_usage_errors(tmp_path, capsys, args):
     assert exc.value.code == 2
     assert args[0] in capsys.readouterr().err
     assert not (tmp_path / "d").exists()
+
+
+# ------------------------------------------------------------------ score / select on files
+import numpy as np
+
+import genosift as gs
+
+
+@pytest.fixture
+def golub_files(tmp_path):
+    X, y, names = gs.load_golub()
+    ids = [f"patient-{i}" for i in range(38)]
+    data = pd.DataFrame(X[:, :300], columns=names[:300])
+    data.insert(0, "sample", ids)
+    data.to_csv(tmp_path / "expr.csv", index=False)
+    meta = pd.DataFrame({"sample": ids[::-1], "type": y[::-1], "batch": (["a", "b"] * 19)[::-1]})
+    meta.to_csv(tmp_path / "meta.tsv", sep="\t", index=False)
+    labelled = data.copy()
+    labelled.insert(1, "type", y)
+    labelled.to_csv(tmp_path / "labelled.csv", index=False)
+    return tmp_path, X[:, :300], y, names[:300], np.array(ids)
+
+
+def test_score_with_metadata_matches_the_library(golub_files, capsys):
+    d, X, y, names, _ = golub_files
+    out = d / "rank.tsv"
+    argv = ["score", str(d / "expr.csv"), "--meta", str(d / "meta.tsv"), "--id", "sample",
+            "--target", "type", "--method", "welch", "--fdr", "0.05", "-o", str(out)]
+    assert main(argv) == 0
+    table = pd.read_csv(out, sep="\t")
+    ref = gs.score(X, y, method="welch", feature_names=names)
+    assert list(table["feature"]) == list(ref.feature_names[ref.ranking])
+    np.testing.assert_allclose(table["statistic"], ref.statistic[ref.ranking], rtol=1e-9)
+    np.testing.assert_array_equal(table["selected"], ref.qvalues[ref.ranking] <= 0.05)
+    prov = json.loads((d / "rank.tsv.json").read_text())
+    assert prov["method"] == "welch" and prov["class_counts"] == {"ALL": 27, "AML": 11}
+    assert len(prov["samples_used"]) == 38 and len(prov["inputs"]) == 2
+    assert all(len(v["sha256"]) == 64 for v in prov["inputs"].values())
+    # outputs are never overwritten without --force
+    assert main(argv) == 1
+    assert "already exists" in capsys.readouterr().err
+    assert main([*argv, "--force"]) == 0
+
+
+def test_score_with_labels_in_the_table_and_top(golub_files):
+    d, X, y, names, _ = golub_files
+    assert main(["score", str(d / "labelled.csv"), "--target", "type", "--top", "7", "-o", str(d / "r.tsv")]) == 0
+    table = pd.read_csv(d / "r.tsv", sep="\t")
+    assert table["selected"].sum() == 7 and table["selected"][:7].all()
+    ref = gs.score(X, y, method="fisher")
+    np.testing.assert_allclose(table["score"][:7], ref.scores[ref.ranking[:7]], rtol=1e-9)
+
+
+def test_select_scores_on_training_groups_and_writes_every_sample(golub_files):
+    d, X, y, names, ids = golub_files
+    out = d / "reduced.parquet"
+    assert main(["select", str(d / "expr.csv"), "--meta", str(d / "meta.tsv"), "--id", "sample",
+                 "--target", "type", "--group", "batch", "--train-groups", "a", "--top", "4",
+                 "-o", str(out)]) == 0
+    frame = pd.read_parquet(out)
+    train = np.arange(38) % 2 == 0  # sample i is in batch 'a' when i is even
+    ref = gs.score(X[train], y[train], method="fisher", feature_names=names)
+    assert list(frame.columns[4:]) == list(names[np.sort(ref.ranking[:4])])  # in data order
+    assert list(frame["sample"]) == list(ids) and frame["used_for_scoring"].sum() == 19
+    np.testing.assert_allclose(frame[ref.top(4)[0]], X[:, ref.ranking[0]], rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--target", "nope"], "not found among the sample columns"),
+        (["--target", "type", "--classes", "ALL,XYZ"], "no sample has"),
+        (["--target", "type", "--method", "fisher", "--fdr", "0.1"], "needs p-values"),
+        (["--target", "type", "--train-groups", "a"], "need --group"),
+    ],
+)
+def test_score_data_errors_exit_1(golub_files, capsys, extra, message):
+    d = golub_files[0]
+    argv = ["score", str(d / "expr.csv"), "--meta", str(d / "meta.tsv"), "--id", "sample", *extra, "-o", str(d / "x.tsv")]
+    assert main(argv) == 1
+    assert message in capsys.readouterr().err
+    assert not (d / "x.tsv").exists()
+
+
+def test_score_kmer_counts_with_phenotypes():
+    from conftest import require_shared
+
+    folder = require_shared("pyseer_kmers")
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = f"{tmp}/k.tsv"
+        assert main(["score", str(folder / "kmers.gz"), "--meta", str(folder / "example.pheno"), "--id", "samples",
+                     "--target", "binary", "--method", "chi2_counts", "--top", "10", "-o", out]) == 0
+        table = pd.read_csv(out, sep="\t")
+        assert len(table) == 200 and table["selected"].sum() == 10
+        ds = gs.io.read_kmers(folder / "kmers.gz")
+        meta = gs.io.read_metadata(folder / "example.pheno", id_column="samples")
+        labels = meta.loc[ds.sample_ids, "binary"].to_numpy()
+        ref = gs.score(ds.X, labels, method="chi2_counts", feature_names=ds.feature_names)
+        assert list(table["feature"][:10]) == list(ref.top(10))

@@ -14,6 +14,7 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 
 from .datasets import load_golub
 from .scores import REGISTRY, ScoreResult, get_method, methods, score
+from . import io
 from .selection import SelectFdr, SelectKBest, SelectPercentile
 
 __all__ = [

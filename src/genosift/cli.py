@@ -7,6 +7,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
+
+import numpy as np
 
 
 def _methods(args):
@@ -60,6 +63,108 @@ def _demo(args):
     return 0
 
 
+def _score_job(args):
+    """Shared by `score` and `select`: read, label, score on the training samples."""
+    from . import jobs
+    from .scores import get_method, score
+
+    spec = get_method(args.method)
+    read_options = {"features_in_rows": True} if args.features_in_rows else {}
+    labelled = jobs.load_labelled(
+        args.data, target=args.target, meta=args.meta, id_column=args.id, group_column=args.group,
+        train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
+        min_count=args.min_count, format=args.format, read_options=read_options,
+    )
+    result = score(labelled.X_train, labelled.y_train, method=spec.name,
+                   feature_names=labelled.dataset.feature_names)
+    mask = jobs.select_mask(result, top=args.top, fdr=args.fdr)
+    return labelled, result, mask
+
+
+def _provenance(args, labelled, result, mask, started):
+    from . import jobs
+
+    inputs = [p for p in (args.data, args.meta) if p]
+    return {
+        **result.provenance(),
+        "command": " ".join(["genosift", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("genosift") else None,
+        "inputs": {str(p): {"sha256": jobs.file_digest(p)} for p in inputs},
+        "target": args.target,
+        "selection": {"top": args.top, "fdr": args.fdr, "n_selected": int(mask.sum())},
+        "samples_used": [str(s) for s in labelled.dataset.sample_ids[labelled.train]],
+        "class_counts": {str(c): int((labelled.y_train == c).sum()) for c in np.unique(labelled.y_train)},
+        "notes": labelled.notes,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+
+
+def _summary(result, mask, labelled, started, out):
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{result.method}: {result.n_samples} samples x {result.n_features} features; "
+          f"{int(mask.sum())} selected; {time.perf_counter() - started:.1f} s, peak memory {peak:.0f} MB")
+    for note in labelled.notes:
+        print(f"  {note}")
+    frame = result.to_frame().head(10)
+    for row in frame.itertuples():
+        p = "" if np.isnan(row.pvalue) else f"  q={row.qvalue:.2e}"
+        print(f"  {row.rank:>3}  {row.feature}  {row.score:.6g}{p}")
+    print(f"Wrote {out}")
+
+
+def _score(args):
+    from . import jobs
+
+    started = time.perf_counter()
+    out = Path(args.output)
+    sidecar = out.with_name(out.name + ".json")
+    jobs.check_outputs([out, sidecar], force=args.force)
+    labelled, result, mask = _score_job(args)
+    frame = result.to_frame(sort=False)
+    frame["selected"] = mask
+    frame = frame.iloc[result.ranking].reset_index(drop=True)
+    jobs.write_frame(frame, out)
+    jobs.write_sidecar(sidecar, _provenance(args, labelled, result, mask, started))
+    _summary(result, mask, labelled, started, f"{out} and {sidecar.name}")
+    return 0
+
+
+def _select(args):
+    from . import jobs
+
+    started = time.perf_counter()
+    if args.top is None and args.fdr is None:
+        raise ValueError("select needs a rule: --top K or --fdr Q.")
+    out = Path(args.output)
+    sidecar = out.with_name(out.name + ".json")
+    jobs.check_outputs([out, sidecar], force=args.force)
+    labelled, result, mask = _score_job(args)
+    jobs.write_frame(jobs.reduced_frame(labelled, mask, result.feature_names), out)
+    jobs.write_sidecar(sidecar, _provenance(args, labelled, result, mask, started))
+    _summary(result, mask, labelled, started, f"{out} and {sidecar.name}")
+    return 0
+
+
+def _add_data_options(p):
+    p.add_argument("data", help="data file: CSV/TSV (.gz/.bz2/.zst), Parquet, .npy/.npz, .mtx, .h5ad or k-mer counts")
+    p.add_argument("--format", help="reader name when the suffix does not tell (see genosift.io.READERS)")
+    p.add_argument("--features-in-rows", action="store_true", help="the table has features in rows, samples in columns")
+    p.add_argument("--meta", help="metadata table (CSV/TSV) with the sample ids, the target and groups")
+    p.add_argument("--id", help="the sample-id column of --meta")
+    p.add_argument("--target", required=True, help="the label column (in --meta, or in the data table)")
+    p.add_argument("--method", default="fisher", help="scoring method (see `genosift methods`; default fisher)")
+    p.add_argument("--top", type=_positive_int, help="select the K best features")
+    p.add_argument("--fdr", type=_fraction, help="select features with BH q-value <= Q")
+    p.add_argument("--group", help="metadata column of groups for --train-groups / --val-groups")
+    p.add_argument("--train-groups", help="comma-separated groups to score on (others are held out)")
+    p.add_argument("--val-groups", help="comma-separated groups to hold out of scoring")
+    p.add_argument("--classes", help="comma-separated labels to keep (others are left out)")
+    p.add_argument("--min-count", type=_positive_int, help="leave out classes with fewer samples")
+    p.add_argument("-o", "--output", required=True, help="output file (.tsv, .csv or .parquet)")
+    p.add_argument("--force", action="store_true", help="overwrite existing outputs")
+
+
 def _fraction(text):
     try:
         value = float(text)
@@ -87,6 +192,12 @@ def build_parser():
     p.add_argument("--fdr", type=_fraction, default=0.05, help="FDR level for the selected genes (default 0.05)")
     p.add_argument("--top", type=_positive_int, default=15, help="how many top genes to print (default 15)")
     p.set_defaults(func=_demo)
+    p = sub.add_parser("score", help="rank every feature of a data file against a label column")
+    _add_data_options(p)
+    p.set_defaults(func=_score)
+    p = sub.add_parser("select", help="write the selected features of every labelled sample")
+    _add_data_options(p)
+    p.set_defaults(func=_select)
     return parser
 
 

@@ -1,0 +1,205 @@
+"""The jobs behind the command line: read labelled data, score it, select, write the outputs.
+
+Each step is a plain library function, so the CLI only parses arguments and calls them.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._validation import param_error
+from .report import atomic_write_text
+
+
+@dataclass
+class Labelled:
+    """A data set restricted to the samples to score, with their labels.
+
+    ``dataset`` holds every sample that has a label (training and validation); ``train`` marks
+    the rows used for scoring; ``notes`` says what was dropped and why.
+    """
+
+    dataset: object
+    y: np.ndarray
+    train: np.ndarray
+    notes: list = field(default_factory=list)
+
+    @property
+    def X_train(self):
+        return self.dataset.X[self.train]
+
+    @property
+    def y_train(self):
+        return self.y[self.train]
+
+
+def _split(text):
+    return [t for t in (text or "").split(",") if t]
+
+
+def load_labelled(data, *, target, meta=None, id_column=None, group_column=None, train_groups=None,
+                  val_groups=None, classes=None, min_count=None, format=None, read_options=None):
+    """Read ``data`` (and ``meta``), attach labels and pick the training samples.
+
+    Parameters
+    ----------
+    data : path of any registered format (see ``genosift.io.READERS``)
+    target : the label column, in ``meta`` or (without ``meta``) in the data table itself
+    meta, id_column : a metadata table and its sample-id column, joined on the sample ids
+    group_column, train_groups, val_groups : score only on samples whose group is in
+        ``train_groups`` (if given) and not in ``val_groups``
+    classes : keep only samples of these labels; min_count : drop classes with fewer samples
+    """
+    from .io import attach_metadata, read, read_metadata
+
+    options = dict(read_options or {})
+    wanted = [c for c in (target, group_column) if c]
+    notes = []
+    if meta is None and format in (None, "csv", "tsv", "parquet") and _is_table(data, format):
+        options.setdefault("keep", tuple(wanted))
+    dataset = read(data, format=format, **options)
+    if meta is not None:
+        if not id_column:
+            raise ValueError("--meta needs --id: the metadata column that holds the sample ids.")
+        dataset, report = attach_metadata(dataset, read_metadata(meta, id_column=id_column))
+        notes.append(str(report))
+    obs = dataset.obs
+    missing = [c for c in wanted if obs is None or c not in obs.columns]
+    if missing:
+        have = [] if obs is None else list(obs.columns)
+        raise ValueError(
+            f"Column(s) {missing} not found among the sample columns {have}. Pass --meta with the "
+            "metadata table and --id, or name a column of the data table."
+        )
+    labels = obs[target]
+    keep = labels.notna().to_numpy()
+    if not keep.all():
+        notes.append(f"{int((~keep).sum())} sample(s) without a {target!r} label were left out.")
+    y = labels.to_numpy().astype(str) if labels.dtype == object else labels.to_numpy()
+    if classes:
+        wanted_classes = set(_split(classes) if isinstance(classes, str) else classes)
+        unknown = sorted(wanted_classes - {str(v) for v in y[keep]})
+        if unknown:
+            raise ValueError(f"--classes names label(s) {unknown} that no sample has.")
+        inside = np.array([str(v) in wanted_classes for v in y])
+        notes.append(f"{int((keep & ~inside).sum())} sample(s) of other classes were left out (--classes).")
+        keep &= inside
+    if min_count:
+        values, counts = np.unique(y[keep].astype(str), return_counts=True)
+        rare = set(values[counts < min_count])
+        if rare:
+            notes.append(f"Classes with fewer than {min_count} samples were left out: {sorted(rare)}.")
+            keep &= ~np.isin(y.astype(str), sorted(rare))
+    rows = np.flatnonzero(keep)
+    dataset = _take_rows(dataset, rows)
+    y = y[rows]
+    train = np.ones(len(rows), dtype=bool)
+    if train_groups or val_groups:
+        if not group_column:
+            raise ValueError("--train-groups / --val-groups need --group: the column that holds the groups.")
+        groups = dataset.obs[group_column].astype(str).to_numpy()
+        if train_groups:
+            train &= np.isin(groups, _split(train_groups))
+        if val_groups:
+            train &= ~np.isin(groups, _split(val_groups))
+        notes.append(f"Scoring on {int(train.sum())} training sample(s); {int((~train).sum())} held out.")
+    if not train.any():
+        raise ValueError("No samples are left to score after the label, class and group filters.")
+    return Labelled(dataset, y, train, notes)
+
+
+def _is_table(data, format):
+    from .io import format_of
+
+    return (format or format_of(data)) in ("csv", "tsv", "parquet")
+
+
+def _take_rows(dataset, rows):
+    from dataclasses import replace
+
+    obs = None if dataset.obs is None else dataset.obs.iloc[rows]
+    return replace(dataset, X=dataset.X[rows], sample_ids=dataset.sample_ids[rows], obs=obs)
+
+
+def select_mask(result, *, top=None, fdr=None):
+    """Which features a ranking selects: the ``top`` best, or q-value <= ``fdr``, or all."""
+    if top is not None and fdr is not None:
+        raise ValueError("Choose one selection rule: --top K or --fdr Q, not both.")
+    mask = np.ones(result.n_features, dtype=bool)
+    if top is not None:
+        if not isinstance(top, (int, np.integer)) or top < 1:
+            raise param_error("top", "select_mask", "an int >= 1", top)
+        mask[:] = False
+        mask[result.ranking[:top]] = True
+    elif fdr is not None:
+        if result.qvalues is None:
+            raise ValueError(f"--fdr needs p-values, and method '{result.method}' has none. Use --top K.")
+        with np.errstate(invalid="ignore"):
+            mask = result.qvalues <= fdr
+    return mask
+
+
+def file_digest(path):
+    """SHA-256 of a file (or of the files under a folder), to tie outputs to their input."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    for f in sorted(path.rglob("*")) if path.is_dir() else [path]:
+        if f.is_file():
+            with open(f, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+    return digest.hexdigest()
+
+
+def check_outputs(paths, *, force):
+    """Refuse to overwrite existing outputs unless ``force``; make sure their folders exist."""
+    for path in paths:
+        path = Path(path)
+        if path.exists() and not force:
+            raise FileExistsError(f"{str(path)!r} already exists. Pass --force to overwrite it, or choose another -o.")
+        if not path.parent.exists():
+            raise FileNotFoundError(f"The output folder {str(path.parent)!r} does not exist. Create it first.")
+
+
+def write_frame(frame, path):
+    """A DataFrame as TSV / CSV (by suffix) or Parquet, written atomically."""
+    path = Path(path)
+    name = path.name.lower()
+    if name.endswith((".parquet", ".pq")):
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+        os.close(fd)
+        try:
+            frame.to_parquet(tmp, index=False)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return
+    sep = "," if name.endswith(".csv") else "\t"
+    atomic_write_text(path, frame.to_csv(sep=sep, index=False, float_format="%.10g"))
+
+
+def reduced_frame(labelled, mask, feature_names):
+    """The selected columns of every labelled sample, with the sample ids and label columns."""
+    import pandas as pd
+
+    X = labelled.dataset.X[:, np.flatnonzero(mask)]
+    X = X.toarray() if sp.issparse(X) else np.asarray(X)
+    frame = pd.DataFrame(X, columns=[str(n) for n in np.asarray(feature_names)[mask]])
+    frame.insert(0, "sample", labelled.dataset.sample_ids)
+    if labelled.dataset.obs is not None:
+        for i, col in enumerate(labelled.dataset.obs.columns):
+            frame.insert(1 + i, str(col), labelled.dataset.obs[col].to_numpy())
+    frame.insert(1, "used_for_scoring", labelled.train)
+    return frame
+
+
+def write_sidecar(path, provenance):
+    atomic_write_text(path, json.dumps(provenance, indent=2, sort_keys=True, default=str) + "\n")
