@@ -149,3 +149,21 @@ def test_score_kmer_counts_with_phenotypes():
         labels = meta.loc[ds.sample_ids, "binary"].to_numpy()
         ref = gs.score(ds.X, labels, method="chi2_counts", feature_names=ds.feature_names)
         assert list(table["feature"][:10]) == list(ref.top(10))
+
+
+def test_convert_kmers_then_score_the_store(tmp_path, capsys):
+    from conftest import require_shared
+
+    folder = require_shared("pyseer_kmers")
+    store = tmp_path / "kmers.gs.h5ad"
+    argv = ["convert", str(folder / "kmers.gz"), "--meta", str(folder / "example.pheno"), "--id", "samples",
+            "-o", str(store)]
+    assert main(argv) == 0
+    assert "1837 samples x 200 features" in capsys.readouterr().out
+    assert main(argv) == 1 and "exists" in capsys.readouterr().err  # never overwritten without --force
+    assert main([*argv, "--force"]) == 0
+    from_store = gs.score(str(store), "binary", method="chi2_counts", chunk_bytes=1 << 16)
+    ds = gs.io.read_kmers(folder / "kmers.gz")
+    meta = gs.io.read_metadata(folder / "example.pheno", id_column="samples")
+    ref = gs.score(ds.X, meta.loc[ds.sample_ids, "binary"].to_numpy(), method="chi2_counts")
+    np.testing.assert_allclose(from_store.statistic, ref.statistic, rtol=1e-12)

@@ -146,6 +146,32 @@ def _select(args):
     return 0
 
 
+def _convert(args):
+    from .io import convert, convert_kmers, format_of, read_metadata
+
+    started = time.perf_counter()
+    kinds = {args.format or format_of(path) for path in args.inputs}
+    meta = read_metadata(args.meta, id_column=args.id) if args.meta else None
+    if args.meta and not args.id:
+        raise ValueError("--meta needs --id: the metadata column that holds the sample ids.")
+    if kinds == {"kmers"}:
+        out, report = convert_kmers(args.inputs, args.output, metadata=meta, overwrite=args.force)
+        if report is not None:
+            print(report)
+    elif len(args.inputs) == 1:
+        if meta is not None:
+            raise ValueError("--meta is for k-mer inputs; other tables keep their own sample columns.")
+        out = convert(args.inputs[0], args.output, format=args.format, overwrite=args.force)
+    else:
+        raise ValueError("Several inputs are combined only for k-mer count files; convert other files one at a time.")
+    from .io import open_store
+
+    store = open_store(out)
+    print(f"Wrote {out}: {store.shape[0]} samples x {store.shape[1]} features"
+          f"{f', {store.nnz} non-zeros' if store.sparse else ''} in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
 def _add_data_options(p):
     p.add_argument("data", help="data file: CSV/TSV (.gz/.bz2/.zst), Parquet, .npy/.npz, .mtx, .h5ad or k-mer counts")
     p.add_argument("--format", help="reader name when the suffix does not tell (see genosift.io.READERS)")
@@ -192,6 +218,14 @@ def build_parser():
     p.add_argument("--fdr", type=_fraction, default=0.05, help="FDR level for the selected genes (default 0.05)")
     p.add_argument("--top", type=_positive_int, default=15, help="how many top genes to print (default 15)")
     p.set_defaults(func=_demo)
+    p = sub.add_parser("convert", help="convert k-mer counts (or any data file) to a chunked store once")
+    p.add_argument("inputs", nargs="+", help="k-mer count files (combined by k-mer), or one data file")
+    p.add_argument("-o", "--output", required=True, help="the store to write (suffix .gs.h5ad)")
+    p.add_argument("--format", help="reader name when the suffix does not tell")
+    p.add_argument("--meta", help="metadata table (CSV/TSV) to store with the samples")
+    p.add_argument("--id", help="the sample-id column of --meta")
+    p.add_argument("--force", action="store_true", help="overwrite an existing store")
+    p.set_defaults(func=_convert)
     p = sub.add_parser("score", help="rank every feature of a data file against a label column")
     _add_data_options(p)
     p.set_defaults(func=_score)

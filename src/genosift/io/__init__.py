@@ -12,7 +12,10 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Dataset", "MatchReport", "READERS", "attach_metadata", "read", "read_kmers", "read_metadata", "register_reader"]
+__all__ = [
+    "Dataset", "MatchReport", "READERS", "Store", "attach_metadata", "convert", "convert_kmers", "open_store",
+    "read", "read_kmers", "read_metadata", "register_reader", "score_store", "write_store",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,6 +109,7 @@ def read(path, *, format=None, **options):
     return READERS[name].func(path, **options)
 
 
-from . import kmers, tables  # noqa: E402,F401  (register the readers)
+from . import kmers, store, tables  # noqa: E402,F401  (register the readers)
 from .kmers import read_kmers  # noqa: E402
 from .metadata import MatchReport, attach_metadata, read_metadata  # noqa: E402
+from .store import Store, convert, convert_kmers, open_store, score_store, write_store  # noqa: E402

@@ -1,6 +1,8 @@
 """The registry of scoring methods and ``score``, the one function that runs any of them."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -203,7 +205,7 @@ def _result(spec, out, data, feature_names, opts):
     )
 
 
-def score(X, y=None, *, method="fisher", feature_names=None, **options):
+def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, **options):
     """Score every feature of ``X`` against ``y`` with one registered method.
 
     Parameters
@@ -217,6 +219,10 @@ def score(X, y=None, *, method="fisher", feature_names=None, **options):
         A name from ``genosift.methods()``.
     feature_names : sequence of str, optional
         Names of the columns; by default a DataFrame's columns, else ``x0, x1, ...``.
+    chunk_bytes : int, optional
+        For a store (a ``.gs.h5ad`` path or ``genosift.io.Store``): the memory budget of one
+        chunk of rows or block of features read from disk (default 256 MiB). ``y`` may then
+        name a column of the store's sample table.
     **options
         Options of the method (see ``genosift.methods()``).
 
@@ -239,6 +245,16 @@ def score(X, y=None, *, method="fisher", feature_names=None, **options):
     """
     spec = get_method(method)
     opts = check_options(spec, options)
+    if isinstance(X, (str, os.PathLike)) or hasattr(X, "row_chunks"):
+        from ..io import open_store, read, score_store
+
+        if hasattr(X, "row_chunks") or str(X).endswith(".gs.h5ad"):
+            return score_store(X if hasattr(X, "row_chunks") else open_store(X), y, method=spec.name,
+                               chunk_bytes=chunk_bytes, **opts)
+        data = read(X)
+        if isinstance(y, str) and data.obs is not None and y in data.obs.columns:
+            y = data.obs[y].to_numpy()
+        X, feature_names = data.X, data.feature_names if feature_names is None else feature_names
     if spec.streaming != "rows":
         out, target, names = _score_columns(spec, X, y, feature_names, opts)
         return _result(spec, out, target, names, opts)
