@@ -19,5 +19,5 @@ from .selection import SelectFdr, SelectKBest, SelectPercentile
 
 __all__ = [
     "REGISTRY", "ScoreResult", "SelectFdr", "SelectKBest", "SelectPercentile", "__version__",
-    "get_method", "load_golub", "methods", "score",
+    "get_method", "io", "load_golub", "methods", "score",
 ]

@@ -81,3 +81,53 @@ def map_blocks(func, blocks, *, n_jobs=None):
                 results.append(pending.pop(0).result())
         results.extend(f.result() for f in pending)
     return results
+
+
+def read_ahead(items, ahead=1, *, name="genosift-read-ahead"):
+    """The items of a generator, the next ``ahead`` of them produced by a thread meanwhile.
+
+    For reading or decompressing while the caller computes (file reads, zlib and the numba
+    kernels release the GIL). At most ``ahead + 1`` items are alive: the one handed out and
+    those being produced. An exception in the thread is raised in the caller.
+    """
+    import queue
+    import threading
+
+    slots = threading.Semaphore(ahead + 1)
+    channel = queue.Queue()
+    stop = threading.Event()
+    done = object()
+
+    def produce():
+        try:
+            while True:
+                slots.acquire()
+                if stop.is_set():
+                    return
+                item = next(items, done)
+                channel.put(item)
+                if item is done:
+                    return
+                del item
+        except BaseException as exc:  # handed to the consumer, raised there
+            channel.put(exc)
+
+    worker = threading.Thread(target=produce, name=name, daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = channel.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+            item = None
+            slots.release()
+    finally:
+        stop.set()
+        slots.release()
+        worker.join()
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()

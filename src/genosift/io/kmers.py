@@ -20,8 +20,6 @@ from __future__ import annotations
 import bz2
 import lzma
 import os
-import queue
-import threading
 import warnings
 import zlib
 from pathlib import Path
@@ -31,6 +29,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from .._validation import param_error
+from ..engine import read_ahead
 from . import Dataset, register_reader
 
 __all__ = ["read_kmers", "BLOCK_SIZE"]
@@ -399,50 +398,6 @@ def _decompressed(fh, kind):
         raise _StreamError(f"it is truncated: its {kind} data end before the end-of-stream marker")
 
 
-def _prefetched(items, depth=2):
-    """The items of a generator, produced by a thread up to ``depth`` ahead.
-
-    Decompression releases the GIL, and so does the parsing kernel: the two overlap.
-    """
-    channel = queue.Queue(depth)
-    stop = threading.Event()
-    done = object()
-
-    def send(item):
-        while not stop.is_set():
-            try:
-                channel.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce():
-        try:
-            for item in items:
-                if not send(item):
-                    return
-            send(done)
-        except BaseException as exc:  # handed to the consumer, raised there
-            send(exc)
-        finally:
-            items.close()
-
-    worker = threading.Thread(target=produce, name="genosift-decompress", daemon=True)
-    worker.start()
-    try:
-        while True:
-            item = channel.get()
-            if item is done:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        worker.join()
-
-
 def _plain(fh, block_size):
     while data := fh.read(block_size):
         yield data
@@ -452,7 +407,8 @@ def _pieces(path, block_size):
     """The file's (decompressed) bytes in pieces of at most ``block_size``, read ahead by a thread."""
     kind = _compression(path)
     with open(path, "rb") as fh:
-        source = _prefetched(_plain(fh, block_size) if kind is None else _decompressed(fh, kind))
+        source = read_ahead(_plain(fh, block_size) if kind is None else _decompressed(fh, kind), 2,
+                            name="genosift-decompress")
         try:
             for out in source:
                 if len(out) <= block_size:

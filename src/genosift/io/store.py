@@ -64,6 +64,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from .._validation import param_error, raise_nonfinite
+from .. import engine
 from ..engine import block_width, map_blocks
 from . import Dataset, register_reader
 
@@ -811,7 +812,7 @@ class Store:
             ranges, indptr = self._row_ranges(reader, rows_per_chunk, budget, read_ahead)
             items = (self._row_chunk(reader, a, b, indptr) for a, b in ranges)
             if read_ahead and len(ranges) > 1:
-                items = _read_ahead(items)
+                items = engine.read_ahead(items, name="genosift-store-read")
             try:
                 yield from items
             finally:
@@ -916,51 +917,6 @@ class Store:
         finally:
             reader.close()
         return Dataset(X, self.sample_ids, self.feature_names, self.obs)
-
-
-def _read_ahead(items):
-    """The items of a generator, each next one read by a thread while the caller uses the current one.
-
-    At most two items are alive: the one handed out and the one being read.
-    """
-    import queue
-
-    slots = threading.Semaphore(2)
-    channel = queue.Queue()
-    stop = threading.Event()
-    done = object()
-
-    def produce():
-        try:
-            while True:
-                slots.acquire()
-                if stop.is_set():
-                    return
-                item = next(items, done)
-                channel.put(item)
-                if item is done:
-                    return
-                del item
-        except BaseException as exc:  # handed to the consumer, raised there
-            channel.put(exc)
-
-    worker = threading.Thread(target=produce, name="genosift-store-read", daemon=True)
-    worker.start()
-    try:
-        while True:
-            item = channel.get()
-            if item is done:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-            item = None
-            slots.release()
-    finally:
-        stop.set()
-        slots.release()
-        worker.join()
-        items.close()
 
 
 def open_store(path):

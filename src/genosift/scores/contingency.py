@@ -27,7 +27,6 @@ levels exactly.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from scipy import special
 
 from ..stats import ClassSums
