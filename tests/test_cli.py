@@ -167,3 +167,17 @@ def test_convert_kmers_then_score_the_store(tmp_path, capsys):
     meta = gs.io.read_metadata(folder / "example.pheno", id_column="samples")
     ref = gs.score(ds.X, meta.loc[ds.sample_ids, "binary"].to_numpy(), method="chi2_counts")
     np.testing.assert_allclose(from_store.statistic, ref.statistic, rtol=1e-12)
+
+
+def test_score_accepts_a_file_path_and_a_label_column(golub_files):
+    d, X, y, names, _ = golub_files
+    import gzip
+
+    (d / "labelled.csv.gz").write_bytes(gzip.compress((d / "labelled.csv").read_bytes()))
+    for path in (d / "labelled.csv", str(d / "labelled.csv.gz")):
+        res = gs.score(path, "type", method="welch")
+        ref = gs.score(X, y, method="welch", feature_names=names)
+        np.testing.assert_allclose(res.statistic, ref.statistic, rtol=1e-9)
+        assert list(res.feature_names) == list(names)
+    with pytest.raises(ValueError, match="no column named 'nope'"):
+        gs.score(d / "labelled.csv", "nope")

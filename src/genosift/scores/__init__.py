@@ -246,13 +246,18 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, *
     spec = get_method(method)
     opts = check_options(spec, options)
     if isinstance(X, (str, os.PathLike)) or hasattr(X, "row_chunks"):
-        from ..io import open_store, read, score_store
+        from ..io import format_of, open_store, read, score_store
 
         if hasattr(X, "row_chunks") or str(X).endswith(".gs.h5ad"):
             return score_store(X if hasattr(X, "row_chunks") else open_store(X), y, method=spec.name,
                                chunk_bytes=chunk_bytes, **opts)
-        data = read(X)
-        if isinstance(y, str) and data.obs is not None and y in data.obs.columns:
+        table = isinstance(y, str) and format_of(X) in ("csv", "tsv", "parquet")
+        data = read(X, keep=(y,)) if table else read(X)
+        if isinstance(y, str):
+            if data.obs is None or y not in data.obs.columns:
+                have = [] if data.obs is None else list(data.obs.columns)
+                raise ValueError(f"y names the column {y!r}, which {str(X)!r} does not have (sample columns: {have}). "
+                                 "Pass the labels as an array, or read the file with genosift.io.read(..., keep=[...]).")
             y = data.obs[y].to_numpy()
         X, feature_names = data.X, data.feature_names if feature_names is None else feature_names
     if spec.streaming != "rows":
