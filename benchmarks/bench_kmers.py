@@ -70,16 +70,13 @@ def measure(read, path, repeats):
 
 
 def machine():
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = "%.2f %.2f %.2f" % os.getloadavg() if hasattr(os, "getloadavg") else "n/a"
-    return f"{os.cpu_count()} CPUs ({cpu}), load average {load}"
+    """CPUs, CPU model, RAM and load average, as the main runner reports them."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from run import machine_info
+
+    info = machine_info()
+    load = "%.2f %.2f %.2f" % os.getloadavg()
+    return f"{info['nproc']} CPUs ({info['cpu']}), {info['ram']} RAM, load average {load}"
 
 
 def main(argv=None):

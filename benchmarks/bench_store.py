@@ -169,17 +169,13 @@ def run_child(path, method, chunk_bytes, repeats):
 
 
 def machine():
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    """CPUs, CPU model, RAM and load average, as the main runner reports them."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from run import machine_info
+
+    info = machine_info()
     load = "%.2f %.2f %.2f" % os.getloadavg()
-    return f"{os.cpu_count()} CPUs ({cpu}), {mem:.0f} GiB RAM, load average {load}"
+    return f"{info['nproc']} CPUs ({info['cpu']}), {info['ram']} RAM, load average {load}"
 
 
 def main(argv=None):

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .._validation import param_error
+from .._validation import _names_list, param_error
 from ..engine import read_ahead
 from . import Dataset, register_reader
 
@@ -648,8 +648,7 @@ def _exact_limit(dtype):
 
 
 def _names(names, limit=10):
-    shown = ", ".join(repr(str(n)) for n in names[:limit])
-    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+    return _names_list(list(names), limit)
 
 
 def _warn_unmatched(samples, ids, row_of, paths):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validation import param_error
+from .._validation import _names_list, param_error
 from . import Dataset
 from .kmers import _compression, _pieces
 
@@ -17,8 +17,7 @@ _COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
 
 
 def _names(names, limit=10):
-    shown = ", ".join(repr(str(n)) for n in names[:limit])
-    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+    return _names_list(list(names), limit)
 
 
 def _sniff_sep(path, kind):

@@ -63,9 +63,9 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .._validation import param_error, raise_nonfinite
+from .._validation import param_error
 from .. import engine
-from ..engine import block_width, map_blocks
+from ..engine import block_width
 from . import Dataset, register_reader
 
 __all__ = ["CHUNK_BYTES", "SUFFIX", "Store", "convert", "convert_kmers", "open_store", "read_store",
@@ -1009,15 +1009,6 @@ def _target_of(store, target, spec):
     return target
 
 
-def _finite_blocks(blocks, names):
-    for j0, j1, block in blocks:
-        values = block.data if sp.issparse(block) else block
-        if not np.isfinite(values).all():
-            dense = block.toarray() if sp.issparse(block) else block
-            raise_nonfinite(dense, np.flatnonzero(~np.isfinite(dense).all(axis=0)), names[j0:j1])
-        yield j0, j1, block
-
-
 def _pairs(store, y, budget):
     """``(chunk, y_chunk)`` over the store's row chunks; a chunk is let go before the next is read."""
     chunks = store.row_chunks(chunk_bytes=budget)
@@ -1111,7 +1102,7 @@ def score_store(source, target=None, *, method="fisher", chunk_bytes=None, n_job
     >>> np.round(score_store(path, "y", method="auc").scores, 6).tolist()  # feature blocks
     [0.944444, 0.722222, 1.0]
     """
-    from ..scores import Scores, _check_classes, _result, check_options, get_method, make_target
+    from ..scores import _check_classes, check_options, get_method, make_target, score_blocks
 
     store = source if isinstance(source, Store) else Store(source)
     budget = _budget(chunk_bytes, "score_store")
@@ -1148,7 +1139,5 @@ def score_store(source, target=None, *, method="fisher", chunk_bytes=None, n_job
                 block = np.ascontiguousarray(block, dtype=np.float64)
             yield j0, j1, block
 
-    blocks = _finite_blocks(prepared(store.feature_blocks(width, chunk_bytes=max(1, budget // 2))), names)
-    parts = map_blocks(lambda jb: spec.func(jb[2], target_, **opts), blocks, n_jobs=jobs)
-    out = Scores(*(None if parts[0][i] is None else np.concatenate([q[i] for q in parts]) for i in range(4)))
-    return _result(spec, out, target_, names, opts)
+    blocks = prepared(store.feature_blocks(width, chunk_bytes=max(1, budget // 2)))
+    return score_blocks(spec, blocks, target_, names, opts, n_jobs=jobs)

@@ -15,7 +15,7 @@ from . import moments, ranks, contingency, distances, neighbours  # noqa: E402,F
 
 __all__ = [
     "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "get_method", "methods",
-    "rank_order", "register", "score", "statistics", "finish", "check_options", "make_target",
+    "rank_order", "register", "score", "score_blocks", "statistics", "finish", "check_options", "make_target",
 ]
 
 
@@ -76,20 +76,32 @@ def make_target(spec, y, n_samples):
     return Target(n_samples, codes=codes.astype(np.intp, copy=False), classes=classes, count=count, values=values)
 
 
-def _check_finite_blocks(M, names, blocks):
-    """Pass blocks through, raising the non-finite error (naming features) where one has NaN/inf."""
-    from .._validation import raise_nonfinite
+def _finite_blocks(blocks, names):
+    """Pass ``(j0, j1, block)`` through, raising the non-finite error (naming the features)."""
+    from .._validation import default_feature_names, raise_nonfinite
 
     for j0, j1, block in blocks:
         values = block.data if sp.issparse(block) else block
         if not np.isfinite(values).all():
             dense = block.toarray() if sp.issparse(block) else block
-            raise_nonfinite(M, j0 + np.flatnonzero(~np.isfinite(dense).all(axis=0)), names)
+            local = default_feature_names(j1)[j0:] if names is None else names[j0:j1]
+            raise_nonfinite(dense, np.flatnonzero(~np.isfinite(dense).all(axis=0)), local)
         yield j0, j1, block
 
 
+def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None):
+    """Run a "blocks" method over ``(j0, j1, block)`` column blocks, in order: a ``ScoreResult``.
+
+    The one loop behind in-memory arrays and on-disk stores; blocks run on ``n_jobs`` threads.
+    """
+    parts = map_blocks(lambda jb: spec.func(jb[2], target, **options), _finite_blocks(blocks, feature_names),
+                       n_jobs=n_jobs)
+    out = Scores(*(None if parts[0][i] is None else np.concatenate([q[i] for q in parts]) for i in range(4)))
+    return _result(spec, out, target, feature_names, options)
+
+
 def _score_columns(spec, X, y, names, opts):
-    """Run a "blocks" or "matrix" method on in-memory data: ``(Scores, target, names)``."""
+    """Run a "blocks" or "matrix" method on in-memory data."""
     if is_chunk_stream(X):
         raise ValueError(
             f"Method '{spec.name}' needs every sample of a feature at once (it works on whole "
@@ -100,14 +112,12 @@ def _score_columns(spec, X, y, names, opts):
     names = frame_names if names is None else np.asarray(names, dtype=object)
     target = make_target(spec, y, M.shape[0])
     _check_classes(spec, target)
-    blocks = _check_finite_blocks(M, names, column_blocks(M, block_width(*M.shape), keep_sparse=spec.sparse_blocks))
+    blocks = column_blocks(M, block_width(*M.shape), keep_sparse=spec.sparse_blocks)
     if spec.streaming == "matrix":
-        for _ in blocks:  # the finiteness check, one block at a time
+        for _ in _finite_blocks(blocks, names):  # the finiteness check, one block at a time
             pass
-        return spec.func(M, target, **opts), target, names
-    parts = map_blocks(lambda jb: spec.func(jb[2], target, **opts), blocks)
-    out = Scores(*(None if parts[0][i] is None else np.concatenate([q[i] for q in parts]) for i in range(4)))
-    return out, target, names
+        return _result(spec, spec.func(M, target, **opts), target, names, opts)
+    return score_blocks(spec, blocks, target, names, opts)
 
 
 def statistics(spec, X, y=None, *, feature_names=None):
@@ -261,7 +271,6 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, *
             y = data.obs[y].to_numpy()
         X, feature_names = data.X, data.feature_names if feature_names is None else feature_names
     if spec.streaming != "rows":
-        out, target, names = _score_columns(spec, X, y, feature_names, opts)
-        return _result(spec, out, target, names, opts)
+        return _score_columns(spec, X, y, feature_names, opts)
     stats, names = statistics(spec, X, y, feature_names=feature_names)
     return finish(spec, stats, names, opts)

@@ -36,6 +36,12 @@ class Target:
         return 0.0 if self.values is None else float(((self.values - self.values.mean()) ** 2).sum())
 
 
+def ratio(num, den):
+    """``num / den`` elementwise, quietly: x/0 is +-inf and 0/0 is NaN, as the conventions want."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return num / den
+
+
 def rank_order(key):
     """Feature indices, best first: higher key first, NaN last, ties by lower index."""
     key = np.asarray(key, dtype=np.float64)

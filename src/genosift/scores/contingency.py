@@ -30,7 +30,7 @@ import numpy as np
 from scipy import special
 
 from ..stats import ClassSums
-from ._base import Scores, register
+from ._base import Scores, register, ratio
 from ._discretize import check_options, contingency_tables
 
 
@@ -48,11 +48,6 @@ def _chi2_sf(dof, x):
     return p
 
 
-def _ratio(num, den):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return num / den
-
-
 @register(
     "chi2_counts", statistic=ClassSums, task="classification", pvalues=True,
     formula="sum_c (O_c - E_c)^2 / E_c, O_c = sum of x over class c, E_c = (n_c / n) sum of x; p from chi2(K - 1)",
@@ -65,7 +60,7 @@ def chi2_counts(stats):
     total = stats.sums.sum(axis=0)  # of x - shift
     observed_minus_expected = stats.sums - share * total  # the shift cancels
     expected = share * (total + n * stats.shift)
-    chisq = _ratio(observed_minus_expected**2, expected).sum(axis=0)
+    chisq = ratio(observed_minus_expected**2, expected).sum(axis=0)
     chisq[stats.minimum == stats.maximum] = np.nan  # constant (all-zero included): no test
     return Scores(chisq, _chi2_sf(len(stats.classes) - 1, chisq))
 
@@ -117,7 +112,7 @@ def chi2(block, target, *, bins=5, max_categories=5):
     tables = _tables(block, target, "method 'chi2'", bins, max_categories)
     n, row, col, dof = _margins(tables)
     expected = row[:, :, None] * col[:, None, :] / n[:, None, None]
-    terms = _ratio((tables - expected) ** 2, expected)
+    terms = ratio((tables - expected) ** 2, expected)
     stat = np.where(expected > 0, terms, 0.0).sum(axis=(1, 2))
     stat[dof == 0] = np.nan
     return Scores(stat, _chi2_sf(dof, stat))

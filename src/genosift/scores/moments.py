@@ -11,12 +11,7 @@ import numpy as np
 from scipy import special
 
 from ..stats import ClassMoments, CoMoments
-from ._base import Scores, register
-
-
-def _ratio(num, den):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return num / den
+from ._base import Scores, register, ratio
 
 
 def _two_classes(stats):
@@ -36,7 +31,7 @@ def _two_classes(stats):
 def fisher(stats):
     """Fisher score: between-class over within-class scatter, any number of classes."""
     between, within = stats.between_within()
-    return Scores(_ratio(between, within))
+    return Scores(ratio(between, within))
 
 
 @register(
@@ -53,10 +48,10 @@ def anova(stats):
             f"ANOVA needs more samples than classes: {int(n)} samples in {g} classes leave no "
             "degrees of freedom within classes. Add samples or merge classes."
         )
-    f = _ratio(between * (n - g), within * (g - 1))
+    f = ratio(between * (n - g), within * (g - 1))
     p = special.fdtrc(g - 1, n - g, f)
     # rank by the same ratio as fisher so both methods order features identically
-    return Scores(f, p, rank_key=_ratio(between, within))
+    return Scores(f, p, rank_key=ratio(between, within))
 
 
 @register(
@@ -69,8 +64,8 @@ def welch(stats):
     """Welch's unequal-variance t statistic (classes[1] minus classes[0]), two-sided p."""
     n0, n1, diff, var0, var1 = _two_classes(stats)
     a, b = var0 / n0, var1 / n1
-    t = _ratio(diff, np.sqrt(a + b))
-    df = _ratio((a + b) ** 2, a * a / (n0 - 1) + b * b / (n1 - 1))
+    t = ratio(diff, np.sqrt(a + b))
+    df = ratio((a + b) ** 2, a * a / (n0 - 1) + b * b / (n1 - 1))
     p = 2.0 * special.stdtr(df, -np.abs(t))
     p[np.isinf(t)] = 0.0
     return Scores(t, p)
@@ -85,7 +80,7 @@ def welch(stats):
 def snr(stats):
     """Signal-to-noise ratio of the two class means."""
     _, _, diff, var0, var1 = _two_classes(stats)
-    return Scores(_ratio(diff, np.sqrt(var0) + np.sqrt(var1)))
+    return Scores(ratio(diff, np.sqrt(var0) + np.sqrt(var1)))
 
 
 @register(
@@ -99,7 +94,7 @@ def fscore(stats):
     n = n0 + n1
     # (m1 - m)^2 + (m0 - m)^2 with m the overall mean, written without cancellation
     num = diff * diff * (n0 * n0 + n1 * n1) / (n * n)
-    return Scores(_ratio(num, var0 + var1))
+    return Scores(ratio(num, var0 + var1))
 
 
 @register(
@@ -109,7 +104,7 @@ def fscore(stats):
 )
 def pearson(stats):
     """Pearson correlation with a numeric target (binary labels coded 0/1), two-sided p."""
-    r = np.clip(_ratio(stats.c_xy, np.sqrt(stats.m2_x * stats.m2_y)), -1.0, 1.0)
+    r = np.clip(ratio(stats.c_xy, np.sqrt(stats.m2_x * stats.m2_y)), -1.0, 1.0)
     r[stats.m2_x == 0] = np.nan
     n = stats.count
     if n < 3:

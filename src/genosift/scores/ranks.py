@@ -31,7 +31,7 @@ from scipy import special
 from scipy.stats import rankdata
 
 from .._validation import param_error
-from ._base import Scores, register
+from ._base import Scores, register, ratio
 
 # --------------------------------------------------------------------------------------------
 # compiled kernels
@@ -195,11 +195,6 @@ def _rank_sums(block, codes, weights, k):
     return _dense_rank_sums(XT, order, codes, weights, k)
 
 
-def _ratio(num, den):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return num / den
-
-
 def _correlation_p(r, n):
     """Two-sided p of a correlation coefficient from Student's t with n - 2 df."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -232,7 +227,7 @@ def spearman(block, target):
     n = target.n_samples
     ry = rankdata(target.values) - 0.5 * (n + 1)
     C, S = _rank_sums(block, np.zeros(n, dtype=np.intp), ry, 1)
-    rho = _ratio(C[:, 0], np.sqrt(S * (ry @ ry)))
+    rho = ratio(C[:, 0], np.sqrt(S * (ry @ ry)))
     rho[S == 0] = np.nan
     rho = np.clip(rho, -1.0, 1.0)
     p = _correlation_p(rho, n) if n > 2 else np.where(np.isnan(rho), np.nan, 1.0)
@@ -385,6 +380,6 @@ def kruskal(block, target):
     n, k = target.n_samples, len(target.classes)
     C, S = _rank_sums(block, target.codes, np.ones(n), k)
     # H = 12/(n(n+1)) sum_j D_j^2/n_j divided by the tie correction 12 S/(n^3 - n); D_j = C[:, j]
-    h = _ratio((n - 1) * ((C * C) / target.count).sum(axis=1), S)
+    h = ratio((n - 1) * ((C * C) / target.count).sum(axis=1), S)
     h[S == 0] = np.nan
     return Scores(h, special.chdtrc(k - 1, h))
