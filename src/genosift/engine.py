@@ -1,19 +1,135 @@
 """Folding statistics over chunks of rows, and mapping functions over blocks of columns.
 
-No statistics are defined here.
+Also the two process-wide settings of long runs: how many threads work (``set_threads``), and
+whether progress bars are shown (``set_progress``, ``progress``). No statistics are defined here.
 """
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from functools import reduce
 
 import numpy as np
 import scipy.sparse as sp
 
+from ._validation import param_error
+
 #: Bytes of one dense float64 column block handed to a whole-column method.
 BLOCK_BYTES = 64 * 2**20
+
+_settings = {"threads": None, "progress": False}
+
+
+def set_threads(n):
+    """Use ``n`` threads: numba's parallel kernels and the default of every worker pool.
+
+    Parameters
+    ----------
+    n : int or None
+        Threads for ``map_blocks`` and ``score_store`` (their default ``n_jobs``) and for numba's
+        parallel loops (capped at ``numba.config.NUMBA_NUM_THREADS``, the most numba started).
+        None restores the defaults: all CPUs.
+
+    Examples
+    --------
+    >>> import numba
+    >>> set_threads(1)
+    >>> threads(), numba.get_num_threads()
+    (1, 1)
+    >>> set_threads(None)
+    >>> threads() == (os.cpu_count() or 1)
+    True
+    """
+    import numba
+
+    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
+        raise param_error("n", "set_threads", "a positive int or None", n)
+    cap = numba.config.NUMBA_NUM_THREADS
+    numba.set_num_threads(cap if n is None else min(int(n), cap))
+    _settings["threads"] = None if n is None else int(n)
+
+
+def threads():
+    """The default number of worker threads: ``set_threads``'s value, else the number of CPUs."""
+    return _settings["threads"] or os.cpu_count() or 1
+
+
+def _numba_threads(count):
+    import numba
+
+    numba.set_num_threads(count)
+
+
+def set_progress(enabled):
+    """Show progress bars on stderr (``True``) or not (``False``, the default).
+
+    The command line turns them on when stderr is a terminal; library calls stay quiet.
+    """
+    _settings["progress"] = bool(enabled)
+
+
+class _Silent:
+    def advance(self, n=1):
+        pass
+
+
+class _Task:
+    def __init__(self, bar, task):
+        self._bar, self._task = bar, task
+
+    def advance(self, n=1):
+        self._bar.advance(self._task, n)
+
+
+_live = {"bar": None, "tasks": 0}
+_live_lock = threading.Lock()
+
+
+@contextmanager
+def progress(description, total=None, unit=""):
+    """A progress bar for a long loop: ``with progress("Reading", total=n, unit="rows") as bar:``.
+
+    Yields an object whose ``advance(n=1)`` counts ``n`` more units done (from any thread). The
+    bar is drawn on stderr only after ``set_progress(True)``; otherwise this costs next to nothing.
+    Bars opened while another is shown are drawn below it.
+
+    Examples
+    --------
+    >>> with progress("Scoring", total=3, unit="blocks") as bar:
+    ...     for _ in range(3):
+    ...         bar.advance()
+    """
+    if not _settings["progress"]:
+        yield _Silent()
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    with _live_lock:
+        if _live["bar"] is None:
+            _live["bar"] = Progress(
+                TextColumn("{task.description}"), BarColumn(),
+                TextColumn("{task.completed:,.0f}{task.fields[of]}"),
+                TimeElapsedColumn(), TimeRemainingColumn(),
+                console=Console(stderr=True), transient=True,
+            )
+            _live["bar"].start()
+        bar = _live["bar"]
+        of = (f"/{total:,.0f}" if total is not None else "") + (f" {unit}" if unit else "")
+        task = bar.add_task(description, total=total, of=of)
+        _live["tasks"] += 1
+    try:
+        yield _Task(bar, task)
+    finally:
+        with _live_lock:
+            bar.remove_task(task)
+            _live["tasks"] -= 1
+            if not _live["tasks"]:
+                bar.stop()
+                _live["bar"] = None
 
 
 def is_chunk_stream(X):
@@ -39,7 +155,7 @@ def block_width(n_samples, n_features=None, block_bytes=None):
     budget = BLOCK_BYTES if block_bytes is None else block_bytes
     width = int(max(1, min(65536, budget // (8 * max(n_samples, 1)))))
     if n_features:
-        n_blocks = max(-(-n_features // width), min(os.cpu_count() or 1, n_features))
+        n_blocks = max(-(-n_features // width), min(threads(), n_features))
         width = -(-n_features // n_blocks)
     return width
 
@@ -65,16 +181,20 @@ def column_blocks(M, width, *, keep_sparse=False):
 
 
 def map_blocks(func, blocks, *, n_jobs=None):
-    """``[func(block) for block in blocks]`` in order, on ``n_jobs`` threads (default: all CPUs).
+    """``[func(block) for block in blocks]`` in order, on ``n_jobs`` threads (default ``threads()``).
 
     Whole-column methods spend their time in numpy and numba code that releases the GIL, so
-    threads run blocks in parallel; at most ``2 * n_jobs`` blocks are in memory at once.
+    threads run blocks in parallel; at most ``2 * n_jobs`` blocks are in memory at once. The
+    workers run numba's parallel loops on as many threads as the caller's.
     """
-    n_jobs = n_jobs or os.cpu_count() or 1
+    import numba
+
+    n_jobs = n_jobs or threads()
     if n_jobs == 1:
         return [func(b) for b in blocks]
     results, pending = [], []
-    with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+    with ThreadPoolExecutor(max_workers=n_jobs, initializer=_numba_threads,
+                            initargs=(numba.get_num_threads(),)) as pool:
         for b in blocks:
             pending.append(pool.submit(func, b))
             if len(pending) >= 2 * n_jobs:

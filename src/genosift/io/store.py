@@ -1009,24 +1009,39 @@ def _target_of(store, target, spec):
     return target
 
 
-def _pairs(store, y, budget):
-    """``(chunk, y_chunk)`` over the store's row chunks; a chunk is let go before the next is read."""
+def _pairs(store, y, budget, rows=None):
+    """``(chunk, y_chunk)`` over the store's row chunks, keeping the sorted ``rows`` (all if None).
+
+    ``y`` has one value per row kept. A chunk is let go before the next is read.
+    """
     chunks = store.row_chunks(chunk_bytes=budget)
     try:
-        a = 0
-        while True:
-            chunk = None
-            chunk = next(chunks, None)
-            if chunk is None:
-                return
-            b = a + chunk.shape[0]
-            yield chunk, None if y is None else y[a:b]
-            a = b
+        with engine.progress("Reading rows", total=store.shape[0], unit="rows") as bar:
+            a = k = 0
+            while True:
+                chunk = None
+                chunk = next(chunks, None)
+                if chunk is None:
+                    return
+                b = a + chunk.shape[0]
+                bar.advance(b - a)
+                if rows is not None:
+                    lo, hi = np.searchsorted(rows, [a, b])
+                    if hi == lo:
+                        a = b
+                        continue
+                    if hi - lo < b - a:
+                        chunk = chunk[rows[lo:hi] - a]
+                    b_y = k + (hi - lo)
+                else:
+                    b_y = b
+                yield chunk, None if y is None else y[k:b_y]
+                a, k = b, b_y
     finally:
         chunks.close()
 
 
-def _score_rows(store, y, spec, opts, budget):
+def _score_rows(store, y, spec, opts, budget, rows):
     """A row-mergeable method over the store's row chunks: merged statistics, then the scores.
 
     The feature names (a Python string each, GIL-bound work) are decoded by a thread while the
@@ -1046,11 +1061,11 @@ def _score_rows(store, y, spec, opts, budget):
     loader.start()
     try:
         try:
-            stats, _ = statistics(spec, _pairs(store, y, budget))
+            stats, _ = statistics(spec, _pairs(store, y, budget, rows))
         except ValueError:
             loader.join()
             if "value" in names:  # the same pass again, so that the message names the features
-                statistics(spec, _pairs(store, y, budget), feature_names=names["value"])
+                statistics(spec, _pairs(store, y, budget, rows), feature_names=names["value"])
             raise
     finally:
         loader.join()
@@ -1059,7 +1074,28 @@ def _score_rows(store, y, spec, opts, budget):
     return finish(spec, stats, names["value"], opts)
 
 
-def score_store(source, target=None, *, method="fisher", chunk_bytes=None, n_jobs=None, **options):
+def _rows_of(samples, n):
+    """The sorted row indices that ``samples`` (a boolean mask or sorted indices) keeps; None if all."""
+    if samples is None:
+        return None
+    rows = np.asarray(samples)
+    expected = f"None, a boolean mask of {n} values, or increasing row indices in [0, {n})"
+    if rows.dtype == bool:
+        if rows.shape != (n,):
+            raise param_error("samples", "score_store", expected, f"a boolean array of shape {rows.shape}")
+        rows = np.flatnonzero(rows)
+    elif rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
+        raise param_error("samples", "score_store", expected, f"an array of {rows.dtype} of shape {rows.shape}")
+    rows = rows.astype(np.int64)
+    if rows.size and (rows.min() < 0 or rows.max() >= n or (np.diff(rows) <= 0).any()):
+        raise param_error("samples", "score_store", expected, rows[:10].tolist() + (["..."] if rows.size > 10 else []))
+    if not rows.size:
+        raise ValueError("'samples' keeps no row of the store: select at least one sample to score.")
+    return None if rows.size == n else rows
+
+
+def score_store(source, target=None, *, method="fisher", samples=None, chunk_bytes=None, n_jobs=None,
+                **options):
     """Score every feature of a store against a target, out of core.
 
     Row-mergeable methods (``streaming == "rows"`` in ``genosift.methods()``) read the store in
@@ -1072,13 +1108,19 @@ def score_store(source, target=None, *, method="fisher", chunk_bytes=None, n_job
     source : str, Path or Store
     target : str or array-like, optional
         The name of a column of the store's ``obs``, or the labels (or numeric target), one per
-        sample in the store's row order. None for unsupervised methods.
+        sample in the store's row order (or one per sample kept by ``samples``). None for
+        unsupervised methods.
     method : str
         A name from ``genosift.methods()``; "matrix" methods (relieff) need the data in memory.
+    samples : array-like of bool or int, optional
+        Score only these rows of the store: a boolean mask (one value per row) or increasing row
+        indices. Rows are dropped as they are read, so the result is ``genosift.score`` on
+        ``X[samples]`` with the same memory budget. By default every row.
     chunk_bytes : int, optional
         The budget for data in memory (default ``CHUNK_BYTES``).
     n_jobs : int, optional
-        Threads for whole-column methods (default: all CPUs).
+        Threads for whole-column methods (default ``genosift.engine.threads()``: all CPUs unless
+        ``engine.set_threads`` says otherwise).
     **options
         Options of the method.
 
@@ -1101,6 +1143,8 @@ def score_store(source, target=None, *, method="fisher", chunk_bytes=None, n_job
     ([1.5625, 0.446429, 4.0], ['k3', 'k1'])
     >>> np.round(score_store(path, "y", method="auc").scores, 6).tolist()  # feature blocks
     [0.944444, 0.722222, 1.0]
+    >>> score_store(path, "y", samples=[0, 1, 2, 3]).n_samples  # the first four samples only
+    4
     """
     from ..scores import _check_classes, check_options, get_method, make_target, score_blocks
 
@@ -1118,26 +1162,37 @@ def score_store(source, target=None, *, method="fisher", chunk_bytes=None, n_job
         )
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
         raise param_error("n_jobs", "score_store", "a positive int or None", n_jobs)
+    rows = _rows_of(samples, n)
+    m = n if rows is None else rows.size
     if y is not None:
         from .._validation import as_labels
 
-        y = as_labels(y, n)
-    target_ = make_target(spec, y, n)
+        if rows is not None and np.ndim(y) == 1 and len(y) not in (n, m):
+            raise ValueError(
+                f"y has {len(y)} values, but the store has {n} rows and 'samples' keeps {m}: give "
+                "one label per row of the store, or one per sample kept."
+            )
+        y = as_labels(y, n)[rows] if rows is not None and len(y) == n else as_labels(y, m)
+    target_ = make_target(spec, y, m)
     _check_classes(spec, target_)  # before reading: wrong labels fail at once
     if spec.streaming == "rows":
-        return _score_rows(store, y, spec, opts, budget)
+        return _score_rows(store, y, spec, opts, budget, rows)
     names = store.feature_names
     # half the budget for the blocks in flight (2 per thread, one being read), half for reading
-    jobs = int(n_jobs or os.cpu_count() or 1)
+    jobs = int(n_jobs or engine.threads())
     width = block_width(n, p, max(1, budget // 2 // (2 * jobs + 1)))
 
-    def prepared(blocks):
+    def prepared(blocks, bar):
         for j0, j1, block in blocks:
+            if rows is not None:
+                block = block[rows]
             if sp.issparse(block):
                 block = block.astype(np.float64, copy=False) if spec.sparse_blocks else block.toarray().astype(np.float64, copy=False)
             else:
                 block = np.ascontiguousarray(block, dtype=np.float64)
+            bar.advance(j1 - j0)
             yield j0, j1, block
 
-    blocks = prepared(store.feature_blocks(width, chunk_bytes=max(1, budget // 2)))
-    return score_blocks(spec, blocks, target_, names, opts, n_jobs=jobs)
+    with engine.progress("Reading feature blocks", total=p, unit="features") as bar:
+        blocks = prepared(store.feature_blocks(width, chunk_bytes=max(1, budget // 2)), bar)
+        return score_blocks(spec, blocks, target_, names, opts, n_jobs=jobs)
