@@ -15,7 +15,8 @@ import genosift as gs
 from conftest import load_shared, require_shared
 from genosift.io import Dataset, format_of, read
 from genosift.io import store as store_module
-from genosift.io.store import SUFFIX, Store, convert, convert_kmers, open_store, score_store, write_store
+from genosift.io import convert_kmers
+from genosift.io.store import SUFFIX, Store, convert, open_store, score_store, write_store
 
 pytest.importorskip("h5py", reason="genosift stores need h5py (genosift[io])")
 # anndata 0.12 asks pandas 3 about an option pandas deprecates; nothing to do with genosift

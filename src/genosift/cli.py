@@ -66,7 +66,7 @@ def _demo(args):
 def _score_job(args):
     """Shared by `score` and `select`: read, label, score on the training samples."""
     from . import jobs
-    from .scores import get_method, score
+    from .scores import get_method
 
     spec = get_method(args.method)
     read_options = {"features_in_rows": True} if args.features_in_rows else {}
@@ -75,8 +75,7 @@ def _score_job(args):
         train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
         min_count=args.min_count, format=args.format, read_options=read_options,
     )
-    result = score(labelled.X_train, labelled.y_train, method=spec.name,
-                   feature_names=labelled.dataset.feature_names)
+    result = jobs.score_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes)
     mask = jobs.select_mask(result, top=args.top, fdr=args.fdr)
     return labelled, result, mask
 
@@ -140,7 +139,8 @@ def _select(args):
     sidecar = out.with_name(out.name + ".json")
     jobs.check_outputs([out, sidecar], force=args.force)
     labelled, result, mask = _score_job(args)
-    jobs.write_frame(jobs.reduced_frame(labelled, mask, result.feature_names), out)
+    reduced = jobs.reduced_frame(labelled, mask, result.feature_names, chunk_bytes=args.chunk_bytes)
+    jobs.write_frame(reduced, out)
     jobs.write_sidecar(sidecar, _provenance(args, labelled, result, mask, started))
     _summary(result, mask, labelled, started, f"{out} and {sidecar.name}")
     return 0
@@ -187,8 +187,16 @@ def _add_data_options(p):
     p.add_argument("--val-groups", help="comma-separated groups to hold out of scoring")
     p.add_argument("--classes", help="comma-separated labels to keep (others are left out)")
     p.add_argument("--min-count", type=_positive_int, help="leave out classes with fewer samples")
+    p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
+                   help="memory budget for streaming a store (.gs.h5ad), e.g. 64M or 1G (default 256M)")
     p.add_argument("-o", "--output", required=True, help="output file (.tsv, .csv or .parquet)")
     p.add_argument("--force", action="store_true", help="overwrite existing outputs")
+    _add_run_options(p)
+
+
+def _add_run_options(p):
+    p.add_argument("--threads", type=_positive_int, metavar="N", help="threads to use (default: all CPUs)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars (they show only on a terminal)")
 
 
 def _fraction(text):
@@ -198,6 +206,20 @@ def _fraction(text):
         value = None
     if value is None or not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"must be a number in (0, 1], got {text!r}")
+    return value
+
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _byte_size(text):
+    """Bytes from ``123``, ``64K``, ``64M``, ``1.5G``, ``2GiB``... (K, M, G, T are powers of 1024)."""
+    import re
+
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([KMGT]?)(?:I?B)?\s*", text.upper())
+    value = int(float(match[1]) * _UNITS[match[2]]) if match else 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a size in bytes such as 4096, 64M or 1G, got {text!r}")
     return value
 
 
@@ -225,6 +247,7 @@ def build_parser():
     p.add_argument("--meta", help="metadata table (CSV/TSV) to store with the samples")
     p.add_argument("--id", help="the sample-id column of --meta")
     p.add_argument("--force", action="store_true", help="overwrite an existing store")
+    _add_run_options(p)
     p.set_defaults(func=_convert)
     p = sub.add_parser("score", help="rank every feature of a data file against a label column")
     _add_data_options(p)
@@ -242,8 +265,13 @@ def _version():
 
 
 def main(argv=None):
+    from . import engine
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    threads = getattr(args, "threads", None)
+    previous_threads = engine.set_threads(threads) if threads else None
+    shown = engine.set_progress(sys.stderr.isatty() and not getattr(args, "quiet", False))
     try:
         return args.func(args)
     except BrokenPipeError:  # output piped into `head` and the like: not an error
@@ -254,3 +282,7 @@ def main(argv=None):
     except (ValueError, TypeError, OSError) as exc:
         print(f"genosift: error: {exc}", file=sys.stderr)
         return 1
+    finally:  # in-process callers keep their own settings
+        engine.set_progress(shown)
+        if threads:
+            engine.set_threads(previous_threads)

@@ -33,13 +33,18 @@ def set_threads(n):
         parallel loops (capped at ``numba.config.NUMBA_NUM_THREADS``, the most numba started).
         None restores the defaults: all CPUs.
 
+    Returns
+    -------
+    int or None
+        The previous setting, to restore it with.
+
     Examples
     --------
     >>> import numba
-    >>> set_threads(1)
+    >>> previous = set_threads(1)
     >>> threads(), numba.get_num_threads()
     (1, 1)
-    >>> set_threads(None)
+    >>> _ = set_threads(previous)
     >>> threads() == (os.cpu_count() or 1)
     True
     """
@@ -49,7 +54,8 @@ def set_threads(n):
         raise param_error("n", "set_threads", "a positive int or None", n)
     cap = numba.config.NUMBA_NUM_THREADS
     numba.set_num_threads(cap if n is None else min(int(n), cap))
-    _settings["threads"] = None if n is None else int(n)
+    previous, _settings["threads"] = _settings["threads"], None if n is None else int(n)
+    return previous
 
 
 def threads():
@@ -67,8 +73,10 @@ def set_progress(enabled):
     """Show progress bars on stderr (``True``) or not (``False``, the default).
 
     The command line turns them on when stderr is a terminal; library calls stay quiet.
+    Returns the previous setting.
     """
-    _settings["progress"] = bool(enabled)
+    previous, _settings["progress"] = _settings["progress"], bool(enabled)
+    return previous
 
 
 class _Silent:

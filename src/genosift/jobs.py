@@ -18,6 +18,25 @@ from ._validation import param_error
 from .report import atomic_write_text
 
 
+class StoreRows:
+    """Rows of a store, not loaded: what ``Dataset.X`` holds when the data stay on disk.
+
+    Indexing by rows (an index array or a boolean mask) gives the rows kept, so the metadata
+    join and the label filters work on it as on an array; scoring then streams just those rows.
+    """
+
+    def __init__(self, store, rows=None):
+        self.store = store
+        self.rows = np.arange(store.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+
+    @property
+    def shape(self):
+        return (self.rows.size, self.store.shape[1])
+
+    def __getitem__(self, index):
+        return StoreRows(self.store, self.rows[index])
+
+
 @dataclass
 class Labelled:
     """A data set restricted to the samples to score, with their labels.
@@ -56,6 +75,9 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     group_column, train_groups, val_groups : score only on samples whose group is in
         ``train_groups`` (if given) and not in ``val_groups``
     classes : keep only samples of these labels; min_count : drop classes with fewer samples
+
+    A store (``.gs.h5ad``) is not loaded: ``dataset.X`` is then a ``StoreRows``, and only the
+    sample ids, feature names and per-sample table are read.
     """
     from .io import attach_metadata, read, read_metadata
 
@@ -64,7 +86,10 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     notes = []
     if meta is None and format in (None, "csv", "tsv", "parquet") and _is_table(data, format):
         options.setdefault("keep", tuple(wanted))
-    dataset = read(data, format=format, **options)
+    if _is_store(data, format):
+        dataset = _store_dataset(data, options)
+    else:
+        dataset = read(data, format=format, **options)
     if meta is not None:
         if not id_column:
             raise ValueError("--meta needs --id: the metadata column that holds the sample ids.")
@@ -115,6 +140,23 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     return Labelled(dataset, y, train, notes)
 
 
+def _is_store(data, format):
+    from .io.store import SUFFIX
+
+    return format == "store" or format is None and Path(data).name.lower().endswith(SUFFIX)
+
+
+def _store_dataset(path, options):
+    from .io import Dataset, open_store
+
+    if options:
+        raise ValueError(
+            f"{sorted(options)} do not apply to a store ({str(path)!r}): its samples are rows already."
+        )
+    store = open_store(path)
+    return Dataset(StoreRows(store), store.sample_ids, store.feature_names, store.obs)
+
+
 def _is_table(data, format):
     from .io import format_of
 
@@ -126,6 +168,23 @@ def _take_rows(dataset, rows):
 
     obs = None if dataset.obs is None else dataset.obs.iloc[rows]
     return replace(dataset, X=dataset.X[rows], sample_ids=dataset.sample_ids[rows], obs=obs)
+
+
+def score_labelled(labelled, *, method, chunk_bytes=None):
+    """Score the training samples: streamed from a store, or on the matrix in memory."""
+    from .scores import score
+
+    X = labelled.X_train
+    if isinstance(X, StoreRows):
+        from .io import score_store
+
+        return score_store(X.store, labelled.y_train, method=method, samples=X.rows, chunk_bytes=chunk_bytes)
+    if chunk_bytes is not None:
+        raise ValueError(
+            "--chunk-bytes sets the memory budget of scoring a store (.gs.h5ad); this data set is "
+            "read into memory. Convert it once with `genosift convert`, or leave out --chunk-bytes."
+        )
+    return score(X, labelled.y_train, method=method, feature_names=labelled.dataset.feature_names)
 
 
 def select_mask(result, *, top=None, fdr=None):
@@ -186,11 +245,18 @@ def write_frame(frame, path):
     atomic_write_text(path, frame.to_csv(sep=sep, index=False, float_format="%.10g"))
 
 
-def reduced_frame(labelled, mask, feature_names):
-    """The selected columns of every labelled sample, with the sample ids and label columns."""
+def reduced_frame(labelled, mask, feature_names, *, chunk_bytes=None):
+    """The selected columns of every labelled sample, with the sample ids and label columns.
+
+    From a store, only the selected columns are read (``Store.read_columns``).
+    """
     import pandas as pd
 
-    X = labelled.dataset.X[:, np.flatnonzero(mask)]
+    X = labelled.dataset.X
+    if isinstance(X, StoreRows):
+        X = X.store.read_columns(np.flatnonzero(mask), rows=X.rows, chunk_bytes=chunk_bytes)
+    else:
+        X = X[:, np.flatnonzero(mask)]
     X = X.toarray() if sp.issparse(X) else np.asarray(X)
     frame = pd.DataFrame(X, columns=[str(n) for n in np.asarray(feature_names)[mask]])
     frame.insert(0, "sample", labelled.dataset.sample_ids)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import warnings
 
 import numpy as np
@@ -13,6 +14,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._validation import param_error
 from .scores import REGISTRY, bh_qvalues, finish, get_method, rank_order, score
 from .scores import _target as target_of
+
+
+def _on_disk(X):
+    """A file path, or an open store (``genosift.io.Store``)."""
+    return isinstance(X, (str, os.PathLike)) or hasattr(X, "row_chunks")
 
 
 class _ScoreSelector(SelectorMixin, BaseEstimator):
@@ -48,13 +54,50 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
         return validate_data(self, X, y, **kwargs)
 
     def fit(self, X, y=None):
-        """Score the features of ``X`` against ``y``."""
+        """Score the features of ``X`` against ``y``.
+
+        ``X`` may also be a store (a ``.gs.h5ad`` path or ``genosift.io.Store``), scored out of
+        core by ``genosift.io.score_store``, or any data file ``genosift.io.read`` reads; ``y``
+        may then name a per-sample column of the file. ``result_.feature_names`` holds the
+        file's feature names; ``transform`` takes arrays.
+        """
         for attr in ("stats_", "result_"):
             self.__dict__.pop(attr, None)
+        if _on_disk(X):
+            return self._fit_file(X, y)
         return self._fit_chunk(X, y, reset=True)
+
+    def _fit_file(self, X, y):
+        self._check_params()
+        spec = self._spec()
+        if spec is None:
+            raise TypeError(
+                f"A callable score_func scores arrays; got {_describe(X)}. Pass a method "
+                "name from genosift.methods() as score_func, or read the file into arrays first."
+            )
+        self.__dict__.pop("feature_names_in_", None)
+        self.result_ = score(X, y, method=spec.name, **(self.score_params or {}))
+        self.n_features_in_ = self.result_.n_features
+        self.scores_, self.pvalues_, self.ranking_ = self.result_.scores, self.result_.pvalues, self.result_.ranking
+        return self
+
+    def transform(self, X):
+        """Keep the selected columns of ``X`` (an array, sparse matrix or DataFrame)."""
+        if _on_disk(X):
+            raise TypeError(
+                f"transform reduces arrays, not {_describe(X)}. Read the selected columns "
+                "with genosift.io.open_store(path).read_columns(selector.get_support()) for a store, "
+                "or genosift.io.read(path) for other files, and transform that."
+            )
+        return super().transform(X)
 
     def partial_fit(self, X, y=None):
         """Add a chunk of rows; after any sequence of chunks the result equals ``fit`` on all rows."""
+        if _on_disk(X):
+            raise TypeError(
+                f"partial_fit adds a chunk of rows as an array; got {_describe(X)}. "
+                "Pass the file to fit, which streams it."
+            )
         if callable(self.score_func):
             raise TypeError(
                 f"partial_fit needs a registered method as score_func (its statistics merge across "
@@ -102,6 +145,10 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
         mask = np.zeros(self.scores_.shape[0], dtype=bool)
         mask[self.ranking_[:k]] = True
         return mask
+
+
+def _describe(X):
+    return f"the file {str(X)!r}" if isinstance(X, (str, os.PathLike)) else f"the store {X!r}"
 
 
 class SelectKBest(_ScoreSelector):

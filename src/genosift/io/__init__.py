@@ -112,4 +112,5 @@ def read(path, *, format=None, **options):
 from . import kmers, store, tables  # noqa: E402,F401  (register the readers)
 from .kmers import read_kmers  # noqa: E402
 from .metadata import MatchReport, attach_metadata, read_metadata  # noqa: E402
-from .store import Store, convert, convert_kmers, open_store, score_store, write_store  # noqa: E402
+from .store import Store, convert, open_store, score_store, write_store  # noqa: E402
+from .kmer_store import convert_kmers  # noqa: E402

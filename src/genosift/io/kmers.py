@@ -439,6 +439,7 @@ class _Reader:
         self.o_samp = np.empty(1024, np.int32)
         self.o_count = np.empty(1024, np.float64)
         self.blocks = []
+        self.on_block = None  # called with each parsed block instead of keeping it, if set
         self.paths = []
 
     def read_file(self, path):
@@ -512,7 +513,11 @@ class _Reader:
             counts = self.o_count[:ne]
             # kept as uint32 until the end when they fit (checked), float64 otherwise: 8 bytes per count
             counts = counts.astype(np.uint32) if counts.max(initial=0) < 2**32 else counts.copy()
-            self.blocks.append((self.o_kmer[:nl].copy(), self.o_nnz[:nl].copy(), self.o_samp[:ne].copy(), counts))
+            block = (self.o_kmer[:nl].copy(), self.o_nnz[:nl].copy(), self.o_samp[:ne].copy(), counts)
+            if self.on_block is None:
+                self.blocks.append(block)
+            else:
+                self.on_block(*block)
 
     def _line_error(self, code, buf, pos):
         st = self.st

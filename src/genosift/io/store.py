@@ -908,6 +908,101 @@ class Store:
                 yield int(j0), int(j1), block
             g0 = g1
 
+    def read_columns(self, columns, *, rows=None, chunk_bytes=None):
+        """The values of some features (all samples, or ``rows``), read in bounded memory.
+
+        Parameters
+        ----------
+        columns : array-like of int or bool
+            Feature indices (any order, as the result's columns) or a boolean mask of the features.
+        rows : array-like of int or bool, optional
+            Keep only these samples: increasing row indices or a boolean mask. By default all.
+        chunk_bytes : int, optional
+            The budget for data read at once besides the result (default ``CHUNK_BYTES``).
+
+        Returns
+        -------
+        scipy.sparse.csc_matrix or ndarray (n_rows, n_columns)
+            CSC for a sparse store, an array for a dense one, in the stored dtype.
+
+        Notes
+        -----
+        A sparse store with its column copy reads just the entries of those features; other
+        stores are read once in row chunks, keeping those columns of each chunk.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib, numpy as np, scipy.sparse as sp
+        >>> from genosift.io import Dataset
+        >>> X = sp.csr_matrix(np.array([[0, 3.0, 1], [1, 0, 0], [0, 4, 2]]))
+        >>> ds = Dataset(X, np.array(["a", "b", "c"]), np.array(["k1", "k2", "k3"]))
+        >>> store = open_store(write_store(ds, pathlib.Path(tempfile.mkdtemp()) / "d.gs.h5ad"))
+        >>> store.read_columns([2, 0]).toarray().tolist()
+        [[1.0, 0.0], [0.0, 1.0], [2.0, 0.0]]
+        >>> store.read_columns([True, False, True], rows=[0, 2]).toarray().tolist()
+        [[0.0, 1.0], [0.0, 2.0]]
+        """
+        n, p = self.shape
+        budget = _budget(chunk_bytes, "Store.read_columns")
+        cols = self._indices_of(columns, p, "columns", increasing=False)
+        keep = None if rows is None else self._indices_of(rows, n, "rows", increasing=True)
+        wanted, order = np.unique(cols, return_inverse=True)
+        if self.sparse and self.has_column_copy:
+            M = self._columns_from_copy(wanted)
+            M = M if keep is None else M[keep]
+        else:
+            parts, a = [], 0
+            for chunk in self.row_chunks(chunk_bytes=budget):
+                b = a + chunk.shape[0]
+                local = None if keep is None else keep[np.searchsorted(keep, a):np.searchsorted(keep, b)] - a
+                part = chunk[:, wanted] if local is None else chunk[local][:, wanted]
+                parts.append(part)
+                a = b
+            if self.sparse:
+                M = sp.vstack(parts, format="csc") if parts else sp.csc_matrix((0, wanted.size), dtype=self.dtype)
+            else:
+                M = np.concatenate(parts) if parts else np.empty((0, wanted.size), dtype=self.dtype)
+        return M if np.array_equal(order, np.arange(order.size)) else M[:, order]
+
+    @staticmethod
+    def _indices_of(values, size, what, *, increasing):
+        index = np.asarray(values)
+        if index.dtype == bool and index.shape == (size,):
+            return np.flatnonzero(index)
+        ok = index.ndim == 1 and (not index.size or index.dtype.kind in "iu")
+        if ok and index.size:
+            ok = index.min() >= 0 and index.max() < size and (not increasing or (np.diff(index) > 0).all())
+        if not ok:
+            order = "increasing " if increasing else ""
+            raise param_error(what, "Store.read_columns", f"a boolean mask of {size} values or {order}indices in "
+                              f"[0, {size})", index.tolist() if index.size <= 10 else f"an array of shape {index.shape}")
+        return index.astype(np.int64)
+
+    def _columns_from_copy(self, wanted):
+        """CSC of the sorted columns ``wanted``, read from the column copy, one read per run."""
+        n = self.shape[0]
+        reader = _Reader(self)
+        try:
+            colptr = self._cptr.read(reader, 0, self.shape[1] + 1, np.int64)
+            counts = colptr[wanted + 1] - colptr[wanted]
+            data = np.empty(int(counts.sum()), dtype=self.dtype)
+            row_idx = np.empty(data.size, dtype=_index_dtype(max(data.size, n)))
+            # runs of consecutive columns are one contiguous range each
+            breaks = np.flatnonzero(np.diff(wanted) != 1) + 1
+            out = 0
+            for run in np.split(wanted, breaks) if wanted.size else []:
+                lo, hi = int(colptr[run[0]]), int(colptr[run[-1] + 1])
+                data[out:out + hi - lo] = self._cdata.read(reader, lo, hi)
+                row_idx[out:out + hi - lo] = self._crows.read(reader, lo, hi)
+                out += hi - lo
+        finally:
+            reader.close()
+        indptr = np.zeros(wanted.size + 1, dtype=row_idx.dtype)
+        np.cumsum(counts, out=indptr[1:])
+        M = sp.csc_matrix((data, row_idx, indptr), shape=(n, wanted.size), copy=False)
+        M.has_canonical_format = True
+        return M
+
     def to_dataset(self):
         """The whole store in memory, as a ``Dataset`` (CSR or dense ``X`` in the stored dtype)."""
         reader = _Reader(self)

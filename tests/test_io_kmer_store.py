@@ -1,0 +1,152 @@
+"""k-mer files to a store out of core: the streamed store equals the in-memory reading."""
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from conftest import require_shared
+
+from genosift.io import convert_kmers, open_store, read_kmers
+from genosift.io.store import SUFFIX
+
+
+def write_kmers(path, n_samples=23, n_kmers=300, density=0.2, seed=0, empty_every=17, big=False, prefix=""):
+    """A random k-mer file; returns the dense matrix it holds (samples sorted as strings)."""
+    rng = np.random.default_rng(seed)
+    ids = [f"s-{i}.x/{i % 3}" for i in range(n_samples)]
+    X = np.where(rng.random((n_samples, n_kmers)) < density, rng.geometric(0.3, (n_samples, n_kmers)), 0).astype(float)
+    if big:
+        X[rng.integers(0, n_samples, 5), rng.integers(0, n_kmers, 5)] = 2.0**40 + 3
+    lines = []
+    for j in range(n_kmers):
+        kmer = prefix + "".join(rng.choice(list("ACGT"), 21))
+        if empty_every and j % empty_every == 0:
+            X[:, j] = 0
+        rows = rng.permutation(np.flatnonzero(X[:, j]))  # sample order within a line is arbitrary
+        lines.append(f"{kmer} | " + " ".join(f"{ids[i]}:{int(X[i, j])}" for i in rows))
+    text = "\n".join(lines) + "\n"
+    if str(path).endswith(".gz"):
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        path.write_text(text)
+    return X, ids
+
+
+def same_store(path, ref, obs=None):
+    store = open_store(path)
+    back = store.to_dataset()
+    assert back.sample_ids.tolist() == list(ref.sample_ids)
+    assert back.feature_names.tolist() == list(ref.feature_names)
+    assert back.X.has_canonical_format
+    np.testing.assert_array_equal(back.X.indptr, ref.X.indptr)
+    np.testing.assert_array_equal(back.X.indices, ref.X.indices)
+    np.testing.assert_array_equal(back.X.data, ref.X.data)
+    blocks = [b for _, _, b in store.feature_blocks(width=7)]
+    by_columns = sp.hstack(blocks).tocsr()
+    assert (by_columns != ref.X).nnz == 0
+    if obs is not None:
+        pd.testing.assert_frame_equal(back.obs, obs, check_index_type=False)
+    return store
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 5000, 10**9])
+@pytest.mark.parametrize("suffix", ["kmers", "kmers.gz"])
+def test_streamed_equals_in_memory(tmp_path, monkeypatch, chunk_bytes, suffix):
+    from genosift.io import kmer_store
+
+    calls = []
+    streamed = kmer_store._convert_spilled
+    monkeypatch.setattr(kmer_store, "_convert_spilled", lambda *a: calls.append(1) or streamed(*a))
+    src = tmp_path / f"a.{suffix}"
+    write_kmers(src, big=True)
+    ref = read_kmers(src)
+    path, report = convert_kmers(src, tmp_path / f"a{SUFFIX}", chunk_bytes=chunk_bytes, block_size=512)
+    assert report is None and len(calls) == (chunk_bytes < 10**6)
+    same_store(path, ref)
+    assert not list(tmp_path.glob(".genosift-kmers*"))  # the spill is gone
+
+
+def test_streamed_with_metadata_and_samples(tmp_path):
+    src = tmp_path / "a.kmers"
+    X, ids = write_kmers(src, seed=1)
+    meta = pd.DataFrame({"y": np.arange(8) % 2, "group": list("aabbccdd")},
+                        index=pd.Index([*ids[:6], "absent-1", ids[10]], name="id"))
+    from genosift.io import attach_metadata
+
+    ref, ref_report = attach_metadata(read_kmers(src), meta)
+    path, report = convert_kmers(src, tmp_path / f"m{SUFFIX}", metadata=meta, chunk_bytes=1, block_size=256)
+    assert str(report) == str(ref_report) and report.only_in_metadata == ["absent-1"]
+    same_store(path, ref, obs=ref.obs)
+
+    wanted = [ids[3], "nobody", ids[0]]
+    with pytest.warns(UserWarning) as caught:
+        ref = read_kmers(src, samples=wanted)
+    with pytest.warns(UserWarning) as streamed:
+        path, _ = convert_kmers(src, tmp_path / f"s{SUFFIX}", samples=wanted, chunk_bytes=1)
+    assert [str(w.message) for w in streamed] == [str(w.message) for w in caught]
+    store = same_store(path, ref)
+    assert store.to_dataset().X[1].nnz == 0  # "nobody" has an all-zero row
+
+
+def test_streamed_files_with_different_kmers_combine(tmp_path):
+    a, b = tmp_path / "a.kmers", tmp_path / "b.kmers.gz"
+    write_kmers(a, seed=2, prefix="A")
+    write_kmers(b, seed=3, n_samples=30, prefix="C")  # more samples, more lines
+    ref = read_kmers([a, b])
+    path, _ = convert_kmers([a, b], tmp_path / f"ab{SUFFIX}", chunk_bytes=2000, block_size=300)
+    same_store(path, ref)
+
+
+def test_files_sharing_kmers_beyond_the_budget_are_refused(tmp_path):
+    a = tmp_path / "a.kmers"
+    write_kmers(a, seed=4)
+    b = tmp_path / "b.kmers"
+    b.write_text(a.read_text().splitlines()[5] + "\n")
+    out = tmp_path / f"x{SUFFIX}"
+    with pytest.raises(ValueError, match="share k-mers.*larger chunk_bytes.*one by one"):
+        convert_kmers([a, b], out, chunk_bytes=1)
+    assert not out.exists() and not list(tmp_path.glob(".x*")) and not list(tmp_path.glob(".genosift*"))
+    path, _ = convert_kmers([a, b], out)  # in memory, the shared counts are added
+    same_store(path, read_kmers([a, b]))
+
+
+def test_streamed_dtype_is_checked_before_writing(tmp_path):
+    src = tmp_path / "a.kmers"
+    write_kmers(src, big=True)
+    out = tmp_path / f"a{SUFFIX}"
+    with pytest.raises(ValueError, match=r"largest count, 1099511627779, is more than dtype uint32"):
+        convert_kmers(src, out, dtype=np.uint32, chunk_bytes=1)
+    assert not out.exists()
+    small = tmp_path / "s.kmers"
+    write_kmers(small)
+    path, _ = convert_kmers(small, out, dtype=np.uint32, chunk_bytes=1)
+    store = same_store(path, read_kmers(small, dtype=np.uint32))
+    assert store.dtype == np.uint32
+    with pytest.raises(ValueError, match="'dtype' parameter of convert_kmers"):
+        convert_kmers(small, out, dtype=bool, overwrite=True)
+
+
+def test_a_damaged_file_leaves_nothing(tmp_path):
+    src = tmp_path / "a.kmers.gz"
+    write_kmers(src, n_kmers=3000)
+    data = src.read_bytes()
+    src.write_bytes(data[: len(data) // 2])
+    out = tmp_path / f"a{SUFFIX}"
+    with pytest.raises(ValueError, match="damaged or incomplete"):
+        convert_kmers(src, out, chunk_bytes=1, block_size=256)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.kmers.gz"]
+    bad = tmp_path / "b.kmers"
+    bad.write_text("ACGT | s1:1\nCCGT | s1:x\n")
+    with pytest.raises(ValueError, match=r"line 2: the count 'x' of sample 's1'"):
+        convert_kmers(bad, out, chunk_bytes=1)
+    assert not out.exists()
+
+
+def test_real_kmer_file_streamed(tmp_path):
+    kmers = require_shared("pyseer_kmers", "kmers.gz")
+    ref = read_kmers(kmers)
+    path, _ = convert_kmers(kmers, tmp_path / f"pyseer{SUFFIX}", chunk_bytes=1 << 16)
+    same_store(path, ref)
