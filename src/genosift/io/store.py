@@ -1,6 +1,6 @@
 """The genosift store: one AnnData-compatible HDF5 file, read in row chunks and feature blocks.
 
-Convert a data set once (``write_store``, ``convert_kmers``), then score it out of core as often
+Convert a data set once (``write_store``, ``kmer_store.convert_kmers``), then score it out of core as often
 as needed (``score_store``): row-mergeable methods read chunks of samples, whole-column methods
 read blocks of features, and memory stays bounded by a chunk budget, never by the data size.
 
@@ -68,7 +68,7 @@ from .. import engine
 from ..engine import block_width
 from . import Dataset, register_reader
 
-__all__ = ["CHUNK_BYTES", "SUFFIX", "Store", "convert", "convert_kmers", "open_store", "read_store",
+__all__ = ["CHUNK_BYTES", "SUFFIX", "Store", "convert", "open_store", "read_store",
            "score_store", "write_store"]
 
 #: The suffix of a store; ``genosift.io.read`` picks the store reader for it.
@@ -367,6 +367,17 @@ def _write_dense(f, M, dt, names, budget):
         ds[a:a + step] = _cast(piece.ravel(), dt, where).reshape(piece.shape)
 
 
+def _write_skeleton(f, sample_ids, obs, names, joined):
+    """Everything of a store but ``X``: the AnnData groups, ``obs``, ``var`` and the name blob."""
+    _attrs(f, "anndata", "0.1.0")
+    f.attrs["genosift-store"] = _VERSION
+    _write_frame(f, "obs", sample_ids, obs)
+    var = _write_frame(f, "var", names, None)
+    var.create_dataset("_genosift_names", data=np.frombuffer(joined.encode("utf-8"), dtype=np.uint8))
+    for key in ("layers", "obsm", "varm", "obsp", "varp", "uns"):
+        _attrs(f.create_group(key), "dict", "0.1.0")
+
+
 def write_store(dataset, path, *, dtype=None, column_copy=True, chunk_bytes=None, overwrite=False):
     """Write a ``Dataset`` to a store file (AnnData-compatible HDF5, suffix ``.gs.h5ad``).
 
@@ -433,15 +444,8 @@ def write_store(dataset, path, *, dtype=None, column_copy=True, chunk_bytes=None
         raise ValueError(f"obs has {len(obs)} rows for {n} samples; give one row per sample.")
     with _atomic(path, overwrite) as tmp:
         with h5py.File(tmp, "w") as f:
-            _attrs(f, "anndata", "0.1.0")
-            f.attrs["genosift-store"] = _VERSION
-            _write_frame(f, "obs", sample_ids, obs)
-            var = _write_frame(f, "var", names, None)
-            blob = np.frombuffer(joined.encode("utf-8"), dtype=np.uint8)
+            _write_skeleton(f, sample_ids, obs, names, joined)
             del joined
-            var.create_dataset("_genosift_names", data=blob)
-            for key in ("layers", "obsm", "varm", "obsp", "varp", "uns"):
-                _attrs(f.create_group(key), "dict", "0.1.0")
             if sp.issparse(M):
                 _write_sparse(f, M, dt, names, budget, column_copy)
             else:
@@ -1037,45 +1041,6 @@ def read_store(path):
 # --------------------------------------------------------------------------------------------
 # Converting and scoring
 # --------------------------------------------------------------------------------------------
-
-
-def convert_kmers(paths, out_path, *, metadata=None, dtype=None, column_copy=True, overwrite=False,
-                  **read_kmers_options):
-    """k-mer counter files (``KMER | sample:count ...``) to a store, with optional sample metadata.
-
-    Parameters
-    ----------
-    paths : path or list of paths
-        As for ``read_kmers``.
-    out_path : str or Path
-        The store to write (suffix ``.gs.h5ad`` recommended).
-    metadata : pandas.DataFrame, optional
-        Per-sample table indexed by sample id (e.g. from ``read_metadata``); the samples it
-        describes are kept and its columns stored as ``obs`` (``attach_metadata``, how="inner").
-    dtype, column_copy, overwrite
-        As for ``write_store``.
-    **read_kmers_options
-        ``samples``, ``overlap``, ``block_size``... of ``read_kmers``.
-
-    Returns
-    -------
-    (Path, MatchReport or None)
-        The store written, and the match report of the metadata join (None without metadata).
-
-    Notes
-    -----
-    The counts are parsed into memory once (``read_kmers``: 12 bytes per count for the CSR
-    matrix), then written with ``chunk_bytes`` more; a conversion that streams the text straight
-    into the store, for matrices larger than memory, is not available yet.
-    """
-    from . import attach_metadata
-    from .kmers import read_kmers
-
-    ds = read_kmers(paths, **read_kmers_options)
-    report = None
-    if metadata is not None:
-        ds, report = attach_metadata(ds, metadata)
-    return write_store(ds, out_path, dtype=dtype, column_copy=column_copy, overwrite=overwrite), report
 
 
 def convert(path, out_path, *, format=None, dtype=None, column_copy=True, overwrite=False, **options):
