@@ -16,8 +16,9 @@ from .datasets import load_golub
 from .scores import REGISTRY, ScoreResult, get_method, methods, score
 from . import io
 from .selection import SelectFdr, SelectKBest, SelectPercentile
+from .multivariate import MRMR, RedundancyFilter
 
 __all__ = [
-    "REGISTRY", "ScoreResult", "SelectFdr", "SelectKBest", "SelectPercentile", "__version__",
-    "get_method", "io", "load_golub", "methods", "score",
+    "MRMR", "REGISTRY", "RedundancyFilter", "ScoreResult", "SelectFdr", "SelectKBest", "SelectPercentile",
+    "__version__", "get_method", "io", "load_golub", "methods", "score",
 ]
