@@ -138,3 +138,67 @@ def test_score_params_reach_the_method():
     X, y = _data(seed=10)
     with pytest.raises(TypeError, match="unknown option"):
         gs.SelectKBest(score_func="anova", score_params={"bins": 3}).fit(X, y)
+
+
+# ------------------------------------------------------------------ fitting on a store or file
+
+
+@pytest.fixture
+def store_path(tmp_path):
+    pytest.importorskip("h5py", reason="genosift stores need h5py (genosift[io])")
+    from genosift.io import Dataset, write_store
+
+    X, y = _data(seed=4, n=60, p=25)
+    ids = np.array([f"s{i}" for i in range(60)], dtype=object)
+    names = np.array([f"g{j}" for j in range(25)], dtype=object)
+    obs = pd.DataFrame({"label": np.where(y == 1, "case", "control")}, index=ids)
+    return write_store(Dataset(X, ids, names, obs), tmp_path / "d.gs.h5ad"), X, obs["label"].to_numpy()
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [gs.SelectKBest(score_func="welch", k=4), gs.SelectPercentile(score_func="fisher", percentile=20),
+     gs.SelectFdr(score_func="anova", alpha=0.01), gs.SelectKBest(score_func="auc", k=3),
+     gs.SelectKBest(score_func="variance", k=2)],
+)
+def test_fit_on_a_store_equals_fit_on_arrays(store_path, selector):
+    from sklearn.base import clone
+
+    from genosift.io import open_store
+
+    path, X, y = store_path
+    ref = clone(selector).fit(X, y)
+    target = None if selector.score_func == "variance" else "label"
+    for source, labels in ((path, target), (str(path), target), (open_store(path), y if target else None)):
+        sel = clone(selector).fit(source, labels)
+        np.testing.assert_array_equal(sel.get_support(), ref.get_support())
+        np.testing.assert_allclose(sel.scores_, ref.scores_, rtol=1e-12)
+        assert sel.n_features_in_ == 25 and sel.result_.feature_names[0] == "g0"
+        np.testing.assert_array_equal(sel.transform(X), X[:, ref.get_support()])
+    store = open_store(path)
+    np.testing.assert_array_equal(store.read_columns(sel.get_support()), X[:, ref.get_support()])
+
+
+def test_fit_on_a_file_refits_and_explains_transform(store_path, tmp_path):
+    path, X, y = store_path
+    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(25)])
+    sel = gs.SelectKBest(score_func="welch", k=4).fit(frame, y)
+    assert hasattr(sel, "feature_names_in_")
+    sel.fit(path, "label")  # a later fit on a store forgets the names of the DataFrame
+    assert not hasattr(sel, "feature_names_in_")
+    frame.insert(0, "label", y)
+    frame.insert(0, "id", [f"s{i}" for i in range(60)])
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    np.testing.assert_array_equal(gs.SelectKBest(score_func="welch", k=4).fit(tmp_path / "t.csv", "label").get_support(),
+                                  sel.get_support())
+    with pytest.raises(TypeError, match=r"transform reduces arrays, not the file '.*d\.gs\.h5ad'\. Read the selected "
+                                        r"columns with genosift\.io\.open_store\(path\)\.read_columns"):
+        sel.transform(path)
+    with pytest.raises(TypeError, match=r"transform reduces arrays, not the store Store\("):
+        sel.fit_transform(gs.io.open_store(path), "label")
+    with pytest.raises(TypeError, match=r"partial_fit adds a chunk of rows as an array; got the file"):
+        sel.partial_fit(str(path), "label")
+    with pytest.raises(TypeError, match=r"A callable score_func scores arrays; got the file"):
+        gs.SelectKBest(score_func=lambda X, y: X.sum(axis=0), k=2).fit(path, "label")
+    with pytest.raises(ValueError, match=r"has no per-sample column 'nope'"):
+        gs.SelectKBest(score_func="welch").fit(path, "nope")

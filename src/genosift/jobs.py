@@ -104,7 +104,7 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
             "metadata table and --id, or name a column of the data table."
         )
     labels = obs[target]
-    keep = labels.notna().to_numpy()
+    keep = np.array(labels.notna(), dtype=bool)  # a copy: pandas may hand out a read-only view
     if not keep.all():
         notes.append(f"{int((~keep).sum())} sample(s) without a {target!r} label were left out.")
     y = labels.to_numpy().astype(str) if labels.dtype == object else labels.to_numpy()
