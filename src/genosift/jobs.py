@@ -207,13 +207,18 @@ def select_mask(result, *, top=None, fdr=None):
 
 def file_digest(path):
     """SHA-256 of a file (or of the files under a folder), to tie outputs to their input."""
+    from . import engine
+
     path = Path(path)
     digest = hashlib.sha256()
-    for f in sorted(path.rglob("*")) if path.is_dir() else [path]:
-        if f.is_file():
+    files = [f for f in (sorted(path.rglob("*")) if path.is_dir() else [path]) if f.is_file()]
+    total = sum(f.stat().st_size for f in files) / 2**20
+    with engine.progress(f"Checksum of {path.name}", total=total, unit="MiB") as bar:
+        for f in files:
             with open(f, "rb") as fh:
                 for block in iter(lambda: fh.read(1 << 20), b""):
                     digest.update(block)
+                    bar.advance(len(block) / 2**20)
     return digest.hexdigest()
 
 
