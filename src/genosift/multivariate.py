@@ -255,7 +255,7 @@ class _RankedSelector(SelectorMixin, BaseEstimator):
 
     def _check_k(self, n_features):
         if not _is_int(self.k) or not 1 <= self.k <= n_features:
-            raise param_error("k", type(self).__name__, f"an int in [1, n_features] = [1, {n_features}]", self.k)
+            raise param_error("k", type(self).__name__, f"an int in [1, n_features] (n_features = {n_features})", self.k)
 
     def _score_features(self, X, y):
         """Validate ``X`` and score its features: ``(X, scores, pvalues)``."""
