@@ -250,3 +250,31 @@ def dense_class_sums_col_major(X, codes, k, shift):
             lo[j] = min(lo[j], v)
             hi[j] = max(hi[j], v)
     return sums, lo, hi
+
+
+@njit(parallel=True, nogil=True, cache=True, error_model="numpy")
+def chan_merge(rows_a, rows_b, n_a, mean_a, m2_a, n_b, mean_b, m2_b, shift_b, out_mean, out_m2):
+    """Merge per-class (count, mean, M2) summaries of two row sets into ``out_*``, (k, p).
+
+    Output class ``c`` takes row ``rows_a[c]`` of the first summary and ``rows_b[c]`` of the
+    second (-1: absent there); ``shift_b`` re-expresses the second's means about the first's
+    shift. The same Chan update as ``stats._chan``, fused: no (k, p) temporaries.
+    """
+    k, p = out_mean.shape
+    for c in range(k):
+        i, j = rows_a[c], rows_b[c]
+        na = n_a[i] if i >= 0 else 0.0
+        nb = n_b[j] if j >= 0 else 0.0
+        n = na + nb
+        frac = nb / n if n > 0 else 0.0
+        for f in prange(p):
+            if j < 0:
+                out_mean[c, f] = mean_a[i, f]
+                out_m2[c, f] = m2_a[i, f]
+            elif i < 0:
+                out_mean[c, f] = mean_b[j, f] + shift_b[f]
+                out_m2[c, f] = m2_b[j, f]
+            else:
+                delta = (mean_b[j, f] + shift_b[f]) - mean_a[i, f]
+                out_mean[c, f] = mean_a[i, f] + delta * frac
+                out_m2[c, f] = m2_a[i, f] + m2_b[j, f] + delta * delta * (na * frac)

@@ -151,7 +151,11 @@ def accumulate(chunks, summarize, empty, *, map=map):
     ``map`` may be a parallel map (``concurrent.futures.Executor.map``); merging is associative,
     so the result does not depend on how chunks are grouped.
     """
-    return reduce(lambda acc, s: acc.merge(s), map(summarize, chunks), empty)
+    def step(acc, part):  # the running value is ours: statistics that can, merge into it in place
+        absorb = getattr(acc, "absorb", None)
+        return acc.merge(part) if absorb is None else absorb(part)
+
+    return reduce(step, map(summarize, chunks), empty)
 
 
 def block_width(n_samples, n_features=None, block_bytes=None):

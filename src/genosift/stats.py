@@ -156,14 +156,38 @@ class ClassMoments(_Shifted):
             return done
         classes = np.union1d(self.classes, other.classes)
         k, p = len(classes), self.n_features
-        out = [np.zeros(k), np.zeros((k, p)), np.zeros((k, p))]
-        ia = np.searchsorted(classes, self.classes)
-        ib = np.searchsorted(classes, other.classes)
-        out[0][ia], out[1][ia], out[2][ia] = self.count, self.mean, self.m2
-        mean_b = _reshift(other.mean, other.shift, self.shift)
-        n, mean, m2 = _chan(out[0][ib][:, None], out[1][ib], out[2][ib], other.count[:, None], mean_b, other.m2)
-        out[0][ib], out[1][ib], out[2][ib] = n[:, 0], mean, m2
-        return ClassMoments(classes, out[0], self.shift, out[1], out[2])
+        rows_a = np.full(k, -1, np.int64)
+        rows_b = np.full(k, -1, np.int64)
+        rows_a[np.searchsorted(classes, self.classes)] = np.arange(len(self.classes))
+        rows_b[np.searchsorted(classes, other.classes)] = np.arange(len(other.classes))
+        count = np.zeros(k)
+        np.add.at(count, np.searchsorted(classes, self.classes), self.count)
+        np.add.at(count, np.searchsorted(classes, other.classes), other.count)
+        mean, m2 = np.empty((k, p)), np.empty((k, p))
+        _kernels.chan_merge(rows_a, rows_b, self.count, self.mean, self.m2, other.count, other.mean,
+                            other.m2, other.shift - self.shift, mean, m2)
+        return ClassMoments(classes, count, self.shift, mean, m2)
+
+    def absorb(self, other):
+        """``merge``, written over this value's arrays when ``other``'s classes are among its own.
+
+        For an accumulator that owns this value (``engine.accumulate``): a stream of chunks is
+        merged without allocating new (k, p) arrays. Other holders of this value must not use
+        it afterwards.
+        """
+        done = self._merge_with_empty(other)
+        if done is not None:
+            return done
+        where = np.searchsorted(self.classes, other.classes)
+        if np.any(where >= len(self.classes)) or np.any(self.classes[np.minimum(where, len(self.classes) - 1)] != other.classes):
+            return self.merge(other)
+        rows_b = np.full(len(self.classes), -1, np.int64)
+        rows_b[where] = np.arange(len(other.classes))
+        _kernels.chan_merge(np.arange(len(self.classes)), rows_b, self.count, self.mean, self.m2, other.count,
+                            other.mean, other.m2, other.shift - self.shift, self.mean, self.m2)
+        count = self.count.copy()
+        count[where] += other.count
+        return ClassMoments(self.classes, count, self.shift, self.mean, self.m2)
 
     def means(self):
         """Class means in the units of the data, (k, p)."""
@@ -182,11 +206,19 @@ class ClassMoments(_Shifted):
         The between-class sum is taken about the first class's mean, so it is exactly zero when
         all class means are equal (a constant feature never gets a spurious spread).
         """
-        n = self.count[:, None]
+        # one class at a time: a few (p,) temporaries, never (k, p) ones
         with np.errstate(over="ignore", invalid="ignore"):  # spreads beyond 1e154 are +inf
-            d = self.mean - self.mean[:1]
-            d_bar = (n * d).sum(axis=0) / self.count.sum()
-            between = (n * (d - d_bar) ** 2).sum(axis=0)
+            d_bar = np.zeros(self.n_features)
+            for c in range(len(self.classes)):
+                d_bar += self.count[c] * (self.mean[c] - self.mean[0])
+            d_bar /= self.count.sum()
+            between = np.zeros(self.n_features)
+            for c in range(len(self.classes)):
+                d = self.mean[c] - self.mean[0]
+                d -= d_bar
+                d *= d
+                d *= self.count[c]
+                between += d
         within = self.m2.sum(axis=0)
         return between, within
 

@@ -250,6 +250,29 @@ class _StreamWriter:
             self.cgroup.create_dataset("indptr", data=self.colptr)
 
 
+class _ArenaNames:
+    """The k-mers of a reader's table as a sliceable sequence of str, decoded a slice at a time."""
+
+    def __init__(self, table, n, nbytes):
+        self.arena, self.offs, self.n, self.nbytes = table.arena, table.offs, n, nbytes
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, where):
+        a, b, _ = where.indices(self.n)
+        if b <= a:
+            return []
+        text = self.arena[self.offs[a]:self.offs[b] - 1].tobytes().decode("utf-8")
+        return text.split("\n")
+
+    def blob(self):
+        """The names' UTF-8 bytes joined by NUL (checked to hold none)."""
+        out = self.arena[: max(self.nbytes - 1, 0)].copy()
+        out[out == 10] = 0
+        return out
+
+
 def _rows(reader, ids, samples):
     """Row ids and the row of each sample index of the reader (-1: left out)."""
     if samples is None:
@@ -371,8 +394,19 @@ def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_
 
     st = reader.st
     ids = reader._decoded(reader.samples, int(st[_SN]), int(st[_SB]), "sample id")
-    kmers = reader._decoded(reader.kmers, int(st[_KN]), int(st[_KB]), "k-mer")
-    if spill.lines != len(kmers):
+    try:
+        reader.kmers.arena[: int(st[_KB])].tobytes().decode("utf-8")
+    except UnicodeDecodeError:
+        reader._decoded(reader.kmers, int(st[_KN]), int(st[_KB]), "k-mer")  # raises, naming the line
+    nul = np.flatnonzero(reader.kmers.arena[: int(st[_KB])] == 0)
+    if nul.size:
+        i = int(np.searchsorted(reader.kmers.offs[: int(st[_KN]) + 1], nul[0], side="right")) - 1
+        raise ValueError(
+            f"The k-mer on line {reader.kmers.cols['line'][i]} of "
+            f"{str(reader.paths[reader.kmers.cols['file'][i]])!r} holds a NUL byte, which a store "
+            "cannot hold: the file is damaged or not k-mer text."
+        )
+    if spill.lines != int(st[_KN]):
         files = ", ".join(repr(str(p)) for p in reader.paths)
         raise ValueError(
             f"The files {files} share k-mers, and their {spill.entries} counts are more than "
@@ -394,14 +428,14 @@ def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_
     row_nnz = np.zeros(len(row_ids), np.int64)
     kept = row_of >= 0
     row_nnz[row_of[kept]] = nnz[kept]
-    names, joined = _strings(kmers, "feature name")
-    del kmers
+    names = _ArenaNames(reader.kmers, int(st[_KN]), int(st[_KB]))
+    reader.kmers.table = reader.kmers.hashes = None  # the look-up table is done with
     per_batch = max(1, budget // _BYTES_PER_COUNT)
     h5py = _h5py()
     with _atomic(out_path, overwrite) as tmp:
         with h5py.File(tmp, "w") as f:
-            _write_skeleton(f, _strings(row_ids, "sample id")[0], obs, names, joined)
-            del names, joined
+            _write_skeleton(f, _strings(row_ids, "sample id")[0], obs, names, names.blob())
+            del names
             writer = _StreamWriter(f, row_nnz, int(st[_KN]), dt, column_copy)
             try:
                 batch, entries = [], 0

@@ -171,9 +171,12 @@ def _strings(values, what):
     return out, joined
 
 
-def _write_strings(group, name, values):
+def _write_strings(group, name, values, piece=1 << 20):
+    """A string array; ``values`` is any sliceable sequence of str, written ``piece`` at a time."""
     h5py = _h5py()
-    ds = group.create_dataset(name, data=values, dtype=h5py.string_dtype("utf-8"))
+    ds = group.create_dataset(name, shape=(len(values),), dtype=h5py.string_dtype("utf-8"))
+    for a in range(0, len(values), piece):
+        ds[a:a + piece] = np.asarray(values[a:a + piece], dtype=object)
     _attrs(ds, "string-array", "0.2.0")
     return ds
 
@@ -367,13 +370,17 @@ def _write_dense(f, M, dt, names, budget):
         ds[a:a + step] = _cast(piece.ravel(), dt, where).reshape(piece.shape)
 
 
-def _write_skeleton(f, sample_ids, obs, names, joined):
-    """Everything of a store but ``X``: the AnnData groups, ``obs``, ``var`` and the name blob."""
+def _write_skeleton(f, sample_ids, obs, names, blob):
+    """Everything of a store but ``X``: the AnnData groups, ``obs``, ``var`` and the name blob.
+
+    ``names``: the feature names, any sliceable sequence of str; ``blob``: their UTF-8 bytes
+    joined by NUL, as a uint8 array.
+    """
     _attrs(f, "anndata", "0.1.0")
     f.attrs["genosift-store"] = _VERSION
     _write_frame(f, "obs", sample_ids, obs)
     var = _write_frame(f, "var", names, None)
-    var.create_dataset("_genosift_names", data=np.frombuffer(joined.encode("utf-8"), dtype=np.uint8))
+    var.create_dataset("_genosift_names", data=blob)
     for key in ("layers", "obsm", "varm", "obsp", "varp", "uns"):
         _attrs(f.create_group(key), "dict", "0.1.0")
 
@@ -444,7 +451,7 @@ def write_store(dataset, path, *, dtype=None, column_copy=True, chunk_bytes=None
         raise ValueError(f"obs has {len(obs)} rows for {n} samples; give one row per sample.")
     with _atomic(path, overwrite) as tmp:
         with h5py.File(tmp, "w") as f:
-            _write_skeleton(f, sample_ids, obs, names, joined)
+            _write_skeleton(f, sample_ids, obs, names, np.frombuffer(joined.encode("utf-8"), dtype=np.uint8))
             del joined
             if sp.issparse(M):
                 _write_sparse(f, M, dt, names, budget, column_copy)
@@ -710,7 +717,11 @@ class Store:
                 p = self.shape[1]
                 names = None
                 if "_genosift_names" in var:
-                    names = _split_names(var["_genosift_names"][()].tobytes(), p)
+                    ds = var["_genosift_names"]
+                    blob = bytearray(ds.shape[0])  # read in place: no second copy of the names
+                    if blob:
+                        ds.read_direct(np.frombuffer(blob, dtype=np.uint8))
+                    names = _split_names(blob, p)
                 if names is None:
                     names = _read_strings(var[var.attrs.get("_index", "_index")]).astype(object)
             self._names = names
