@@ -214,3 +214,21 @@ def test_streamed_names_are_checked(tmp_path):
     with pytest.raises(ValueError, match=r"k-mer b'AC\\xffGT' in .*a.kmers', line 2 is not UTF-8"):
         convert_kmers(src, tmp_path / f"a{SUFFIX}", chunk_bytes=1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.kmers"]
+
+
+def test_cli_convert_streams_with_a_budget(tmp_path, capsys):
+    from genosift.cli import main
+    from genosift.datasets import write_synthetic_kmers
+
+    src = tmp_path / "syn.kmers"
+    pheno, markers = write_synthetic_kmers(src, n_samples=40, n_kmers=3000, n_markers=5, seed=3)
+    pheno.to_frame().to_csv(tmp_path / "pheno.csv")
+    out = tmp_path / f"syn{SUFFIX}"
+    argv = ["convert", str(src), "--meta", str(tmp_path / "pheno.csv"), "--id", "sample", "-o", str(out),
+            "--chunk-bytes", "64K"]
+    assert main(argv) == 0
+    assert "40 samples x 3000 features" in capsys.readouterr().out
+    same_store(out, read_kmers(src), obs=pheno.loc[read_kmers(src).sample_ids].to_frame())
+    with pytest.raises(SystemExit) as usage:
+        main([*argv[:-1], "nope", "--force"])
+    assert usage.value.code == 2 and "must be a size in bytes" in capsys.readouterr().err

@@ -155,13 +155,15 @@ def _convert(args):
     if args.meta and not args.id:
         raise ValueError("--meta needs --id: the metadata column that holds the sample ids.")
     if kinds == {"kmers"}:
-        out, report = convert_kmers(args.inputs, args.output, metadata=meta, overwrite=args.force)
+        out, report = convert_kmers(args.inputs, args.output, metadata=meta, overwrite=args.force,
+                                    chunk_bytes=args.chunk_bytes)
         if report is not None:
             print(report)
     elif len(args.inputs) == 1:
         if meta is not None:
             raise ValueError("--meta is for k-mer inputs; other tables keep their own sample columns.")
-        out = convert(args.inputs[0], args.output, format=args.format, overwrite=args.force)
+        out = convert(args.inputs[0], args.output, format=args.format, overwrite=args.force,
+                      chunk_bytes=args.chunk_bytes)
     else:
         raise ValueError("Several inputs are combined only for k-mer count files; convert other files one at a time.")
     from .io import open_store
@@ -247,6 +249,9 @@ def build_parser():
     p.add_argument("--meta", help="metadata table (CSV/TSV) to store with the samples")
     p.add_argument("--id", help="the sample-id column of --meta")
     p.add_argument("--force", action="store_true", help="overwrite an existing store")
+    p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
+                   help="memory budget for the counts, e.g. 512M (default 256M); k-mer counts beyond it "
+                        "are spilled to a temporary file beside the output and written in batches")
     _add_run_options(p)
     p.set_defaults(func=_convert)
     p = sub.add_parser("score", help="rank every feature of a data file against a label column")

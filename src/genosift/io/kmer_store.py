@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from .. import engine
 from .._validation import param_error
 from . import Dataset
 from .kmers import BLOCK_SIZE, _exact_limit, _path_list, _Reader, _sample_list, _warn_unmatched
@@ -368,10 +369,15 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype=None, c
     folder = out_path.parent if out_path.parent.is_dir() else Path(".")
     reader = _Reader(int(block_size))
     spill = _Spill(budget, folder)
-    reader.on_block = spill.add
     try:
-        for path in path_list:
-            reader.read_file(path)
+        with engine.progress("Reading k-mer counts", unit="k-mers") as bar:
+            def add(kmer, *rest):
+                spill.add(kmer, *rest)
+                bar.advance(kmer.size)
+
+            reader.on_block = add
+            for path in path_list:
+                reader.read_file(path)
         if spill.spilled:
             return _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_copy,
                                     overwrite, budget)
@@ -438,15 +444,18 @@ def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_
             del names
             writer = _StreamWriter(f, row_nnz, int(st[_KN]), dt, column_copy)
             try:
-                batch, entries = [], 0
-                for block in spill.blocks():
-                    batch.append(block)
-                    entries += block[2].size
-                    if entries >= per_batch:
+                with engine.progress("Writing the store", total=spill.lines, unit="k-mers") as bar:
+                    batch, entries = [], 0
+                    for block in spill.blocks():
+                        batch.append(block)
+                        entries += block[2].size
+                        if entries >= per_batch:
+                            writer.write(batch, row_of)
+                            bar.advance(sum(b[0].size for b in batch))
+                            batch, entries = [], 0
+                    if batch:
                         writer.write(batch, row_of)
-                        batch, entries = [], 0
-                if batch:
-                    writer.write(batch, row_of)
+                        bar.advance(sum(b[0].size for b in batch))
                 writer.finish()
             finally:
                 writer.close()

@@ -1054,12 +1054,17 @@ def read_store(path):
 # --------------------------------------------------------------------------------------------
 
 
-def convert(path, out_path, *, format=None, dtype=None, column_copy=True, overwrite=False, **options):
-    """Any readable data file to a store: ``write_store(genosift.io.read(path, ...), out_path)``."""
+def convert(path, out_path, *, format=None, dtype=None, column_copy=True, overwrite=False, chunk_bytes=None,
+            **options):
+    """Any readable data file to a store: ``write_store(genosift.io.read(path, ...), out_path)``.
+
+    The file is read into memory first (k-mer files convert in bounded memory with
+    ``convert_kmers``); ``chunk_bytes`` bounds the extra memory of writing."""
     from . import read
 
     ds = read(path, format=format, **options)
-    return write_store(ds, out_path, dtype=dtype, column_copy=column_copy, overwrite=overwrite)
+    return write_store(ds, out_path, dtype=dtype, column_copy=column_copy, overwrite=overwrite,
+                       chunk_bytes=chunk_bytes)
 
 
 def _target_of(store, target, spec):
