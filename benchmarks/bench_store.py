@@ -2,7 +2,9 @@
 """Benchmark of the genosift store: write, read and out-of-core scoring of a k-mer-like matrix.
 
     python benchmarks/bench_store.py            # 1,000 samples x 2,000,000 k-mers, 1 % dense
-    python benchmarks/bench_store.py --quick    # 1,000 x 200,000
+    python benchmarks/bench_store.py --quick    # 1,000 x 200,000 (printed only)
+
+A full run writes ``benchmarks/RESULTS-store.md`` and prints it.
 
 Data: a seeded synthetic sparse matrix shaped like k-mer counts (each sample holds each k-mer
 with probability ``--density``, geometric counts, float64 as ``read_kmers`` gives them), random
@@ -281,5 +283,21 @@ def main(argv=None):
     return 0
 
 
+def report(argv=None):
+    """Run ``main``; a full run (not ``--quick``, not a child) also writes RESULTS-store.md."""
+    import contextlib
+    import io
+
+    argv = sys.argv[1:] if argv is None else argv
+    if "--quick" in argv or "--child" in argv:
+        return main(argv)
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = main(argv)
+    print(buffer.getvalue(), end="")
+    (Path(__file__).resolve().parent / "RESULTS-store.md").write_text(buffer.getvalue())
+    return code
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(report())
