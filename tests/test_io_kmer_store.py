@@ -232,3 +232,26 @@ def test_cli_convert_streams_with_a_budget(tmp_path, capsys):
     with pytest.raises(SystemExit) as usage:
         main([*argv[:-1], "nope", "--force"])
     assert usage.value.code == 2 and "must be a size in bytes" in capsys.readouterr().err
+
+
+def test_store_result_names_are_read_on_first_use(tmp_path):
+    import pickle
+
+    from genosift.datasets import write_synthetic_kmers
+    from genosift.io import score_store
+    from genosift.io.store import Store
+
+    src = tmp_path / "syn.kmers"
+    pheno, markers = write_synthetic_kmers(src, n_samples=80, n_kmers=500, n_markers=3, seed=5)
+    path, _ = convert_kmers(src, tmp_path / f"syn{SUFFIX}", metadata=pheno.to_frame())
+    calls = []
+    names = Store.feature_names
+    try:
+        Store.feature_names = property(lambda self: calls.append(1) or names.fget(self))
+        res = score_store(path, "phenotype", method="fisher")
+        assert calls == []  # scoring did not decode the names
+        again = pickle.loads(pickle.dumps(res))
+        assert list(again.feature_names) == list(read_kmers(src).feature_names) and calls
+    finally:
+        Store.feature_names = names
+    assert set(res.top(3)) == set(markers)

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -1120,34 +1119,27 @@ def _pairs(store, y, budget, rows=None):
 def _score_rows(store, y, spec, opts, budget, rows):
     """A row-mergeable method over the store's row chunks: merged statistics, then the scores.
 
-    The feature names (a Python string each, GIL-bound work) are decoded by a thread while the
-    chunks are read and summarized (file reads and the kernels release the GIL).
+    The feature names (a Python string each) are decoded when the result first needs them, not
+    while scoring: a ranking of millions of k-mers costs the names only when they are shown.
     """
     from ..scores import finish, statistics
 
-    names = {}
-
-    def load():
-        try:
-            names["value"] = store.feature_names
-        except BaseException as exc:  # raised by the caller
-            names["error"] = exc
-
-    loader = threading.Thread(target=load, name="genosift-store-names", daemon=True)
-    loader.start()
     try:
-        try:
-            stats, _ = statistics(spec, _pairs(store, y, budget, rows))
-        except ValueError:
-            loader.join()
-            if "value" in names:  # the same pass again, so that the message names the features
-                statistics(spec, _pairs(store, y, budget, rows), feature_names=names["value"])
-            raise
-    finally:
-        loader.join()
-    if "error" in names:
-        raise names["error"]
-    return finish(spec, stats, names["value"], opts)
+        stats, _ = statistics(spec, _pairs(store, y, budget, rows))
+    except ValueError:  # the same pass again, so that the message names the features
+        statistics(spec, _pairs(store, y, budget, rows), feature_names=store.feature_names)
+        raise
+    return finish(spec, stats, _NamesOf(store), opts)
+
+
+class _NamesOf:
+    """The feature names of a store, read when called (a picklable loader for a ScoreResult)."""
+
+    def __init__(self, store):
+        self.store = store
+
+    def __call__(self):
+        return self.store.feature_names
 
 
 def _rows_of(samples, n):

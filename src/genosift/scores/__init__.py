@@ -197,7 +197,11 @@ def finish(spec, stats, feature_names, options=None):
 
 
 def _result(spec, out, data, feature_names, opts):
-    """Build the ``ScoreResult`` of ``out``; ``data`` (statistics or Target) gives n and classes."""
+    """Build the ``ScoreResult`` of ``out``; ``data`` (statistics or Target) gives n and classes.
+
+    ``feature_names``: the names, None (``x0, x1, ...``), or a function that returns them when the
+    result first needs them.
+    """
     statistic = np.asarray(out.statistic, dtype=np.float64)
     scores = out.scores if out.scores is not None else (np.abs(statistic) if spec.signed else statistic)
     # p-values are probabilities: clip the last-bit excursions above 1 (2 * 0.5000000000000001)
@@ -210,7 +214,8 @@ def _result(spec, out, data, feature_names, opts):
         n_samples=int(data.n_samples),
         classes=data.classes if spec.task in ("classification", "any") else None,
         options=opts,
-        names=None if feature_names is None else np.asarray(feature_names, dtype=object),
+        names=None if feature_names is None or callable(feature_names) else np.asarray(feature_names, dtype=object),
+        names_loader=feature_names if callable(feature_names) else None,
         rank_key=out.rank_key,
     )
 

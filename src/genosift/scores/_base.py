@@ -4,7 +4,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -86,8 +86,8 @@ class ScoreResult:
     classes : ndarray or None   class labels, in the order the statistics use them
     options : dict              the method options used
 
-    ``qvalues``, ``ranking`` and default ``feature_names`` each need a pass over all features
-    (two of them a sort), so they are computed on first use and kept.
+    ``qvalues``, ``ranking`` and ``feature_names`` (the defaults, or a store's names) each need
+    a pass over all features (two of them a sort), so they are computed on first use and kept.
     """
 
     method: str
@@ -99,6 +99,7 @@ class ScoreResult:
     options: dict = field(default_factory=dict)
     names: np.ndarray | None = field(default=None, repr=False)
     rank_key: np.ndarray | None = field(default=None, repr=False)
+    names_loader: Callable[[], Sequence[str]] | None = field(default=None, repr=False)
 
     @property
     def n_features(self):
@@ -108,6 +109,8 @@ class ScoreResult:
     def feature_names(self):
         if self.names is not None:
             return self.names
+        if self.names_loader is not None:  # e.g. a store's names, decoded on first use
+            return np.asarray(self.names_loader(), dtype=object)
         return default_feature_names(self.n_features)
 
     @cached_property
