@@ -5,11 +5,11 @@ comparing candidates only with the features already chosen: never a p x p matrix
 copy of sparse input (at most a dense block of the chosen columns and one bounded block of
 candidates).
 
-Pearson correlations take each feature's mean and spread from ``genosift.stats.ClassMoments``
-(Chan's updates). Dense columns are centred exactly before their products with the chosen
-features; sparse columns use ``X^T z - mean * sum(z)`` with ``z`` the centred chosen feature,
-whose sum is zero up to rounding. A constant feature has no correlation: it counts as 0 wherever a
-correlation with it is needed.
+Pearson correlations centre every column before its products with the chosen features (dense
+input), or use ``X^T z - mean * sum(z)`` with ``z`` the centred chosen feature, whose sum is zero
+up to rounding (sparse input). Means and spreads are two-pass (the filter, from each block of
+candidates) or from ``genosift.stats.ClassMoments`` (mRMR, all features at once). A constant
+feature has no correlation: it counts as 0 wherever a correlation with it is needed.
 """
 from __future__ import annotations
 
@@ -124,59 +124,104 @@ def _sparse_information(data, rows, indptr, s, count, n):
     return out
 
 
-class _Columns:
-    """Pearson correlations between the columns of a checked matrix and chosen columns of it."""
+class _Block:
+    """Columns ``cols`` of a checked matrix, with their means and norms (two-pass, from the block).
+
+    Dense columns are held centred (float64); sparse ones as a CSC block, centred on the fly.
+    """
+
+    def __init__(self, B, cols):
+        n = B.shape[0]
+        self.cols = cols
+        if sp.issparse(B):
+            self.B = B
+            self.mean = np.asarray(B.sum(axis=0)).ravel() / n
+            stored = np.diff(B.indptr)
+            dev = B.data - np.repeat(self.mean, stored)
+            m2 = np.bincount(np.repeat(np.arange(len(cols)), stored), weights=dev * dev, minlength=len(cols))
+            m2 += (n - stored) * self.mean**2
+            self.constant = (B.max(axis=0).toarray() == B.min(axis=0).toarray()).ravel()
+        else:
+            self.constant = B.max(axis=0) == B.min(axis=0)
+            self.mean = B.mean(axis=0)
+            B -= self.mean  # B is the block's own copy
+            self.B = B
+            m2 = np.einsum("ij,ij->j", B, B)
+        self.norm = np.sqrt(m2)
+
+    def unit(self, q):
+        """Column ``q`` of the block centred and scaled to unit norm (dense float64)."""
+        if sp.issparse(self.B):
+            return (self.B[:, [q]].toarray().ravel() - self.mean[q]) / self.norm[q]
+        return self.B[:, q] / self.norm[q]
+
+    def correlate(self, Z, start=0):
+        """``r`` (columns from ``start`` on, m) with the centred unit vectors ``Z`` (n, m)."""
+        B = self.B[:, start:]
+        num = np.asarray(B.T @ Z)
+        if sp.issparse(B):
+            num -= np.outer(self.mean[start:], Z.sum(axis=0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = num / self.norm[start:, None]
+        r[self.constant[start:]] = 0.0
+        return r
+
+
+class _Candidates:
+    """Blocks of chosen columns of a checked matrix, never densifying sparse input.
+
+    Sparse columns are first gathered from the CSR matrix (a pass over its non-zeros each);
+    after a few gathers the matrix is converted to CSC once, so a long walk pays one copy.
+    """
+
+    _CSR_GATHERS = 4
+
+    def __init__(self, M):
+        self.M = M
+        self.gathers = 0
+
+    @cached_property
+    def _csc(self):
+        return self.M.tocsc()
+
+    def block(self, cols):
+        if not sp.issparse(self.M):
+            return _Block(np.asarray(self.M[:, cols], dtype=np.float64), cols)
+        self.gathers += 1
+        source = self.M if self.gathers <= self._CSR_GATHERS else self._csc
+        return _Block(sp.csc_matrix(source[:, cols], dtype=np.float64), cols)
+
+
+class _Correlations:
+    """Pearson correlations of every feature with one chosen feature, in one pass over X.
+
+    Means and spreads come from ``genosift.stats.ClassMoments`` (Chan's updates; a constant
+    feature has exactly zero spread). Dense columns are centred inside the compiled pass; sparse
+    ones use ``X^T z - mean * sum(z)`` with ``z`` centred.
+    """
 
     def __init__(self, M, names):
         moments = ClassMoments.from_chunk(M, feature_names=names)  # also the non-finite check
-        self.M = M
+        self.M = M.astype(np.float64, copy=False) if sp.issparse(M) else M
         self.mean = moments.means()[0]
         self.norm = np.sqrt(moments.m2[0])
         self.constant = moments.m2[0] == 0
 
-    @cached_property
-    def csc(self):
-        return self.M.tocsc().astype(np.float64, copy=False)
-
-    @cached_property
-    def csr64(self):
-        return self.M.astype(np.float64, copy=False)
-
-    def unit(self, j):
-        """Feature ``j`` centred and scaled to unit norm (dense float64, length n)."""
-        x = self.csc[:, [j]].toarray().ravel() if sp.issparse(self.M) else self.M[:, j].astype(np.float64)
-        return (x - self.mean[j]) / self.norm[j]
-
-    def block(self, cols):
-        """Columns ``cols``: centred dense float64 (dense input) or a CSC block (sparse input)."""
-        if sp.issparse(self.M):
-            return self.csc[:, cols]
-        return np.subtract(self.M[:, cols], self.mean[cols], dtype=np.float64)
-
-    def _finish(self, num, cols):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = num / (self.norm[cols] if num.ndim == 1 else self.norm[cols, None])
-        r[self.constant[cols]] = 0.0
-        return r
-
-    def correlate(self, block, cols, Z):
-        """``r`` (len(cols), m) of the columns ``block`` (from ``block(cols)``) with unit vectors ``Z``."""
-        if sp.issparse(block):
-            num = np.asarray(block.T @ Z) - np.outer(self.mean[cols], Z.sum(axis=0))
-        else:
-            num = block.T @ Z
-        return self._finish(num, cols)
-
-    def correlate_all(self, z):
-        """``r`` (p,) of every feature with the unit vector ``z``: one pass over X, no copy of it."""
+    def __call__(self, j):
+        """``|r|`` (p,) of every feature with feature ``j`` (0 for constant features)."""
         M = self.M
+        x = M[:, [j]].toarray().ravel() if sp.issparse(M) else M[:, j].astype(np.float64)
+        z = (x - self.mean[j]) / self.norm[j]
         if sp.issparse(M):
-            num = self.csr64.T @ z - self.mean * z.sum()
+            num = M.T @ z - self.mean * z.sum()
         elif M.flags.c_contiguous:
             num = _centred_dot_rows(M, self.mean, z, _TILE)
         else:
             num = _centred_dot_columns(M, self.mean, z)
-        return self._finish(num, slice(None))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.abs(num / self.norm)
+        r[self.constant] = 0.0
+        return r
 
 
 class _Codes:
@@ -193,7 +238,7 @@ class _Codes:
         self.n = M.shape[0]
         self.L = n_codes(bins, max_categories)
         dtype = np.min_scalar_type(self.L - 1)
-        width = block_width(self.n)
+        width = block_width(self.n, block_bytes=16 * 2**20)  # discretising needs a few copies of a block
         if sp.issparse(M):
             parts = []
             for _, _, block in column_blocks(M, width):
@@ -214,7 +259,7 @@ class _Codes:
         s = (C[:, [j]].toarray().ravel() if sp.issparse(C) else C[:, j]).astype(np.intp)
         count = np.bincount(s, minlength=self.L).astype(np.float64)
         if sp.issparse(C):
-            return _sparse_information(C.data.astype(np.intp), C.indices, C.indptr, s, count, float(self.n))
+            return _sparse_information(C.data, C.indices, C.indptr, s, count, float(self.n))
         return _dense_information(C, s, count, _TILE)
 
 
@@ -290,31 +335,31 @@ class _RankedSelector(SelectorMixin, BaseEstimator):
         return mask
 
 
-def _greedy_walk(columns, candidates, k, max_corr):
-    """Keep candidates in order unless |r| with a kept one exceeds ``max_corr``, until ``k`` are kept.
+def _greedy_walk(candidates, order, k, max_corr):
+    """Keep ``order``'s features unless |r| with a kept one exceeds ``max_corr``, until ``k`` are kept.
 
     Candidates are taken in blocks (doubling from ``max(64, 2k)`` up to a 64 MiB dense block);
     each block is correlated with the features kept before it in one product, then walked in
     order: every time one of its candidates is kept, the rest of the block is correlated with it.
     Returns ``(kept, rejected, most correlated kept feature of each rejected, that |r|)``.
     """
-    n = columns.M.shape[0]
+    n = candidates.M.shape[0]
     Z = np.empty((n, k))
     kept, rejected, by, corr = [], [], [], []
     limit = block_width(n)
     width = min(limit, max(64, 2 * k))
     start = 0
-    while len(kept) < k and start < len(candidates):
-        cols = candidates[start:start + width]
+    while len(kept) < k and start < len(order):
+        block = candidates.block(order[start:start + width])
+        cols = block.cols
         start += width
         width = min(limit, 2 * width)
-        block = columns.block(cols)
         best = np.zeros(len(cols))
         arg = np.full(len(cols), -1)
         if kept:
-            r = np.abs(columns.correlate(block, cols, Z[:, :len(kept)]))
+            r = np.abs(block.correlate(Z[:, :len(kept)]))
             best, arg = r.max(axis=1), np.asarray(kept)[r.argmax(axis=1)]
-        eligible = ~columns.constant[cols]
+        eligible = ~block.constant
         t = 0
         while t < len(cols) and len(kept) < k:
             ok = np.flatnonzero(eligible[t:] & (best[t:] <= max_corr))
@@ -324,11 +369,10 @@ def _greedy_walk(columns, candidates, k, max_corr):
             corr.append(np.where(eligible[t:u], best[t:u], np.nan))
             if u == len(cols):
                 break
-            Z[:, len(kept)] = columns.unit(cols[u])
+            Z[:, len(kept)] = block.unit(u)
             kept.append(cols[u])
             if u + 1 < len(cols):
-                rest = block[:, u + 1:]
-                r = np.abs(columns.correlate(rest, cols[u + 1:], Z[:, len(kept) - 1:len(kept)]))[:, 0]
+                r = np.abs(block.correlate(Z[:, len(kept) - 1:len(kept)], start=u + 1))[:, 0]
                 higher = r > best[u + 1:]
                 best[u + 1:][higher] = r[higher]
                 arg[u + 1:][higher] = cols[u]
@@ -411,10 +455,9 @@ class RedundancyFilter(_RankedSelector):
             raise param_error("k", "RedundancyFilter", "an int in [1, n_features]", self.k)
         X, self.scores_, self.pvalues_ = self._score_features(X, y)
         self.ranking_ = rank_order(self.scores_)
-        candidates = self.ranking_[:np.count_nonzero(~np.isnan(self.scores_))]
-        columns = _Columns(X, getattr(self, "feature_names_in_", None))
+        order = self.ranking_[:np.count_nonzero(~np.isnan(self.scores_))]
         self.selected_, self.rejected_, self.rejected_by_, self.rejected_corr_ = _greedy_walk(
-            columns, candidates, self.k, float(self.max_corr))
+            _Candidates(X), order, self.k, float(self.max_corr))
         if len(self.selected_) < self.k:
             warnings.warn(
                 f"RedundancyFilter kept {len(self.selected_)} of k={self.k} features: the others have a "
@@ -534,8 +577,7 @@ class MRMR(_RankedSelector):
         X, relevance, _ = self._score_features(X, y)
         self.relevance_ = relevance
         if self.redundancy == "pearson":
-            columns = _Columns(X, getattr(self, "feature_names_in_", None))
-            terms = lambda j: np.abs(columns.correlate_all(columns.unit(j)))  # noqa: E731
+            terms = _Correlations(X, getattr(self, "feature_names_in_", None))
         else:
             ClassMoments.from_chunk(X, feature_names=getattr(self, "feature_names_in_", None))  # non-finite check
             codes = _Codes(X, bins, max_categories)
