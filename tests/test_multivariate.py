@@ -191,6 +191,36 @@ def test_filter_equals_direct_loop_dense_and_sparse(max_corr, k):
         np.testing.assert_allclose(sparse.rejected_corr_, dense.rejected_corr_, rtol=1e-9)
 
 
+def test_filter_long_sparse_walk_equals_dense():
+    """Every candidate examined: more blocks than the CSR gathers, so the CSC copy is used too."""
+    rng = np.random.default_rng(12)
+    n, p = 60, 1500
+    y = rng.integers(0, 2, n)
+    shared = rng.poisson(1.0 + y)  # every feature is mostly this one count (|r| ~ 0.6 or more)
+    X = shared[:, None] + rng.poisson(0.3, (n, p)) * (rng.random((n, p)) < 0.5)
+    X = X.astype(np.float64)
+    for data in (X, sp.csr_matrix(X)):
+        with pytest.warns(UserWarning, match="kept 1 of k=2"):
+            sel = gs.RedundancyFilter(score_func="anova", k=2, max_corr=0.3).fit(data, y)
+        kept, rejected, by, corr = _reference_filter(X, sel.ranking_, sel.scores_, 2, 0.3)
+        assert len(rejected) == p - 1
+        np.testing.assert_array_equal(sel.selected_, kept)
+        np.testing.assert_array_equal(sel.rejected_, rejected)
+        np.testing.assert_array_equal(sel.rejected_by_, by)
+        np.testing.assert_allclose(sel.rejected_corr_, corr, rtol=1e-9)
+
+
+def test_unsupervised_relevance_and_bad_callable():
+    X, y = _factor_data(seed=13, p=40)
+    sel = gs.MRMR(k=4, relevance="variance", scheme="difference").fit(X)
+    rel = X.var(axis=0, ddof=1)
+    chosen = _reference_mrmr(X, sel.relevance_, 4, "pearson", "difference")[0]
+    np.testing.assert_allclose(sel.relevance_ / rel, sel.relevance_[0] / rel[0], rtol=1e-10)
+    np.testing.assert_array_equal(sel.selected_, chosen)
+    with pytest.raises(ValueError, match="must return one score per feature, shape \\(40,\\)"):
+        gs.RedundancyFilter(score_func=lambda X, y: np.ones(3), k=2).fit(X, y)
+
+
 def test_filter_constant_candidates_and_nan_scores():
     X, y = _factor_data(seed=3, p=40)
     X[:, 2] = 7.0

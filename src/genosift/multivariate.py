@@ -24,7 +24,7 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import default_feature_names, param_error
+from ._validation import as_matrix, default_feature_names, param_error
 from .engine import block_width, column_blocks
 from .scores import REGISTRY, get_method, rank_order, score
 from .scores._discretize import check_options, discretize, n_codes
@@ -313,14 +313,16 @@ class _RankedSelector(SelectorMixin, BaseEstimator):
             X = validate_data(self, X, **kwargs)
         else:
             X, y = validate_data(self, X, y, **kwargs)
-        if sp.issparse(X):
-            X = X.tocsr()
-            X.sum_duplicates()
+        X, _ = as_matrix(X)  # canonical CSR (a copy only if the input is not), or a numeric ndarray
         self._check_k(X.shape[1])
         if spec is None:
             out = getattr(self, self._score_param)(X, y)
             scores, pvalues = out if isinstance(out, (tuple, list)) else (out, None)
-            return X, np.asarray(scores, dtype=np.float64), None if pvalues is None else np.asarray(pvalues, dtype=np.float64)
+            scores = np.asarray(scores, dtype=np.float64)
+            if scores.shape != (X.shape[1],):
+                raise ValueError(f"The '{self._score_param}' callable of {type(self).__name__} must return one "
+                                 f"score per feature, shape ({X.shape[1]},). Got shape {scores.shape} instead.")
+            return X, scores, None if pvalues is None else np.asarray(pvalues, dtype=np.float64)
         res = score(X, y, method=spec.name, feature_names=getattr(self, "feature_names_in_", None), **(params or {}))
         return X, res.scores, res.pvalues
 
@@ -579,9 +581,7 @@ class MRMR(_RankedSelector):
         if self.redundancy == "pearson":
             terms = _Correlations(X, getattr(self, "feature_names_in_", None))
         else:
-            ClassMoments.from_chunk(X, feature_names=getattr(self, "feature_names_in_", None))  # non-finite check
-            codes = _Codes(X, bins, max_categories)
-            terms = codes.information
+            terms = _Codes(X, bins, max_categories).information
         open_ = ~np.isnan(relevance)
         total = np.zeros(len(relevance))
         chosen, redundancy, scores = [], [], []
