@@ -11,7 +11,7 @@ from ..engine import accumulate, block_width, column_blocks, is_chunk_stream, ma
 from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, get_method, methods,
                     rank_order, register)
 # registers the methods; this order is the order of genosift.methods()
-from . import moments, ranks, contingency, distances, neighbours  # noqa: E402,F401,I001
+from . import moments, ranks, contingency, distances, neighbours, models  # noqa: E402,F401,I001
 
 __all__ = [
     "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "get_method", "methods",
