@@ -1,0 +1,399 @@
+"""The HTML report and its figures, on results folders computed for real: per-fold rankings with
+gs.score, a scikit-learn model per k, scikit-learn metrics, tables written as the results-folder
+contract of `genosift evaluate` lays them out."""
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+import shutil
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+import genosift as gs
+from genosift.cli import main
+from genosift.report import load_results, make_report, write_json, write_table
+
+from conftest import load_shared
+
+mpimg = pytest.importorskip("matplotlib.image", reason="the report figures need matplotlib (the test extra)")
+
+METRICS = ("accuracy", "balanced_accuracy", "f1_macro", "roc_auc")
+
+
+def _dense(block):
+    return block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
+
+
+def _model(seed):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000, random_state=seed))
+
+
+def write_results(folder, X, y, names, *, method, ks, folds=5, seed=0):
+    """A results folder as `genosift evaluate` writes it: scores fitted in each training fold,
+    a standardised logistic regression on the top k, out-of-fold metrics; final ranking and
+    model on all samples. Returns the folder."""
+    from sklearn import metrics
+    from sklearn.model_selection import StratifiedKFold
+
+    folder.mkdir(parents=True)
+    y = np.asarray(y).astype(str)
+    classes = sorted(set(y))
+    samples = np.array([f"s{i}" for i in range(len(y))])
+    rows, fold_of, rankings = [], np.empty(len(y), int), []
+    oof = {k: (np.empty(len(y), dtype=object), np.empty((len(y), len(classes)))) for k in ks}
+    splits = StratifiedKFold(folds, shuffle=True, random_state=seed).split(np.zeros(len(y)), y)
+    for fold, (train, test) in enumerate(splits):
+        fold_of[test] = fold
+        ranking = gs.score(X[train], y[train], method=method).ranking
+        rankings.append(ranking)
+        for k in ks:
+            cols = np.sort(ranking[:k])
+            model = _model(seed).fit(_dense(X[train][:, cols]), y[train])
+            pred, proba = model.predict(_dense(X[test][:, cols])), model.predict_proba(_dense(X[test][:, cols]))
+            oof[k][0][test], oof[k][1][test] = pred, proba
+            rows.append({
+                "k": k, "fold": fold, "accuracy": metrics.accuracy_score(y[test], pred),
+                "balanced_accuracy": metrics.balanced_accuracy_score(y[test], pred),
+                "f1_macro": metrics.f1_score(y[test], pred, average="macro"),
+                "roc_auc": metrics.roc_auc_score(y[test], proba[:, 1]) if len(classes) == 2 else np.nan,
+                "n_train": len(train), "n_test": len(test),
+            })
+    cv = pd.DataFrame(rows)
+    curve = cv.groupby("k")[list(METRICS)].agg(["mean", "std"])
+    curve.columns = [f"{m}_{s}" for m, s in curve.columns]
+    curve = curve.reset_index()
+    best_k = int(curve["k"][np.argmax(curve["balanced_accuracy_mean"].to_numpy())])
+    pred, proba = oof[best_k]
+    precision, recall, f1, support = metrics.precision_recall_fscore_support(y, pred, labels=classes, zero_division=0)
+    confusion = pd.DataFrame(metrics.confusion_matrix(y, pred, labels=classes), columns=classes)
+    confusion.insert(0, "true", classes)
+    predictions = pd.DataFrame({"sample": samples, "fold": fold_of, "true": y, "predicted": pred})
+    for j, c in enumerate(classes):
+        predictions[f"proba_{c}"] = proba[:, j]
+
+    final = gs.score(X, y, method=method, feature_names=names)
+    scores = final.to_frame()
+    scores["selected"] = scores["rank"] <= best_k
+    top = final.ranking[:best_k]
+    model = _model(seed).fit(_dense(X[:, np.sort(top)]), y)
+    coef = np.abs(model[-1].coef_).sum(axis=0)
+    importance = dict(zip(names[np.sort(top)], coef))
+    selected = scores[scores["selected"]][["feature", "rank", "score", "pvalue", "qvalue"]].copy()
+    selected["importance"] = [importance[f] for f in selected["feature"]]
+    counts = pd.Series(np.concatenate([names[r[:best_k]] for r in rankings])).value_counts()
+    stability = pd.DataFrame({"feature": counts.index, "frequency": counts.to_numpy() / folds})
+    top_values = pd.DataFrame(_dense(X[:, final.ranking[:12]]), columns=names[final.ranking[:12]])
+    top_values.insert(0, "label", y)
+    top_values.insert(0, "sample", samples)
+
+    for name, frame in [("cv_metrics", cv), ("curve", curve), ("per_class", pd.DataFrame(
+            {"class": classes, "precision": precision, "recall": recall, "f1": f1, "support": support})),
+            ("confusion", confusion), ("predictions", predictions), ("scores", scores),
+            ("selected", selected), ("stability", stability), ("top_values", top_values)]:
+        write_table(frame, folder / f"{name}.tsv")
+    write_json({
+        "genosift_version": gs.__version__, "command": f"genosift evaluate data --method {method}",
+        "method": method, "model": "logistic", "model_options": {"C": 1.0}, "ks": list(ks),
+        "best_k": best_k, "metric": "balanced_accuracy",
+        "cv": {"kind": "stratified_kfold", "folds": folds, "seed": seed}, "classes": classes,
+        "n_samples": len(y), "n_features": X.shape[1], "inputs": {"data.tsv": {"sha256": "ab" * 32}},
+        "has_pvalues": final.pvalues is not None,
+    }, folder / "run.json")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def golub_results(tmp_path_factory):
+    X, y, names = gs.load_golub()
+    return write_results(tmp_path_factory.mktemp("golub") / "results", X, y, names, method="welch",
+                         ks=[1, 2, 5, 10, 20, 50, 100, 200])
+
+
+@pytest.fixture(scope="module")
+def fisher_results(tmp_path_factory):
+    """A method without p-values (no volcano), and a folder without the optional stability and
+    top-value tables."""
+    X, y, names = gs.load_golub()
+    folder = write_results(tmp_path_factory.mktemp("fisher") / "results", X, y, names, method="fisher",
+                           ks=[1, 5, 20])
+    (folder / "stability.tsv").unlink()
+    (folder / "top_values.tsv").unlink()
+    return folder
+
+
+@pytest.fixture(scope="module")
+def golub_report(golub_results, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    return make_report(golub_results, out / "report.html")
+
+
+def _png_size(path):
+    image = mpimg.imread(path)
+    return image.shape[1], image.shape[0], image
+
+
+def test_report_writes_one_html_and_every_figure(golub_report):
+    html, pngs = golub_report
+    assert html.exists() and html.name == "report.html"
+    assert {p.name for p in pngs} == {"cv_curve.png", "confusion.png", "score_distribution.png", "volcano.png",
+                                      "class_distributions.png", "stability.png"}
+    assert all(p.parent == html.with_name("report_files") for p in pngs)
+    for path in pngs:
+        width, height, image = _png_size(path)
+        assert 500 <= width <= 1800 and 250 <= height <= 1800, (path.name, width, height)
+        assert image[..., :3].std() > 0.05, f"{path.name} looks blank"
+    assert not list(html.parent.glob(".*part")) and not list(pngs[0].parent.glob(".*part"))
+
+
+def test_html_is_self_contained(golub_report):
+    import base64
+
+    text = golub_report.html.read_text()
+    assert "<script" not in text.lower() and "<link" not in text.lower() and "@import" not in text
+    assert not re.search(r"url\(", text)
+    links = re.findall(r'\b(?:src|href)\s*=\s*"([^"]*)"', text)
+    assert links and not [u for u in links if u.startswith(("http:", "https:", "//", "file:"))]
+    assert all(u.startswith("#") for u in re.findall(r'\bhref\s*=\s*"([^"]*)"', text))
+    sources = re.findall(r'<img\b[^>]*\bsrc="([^"]*)"', text)
+    assert len(sources) == 6 and all(s.startswith("data:image/png;base64,") for s in sources)
+    embedded = {base64.b64decode(s.split(",", 1)[1]) for s in sources}
+    assert embedded == {p.read_bytes() for p in golub_report.pngs}  # the same figures as the PNG files
+    assert text.count("<figcaption>") == 6
+
+
+def test_html_holds_the_numbers_of_the_results(golub_results, golub_report):
+    text = golub_report.html.read_text()
+    curve = pd.read_csv(golub_results / "curve.tsv", sep="\t")
+    best_k = int(curve["k"][curve["balanced_accuracy_mean"].idxmax()])
+    assert json.loads((golub_results / "run.json").read_text())["best_k"] == best_k
+    assert f"best k = {best_k}" in text
+    for row in curve.itertuples():
+        for m in METRICS:
+            assert f"{getattr(row, m + '_mean'):.3f} \u00b1 {getattr(row, m + '_std'):.3f}" in text
+    best_row = re.search(r'<tr class="best"><td>([^<]*)</td>', text)
+    assert best_row and best_row.group(1) == f"{best_k:,}"
+    per_class = pd.read_csv(golub_results / "per_class.tsv", sep="\t")
+    for row in per_class.itertuples():
+        assert f"<td>{row._1}</td><td>{row.precision:.3f}</td><td>{row.recall:.3f}</td>" in text
+    selected = pd.read_csv(golub_results / "selected.tsv", sep="\t")
+    positions = [text.index(f"<td>{f}</td>") for f in selected["feature"][:100]]
+    assert positions == sorted(positions)  # in rank order
+    assert f"The first 100 of {best_k}" in text
+    assert "welch" in text and "stratified cross-validation" in text and "M27891_at" in text
+    assert "Not in this report" not in text
+
+
+def test_missing_pvalues_and_optional_tables_leave_their_figures_out(fisher_results, tmp_path):
+    html, pngs = make_report(fisher_results, tmp_path / "fisher.html")
+    assert {p.name for p in pngs} == {"cv_curve.png", "confusion.png", "score_distribution.png"}
+    assert all(p.parent == tmp_path / "fisher_files" for p in pngs)
+    text = unescape(html.read_text())
+    assert text.count("<img ") == 3
+    assert "method 'fisher' gives no p-values" in text
+    assert "stability.tsv is not in the results folder" in text
+    assert "top_values.tsv is not in the results folder" in text
+    assert "qvalue" not in text  # an all-empty column is not shown
+
+
+def test_overwrite_needs_force_and_replaces_stale_figures(golub_results, fisher_results, tmp_path):
+    out = tmp_path / "r.html"
+    first = make_report(golub_results, out)
+    with pytest.raises(FileExistsError, match="already exists"):
+        make_report(golub_results, out)
+    with pytest.raises(FileExistsError, match="cv_curve.png"):  # the figures are not overwritten either
+        make_report(golub_results, tmp_path / "other.html", png_dir=tmp_path / "r_files", overwrite=False)
+    second = make_report(fisher_results, out, overwrite=True)
+    assert len(first.pngs) == 6 and len(second.pngs) == 3
+    assert sorted(p.name for p in (tmp_path / "r_files").iterdir()) == sorted(p.name for p in second.pngs)
+
+
+def _broken(folder, tmp_path, name, edit):
+    broken = tmp_path / "broken"
+    shutil.copytree(folder, broken)
+    path = broken / name
+    if edit is None:
+        path.unlink()
+    else:
+        path.write_text(edit(path.read_text()))
+    return broken
+
+
+def _replace_header(old, new):
+    return lambda text: text.replace(old, new, 1)
+
+
+BROKEN = [
+    ("curve.tsv", None, FileNotFoundError, r"no curve\.tsv"),
+    ("run.json", None, FileNotFoundError, r"no run\.json"),
+    ("run.json", lambda t: t[:-5], ValueError, r"run\.json.*not valid JSON"),
+    ("run.json", lambda t: t.replace('"best_k": 200', '"best_k": 7'), ValueError, r"best_k = 7, which is not a k of curve\.tsv"),
+    ("run.json", lambda t: t.replace('"metric"', '"the_metric"'), ValueError, r"lacks the key\(s\) 'metric'"),
+    ("curve.tsv", _replace_header("k\t", "n\t"), ValueError, r"curve\.tsv.*lacks the column\(s\) 'k'"),
+    ("curve.tsv", lambda t: t.replace("\n200\t", "\n200.5\t"), ValueError, r"curve\.tsv.*'k' that is not a whole number"),
+    ("scores.tsv", lambda t: t.replace("X95735_at\t", "X95735_at\tabc", 1), ValueError,
+     r"scores\.tsv.*not a number in column 'score', row 1: 'abc"),
+    ("scores.tsv", lambda t: t.replace("True", "maybe", 1), ValueError, r"scores\.tsv.*'selected' value .*'maybe'"),
+    ("selected.tsv", lambda t: t.split("\n")[0] + "\n", ValueError, r"selected\.tsv.*header but no rows"),
+    ("stability.tsv", lambda t: t.replace("frequency", "freq"), ValueError, r"stability\.tsv.*'frequency'"),
+    ("confusion.tsv", lambda t: t.replace("\t27\t", "\t2.5\t"), ValueError, r"confusion\.tsv.*whole number"),
+    ("top_values.tsv", lambda t: "\x00\x01\xff", ValueError, r"top_values\.tsv"),
+]
+
+
+@pytest.mark.parametrize("name, edit, error, message", BROKEN, ids=[f"{b[0]}-{i}" for i, b in enumerate(BROKEN)])
+def test_missing_or_malformed_tables_are_named_and_nothing_is_written(golub_results, tmp_path, name, edit, error,
+                                                                      message):
+    broken = _broken(golub_results, tmp_path, name, edit)
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(error, match=message):
+        make_report(broken, out / "report.html")
+    assert list(out.iterdir()) == []
+
+
+def test_load_results_types_the_tables(golub_results):
+    results = load_results(golub_results)
+    assert results.best_k == 200 and results.has_pvalues
+    assert results.curve["k"].dtype == np.int64 and results.scores["selected"].dtype == bool
+    assert results.scores["selected"].sum() == 200 and results.confusion.to_numpy()[:, 1:].sum() == 38
+    assert results.top_values["label"].tolist()[:3] == ["ALL", "ALL", "ALL"]
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_results(golub_results / "nowhere")
+
+
+def test_cli_report_exit_codes(fisher_results, tmp_path, capsys):
+    out, figs = tmp_path / "cli.html", tmp_path / "figs"
+    assert main(["report", str(fisher_results), "-o", str(out), "--png-dir", str(figs)]) == 0
+    assert "3 figures" in capsys.readouterr().out
+    assert out.exists() and len(list(figs.glob("*.png"))) == 3
+    assert main(["report", str(fisher_results), "-o", str(out), "--png-dir", str(figs)]) == 1
+    assert "--force" in capsys.readouterr().err
+    assert main(["report", str(fisher_results), "-o", str(out), "--png-dir", str(figs), "--force"]) == 0
+    assert main(["report", str(tmp_path / "none"), "-o", str(tmp_path / "x.html")]) == 1
+    assert "does not exist" in capsys.readouterr().err
+    broken = _broken(fisher_results, tmp_path, "curve.tsv", _replace_header("k\t", "n\t"))
+    assert main(["report", str(broken), "-o", str(tmp_path / "x.html")]) == 1
+    assert "curve.tsv" in capsys.readouterr().err
+    assert main(["report", str(fisher_results), "-o", str(tmp_path / "no" / "x.html")]) == 1
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(fisher_results)])  # -o is required
+    assert exc.value.code == 2
+
+
+# ------------------------------------------------------------------ the figures, against direct computations
+def test_confusion_figure_shows_counts_and_row_shares(golub_results):
+    from sklearn.metrics import confusion_matrix
+
+    from genosift.figures import confusion_matrix as figure
+
+    predictions = pd.read_csv(golub_results / "predictions.tsv", sep="\t")
+    counts = confusion_matrix(predictions["true"], predictions["predicted"], labels=["ALL", "AML"])
+    shares = confusion_matrix(predictions["true"], predictions["predicted"], labels=["ALL", "AML"], normalize="true")
+    fig = figure(load_results(golub_results).confusion)
+    left, right = fig.axes
+    assert [t.get_text() for t in left.texts] == [str(v) for v in counts.ravel()]
+    assert [t.get_text() for t in right.texts] == [f"{v:.0%}" for v in shares.ravel()]
+
+
+def test_cv_curve_draws_the_means_and_marks_best_k(golub_results):
+    from genosift.figures import cv_curve
+
+    results = load_results(golub_results)
+    fig = cv_curve(results.curve, best_k=results.best_k, metric="balanced_accuracy", n_classes=2)
+    assert [ax.get_title() for ax in fig.axes] == ["Accuracy", "Balanced accuracy (chooses k)", "Macro F1", "ROC AUC"]
+    for ax, m in zip(fig.axes, METRICS):
+        mean_line = next(line for line in ax.lines if line.get_label() == "mean over folds")
+        np.testing.assert_allclose(mean_line.get_ydata(), results.curve[f"{m}_mean"])
+        assert ax.get_xscale() == "log"
+        star = next(line for line in ax.lines if line.get_label().startswith(f"k = {results.best_k}:"))
+        assert star.get_xdata()[0] == results.best_k
+
+
+def test_score_distribution_counts_every_scored_feature(golub_results):
+    from genosift.figures import score_distribution
+
+    results = load_results(golub_results)
+    fig = score_distribution(results.scores, best_k=results.best_k)
+    ax = fig.axes[0]
+    heights = [p.get_height() for p in ax.patches]
+    assert sum(heights) == len(results.scores)  # stacked: selected on top of the rest
+    cut = next(line for line in ax.lines if "cut-off" in line.get_label())
+    assert cut.get_xdata()[0] == results.scores.sort_values("rank")["score"].iloc[results.best_k - 1]
+
+
+def test_class_densities_equal_scipy_kde_with_the_same_bandwidth():
+    from scipy.stats import gaussian_kde
+
+    from genosift.figures import _density_grid
+
+    X, y, _ = gs.load_golub()
+    values = X[:, 1882]
+    grid, overall, per_class = _density_grid(values, {c: values[y == c] for c in ("ALL", "AML")})
+    assert abs(overall.sum() * (grid[1] - grid[0]) - 1) < 1e-3
+    spread = values.std()
+    iqr = np.subtract(*np.percentile(values, [75, 25])) / 1.34
+    h = 0.9 * min(spread, iqr) * len(values) ** -0.2  # Silverman's rule
+    np.testing.assert_allclose(overall, gaussian_kde(values, bw_method=h / values.std(ddof=1))(grid), rtol=1e-10)
+    for c, density in per_class.items():
+        v = values[y == c]
+        np.testing.assert_allclose(density, gaussian_kde(v, bw_method=h / v.std(ddof=1))(grid), rtol=1e-10)
+
+
+def test_multiclass_counts_report(tmp_path):
+    """Seven classes of discretised values: no ROC AUC, class shares per value, a 7 x 7 matrix."""
+    X, y, _ = load_shared("lung_small")
+    names = np.array([f"g{j}" for j in range(X.shape[1])], dtype=object)
+    folder = write_results(tmp_path / "lung", X, y, names, method="anova", ks=[3, 30, 325])
+    html, pngs = make_report(folder, tmp_path / "lung.html")
+    text = html.read_text()
+    assert "ROC AUC" not in text.split('id="performance"')[1].split("</section>")[0]
+    results = load_results(folder)
+    from genosift.figures import class_colours, class_distributions, cv_curve
+
+    assert len(cv_curve(results.curve, best_k=results.best_k).axes) == 3
+    fig = class_distributions(results.top_values, classes=results.run["classes"])
+    first = fig.axes[0]
+    values, labels = results.top_values.iloc[:, 2].to_numpy(), results.top_values["label"].to_numpy()
+    shares = [np.mean(values[labels == "7"] == v) for v in (-2, 0, 2)]
+    colour = class_colours(results.run["classes"])["7"]
+    (line,) = [ln for ln in first.lines if ln.get_color() == colour]
+    np.testing.assert_allclose(line.get_ydata(), shares)
+    for path in pngs:
+        width, height, _ = _png_size(path)
+        assert width <= 1800 and height <= 1800
+
+
+# ------------------------------------------------------------------ a real browser
+def _chromium():
+    return next((b for b in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+                 if shutil.which(b)), None)
+
+
+def test_report_renders_in_headless_chromium(golub_report, tmp_path):
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("no chromium binary on PATH (apt-get install chromium); the browser rendering is not checked")
+    url = golub_report.html.resolve().as_uri()
+    flags = ["--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}"]
+    shot = tmp_path / "shot.png"
+    subprocess.run([browser, *flags, f"--screenshot={shot}", "--window-size=1200,3000", url],
+                   check=True, capture_output=True, timeout=120)
+    width, height, image = _png_size(shot)
+    assert (width, height) == (1200, 3000)
+    rgb = (image[..., :3] * 255).round().astype(int)
+    assert (rgb.sum(axis=2) < 600).mean() > 0.05  # far from blank
+    orange = (np.abs(rgb - [213, 94, 0]).sum(axis=2) < 40).sum()  # the curve of the metric that chose k
+    assert orange > 500, "the embedded figures did not render"
+    dom = subprocess.run([browser, *flags, "--dump-dom", url], check=True, capture_output=True, text=True,
+                         timeout=120).stdout
+    assert dom.count('src="data:image/png;base64,') == 6
+    assert "best k = 200" in dom and dom.count("<figcaption>") == 6
