@@ -174,6 +174,18 @@ def _convert(args):
     return 0
 
 
+def _report(args):
+    from .report import make_report
+
+    try:
+        report = make_report(args.results, args.output, png_dir=args.png_dir, overwrite=args.force)
+    except ImportError as exc:  # matplotlib is optional: the message says how to install it
+        print(f"genosift: error: {exc}", file=sys.stderr)
+        return 1
+    print(f"Wrote {report.html} and {len(report.pngs)} figures (PNG) in {report.pngs[0].parent}")
+    return 0
+
+
 def _add_data_options(p):
     p.add_argument("data", help="data file: CSV/TSV (.gz/.bz2/.zst), Parquet, .npy/.npz, .mtx, .h5ad or k-mer counts")
     p.add_argument("--format", help="reader name when the suffix does not tell (see genosift.io.READERS)")
@@ -260,6 +272,12 @@ def build_parser():
     p = sub.add_parser("select", help="write the selected features of every labelled sample")
     _add_data_options(p)
     p.set_defaults(func=_select)
+    p = sub.add_parser("report", help="an HTML report with figures of an `evaluate` results folder")
+    p.add_argument("results", help="the results folder written by `genosift evaluate -o`")
+    p.add_argument("-o", "--output", required=True, help="the HTML file to write (one file, readable offline)")
+    p.add_argument("--png-dir", help="folder for the figures as PNG (default: <output name>_files beside the HTML)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing report and its figures")
+    p.set_defaults(func=_report)
     return parser
 
 
