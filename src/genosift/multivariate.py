@@ -496,7 +496,8 @@ class MRMR(_RankedSelector):
     (``"quotient"``), where redundancy is the mean over the chosen features of ``|r|``
     (``redundancy="pearson"``) or of the mutual information of the discretised features
     (``"mi"``). A running sum of redundancy is kept for every feature and updated against the
-    newly chosen feature only: O(n p) time per step, memory O(p + k n) beyond the input.
+    newly chosen feature only: O(n p) time per step, memory O(p + k n) beyond the input (and
+    the codes of X with ``redundancy="mi"``).
 
     Parameters
     ----------
@@ -531,6 +532,12 @@ class MRMR(_RankedSelector):
     selected_relevance_, selected_redundancy_, selected_scores_ : ndarray (k,)
         In selection order: relevance, mean redundancy with the features chosen before it (NaN
         for the first), and the mRMR score that chose it (the relevance for the first).
+
+    Notes
+    -----
+    Two edge cases differ from ``mrmr_selection``: it never chooses a feature whose relevance is
+    0 (here one is chosen only when nothing better is left), and it scores a candidate whose mean
+    redundancy is exactly 1 (a copy of every chosen feature) as 0.
 
     Examples
     --------
