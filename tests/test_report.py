@@ -214,6 +214,21 @@ def test_overwrite_needs_force_and_replaces_stale_figures(golub_results, fisher_
     second = make_report(fisher_results, out, overwrite=True)
     assert len(first.pngs) == 6 and len(second.pngs) == 3
     assert sorted(p.name for p in (tmp_path / "r_files").iterdir()) == sorted(p.name for p in second.pngs)
+    (tmp_path / "keep").mkdir()
+    (tmp_path / "keep" / "volcano.png").write_bytes(b"not ours to delete")
+    make_report(fisher_results, tmp_path / "third.html", png_dir=tmp_path / "keep")
+    assert (tmp_path / "keep" / "volcano.png").read_bytes() == b"not ours to delete"  # only --force replaces
+
+
+def test_without_matplotlib_the_error_says_how_to_install_it(fisher_results, tmp_path, monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
+    with pytest.raises(ImportError, match=r"pip install 'genosift\[report\]'"):
+        make_report(fisher_results, tmp_path / "r.html")
+    assert main(["report", str(fisher_results), "-o", str(tmp_path / "r.html")]) == 1
+    assert "need matplotlib" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "r_files").exists()
 
 
 def _broken(folder, tmp_path, name, edit):
@@ -397,3 +412,31 @@ def test_report_renders_in_headless_chromium(golub_report, tmp_path):
                          timeout=120).stdout
     assert dom.count('src="data:image/png;base64,') == 6
     assert "best k = 200" in dom and dom.count("<figcaption>") == 6
+
+
+def test_single_validation_split_has_no_spread(golub_results, tmp_path):
+    """Fold 0 of the CV as the one validation split: its metrics are the curve, without spread."""
+    from matplotlib.collections import PolyCollection
+
+    from genosift.figures import cv_curve
+
+    folder = tmp_path / "validation"
+    shutil.copytree(golub_results, folder)
+    cv = pd.read_csv(folder / "cv_metrics.tsv", sep="\t")
+    curve = cv[cv["fold"] == 0][["k", *METRICS]].rename(columns={m: f"{m}_mean" for m in METRICS})
+    for m in METRICS:
+        curve[f"{m}_std"] = np.nan
+    write_table(curve, folder / "curve.tsv")
+    run = json.loads((folder / "run.json").read_text())
+    run["best_k"] = int(curve["k"].iloc[np.argmax(curve["balanced_accuracy_mean"].to_numpy())])
+    run["cv"] = {"kind": "validation", "folds": 1, "seed": 0}
+    write_json(run, folder / "run.json")
+    html, _ = make_report(folder, tmp_path / "v.html")
+    text = unescape(html.read_text())
+    assert "one training / validation split" in text and "Validation performance against k" in text
+    table = text.split("Mean \u00b1 standard deviation")[1].split("</table>")[0]
+    assert "\u00b1" not in table
+    for value in curve["accuracy_mean"]:
+        assert f"<td>{value:.3f}</td>" in table
+    fig = cv_curve(load_results(folder).curve, best_k=run["best_k"])
+    assert not any(isinstance(c, PolyCollection) for ax in fig.axes for c in ax.collections)

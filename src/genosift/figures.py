@@ -298,7 +298,8 @@ def _is_log_spaced(ks):
 
 
 def cv_curve(curve, *, best_k, metric=None, n_classes=None):
-    """Each metric against k, mean with a band of +/- one standard deviation across the folds.
+    """Each metric against k, mean with a band of +/- one standard deviation across the folds
+    (no band when the ``_std`` columns are empty: a single validation split).
 
     One panel per metric with values (``<m>_mean`` and ``<m>_std`` columns); the best k is
     marked, and the panel of ``metric`` (the one that chose it) says so. k is on a log axis
@@ -323,9 +324,13 @@ def cv_curve(curve, *, best_k, metric=None, n_classes=None):
     for i, (ax, m) in enumerate(zip(axes.flat, names)):
         colour = PALETTE[i % len(PALETTE)]
         mean = curve[f"{m}_mean"].to_numpy(dtype=np.float64)
-        std = np.nan_to_num(curve[f"{m}_std"].to_numpy(dtype=np.float64)) if f"{m}_std" in curve else 0 * mean
-        ax.fill_between(ks, mean - std, mean + std, color=colour, alpha=0.18, linewidth=0, label="\u00b1 1 s.d.")
-        ax.plot(ks, mean, "o-", color=colour, markersize=3.5, linewidth=1.6, label="mean over folds")
+        std = curve[f"{m}_std"].to_numpy(dtype=np.float64) if f"{m}_std" in curve else np.full_like(mean, np.nan)
+        spread = np.isfinite(std).any()  # none with a single validation split
+        std = np.nan_to_num(std)
+        if spread:
+            ax.fill_between(ks, mean - std, mean + std, color=colour, alpha=0.18, linewidth=0, label="\u00b1 1 s.d.")
+        ax.plot(ks, mean, "o-", color=colour, markersize=3.5, linewidth=1.6,
+                label="mean over folds" if spread else "validation")
         if chance.get(m) is not None:
             ax.axhline(chance[m], color="#888888", linestyle=":", linewidth=1, label="chance")
         at = np.flatnonzero(ks == best_k)
@@ -333,7 +338,7 @@ def cv_curve(curve, *, best_k, metric=None, n_classes=None):
             j = at[0]
             ax.axvline(best_k, color="black", linestyle="--", linewidth=1)
             ax.plot([best_k], [mean[j]], marker="*", markersize=12, color="black", linestyle="none",
-                    label=f"k = {best_k}: {mean[j]:.3f} \u00b1 {std[j]:.3f}")
+                    label=f"k = {best_k}: {mean[j]:.3f}" + (f" \u00b1 {std[j]:.3f}" if spread else ""))
         ax.set_title(METRIC_NAMES.get(m, m) + (" (chooses k)" if m == metric else ""))
         finite = np.isfinite(mean)
         low = np.nanmin((mean - std)[finite]) if finite.any() else 0.0
@@ -418,7 +423,7 @@ def confusion_matrix(confusion):
     shares = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
     n = max(len(classes), len(predicted))
     cell = 0.62 if n <= 6 else max(0.3, 4.4 / n)
-    side = max(2.6, cell * n + 1.2)
+    side = max(3.0, cell * n + 1.2)
     fig, axes = _new_figure(2 * side + 0.6, side + 0.7, ncols=2)
     longest = max(len(c) for c in predicted)
     long_names = longest > 6 or n > 6 and longest > 2

@@ -215,6 +215,8 @@ def _read_run(path):
 
 # ------------------------------------------------------------------ the HTML report
 class Report(NamedTuple):
+    """What :func:`make_report` wrote: the HTML file and the PNG files."""
+
     html: Path
     pngs: list
 
@@ -264,6 +266,7 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False):
     ['cv_curve.png', 'score_distribution.png']
     >>> "0.900" in report.html.read_text()
     True
+    >>> import shutil; shutil.rmtree(folder)
     """
     out_html = Path(out_html)
     png_dir = Path(png_dir) if png_dir is not None else out_html.with_name(out_html.stem + "_files")
@@ -283,7 +286,7 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False):
     png_dir.mkdir(parents=True, exist_ok=True)
     for f, path in zip(figures, pngs):
         atomic_write_bytes(path, f.png)
-    for name in FIGURE_NAMES:  # a figure of an earlier report that this one has not
+    for name in FIGURE_NAMES if overwrite else ():  # a figure of the report replaced that this one has not
         stale = png_dir / f"{name}.png"
         if stale not in pngs:
             stale.unlink(missing_ok=True)
@@ -296,8 +299,8 @@ def _figures(results):
     from . import figures as fg
 
     run, k = results.run, results.best_k
-    folds = (run.get("cv") or {}).get("folds")
-    across = f"the {folds} cross-validation folds" if folds else "the cross-validation folds"
+    cv = run.get("cv") or {}
+    across = f"the {cv['folds']} cross-validation folds" if cv.get("folds") else "the cross-validation folds"
     metric = fg.METRIC_NAMES.get(run["metric"], run["metric"])
     made, missing = [], []
 
@@ -305,10 +308,15 @@ def _figures(results):
         fig = draw()
         made.append(_Figure(name, title, caption, fg.png_bytes(fig)))
 
-    add("cv_curve", "Cross-validated performance against k",
-        f"Each metric against the number of selected features k: mean over {across} with a band of "
-        f"\u00b1 one standard deviation. The dashed line marks the best k = {k}, chosen by {metric.lower()}. "
-        "Features were scored inside each training fold only.",
+    if cv.get("kind") == "validation":
+        title, how = "Validation performance against k", "Each metric on the validation samples against the number "
+        how += "of selected features k (one split: no spread). "
+    else:
+        title, how = "Cross-validated performance against k", "Each metric against the number of selected features "
+        how += f"k: mean over {across} with a band of \u00b1 one standard deviation. "
+    add("cv_curve", title,
+        how + f"The dashed line marks the best k = {k}, chosen by {_in_sentence(metric)}. Features were scored on the "
+        "training samples only.",
         lambda: fg.cv_curve(results.curve, best_k=k, metric=run["metric"], n_classes=len(run["classes"])))
     if results.confusion is not None:
         add("confusion", f"Confusion matrix at k = {k}",
@@ -349,6 +357,11 @@ def _figures(results):
     return made, missing
 
 
+def _in_sentence(name):
+    """``Balanced accuracy`` -> ``balanced accuracy``; ``ROC AUC`` stays."""
+    return name[:1].lower() + name[1:] if name[1:2].islower() else name
+
+
 def _fmt(value, digits=3):
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
@@ -379,7 +392,7 @@ def _setting(key, value):
     if isinstance(value, dict):
         return ", ".join(f"{k}={_setting(k, v)}" for k, v in value.items()) or "\u2013"
     if isinstance(value, (list, tuple)):
-        return ", ".join(_fmt(v) for v in value)
+        return ", ".join(_fmt(v) for v in value) or "\u2013"
     return "\u2013" if value is None else _fmt(value)
 
 
@@ -419,11 +432,12 @@ def _summary_html(results):
     metric = run["metric"]
     std = row.get(f"{metric}_std", np.nan)
     spread = f" \u00b1 {std:.3f}" if np.isfinite(std) else ""
-    others = [f"{METRIC_NAMES.get(m, m).lower()} {row[f'{m}_mean']:.3f}" for m in METRICS
+    others = [f"{_in_sentence(METRIC_NAMES.get(m, m))} {row[f'{m}_mean']:.3f}" for m in METRICS
               if m != metric and f"{m}_mean" in row and np.isfinite(row[f"{m}_mean"])]
     cv = run.get("cv") or {}
     how = {"stratified_kfold": f"{cv.get('folds', '?')}-fold stratified cross-validation",
-           "groups": f"cross-validation over {cv.get('folds', '?')} groups"}.get(cv.get("kind"), "cross-validation")
+           "groups": f"{cv.get('folds', '?')}-fold cross-validation keeping groups whole",
+           "validation": "one training / validation split"}.get(cv.get("kind"), "cross-validation")
     seed = f", seed {cv['seed']}" if "seed" in cv else ""
     return (f'<div class="summary"><div class="big">best k = {k:,}</div><div>'
             f"{html.escape(METRIC_NAMES.get(metric, metric))} <b>{row[f'{metric}_mean']:.3f}{spread}</b> "
