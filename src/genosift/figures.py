@@ -81,11 +81,6 @@ def class_colours(classes):
     return {c: cmap(i % 20) for i, c in enumerate(classes)}
 
 
-def _finite(values):
-    values = np.asarray(values, dtype=np.float64)
-    return values[np.isfinite(values)]
-
-
 def score_distribution(scores, *, best_k):
     """Histogram of every feature's score, the selected ones in colour, the cut-off at ``best_k``.
 
