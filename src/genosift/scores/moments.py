@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from ..engine import elementwise
 from ..stats import ClassMoments, CoMoments
 from ._base import Scores, register, ratio
 
@@ -49,7 +50,7 @@ def anova(stats):
             "degrees of freedom within classes. Add samples or merge classes."
         )
     f = ratio(between * (n - g), within * (g - 1))
-    p = special.fdtrc(g - 1, n - g, f)
+    p = elementwise(special.fdtrc, g - 1, n - g, f)
     # rank by the same ratio as fisher so both methods order features identically
     return Scores(f, p, rank_key=ratio(between, within))
 
@@ -66,7 +67,7 @@ def welch(stats):
     a, b = var0 / n0, var1 / n1
     t = ratio(diff, np.sqrt(a + b))
     df = ratio((a + b) ** 2, a * a / (n0 - 1) + b * b / (n1 - 1))
-    p = 2.0 * special.stdtr(df, -np.abs(t))
+    p = 2.0 * elementwise(special.stdtr, df, -np.abs(t))
     p[np.isinf(t)] = 0.0
     return Scores(t, p)
 
@@ -112,7 +113,7 @@ def pearson(stats):
     else:
         a = n / 2.0 - 1.0
         # |r| under H0 follows Beta(a, a) on [-1, 1]; same distribution scipy.stats.pearsonr uses
-        p = 2.0 * special.betainc(a, a, (1.0 - np.abs(r)) / 2.0)
+        p = 2.0 * elementwise(special.betainc, a, a, (1.0 - np.abs(r)) / 2.0)
     return Scores(r, p)
 
 
