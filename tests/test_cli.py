@@ -181,3 +181,19 @@ def test_score_accepts_a_file_path_and_a_label_column(golub_files):
         assert list(res.feature_names) == list(names)
     with pytest.raises(ValueError, match="no column named 'nope'"):
         gs.score(d / "labelled.csv", "nope")
+
+
+def test_outputs_get_the_permissions_of_new_files(golub_files, tmp_path):
+    import os
+    import stat
+
+    d, *_ = golub_files
+    old = os.umask(0o022)
+    try:
+        for name in ("rank.tsv", "rank.parquet"):
+            out = tmp_path / name
+            assert main(["score", str(d / "labelled.csv"), "--target", "type", "-o", str(out)]) == 0
+            for path in (out, out.with_name(out.name + ".json")):
+                assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+    finally:
+        os.umask(old)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._validation import param_error
-from .report import atomic_write_text
+from .report import atomic_path, atomic_write_text
 
 
 class StoreRows:
@@ -35,6 +33,13 @@ class StoreRows:
 
     def __getitem__(self, index):
         return StoreRows(self.store, self.rows[index])
+
+
+def in_memory(X):
+    """``X`` as a matrix in memory: store rows are read (all their columns), anything else as is."""
+    if isinstance(X, StoreRows):
+        return X.store.to_dataset().X[X.rows]
+    return X
 
 
 @dataclass
@@ -237,14 +242,8 @@ def write_frame(frame, path):
     path = Path(path)
     name = path.name.lower()
     if name.endswith((".parquet", ".pq")):
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-        os.close(fd)
-        try:
+        with atomic_path(path) as tmp:
             frame.to_parquet(tmp, index=False)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
         return
     sep = "," if name.endswith(".csv") else "\t"
     atomic_write_text(path, frame.to_csv(sep=sep, index=False, float_format="%.10g"))

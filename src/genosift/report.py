@@ -7,6 +7,7 @@ import html
 import json
 import os
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -14,21 +15,46 @@ from typing import NamedTuple
 import numpy as np
 
 
-def atomic_write_text(path, text):
-    """Write ``text`` to ``path`` through a temporary file in the same folder, then rename.
+def umask():
+    """This process's umask (read without changing it, which would race with other threads)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
+@contextmanager
+def atomic_path(path):
+    """A temporary file name beside ``path``, renamed to ``path`` when the block succeeds.
 
     A reader never sees a half-written file, and an interrupted write leaves nothing under the
-    final name.
+    final name. The file gets the permissions a new file gets (``0o666`` less the umask), not the
+    private ones of a temporary file.
     """
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_bytes(path, data):
+    """Write ``data`` (bytes) to ``path`` atomically (see ``atomic_path``)."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+
+
+def atomic_write_text(path, text):
+    """Write ``text`` to ``path`` atomically, as UTF-8 (see ``atomic_path``)."""
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def write_table(frame, path):
@@ -51,19 +77,6 @@ def fresh_folder(base):
         except FileExistsError:
             continue
     raise FileExistsError(f"Could not create a fresh folder next to {base}.")
-
-
-def atomic_write_bytes(path, data):
-    """Write ``data`` (bytes) to ``path`` atomically, as :func:`atomic_write_text` does text."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # ------------------------------------------------------------------ reading a results folder

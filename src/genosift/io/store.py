@@ -65,6 +65,7 @@ from numba import njit
 from .._validation import param_error
 from .. import engine
 from ..engine import block_width
+from ..report import umask
 from . import Dataset, register_reader
 
 __all__ = ["CHUNK_BYTES", "SUFFIX", "Store", "convert", "open_store", "read_store",
@@ -103,16 +104,6 @@ def _budget(chunk_bytes, owner):
 # --------------------------------------------------------------------------------------------
 
 
-def _umask():
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0o022
-
-
 @contextmanager
 def _atomic(path, overwrite):
     """A temporary name beside ``path``, renamed to ``path`` when the block succeeds."""
@@ -134,7 +125,7 @@ def _atomic(path, overwrite):
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, 0o666 & ~umask())
         if overwrite:
             os.replace(tmp, path)
         else:
@@ -1163,7 +1154,7 @@ def _rows_of(samples, n):
 
 
 def score_store(source, target=None, *, method="fisher", samples=None, chunk_bytes=None, n_jobs=None,
-                **options):
+                scheduler=None, **options):
     """Score every feature of a store against a target, out of core.
 
     Row-mergeable methods (``streaming == "rows"`` in ``genosift.methods()``) read the store in
@@ -1189,6 +1180,13 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
     n_jobs : int, optional
         Threads for whole-column methods (default ``genosift.engine.threads()``: all CPUs unless
         ``engine.set_threads`` says otherwise).
+    scheduler : distributed.Client or str, optional
+        Score on Dask (``pip install 'genosift[dask]'``): a client, a scheduler address
+        (``"tcp://host:8786"``) or ``"local:N"`` (N worker processes on this machine). The workers
+        read the store themselves, so its path must be the same on every worker; only per-feature
+        statistics come back. ``chunk_bytes`` is then the data one task reads (default
+        ``genosift.dask.TASK_BYTES``). By default the one set by ``genosift.dask.use_scheduler``,
+        else the local engine.
     **options
         Options of the method.
 
@@ -1243,6 +1241,13 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
         y = as_labels(y, n)[rows] if rows is not None and len(y) == n else as_labels(y, m)
     target_ = make_target(spec, y, m)
     _check_classes(spec, target_)  # before reading: wrong labels fail at once
+    from ..dask import current_scheduler, score_store_tasks
+
+    if scheduler is not None or current_scheduler() is not None:
+        if n_jobs is not None:
+            raise ValueError("n_jobs sets the threads of the local engine; on a Dask scheduler the workers' "
+                             "threads do the work. Leave out n_jobs or scheduler.")
+        return score_store_tasks(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, scheduler=scheduler)
     if spec.streaming == "rows":
         return _score_rows(store, y, spec, opts, budget, rows)
     names = store.feature_names
