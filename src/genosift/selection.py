@@ -59,11 +59,14 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
         ``X`` may also be a store (a ``.gs.h5ad`` path or ``genosift.io.Store``), scored out of
         core by ``genosift.io.score_store``, or any data file ``genosift.io.read`` reads; ``y``
         may then name a per-sample column of the file. ``result_.feature_names`` holds the
-        file's feature names; ``transform`` takes arrays.
+        file's feature names; ``transform`` takes arrays. A Dask array or DataFrame is scored by
+        Dask tasks (``genosift.score``), never loaded whole.
         """
+        from .dask import is_dask_collection
+
         for attr in ("stats_", "result_"):
             self.__dict__.pop(attr, None)
-        if _on_disk(X):
+        if _on_disk(X) or is_dask_collection(X):
             return self._fit_file(X, y)
         return self._fit_chunk(X, y, reset=True)
 
@@ -77,12 +80,21 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
             )
         self.__dict__.pop("feature_names_in_", None)
         self.result_ = score(X, y, method=spec.name, **(self.score_params or {}))
+        if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):  # a Dask DataFrame
+            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         self.n_features_in_ = self.result_.n_features
         self.scores_, self.pvalues_, self.ranking_ = self.result_.scores, self.result_.pvalues, self.result_.ranking
         return self
 
     def transform(self, X):
-        """Keep the selected columns of ``X`` (an array, sparse matrix or DataFrame)."""
+        """Keep the selected columns of ``X`` (an array, sparse matrix or DataFrame; lazily for Dask)."""
+        from .dask import is_dask_collection
+
+        if is_dask_collection(X):
+            keep = self.get_support()
+            if X.shape[1] != keep.shape[0]:
+                raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted on {keep.shape[0]}.")
+            return X[list(X.columns[keep])] if hasattr(X, "columns") else X[:, np.flatnonzero(keep)]
         if _on_disk(X):
             raise TypeError(
                 f"transform reduces arrays, not {_describe(X)}. Read the selected columns "
@@ -148,7 +160,9 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
 
 
 def _describe(X):
-    return f"the file {str(X)!r}" if isinstance(X, (str, os.PathLike)) else f"the store {X!r}"
+    if isinstance(X, (str, os.PathLike)):
+        return f"the file {str(X)!r}"
+    return f"the store {X!r}" if hasattr(X, "row_chunks") else f"the Dask {type(X).__name__}"
 
 
 class SelectKBest(_ScoreSelector):

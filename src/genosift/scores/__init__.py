@@ -220,16 +220,19 @@ def _result(spec, out, data, feature_names, opts):
     )
 
 
-def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, **options):
+def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, scheduler=None, **options):
     """Score every feature of ``X`` against ``y`` with one registered method.
 
     Parameters
     ----------
-    X : array-like (n_samples, n_features), scipy.sparse matrix, pandas DataFrame, or an
-        iterator of ``(X_chunk, y_chunk)`` pairs (a stream of row chunks, merged exactly).
+    X : array-like (n_samples, n_features), scipy.sparse matrix, pandas DataFrame, an
+        iterator of ``(X_chunk, y_chunk)`` pairs (a stream of row chunks, merged exactly), a
+        Dask array (dense or scipy.sparse chunks) or Dask DataFrame (scored by tasks, see
+        ``genosift.dask.score_collection``), or a store path.
         Any real dtype; integers are accumulated in float64. Sparse input is never densified.
     y : array-like (n_samples,)
-        Class labels (any type) or a numeric target; ``None`` for unsupervised methods and streams.
+        Class labels (any type) or a numeric target (a Dask array or Series is computed first);
+        ``None`` for unsupervised methods and streams.
     method : str
         A name from ``genosift.methods()``.
     feature_names : sequence of str, optional
@@ -238,6 +241,11 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, *
         For a store (a ``.gs.h5ad`` path or ``genosift.io.Store``): the memory budget of one
         chunk of rows or block of features read from disk (default 256 MiB). ``y`` may then
         name a column of the store's sample table.
+    scheduler : distributed.Client or str, optional
+        For Dask input and stores: where the tasks run (a client, a scheduler address,
+        ``"local:N"``, or a Dask local scheduler name such as ``"threads"``); see
+        ``genosift.dask.use_scheduler``. By default Dask's own default for Dask input, and the
+        local engine for stores.
     **options
         Options of the method (see ``genosift.methods()``).
 
@@ -258,14 +266,21 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, *
     >>> (res.ranking + 1).tolist()
     [2, 3, 4, 1, 5]
     """
+    from ..dask import is_dask_collection, score_collection
+
     spec = get_method(method)
     opts = check_options(spec, options)
+    if is_dask_collection(X):
+        if chunk_bytes is not None:
+            raise ValueError("chunk_bytes sets the reads of a store; a Dask array is read in its own chunks "
+                             "(rechunk it to change them). Leave out chunk_bytes.")
+        return score_collection(X, y, spec, opts, feature_names=feature_names, scheduler=scheduler)
     if isinstance(X, (str, os.PathLike)) or hasattr(X, "row_chunks"):
         from ..io import format_of, open_store, read, score_store
 
         if hasattr(X, "row_chunks") or str(X).endswith(".gs.h5ad"):
             return score_store(X if hasattr(X, "row_chunks") else open_store(X), y, method=spec.name,
-                               chunk_bytes=chunk_bytes, **opts)
+                               chunk_bytes=chunk_bytes, scheduler=scheduler, **opts)
         table = isinstance(y, str) and format_of(X) in ("csv", "tsv", "parquet")
         data = read(X, keep=(y,)) if table else read(X)
         if isinstance(y, str):
@@ -275,6 +290,10 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, *
                                  "Pass the labels as an array, or read the file with genosift.io.read(..., keep=[...]).")
             y = data.obs[y].to_numpy()
         X, feature_names = data.X, data.feature_names if feature_names is None else feature_names
+    if scheduler is not None:
+        raise ValueError("The 'scheduler' parameter of score must be None for data in memory (it runs Dask "
+                         "arrays and stores; wrap X with dask.array.from_array(X, chunks=...) to score it by "
+                         f"Dask tasks). Got {scheduler!r} instead.")
     if spec.streaming != "rows":
         return _score_columns(spec, X, y, feature_names, opts)
     stats, names = statistics(spec, X, y, feature_names=feature_names)

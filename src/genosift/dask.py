@@ -1,0 +1,451 @@
+"""Scoring on Dask: Dask arrays and DataFrames, and stores read by a cluster's workers.
+
+Nothing here computes a statistic. Row-mergeable methods run ``from_chunk`` of their statistic
+(``genosift.stats``) in one task per block of rows and merge the results with its ``merge`` in a
+tree of tasks; ``finish`` then turns the merged statistics into scores on the client.
+Whole-column methods run in one task per block of features (every sample of it) and return that
+block's scores. Only per-feature statistics and scores travel to the client, never the data.
+
+Each task runs genosift's compiled kernels on one thread: Dask's workers and threads are the
+parallelism. Dask is imported only when used; install it with ``pip install 'genosift[dask]'``.
+"""
+from __future__ import annotations
+
+import os
+import re
+from contextlib import contextmanager
+from functools import reduce
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._validation import param_error
+
+__all__ = ["FAN_IN", "TASK_BYTES", "is_dask_collection", "score_collection", "score_store_tasks",
+           "use_scheduler"]
+
+#: Statistics merged by one task of the tree reduction.
+FAN_IN = 8
+#: Default budget, in bytes, of the stored matrix data one task reads from a store.
+TASK_BYTES = 64 * 2**20
+
+_LOCAL = ("threads", "threading", "processes", "multiprocessing", "sync", "synchronous", "single-threaded")
+_settings = {"scheduler": None}
+
+
+def _dask():
+    try:
+        import dask
+        import dask.array  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "Scoring Dask arrays, Dask DataFrames or a store on a Dask cluster needs dask: "
+            "pip install 'genosift[dask]' (or pip install 'dask[array]' distributed)."
+        ) from None
+    return dask
+
+
+def _distributed():
+    _dask()
+    try:
+        import distributed
+    except ImportError:
+        raise ImportError(
+            "Running on a Dask cluster needs dask.distributed: pip install 'genosift[dask]' "
+            "(or pip install distributed)."
+        ) from None
+    return distributed
+
+
+def is_dask_collection(X):
+    """True for a Dask array, DataFrame or Series (dask is imported only for objects of its own)."""
+    if type(X).__module__.partition(".")[0] not in ("dask", "dask_expr"):
+        return False
+    import dask
+
+    return dask.is_dask_collection(X)
+
+
+# --------------------------------------------------------------------------------------------
+# Schedulers
+# --------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _opened(scheduler):
+    """``scheduler`` as ``dask.compute`` takes it; a cluster or client started here is closed after.
+
+    None gives the one ``use_scheduler`` set (else Dask's default); a ``distributed.Client`` and
+    Dask's local scheduler names pass through; ``"local"`` / ``"local:N"`` start a cluster of
+    ``N`` worker processes on this machine (loopback only); any other string is the address of a
+    running scheduler.
+    """
+    if scheduler is None:
+        yield _settings["scheduler"]
+        return
+    if hasattr(scheduler, "submit") and hasattr(scheduler, "get"):  # a distributed.Client
+        yield scheduler
+        return
+    expected = "a distributed.Client, a scheduler address such as 'tcp://host:8786', 'local' or 'local:N'"
+    if not isinstance(scheduler, str) or not scheduler.strip():
+        raise param_error("scheduler", "genosift", expected, scheduler)
+    if scheduler in _LOCAL:
+        _dask()
+        yield scheduler
+        return
+    local = re.fullmatch(r"local(?::(\d+))?", scheduler.strip())
+    if scheduler.startswith("local") and (local is None or local[1] is not None and int(local[1]) < 1):
+        raise param_error("scheduler", "genosift", "'local' or 'local:N' with N >= 1 worker processes", scheduler)
+    distributed = _distributed()
+    if local:  # the scheduler serves HTTP even without a dashboard: a free port, loopback only
+        with distributed.LocalCluster(n_workers=int(local[1]) if local[1] else None, processes=True,
+                                      host="127.0.0.1", dashboard_address="127.0.0.1:0") as cluster, \
+                distributed.Client(cluster, set_as_default=False) as client:
+            yield client
+        return
+    with distributed.Client(scheduler.strip(), set_as_default=False) as client:
+        yield client
+
+
+@contextmanager
+def use_scheduler(scheduler):
+    """Run genosift's Dask work on ``scheduler`` inside the ``with`` block.
+
+    Scoring a store (``genosift.io.score_store``, ``genosift.score`` on a ``.gs.h5ad`` path) then
+    runs on the cluster's workers, and Dask arrays are computed there; the command line's
+    ``--scheduler`` does this for one run.
+
+    Parameters
+    ----------
+    scheduler : distributed.Client, str or None
+        A client; the address of a running scheduler (``"tcp://host:8786"``); ``"local"`` or
+        ``"local:N"`` to start ``N`` worker processes on this machine for the block (default: one
+        per CPU group, as ``distributed.LocalCluster`` chooses); or one of Dask's local
+        schedulers (``"threads"``, ``"processes"``, ``"sync"``). None keeps the current one.
+
+    Yields
+    ------
+    The scheduler the block uses (a client for addresses and ``local``).
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, genosift as gs
+    >>> X = da.from_array(np.array([[1.0, 0], [2, 1], [6, 0], [7, 1]]), chunks=(3, 2))
+    >>> with use_scheduler("sync"):
+    ...     np.round(gs.score(X, [0, 0, 1, 1], method="fisher").scores, 6).tolist()
+    [25.0, 0.0]
+    """
+    with _opened(scheduler) as resolved:
+        previous, _settings["scheduler"] = _settings["scheduler"], resolved
+        try:
+            yield resolved
+        finally:
+            _settings["scheduler"] = previous
+
+
+def current_scheduler():
+    """The scheduler ``use_scheduler`` set for the running block, or None."""
+    return _settings["scheduler"]
+
+
+def _compute(obj, scheduler):
+    (out,) = _dask().compute(obj, scheduler=scheduler)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Tasks: what runs on the workers
+# --------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _one_thread():
+    """The compiled kernels on one thread while a task runs (numba's setting is per thread)."""
+    import numba
+
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
+
+
+def _chunk_statistic(block, y, method, names):
+    """``from_chunk`` of the method's statistic on one block of rows (all features)."""
+    from .scores import get_method
+
+    spec = get_method(method)
+    if block.shape[0] == 0:
+        return spec.statistic.empty()
+    with _one_thread():
+        return spec.statistic.from_chunk(block, y, feature_names=names)
+
+
+def _merge_all(*parts):
+    return reduce(lambda a, b: a.merge(b), parts)
+
+
+def _block_scores(block, target, method, options, j0, j1, names):
+    """A whole-column method on one block of features, every sample: its ``Scores``.
+
+    ``names`` are the block's feature names (None: ``x{j}`` with ``j0 <= j < j1``).
+    """
+    from .scores import _finite_blocks, get_method
+
+    spec = get_method(method)
+    if sp.issparse(block):
+        block = block.tocsc().astype(np.float64, copy=False) if spec.sparse_blocks else block.toarray().astype(np.float64, copy=False)
+    else:
+        block = np.ascontiguousarray(block, dtype=np.float64)
+    for _ in _finite_blocks([(j0, j1, block)] if names is None else [(0, j1 - j0, block)], names):
+        pass
+    with _one_thread():
+        return spec.func(block, target, **options)
+
+
+def _tree(parts):
+    """One delayed value: ``parts`` merged ``FAN_IN`` at a time, level by level."""
+    delayed = _dask().delayed
+    while len(parts) > 1:
+        parts = [delayed(_merge_all, pure=False)(*parts[i:i + FAN_IN]) for i in range(0, len(parts), FAN_IN)]
+    return parts[0]
+
+
+def _concatenated(parts):
+    from .scores import Scores
+
+    return Scores(*(None if parts[0][i] is None else np.concatenate([q[i] for q in parts]) for i in range(4)))
+
+
+def _merged(build, names, scheduler):
+    """Compute ``build(names_arg)``; on a ValueError, the same pass with names, for its message.
+
+    The tasks get no feature names at first (they cost a copy per task); an error about some
+    features (non-finite or negative values) is raised again naming them.
+    """
+    try:
+        return _compute(build(None), scheduler)
+    except ValueError:
+        if names is not None:
+            _compute(build(names), scheduler)
+        raise
+
+
+def _whole_matrix_error(spec, what):
+    return ValueError(
+        f"Method '{spec.name}' works on the whole matrix at once (streaming 'matrix' in genosift.methods()), "
+        f"so it cannot score {what} by Dask tasks. Load the data into memory (X.compute() for a Dask "
+        "array) and call genosift.score, or choose a row or block method."
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Dask arrays and DataFrames
+# --------------------------------------------------------------------------------------------
+
+
+def _as_array(X, feature_names):
+    """``(dask array with known chunk sizes, feature names or None)``."""
+    names = None if feature_names is None else np.asarray(feature_names, dtype=object)
+    if hasattr(X, "columns") and hasattr(X, "to_dask_array"):  # a Dask DataFrame
+        from ._validation import _is_numeric_dtype, _names_list
+
+        bad = [c for c, t in zip(X.columns, X.dtypes) if not _is_numeric_dtype(t)]
+        if bad:
+            raise TypeError(f"X has non-numeric columns {_names_list(bad)}. Encode or drop them before scoring; "
+                            "every feature must be a number.")
+        names = np.asarray([str(c) for c in X.columns], dtype=object) if names is None else names
+        X = X.to_dask_array(lengths=True)  # one pass over the partitions for their lengths
+    if not hasattr(X, "chunks") or X.ndim != 2:
+        raise ValueError(f"X must be a 2-D Dask array or a Dask DataFrame (samples in rows, features in "
+                         f"columns). Got {type(X).__name__} with {getattr(X, 'ndim', '?')} dimension(s).")
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"X has dtype {X.dtype}, which is not a real number type; every feature must be a number.")
+    if any(np.isnan(c) for c in X.chunks[0]):
+        X = X.compute_chunk_sizes()  # one pass: the row offsets give each block its labels
+    n, p = X.shape
+    if n == 0 or p == 0:
+        raise ValueError(f"X is empty: {n} samples x {p} features. Scoring needs at least one sample and one feature.")
+    if names is not None and names.shape != (p,):
+        raise ValueError(f"feature_names has {names.size} names for {p} features; give one name per column of X.")
+    return X, names
+
+
+def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None):
+    """Score a Dask array or DataFrame with the registered method ``spec``: a ``ScoreResult``.
+
+    What ``genosift.score`` runs for Dask input. Row-mergeable methods need blocks that span
+    every feature, so ``X`` is rechunked along its columns when it has several column chunks
+    (each row block then holds all features: choose row chunks with that in mind).
+    Whole-column methods need every sample of a feature, so ``X`` is rechunked to one row chunk
+    and to column blocks of at most ``genosift.engine.block_width`` features (narrower column
+    chunks are kept). ``y`` may be a Dask array or Series; it is computed (n values) first.
+    """
+    from .engine import block_width
+    from .scores import _check_classes, _result, _target, finish, make_target
+
+    if spec.streaming == "matrix":
+        raise _whole_matrix_error(spec, "a Dask array")
+    dask = _dask()
+    with _opened(scheduler) as chosen:
+        X, names = _as_array(X, feature_names)
+        n, p = X.shape
+        if is_dask_collection(y):
+            y = np.asarray(_compute(y, chosen))
+        target = make_target(spec, y, n)
+        _check_classes(spec, target)  # before reading: wrong labels fail at once
+        if spec.streaming == "rows":
+            labels = _target(spec, y, n)
+            X = X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
+            bounds = np.cumsum((0,) + X.chunks[0])
+            blocks = X.to_delayed()[:, 0]
+
+            def build(names_arg):
+                key = None if names_arg is None else dask.delayed(names_arg, pure=False)
+                return _tree([dask.delayed(_chunk_statistic, pure=False)(
+                    block, None if labels is None else labels[a:b], spec.name, key)
+                    for block, a, b in zip(blocks, bounds[:-1], bounds[1:])])
+
+            return finish(spec, _merged(build, names, chosen), names, options)
+        width = block_width(n, p)
+        X = X.rechunk({0: -1, 1: width if max(X.chunks[1]) > width else X.chunks[1]})
+        starts = np.cumsum((0,) + X.chunks[1])
+        shared = dask.delayed(target, pure=False)
+        parts = [dask.delayed(_block_scores, pure=False)(
+            block, shared, spec.name, options, int(j0), int(j1), None if names is None else names[j0:j1])
+            for block, j0, j1 in zip(X.to_delayed()[0], starts[:-1], starts[1:])]
+        return _result(spec, _concatenated(_compute(parts, chosen)), target, names, options)
+
+
+# --------------------------------------------------------------------------------------------
+# Stores, read by the workers
+# --------------------------------------------------------------------------------------------
+
+
+class _StoreOnWorker:
+    """What a task needs to open a store on a worker, and checks that it is the same file."""
+
+    def __init__(self, store):
+        self.path = os.path.abspath(store.path)
+        self.shape, self.nnz, self.size = store.shape, store.nnz, store._stat[1]  # the size when opened
+
+    def open(self):
+        import socket
+
+        from .io.store import Store
+
+        try:
+            store = Store(self.path)
+        except (FileNotFoundError, PermissionError) as exc:
+            raise FileNotFoundError(
+                f"The Dask worker on {socket.gethostname()} cannot read the store {self.path!r} ({exc}). "
+                "The workers read the store themselves: put it where every worker sees it under the "
+                "same path (a shared file system), or score it without a scheduler."
+            ) from None
+        if store.shape != self.shape or store.nnz != self.nnz or os.stat(self.path).st_size != self.size:
+            raise ValueError(f"The store {self.path!r} on a Dask worker differs from the one opened on the "
+                             "client (another file, or replaced meanwhile). Give every worker the same file.")
+        return store
+
+    def rows(self, a, b, keep):
+        """Rows ``a <= i < b`` (then the local rows ``keep`` of them, if given), all features."""
+        from .io.store import _Reader
+
+        store = self.open()
+        reader = _Reader(store)
+        try:
+            chunk = store._row_chunk(reader, a, b, None)
+        finally:
+            reader.close()
+        return (chunk if keep is None else chunk[keep]), store
+
+    def columns(self, j0, j1):
+        """Features ``j0 <= j < j1``, every sample: CSC of a sparse store, an array of a dense one.
+
+        A sparse store without its column copy is read whole for each block (slow: write the
+        store with ``column_copy=True`` to score whole-column methods on a cluster).
+        """
+        from .io.store import _index_dtype, _Reader
+
+        store = self.open()
+        if store.sparse and not store.has_column_copy:
+            return store.read_columns(np.arange(j0, j1))
+        reader = _Reader(store)
+        try:
+            if not store.sparse:
+                return reader.h5["X"][:, j0:j1]
+            ptr = store._cptr.read(reader, j0, j1 + 1, np.int64)
+            lo, hi = int(ptr[0]), int(ptr[-1])
+            itype = _index_dtype(max(hi - lo, store.shape[0]))
+            block = sp.csc_matrix((store._cdata.read(reader, lo, hi), store._crows.read(reader, lo, hi, itype),
+                                   (ptr - lo).astype(itype)), shape=(store.shape[0], j1 - j0), copy=False)
+        finally:
+            reader.close()
+        block.has_canonical_format = True
+        return block
+
+
+def _store_statistic(source, a, b, keep, y, method, named):
+    chunk, store = source.rows(a, b, keep)
+    return _chunk_statistic(chunk, y, method, store.feature_names if named else None)
+
+
+def _store_block_scores(source, j0, j1, rows, target, method, options):
+    block = source.columns(j0, j1)
+    return _block_scores(block if rows is None else block[rows], target, method, options, j0, j1, None)
+
+
+def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, scheduler=None):
+    """Score a store on a Dask scheduler, the workers reading it: a ``ScoreResult``.
+
+    What ``genosift.io.score_store(..., scheduler=...)`` runs once it has checked its inputs.
+    Row-mergeable methods: one task per range of rows holding at most ``chunk_bytes`` of stored
+    values and indices (default ``TASK_BYTES``), merged in a tree. Whole-column methods: one task
+    per block of features whose dense float64 form fits ``chunk_bytes``. ``rows`` (sorted indices,
+    None for all) keeps some samples; ``y`` has one value per sample kept. The store's path must be
+    the same on every worker.
+    """
+    from .engine import block_width
+    from .io.store import _NamesOf, _Reader
+    from .scores import _result, _target, finish, make_target
+
+    if spec.streaming == "matrix":
+        raise _whole_matrix_error(spec, "a store")
+    if chunk_bytes is not None and (isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, (int, np.integer))
+                                    or chunk_bytes < 1):
+        raise param_error("chunk_bytes", "score_store", "a positive int (bytes) or None", chunk_bytes)
+    budget = int(chunk_bytes or TASK_BYTES)
+    dask = _dask()
+    n, p = store.shape
+    m = n if rows is None else rows.size
+    source = _StoreOnWorker(store)
+    with _opened(scheduler) as chosen:
+        if spec.streaming == "rows":
+            labels = _target(spec, y, m)
+            reader = _Reader(store)
+            try:
+                ranges, _ = store._row_ranges(reader, None, budget)
+            finally:
+                reader.close()
+            tasks = []
+            for a, b in ranges:
+                lo, hi = (a, b) if rows is None else np.searchsorted(rows, [a, b])
+                if hi > lo:
+                    keep = None if rows is None or hi - lo == b - a else rows[lo:hi] - a
+                    tasks.append((a, b, keep, None if labels is None else labels[lo:hi]))
+
+            def build(named):
+                return _tree([dask.delayed(_store_statistic, pure=False)(source, a, b, keep, y_part, spec.name,
+                                                                          named is not None)
+                              for a, b, keep, y_part in tasks])
+
+            return finish(spec, _merged(build, True, chosen), _NamesOf(store), options)
+        target = make_target(spec, y, m)
+        width = block_width(m, p, budget)
+        shared = dask.delayed(target, pure=False)
+        kept = None if rows is None else dask.delayed(rows, pure=False)
+        parts = [dask.delayed(_store_block_scores, pure=False)(source, j0, min(p, j0 + width), kept, shared, spec.name,
+                                                                options)
+                 for j0 in range(0, p, width)]
+        return _result(spec, _concatenated(_compute(parts, chosen)), target, _NamesOf(store), options)
