@@ -75,7 +75,14 @@ def _score_job(args):
         train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
         min_count=args.min_count, format=args.format, read_options=read_options,
     )
-    result = jobs.score_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes)
+    if args.scheduler and not isinstance(labelled.X_train, jobs.StoreRows):
+        raise ValueError(f"--scheduler scores a store (.gs.h5ad) on Dask workers, which read it themselves; "
+                         f"{args.data!r} is read into memory here. Convert it once with `genosift convert`, "
+                         "or leave out --scheduler.")
+    from .dask import use_scheduler
+
+    with use_scheduler(args.scheduler):  # None: the local engine
+        result = jobs.score_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes)
     mask = jobs.select_mask(result, top=args.top, fdr=args.fdr)
     return labelled, result, mask
 
@@ -205,6 +212,9 @@ def _add_data_options(p):
                    help="memory budget for streaming a store (.gs.h5ad), e.g. 64M or 1G (default 256M)")
     p.add_argument("-o", "--output", required=True, help="output file (.tsv, .csv or .parquet)")
     p.add_argument("--force", action="store_true", help="overwrite existing outputs")
+    p.add_argument("--scheduler", metavar="ADDRESS|local[:N]",
+                   help="score a store on a Dask cluster: a scheduler address (tcp://host:8786) or local:N "
+                        "for N worker processes here; the workers read the store (needs genosift[dask])")
     _add_run_options(p)
 
 
