@@ -17,8 +17,10 @@ from .scores import REGISTRY, ScoreResult, get_method, methods, score
 from . import io
 from .selection import SelectFdr, SelectKBest, SelectPercentile
 from .multivariate import MRMR, RedundancyFilter
+from .model_selection import RFE, SelectKCV, StabilitySelection, cross_validate_ks
 
 __all__ = [
-    "MRMR", "REGISTRY", "RedundancyFilter", "ScoreResult", "SelectFdr", "SelectKBest", "SelectPercentile",
-    "__version__", "get_method", "io", "load_golub", "methods", "score",
+    "MRMR", "REGISTRY", "RFE", "RedundancyFilter", "ScoreResult", "SelectFdr", "SelectKBest", "SelectKCV",
+    "SelectPercentile", "StabilitySelection", "__version__", "cross_validate_ks", "get_method", "io", "load_golub",
+    "methods", "score",
 ]
