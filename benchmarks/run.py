@@ -37,7 +37,7 @@ import scipy.sparse as sp
 HERE = Path(__file__).resolve().parent
 SEED = 20240611
 #: Score families benchmarked by benchmarks/bench_<family>.py, run after the core cases.
-FAMILIES = ("ranks", "contingency", "distances", "neighbours", "multivariate")
+FAMILIES = ("ranks", "contingency", "distances", "neighbours", "multivariate", "model_selection")
 REPEATS = 3
 
 
