@@ -181,6 +181,88 @@ def _convert(args):
     return 0
 
 
+def _evaluate(args):
+    from . import __version__, jobs
+    from .workflow import evaluate, write_results
+
+    started = time.perf_counter()
+    out = Path(args.output)
+    if out.exists() and not args.force:
+        raise FileExistsError(f"{str(out)!r} already exists. Pass --force to replace it, or choose another -o.")
+    labelled = jobs.load_labelled(
+        args.data, target=args.target, meta=args.meta, id_column=args.id, group_column=args.group,
+        train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
+        min_count=args.min_count, format=args.format,
+        read_options={"features_in_rows": True} if args.features_in_rows else {},
+    )
+    X = jobs.in_memory(labelled.dataset.X)
+    held_out = args.train_groups or args.val_groups
+    groups = None
+    if args.group and not held_out:  # folds keep each group whole
+        groups = labelled.dataset.obs[args.group].astype(str).to_numpy()
+    ev = evaluate(X, labelled.y, method=args.method, ks=args.k, model=args.model,
+                  model_options=dict(args.model_option or []), cv=args.cv, groups=groups,
+                  validation=~labelled.train if held_out else None, metric=args.metric,
+                  sample_ids=labelled.dataset.sample_ids, feature_names=labelled.dataset.feature_names,
+                  random_state=args.seed, n_jobs=args.threads)
+    ev.notes.extend(labelled.notes)
+    provenance = {
+        "command": " ".join(["genosift", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("genosift") else None,
+        "inputs": {str(p): {"sha256": jobs.file_digest(p)} for p in (args.data, args.meta) if p},
+        "target": args.target, "seconds": round(time.perf_counter() - started, 3),
+    }
+    write_results(ev, out, X=X, y=labelled.y, provenance=provenance, overwrite=args.force)
+    best = ev.curve.set_index("k").loc[ev.best_k]
+    print(f"genosift {__version__} evaluate: {ev.method} ranking, {ev.model_name} model, "
+          f"{len(labelled.y)} samples x {ev.result.n_features} features, "
+          + (f"{ev.cv['folds']}-fold CV" if ev.cv["kind"] != "validation" else "train/validation split"))
+    for note in ev.notes:
+        print(f"  {note}")
+    print(f"  {'k':>7}  " + "  ".join(f"{m:>17}" for m in ("accuracy", "balanced_accuracy", "f1_macro", "roc_auc")))
+    for row in ev.curve.itertuples():
+        cells = [f"{getattr(row, m + '_mean'):.3f} +/- {getattr(row, m + '_std'):.3f}"
+                 for m in ("accuracy", "balanced_accuracy", "f1_macro", "roc_auc")]
+        print(f"  {row.k:>7}  " + "  ".join(f"{c:>17}" for c in cells) + ("  <- best" if row.k == ev.best_k else ""))
+    print(f"Best k = {ev.best_k} by {ev.metric} ({best[ev.metric + '_mean']:.3f}); top features: "
+          + ", ".join(str(f) for f in ev.result.top(min(5, ev.best_k))))
+    print(f"Wrote {out}/ (tables, model.joblib, run.json) in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def _predict(args):
+    from . import jobs
+    from .io import read
+    from .workflow import load_model, predict
+
+    out = Path(args.output)
+    jobs.check_outputs([out], force=args.force)
+    saved = load_model(args.model)
+    data = read(args.data, format=args.format, **({"features_in_rows": True} if args.features_in_rows else {}))
+    frame, notes = predict(saved, jobs.in_memory(data.X), data.feature_names, sample_ids=data.sample_ids,
+                           fill_missing=args.fill_missing)
+    if args.meta:
+        from .io import read_metadata
+
+        if not (args.id and args.target):
+            raise ValueError("--meta needs --id (the sample-id column) and --target (the true labels) to compare.")
+        meta = read_metadata(args.meta, id_column=args.id)
+        if args.target not in meta.columns:
+            raise ValueError(f"--target {args.target!r} is not a column of {args.meta!r}: {list(meta.columns)}.")
+        truth = meta[args.target].reindex(frame["sample"].astype(str))
+        frame.insert(2, "true", truth.astype("string").to_numpy())
+        known = truth.notna().to_numpy()
+        if known.any():
+            hits = (frame["true"][known] == frame["predicted"][known]).mean()
+            notes.append(f"accuracy on the {int(known.sum())} sample(s) with a known {args.target!r}: {hits:.3f}")
+    jobs.write_frame(frame, out)
+    print(f"Predicted {len(frame)} sample(s) with the {saved['model']} model on {len(saved['selected'])} "
+          f"feature(s) ({saved['method']}, k = {saved['k']}).")
+    for note in notes:
+        print(f"  {note}")
+    print(f"Wrote {out}")
+    return 0
+
+
 def _report(args):
     from .report import make_report
 
@@ -193,12 +275,16 @@ def _report(args):
     return 0
 
 
-def _add_data_options(p):
+def _add_input_options(p):
     p.add_argument("data", help="data file: CSV/TSV (.gz/.bz2/.zst), Parquet, .npy/.npz, .mtx, .h5ad or k-mer counts")
     p.add_argument("--format", help="reader name when the suffix does not tell (see genosift.io.READERS)")
     p.add_argument("--features-in-rows", action="store_true", help="the table has features in rows, samples in columns")
     p.add_argument("--meta", help="metadata table (CSV/TSV) with the sample ids, the target and groups")
     p.add_argument("--id", help="the sample-id column of --meta")
+
+
+def _add_data_options(p):
+    _add_input_options(p)
     p.add_argument("--target", required=True, help="the label column (in --meta, or in the data table)")
     p.add_argument("--method", default="fisher", help="scoring method (see `genosift methods`; default fisher)")
     p.add_argument("--top", type=_positive_int, help="select the K best features")
@@ -221,6 +307,29 @@ def _add_data_options(p):
 def _add_run_options(p):
     p.add_argument("--threads", type=_positive_int, metavar="N", help="threads to use (default: all CPUs)")
     p.add_argument("--quiet", action="store_true", help="no progress bars (they show only on a terminal)")
+
+
+def _int_list(text):
+    try:
+        values = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"must be comma-separated whole numbers >= 1, e.g. 10,100,1000; got {text!r}")
+    return values
+
+
+def _key_value(text):
+    import ast
+
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"must be KEY=VALUE, e.g. C=0.1; got {text!r}")
+    try:
+        value = ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        pass  # a plain string, e.g. class_weight=balanced
+    return key.strip(), value
 
 
 def _fraction(text):
@@ -282,6 +391,38 @@ def build_parser():
     p = sub.add_parser("select", help="write the selected features of every labelled sample")
     _add_data_options(p)
     p.set_defaults(func=_select)
+    p = sub.add_parser("evaluate", help="select features and fit a model for a grid of k, cross-validated")
+    _add_input_options(p)
+    p.add_argument("--target", required=True, help="the label column (in --meta, or in the data table)")
+    p.add_argument("--method", default="fisher", help="scoring method (see `genosift methods`; default fisher)")
+    p.add_argument("--k", type=_int_list, default=[10, 100, 1000], help="numbers of top features to try (default 10,100,1000)")
+    p.add_argument("--model", default="logistic", choices=["logistic", "random_forest", "linear_svm"],
+                   help="the classifier (default logistic)")
+    p.add_argument("--model-option", type=_key_value, action="append", metavar="KEY=VALUE",
+                   help="a model option, e.g. C=0.1 or n_estimators=1000 (repeatable)")
+    p.add_argument("--cv", type=_positive_int, default=5, help="stratified folds (default 5)")
+    p.add_argument("--metric", default="balanced_accuracy", choices=["accuracy", "balanced_accuracy", "f1_macro", "roc_auc"],
+                   help="the metric that picks the best k (default balanced_accuracy)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the folds and models (default 0)")
+    p.add_argument("--group", help="metadata column of groups: folds keep groups whole; or with --val-groups, the split")
+    p.add_argument("--train-groups", help="comma-separated groups to train on (the others validate)")
+    p.add_argument("--val-groups", help="comma-separated groups held out for validation (instead of --cv)")
+    p.add_argument("--classes", help="comma-separated labels to keep (others are left out)")
+    p.add_argument("--min-count", type=_positive_int, help="leave out classes with fewer samples")
+    p.add_argument("-o", "--output", required=True, help="results folder to write")
+    p.add_argument("--force", action="store_true", help="replace an existing results folder")
+    _add_run_options(p)
+    p.set_defaults(func=_evaluate)
+    p = sub.add_parser("predict", help="apply a model saved by `evaluate` to new data (the model file runs code: trust it)")
+    p.add_argument("model", help="model.joblib (or the results folder) of a `genosift evaluate` run")
+    _add_input_options(p)
+    p.add_argument("--target", help="with --meta: the column of true labels, to compare")
+    p.add_argument("--fill-missing", action="store_true",
+                   help="features of the model absent from the data are zero (counts such as k-mers)")
+    p.add_argument("-o", "--output", required=True, help="predictions file (.tsv, .csv or .parquet)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing output")
+    _add_run_options(p)
+    p.set_defaults(func=_predict)
     p = sub.add_parser("report", help="an HTML report with figures of an `evaluate` results folder")
     p.add_argument("results", help="the results folder written by `genosift evaluate -o`")
     p.add_argument("-o", "--output", required=True, help="the HTML file to write (one file, readable offline)")
@@ -312,7 +453,7 @@ def main(argv=None):
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (ValueError, TypeError, OSError) as exc:
+    except (ValueError, TypeError, OSError, ImportError) as exc:  # ImportError: an optional package
         print(f"genosift: error: {exc}", file=sys.stderr)
         return 1
     finally:  # in-process callers keep their own settings

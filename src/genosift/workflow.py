@@ -1,0 +1,460 @@
+"""The modelling workflow: select features and fit a model over a grid of k, honestly evaluated.
+
+``evaluate`` scores the features inside each training fold only (never on the samples it is
+tested on), fits a model on the top k of that fold's ranking for every k of the grid, and
+measures it on the held-out samples; then it refits the ranking and the model on all training
+samples at the best k. ``write_results`` writes the tables, the final model and its provenance
+to a folder, which ``genosift report`` turns into figures; ``predict`` applies a saved model to
+new data.
+
+Models: ``"logistic"`` (L2 logistic regression on standardised features), ``"random_forest"``
+and ``"linear_svm"`` (on standardised features; no class probabilities).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._validation import param_error
+
+__all__ = ["MODELS", "Evaluation", "evaluate", "load_model", "make_model", "predict", "write_results"]
+
+#: The models ``evaluate`` fits, with their options and defaults.
+MODELS = {
+    "logistic": {"C": 1.0, "max_iter": 1000, "class_weight": None},
+    "random_forest": {"n_estimators": 500, "max_depth": None, "min_samples_leaf": 1, "class_weight": None},
+    "linear_svm": {"C": 1.0, "max_iter": 10000, "class_weight": None},
+}
+METRICS = ("accuracy", "balanced_accuracy", "f1_macro", "roc_auc")
+
+
+def make_model(name="logistic", *, options=None, random_state=0, sparse=False, n_jobs=None):
+    """A fresh, unfitted scikit-learn classifier by name (see ``MODELS``).
+
+    Parameters
+    ----------
+    name : {"logistic", "random_forest", "linear_svm"}
+    options : dict, optional
+        Options of the model (keys of ``MODELS[name]``), e.g. ``{"C": 0.1}``.
+    random_state : int
+    sparse : bool
+        The data are sparse: features are scaled without centring, so nothing is densified.
+    n_jobs : int, optional
+        Threads of the random forest.
+
+    Examples
+    --------
+    >>> make_model("logistic", options={"C": 0.5}).named_steps["model"].C
+    0.5
+    """
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import LinearSVC
+
+    if name not in MODELS:
+        raise param_error("model", "make_model", f"one of {sorted(MODELS)}", name)
+    opts = dict(MODELS[name])
+    unknown = sorted(set(options or {}) - set(opts))
+    if unknown:
+        raise ValueError(f"Unknown option(s) {unknown} for model {name!r}; its options are {sorted(opts)}.")
+    opts.update(options or {})
+    if name == "random_forest":
+        return RandomForestClassifier(random_state=random_state, n_jobs=n_jobs, **opts)
+    model = (LogisticRegression(random_state=random_state, **opts) if name == "logistic"
+             else LinearSVC(random_state=random_state, **opts))
+    return Pipeline([("scale", StandardScaler(with_mean=not sparse)), ("model", model)])
+
+
+def _importance(model, n_features):
+    """Absolute coefficients (L2 norm over classes) or impurity importances of a fitted model."""
+    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    if hasattr(final, "coef_"):
+        coef = np.atleast_2d(np.asarray(final.coef_, dtype=np.float64))
+        return np.sqrt((coef ** 2).sum(axis=0))
+    if hasattr(final, "feature_importances_"):
+        return np.asarray(final.feature_importances_, dtype=np.float64)
+    return np.full(n_features, np.nan)
+
+
+@dataclass
+class Evaluation:
+    """What ``evaluate`` found; ``write_results`` writes it to a folder."""
+
+    method: str
+    model_name: str
+    model_options: dict
+    ks: list
+    metric: str
+    classes: np.ndarray
+    cv: dict
+    folds: list                      # per fold: dict(train, test, ranking, predicted {k}, proba {k})
+    cv_metrics: object               # DataFrame: k, fold, metrics, n_train, n_test
+    curve: object                    # DataFrame: k, <metric>_mean, <metric>_std
+    best_k: int
+    oof: object                      # DataFrame of out-of-fold predictions at best_k
+    result: object                   # ScoreResult on all training samples
+    pipeline: object                 # the final fitted Pipeline(select, model)
+    importance: np.ndarray           # of the best_k selected features, in ranking order
+    sample_ids: np.ndarray
+    feature_names: np.ndarray
+    seed: int
+    train: np.ndarray                # the samples of the final model (all but a validation split)
+    notes: list = field(default_factory=list)
+
+
+def _fold_metrics(y_true, y_pred, proba, classes, decision=None):
+    from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score, roc_auc_score
+
+    out = {
+        "accuracy": accuracy_score(y_true, y_pred),
+        "balanced_accuracy": balanced_accuracy_score(y_true, y_pred),
+        "f1_macro": f1_score(y_true, y_pred, average="macro", labels=classes, zero_division=0),
+        "roc_auc": np.nan,
+    }
+    if len(classes) == 2 and len(np.unique(y_true)) == 2:
+        positive = proba[:, 1] if proba is not None else decision
+        if positive is not None:
+            out["roc_auc"] = roc_auc_score(y_true == classes[1], positive)
+    return out
+
+
+def _check_grid(ks, n_features):
+    if isinstance(ks, (int, np.integer)):
+        ks = [ks]
+    try:
+        ks = sorted({int(k) for k in ks})
+    except (TypeError, ValueError):
+        raise param_error("ks", "evaluate", "a list of ints >= 1", ks) from None
+    if not ks or ks[0] < 1:
+        raise param_error("ks", "evaluate", "a non-empty list of ints >= 1", ks)
+    too_big = [k for k in ks if k > n_features]
+    if too_big:
+        raise ValueError(f"k = {too_big} is more than the {n_features} features; choose ks up to {n_features}.")
+    return ks
+
+
+def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", model_options=None, cv=5,
+             groups=None, validation=None, metric="balanced_accuracy", sample_ids=None, feature_names=None,
+             score_params=None, random_state=0, n_jobs=None):
+    """Select features and fit a model for every k of a grid, scored inside each training fold.
+
+    Parameters
+    ----------
+    X : array-like or sparse (n_samples, n_features)
+    y : array-like of class labels
+    method : str
+        A classification method of the registry (``genosift.methods()``).
+    ks : list of int
+        Numbers of top features to try.
+    model : {"logistic", "random_forest", "linear_svm"}
+    model_options : dict, optional
+        Options of the model (``MODELS``).
+    cv : int
+        Stratified folds (shuffled with ``random_state``); ignored when ``validation`` is given.
+    groups : array-like, optional
+        Group of each sample: folds never split a group (``StratifiedGroupKFold``).
+    validation : boolean array, optional
+        One split instead of folds: these samples are held out (e.g. ``--val-groups``).
+    metric : str
+        The metric whose mean over folds chooses the best k (ties: the smaller k).
+    sample_ids, feature_names : optional
+        Carried into the outputs.
+    score_params : dict, optional
+        Options of the scoring method.
+    random_state : int
+        Seed of the folds and of the models: the same inputs and seed give the same outputs.
+
+    Returns
+    -------
+    Evaluation
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 40)); y = np.repeat(["a", "b"], 30); X[y == "b", :3] += 2
+    >>> ev = evaluate(X, y, ks=[2, 3, 20], cv=3)
+    >>> ev.best_k in (2, 3, 20), bool(ev.curve["balanced_accuracy_mean"].max() > 0.8)
+    (True, True)
+    """
+    import pandas as pd
+    from sklearn.base import clone
+    from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+    from sklearn.pipeline import Pipeline
+
+    from . import get_method, score
+    from ._validation import as_labels
+    from .model_selection import cross_validate_ks
+    from .selection import SelectKBest
+
+    spec = get_method(method)
+    if spec.task not in ("classification", "any"):
+        raise ValueError(f"evaluate fits classifiers; method '{spec.name}' is for {spec.task} targets. "
+                         "Choose a classification method (genosift methods).")
+    if metric not in METRICS:
+        raise param_error("metric", "evaluate", f"one of {list(METRICS)}", metric)
+    n, p = X.shape
+    y = as_labels(y, n)
+    classes = np.unique(y)
+    if len(classes) < 2:
+        raise ValueError(f"y has only one class ({classes.tolist()}); evaluate needs at least two.")
+    ks = _check_grid(ks, p)
+    estimator = make_model(model, options=model_options, random_state=random_state, sparse=sp.issparse(X),
+                           n_jobs=n_jobs)
+    if validation is not None:
+        validation = np.asarray(validation, dtype=bool)
+        train_idx, test_idx = np.flatnonzero(~validation), np.flatnonzero(validation)
+        if not train_idx.size or not test_idx.size:
+            raise ValueError("The validation split leaves no training or no validation samples.")
+        splits = [(train_idx, test_idx)]
+        cv_info = {"kind": "validation", "folds": 1, "seed": random_state}
+    else:
+        if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
+            raise param_error("cv", "evaluate", "an int >= 2", cv)
+        smallest = int(np.unique(y, return_counts=True)[1].min())
+        if smallest < cv:
+            raise ValueError(f"The smallest class has {smallest} sample(s), fewer than cv={cv} folds. "
+                             f"Use cv <= {smallest}, or leave the class out (--min-count).")
+        if groups is not None:
+            splitter = StratifiedGroupKFold(n_splits=int(cv), shuffle=True, random_state=random_state)
+            splits = list(splitter.split(np.zeros(n), y, groups))
+        else:
+            splitter = StratifiedKFold(n_splits=int(cv), shuffle=True, random_state=random_state)
+            splits = list(splitter.split(np.zeros(n), y))
+        cv_info = {"kind": "groups" if groups is not None else "stratified_kfold", "folds": int(cv),
+                   "seed": random_state}
+    folds = cross_validate_ks(X, y, score_func=spec.name, estimator=estimator, ks=ks, cv=splits,
+                              score_params=score_params, random_state=random_state)
+    rows = []
+    for i, fold in enumerate(folds):
+        for k in ks:
+            m = _fold_metrics(y[fold["test"]], fold["predicted"][k], fold["proba"][k], classes,
+                              fold.get("decision", {}).get(k))
+            rows.append({"k": k, "fold": i, **m, "n_train": len(fold["train"]), "n_test": len(fold["test"])})
+    cv_metrics = pd.DataFrame(rows)
+    grouped = cv_metrics.groupby("k")
+    curve = pd.DataFrame({"k": ks})
+    for m in METRICS:
+        curve[f"{m}_mean"] = grouped[m].mean().reindex(ks).to_numpy()
+        curve[f"{m}_std"] = grouped[m].std(ddof=0).reindex(ks).to_numpy()
+    best_k = int(ks[int(np.nanargmax(curve[f"{metric}_mean"].to_numpy()))])
+    oof = _out_of_fold(folds, best_k, y, classes, sample_ids)
+    # the final model: scored and fitted on every training sample
+    train = np.ones(n, dtype=bool) if validation is None else ~validation
+    X_train, y_train = X[np.flatnonzero(train)], y[train]
+    result = score(X_train, y_train, method=spec.name, feature_names=feature_names, **(score_params or {}))
+    pipeline = Pipeline([("select", SelectKBest(spec.name, k=best_k, score_params=score_params)),
+                         ("model", clone(estimator))])
+    pipeline.fit(X_train, y_train)
+    chosen = np.flatnonzero(pipeline.named_steps["select"].get_support())
+    importance = _importance(pipeline.named_steps["model"], chosen.size)
+    order = np.argsort(result.ranks[chosen], kind="stable")  # importance in ranking order
+    return Evaluation(
+        method=spec.name, model_name=model, model_options=dict(model_options or {}), ks=ks, metric=metric,
+        classes=classes, cv=cv_info, folds=folds, cv_metrics=cv_metrics, curve=curve, best_k=best_k, oof=oof,
+        result=result, pipeline=pipeline, importance=importance[order],
+        sample_ids=np.asarray(sample_ids if sample_ids is not None else np.arange(n).astype(str), dtype=object),
+        feature_names=np.asarray(result.feature_names, dtype=object), seed=random_state, train=train,
+    )
+
+
+def _out_of_fold(folds, k, y, classes, sample_ids):
+    import pandas as pd
+
+    parts = []
+    for i, fold in enumerate(folds):
+        test = fold["test"]
+        frame = pd.DataFrame({
+            "sample": (np.asarray(sample_ids, dtype=object)[test] if sample_ids is not None else test.astype(str)),
+            "fold": i, "true": y[test].astype(str), "predicted": np.asarray(fold["predicted"][k]).astype(str),
+        })
+        proba = fold["proba"][k]
+        for c, name in enumerate(classes):
+            frame[f"proba_{name}"] = proba[:, c] if proba is not None else np.nan
+        parts.append(frame)
+    return pd.concat(parts, ignore_index=True)
+
+
+def _tables(ev, X, y):
+    """The tables of the results folder, by file name."""
+    import pandas as pd
+    from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
+
+    classes = [str(c) for c in ev.classes]
+    true, pred = ev.oof["true"].to_numpy(), ev.oof["predicted"].to_numpy()
+    precision, recall, f1, support = precision_recall_fscore_support(true, pred, labels=classes, zero_division=0)
+    per_class = pd.DataFrame({"class": classes, "precision": precision, "recall": recall, "f1": f1,
+                              "support": support})
+    confusion = pd.DataFrame(confusion_matrix(true, pred, labels=classes), columns=classes)
+    confusion.insert(0, "true", classes)
+    res = ev.result
+    frame = res.to_frame()
+    frame["selected"] = frame["rank"] <= ev.best_k
+    chosen = res.ranking[: ev.best_k]
+    selected = pd.DataFrame({
+        "feature": res.feature_names[chosen], "rank": np.arange(1, ev.best_k + 1), "score": res.scores[chosen],
+        "pvalue": res.pvalues[chosen] if res.pvalues is not None else np.nan,
+        "qvalue": res.qvalues[chosen] if res.qvalues is not None else np.nan,
+        "importance": ev.importance,
+    })
+    counts = {}
+    for fold in ev.folds:
+        for j in fold["ranking"][: ev.best_k]:
+            counts[int(j)] = counts.get(int(j), 0) + 1
+    features = np.array(sorted(counts, key=lambda j: (-counts[j], j)), dtype=np.int64)
+    stability = pd.DataFrame({"feature": ev.feature_names[features],
+                              "frequency": [counts[j] / len(ev.folds) for j in features]})
+    top = res.ranking[: min(12, res.n_features)]
+    rows = np.flatnonzero(ev.train)
+    values = X[rows][:, top]
+    values = values.toarray() if sp.issparse(values) else np.asarray(values)
+    top_values = pd.DataFrame(values, columns=[str(f) for f in res.feature_names[top]])
+    top_values.insert(0, "label", np.asarray(y)[rows].astype(str))
+    top_values.insert(0, "sample", ev.sample_ids[rows])
+    return {
+        "cv_metrics.tsv": ev.cv_metrics, "curve.tsv": ev.curve, "per_class.tsv": per_class,
+        "confusion.tsv": confusion, "predictions.tsv": ev.oof, "scores.tsv": frame, "selected.tsv": selected,
+        "stability.tsv": stability, "top_values.tsv": top_values,
+    }
+
+
+def write_results(ev, folder, *, X, y, provenance=None, overwrite=False):
+    """Write an ``Evaluation`` to ``folder`` (the layout ``genosift report`` reads).
+
+    The folder is built under a temporary name beside it and renamed when complete; an existing
+    ``folder`` is replaced only with ``overwrite=True``. ``X``, ``y``: the data given to
+    ``evaluate`` (the values of the top features are written for the final model's samples).
+    """
+    import joblib
+
+    from . import __version__
+    from .report import umask, write_json, write_table
+
+    folder = Path(folder)
+    if folder.exists() and not overwrite:
+        raise FileExistsError(f"{str(folder)!r} already exists. Pass --force to replace it, or choose another -o.")
+    if not folder.parent.exists():
+        raise FileNotFoundError(f"The output folder's parent {str(folder.parent)!r} does not exist. Create it first.")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".part", dir=folder.parent))
+    try:
+        for name, table in _tables(ev, X, y).items():
+            write_table(table, tmp / name)
+        chosen = ev.result.ranking[: ev.best_k]
+        run = {
+            "genosift_version": __version__, "method": ev.method, "model": ev.model_name,
+            "model_options": ev.model_options, "ks": ev.ks, "best_k": ev.best_k, "metric": ev.metric,
+            "cv": ev.cv, "classes": [str(c) for c in ev.classes], "n_samples": int(len(ev.sample_ids)),
+            "n_features": int(ev.result.n_features), "has_pvalues": ev.result.pvalues is not None,
+            "probabilities": bool(hasattr(ev.pipeline, "predict_proba") and ev.model_name != "linear_svm"),
+            "notes": ev.notes, **(provenance or {}),
+        }
+        write_json(run, tmp / "run.json")
+        model_info = {
+            "features": [str(f) for f in ev.feature_names], "selected": [str(f) for f in ev.feature_names[chosen]],
+            "classes": [str(c) for c in ev.classes], "method": ev.method, "k": ev.best_k, "model": ev.model_name,
+            "model_options": ev.model_options, "genosift_version": __version__, "seed": ev.seed,
+        }
+        joblib.dump({"pipeline": ev.pipeline, **model_info}, tmp / "model.joblib")
+        write_json(model_info, tmp / "model.json")
+        os.chmod(tmp, 0o777 & ~umask())
+        if folder.exists():
+            old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
+            os.replace(folder, old)
+            os.replace(tmp, folder)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return folder
+
+
+def load_model(path):
+    """Load a model saved by ``write_results`` (``model.joblib``).
+
+    Loading a joblib file runs code from it (it is a pickle): load only models you made or trust.
+    """
+    import joblib
+
+    path = Path(path)
+    if path.is_dir():
+        path = path / "model.joblib"
+    if not path.exists():
+        raise FileNotFoundError(f"No model at {str(path)!r}; give the model.joblib of a `genosift evaluate` run.")
+    saved = joblib.load(path)
+    if not isinstance(saved, dict) or "pipeline" not in saved or "features" not in saved:
+        raise ValueError(f"{str(path)!r} is not a genosift model (written by `genosift evaluate`).")
+    return saved
+
+
+def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False):
+    """Class predictions (and probabilities) of a saved model for new data.
+
+    Columns are matched to the model's features by name, in any order; extra columns are
+    ignored. A feature of the model missing from the data is an error, unless ``fill_missing``
+    (counts such as k-mers, where absent means zero): then it is zero and reported.
+
+    Returns
+    -------
+    (DataFrame, list of str)
+        sample, predicted, ``proba_<class>`` per class; and notes on the columns matched.
+    """
+    import pandas as pd
+
+    names = [str(f) for f in feature_names]
+    where = {f: j for j, f in enumerate(names)}
+    if len(where) != len(names):
+        raise ValueError("The new data have duplicated feature names; each feature must be named once.")
+    wanted = saved["features"]
+    selected = set(saved["selected"])
+    missing = [f for f in wanted if f not in where]
+    missing_selected = [f for f in missing if f in selected]
+    notes = []
+    if missing_selected and not fill_missing:
+        from ._validation import _names_list
+
+        raise ValueError(
+            f"{len(missing_selected)} feature(s) the model uses are not in the new data: "
+            f"{_names_list(missing_selected, 10)}. Give data with the same features (for counts such "
+            "as k-mers, where an absent feature is zero, pass --fill-missing)."
+        )
+    if missing:
+        notes.append(f"{len(missing)} of the model's {len(wanted)} features are absent from the new data"
+                     + (f" ({len(missing_selected)} of them used by the model, set to 0)" if missing_selected else
+                        " (none used by the model)") + ".")
+    extra = len(names) - (len(wanted) - len(missing))
+    if extra:
+        notes.append(f"{extra} column(s) of the new data are not features of the model and were ignored.")
+    n = X.shape[0]
+    columns = np.array([where.get(f, -1) for f in wanted], dtype=np.int64)
+    present = (columns >= 0).astype(np.float64)
+    columns = np.maximum(columns, 0)  # absent features: any column, then zeroed
+    if sp.issparse(X):
+        aligned = sp.csr_matrix(X)[:, columns] @ sp.diags(present)
+    else:
+        aligned = np.asarray(X, dtype=np.float64)[:, columns] * present
+    pipeline = saved["pipeline"]
+    reduced = pipeline.named_steps["select"].transform(aligned)
+    model = pipeline.named_steps["model"]
+    scaler = model.steps[0][1] if hasattr(model, "steps") else None
+    if sp.issparse(reduced) and getattr(scaler, "with_mean", False):  # a model trained on dense data
+        reduced = reduced.toarray()
+    out = pd.DataFrame({"sample": np.asarray(sample_ids if sample_ids is not None else np.arange(n).astype(str),
+                                             dtype=object)})
+    out["predicted"] = np.asarray(model.predict(reduced)).astype(str)
+    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    if hasattr(final, "predict_proba"):
+        proba = model.predict_proba(reduced)
+        for c, name in enumerate(saved["classes"]):
+            out[f"proba_{name}"] = proba[:, c]
+    return out, notes
