@@ -277,8 +277,9 @@ def test_selectkcv_curve_equals_grid_search_over_a_pipeline(sparse):
 def test_cross_validate_ks_predictions_and_probabilities():
     X, y = _data(seed=8, n=60, p=50, classes=3)
     labels = np.array(["a", "b", "c"])[y]
-    folds = cross_validate_ks(X, labels, score_func="fisher", estimator=LogisticRegression(), ks=[2, 8, 500],
-                              cv=3, random_state=0)
+    with pytest.warns(UserWarning, match=r"ks above n_features=50 \(\[500\]\) are evaluated as k=50"):
+        folds = cross_validate_ks(X, labels, score_func="fisher", estimator=LogisticRegression(), ks=[2, 8, 500],
+                                  cv=3, random_state=0)
     assert len(folds) == 3
     for fold in folds:
         train, test = fold["train"], fold["test"]
@@ -346,13 +347,14 @@ def test_selectkcv_parameter_errors():
         (dict(ks=[2.5]), "'ks' parameter"),
         (dict(cv=1), "'cv' parameter of SelectKCV must be an int >= 2"),
         (dict(cv="five"), "'cv' parameter"),
+        (dict(cv=[(1, 2)]), "'cv' parameter"),
         (dict(scoring="nope"), "'scoring' parameter of SelectKCV must be a name from"),
         (dict(estimator="logistic"), "'estimator' parameter of SelectKCV must be a scikit-learn estimator"),
         (dict(score_func="nope"), "'score_func' parameter of SelectKCV must be a callable or one of"),
         (dict(score_params=3), "'score_params' parameter of SelectKCV must be a dict or None"),
     ):
         with pytest.raises(ValueError, match=match):
-            gs.SelectKCV(**params).fit(X, y)
+            gs.SelectKCV(**{"ks": (1,), **params}).fit(X, y)
     with pytest.raises(ValueError, match="'estimator' parameter of cross_validate_ks"):
         cross_validate_ks(X, y, score_func="anova", estimator=None, ks=[1], cv=2)
 

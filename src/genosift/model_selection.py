@@ -106,9 +106,12 @@ def _splits(cv, X, y, groups, classifier, random_state, owner):
     """The ``(train, test)`` index pairs of ``cv``: an int (k folds), a splitter or the pairs."""
     from sklearn.model_selection import GroupKFold, KFold, StratifiedGroupKFold, StratifiedKFold
 
+    def bad():
+        return param_error("cv", owner, "an int >= 2, a CV splitter or a non-empty iterable of (train, test) pairs", cv)
+
     if _is_int(cv):
         if cv < 2:
-            raise param_error("cv", owner, "an int >= 2, a CV splitter or an iterable of (train, test) pairs", cv)
+            raise bad()
         shuffle = random_state is not None
         options = dict(n_splits=int(cv), shuffle=shuffle, random_state=random_state if shuffle else None)
         stratify = classifier and type_of_target(y) in ("binary", "multiclass")
@@ -118,16 +121,13 @@ def _splits(cv, X, y, groups, classifier, random_state, owner):
             splitter = (StratifiedKFold if stratify else KFold)(**options)
     elif hasattr(cv, "split") and hasattr(cv, "get_n_splits"):
         splitter = cv
-    elif isinstance(cv, str):
-        raise param_error("cv", owner, "an int >= 2, a CV splitter or an iterable of (train, test) pairs", cv)
     else:
         try:
             pairs = [(np.asarray(train, dtype=np.intp), np.asarray(test, dtype=np.intp)) for train, test in cv]
         except (TypeError, ValueError):
-            raise param_error("cv", owner, "an int >= 2, a CV splitter or an iterable of (train, test) pairs",
-                              cv) from None
-        if not pairs:
-            raise param_error("cv", owner, "an int >= 2, a CV splitter or a non-empty iterable of (train, test) pairs", cv)
+            raise bad() from None
+        if not pairs or any(train.ndim != 1 or test.ndim != 1 for train, test in pairs):
+            raise bad()
         return pairs
     pairs = splitter.split(X, y) if groups is None else splitter.split(X, y, groups)
     return [(np.asarray(train), np.asarray(test)) for train, test in pairs]
