@@ -15,6 +15,16 @@ import pytest
 import scipy.sparse as sp
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_blas_thread():
+    """Small model fits run on one BLAS thread: a thread pool per tiny fit is many times slower
+    on a busy machine, and one thread gives the same numbers on every machine."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 ENV_VAR = "GENOSIFT_SHARED_DATA"
 
 

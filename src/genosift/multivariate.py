@@ -437,9 +437,9 @@ class RedundancyFilter(_RankedSelector):
     ['M27891_at', 'X95735_at', 'X74262_at']
     >>> sel.to_frame().loc[:3, ["feature", "rank", "kept", "correlated_with"]]
          feature  rank   kept correlated_with
-    0  M27891_at     1   True             NaN
+    0  M27891_at     1   True            <NA>
     1  D88422_at     2  False       M27891_at
-    2  X95735_at     3   True             NaN
+    2  X95735_at     3   True            <NA>
     3  M23197_at     4  False       X95735_at
     """
 
@@ -482,7 +482,9 @@ class RedundancyFilter(_RankedSelector):
             "score": self.scores_[examined],
             "rank": ranks[examined],
             "kept": np.arange(len(examined)) < len(self.selected_),
-            "correlated_with": np.concatenate([np.full(len(self.selected_), None, dtype=object), with_names]),
+            # pandas' nullable string type: a kept feature shows <NA> under every pandas version
+            "correlated_with": pd.array(np.concatenate([np.full(len(self.selected_), None, dtype=object), with_names]),
+                                        dtype="string"),
             "abs_corr": np.concatenate([np.full(len(self.selected_), np.nan), self.rejected_corr_]),
         })
         return frame.sort_values("rank", kind="stable").reset_index(drop=True)
