@@ -156,7 +156,10 @@ def _select(args):
 def _convert(args):
     from .io import convert, convert_kmers, format_of, read_metadata
 
+    from . import jobs
+
     started = time.perf_counter()
+    jobs.check_outputs([args.output], force=args.force)  # before reading anything, in the CLI's words
     kinds = {args.format or format_of(path) for path in args.inputs}
     meta = read_metadata(args.meta, id_column=args.id) if args.meta else None
     if args.meta and not args.id:
@@ -438,7 +441,27 @@ def _version():
     return __version__
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that every clean-up block runs (temporary files)."""
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated()
+
+
+def _sigterm_raises():
+    """Make SIGTERM unwind like Ctrl-C (only from the main thread); returns the previous handler."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _raise_terminated)
+
+
 def main(argv=None):
+    import signal
+
     from . import engine
 
     parser = build_parser()
@@ -446,6 +469,7 @@ def main(argv=None):
     threads = getattr(args, "threads", None)
     previous_threads = engine.set_threads(threads) if threads else None
     shown = engine.set_progress(sys.stderr.isatty() and not getattr(args, "quiet", False))
+    previous_term = _sigterm_raises()
     try:
         return args.func(args)
     except BrokenPipeError:  # output piped into `head` and the like: not an error
@@ -456,7 +480,14 @@ def main(argv=None):
     except (ValueError, TypeError, OSError, ImportError) as exc:  # ImportError: an optional package
         print(f"genosift: error: {exc}", file=sys.stderr)
         return 1
+    except (KeyboardInterrupt, _Terminated) as exc:
+        name = "SIGINT" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"
+        print(f"genosift: interrupted ({name}); outputs are written whole or not at all, so run the "
+              "command again to make them.", file=sys.stderr)
+        return 130 if name == "SIGINT" else 143
     finally:  # in-process callers keep their own settings
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, previous_term)
         engine.set_progress(shown)
         if threads:
             engine.set_threads(previous_threads)
