@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -64,7 +65,7 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
         """
         from .dask import is_dask_collection
 
-        for attr in ("stats_", "result_"):
+        for attr in ("stats_", "result_", "pending_"):
             self.__dict__.pop(attr, None)
         if _on_disk(X) or is_dask_collection(X):
             return self._fit_file(X, y)
@@ -104,7 +105,11 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
         return super().transform(X)
 
     def partial_fit(self, X, y=None):
-        """Add a chunk of rows; after any sequence of chunks the result equals ``fit`` on all rows."""
+        """Add a chunk of rows; after any sequence of chunks the result equals ``fit`` on all rows.
+
+        Rows that cannot be scored yet (one class so far, too few samples) are kept and scored
+        once later chunks complete them; until then ``get_support`` says why it cannot select.
+        """
         if _on_disk(X):
             raise TypeError(
                 f"partial_fit adds a chunk of rows as an array; got {_describe(X)}. "
@@ -122,9 +127,9 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
                 "at once. Use fit on all rows, or a method whose statistics merge across chunks "
                 f"({sorted(m.name for m in REGISTRY.values() if m.streaming == 'rows')})."
             )
-        return self._fit_chunk(X, y, reset=not hasattr(self, "stats_"))
+        return self._fit_chunk(X, y, reset=not hasattr(self, "stats_"), partial=True)
 
-    def _fit_chunk(self, X, y, reset):
+    def _fit_chunk(self, X, y, reset, partial=False):
         self._check_params()
         spec = self._spec()
         X, y = self._validate(X, y, reset, spec)
@@ -142,7 +147,16 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
             return self
         chunk = spec.statistic.from_chunk(X, target_of(spec, y, X.shape[0]), feature_names=names)
         self.stats_ = chunk if reset else self.stats_.merge(chunk)
-        self.result_ = finish(spec, self.stats_, names, self.score_params)
+        try:
+            self.result_ = finish(spec, self.stats_, names, self.score_params)
+        except ValueError as exc:
+            if not partial:
+                raise
+            for attr in ("result_", "scores_", "pvalues_", "ranking_"):
+                self.__dict__.pop(attr, None)
+            self.pending_ = str(exc)
+            return self
+        self.__dict__.pop("pending_", None)
         self.scores_ = self.result_.scores
         self.pvalues_ = self.result_.pvalues
         self.ranking_ = self.result_.ranking
@@ -152,8 +166,14 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
         if self.score_params is not None and not isinstance(self.score_params, dict):
             raise param_error("score_params", type(self).__name__, "a dict or None", self.score_params)
 
-    def _top(self, k):
+    def _check_scored(self):
+        if getattr(self, "pending_", None) is not None:
+            raise NotFittedError(f"The rows given to partial_fit so far cannot be scored: {self.pending_} "
+                                 "Add rows with partial_fit, or call fit.")
         check_is_fitted(self, "ranking_")
+
+    def _top(self, k):
+        self._check_scored()
         mask = np.zeros(self.scores_.shape[0], dtype=bool)
         mask[self.ranking_[:k]] = True
         return mask
@@ -203,7 +223,7 @@ class SelectKBest(_ScoreSelector):
             raise param_error("k", "SelectKBest", "an int in [0, n_features] or 'all'", self.k)
 
     def _get_support_mask(self):
-        check_is_fitted(self, "ranking_")
+        self._check_scored()
         p = self.scores_.shape[0]
         if self.k == "all":
             return np.ones(p, dtype=bool)
@@ -234,7 +254,7 @@ class SelectPercentile(_ScoreSelector):
             raise param_error("percentile", "SelectPercentile", "a number in [0, 100]", self.percentile)
 
     def _get_support_mask(self):
-        check_is_fitted(self, "ranking_")
+        self._check_scored()
         p = self.scores_.shape[0]
         return self._top(math.ceil(self.percentile * p / 100 - 1e-9))
 
@@ -271,7 +291,7 @@ class SelectFdr(_ScoreSelector):
             )
 
     def _get_support_mask(self):
-        check_is_fitted(self, "ranking_")
+        self._check_scored()
         if self.pvalues_ is None:
             raise ValueError("SelectFdr needs p-values: the score_func callable returned scores only.")
         q = self.result_.qvalues if hasattr(self, "result_") else bh_qvalues(self.pvalues_)
