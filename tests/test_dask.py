@@ -108,6 +108,17 @@ def test_rows_merge_the_same_statistics_as_the_local_engine(method):
     np.testing.assert_array_equal(got.scores, local.scores)
 
 
+@pytest.mark.parametrize("method", [m for m in METHODS if gs.get_method(m).streaming == "rows"
+                                    and gs.get_method(m).task == "classification"])
+def test_row_blocks_that_lack_a_class(method):
+    """Labels sorted by class: most row blocks hold one class only; merging matches classes by label."""
+    rng = np.random.default_rng(10)
+    X = _data(rng, n=60, p=15)
+    y = np.sort(_target(gs.get_method(method), 60, rng))
+    _same(gs.score(da.from_array(X, chunks=(11, 15)), y, method=method, scheduler="sync"),
+          gs.score(X, y, method=method))
+
+
 def test_dataframe_names_dask_labels_and_unknown_chunk_sizes(client):
     rng = np.random.default_rng(7)
     X = _data(rng, n=80, p=12)

@@ -24,7 +24,7 @@ from ._validation import param_error
 __all__ = ["FAN_IN", "TASK_BYTES", "is_dask_collection", "score_collection", "score_store_tasks",
            "use_scheduler"]
 
-#: Statistics merged by one task of the tree reduction.
+#: Most statistics merged by one task of the tree reduction (fewer when they are large).
 FAN_IN = 8
 #: Default budget, in bytes, of the stored matrix data one task reads from a store.
 TASK_BYTES = 64 * 2**20
@@ -148,6 +148,13 @@ def current_scheduler():
     return _settings["scheduler"]
 
 
+def _slots(scheduler):
+    """How many tasks ``scheduler`` runs at once: its workers' threads, else the CPUs."""
+    if hasattr(scheduler, "nthreads"):
+        return max(1, sum(scheduler.nthreads().values()))
+    return 1 if scheduler in ("sync", "synchronous", "single-threaded") else os.cpu_count() or 1
+
+
 def _compute(obj, scheduler):
     (out,) = _dask().compute(obj, scheduler=scheduler)
     return out
@@ -204,12 +211,21 @@ def _block_scores(block, target, method, options, j0, j1, names):
         return spec.func(block, target, **options)
 
 
-def _tree(parts):
-    """One delayed value: ``parts`` merged ``FAN_IN`` at a time, level by level."""
+def _tree(parts, n_classes, n_features):
+    """One delayed value: ``parts`` merged a few at a time, level by level.
+
+    A merge task holds its inputs at once: up to ``FAN_IN`` of them while they are small, fewer
+    (at least 2) when that would pass ``TASK_BYTES`` (about 16 bytes per class and feature).
+    """
     delayed = _dask().delayed
+    fan_in = int(max(2, min(FAN_IN, TASK_BYTES // (16 * max(n_classes, 1) * n_features))))
     while len(parts) > 1:
-        parts = [delayed(_merge_all, pure=False)(*parts[i:i + FAN_IN]) for i in range(0, len(parts), FAN_IN)]
+        parts = [delayed(_merge_all, pure=False)(*parts[i:i + fan_in]) for i in range(0, len(parts), fan_in)]
     return parts[0]
+
+
+def _n_classes(target):
+    return 1 if target.classes is None else len(target.classes)
 
 
 def _concatenated(parts):
@@ -305,7 +321,7 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None)
                 key = None if names_arg is None else dask.delayed(names_arg, pure=False)
                 return _tree([dask.delayed(_chunk_statistic, pure=False)(
                     block, None if labels is None else labels[a:b], spec.name, key)
-                    for block, a, b in zip(blocks, bounds[:-1], bounds[1:])])
+                    for block, a, b in zip(blocks, bounds[:-1], bounds[1:])], _n_classes(target), p)
 
             return finish(spec, _merged(build, names, chosen), names, options)
         width = block_width(n, p)
@@ -404,7 +420,8 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
     values and indices (default ``TASK_BYTES``), merged in a tree. Whole-column methods: one task
     per block of features whose dense float64 form fits ``chunk_bytes``. ``rows`` (sorted indices,
     None for all) keeps some samples; ``y`` has one value per sample kept. The store's path must be
-    the same on every worker.
+    the same on every worker. Small stores are cut into at least as many tasks as the scheduler
+    has threads, so that every thread has work.
     """
     from .engine import block_width
     from .io.store import _NamesOf, _Reader
@@ -420,8 +437,12 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
     n, p = store.shape
     m = n if rows is None else rows.size
     source = _StoreOnWorker(store)
+    target = make_target(spec, y, m)
     with _opened(scheduler) as chosen:
+        slots = _slots(chosen)
         if spec.streaming == "rows":
+            per_entry = store.dtype.itemsize + (store._indices.dtype.itemsize if store.sparse else 0)
+            budget = max(1, min(budget, -(-store.nnz * per_entry // slots)))
             labels = _target(spec, y, m)
             reader = _Reader(store)
             try:
@@ -438,11 +459,10 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
             def build(named):
                 return _tree([dask.delayed(_store_statistic, pure=False)(source, a, b, keep, y_part, spec.name,
                                                                           named is not None)
-                              for a, b, keep, y_part in tasks])
+                              for a, b, keep, y_part in tasks], _n_classes(target), p)
 
             return finish(spec, _merged(build, True, chosen), _NamesOf(store), options)
-        target = make_target(spec, y, m)
-        width = block_width(m, p, budget)
+        width = min(block_width(m, p, budget), -(-p // slots))
         shared = dask.delayed(target, pure=False)
         kept = None if rows is None else dask.delayed(rows, pure=False)
         parts = [dask.delayed(_store_block_scores, pure=False)(source, j0, min(p, j0 + width), kept, shared, spec.name,
