@@ -190,7 +190,8 @@ def _chunk_statistic(block, y, method, names):
 
 
 def _merge_all(*parts):
-    return reduce(lambda a, b: a.merge(b), parts)
+    with _one_thread():
+        return reduce(lambda a, b: a.merge(b), parts)
 
 
 def _block_scores(block, target, method, options, j0, j1, names):
