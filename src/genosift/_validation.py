@@ -16,6 +16,10 @@ def param_error(param, owner, expected, got):
     return ValueError(f"The '{param}' parameter of {owner} must be {expected}. Got {got!r} instead.")
 
 
+class UsageError(ValueError):
+    """Options that do not fit together (the command line exits with code 2, as for a bad option)."""
+
+
 def _names_list(names, limit=5):
     shown = ", ".join(repr(str(n)) for n in names[:limit])
     more = len(names) - limit
@@ -43,6 +47,7 @@ def as_matrix(X):
                 "every feature must be a number."
             )
         names = np.asarray([str(c) for c in X.columns], dtype=object)
+        check_unique_names(names)
         X = X.to_numpy(dtype=_frame_dtype(X.dtypes), na_value=np.nan)
     if sp.issparse(X):
         M = _as_csr(X)
@@ -79,7 +84,13 @@ def _as_dense(X):
     except Exception as exc:  # ragged nested lists and the like
         raise ValueError(f"X could not be read as a 2-D numeric array: {exc}") from exc
     if M.dtype == object:
-        M = M.astype(np.float64)  # raises TypeError naming the offending value
+        try:
+            M = M.astype(np.float64)
+        except (TypeError, ValueError) as exc:  # numpy names the offending value
+            raise TypeError(
+                f"X holds a value that is not a number ({exc}). Encode or drop the non-numeric "
+                "features before scoring; every feature must be a number."
+            ) from None
     if M.ndim != 2:
         raise ValueError(
             f"X must be 2-D (samples in rows, features in columns). Got an array with {M.ndim} "
@@ -112,6 +123,51 @@ def _as_csr(X):
         M = M.copy() if M is X else M
         M.sum_duplicates()  # also sorts the indices
     return M
+
+
+def check_unique_names(names):
+    """Raise when a feature name appears more than once (results and selections are keyed by name)."""
+    import pandas as pd
+
+    index = pd.Index(names)
+    if not index.is_unique:
+        dups = index[index.duplicated()].unique()
+        counts = index.value_counts()
+        shown = ", ".join(f"{str(n)!r} ({counts[n]} times)" for n in dups[:5])
+        raise ValueError(
+            f"X has duplicated feature names: {shown}{f' and {len(dups) - 5} more' if len(dups) > 5 else ''}. "
+            "Each feature needs its own name; rename or drop the duplicates."
+        )
+
+
+def check_fit_input(X, y, *, supervised=True):
+    """The checks a selector makes before scikit-learn's ``validate_data``, for clear messages.
+
+    DataFrame columns numeric and named once, object arrays numeric, and (``supervised``) ``y``
+    one finite label per row of ``X``. Empty input and other shapes are left to ``validate_data``.
+    """
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        bad = [c for c, t in zip(X.columns, X.dtypes) if not _is_numeric_dtype(t)]
+        if bad:
+            raise TypeError(
+                f"X has non-numeric columns {_names_list(bad)}. Encode or drop them before fitting; "
+                "every feature must be a number."
+            )
+        check_unique_names([str(c) for c in X.columns])
+    elif isinstance(X, np.ndarray) and X.dtype == object and X.ndim == 2:
+        _as_dense(X)
+    if supervised and y is not None and hasattr(X, "__len__"):
+        as_labels(y, X.shape[0] if hasattr(X, "shape") else len(X))
+
+
+def check_finite(M, names=None):
+    """Raise the error naming the features when ``M`` (ndarray or sparse) holds NaN or infinity."""
+    if sp.issparse(M):
+        if not np.isfinite(M.data).all():
+            coo = M.tocoo()
+            raise_nonfinite(M, np.unique(coo.col[~np.isfinite(coo.data)]), names)
+    elif np.asarray(M).dtype.kind == "f" and not np.isfinite(M).all():
+        raise_nonfinite(M, np.flatnonzero(~np.isfinite(M).all(axis=0)), names)
 
 
 def as_labels(y, n_samples, *, what="y"):
@@ -169,4 +225,15 @@ def raise_nonfinite(M, columns, names):
     raise ValueError(
         f"X has values too large to square in float64 in feature(s) {_names_list(list(bad))} "
         "(|x| above about 1e154). Rescale those features (for example divide by a constant) before scoring."
+    )
+
+
+def raise_tiny_spread(columns, names, n_features):
+    """Raise the error for features whose values differ by less than float64 can square."""
+    names = default_feature_names(n_features) if names is None else np.asarray(names, dtype=object)
+    raise ValueError(
+        f"X has values too close together to square in float64 in feature(s) "
+        f"{_names_list(list(names[np.asarray(columns)]))} (they differ by less than about 1e-154, so "
+        "their spread underflows to zero). Rescale those features (for example multiply by a constant) "
+        "before scoring."
     )

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _kernels
-from ._validation import _names_list, as_matrix, default_feature_names, raise_nonfinite
+from ._validation import _names_list, as_matrix, default_feature_names, raise_nonfinite, raise_tiny_spread
 
 
 def _chan(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
@@ -67,6 +67,41 @@ def _check_finite(M, names, *arrays):
         ok &= np.isfinite(a).all(axis=0) if a.ndim == 2 else np.isfinite(a)
     if not ok.all():
         raise_nonfinite(M, np.flatnonzero(~ok), names)
+
+
+#: Differences below this (about 1.5e-154) square to a subnormal number or to zero in float64.
+_SQUARABLE = np.sqrt(np.finfo(np.float64).tiny)
+
+
+def _check_spread(M, names, m2):
+    """Raise when a feature's values differ, but by too little to square in float64.
+
+    Its M2 would underflow to zero and the feature would look constant (a NaN or infinite score).
+    Only features whose M2 is below the smallest normal number are looked at: the dense columns
+    in blocks; of a sparse matrix, only the columns holding a non-zero value below 2**53 times
+    that difference (two values closer than it are both that small).
+    """
+    if M.dtype != np.float64:  # integers differ by at least 1; float32 differences square in float64
+        return
+    maybe = np.atleast_2d(m2).sum(axis=0) < np.finfo(np.float64).tiny
+    if sp.issparse(M):
+        near = (M.data != 0) & (np.abs(M.data) < 2.0**53 * _SQUARABLE)
+        cols = np.unique(M.indices[near])
+        blocks = [cols[maybe[cols]]]
+    else:
+        cols = np.flatnonzero(maybe)
+        blocks = [cols[i:i + 1024] for i in range(0, cols.size, 1024)]
+    for cols in blocks:
+        if not cols.size:
+            continue
+        B = M[:, cols]
+        if sp.issparse(B):
+            lo, hi = (np.asarray(B.min(axis=0).todense()).ravel(), np.asarray(B.max(axis=0).todense()).ravel())
+        else:
+            lo, hi = B.min(axis=0), B.max(axis=0)
+        tiny = (hi > lo) & (hi - lo < _SQUARABLE)
+        if tiny.any():
+            raise_tiny_spread(cols[tiny], names, M.shape[1])
 
 
 def _reshift(mean, shift_from, shift_to):
@@ -143,6 +178,7 @@ class ClassMoments(_Shifted):
         classes, codes = _class_codes(y, M.shape[0])
         count, shift, mean, m2, _ = _moments_kernel(M, codes, len(classes), np.zeros(0))
         _check_finite(M, names, mean, m2)
+        _check_spread(M, names, m2)
         return cls(classes, count, shift, mean, m2)
 
     @property
@@ -262,6 +298,7 @@ class CoMoments(_Shifted):
             count, shift, mean, m2, cross = _moments_kernel(M, codes, 1, w)
             c_xy = cross[0]
         _check_finite(M, names, mean[0], m2[0], c_xy)
+        _check_spread(M, names, m2[0])
         return cls(float(n), shift, mean[0], m2[0], float(mean_y), m2_y, c_xy)
 
     @property

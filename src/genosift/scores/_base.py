@@ -8,7 +8,7 @@ from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from .._validation import default_feature_names
+from .._validation import check_unique_names, default_feature_names
 
 TASKS = ("classification", "regression", "any", "unsupervised")
 #: How a method reads the data: "rows" merges statistics over row chunks; "blocks" needs every
@@ -100,6 +100,13 @@ class ScoreResult:
     names: np.ndarray | None = field(default=None, repr=False)
     rank_key: np.ndarray | None = field(default=None, repr=False)
     names_loader: Callable[[], Sequence[str]] | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        if self.names is not None:
+            if len(self.names) != self.scores.shape[0]:
+                raise ValueError(f"The 'feature_names' parameter of score must be one name per feature "
+                                 f"({self.scores.shape[0]}). Got {len(self.names)} names instead.")
+            check_unique_names(self.names)
 
     @property
     def n_features(self):

@@ -60,7 +60,8 @@ def chi2_counts(stats):
     total = stats.sums.sum(axis=0)  # of x - shift
     observed_minus_expected = stats.sums - share * total  # the shift cancels
     expected = share * (total + n * stats.shift)
-    chisq = ratio(observed_minus_expected**2, expected).sum(axis=0)
+    # (O - E) * ((O - E) / E), not (O - E)**2 / E: the square would overflow at 1e300 and underflow at 1e-300
+    chisq = (observed_minus_expected * ratio(observed_minus_expected, expected)).sum(axis=0)
     chisq[stats.minimum == stats.maximum] = np.nan  # constant (all-zero included): no test
     return Scores(chisq, _chi2_sf(len(stats.classes) - 1, chisq))
 

@@ -48,32 +48,38 @@ def _check(model, C, max_iter, random_state):
 
 
 def _column_moments(M):
-    """``(non-zeros, mean, M2, min, max)`` of every column, summed over the non-zero values in row order.
+    """``(non-zeros, mean, M2 / scale**2, min, max, scale)`` of every column, summed over the non-zero values in row order.
 
     The same additions in the same order for a dense array and for the CSR copy of its non-zeros
-    (adding a zero changes no sum), so both give the same bits.
+    (adding a zero changes no sum), so both give the same bits. The sums are of ``x / scale``,
+    ``scale`` the power of two just above the column's largest ``|x|``: squares neither overflow
+    nor underflow whatever the units (1e300 or 1e-300), and dividing by a power of two is exact,
+    so data in the usual range give the same bits as unscaled sums.
     """
     n, p = M.shape
     lo, hi = np.zeros(p), np.zeros(p)
     if sp.issparse(M):
         col = M.indices
         stored = np.bincount(col, minlength=p)
-        mean = np.bincount(col, M.data, p) / n
-        m2 = np.bincount(col, (M.data - mean[col]) ** 2, p)
         full = stored == n  # no implicit zero: the extremes are those of the stored values
         lo[full], hi[full] = np.inf, -np.inf
         np.minimum.at(lo, col, M.data)
         np.maximum.at(hi, col, M.data)
+        scale = np.ldexp(1.0, np.frexp(np.maximum(-lo, hi))[1])
+        data = M.data / scale[col]
+        mean = np.bincount(col, data, p) / n
+        m2 = np.bincount(col, (data - mean[col]) ** 2, p)
     else:
         stored, total, m2 = np.zeros(p, dtype=np.int64), np.zeros(p), np.zeros(p)
         lo[:], hi[:] = M.min(axis=0), M.max(axis=0)
+        scale = np.ldexp(1.0, np.frexp(np.maximum(-lo, hi))[1])
         for row in M:
-            total += row
+            total += row / scale
             stored += row != 0
         mean = total / n
         for row in M:
-            m2 += np.where(row != 0, (row - mean) ** 2, 0.0)
-    return stored, mean, m2 + (n - stored) * mean**2, lo, hi
+            m2 += np.where(row != 0, (row / scale - mean) ** 2, 0.0)
+    return stored, mean * scale, m2 + (n - stored) * mean**2, lo, hi, scale
 
 
 def _standardised(M, *, centre=False):
@@ -86,9 +92,9 @@ def _standardised(M, *, centre=False):
         M = sp.csr_matrix(M, dtype=np.float64, copy=True)
         M.eliminate_zeros()
     n, p = M.shape
-    stored, mean, m2, lo, hi = _column_moments(M)
+    stored, mean, m2, lo, hi, scale = _column_moments(M)
     keep = np.flatnonzero(lo < hi)
-    sd = np.sqrt(m2[keep] / n)
+    sd = scale[keep] * np.sqrt(m2[keep] / n)
     M = M if keep.size == p else M[:, keep]
     if stored.sum() >= 2 / 3 * n * p:  # a dense copy is the smaller
         Z = M.toarray() if sp.issparse(M) else np.array(M, dtype=np.float64, order="C")
