@@ -22,7 +22,7 @@ from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import as_labels, as_matrix, param_error
+from ._validation import as_labels, as_matrix, check_finite, check_fit_input, param_error
 from .scores import REGISTRY, get_method, rank_order, score
 
 
@@ -53,6 +53,13 @@ def _check_score_func(func, params, owner, param="score_func"):
         raise param_error(param, owner, f"a callable or one of {sorted(REGISTRY)}", func) from None
 
 
+def _check_finite_for(X, names, spec, model):
+    """NaN or infinity in ``X`` is an error naming the features, unless only a callable score and a
+    model that accepts missing values (``allow_nan`` tag) see ``X``."""
+    if spec is not None or not (_is_estimator(model) and get_tags(model).input_tags.allow_nan):
+        check_finite(X, names)
+
+
 def _rank(func, params, X, y):
     """``(scores, pvalues or None, ranking)`` of the features of ``X``: a registered method or a callable."""
     if callable(func):
@@ -74,12 +81,19 @@ def model_importances(model):
     coef = getattr(final, "coef_", None)
     if coef is not None:
         coef = coef.toarray() if sp.issparse(coef) else np.asarray(coef, dtype=np.float64)
-        return coef**2 if coef.ndim == 1 else (coef**2).sum(axis=0)
-    importances = getattr(final, "feature_importances_", None)
-    if importances is None:
-        raise TypeError(f"{type(final).__name__} has neither coef_ nor feature_importances_ after fit, so it "
-                        "cannot rank features. Use a linear model or a tree ensemble.")
-    return np.asarray(importances, dtype=np.float64)
+        importances = coef**2 if coef.ndim == 1 else (coef**2).sum(axis=0)
+    else:
+        importances = getattr(final, "feature_importances_", None)
+        if importances is None:
+            raise TypeError(f"{type(final).__name__} has neither coef_ nor feature_importances_ after fit, so it "
+                            "cannot rank features. Use a linear model or a tree ensemble.")
+        importances = np.asarray(importances, dtype=np.float64)
+    if not importances.any() or not np.isfinite(importances).all():
+        raise ValueError(f"{type(final).__name__} gives every feature an importance of zero, or a NaN or infinite "
+                         "one, so it cannot rank them. Check that it converged and is not regularised to zero, "
+                         "and bring X to a usable scale (for example with sklearn.preprocessing.StandardScaler "
+                         "in a Pipeline).")
+    return importances
 
 
 def _rows_ready(X):
@@ -112,6 +126,8 @@ def _splits(cv, X, y, groups, classifier, random_state, owner):
     if _is_int(cv):
         if cv < 2:
             raise bad()
+        if cv > len(y):
+            raise param_error("cv", owner, f"an int in [2, n_samples] (n_samples = {len(y)})", cv)
         shuffle = random_state is not None
         options = dict(n_splits=int(cv), shuffle=shuffle, random_state=random_state if shuffle else None)
         stratify = classifier and type_of_target(y) in ("binary", "multiclass")
@@ -216,11 +232,12 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None,
     1.0
     """
     owner = "cross_validate_ks"
-    _check_score_func(score_func, score_params, owner)
+    spec = _check_score_func(score_func, score_params, owner)
     if not _is_estimator(estimator):
         raise param_error("estimator", owner, "a scikit-learn estimator (with fit and predict)", estimator)
-    M, _ = as_matrix(X)
+    M, names = as_matrix(X)
     y = as_labels(y, M.shape[0])
+    _check_finite_for(M, names, spec, estimator)
     ks = _check_ks(ks, M.shape[1], owner)
     classifier = is_classifier(estimator)
     classes = np.unique(y) if classifier else None
@@ -343,10 +360,14 @@ class RFE(_ModelSelector):
 
     def fit(self, X, y):
         """Eliminate features of ``X`` by the importances of models fitted to ``y``."""
-        allow_nan = _is_estimator(self.estimator) and get_tags(self.estimator).input_tags.allow_nan
-        X, y = validate_data(self, X, y, accept_sparse="csc", ensure_all_finite=not allow_nan)
+        check_fit_input(X, y)
+        X, y = validate_data(self, X, y, accept_sparse="csc", ensure_all_finite=False)
+        _check_finite_for(X, getattr(self, "feature_names_in_", None), None, self.estimator)
         p = X.shape[1]
         self._check_params(p)
+        if is_classifier(self.estimator) and np.unique(y).size < 2:
+            raise ValueError(f"y has only one class ({np.unique(y)[0]!r}) in {len(y)} sample(s); RFE fits the "
+                             "classifier estimator, which needs at least two. Check the labels.")
         if self.prefilter is None:
             candidates = np.arange(p)
         else:
@@ -475,8 +496,9 @@ class SelectKCV(_ModelSelector):
         except (ValueError, TypeError):
             raise param_error("scoring", "SelectKCV", "a name from sklearn.metrics.get_scorer_names() or a "
                               "callable scorer(estimator, X, y)", self.scoring) from None
-        X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype="numeric",
-                             ensure_all_finite=spec is None)
+        check_fit_input(X, y)
+        X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype="numeric", ensure_all_finite=False)
+        _check_finite_for(X, getattr(self, "feature_names_in_", None), spec, estimator)
         X = _rows_ready(X)
         ks = _check_ks(self.ks, X.shape[1], "SelectKCV")
         splits = _splits(self.cv, X, y, groups, is_classifier(estimator), self.random_state, "SelectKCV")
@@ -603,7 +625,9 @@ class StabilitySelection(_ModelSelector):
     def fit(self, X, y):
         """Count how often each feature is among the k best of a subsample."""
         spec, model = self._check_params()
-        X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype="numeric", ensure_all_finite=spec is None)
+        check_fit_input(X, y)
+        X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype="numeric", ensure_all_finite=False)
+        _check_finite_for(X, getattr(self, "feature_names_in_", None), spec, model)
         X = _rows_ready(X)
         p = X.shape[1]
         if self.k > p:

@@ -24,7 +24,7 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import as_matrix, default_feature_names, param_error
+from ._validation import as_matrix, check_fit_input, default_feature_names, param_error
 from .engine import block_width, column_blocks
 from .scores import REGISTRY, get_method, rank_order, score
 from .scores._discretize import check_options, discretize, n_codes
@@ -308,6 +308,7 @@ class _RankedSelector(SelectorMixin, BaseEstimator):
         if params is not None and not isinstance(params, dict):
             raise param_error(self._params_param, type(self).__name__, "a dict or None", params)
         spec = self._score_spec()
+        check_fit_input(X, y, supervised=spec is None or spec.task != "unsupervised")
         kwargs = dict(accept_sparse=("csr", "csc"), dtype="numeric", reset=True, ensure_all_finite=spec is None)
         if spec is not None and spec.task == "unsupervised":
             X = validate_data(self, X, **kwargs)

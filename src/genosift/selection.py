@@ -12,7 +12,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import param_error
+from ._validation import check_fit_input, param_error
 from .scores import REGISTRY, bh_qvalues, finish, get_method, rank_order, score
 from .scores import _target as target_of
 
@@ -48,6 +48,7 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
             ) from None
 
     def _validate(self, X, y, reset, spec):
+        check_fit_input(X, y, supervised=spec is None or spec.task != "unsupervised")
         kwargs = dict(accept_sparse=("csr", "csc"), dtype="numeric", reset=reset,
                       ensure_all_finite=spec is None)
         if spec is not None and spec.task == "unsupervised":

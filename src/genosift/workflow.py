@@ -192,7 +192,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     from sklearn.pipeline import Pipeline
 
     from . import get_method, score
-    from ._validation import as_labels
+    from ._validation import as_labels, check_finite
     from .model_selection import cross_validate_ks
     from .selection import SelectKBest
 
@@ -204,6 +204,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         raise param_error("metric", "evaluate", f"one of {list(METRICS)}", metric)
     n, p = X.shape
     y = as_labels(y, n)
+    check_finite(X, feature_names)
     classes = np.unique(y)
     if len(classes) < 2:
         raise ValueError(f"y has only one class ({classes.tolist()}); evaluate needs at least two.")
@@ -391,7 +392,11 @@ def load_model(path):
         path = path / "model.joblib"
     if not path.exists():
         raise FileNotFoundError(f"No model at {str(path)!r}; give the model.joblib of a `genosift evaluate` run.")
-    saved = joblib.load(path)
+    try:
+        saved = joblib.load(path)
+    except Exception as exc:  # a damaged, truncated or foreign file fails anywhere inside unpickling
+        raise ValueError(f"Cannot load {str(path)!r} as a genosift model ({type(exc).__name__}: {exc}). Give the "
+                         "model.joblib that `genosift evaluate` wrote; a damaged or other file cannot be read.") from None
     if not isinstance(saved, dict) or "pipeline" not in saved or "features" not in saved:
         raise ValueError(f"{str(path)!r} is not a genosift model (written by `genosift evaluate`).")
     return saved
