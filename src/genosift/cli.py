@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._validation import UsageError
+
 
 def _methods(args):
     from .scores import methods
@@ -69,6 +71,8 @@ def _score_job(args):
     from .scores import get_method
 
     spec = get_method(args.method)
+    if args.fdr is not None and not spec.has_pvalues:
+        raise ValueError(f"--fdr needs p-values, and method '{spec.name}' has none. Use --top K.")
     read_options = {"features_in_rows": True} if args.features_in_rows else {}
     labelled = jobs.load_labelled(
         args.data, target=args.target, meta=args.meta, id_column=args.id, group_column=args.group,
@@ -141,7 +145,7 @@ def _select(args):
 
     started = time.perf_counter()
     if args.top is None and args.fdr is None:
-        raise ValueError("select needs a rule: --top K or --fdr Q.")
+        raise UsageError("select needs a rule: --top K or --fdr Q.")
     out = Path(args.output)
     sidecar = out.with_name(out.name + ".json")
     jobs.check_outputs([out, sidecar], force=args.force)
@@ -160,10 +164,10 @@ def _convert(args):
 
     started = time.perf_counter()
     jobs.check_outputs([args.output], force=args.force)  # before reading anything, in the CLI's words
+    if args.meta and not args.id:
+        raise UsageError("--meta needs --id: the metadata column that holds the sample ids.")
     kinds = {args.format or format_of(path) for path in args.inputs}
     meta = read_metadata(args.meta, id_column=args.id) if args.meta else None
-    if args.meta and not args.id:
-        raise ValueError("--meta needs --id: the metadata column that holds the sample ids.")
     if kinds == {"kmers"}:
         out, report = convert_kmers(args.inputs, args.output, metadata=meta, overwrite=args.force,
                                     chunk_bytes=args.chunk_bytes)
@@ -237,6 +241,8 @@ def _predict(args):
     from .io import read
     from .workflow import load_model, predict
 
+    if args.meta and not (args.id and args.target):
+        raise UsageError("--meta needs --id (the sample-id column) and --target (the true labels) to compare.")
     out = Path(args.output)
     jobs.check_outputs([out], force=args.force)
     saved = load_model(args.model)
@@ -246,8 +252,6 @@ def _predict(args):
     if args.meta:
         from .io import read_metadata
 
-        if not (args.id and args.target):
-            raise ValueError("--meta needs --id (the sample-id column) and --target (the true labels) to compare.")
         meta = read_metadata(args.meta, id_column=args.id)
         if args.target not in meta.columns:
             raise ValueError(f"--target {args.target!r} is not a column of {args.meta!r}: {list(meta.columns)}.")
@@ -289,7 +293,8 @@ def _add_input_options(p):
 def _add_data_options(p):
     _add_input_options(p)
     p.add_argument("--target", required=True, help="the label column (in --meta, or in the data table)")
-    p.add_argument("--method", default="fisher", help="scoring method (see `genosift methods`; default fisher)")
+    p.add_argument("--method", default="fisher", type=_method_name,
+                   help="scoring method (see `genosift methods`; default fisher)")
     p.add_argument("--top", type=_positive_int, help="select the K best features")
     p.add_argument("--fdr", type=_fraction, help="select features with BH q-value <= Q")
     p.add_argument("--group", help="metadata column of groups for --train-groups / --val-groups")
@@ -359,6 +364,14 @@ def _byte_size(text):
     return value
 
 
+def _method_name(text):
+    from .scores import REGISTRY
+
+    if text not in REGISTRY:
+        raise argparse.ArgumentTypeError(f"must be one of {sorted(REGISTRY)} (see `genosift methods`), got {text!r}")
+    return text
+
+
 def _positive_int(text):
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
@@ -397,7 +410,8 @@ def build_parser():
     p = sub.add_parser("evaluate", help="select features and fit a model for a grid of k, cross-validated")
     _add_input_options(p)
     p.add_argument("--target", required=True, help="the label column (in --meta, or in the data table)")
-    p.add_argument("--method", default="fisher", help="scoring method (see `genosift methods`; default fisher)")
+    p.add_argument("--method", default="fisher", type=_method_name,
+                   help="scoring method (see `genosift methods`; default fisher)")
     p.add_argument("--k", type=_int_list, default=[10, 100, 1000], help="numbers of top features to try (default 10,100,1000)")
     p.add_argument("--model", default="logistic", choices=["logistic", "random_forest", "linear_svm"],
                    help="the classifier (default logistic)")
@@ -477,6 +491,9 @@ def main(argv=None):
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except UsageError as exc:  # options that do not fit together: as argparse's own usage errors
+        print(f"genosift {args.command}: error: {exc}", file=sys.stderr)
+        return 2
     except (ValueError, TypeError, OSError, ImportError) as exc:  # ImportError: an optional package
         print(f"genosift: error: {exc}", file=sys.stderr)
         return 1

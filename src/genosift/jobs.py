@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import param_error
+from ._validation import UsageError, param_error
 from .report import atomic_path, atomic_write_text
 
 
@@ -86,6 +86,10 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     """
     from .io import attach_metadata, read, read_metadata
 
+    if meta is not None and not id_column:
+        raise UsageError("--meta needs --id: the metadata column that holds the sample ids.")
+    if (train_groups or val_groups) and not group_column:
+        raise ValueError("--train-groups / --val-groups need --group: the column that holds the groups.")
     options = dict(read_options or {})
     wanted = [c for c in (target, group_column) if c]
     notes = []
@@ -96,8 +100,6 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     else:
         dataset = read(data, format=format, **options)
     if meta is not None:
-        if not id_column:
-            raise ValueError("--meta needs --id: the metadata column that holds the sample ids.")
         dataset, report = attach_metadata(dataset, read_metadata(meta, id_column=id_column))
         notes.append(str(report))
     obs = dataset.obs
@@ -132,8 +134,6 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     y = y[rows]
     train = np.ones(len(rows), dtype=bool)
     if train_groups or val_groups:
-        if not group_column:
-            raise ValueError("--train-groups / --val-groups need --group: the column that holds the groups.")
         groups = dataset.obs[group_column].astype(str).to_numpy()
         if train_groups:
             train &= np.isin(groups, _split(train_groups))
@@ -195,7 +195,7 @@ def score_labelled(labelled, *, method, chunk_bytes=None):
 def select_mask(result, *, top=None, fdr=None):
     """Which features a ranking selects: the ``top`` best, or q-value <= ``fdr``, or all."""
     if top is not None and fdr is not None:
-        raise ValueError("Choose one selection rule: --top K or --fdr Q, not both.")
+        raise UsageError("Choose one selection rule: --top K or --fdr Q, not both.")
     mask = np.ones(result.n_features, dtype=bool)
     if top is not None:
         if not isinstance(top, (int, np.integer)) or top < 1:
@@ -233,6 +233,8 @@ def check_outputs(paths, *, force):
         path = Path(path)
         if path.exists() and not force:
             raise FileExistsError(f"{str(path)!r} already exists. Pass --force to overwrite it, or choose another -o.")
+        if path.parent.exists() and not path.parent.is_dir():
+            raise NotADirectoryError(f"The output folder {str(path.parent)!r} is a file. Choose another -o.")
         if not path.parent.exists():
             raise FileNotFoundError(f"The output folder {str(path.parent)!r} does not exist. Create it first.")
 

@@ -35,7 +35,11 @@ def atomic_path(path):
     private ones of a temporary file.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    except OSError as exc:  # a read-only folder, a file where the folder should be, a full disk...
+        raise type(exc)(f"Cannot write {str(path)!r}: {exc.strerror or exc} in the folder {str(path.parent)!r}. "
+                        "Choose another output path, or make that folder writable.") from None
     os.close(fd)
     try:
         yield Path(tmp)
@@ -177,6 +181,9 @@ def load_results(results_dir):
     and the problem when a table is malformed. See :func:`make_report` for an example.
     """
     folder = Path(results_dir)
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(f"{str(folder)!r} is a file, not a results folder. Pass the folder that "
+                                 "`genosift evaluate -o` wrote.")
     if not folder.is_dir():
         raise FileNotFoundError(f"The results folder {str(folder)!r} does not exist. Pass the folder "
                                 "that `genosift evaluate -o` wrote.")

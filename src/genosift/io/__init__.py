@@ -101,8 +101,9 @@ def read(path, *, format=None, **options):
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"No such file: {str(path)!r}.")
-    if path.is_dir() and format is None:
-        raise IsADirectoryError(f"{str(path)!r} is a folder, not a data file; pass format= to read a store.")
+    if path.is_dir():
+        raise IsADirectoryError(f"{str(path)!r} is a folder, not a data file. Pass the path of a file in it "
+                                f"(formats: {sorted(READERS)}).")
     name = format or format_of(path)
     if name not in READERS:
         raise ValueError(f"The 'format' parameter must be one of {sorted(READERS)}. Got {name!r} instead.")

@@ -283,6 +283,8 @@ def _objects_refused(path):
     except ValueError as exc:
         if "allow_pickle" not in str(exc):
             raise
+        if "contains pickled" in str(exc):  # numpy found neither the .npy nor the zip header
+            raise ValueError("it starts with neither the .npy header nor a zip (.npz) header") from None
         raise _ObjectsRefused(
             f"{str(path)!r} holds arrays of Python objects; they are not loaded, because that would "
             "run pickled code. Save numbers (a.astype(float)) and names as text (np.array(names, dtype=str))."
@@ -768,7 +770,7 @@ def read_npz(path, *, samples=None, features=None):
         ``X`` a CSR matrix (sparse archives) or the dense array as saved; ``obs`` None.
     """
     path = Path(path)
-    with _file_errors(path, "a NumPy .npz archive", broad=True):
+    with _file_errors(path, "a NumPy .npz archive", broad=True), _objects_refused(path):
         archive = np.load(path, allow_pickle=False)
     if isinstance(archive, np.ndarray):
         raise ValueError(f"{str(path)!r} is a single .npy array, not an .npz archive; pass format='npy'.")
