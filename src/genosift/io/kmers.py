@@ -630,7 +630,7 @@ class _Reader:
         except UnicodeDecodeError as exc:
             i = int(np.searchsorted(table.offs[: n + 1], exc.start, side="right")) - 1
             raw = table.arena[table.offs[i] : table.offs[i + 1] - 1]
-            where = ""
+            where = " in " + ", ".join(repr(str(p)) for p in self.paths)
             if what == "k-mer":
                 f, line = table.cols["file"][i], table.cols["line"][i]
                 where = f" in {str(self.paths[f])!r}, line {line}"

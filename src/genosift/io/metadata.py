@@ -1,6 +1,7 @@
 """Per-sample metadata tables (targets, groups) and their join with a data set by sample id."""
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -8,7 +9,8 @@ import numpy as np
 
 from .._validation import _names_list, param_error
 from . import Dataset
-from .kmers import _compression, _pieces
+from .kmers import _StreamError, _check_tool, _compression, _pieces
+from .tables import _damage_errors
 
 __all__ = ["MatchReport", "attach_metadata", "read_metadata"]
 
@@ -86,10 +88,10 @@ def read_metadata(path, *, id_column, sep=None):
     if not isinstance(id_column, str):
         raise param_error("id_column", "read_metadata", "a column name (str)", id_column)
     kind = _compression(path)
-    if sep is None:
-        sep = _sniff_sep(path, kind)
-    options = dict(sep=sep, compression=_PANDAS_COMPRESSION[kind], index_col=False)
     try:
+        if sep is None:
+            sep = _sniff_sep(path, kind)
+        options = dict(sep=sep, compression=_PANDAS_COMPRESSION[kind], index_col=False)
         columns = [str(c) for c in pd.read_csv(path, nrows=0, **options).columns]
         if id_column not in columns:
             raise ValueError(
@@ -97,7 +99,15 @@ def read_metadata(path, *, id_column, sep=None):
                 f"(read with sep={sep!r}). Pass id_column= one of them"
                 + (", or the right sep=." if len(columns) == 1 else ".")
             )
-        frame = pd.read_csv(path, dtype={id_column: str}, **options)
+        with warnings.catch_warnings():  # pandas would drop the values beyond the header's columns
+            warnings.filterwarnings("error", message=".*loss of data", category=pd.errors.ParserWarning)
+            frame = pd.read_csv(path, dtype={id_column: str}, **options)
+    except pd.errors.ParserWarning:
+        raise ValueError(
+            f"{str(path)!r} has a row with more fields than its header's {len(columns)} (sep={sep!r}); "
+            "the extra values would be lost. Every row must have as many fields as the header: remove "
+            "the stray separators, quote the fields that hold one, or pass the right sep=."
+        ) from None
     except pd.errors.EmptyDataError:
         raise ValueError(
             f"{str(path)!r} is empty; a metadata table needs a header row naming its columns."
@@ -108,6 +118,20 @@ def read_metadata(path, *, id_column, sep=None):
             f"{str(path)!r} is not a regular table (sep={sep!r}): {detail}. Every row must have "
             "as many fields as the header: remove the stray separators, quote the fields that "
             "hold one, or pass the right sep=."
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{str(path)!r} is not UTF-8 text (it holds the byte {exc.object[exc.start:exc.start + 1]!r}). "
+            "Re-save it as UTF-8, for example with `iconv -f latin1 -t utf-8`."
+        ) from None
+    except PermissionError:
+        raise
+    except (_StreamError, *_damage_errors()) as exc:  # a corrupt or truncated compressed stream
+        reason = str(exc).strip().rstrip(".") or type(exc).__name__
+        check = f" (`{_check_tool(kind)} FILE` checks it)" if kind else ""
+        raise ValueError(
+            f"Cannot read {str(path)!r}: {reason}. The file is damaged or incomplete (an interrupted "
+            f"copy or download): re-create it or fetch it again{check}."
         ) from None
     ids = frame[id_column].str.strip()
     missing = np.flatnonzero(ids.isna().to_numpy() | (ids == "").to_numpy())
