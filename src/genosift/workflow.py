@@ -345,7 +345,11 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False):
         raise FileExistsError(f"{str(folder)!r} already exists. Pass --force to replace it, or choose another -o.")
     if not folder.parent.exists():
         raise FileNotFoundError(f"The output folder's parent {str(folder.parent)!r} does not exist. Create it first.")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".part", dir=folder.parent))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".part", dir=folder.parent))
+    except OSError as exc:  # a read-only folder, a file where the folder should be...
+        raise type(exc)(f"Cannot write {str(folder)!r}: {exc.strerror or exc} in the folder {str(folder.parent)!r}. "
+                        "Choose another -o, or make that folder writable.") from None
     try:
         for name, table in _tables(ev, X, y).items():
             write_table(table, tmp / name)

@@ -35,6 +35,7 @@ import csv
 import gzip
 import io
 import lzma
+import warnings
 import zipfile
 import zlib
 from collections import Counter
@@ -915,7 +916,9 @@ def read_h5ad(path, *, layer=None):
     """
     path = Path(path)
     anndata = _optional("anndata", "anndata", "AnnData .h5ad files")
-    with _file_errors(path, "an AnnData .h5ad file", broad=True):
+    with _file_errors(path, "an AnnData .h5ad file", broad=True), warnings.catch_warnings():
+        # duplicated names are checked below, with a message that says what to do
+        warnings.filterwarnings("ignore", "(Observation|Variable) names are not unique", UserWarning)
         adata = anndata.read_h5ad(path)
     if layer is None:
         M = adata.X
