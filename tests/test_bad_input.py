@@ -292,7 +292,8 @@ def test_negative_values_where_counts_are_required():
 
 
 def _messy_csr(X):
-    """The CSR of X with an explicit zero stored and the indices of every row in reverse order."""
+    """The CSR of X with an explicit zero stored, a value split over two duplicate entries, and
+    the indices of every row in reverse order."""
     M = sp.csr_matrix(np.where(X > 1.5, X, 0.0))
     data, indices = [], []
     for i in range(M.shape[0]):
@@ -302,9 +303,13 @@ def _messy_csr(X):
     data[0] = np.r_[data[0], 0.0]  # an explicit zero in a column that has none stored in row 0
     free = np.setdiff1d(np.arange(X.shape[1]), indices[0])
     indices[0] = np.r_[indices[0], free[0]]
+    r = next(i for i in range(1, len(data)) if len(data[i]))
+    half = data[r][0] / 2  # a duplicate entry: the two halves of one value
+    data[r] = np.r_[half, data[r][1:], half]
+    indices[r] = np.r_[indices[r], indices[r][0]]
     indptr = np.r_[0, np.cumsum([len(d) for d in data])]
     messy = sp.csr_matrix((np.concatenate(data), np.concatenate(indices), indptr), shape=X.shape)
-    assert not messy.has_sorted_indices and (messy.data == 0).any()
+    assert not messy.has_sorted_indices and (messy.data == 0).any() and not messy.has_canonical_format
     return messy, M.toarray()
 
 
@@ -504,6 +509,18 @@ def test_rfe_on_huge_counts_matches_scikit_learn():
         ours = gs.RFE(_logistic(), n_features_to_select=2, step=1).fit(counts, y).get_support()
         theirs = SkRFE(_logistic(), n_features_to_select=2, step=1).fit(counts.astype(float), y).get_support()
     np.testing.assert_array_equal(ours, theirs)
+
+
+def test_model_importances_that_cannot_rank_are_an_error():
+    """An estimator left at zero weights (LogisticRegression at 1e300) cannot rank features: an
+    error, not a ranking by column order, in RFE and StabilitySelection alike."""
+    X, y = _data()
+    for selector in (gs.RFE(_logistic(), n_features_to_select=2),
+                     gs.StabilitySelection(_logistic(), k=2, n_resamples=3, random_state=0)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(ValueError, match=_RFE_NO_RANKING):
+                selector.fit(X * 1e300, y)
 
 
 def test_selectors_with_a_class_of_one_sample():

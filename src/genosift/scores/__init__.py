@@ -253,6 +253,25 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
     -------
     ScoreResult
 
+    Raises
+    ------
+    ValueError
+        NaN or infinity in ``X`` (naming the features) or in ``y`` (naming the positions);
+        empty ``X``; ``X`` and ``y`` of different lengths; one class (one value) where the
+        method compares classes (needs a varying target); duplicated feature names; for the
+        methods built on sums of squares, values too large (above about 1e154) or too close
+        together (below about 1e-154) to square in float64.
+    TypeError
+        Text or other non-numbers in ``X``.
+
+    Notes
+    -----
+    NaN policy: missing values are never dropped or imputed silently; impute or drop them
+    first. A constant (or all-zero) feature scores NaN, with NaN p- and q-values, and ranks
+    last (``variance`` scores it 0). Labels of any type (floats, bools, strings, -1/1) give the
+    same scores; a class of one sample is a class. See "Bad input and the NaN policy" in the
+    README for every case.
+
     Examples
     --------
     >>> import numpy as np, genosift as gs
