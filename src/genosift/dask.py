@@ -212,6 +212,10 @@ def _block_scores(block, target, method, options, j0, j1, names):
         return spec.func(block, target, **options)
 
 
+def _as_csc(block):
+    return block.tocsc() if sp.issparse(block) else block
+
+
 def _tree(parts, n_classes, n_features):
     """One delayed value: ``parts`` merged a few at a time, level by level.
 
@@ -297,7 +301,7 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None)
     (each row block then holds all features: choose row chunks with that in mind).
     Whole-column methods need every sample of a feature, so ``X`` is rechunked to one row chunk
     and to column blocks of at most ``genosift.engine.block_width`` features (narrower column
-    chunks are kept). ``y`` may be a Dask array or Series; it is computed (n values) first.
+    chunks are kept); sparse row chunks are turned to CSC first, whose columns slice cheaply. ``y`` may be a Dask array or Series; it is computed (n values) first.
     """
     from .engine import block_width
     from .scores import _check_classes, _result, _target, finish, make_target
@@ -326,6 +330,8 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None)
 
             return finish(spec, _merged(build, names, chosen), names, options)
         width = block_width(n, p)
+        if X.numblocks[0] > 1 and sp.issparse(getattr(X, "_meta", None)):  # columns of CSC slice cheaply
+            X = X.map_blocks(_as_csc, dtype=X.dtype, meta=sp.csc_matrix((0, 0), dtype=X.dtype))
         X = X.rechunk({0: -1, 1: width if max(X.chunks[1]) > width else X.chunks[1]})
         starts = np.cumsum((0,) + X.chunks[1])
         shared = dask.delayed(target, pure=False)
