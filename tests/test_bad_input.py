@@ -340,6 +340,9 @@ def test_mixed_dtypes_in_a_frame_are_read_as_numbers():
     dense = np.column_stack([frame[c].to_numpy(dtype=np.float64) for c in frame.columns])
     _same(res.statistic, f_classif(dense, y)[0], rtol=1e-6)
     assert list(res.feature_names) == list(frame.columns)
+    selector = gs.SelectKBest("anova", k=2).fit(frame, y)
+    np.testing.assert_array_equal(selector.get_support(), SkSelectKBest(f_classif, k=2).fit(dense, y).get_support())
+    assert list(selector.get_feature_names_out()) == list(frame.columns[selector.get_support()])
     frame.loc[3, "nullable"] = pd.NA  # a missing value in a nullable column is NaN, named
     with pytest.raises(ValueError, match=r"X contains NaN or infinity in feature\(s\) 'nullable'"):
         gs.score(frame, y, method="anova")

@@ -156,8 +156,10 @@ def check_fit_input(X, y, *, supervised=True):
         check_unique_names([str(c) for c in X.columns])
     elif isinstance(X, np.ndarray) and X.dtype == object and X.ndim == 2:
         _as_dense(X)
-    if supervised and y is not None and hasattr(X, "__len__"):
-        as_labels(y, X.shape[0] if hasattr(X, "shape") else len(X))
+    shape = getattr(X, "shape", None)
+    n_rows = shape[0] if shape else len(X) if isinstance(X, (list, tuple)) else None
+    if supervised and y is not None and n_rows is not None:
+        as_labels(y, n_rows)
 
 
 def check_finite(M, names=None):
