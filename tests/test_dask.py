@@ -298,7 +298,7 @@ def _install_worker_killer(client, marker, out=None):
 
         original = g._StoreOnWorker.rows
 
-        def rows(self, a, b, keep):
+        def rows(store, reader, a, b, keep):
             if a > 0:
                 try:
                     fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
@@ -308,10 +308,10 @@ def _install_worker_killer(client, marker, out=None):
                     os.write(fd, b"output present" if out and os.path.exists(out) else b"no output yet")
                     os.close(fd)
                     os._exit(1)
-            return original(self, a, b, keep)
+            return original(store, reader, a, b, keep)
 
         rows.original = original
-        g._StoreOnWorker.rows = rows
+        g._StoreOnWorker.rows = staticmethod(rows)
 
     client.run(install, str(marker), None if out is None else str(out))
 
@@ -320,7 +320,7 @@ def _remove_worker_killer(client):
     def remove():
         import genosift.dask as g
 
-        g._StoreOnWorker.rows = getattr(g._StoreOnWorker.rows, "original", g._StoreOnWorker.rows)
+        g._StoreOnWorker.rows = staticmethod(getattr(g._StoreOnWorker.rows, "original", g._StoreOnWorker.rows))
 
     client.run(remove)
 

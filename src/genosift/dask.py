@@ -21,13 +21,15 @@ import scipy.sparse as sp
 
 from ._validation import param_error
 
-__all__ = ["FAN_IN", "TASK_BYTES", "is_dask_collection", "score_collection", "score_store_tasks",
+__all__ = ["FAN_IN", "RUNS_PER_THREAD", "TASK_BYTES", "is_dask_collection", "score_collection", "score_store_tasks",
            "use_scheduler"]
 
 #: Most statistics merged by one task of the tree reduction (fewer when they are large).
 FAN_IN = 8
-#: Default budget, in bytes, of the stored matrix data one task reads from a store.
+#: Default budget, in bytes, of the stored matrix data a task reads from a store at once.
 TASK_BYTES = 64 * 2**20
+#: Row-mergeable methods on a store: tasks per thread of the scheduler.
+RUNS_PER_THREAD = 4
 
 _LOCAL = ("threads", "threading", "processes", "multiprocessing", "sync", "synchronous", "single-threaded")
 _settings = {"scheduler": None}
@@ -371,17 +373,30 @@ class _StoreOnWorker:
                              "client (another file, or replaced meanwhile). Give every worker the same file.")
         return store
 
-    def rows(self, a, b, keep):
-        """Rows ``a <= i < b`` (then the local rows ``keep`` of them, if given), all features."""
+    def statistic(self, ranges, method, named):
+        """The method's statistic of the row ``ranges``, read and merged one at a time, in order.
+
+        ``ranges``: ``(a, b, keep, y)`` for rows ``a <= i < b``, of which the local rows ``keep``
+        (all if None), with their targets ``y``. The same fold as the local engine's.
+        """
+        from .engine import accumulate
         from .io.store import _Reader
+        from .scores import get_method
 
         store = self.open()
+        names = store.feature_names if named else None
         reader = _Reader(store)
         try:
-            chunk = store._row_chunk(reader, a, b, None)
+            return accumulate(ranges, lambda r: _chunk_statistic(self.rows(store, reader, *r[:3]), r[3], method, names),
+                              get_method(method).statistic.empty())
         finally:
             reader.close()
-        return (chunk if keep is None else chunk[keep]), store
+
+    @staticmethod
+    def rows(store, reader, a, b, keep):
+        """Rows ``a <= i < b`` (then the local rows ``keep`` of them, if given), all features."""
+        chunk = store._row_chunk(reader, a, b, None)
+        return chunk if keep is None else chunk[keep]
 
     def columns(self, j0, j1):
         """Features ``j0 <= j < j1``, every sample: CSC of a sparse store, an array of a dense one.
@@ -409,11 +424,6 @@ class _StoreOnWorker:
         return block
 
 
-def _store_statistic(source, a, b, keep, y, method, named):
-    chunk, store = source.rows(a, b, keep)
-    return _chunk_statistic(chunk, y, method, store.feature_names if named else None)
-
-
 def _store_block_scores(source, j0, j1, rows, target, method, options):
     block = source.columns(j0, j1)
     return _block_scores(block if rows is None else block[rows], target, method, options, j0, j1, None)
@@ -423,9 +433,12 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
     """Score a store on a Dask scheduler, the workers reading it: a ``ScoreResult``.
 
     What ``genosift.io.score_store(..., scheduler=...)`` runs once it has checked its inputs.
-    Row-mergeable methods: one task per range of rows holding at most ``chunk_bytes`` of stored
-    values and indices (default ``TASK_BYTES``), merged in a tree. Whole-column methods: one task
-    per block of features whose dense float64 form fits ``chunk_bytes``. ``rows`` (sorted indices,
+    Row-mergeable methods: the rows are cut into ranges holding at most ``chunk_bytes`` of stored
+    values and indices (default ``TASK_BYTES``); each of ``RUNS_PER_THREAD`` tasks per scheduler
+    thread reads a run of consecutive ranges, one at a time, merging their statistics as it goes
+    (memory: one range and two statistics), and the tasks' statistics are merged in a tree.
+    Whole-column methods: one task per block of features whose dense float64 form fits
+    ``chunk_bytes``. ``rows`` (sorted indices,
     None for all) keeps some samples; ``y`` has one value per sample kept. The store's path must be
     the same on every worker. Small stores are cut into at least as many tasks as the scheduler
     has threads, so that every thread has work.
@@ -463,10 +476,13 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
                     keep = None if rows is None or hi - lo == b - a else rows[lo:hi] - a
                     tasks.append((a, b, keep, None if labels is None else labels[lo:hi]))
 
+            # a task merges a run of ranges as it reads them: statistics travel once per task, not per range
+            runs = np.array_split(np.arange(len(tasks)), min(len(tasks), RUNS_PER_THREAD * slots))
+
             def build(named):
-                return _tree([dask.delayed(_store_statistic, pure=False)(source, a, b, keep, y_part, spec.name,
-                                                                          named is not None)
-                              for a, b, keep, y_part in tasks], _n_classes(target), p)
+                return _tree([dask.delayed(source.statistic, pure=False)([tasks[i] for i in run], spec.name,
+                                                                         named is not None)
+                              for run in runs], _n_classes(target), p)
 
             return finish(spec, _merged(build, True, chosen), _NamesOf(store), options)
         width = min(block_width(m, p, budget), -(-p // slots))
