@@ -212,3 +212,22 @@ def test_report_of_a_real_evaluation(golub, tmp_path):
     html, pngs = make_report(out, tmp_path / "report.html")
     text = html.read_text()
     assert f"{ev.best_k}" in text and len(pngs) == 6 and all(p.stat().st_size > 10_000 for p in pngs)
+
+
+def test_predict_takes_true_labels_from_the_data_table(golub, tmp_path, capsys):
+    X, y, names = golub
+    ev = evaluate(X, y, method="welch", ks=[5], cv=3, feature_names=names)
+    out = write_results(ev, tmp_path / "res", X=X, y=y)
+    table = pd.DataFrame(X, columns=names)
+    table.insert(0, "type", y)
+    table.insert(0, "sample", [f"s{i}" for i in range(len(y))])
+    table.to_csv(tmp_path / "labelled.csv", index=False)
+    preds = tmp_path / "pred.tsv"
+    assert main(["predict", str(out), str(tmp_path / "labelled.csv"), "--target", "type", "-o", str(preds)]) == 0
+    frame = pd.read_csv(preds, sep="\t")
+    np.testing.assert_array_equal(frame["true"], y)
+    np.testing.assert_array_equal(frame["predicted"], ev.pipeline.predict(X))
+    assert f"accuracy on the {len(y)} sample(s)" in capsys.readouterr().out
+    assert main(["predict", str(out), str(tmp_path / "labelled.csv"), "--target", "type", "-o",
+                 str(tmp_path / "pred.xyz")]) == 1
+    assert "name it .tsv, .csv or .parquet" in capsys.readouterr().err and not (tmp_path / "pred.xyz").exists()

@@ -129,6 +129,7 @@ def _score(args):
     started = time.perf_counter()
     out = Path(args.output)
     sidecar = out.with_name(out.name + ".json")
+    jobs.check_table_name(out)
     jobs.check_outputs([out, sidecar], force=args.force)
     labelled, result, mask = _score_job(args)
     frame = result.to_frame(sort=False)
@@ -148,6 +149,7 @@ def _select(args):
         raise UsageError("select needs a rule: --top K or --fdr Q.")
     out = Path(args.output)
     sidecar = out.with_name(out.name + ".json")
+    jobs.check_table_name(out)
     jobs.check_outputs([out, sidecar], force=args.force)
     labelled, result, mask = _score_job(args)
     reduced = jobs.reduced_frame(labelled, mask, result.feature_names, chunk_bytes=args.chunk_bytes)
@@ -244,11 +246,21 @@ def _predict(args):
     if args.meta and not (args.id and args.target):
         raise UsageError("--meta needs --id (the sample-id column) and --target (the true labels) to compare.")
     out = Path(args.output)
+    jobs.check_table_name(out)
     jobs.check_outputs([out], force=args.force)
     saved = load_model(args.model)
-    data = read(args.data, format=args.format, **({"features_in_rows": True} if args.features_in_rows else {}))
+    options = {"features_in_rows": True} if args.features_in_rows else {}
+    in_table = args.target and not args.meta and jobs._is_table(args.data, args.format)
+    if in_table:  # the true labels are a column of the data table itself
+        options["keep"] = (args.target,)
+    data = read(args.data, format=args.format, **options)
     frame, notes = predict(saved, jobs.in_memory(data.X), data.feature_names, sample_ids=data.sample_ids,
                            fill_missing=args.fill_missing)
+    truth = None
+    if in_table:
+        if data.obs is None or args.target not in data.obs.columns:
+            raise ValueError(f"--target {args.target!r} is not a column of {args.data!r}.")
+        truth = data.obs[args.target].set_axis(frame["sample"].astype(str))
     if args.meta:
         from .io import read_metadata
 
@@ -256,6 +268,7 @@ def _predict(args):
         if args.target not in meta.columns:
             raise ValueError(f"--target {args.target!r} is not a column of {args.meta!r}: {list(meta.columns)}.")
         truth = meta[args.target].reindex(frame["sample"].astype(str))
+    if truth is not None:
         frame.insert(2, "true", truth.astype("string").to_numpy())
         known = truth.notna().to_numpy()
         if known.any():
@@ -433,7 +446,7 @@ def build_parser():
     p = sub.add_parser("predict", help="apply a model saved by `evaluate` to new data (the model file runs code: trust it)")
     p.add_argument("model", help="model.joblib (or the results folder) of a `genosift evaluate` run")
     _add_input_options(p)
-    p.add_argument("--target", help="with --meta: the column of true labels, to compare")
+    p.add_argument("--target", help="the column of true labels (in --meta, or in the data table), to compare")
     p.add_argument("--fill-missing", action="store_true",
                    help="features of the model absent from the data are zero (counts such as k-mers)")
     p.add_argument("-o", "--output", required=True, help="predictions file (.tsv, .csv or .parquet)")

@@ -239,9 +239,20 @@ def check_outputs(paths, *, force):
             raise FileNotFoundError(f"The output folder {str(path.parent)!r} does not exist. Create it first.")
 
 
+TABLE_SUFFIXES = (".tsv", ".txt", ".tab", ".csv", ".parquet", ".pq")
+
+
+def check_table_name(path):
+    """The suffix of a table output must say its format: .tsv (.txt, .tab), .csv or .parquet."""
+    if not Path(path).name.lower().endswith(TABLE_SUFFIXES):
+        raise ValueError(f"The output {str(path)!r} has no table suffix: name it .tsv, .csv or .parquet "
+                         "(the suffix chooses the format).")
+
+
 def write_frame(frame, path):
     """A DataFrame as TSV / CSV (by suffix) or Parquet, written atomically."""
     path = Path(path)
+    check_table_name(path)
     name = path.name.lower()
     if name.endswith((".parquet", ".pq")):
         with atomic_path(path) as tmp:
