@@ -284,8 +284,8 @@ _NOISE = st.one_of(
 def corrupted(draw, text):
     """``text`` with a few random edits at random places."""
     for _ in range(draw(st.integers(1, 4))):
-        op = draw(st.sampled_from(["insert", "delete", "replace", "long_token", "dup_line", "drop_line",
-                                   "cut", "latin1"]))
+        op = draw(st.sampled_from(["insert", "delete", "replace", "long_token", "many_fields", "dup_line",
+                                   "drop_line", "cut", "latin1"]))
         at = draw(st.integers(0, len(text)))
         if op == "insert":
             text = text[:at] + draw(_NOISE) + text[at:]
@@ -294,7 +294,9 @@ def corrupted(draw, text):
         elif op == "replace":
             text = text[:at] + draw(_NOISE) + text[at + 1:]
         elif op == "long_token":
-            text = text[:at] + draw(st.sampled_from(["A", "9", "x:", "\t"])) * draw(st.integers(1000, 100_000)) + text[at:]
+            text = text[:at] + draw(st.sampled_from(["A", "9", "x:"])) * draw(st.integers(1000, 100_000)) + text[at:]
+        elif op == "many_fields":  # (pandas reads a header of 10^5 fields in ~6 s: linear-ish, no hang)
+            text = text[:at] + draw(st.sampled_from(["\t", ",", " |"])) * draw(st.integers(100, 5000)) + text[at:]
         elif op in ("dup_line", "drop_line"):
             lines = text.split("\n")
             i = draw(st.integers(0, len(lines) - 1))
@@ -368,6 +370,13 @@ def test_metadata_errors_name_the_file_and_the_fix(folder, content, message, nam
     with pytest.raises(ValueError, match=message) as info:
         read_metadata(path, id_column="id")
     assert repr(str(path)) in str(info.value)
+
+
+@pytest.mark.parametrize("digits", [400, 900, 5000])
+def test_an_integer_beyond_float64_in_a_table_is_named(folder, digits):
+    path = _write(folder, "huge.csv", b"id,a,b\ns1,1,2\ns2,3," + b"9" * digits + b"\n")
+    with pytest.raises(ValueError, match=r"huge.csv' line 3, column 'b': '?9{10}.*is not a number"):
+        read(path, format="csv")  # pandas raised OverflowError for 900 digits
 
 
 def test_kmer_sample_id_not_utf8_names_the_file(folder):

@@ -530,6 +530,14 @@ def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
     return Dataset(M, row_names, col_names, obs)
 
 
+def _number_or_nan(value):
+    """A cell as pandas reads a number, NaN where it is none or beyond float64 (then reported)."""
+    try:
+        return float(pd.to_numeric(value, errors="coerce"))
+    except OverflowError:
+        return np.nan
+
+
 def _numeric_block(frame, header, path, locate, *, features_in_rows, where, keep_hint):
     """All columns of ``frame`` (labelled by their position in ``header``) as a float64 matrix.
 
@@ -541,7 +549,10 @@ def _numeric_block(frame, header, path, locate, *, features_in_rows, where, keep
     converted, bad_columns, first_bad = {}, [], None
     for j in textual:
         col = frame[j]
-        values = pd.to_numeric(col, errors="coerce")
+        try:
+            values = pd.to_numeric(col, errors="coerce")
+        except OverflowError:  # pandas raises, coercing or not, on an integer beyond float64
+            values = col.map(_number_or_nan).astype(np.float64)
         bad = np.flatnonzero((values.isna() & col.notna()).to_numpy())
         if bad.size:
             bad_columns.append(header[j])
