@@ -205,7 +205,8 @@ def _block_scores(block, target, method, options, j0, j1, names):
 
     spec = get_method(method)
     if sp.issparse(block):
-        block = block.tocsc().astype(np.float64, copy=False) if spec.sparse_blocks else block.toarray().astype(np.float64, copy=False)
+        block = block.tocsc() if spec.sparse_blocks else block.toarray()
+        block = block.astype(np.float64, copy=False)
     else:
         block = np.ascontiguousarray(block, dtype=np.float64)
     for _ in _finite_blocks([(j0, j1, block)] if names is None else [(0, j1 - j0, block)], names):
@@ -268,8 +269,17 @@ def _whole_matrix_error(spec, what):
 # --------------------------------------------------------------------------------------------
 
 
-def _as_array(X, feature_names):
-    """``(dask array with known chunk sizes, feature names or None)``."""
+def _height(block):
+    return block.shape[0]
+
+
+def _as_array(X, feature_names, scheduler):
+    """``(dask array with known chunk sizes, feature names or None)``.
+
+    Unknown row counts (a DataFrame's partitions, an array of unknown chunk sizes) are computed
+    first, on ``scheduler``: one pass over the data.
+    """
+    dask = _dask()
     names = None if feature_names is None else np.asarray(feature_names, dtype=object)
     if hasattr(X, "columns") and hasattr(X, "to_dask_array"):  # a Dask DataFrame
         from ._validation import _is_numeric_dtype, _names_list
@@ -279,14 +289,17 @@ def _as_array(X, feature_names):
             raise TypeError(f"X has non-numeric columns {_names_list(bad)}. Encode or drop them before scoring; "
                             "every feature must be a number.")
         names = np.asarray([str(c) for c in X.columns], dtype=object) if names is None else names
-        X = X.to_dask_array(lengths=True)  # one pass over the partitions for their lengths
+        X = X.to_dask_array(lengths=tuple(int(k) for k in _compute(X.map_partitions(len), scheduler)))
     if not hasattr(X, "chunks") or X.ndim != 2:
         raise ValueError(f"X must be a 2-D Dask array or a Dask DataFrame (samples in rows, features in "
                          f"columns). Got {type(X).__name__} with {getattr(X, 'ndim', '?')} dimension(s).")
     if X.dtype.kind not in "biuf":
         raise TypeError(f"X has dtype {X.dtype}, which is not a real number type; every feature must be a number.")
-    if any(np.isnan(c) for c in X.chunks[0]):
-        X = X.compute_chunk_sizes()  # one pass: the row offsets give each block its labels
+    if any(np.isnan(c) for c in X.chunks[0]):  # the row offsets give each block its labels
+        from dask.array.utils import meta_from_array
+
+        heights = _compute([dask.delayed(_height)(b) for b in X.to_delayed()[:, 0]], scheduler)
+        X = dask.array.Array(X.dask, X.name, (tuple(heights), X.chunks[1]), meta=meta_from_array(X))
     n, p = X.shape
     if n == 0 or p == 0:
         raise ValueError(f"X is empty: {n} samples x {p} features. Scoring needs at least one sample and one feature.")
@@ -303,7 +316,8 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None)
     (each row block then holds all features: choose row chunks with that in mind).
     Whole-column methods need every sample of a feature, so ``X`` is rechunked to one row chunk
     and to column blocks of at most ``genosift.engine.block_width`` features (narrower column
-    chunks are kept); sparse row chunks are turned to CSC first, whose columns slice cheaply. ``y`` may be a Dask array or Series; it is computed (n values) first.
+    chunks are kept); sparse row chunks are turned to CSC first, whose columns slice cheaply.
+    ``y`` may be a Dask array or Series; it is computed (n values) first.
     """
     from .engine import block_width
     from .scores import _check_classes, _result, _target, finish, make_target
@@ -312,7 +326,7 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None)
         raise _whole_matrix_error(spec, "a Dask array")
     dask = _dask()
     with _opened(scheduler) as chosen:
-        X, names = _as_array(X, feature_names)
+        X, names = _as_array(X, feature_names, chosen)
         n, p = X.shape
         if is_dask_collection(y):
             y = np.asarray(_compute(y, chosen))
