@@ -187,7 +187,7 @@ def header(args, sizes):
 def report(args, sizes, big_bytes, limit_mb, task_bytes, local_s, big_rows, over_rows):
     lines = ["# genosift on a Dask cluster: bounded worker memory, throughput, overhead", "",
              header(args, sizes), "",
-             f"## A store larger than a worker's memory limit", "",
+             "## A store larger than a worker's memory limit", "",
              f"`score_store(path, 'phenotype', method='fisher', scheduler=client, chunk_bytes={task_bytes // MiB} MiB)`: "
              f"{big_bytes / 1e6:,.0f} MB of stored matrix (CSR values, column indices, row pointers), workers of one "
              f"thread limited to {limit_mb} MB each (dask pauses a worker at 80 % and restarts it at 95 %). "
