@@ -137,7 +137,7 @@ def test_dataframe_names_dask_labels_and_unknown_chunk_sizes(client):
           gs.score(X, frame["label"].to_numpy(), method="fisher"))
 
 
-def test_sparse_chunks_made_by_map_blocks_and_empty_row_chunks(client):
+def test_sparse_chunks_made_by_map_blocks_empty_row_chunks_and_dask_labels(client):
     rng = np.random.default_rng(8)
     X = _data(rng, n=50, p=12, offset=0.0)
     y = rng.integers(0, 2, 50)
@@ -145,6 +145,7 @@ def test_sparse_chunks_made_by_map_blocks_and_empty_row_chunks(client):
     csr = dense.map_blocks(sp.csr_matrix, dtype=X.dtype, meta=sp.csr_matrix((0, 0)))
     for method in ("fisher", "chi2_counts", "spearman"):
         _same(gs.score(csr, y, method=method, scheduler=client), gs.score(X, y, method=method))
+    _same(gs.score(csr, da.from_array(y, chunks=15), method="welch", scheduler=client), gs.score(X, y, method="welch"))
 
 
 def test_rows_span_all_columns_and_blocks_all_rows():
