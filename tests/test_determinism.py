@@ -17,9 +17,10 @@ objects were first met; the fitted models are compared by what they compute: pre
 probabilities and coefficients (or importances) on the training data.
 
 One known limit, checked below as an expected failure: row-streaming methods (fisher, anova,
-...) merge per-chunk statistics, so different chunk sizes give sums rounded in a different
-order; their values agree to ~1e-15 relative but not bit for bit (``score_store`` documents
-it). The 10 significant digits of the TSV hide this on the data here.
+...) on dense data merge per-chunk statistics, so different chunk sizes give sums rounded in a
+different order; their values agree to ~1e-15 relative but not bit for bit (``score_store``
+documents it). The 10 significant digits of the TSV hide this on the data here. Sparse stores
+(k-mer counts) stream their rows into one set of moments and are identical bit for bit.
 """
 from __future__ import annotations
 
@@ -145,8 +146,6 @@ def test_row_method_store_scores_bit_identical_across_chunk_sizes(store):
     assert len(got) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="row statistics are rounded in a chunk-dependent order, so features "
-                                       "whose scores tie exactly in one chunking are 1 ulp apart in another")
 def test_row_method_ranking_of_real_counts_identical_across_chunk_sizes(tmp_path):
     # P. aeruginosa gene-family counts: many families share their per-class counts, so their
     # scores tie mathematically; which one ranks first then follows the rounding
@@ -157,9 +156,12 @@ def test_row_method_ranking_of_real_counts_identical_across_chunk_sizes(tmp_path
     ids = np.array(obs.index, dtype=object)
     path = write_store(Dataset(X, ids, np.arange(X.shape[1]).astype(str).astype(object), obs),
                        tmp_path / "camda.gs.h5ad", column_copy=False)
-    one, many = (gs.score(path, "y", method="anova", chunk_bytes=chunk) for chunk in (None, 2**20))
-    np.testing.assert_allclose(many.scores, one.scores, rtol=1e-13)  # what holds today
-    assert set(many.ranking[:1000]) == set(one.ranking[:1000])  # what does not: the top 1000 differ
+    # a sparse store streams its rows into one set of moments: bit for bit the in-memory numbers
+    in_memory = gs.score(X, y, method="anova", feature_names=np.arange(X.shape[1]).astype(str))
+    for chunk in (None, 2**20, 2**14):
+        res = gs.score(path, "y", method="anova", chunk_bytes=chunk)
+        assert _bits(res) == _bits(in_memory)
+        np.testing.assert_array_equal(res.ranking, in_memory.ranking)
 
 
 # --------------------------------------------------------------------------------------------

@@ -255,3 +255,38 @@ def test_store_result_names_are_read_on_first_use(tmp_path):
     finally:
         Store.feature_names = names
     assert set(res.top(3)) == set(markers)
+
+
+@pytest.mark.parametrize("method", ["fisher", "anova", "welch", "snr", "fscore", "variance"])
+def test_sparse_store_scores_are_the_in_memory_numbers_bit_for_bit(tmp_path, method):
+    src = tmp_path / "a.kmers"
+    X, ids = write_kmers(src, n_samples=60, n_kmers=3000, seed=9)
+    ref_ds = read_kmers(src)
+    y = np.array([int(s.split("-")[1].split(".")[0]) % 2 for s in ref_ds.sample_ids])
+    meta = pd.DataFrame({"y": y}, index=pd.Index(ref_ds.sample_ids, name="id"))
+    path, _ = convert_kmers(src, tmp_path / f"a{SUFFIX}", metadata=meta)
+    from genosift.io import score_store
+    import genosift as gs
+
+    target = None if method == "variance" else "y"
+    ref = gs.score(ref_ds.X, None if target is None else y, method=method)
+    for chunk in (None, 4096, 600):  # everything at once, ~10 rows, ~1 row per chunk
+        res = score_store(path, target, method=method, chunk_bytes=chunk)
+        np.testing.assert_array_equal(res.statistic, ref.statistic)
+        np.testing.assert_array_equal(res.ranking, ref.ranking)
+    keep = np.arange(60) % 3 != 0
+    sub = score_store(path, target, method=method, samples=keep, chunk_bytes=2000)
+    np.testing.assert_array_equal(sub.statistic, gs.score(ref_ds.X[keep], None if target is None else y[keep],
+                                                          method=method).statistic)
+
+
+def test_sparse_store_with_a_bad_value_names_the_feature(tmp_path):
+    from genosift.io import Dataset, score_store, write_store
+
+    X = sp.random(30, 50, density=0.3, format="csr", random_state=1)
+    X.data[5] = np.inf
+    bad = X.indices[5]
+    names = np.array([f"k{j}" for j in range(50)], dtype=object)
+    path = write_store(Dataset(X, np.array([f"s{i}" for i in range(30)], dtype=object), names), tmp_path / f"b{SUFFIX}")
+    with pytest.raises(ValueError, match=f"NaN or infinity in feature.*k{bad}"):
+        score_store(path, np.arange(30) % 2, method="fisher", chunk_bytes=500)

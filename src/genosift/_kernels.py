@@ -116,6 +116,41 @@ def _row_start(indices, lo, hi, j0):
     return lo
 
 
+@njit(**_JIT)
+def _stored_block(data, indices, indptr, codes, j0, j1, bn, bm, bq, bs, base):
+    """Welford update of the stored entries of columns ``[j0, j1)``, row after row.
+
+    Per (class, column ``j - base``): the count, mean and M2 of the stored entries and their sum.
+    The same sequence of updates whatever the arrays, so a stream of row chunks continued into
+    the same arrays gives the same numbers as one matrix.
+    """
+    for i in range(indptr.shape[0] - 1):
+        q = _row_start(indices, indptr[i], indptr[i + 1], j0)
+        c = codes[i]
+        end = indptr[i + 1]
+        while q < end and indices[q] < j1:
+            j = indices[q] - base
+            x = np.float64(data[q])
+            cnt = bn[c, j] + 1.0
+            bn[c, j] = cnt
+            d = x - bm[c, j]
+            mu = bm[c, j] + d / cnt
+            bm[c, j] = mu
+            bq[c, j] += d * (x - mu)
+            bs[c, j] += x
+            q += 1
+
+
+@njit(**_JIT)
+def _with_zeros(stored, sm, sq, ssum, nc):
+    """(mean, M2) of a class: its stored entries' (count, mean, M2, sum) and ``nc - stored`` zeros.
+
+    The mean is taken as sum / count: exact sums (integer counts) give correctly rounded means,
+    so classes with equal means get exactly equal values and no spurious between-class spread.
+    """
+    return ssum / nc, sq + sm * sm * (stored * (nc - stored) / nc)
+
+
 @njit(parallel=True, **_JIT)
 def csr_rows(data, indices, indptr, codes, count, w, mean, m2, cross, width):
     """CSR rows with sorted indices: moments of every (class, feature), implicit zeros included.
@@ -136,41 +171,39 @@ def csr_rows(data, indices, indptr, codes, count, w, mean, m2, cross, width):
         bq = np.zeros((k, j1 - j0))
         bc = np.zeros((k, j1 - j0))
         bs = np.zeros((k, j1 - j0))
-        for i in range(n):
-            lo = _row_start(indices, indptr[i], indptr[i + 1], j0)
-            c = codes[i]
-            q = lo
-            end = indptr[i + 1]
-            if has_w:
+        if has_w:
+            for i in range(n):
+                q = _row_start(indices, indptr[i], indptr[i + 1], j0)
+                c = codes[i]
                 wi = w[i]
-                while q < end and indices[q] < j1:
-                    j = indices[q] - j0
-                    x = np.float64(data[q])
-                    bc[c, j] += x * wi
+                while q < indptr[i + 1] and indices[q] < j1:
+                    bc[c, indices[q] - j0] += np.float64(data[q]) * wi
                     q += 1
-                q = lo
-            while q < end and indices[q] < j1:
-                j = indices[q] - j0
-                x = np.float64(data[q])
-                cnt = bn[c, j] + 1.0
-                bn[c, j] = cnt
-                d = x - bm[c, j]
-                mu = bm[c, j] + d / cnt
-                bm[c, j] = mu
-                bq[c, j] += d * (x - mu)
-                bs[c, j] += x
-                q += 1
+        _stored_block(data, indices, indptr, codes, j0, j1, bn, bm, bq, bs, j0)
         for c in range(k):
             nc = count[c]
             for j in range(j1 - j0):
-                stored = bn[c, j]
-                # Chan merge of (stored, bm, bq) with (nc - stored) zeros. The mean is taken as
-                # sum / count: exact sums (integer counts) give correctly rounded means, so classes
-                # with equal means get exactly equal values and no spurious between-class spread.
-                mean[c, j0 + j] = bs[c, j] / nc
-                m2[c, j0 + j] = bq[c, j] + bm[c, j] * bm[c, j] * (stored * (nc - stored) / nc)
+                mean[c, j0 + j], m2[c, j0 + j] = _with_zeros(bn[c, j], bm[c, j], bq[c, j], bs[c, j], nc)
                 if has_w:
                     cross[c, j0 + j] = bc[c, j]
+
+
+@njit(parallel=True, **_JIT)
+def csr_stored_moments(data, indices, indptr, codes, bn, bm, bq, bs, width):
+    """Continue the stored-entry moments ``(bn, bm, bq, bs)``, (k, p) each, with more CSR rows."""
+    p = bn.shape[1]
+    for b in prange((p + width - 1) // width):
+        j0 = b * width
+        _stored_block(data, indices, indptr, codes, j0, min(p, j0 + width), bn, bm, bq, bs, 0)
+
+
+@njit(parallel=True, **_JIT)
+def csr_moments_with_zeros(bn, bm, bq, bs, count, mean, m2):
+    """``mean``, ``m2`` (k, p) from the stored-entry moments and the class counts (zeros added)."""
+    k, p = bn.shape
+    for j in prange(p):
+        for c in range(k):
+            mean[c, j], m2[c, j] = _with_zeros(bn[c, j], bm[c, j], bq[c, j], bs[c, j], count[c])
 
 
 @njit(parallel=True, **_JIT)

@@ -181,6 +181,39 @@ class ClassMoments(_Shifted):
         _check_spread(M, names, m2)
         return cls(classes, count, shift, mean, m2)
 
+    @classmethod
+    def from_csr_stream(cls, chunks, classes, n_features):
+        """Statistics of a stream of CSR row chunks, identical to ``from_chunk`` of all the rows.
+
+        ``chunks`` yields ``(csr_chunk, codes)``, the codes indexing ``classes``. The Welford
+        update of the stored entries simply continues from chunk to chunk, and the implicit zeros
+        are added once at the end, so the numbers do not depend on where the chunks are cut (a
+        merge of per-chunk statistics rounds differently for each cut), and no per-chunk (k, p)
+        arrays are made. Returns None, having read only part of the stream, when a chunk needs
+        ``from_chunk``'s checks to name a problem (values that are not finite, too large or too
+        close together to square, unsorted indices): score the stream that way to get the message.
+        """
+        k, p = len(classes), int(n_features)
+        acc = [np.zeros((k, p)) for _ in range(4)]  # stored count, mean, M2, sum
+        count = np.zeros(k)
+        width = int(max(1024, min(65536, 2**15 // max(k, 1))))
+        for M, codes in chunks:
+            data = M.data
+            if M.shape[1] != p or not (sp.issparse(M) and M.format == "csr" and M.has_canonical_format):
+                return None
+            if data.dtype.kind == "f" and data.size:
+                big = np.abs(data)
+                if not (np.isfinite(data).all() and big.max() < 1e150 and not ((big < 2.0**53 * _SQUARABLE) & (big > 0)).any()):
+                    return None
+            codes = np.asarray(codes, dtype=np.intp)
+            count += np.bincount(codes, minlength=k)
+            _kernels.csr_stored_moments(data, M.indices, M.indptr, codes, *acc, width)
+        mean, m2 = np.empty((k, p)), np.empty((k, p))
+        _kernels.csr_moments_with_zeros(*acc, count, mean, m2)
+        if not (np.isfinite(mean).all() and np.isfinite(m2).all()):
+            return None
+        return cls(np.asarray(classes), count, np.zeros(p), mean, m2)
+
     @property
     def n_samples(self):
         return float(self.count.sum())

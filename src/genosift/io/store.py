@@ -1114,7 +1114,14 @@ def _score_rows(store, y, spec, opts, budget, rows):
     while scoring: a ranking of millions of k-mers costs the names only when they are shown.
     """
     from ..scores import finish, statistics
+    from ..stats import ClassMoments
 
+    if spec.statistic is ClassMoments and store.sparse:  # one pass, independent of the chunk size
+        classes, codes = (np.zeros(1, dtype=object), np.zeros(store.shape[0] if rows is None else len(rows), np.intp)
+                          ) if y is None else np.unique(np.asarray(y), return_inverse=True)
+        stats = ClassMoments.from_csr_stream(_pairs(store, codes, budget, rows), classes, store.shape[1])
+        if stats is not None:
+            return finish(spec, stats, _NamesOf(store), opts)
     try:
         stats, _ = statistics(spec, _pairs(store, y, budget, rows))
     except ValueError:  # the same pass again, so that the message names the features
@@ -1193,8 +1200,10 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
     Returns
     -------
     ScoreResult
-        The same result as ``genosift.score`` on the matrix in memory (up to rounding in the
-        last digits where row statistics are merged).
+        The same result as ``genosift.score`` on the matrix in memory. For a sparse store and
+        the class-moment methods (fisher, anova, welch, snr, fscore, variance) bit for bit,
+        whatever ``chunk_bytes``: the rows stream into one set of moments. Other row methods
+        merge per-chunk statistics, equal up to rounding in the last digits.
 
     Examples
     --------
