@@ -213,21 +213,4 @@ def run(rows, checks, quick=False):
 if __name__ == "__main__":
     rows, checks = [], []
     run(rows, checks, quick="--quick" in sys.argv[1:])
-    print("| case | method | time (s) | x floor | peak RSS increment (MB) | target | result |")
-    print("| --- | --- | ---: | ---: | ---: | --- | --- |")
-    notes = []
-    for r in rows:
-        ratio = f"{r.timing.best / r.floor:.2f}" if r.floor else "-"
-        name = r.method
-        if r.notes:
-            notes.append("; ".join(r.notes))
-            name += f" [{len(notes)}]"
-        print(f"| {r.case} | {name} | {runner.fmt_t(r.timing.best)} | {ratio} | {r.timing.peak_mb:,.1f} | "
-              f"{r.target or '-'} | {r.verdict or '-'} |")
-    for i, note in enumerate(notes, 1):
-        print(f"[{i}] {note}")
-    print()
-    print("| check | value | result |")
-    print("| --- | --- | --- |")
-    for c, v, s in checks:
-        print(f"| {c} | {v} | {s} |")
+    runner.print_family(rows, checks)

@@ -548,6 +548,29 @@ def render(args, rows, checks, phases, loads, started, elapsed):
     return "\n".join(out) + "\n"
 
 
+
+def print_family(rows, checks):
+    """A family module's rows and checks as markdown tables, when it runs alone."""
+    print("| case | method | time (s) | x floor | peak RSS increment (MB) | target | result |")
+    print("| --- | --- | ---: | ---: | ---: | --- | --- |")
+    notes = []
+    for r in rows:
+        ratio = f"{r.timing.best / r.floor:.2f}" if r.floor else "-"
+        name = r.method
+        if r.notes:
+            notes.append("; ".join(r.notes))
+            name += f" [{len(notes)}]"
+        print(f"| {r.case} | {name} | {fmt_t(r.timing.best)} | {ratio} | {r.timing.peak_mb:,.1f} | "
+              f"{r.target or '-'} | {r.verdict or '-'} |")
+    for i, note in enumerate(notes, 1):
+        print(f"[{i}] {note}")
+    print()
+    print("| check | value | result |")
+    print("| --- | --- | --- |")
+    for c, v, s in checks:
+        print(f"| {c} | {v} | {s} |")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="p / 10 in every case (smoke test)")
