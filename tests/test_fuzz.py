@@ -200,7 +200,8 @@ _NUMBERS = st.one_of(
 @st.composite
 def tables(draw, sep):
     """A valid table: unique ids and names (no separator, quote or line break), numbers or empty."""
-    chars = st.characters(codec="utf-8", exclude_characters=f"\r\n\"{sep}", exclude_categories=["Cs"])
+    # NUL is no text: a table holding one is refused (test_nul_byte_is_refused)
+    chars = st.characters(codec="utf-8", exclude_characters=f"\r\n\"{sep}\x00", exclude_categories=["Cs"])
     name = st.text(chars, min_size=1, max_size=10).filter(lambda s: s.strip() == s and s[0] != "#")
     p = draw(st.integers(1, 6))
     names = draw(st.lists(name, min_size=p, max_size=p, unique=True).filter(lambda v: "id" not in v))
@@ -383,3 +384,11 @@ def test_kmer_sample_id_not_utf8_names_the_file(folder):
     path = _write(folder, "latin.kmers", b"ACGT | s\xe91:3\n")
     with pytest.raises(ValueError, match=r"sample id b's\\xe91' in '.*latin.kmers' is not UTF-8"):
         read_kmers(path)
+
+
+@pytest.mark.parametrize("text", ["id,a\nx\x00,1\n", "id,a\x00\nx,1\n", "id,a\nx,1\x00\n"])
+def test_nul_byte_is_refused(tmp_path, text):
+    path = tmp_path / "t.csv"
+    path.write_text(text)
+    with pytest.raises(ValueError, match="holds a NUL byte"):
+        read(path)

@@ -10,7 +10,7 @@ import numpy as np
 from .._validation import _names_list, param_error
 from . import Dataset
 from .kmers import _StreamError, _check_tool, _compression, _pieces
-from .tables import _damage_errors
+from .tables import _EXACT_FLOATS, _damage_errors
 
 __all__ = ["MatchReport", "attach_metadata", "read_metadata"]
 
@@ -91,7 +91,7 @@ def read_metadata(path, *, id_column, sep=None):
     try:
         if sep is None:
             sep = _sniff_sep(path, kind)
-        options = dict(sep=sep, compression=_PANDAS_COMPRESSION[kind], index_col=False)
+        options = dict(sep=sep, compression=_PANDAS_COMPRESSION[kind], index_col=False, **_EXACT_FLOATS)
         columns = [str(c) for c in pd.read_csv(path, nrows=0, **options).columns]
         if id_column not in columns:
             raise ValueError(

@@ -97,6 +97,31 @@ def _open_binary(path):
     return open(path, "rb")
 
 
+class _NulGuard(io.RawIOBase):
+    """A byte stream that refuses NUL bytes: text tables hold none, and pandas' parser (before
+    pandas 3) would silently cut a cell at one."""
+
+    def __init__(self, raw, path):
+        self._raw = raw
+        self._path = path
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        data = self._raw.read(len(buffer))
+        if b"\x00" in data:
+            raise _NulByte(self._path)
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class _NulByte(ValueError):
+    def __init__(self, path):
+        super().__init__(f"{str(path)!r} holds a NUL byte, which no text table holds: the file is damaged "
+                         "or binary. Check that this is the right file, or re-create it.")
+
+
 class _ZstdStream(io.RawIOBase):
     """Decompressed bytes of a Zstandard file, one frame after another.
 
@@ -167,7 +192,8 @@ def _file_errors(path, kind, *, broad=False):
     """
     try:
         yield
-    except (FileNotFoundError, IsADirectoryError, PermissionError, ImportError, MemoryError, _ObjectsRefused):
+    except (FileNotFoundError, IsADirectoryError, PermissionError, ImportError, MemoryError, _ObjectsRefused,
+            _NulByte):
         raise
     except UnicodeDecodeError as exc:
         raise ValueError(
@@ -467,7 +493,8 @@ def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
         try:
             with _open_binary(path) as fh:
                 frame = pd.read_csv(
-                    fh, sep=sep, header=None, names=columns, index_col=index_cols, skiprows=header_line,
+                    io.BufferedReader(_NulGuard(fh, path), 1 << 20), sep=sep, header=None, names=columns,
+                    index_col=index_cols, skiprows=header_line,
                     dtype={id_pos: str}, low_memory=False, encoding="utf-8", **_EXACT_FLOATS,
                 )
         except pd.errors.ParserError as exc:

@@ -172,7 +172,8 @@ def _check_classes(spec, stats):
     classes, count = stats.classes, stats.count
     if len(classes) < 2:
         raise ValueError(
-            f"y has only one class ({classes[0]!r}) in {int(count.sum())} sample(s); method "
+            f"y has only one class ({getattr(classes[0], 'item', lambda: classes[0])()!r}) in "
+            f"{int(count.sum())} sample(s); method "
             f"'{spec.name}' compares classes and needs at least two. Check the labels."
         )
     if spec.binary_only and len(classes) != 2:
