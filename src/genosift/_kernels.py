@@ -311,3 +311,21 @@ def chan_merge(rows_a, rows_b, n_a, mean_a, m2_a, n_b, mean_b, m2_b, shift_b, ou
                 delta = (mean_b[j, f] + shift_b[f]) - mean_a[i, f]
                 out_mean[c, f] = mean_a[i, f] + delta * frac
                 out_m2[c, f] = m2_a[i, f] + m2_b[j, f] + delta * delta * (na * frac)
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def plain_values(data, largest, smallest):
+    """True when every value is finite, below ``largest`` in size and zero or at least ``smallest``.
+
+    One pass in place of several numpy ones (and no temporary copies) over a chunk's values.
+    """
+    n_parts = 64
+    step = (data.size + n_parts - 1) // n_parts
+    bad = np.zeros(n_parts, np.bool_)
+    for t in prange(n_parts):
+        for i in range(t * step, min(data.size, (t + 1) * step)):
+            a = abs(np.float64(data[i]))
+            if not (a < largest) or (a > 0 and a < smallest):  # NaN fails a < largest
+                bad[t] = True
+                break
+    return not bad.any()

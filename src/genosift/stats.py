@@ -201,10 +201,8 @@ class ClassMoments(_Shifted):
             data = M.data
             if M.shape[1] != p or not (sp.issparse(M) and M.format == "csr" and M.has_canonical_format):
                 return None
-            if data.dtype.kind == "f" and data.size:
-                big = np.abs(data)
-                if not (np.isfinite(data).all() and big.max() < 1e150 and not ((big < 2.0**53 * _SQUARABLE) & (big > 0)).any()):
-                    return None
+            if data.dtype.kind == "f" and not _kernels.plain_values(data, 1e150, 2.0**53 * _SQUARABLE):
+                return None
             codes = np.asarray(codes, dtype=np.intp)
             count += np.bincount(codes, minlength=k)
             _kernels.csr_stored_moments(data, M.indices, M.indptr, codes, *acc, width)
