@@ -127,9 +127,12 @@ def _as_csr(X):
 
 def check_unique_names(names):
     """Raise when a feature name appears more than once (results and selections are keyed by name)."""
+    values = names.tolist() if isinstance(names, np.ndarray) else list(names)
+    if len(set(values)) == len(values):  # a set of str: several times faster than a pandas index
+        return
     import pandas as pd
 
-    index = pd.Index(names)
+    index = pd.Index(values)
     if not index.is_unique:
         dups = index[index.duplicated()].unique()
         counts = index.value_counts()
