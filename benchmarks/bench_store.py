@@ -176,11 +176,9 @@ def run_child(path, method, chunk_bytes, repeats):
 def machine():
     """CPUs, CPU model, RAM and load average, as the main runner reports them."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from run import machine_info
+    from run import machine_line
 
-    info = machine_info()
-    load = "%.2f %.2f %.2f" % os.getloadavg()
-    return f"{info['nproc']} CPUs ({info['cpu']}), {info['ram']} RAM, load average {load}"
+    return machine_line()
 
 
 def main(argv=None):

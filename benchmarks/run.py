@@ -213,6 +213,13 @@ def fmt_t(s):
     return f"{s:.3f}" if s < 10 else f"{s:.1f}"
 
 
+def machine_line():
+    """One line: CPUs, CPU model, RAM and the load average now (for the standalone benchmarks)."""
+    info = machine_info()
+    load = "%.2f %.2f %.2f" % os.getloadavg()
+    return f"{info['nproc']} CPUs ({info['cpu']}), {info['ram']} RAM, load average {load}"
+
+
 def machine_info():
     model = "unknown"
     try:
