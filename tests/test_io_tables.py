@@ -154,7 +154,7 @@ def test_non_numeric_cell_names_line_column_and_value(tmp_path):
         read(path)
     assert str(err.value) == (
         f"{q(path)} line 4, column 'b': 'x' is not a number. Every column other than the id column "
-        "and keep= columns must hold numbers (empty cells and NA are read as missing); text found in "
+        "and the kept columns must hold numbers (empty cells and NA are read as missing); text found in "
         "'b'. Pass keep=['b'] to keep it as a per-sample column, or fix the values."
     )
 
@@ -260,10 +260,10 @@ def test_wrong_separator_and_options(tmp_path):
     with pytest.raises(ValueError) as err:
         read(path, sep=" ", keep=["c"])
     assert str(err.value) == (
-        f"{q(path)} has no column named 'c' (the 'keep' option); the header (line 1) names 'id', "
+        f"{q(path)} has no column named 'c' (the keep= option); the header (line 1) names 'id', "
         "'a', 'b'. Check the spelling, or give a 0-based position."
     )
-    with pytest.raises(ValueError, match=r"The 'id_column' parameter must be a column position in \[0, 2\]"):
+    with pytest.raises(ValueError, match=r"The id_column= option must be a column name or a 0-based column position in \[0, 2\]"):
         read(path, sep=" ", id_column=3)
     with pytest.raises(ValueError, match=r"with features_in_rows=True every column"):
         read(path, sep=" ", keep=["a"], features_in_rows=True)
@@ -419,7 +419,7 @@ def test_parquet_errors(tmp_path):
         read(path)
     assert str(err.value) == (
         f"{q(path)} row 2, column 'g2': 'x' is not a number. Every column other than the id column "
-        "and keep= columns must hold numbers (empty cells and NA are read as missing); text found "
+        "and the kept columns must hold numbers (empty cells and NA are read as missing); text found "
         "in 'g2'. Pass keep=['g2'] to keep it as a per-sample column, or fix the values."
     )
     numbers_as_text = tmp_path / "text.parquet"

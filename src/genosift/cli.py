@@ -11,7 +11,75 @@ from pathlib import Path
 
 import numpy as np
 
+from ._messages import FixError, PythonText
 from ._validation import UsageError
+
+# How the command line spells the parameters that library messages name (see FixError): by
+# (function, parameter) first, then by parameter. Every message the command prints goes through
+# this one table, so its fixes name options a user can type.
+_CLI_SPELLING = {
+    "sep": "--sep",
+    "id_column": "--id-column",
+    "keep": "--keep",
+    "features_in_rows": "--features-in-rows",
+    "method": "--method",
+    "write_store": "`genosift convert`",
+    "read_h5ad": "--format h5ad (into memory)",
+    ("read_metadata", "id_column"): "--id",
+    ("read_metadata", "sep"): "--meta-sep",
+    ("score_store", "in_memory"): "Read the store into memory with --format h5ad",
+    ("dask", "in_memory"): "Leave out --scheduler and read the data into memory (for a store: --format h5ad)",
+}
+
+
+def cli_spelling(owner, name, value):
+    """A library parameter as the option (and value) a user types, e.g. ``--keep label``."""
+    import shlex
+
+    option = _CLI_SPELLING.get((owner, name)) or _CLI_SPELLING.get(name) or "--" + name.replace("_", "-")
+    if value is FixError.ANY or value is True or isinstance(value, PythonText):
+        return option
+    if isinstance(value, (list, tuple)):
+        value = ",".join(str(v) for v in value)
+    return f"{option} {shlex.quote(str(value))}"
+
+
+def cli_message(exc):
+    """The text of ``exc`` as the command prints it: fixes spelled as options."""
+    return exc.spelled(cli_spelling) if isinstance(exc, FixError) else str(exc)
+
+
+# the command-line options that become reader parameters, by parameter
+_READ_OPTIONS = {"sep": "--sep", "id_column": "--id-column", "keep": "--keep",
+                 "features_in_rows": "--features-in-rows"}
+
+
+def _read_options(args, data=None, extra_keep=()):
+    """Reader parameters from the options (only those given), checked against the reader of ``data``."""
+    import inspect
+
+    from .io import READERS, format_of
+
+    keep = [c for group in (getattr(args, "keep", None) or []) for c in group]
+    given = {"sep": getattr(args, "sep", None), "id_column": getattr(args, "id_column", None),
+             "keep": keep or None, "features_in_rows": getattr(args, "features_in_rows", False) or None}
+    options = {k: v for k, v in given.items() if v is not None}
+    data = args.data if data is None else data
+    name = args.format or format_of(data)
+    if options and name in READERS:
+        accepted = set(inspect.signature(READERS[name].func).parameters)
+        refused = [_READ_OPTIONS[k] for k in options if k not in accepted]
+        if refused:
+            takes = sorted(f for f, r in READERS.items()
+                           if set(options) & set(inspect.signature(r.func).parameters))
+            what = (f"a store ({str(data)!r}): its samples are rows already" if name == "store"
+                    else f"{name} files ({str(data)!r}); they are for the formats {takes}")
+            raise ValueError(f"The option(s) {', '.join(refused)} do not apply to {what}.")
+    if extra_keep and name in ("csv", "tsv", "parquet"):
+        options["keep"] = tuple(dict.fromkeys([*extra_keep, *options.get("keep", ())]))
+    if "keep" in options:
+        options["keep"] = tuple(options["keep"])
+    return options
 
 
 def _methods(args):
@@ -73,7 +141,7 @@ def _score_job(args):
     spec = get_method(args.method)
     if args.fdr is not None and not spec.has_pvalues:
         raise ValueError(f"--fdr needs p-values, and method '{spec.name}' has none. Use --top K.")
-    read_options = {"features_in_rows": True} if args.features_in_rows else {}
+    read_options = _read_options(args)
     labelled = jobs.load_labelled(
         args.data, target=args.target, meta=args.meta, id_column=args.id, group_column=args.group,
         train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
@@ -169,17 +237,19 @@ def _convert(args):
     if args.meta and not args.id:
         raise UsageError("--meta needs --id: the metadata column that holds the sample ids.")
     kinds = {args.format or format_of(path) for path in args.inputs}
-    meta = read_metadata(args.meta, id_column=args.id) if args.meta else None
+    meta = read_metadata(args.meta, id_column=args.id, sep=args.meta_sep) if args.meta else None
     if kinds == {"kmers"}:
+        _read_options(args, data=args.inputs[0])  # refuses the table options
         out, report = convert_kmers(args.inputs, args.output, metadata=meta, overwrite=args.force,
                                     chunk_bytes=args.chunk_bytes)
         if report is not None:
             print(report)
     elif len(args.inputs) == 1:
         if meta is not None:
-            raise ValueError("--meta is for k-mer inputs; other tables keep their own sample columns.")
+            raise UsageError("--meta is for k-mer inputs; other tables keep their own per-sample "
+                             "columns with --keep COLUMNS.")
         out = convert(args.inputs[0], args.output, format=args.format, overwrite=args.force,
-                      chunk_bytes=args.chunk_bytes)
+                      chunk_bytes=args.chunk_bytes, **_read_options(args, data=args.inputs[0]))
     else:
         raise ValueError("Several inputs are combined only for k-mer count files; convert other files one at a time.")
     from .io import open_store
@@ -201,8 +271,7 @@ def _evaluate(args):
     labelled = jobs.load_labelled(
         args.data, target=args.target, meta=args.meta, id_column=args.id, group_column=args.group,
         train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
-        min_count=args.min_count, format=args.format,
-        read_options={"features_in_rows": True} if args.features_in_rows else {},
+        min_count=args.min_count, format=args.format, read_options=_read_options(args),
     )
     X = jobs.in_memory(labelled.dataset.X)
     held_out = args.train_groups or args.val_groups
@@ -249,10 +318,9 @@ def _predict(args):
     jobs.check_table_name(out)
     jobs.check_outputs([out], force=args.force)
     saved = load_model(args.model)
-    options = {"features_in_rows": True} if args.features_in_rows else {}
     in_table = args.target and not args.meta and jobs._is_table(args.data, args.format)
-    if in_table:  # the true labels are a column of the data table itself
-        options["keep"] = (args.target,)
+    # in a table, the true labels may be a column of the data table itself
+    options = _read_options(args, extra_keep=(args.target,) if in_table else ())
     data = read(args.data, format=args.format, **options)
     frame, notes = predict(saved, jobs.in_memory(data.X), data.feature_names, sample_ids=data.sample_ids,
                            fill_missing=args.fill_missing)
@@ -264,7 +332,7 @@ def _predict(args):
     if args.meta:
         from .io import read_metadata
 
-        meta = read_metadata(args.meta, id_column=args.id)
+        meta = read_metadata(args.meta, id_column=args.id, sep=args.meta_sep)
         if args.target not in meta.columns:
             raise ValueError(f"--target {args.target!r} is not a column of {args.meta!r}: {list(meta.columns)}.")
         truth = meta[args.target].reindex(frame["sample"].astype(str))
@@ -299,8 +367,22 @@ def _add_input_options(p):
     p.add_argument("data", help="data file: CSV/TSV (.gz/.bz2/.zst), Parquet, .npy/.npz, .mtx, .h5ad or k-mer counts")
     p.add_argument("--format", help="reader name when the suffix does not tell (see genosift.io.READERS)")
     p.add_argument("--features-in-rows", action="store_true", help="the table has features in rows, samples in columns")
+    _add_table_options(p)
     p.add_argument("--meta", help="metadata table (CSV/TSV) with the sample ids, the target and groups")
     p.add_argument("--id", help="the sample-id column of --meta")
+    p.add_argument("--meta-sep", type=_separator, metavar="CHAR",
+                   help="the field separator of --meta (default: by its suffix, else guessed from its header)")
+
+
+def _add_table_options(p):
+    p.add_argument("--sep", type=_separator, metavar="CHAR",
+                   help="the field separator of a CSV/TSV data file, e.g. ';' or tab (default: by the suffix)")
+    p.add_argument("--id-column", metavar="COLUMN",
+                   help="the sample-id column of a CSV/TSV/Parquet data file, by name or 0-based position "
+                        "(default: the first)")
+    p.add_argument("--keep", type=_column_list, action="append", metavar="COLUMNS",
+                   help="comma-separated per-sample columns of a CSV/TSV/Parquet data file that are not "
+                        "features (labels, groups): kept beside the samples, not scored (repeatable)")
 
 
 def _add_data_options(p):
@@ -351,6 +433,23 @@ def _key_value(text):
     except (ValueError, SyntaxError):
         pass  # a plain string, e.g. class_weight=balanced
     return key.strip(), value
+
+
+_SEPARATORS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "space": " ", "pipe": "|"}
+
+
+def _separator(text):
+    sep = _SEPARATORS.get(text.lower(), text)
+    if len(sep) != 1 or sep in "\"\r\n":
+        raise argparse.ArgumentTypeError(f"must be one character such as ',' or ';', or tab; got {text!r}")
+    return sep
+
+
+def _column_list(text):
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"must be comma-separated column names, e.g. label,batch; got {text!r}")
+    return names
 
 
 def _fraction(text):
@@ -406,8 +505,12 @@ def build_parser():
     p.add_argument("inputs", nargs="+", help="k-mer count files (combined by k-mer), or one data file")
     p.add_argument("-o", "--output", required=True, help="the store to write (suffix .gs.h5ad)")
     p.add_argument("--format", help="reader name when the suffix does not tell")
-    p.add_argument("--meta", help="metadata table (CSV/TSV) to store with the samples")
+    p.add_argument("--features-in-rows", action="store_true", help="the table has features in rows, samples in columns")
+    _add_table_options(p)
+    p.add_argument("--meta", help="metadata table (CSV/TSV) of k-mer samples to store with them")
     p.add_argument("--id", help="the sample-id column of --meta")
+    p.add_argument("--meta-sep", type=_separator, metavar="CHAR",
+                   help="the field separator of --meta (default: by its suffix, else guessed from its header)")
     p.add_argument("--force", action="store_true", help="overwrite an existing store")
     p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
                    help="memory budget for the counts, e.g. 512M (default 256M); k-mer counts beyond it "
@@ -505,10 +608,10 @@ def main(argv=None):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except UsageError as exc:  # options that do not fit together: as argparse's own usage errors
-        print(f"genosift {args.command}: error: {exc}", file=sys.stderr)
+        print(f"genosift {args.command}: error: {cli_message(exc)}", file=sys.stderr)
         return 2
     except (ValueError, TypeError, OSError, ImportError) as exc:  # ImportError: an optional package
-        print(f"genosift: error: {exc}", file=sys.stderr)
+        print(f"genosift: error: {cli_message(exc)}", file=sys.stderr)
         return 1
     except (KeyboardInterrupt, _Terminated) as exc:
         name = "SIGINT" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"

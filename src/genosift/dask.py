@@ -19,6 +19,7 @@ from functools import reduce
 import numpy as np
 import scipy.sparse as sp
 
+from ._messages import FixError, PythonText
 from ._validation import param_error
 
 __all__ = ["FAN_IN", "RUNS_PER_THREAD", "TASK_BYTES", "is_dask_collection", "score_collection", "score_store_tasks",
@@ -257,10 +258,12 @@ def _merged(build, names, scheduler):
 
 
 def _whole_matrix_error(spec, what):
-    return ValueError(
-        f"Method '{spec.name}' works on the whole matrix at once (streaming 'matrix' in genosift.methods()), "
-        f"so it cannot score {what} by Dask tasks. Load the data into memory (X.compute() for a Dask "
-        "array) and call genosift.score, or choose a row or block method."
+    return FixError(
+        f"Method '{spec.name}' works on the whole matrix at once (streaming 'matrix' in the table of "
+        f"methods), so it cannot score {what} by Dask tasks. {{in_memory}}, or choose another "
+        "{method} (one whose streaming is 'row' or 'block').",
+        owner="dask", method=FixError.ANY,
+        in_memory=PythonText("Load the data into memory (X.compute() for a Dask array) and call genosift.score"),
     )
 
 

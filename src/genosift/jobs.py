@@ -94,7 +94,7 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     wanted = [c for c in (target, group_column) if c]
     notes = []
     if meta is None and format in (None, "csv", "tsv", "parquet") and _is_table(data, format):
-        options.setdefault("keep", tuple(wanted))
+        options["keep"] = tuple(dict.fromkeys([*wanted, *options.get("keep", ())]))
     if _is_store(data, format):
         dataset = _store_dataset(data, options)
     else:
@@ -108,7 +108,8 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
         have = [] if obs is None else list(obs.columns)
         raise ValueError(
             f"Column(s) {missing} not found among the sample columns {have}. Pass --meta with the "
-            "metadata table and --id, or name a column of the data table."
+            "metadata table and --id, or name a column of the data table"
+            + (" (a store keeps the columns given to `genosift convert --keep`)." if _is_store(data, format) else ".")
         )
     labels = obs[target]
     keep = np.array(labels.notna(), dtype=bool)  # a copy: pandas may hand out a read-only view

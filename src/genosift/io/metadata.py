@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._messages import FixError
 from .._validation import _names_list, param_error
 from . import Dataset
 from .kmers import _StreamError, _check_tool, _compression, _pieces
@@ -94,19 +95,21 @@ def read_metadata(path, *, id_column, sep=None):
         options = dict(sep=sep, compression=_PANDAS_COMPRESSION[kind], index_col=False, **_EXACT_FLOATS)
         columns = [str(c) for c in pd.read_csv(path, nrows=0, **options).columns]
         if id_column not in columns:
-            raise ValueError(
+            raise FixError(
                 f"The id column {id_column!r} is not in {str(path)!r}; its columns are {columns} "
-                f"(read with sep={sep!r}). Pass id_column= one of them"
-                + (", or the right sep=." if len(columns) == 1 else ".")
+                f"(read with the separator {sep!r}). Pass {{id_column}} one of them"
+                + (", or the right {sep}." if len(columns) == 1 else "."),
+                owner="read_metadata", id_column=FixError.ANY, sep=FixError.ANY,
             )
         with warnings.catch_warnings():  # pandas would drop the values beyond the header's columns
             warnings.filterwarnings("error", message=".*loss of data", category=pd.errors.ParserWarning)
             frame = pd.read_csv(path, dtype={id_column: str}, **options)
     except pd.errors.ParserWarning:
-        raise ValueError(
-            f"{str(path)!r} has a row with more fields than its header's {len(columns)} (sep={sep!r}); "
-            "the extra values would be lost. Every row must have as many fields as the header: remove "
-            "the stray separators, quote the fields that hold one, or pass the right sep=."
+        raise FixError(
+            f"{str(path)!r} has a row with more fields than its header's {len(columns)} (separator "
+            f"{sep!r}); the extra values would be lost. Every row must have as many fields as the "
+            "header: remove the stray separators, quote the fields that hold one, or pass the right {sep}.",
+            owner="read_metadata", sep=FixError.ANY,
         ) from None
     except pd.errors.EmptyDataError:
         raise ValueError(
@@ -114,10 +117,11 @@ def read_metadata(path, *, id_column, sep=None):
         ) from None
     except pd.errors.ParserError as exc:
         detail = str(exc).strip().replace("Error tokenizing data. C error: ", "")
-        raise ValueError(
-            f"{str(path)!r} is not a regular table (sep={sep!r}): {detail}. Every row must have "
+        raise FixError(
+            f"{str(path)!r} is not a regular table (separator {sep!r}): {detail}. Every row must have "
             "as many fields as the header: remove the stray separators, quote the fields that "
-            "hold one, or pass the right sep=."
+            "hold one, or pass the right {sep}.",
+            owner="read_metadata", sep=FixError.ANY,
         ) from None
     except UnicodeDecodeError as exc:
         raise ValueError(
@@ -133,6 +137,11 @@ def read_metadata(path, *, id_column, sep=None):
             f"Cannot read {str(path)!r}: {reason}. The file is damaged or incomplete (an interrupted "
             f"copy or download): re-create it or fetch it again{check}."
         ) from None
+    if frame.empty:
+        raise ValueError(
+            f"{str(path)!r} is empty: it has a header ({_names(columns)}) but no rows. A metadata "
+            "table needs one row per sample."
+        )
     ids = frame[id_column].str.strip()
     missing = np.flatnonzero(ids.isna().to_numpy() | (ids == "").to_numpy())
     if missing.size:
@@ -150,6 +159,7 @@ def read_metadata(path, *, id_column, sep=None):
         )
     frame = frame.drop(columns=[id_column])
     frame.index = pd.Index(ids.to_numpy(dtype=object), name=id_column)
+    frame.attrs["path"] = str(path)  # for the messages of attach_metadata
     return frame
 
 
@@ -249,9 +259,15 @@ def attach_metadata(dataset, metadata, *, how="inner"):
             f"({_names(report.only_in_metadata) or '-'}). Fix the ids, or pass how='inner' to keep "
             f"the {report.n_matched} sample(s) found in both."
         )
+    source = metadata.attrs.get("path")
+    named = f"the metadata ({source!r})" if source else "the metadata"
+    if not meta_ids:
+        raise ValueError(f"{named.capitalize()} are empty: they have no rows. Give one row per sample.")
+    if not ids:
+        raise ValueError("The data have no samples, so there is nothing to match with the metadata.")
     if not keep:
         raise ValueError(
-            "No sample id of the data is in the metadata: the data have "
+            f"No sample id of the data is in {named}: the data have "
             f"{_names(sorted(in_data), 5)}; the metadata have {_names(sorted(in_meta), 5)}. "
             "Check the id column and the spelling of the ids."
         )

@@ -62,6 +62,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from .._messages import FixError, PythonText
 from .._validation import param_error
 from .. import engine
 from ..engine import block_width
@@ -571,9 +572,10 @@ def _read_column(item, path, key):
         return pd.Series(_read_strings(item), dtype="str", copy=False).array
     if kind == "array" and not hasattr(item, "keys"):
         return item[()]
-    raise ValueError(
+    raise FixError(
         f"Column {key!r} of obs in {str(path)!r} has the AnnData encoding {kind!r}, which the store "
-        "reader does not decode. Read the file with genosift.io.read(path, format='h5ad') instead."
+        "reader does not decode. Read the file with {read_h5ad} instead.",
+        owner="open_store", read_h5ad=PythonText("genosift.io.read(path, format='h5ad')"),
     )
 
 
@@ -635,9 +637,10 @@ class Store:
             with _h5py().File(self.path, "r") as f:
                 yield f
         except (OSError, KeyError) as exc:
-            raise ValueError(
+            raise FixError(
                 f"Cannot read {str(self.path)!r} as a store: it is damaged or not an HDF5 file "
-                f"({exc}). Write it with genosift.io.write_store."
+                f"({exc}). Write it with {{write_store}}.",
+                owner="open_store", write_store=PythonText("genosift.io.write_store"),
             ) from None
 
     def _signature(self):
@@ -655,9 +658,10 @@ class Store:
     def _open(self, f):
         where = str(self.path)
         if "X" not in f or "obs" not in f or "var" not in f:
-            raise ValueError(
+            raise FixError(
                 f"{where!r} is not a store or AnnData file: it lacks {[k for k in ('X', 'obs', 'var') if k not in f]}. "
-                "Write one with genosift.io.write_store."
+                "Write one with {write_store}.",
+                owner="open_store", write_store=PythonText("genosift.io.write_store"),
             )
         X = f["X"]
         kind = X.attrs.get("encoding-type", "array" if isinstance(X, _h5py().Dataset) else "")
@@ -685,10 +689,11 @@ class Store:
             self.has_column_copy = False
             self._tile_rows = int(X.chunks[0]) if X.chunks else 1
         else:
-            raise ValueError(
+            raise FixError(
                 f"X in {where!r} is stored as {kind or 'an unknown encoding'!r}; the store reads a "
-                "csr_matrix or a dense array. Read it with genosift.io.read(path, format='h5ad') and "
-                "write it with genosift.io.write_store."
+                "csr_matrix or a dense array. Read it with {read_h5ad} and write it with {write_store}.",
+                owner="open_store", read_h5ad=PythonText("genosift.io.read(path, format='h5ad')"),
+                write_store=PythonText("genosift.io.write_store"),
             )
         if self.dtype.kind not in "biuf":
             raise ValueError(f"X in {where!r} has dtype {self.dtype}, which is not a real number type.")
@@ -1230,10 +1235,12 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
     y = _target_of(store, target, spec)
     n, p = store.shape
     if spec.streaming == "matrix":
-        raise ValueError(
+        raise FixError(
             f"Method '{spec.name}' needs the whole matrix in memory (it compares samples over all "
-            "features at once), so it cannot score a store out of core. Load it with "
-            "genosift.io.read(path) and call genosift.score, or choose a row or block method."
+            "features at once), so it cannot score a store out of core. {in_memory}, or choose "
+            "another {method} (one whose streaming is 'row' or 'block' in the table of methods).",
+            owner="score_store", in_memory=PythonText("Load it with genosift.io.read(path) and call genosift.score"),
+            method=FixError.ANY,
         )
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
         raise param_error("n_jobs", "score_store", "a positive int or None", n_jobs)

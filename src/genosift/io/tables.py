@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .._messages import FixError, plain
 from .._validation import _names_list, default_feature_names
 from . import Dataset, register_reader
 
@@ -352,21 +353,27 @@ def _position(header, column, option, path, where):
         )
     if isinstance(column, str):
         hits = [j for j, h in enumerate(header) if h == column]
+        if not hits and column.isdigit():  # "2" names no column: the 0-based position, as typed
+            column = int(column)           # on the command line
+    if isinstance(column, str):
         if not hits:
-            raise ValueError(
-                f"{str(path)!r} has no column named {column!r} (the '{option}' option); {where} "
-                f"names {_names_list(list(header))}. Check the spelling, or give a 0-based position."
+            raise FixError(
+                f"{str(path)!r} has no column named {column!r} (the {{{option}}} option); {where} "
+                f"names {_names_list(list(header))}. Check the spelling, or give a 0-based position.",
+                owner="read_table", **{option: FixError.ANY},
             )
         if len(hits) > 1:
-            raise ValueError(
+            raise FixError(
                 f"{str(path)!r} has {len(hits)} columns named {column!r} (positions {hits[:5]}); "
-                f"give the '{option}' option as a 0-based position instead."
+                f"give the {{{option}}} option a 0-based position instead.",
+                owner="read_table", **{option: FixError.ANY},
             )
         return hits[0]
     if not 0 <= int(column) < len(header):
-        raise ValueError(
-            f"The '{option}' parameter must be a column position in [0, {len(header) - 1}] for "
-            f"{str(path)!r}. Got {int(column)} instead."
+        raise FixError(
+            f"The {{{option}}} option must be a column name or a 0-based column position in [0, {len(header) - 1}] "
+            f"for {str(path)!r}. Got {int(column)} instead.",
+            owner="read_table", **{option: FixError.ANY},
         )
     return int(column)
 
@@ -428,10 +435,11 @@ def _ragged_error(path, sep, line, got, header_line, n):
             " If every row has one field more than the header, the header lacks a name for the id "
             "column (R's write.table writes such files): add one."
         )
-    return ValueError(
+    return FixError(
         f"{str(path)!r} line {line} has {got} fields but the header (line {header_line}) has {n}, "
-        f"splitting on {sep!r}. Every row needs one value per column: fix that row, or pass sep= if "
-        f"the separator is wrong.{hint}"
+        f"splitting on {sep!r}. Every row needs one value per column: fix that row, or pass {{sep}} if "
+        f"the separator is wrong.{hint}",
+        owner="read_table", sep=FixError.ANY,
     )
 
 
@@ -443,10 +451,11 @@ def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
         )
     keep = [keep] if isinstance(keep, (str, int)) else list(keep or ())
     if features_in_rows and keep:
-        raise ValueError(
-            f"The 'keep' option selects per-sample columns, but with features_in_rows=True every "
-            f"column of {str(path)!r} other than the id column is a sample. Remove keep=, or put "
-            "per-sample columns in a separate metadata table."
+        raise FixError(
+            f"{{keep}} selects per-sample columns, but with {{features_in_rows}} every column of "
+            f"{str(path)!r} other than the id column is a sample. Leave out {{keep}}, or put "
+            "per-sample columns in a separate metadata table.",
+            owner="read_table", keep=FixError.ANY, features_in_rows=True,
         )
     head, first = _head(path, sep)
     if head is None:
@@ -456,18 +465,20 @@ def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
     header_line, header = head
     n = len(header)
     if n < 2:
-        raise ValueError(
+        raise FixError(
             f"{str(path)!r} has a single column when split on {sep!r} (header at line {header_line}). "
-            "A table needs an id column and at least one feature column; pass sep= if the file uses "
-            "another separator."
+            "A table needs an id column and at least one feature column; pass {sep} if the file uses "
+            "another separator.",
+            owner="read_table", sep=FixError.ANY,
         )
     id_pos = _position(header, 0 if id_column is None else id_column, "id_column", path,
                        f"the header (line {header_line})")
     keep_pos = [_position(header, k, "keep", path, f"the header (line {header_line})") for k in keep]
     if id_pos in keep_pos:
-        raise ValueError(
-            f"Column {header[id_pos]!r} of {str(path)!r} is the id column; it cannot also be in keep=. "
-            "The sample ids are always kept (they index obs)."
+        raise FixError(
+            f"Column {header[id_pos]!r} of {str(path)!r} is the id column; it cannot also be in {{keep}}. "
+            "The sample ids are always kept (they index obs).",
+            owner="read_table", keep=FixError.ANY,
         )
     keep_pos = list(dict.fromkeys(keep_pos))
     others = [h for j, h in enumerate(header) if j != id_pos]
@@ -536,8 +547,9 @@ def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
 
     feat = list(frame.columns)
     if not feat:
-        raise ValueError(
-            f"{str(path)!r} has no feature columns: every column is the id column or in keep=."
+        raise FixError(
+            f"{str(path)!r} has no feature columns: every column is the id column or in {{keep}}.",
+            owner="read_table", keep=FixError.ANY,
         )
 
     def locate(rows):
@@ -595,15 +607,16 @@ def _numeric_block(frame, header, path, locate, *, features_in_rows, where, keep
         more = " and more" if len(bad_columns) > 10 else ""
         if keep_hint:
             them = "them as per-sample columns" if len(listed) > 1 else "it as a per-sample column"
-            fix = f"Pass keep={listed!r} to keep {them}, or fix the values."
+            fix = f"Pass {{keep}} to keep {them}, or fix the values."
         else:
             fix = "Fix the values."
-        raise ValueError(
-            f"{str(path)!r} {where} {at}, {role} {header[j]!r}: {frame[j].iloc[r]!r} is not a number. "
-            f"Every column other than the id column{' and keep= columns' if keep_hint else ''} must "
+        text = (
+            f"{str(path)!r} {where} {at}, {role} {header[j]!r}: {plain(frame[j].iloc[r])} is not a number. "
+            f"Every column other than the id column{' and the kept columns' if keep_hint else ''} must "
             f"hold numbers (empty cells and NA are read as missing); text found in "
-            f"{_names_list(listed, limit=10)}{more}. {fix}"
+            f"{_names_list(listed, limit=10)}{more}. "
         )
+        raise FixError(text + fix, owner="read_table", **({"keep": [str(c) for c in listed]} if keep_hint else {}))
     if converted:  # text columns that hold numbers only: use their parsed values
         frame = frame.copy()
         for j, values in converted.items():
@@ -722,8 +735,9 @@ def read_parquet(path, *, id_column=None, keep=()):
     id_pos = _position(header, id_column, "id_column", path, where)
     keep_pos = list(dict.fromkeys(_position(header, k, "keep", path, where) for k in keep))
     if id_pos in keep_pos:
-        raise ValueError(
-            f"Column {header[id_pos]!r} of {str(path)!r} is the id column; it cannot also be in keep=."
+        raise FixError(
+            f"Column {header[id_pos]!r} of {str(path)!r} is the id column; it cannot also be in {{keep}}.",
+            owner="read_table", keep=FixError.ANY,
         )
     _check_unique([h for j, h in enumerate(header) if j != id_pos], "column names", path)
     frame.columns = range(n)
@@ -738,7 +752,8 @@ def read_parquet(path, *, id_column=None, keep=()):
     _check_unique(sample_ids, "sample ids", path)
     feat = [j for j in range(n) if j != id_pos and j not in keep_pos]
     if not feat:
-        raise ValueError(f"{str(path)!r} has no feature columns: every column is the id column or in keep=.")
+        raise FixError(f"{str(path)!r} has no feature columns: every column is the id column or in {{keep}}.",
+                       owner="read_table", keep=FixError.ANY)
     M = _numeric_block(frame[feat], header, path, lambda rows: [r + 1 for r in rows],
                        features_in_rows=False, where="row", keep_hint=True)
     obs = None

@@ -1,0 +1,104 @@
+"""Message pieces shared by every layer: values written as plain Python, fixes spelled per caller.
+
+Two jobs, one helper each:
+
+- :func:`plain` writes a value (a label, a list of labels, a cell) the way a user typed it:
+  ``1``, ``'a'``, ``[0, 1]``, never numpy's ``np.int64(1)`` or ``array([...])``.
+- :class:`FixError` is a ``ValueError`` whose text names library parameters in ``{name}``
+  fields. ``str()`` spells them as Python keywords (``keep=['label']``); the command line
+  spells the same error with its options (``--keep label``) through :meth:`FixError.spelled`,
+  so each caller reads a fix it can apply.
+"""
+from __future__ import annotations
+
+import numbers
+import re
+
+import numpy as np
+
+
+def _scalar(value):
+    """A numpy scalar as the Python scalar it holds (a Python value is returned as it is)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def plain(value):
+    """``repr`` of ``value`` with numpy scalars and arrays written as plain Python values.
+
+    >>> import numpy as np
+    >>> plain(np.int64(1)), plain([np.int64(1), np.str_("a")]), plain(np.array([0.0, 1.5]))
+    ('1', "[1, 'a']", '[0.0, 1.5]')
+    """
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [plain(v) for v in value]
+        if isinstance(value, (set, frozenset)):
+            items.sort()
+        inner = ", ".join(items)
+        if isinstance(value, tuple):
+            return f"({inner}{',' if len(items) == 1 else ''})"
+        return f"[{inner}]"
+    value = _scalar(value)
+    if isinstance(value, (str, numbers.Number, bool)) or value is None:
+        return repr(value)
+    return repr(str(value))
+
+
+class FixError(ValueError):
+    """A ``ValueError`` whose suggested fix names parameters of the library.
+
+    Parameters
+    ----------
+    template : str
+        The message, with a ``{name}`` field where a parameter is named. Only the fields of
+        ``params`` are replaced: other braces (in a file name, a column name) stay as they are.
+    owner : str
+        The function whose parameters these are (``read_csv``, ``read_metadata``...): the command
+        line may spell one parameter name differently per function (``id_column`` of the data
+        file is ``--id-column``, of the metadata table ``--id``).
+    **params
+        Each field's parameter and value: ``name=value`` is written ``name=value`` in Python
+        (``keep=['x']``), ``name=FixError.ANY`` is written ``name=`` (the parameter, no value),
+        ``name=PythonText('...')`` is written as that text (a fix that is a call, not a keyword).
+
+    Examples
+    --------
+    >>> err = FixError("Pass {keep} to keep it.", owner="read_csv", keep=["x"])
+    >>> str(err)
+    "Pass keep=['x'] to keep it."
+    >>> err.spelled(lambda owner, name, value: "--keep " + ",".join(value))
+    'Pass --keep x to keep it.'
+    """
+
+    ANY = object()
+
+    def __init__(self, template, *, owner, **params):
+        self.template = template
+        self.owner = owner
+        self.params = params
+        super().__init__(self.spelled(python_spelling))
+
+    def spelled(self, spell):
+        """The message with each field written by ``spell(owner, name, value)``."""
+        if not self.params:
+            return self.template
+        pattern = "|".join(re.escape("{" + name + "}") for name in self.params)
+        return re.sub(pattern, lambda m: spell(self.owner, m[0][1:-1], self.params[m[0][1:-1]]),
+                      self.template)
+
+
+class PythonText(str):
+    """A fix written for Python callers as it is (``genosift.io.read(path)``); other callers
+    (the command line) spell the field by its name."""
+
+
+def python_spelling(owner, name, value):
+    """A parameter as a Python keyword argument: ``keep=['x']``, or ``sep=`` without a value."""
+    if isinstance(value, PythonText):
+        return str(value)
+    if value is FixError.ANY:
+        return f"{name}="
+    return f"{name}={plain(value)}"
