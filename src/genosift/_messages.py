@@ -11,7 +11,6 @@ Two jobs, one helper each:
 """
 from __future__ import annotations
 
-import numbers
 import re
 
 import numpy as np
@@ -42,9 +41,7 @@ def plain(value):
             return f"({inner}{',' if len(items) == 1 else ''})"
         return f"[{inner}]"
     value = _scalar(value)
-    if isinstance(value, (str, numbers.Number, bool)) or value is None:
-        return repr(value)
-    return repr(str(value))
+    return repr(value)
 
 
 class FixError(ValueError):

@@ -10,10 +10,12 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from ._messages import plain
+
 
 def param_error(param, owner, expected, got):
     """A ``ValueError`` in the project's one format for a bad parameter value."""
-    return ValueError(f"The '{param}' parameter of {owner} must be {expected}. Got {got!r} instead.")
+    return ValueError(f"The '{param}' parameter of {owner} must be {expected}. Got {plain(got)} instead.")
 
 
 class UsageError(ValueError):

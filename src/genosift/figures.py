@@ -57,18 +57,31 @@ def png_bytes(fig, *, dpi=110):
     return buffer.getvalue()
 
 
+def literal(text):
+    """``text`` from the data (a feature name, a class label) as matplotlib draws it literally.
+
+    matplotlib reads a text with two ``$`` as mathtext (``$x_1$``), which garbles names and
+    raises on invalid ones (``$_$``). A ``$`` written ``\\$`` is drawn as ``$`` and never starts
+    mathtext, and text without an unescaped pair of ``$`` is drawn as it is otherwise.
+
+    >>> print(literal("$_$"), literal("a_b^c"))
+    \\$_\\$ a_b^c
+    """
+    return str(text).replace("$", "\\$")
+
+
 def short(name, width=28):
     """``name`` cut to ``width`` characters by an ellipsis in the middle (ids often differ at
-    their end).
+    their end), ready to draw (:func:`literal`). Every text from the data goes through it.
 
     >>> short("GCA_000794085_CDS_6294", 16)
     'GCA_000\u2026CDS_6294'
     """
     name = str(name)
-    if len(name) <= width:
-        return name
-    head = (width - 1) // 2
-    return name[:head] + "\u2026" + name[len(name) - (width - 1 - head):]
+    if len(name) > width:
+        head = (width - 1) // 2
+        name = name[:head] + "\u2026" + name[len(name) - (width - 1 - head):]
+    return literal(name)
 
 
 def class_colours(classes):

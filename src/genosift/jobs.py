@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ._messages import plain
 from ._validation import UsageError, param_error
 from .report import atomic_path, atomic_write_text
 
@@ -118,17 +119,20 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     y = labels.to_numpy().astype(str) if labels.dtype == object else labels.to_numpy()
     if classes:
         wanted_classes = set(_split(classes) if isinstance(classes, str) else classes)
-        unknown = sorted(wanted_classes - {str(v) for v in y[keep]})
+        present = np.unique(y[keep])
+        spelled = {c: _label_spellings(c) for c in present}  # 0.0 is also written 0
+        unknown = sorted(w for w in wanted_classes if not any(w in s for s in spelled.values()))
         if unknown:
-            raise ValueError(f"--classes names label(s) {unknown} that no sample has.")
-        inside = np.array([str(v) in wanted_classes for v in y])
+            raise ValueError(f"--classes names label(s) {plain(unknown)} that no sample has; the labels of "
+                             f"{target!r} are {plain(present)}.")
+        inside = np.isin(y, [c for c, s in spelled.items() if s & wanted_classes])
         notes.append(f"{int((keep & ~inside).sum())} sample(s) of other classes were left out (--classes).")
         keep &= inside
     if min_count:
         values, counts = np.unique(y[keep].astype(str), return_counts=True)
         rare = set(values[counts < min_count])
         if rare:
-            notes.append(f"Classes with fewer than {min_count} samples were left out: {sorted(rare)}.")
+            notes.append(f"Classes with fewer than {min_count} samples were left out: {plain(sorted(rare))}.")
             keep &= ~np.isin(y.astype(str), sorted(rare))
     rows = np.flatnonzero(keep)
     dataset = _take_rows(dataset, rows)
@@ -144,6 +148,15 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     if not train.any():
         raise ValueError("No samples are left to score after the label, class and group filters.")
     return Labelled(dataset, y, train, notes)
+
+
+def _label_spellings(label):
+    """How a user may write ``label`` on the command line: ``'0.0'`` and ``'0'`` for 0.0."""
+    value = label.item() if isinstance(label, np.generic) else label
+    out = {str(value)}
+    if isinstance(value, float) and value.is_integer():
+        out.add(str(int(value)))
+    return out
 
 
 def _is_store(data, format):

@@ -22,6 +22,7 @@ from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._messages import plain
 from ._validation import as_labels, as_matrix, check_finite, check_fit_input, param_error
 from .scores import REGISTRY, get_method, rank_order, score
 
@@ -366,7 +367,7 @@ class RFE(_ModelSelector):
         p = X.shape[1]
         self._check_params(p)
         if is_classifier(self.estimator) and np.unique(y).size < 2:
-            raise ValueError(f"y has only one class ({np.unique(y)[0]!r}) in {len(y)} sample(s); RFE fits the "
+            raise ValueError(f"y has only one class ({plain(np.unique(y)[0])}) in {len(y)} sample(s); RFE fits the "
                              "classifier estimator, which needs at least two. Check the labels.")
         if self.prefilter is None:
             candidates = np.arange(p)

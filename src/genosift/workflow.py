@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ._messages import FixError, plain
 from ._validation import param_error
 
 __all__ = ["MODELS", "Evaluation", "evaluate", "load_model", "make_model", "predict", "write_results"]
@@ -207,7 +208,14 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     check_finite(X, feature_names)
     classes = np.unique(y)
     if len(classes) < 2:
-        raise ValueError(f"y has only one class ({classes.tolist()}); evaluate needs at least two.")
+        raise ValueError(f"y has only one class ({plain(classes)}); evaluate needs at least two.")
+    if metric == "roc_auc" and len(classes) != 2:
+        others = ", ".join(m for m in METRICS if m != "roc_auc")
+        raise FixError(
+            f"The metric 'roc_auc' needs two classes; y has {len(classes)}: {plain(classes)}. Choose "
+            f"another {{metric}} ({others}), or keep two classes.",
+            owner="evaluate", metric=FixError.ANY,
+        )
     ks = _check_grid(ks, p)
     estimator = make_model(model, options=model_options, random_state=random_state, sparse=sp.issparse(X),
                            n_jobs=n_jobs)
@@ -216,6 +224,13 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         train_idx, test_idx = np.flatnonzero(~validation), np.flatnonzero(validation)
         if not train_idx.size or not test_idx.size:
             raise ValueError("The validation split leaves no training or no validation samples.")
+        if metric == "roc_auc" and len(np.unique(y[test_idx])) < 2:
+            raise FixError(
+                f"The metric 'roc_auc' needs both classes among the validation samples; they are all "
+                f"{plain(np.unique(y[test_idx])[0])}. Choose another {{metric}}, or validate on "
+                "samples of both classes.",
+                owner="evaluate", metric=FixError.ANY,
+            )
         splits = [(train_idx, test_idx)]
         cv_info = {"kind": "validation", "folds": 1, "seed": random_state}
     else:
@@ -223,8 +238,9 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
             raise param_error("cv", "evaluate", "an int >= 2", cv)
         smallest = int(np.unique(y, return_counts=True)[1].min())
         if smallest < cv:
-            raise ValueError(f"The smallest class has {smallest} sample(s), fewer than cv={cv} folds. "
-                             f"Use cv <= {smallest}, or leave the class out (--min-count).")
+            raise FixError(f"The smallest class has {smallest} sample(s), fewer than the {cv} folds "
+                           f"asked for. Ask for at most {smallest} folds ({{cv}}), or leave the class out "
+                           "(--min-count).", owner="evaluate", cv=FixError.ANY)
         if groups is not None:
             splitter = StratifiedGroupKFold(n_splits=int(cv), shuffle=True, random_state=random_state)
             splits = list(splitter.split(np.zeros(n), y, groups))
@@ -247,7 +263,14 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     for m in METRICS:
         curve[f"{m}_mean"] = grouped[m].mean().reindex(ks).to_numpy()
         curve[f"{m}_std"] = grouped[m].std(ddof=0).reindex(ks).to_numpy()
-    best_k = int(ks[int(np.nanargmax(curve[f"{metric}_mean"].to_numpy()))])
+    chosen_by = curve[f"{metric}_mean"].to_numpy()
+    if np.isnan(chosen_by).all():  # roc_auc on test folds of one class, or a model without scores
+        raise FixError(
+            f"The metric {metric!r} could not be computed on any fold (each test fold needs both "
+            "classes, and the model class scores). Choose another {metric}.",
+            owner="evaluate", metric=FixError.ANY,
+        )
+    best_k = int(ks[int(np.nanargmax(chosen_by))])
     oof = _out_of_fold(folds, best_k, y, classes, sample_ids)
     # the final model: scored and fitted on every training sample
     train = np.ones(n, dtype=bool) if validation is None else ~validation
@@ -406,6 +429,29 @@ def load_model(path):
     return saved
 
 
+def _check_predict_finite(M, names, sample_ids):
+    """The error naming the features (and samples) where the model would meet NaN or infinity."""
+    from ._validation import _names_list
+
+    if sp.issparse(M):
+        coo = M.tocoo()
+        bad = ~np.isfinite(coo.data)
+        if not bad.any():
+            return
+        cols, rows = np.unique(coo.col[bad]), np.unique(coo.row[bad])
+    else:
+        bad = ~np.isfinite(M)
+        if not bad.any():
+            return
+        cols, rows = np.flatnonzero(bad.any(axis=0)), np.flatnonzero(bad.any(axis=1))
+    samples = rows if sample_ids is None else np.asarray(sample_ids, dtype=object)[rows]
+    raise ValueError(
+        f"The new data have NaN or infinity in {cols.size} feature(s) the model uses: "
+        f"{_names_list(list(names[cols]), 10)}, in {rows.size} sample(s): {_names_list(list(samples), 10)}. "
+        "The model cannot predict from missing values: fill them in (impute) or leave those samples out."
+    )
+
+
 def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False):
     """Class predictions (and probabilities) of a saved model for new data.
 
@@ -446,14 +492,18 @@ def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False):
         notes.append(f"{extra} column(s) of the new data are not features of the model and were ignored.")
     n = X.shape[0]
     columns = np.array([where.get(f, -1) for f in wanted], dtype=np.int64)
-    present = (columns >= 0).astype(np.float64)
-    columns = np.maximum(columns, 0)  # absent features: any column, then zeroed
+    present = columns >= 0
+    columns = np.maximum(columns, 0)  # absent features: any column, then zeroed (NaN there too)
     if sp.issparse(X):
-        aligned = sp.csr_matrix(X)[:, columns] @ sp.diags(present)
+        aligned = sp.csr_matrix(sp.csr_matrix(X)[:, columns], dtype=np.float64, copy=True)
+        aligned.data[~present[aligned.indices]] = 0.0
+        aligned.eliminate_zeros()
     else:
-        aligned = np.asarray(X, dtype=np.float64)[:, columns] * present
+        aligned = np.where(present, np.asarray(X, dtype=np.float64)[:, columns], 0.0)
     pipeline = saved["pipeline"]
+    support = pipeline.named_steps["select"].get_support()
     reduced = pipeline.named_steps["select"].transform(aligned)
+    _check_predict_finite(reduced, np.asarray(wanted, dtype=object)[support], sample_ids)
     model = pipeline.named_steps["model"]
     scaler = model.steps[0][1] if hasattr(model, "steps") else None
     if sp.issparse(reduced) and getattr(scaler, "with_mean", False):  # a model trained on dense data

@@ -6,6 +6,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
+from .._messages import plain
 from .._validation import as_labels, as_matrix, numeric_target
 from ..engine import accumulate, block_width, column_blocks, is_chunk_stream, map_blocks
 from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, get_method, methods,
@@ -172,20 +173,20 @@ def _check_classes(spec, stats):
     classes, count = stats.classes, stats.count
     if len(classes) < 2:
         raise ValueError(
-            f"y has only one class ({getattr(classes[0], 'item', lambda: classes[0])()!r}) in "
+            f"y has only one class ({plain(classes[0])}) in "
             f"{int(count.sum())} sample(s); method "
             f"'{spec.name}' compares classes and needs at least two. Check the labels."
         )
     if spec.binary_only and len(classes) != 2:
         raise ValueError(
             f"Method '{spec.name}' compares two classes, but y has {len(classes)}: "
-            f"{list(classes)[:10]}. Use 'anova' or 'fisher' for several classes, or keep two classes."
+            f"{plain(list(classes)[:10])}. Use 'anova' or 'fisher' for several classes, or keep two classes."
         )
     small = classes[count < spec.min_class_size]
     if len(small):
         raise ValueError(
             f"Method '{spec.name}' needs at least {spec.min_class_size} samples in every class; "
-            f"class(es) {list(small)} have fewer. Add samples or drop those classes."
+            f"class(es) {plain(small)} have fewer. Add samples or drop those classes."
         )
 
 

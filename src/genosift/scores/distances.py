@@ -29,6 +29,7 @@ import numbers
 import numpy as np
 from numba import njit
 
+from .._messages import plain
 from ._base import Scores, register
 
 _JIT = dict(nogil=True, cache=True, error_model="numpy")
@@ -432,7 +433,7 @@ def _y_terms(target, y_metric):
     if target.values is None:
         raise ValueError(
             "y_metric='absolute' needs a numeric y, but y holds non-numeric labels "
-            f"{list(target.classes[:5])}. Use y_metric='discrete' (or 'auto') for labels."
+            f"{plain(target.classes[:5])}. Use y_metric='discrete' (or 'auto') for labels."
         )
     o = np.argsort(target.values, kind="stable")
     y_rank = np.empty(n, dtype=np.intp)
