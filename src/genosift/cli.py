@@ -23,6 +23,7 @@ _CLI_SPELLING = {
     "keep": "--keep",
     "features_in_rows": "--features-in-rows",
     "method": "--method",
+    "methods": "`genosift methods`",
     "write_store": "`genosift convert`",
     "read_h5ad": "--format h5ad (into memory)",
     ("read_metadata", "id_column"): "--id",
@@ -145,7 +146,7 @@ def _score_job(args):
     labelled = jobs.load_labelled(
         args.data, target=args.target, meta=args.meta, id_column=args.id, group_column=args.group,
         train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
-        min_count=args.min_count, format=args.format, read_options=read_options,
+        min_count=args.min_count, format=args.format, meta_sep=args.meta_sep, read_options=read_options,
     )
     if args.scheduler and not isinstance(labelled.X_train, jobs.StoreRows):
         raise ValueError(f"--scheduler scores a store (.gs.h5ad) on Dask workers, which read it themselves; "
@@ -271,7 +272,7 @@ def _evaluate(args):
     labelled = jobs.load_labelled(
         args.data, target=args.target, meta=args.meta, id_column=args.id, group_column=args.group,
         train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
-        min_count=args.min_count, format=args.format, read_options=_read_options(args),
+        min_count=args.min_count, format=args.format, meta_sep=args.meta_sep, read_options=_read_options(args),
     )
     X = jobs.in_memory(labelled.dataset.X)
     held_out = args.train_groups or args.val_groups

@@ -259,10 +259,10 @@ def _merged(build, names, scheduler):
 
 def _whole_matrix_error(spec, what):
     return FixError(
-        f"Method '{spec.name}' works on the whole matrix at once (streaming 'matrix' in the table of "
-        f"methods), so it cannot score {what} by Dask tasks. {{in_memory}}, or choose another "
+        f"Method '{spec.name}' works on the whole matrix at once (streaming 'matrix' in {{methods}}), "
+        f"so it cannot score {what} by Dask tasks. {{in_memory}}, or choose another "
         "{method} (one whose streaming is 'row' or 'block').",
-        owner="dask", method=FixError.ANY,
+        owner="dask", method=FixError.ANY, methods=PythonText("genosift.methods()"),
         in_memory=PythonText("Load the data into memory (X.compute() for a Dask array) and call genosift.score"),
     )
 

@@ -70,7 +70,7 @@ def _split(text):
 
 
 def load_labelled(data, *, target, meta=None, id_column=None, group_column=None, train_groups=None,
-                  val_groups=None, classes=None, min_count=None, format=None, read_options=None):
+                  val_groups=None, classes=None, min_count=None, format=None, read_options=None, meta_sep=None):
     """Read ``data`` (and ``meta``), attach labels and pick the training samples.
 
     Parameters
@@ -78,6 +78,7 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     data : path of any registered format (see ``genosift.io.READERS``)
     target : the label column, in ``meta`` or (without ``meta``) in the data table itself
     meta, id_column : a metadata table and its sample-id column, joined on the sample ids
+    meta_sep : the separator of ``meta`` (default: by its suffix, else guessed)
     group_column, train_groups, val_groups : score only on samples whose group is in
         ``train_groups`` (if given) and not in ``val_groups``
     classes : keep only samples of these labels; min_count : drop classes with fewer samples
@@ -101,7 +102,7 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     else:
         dataset = read(data, format=format, **options)
     if meta is not None:
-        dataset, report = attach_metadata(dataset, read_metadata(meta, id_column=id_column))
+        dataset, report = attach_metadata(dataset, read_metadata(meta, id_column=id_column, sep=meta_sep))
         notes.append(str(report))
     obs = dataset.obs
     missing = [c for c in wanted if obs is None or c not in obs.columns]

@@ -502,8 +502,9 @@ def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False):
         aligned = np.where(present, np.asarray(X, dtype=np.float64)[:, columns], 0.0)
     pipeline = saved["pipeline"]
     support = pipeline.named_steps["select"].get_support()
+    _check_predict_finite(aligned[:, np.flatnonzero(support)], np.asarray(wanted, dtype=object)[support],
+                          sample_ids)
     reduced = pipeline.named_steps["select"].transform(aligned)
-    _check_predict_finite(reduced, np.asarray(wanted, dtype=object)[support], sample_ids)
     model = pipeline.named_steps["model"]
     scaler = model.steps[0][1] if hasattr(model, "steps") else None
     if sp.issparse(reduced) and getattr(scaler, "with_mean", False):  # a model trained on dense data

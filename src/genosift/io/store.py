@@ -1238,8 +1238,8 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
         raise FixError(
             f"Method '{spec.name}' needs the whole matrix in memory (it compares samples over all "
             "features at once), so it cannot score a store out of core. {in_memory}, or choose "
-            "another {method} (one whose streaming is 'row' or 'block' in the table of methods).",
-            owner="score_store", in_memory=PythonText("Load it with genosift.io.read(path) and call genosift.score"),
+            "another {method} (one whose streaming is 'row' or 'block' in {methods}).",
+            owner="score_store", methods=PythonText("genosift.methods()"), in_memory=PythonText("Load it with genosift.io.read(path) and call genosift.score"),
             method=FixError.ANY,
         )
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
