@@ -894,7 +894,7 @@ CLI_CASES += [
     ("evaluate: NaN in a feature", ["evaluate", "{d}/nan.csv", *_SCORE, "--k", "1", "--cv", "3", "-o", "{o}/ev"], 1,
      r"X contains NaN or infinity in feature\(s\) 'g1'"),
     ("evaluate: more folds than samples of a class", ["evaluate", "{d}/data.csv", *_SCORE, "--k", "1", "--cv", "50", "-o", "{o}/ev"], 1,
-     r"The smallest class has 12 sample\(s\), fewer than cv=50 folds\. Use cv <= 12"),
+     r"The smallest class has 12 sample\(s\), fewer than the 50 folds asked for\. Ask for at most 12 folds \(--cv\)"),
     ("evaluate: empty file", ["evaluate", "{d}/empty.csv", *_SCORE, "-o", "{o}/ev"], 1, r"empty\.csv' is empty"),
     ("evaluate: output exists", ["evaluate", "{d}/data.csv", *_SCORE, "-o", "{d}/results"], 1,
      r"results' already exists\. Pass --force to replace it"),

@@ -422,14 +422,14 @@ def test_read_metadata_errors(tmp_path):
         read_metadata(path, id_column="id")
     assert str(err.value) == (
         f"The id column 'id' is not in '{path}'; its columns are ['sample', 'phenotype'] "
-        "(read with sep='\\t'). Pass id_column= one of them."
+        "(read with the separator '\\t'). Pass id_column= one of them."
     )
     ragged = tmp_path / "r.csv"
     ragged.write_text("id,y\na,1\nb,2,3\n")
     with pytest.raises(ValueError) as err:
         read_metadata(ragged, id_column="id")
     assert str(err.value) == (
-        f"'{ragged}' is not a regular table (sep=','): Expected 2 fields in line 3, saw 3. Every row "
+        f"'{ragged}' is not a regular table (separator ','): Expected 2 fields in line 3, saw 3. Every row "
         "must have as many fields as the header: remove the stray separators, quote the fields "
         "that hold one, or pass the right sep=."
     )

@@ -319,3 +319,21 @@ def test_formula_like_names_are_written_verbatim_and_documented(tmp_path, capsys
     assert set(pd.read_csv(out, sep="\t")["feature"]) == {"=1+1", "@x"}
     security = (Path(__file__).resolve().parents[1] / "SECURITY.md").read_text()
     assert "formula" in security and "**Text**" in security
+
+
+def test_help_texts_name_options_and_every_format():
+    import argparse
+
+    from genosift.cli import build_parser
+    from genosift.io import READERS
+
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in subparsers.choices.items():
+        text = sub.format_help()
+        assert not PYTHON_SPELLING.search(text), (name, PYTHON_SPELLING.search(text)[0])
+        if any("--format" in a.option_strings for a in sub._actions):
+            assert all(reader in text for reader in READERS), name
+        if name in ("score", "select", "evaluate", "predict", "convert"):
+            for option in ("--sep", "--id-column", "--keep", "--features-in-rows", "--meta-sep"):
+                assert option in text, (name, option)

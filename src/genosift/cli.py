@@ -366,7 +366,8 @@ def _report(args):
 
 def _add_input_options(p):
     p.add_argument("data", help="data file: CSV/TSV (.gz/.bz2/.zst), Parquet, .npy/.npz, .mtx, .h5ad or k-mer counts")
-    p.add_argument("--format", help="reader name when the suffix does not tell (see genosift.io.READERS)")
+    p.add_argument("--format", help="the format when the suffix does not tell: csv, tsv, parquet, npy, npz, mtx, h5ad, "
+                                       "kmers or store")
     p.add_argument("--features-in-rows", action="store_true", help="the table has features in rows, samples in columns")
     _add_table_options(p)
     p.add_argument("--meta", help="metadata table (CSV/TSV) with the sample ids, the target and groups")
@@ -505,7 +506,8 @@ def build_parser():
     p = sub.add_parser("convert", help="convert k-mer counts (or any data file) to a chunked store once")
     p.add_argument("inputs", nargs="+", help="k-mer count files (combined by k-mer), or one data file")
     p.add_argument("-o", "--output", required=True, help="the store to write (suffix .gs.h5ad)")
-    p.add_argument("--format", help="reader name when the suffix does not tell")
+    p.add_argument("--format", help="the format when the suffix does not tell: csv, tsv, parquet, npy, npz, mtx, "
+                                    "h5ad, kmers or store")
     p.add_argument("--features-in-rows", action="store_true", help="the table has features in rows, samples in columns")
     _add_table_options(p)
     p.add_argument("--meta", help="metadata table (CSV/TSV) of k-mer samples to store with them")
