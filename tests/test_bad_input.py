@@ -941,6 +941,8 @@ def test_cli_bad_input(files, tmp_path, capsys, case):
     assert got == code, err
     assert re.search(message, err), err
     assert "Traceback" not in err
+    # the fix is spelled as options, never as Python keywords or library calls
+    assert not re.search(r"\b(keep|id_column|sep|features_in_rows|method|metric|cv)=|genosift\.(io|score)\b|np\.\w+\(", err), err
     assert not list(out.iterdir())  # nothing written, not even a temporary file
     assert {p: p.read_bytes() for p in files.iterdir() if p.name.startswith("taken")} == taken
 
