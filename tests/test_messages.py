@@ -47,6 +47,8 @@ def files(tmp_path):
     f["meta_empty"] = tmp_path / "meta_empty.tsv"
     f["meta_empty"].write_text("sample\tlabel\n")
     f["data"] = _table(tmp_path / "data.csv", extra_text=False, label="other")
+    f["unknown"] = tmp_path / "data.dat"
+    f["unknown"].write_text("id,f1\n")
     f["npy"] = tmp_path / "x.npy"
     np.save(f["npy"], np.zeros((3, 2)))
     f["bad_store"] = tmp_path / "bad.gs.h5ad"
@@ -93,6 +95,9 @@ BAD = {
                                                       "--metric"]),
     "more folds than samples": (["evaluate", "{csv}", "--target", "label", "--keep", "batch", "--k", "1",
                                  "--cv", "9"], 1, ["6 sample(s)", "(--cv)"]),
+    "unknown suffix": (["score", "{unknown}", "--target", "label"], 1, ["or pass --format one of"]),
+    "unknown format": (["score", "{csv}", "--format", "xlsx", "--target", "label"], 1,
+                       ["The --format option must be one of"]),
     "convert meta of a table": (["convert", "{csv}", "--meta", "{meta}", "--id", "sample"], 2, ["--keep"]),
 }
 

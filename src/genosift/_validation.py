@@ -202,7 +202,7 @@ def as_labels(y, n_samples, *, what="y"):
         missing = [i for i, v in enumerate(y) if v is None or (isinstance(v, float) and v != v)]
         if missing:
             raise ValueError(
-                f"{what} has missing labels at positions {missing[:5]}. Drop those samples or label them."
+                f"{what} has missing labels at positions {plain(missing[:5])}. Drop those samples or label them."
             )
     return y
 

@@ -89,9 +89,12 @@ def format_of(path):
                     best = (reader.name, len(suffix + comp))
     if best is None:
         known = sorted({s for r in READERS.values() for s in r.suffixes})
-        raise ValueError(
+        from .._messages import FixError
+
+        raise FixError(
             f"Cannot tell the format of {str(path)!r} from its name. Known suffixes: {known} "
-            f"(optionally compressed with {list(_COMPRESSION)}); or pass format= one of {sorted(READERS)}."
+            f"(optionally compressed with {list(_COMPRESSION)}); or pass {{format}} one of {sorted(READERS)}.",
+            owner="read", format=FixError.ANY,
         )
     return best[0]
 
@@ -106,7 +109,10 @@ def read(path, *, format=None, **options):
                                 f"(formats: {sorted(READERS)}).")
     name = format or format_of(path)
     if name not in READERS:
-        raise ValueError(f"The 'format' parameter must be one of {sorted(READERS)}. Got {name!r} instead.")
+        from .._messages import FixError
+
+        raise FixError(f"The {{format}} option must be one of {sorted(READERS)}. Got {name!r} instead.",
+                       owner="read", format=FixError.ANY)
     return READERS[name].func(path, **options)
 
 
