@@ -342,3 +342,21 @@ def test_help_texts_name_options_and_every_format():
         if name in ("score", "select", "evaluate", "predict", "convert"):
             for option in ("--sep", "--id-column", "--keep", "--features-in-rows", "--meta-sep"):
                 assert option in text, (name, option)
+
+
+def test_evaluate_and_attach_metadata_messages():
+    from genosift.io import Dataset, attach_metadata
+    from genosift.workflow import evaluate
+
+    X = np.random.default_rng(6).normal(size=(6, 2))
+    with pytest.raises(ValueError, match=r"^y has only one class \(1\); evaluate needs at least two\.$"):
+        evaluate(X, np.ones(6, dtype=np.int64), ks=[1], cv=2)
+    ds = Dataset(X, np.array([f"s{i}" for i in range(6)], dtype=object), np.array(["a", "b"], dtype=object))
+    empty = pd.DataFrame({"y": []}, index=pd.Index([], name="id"))
+    with pytest.raises(ValueError, match=r"^The metadata are empty: they have no rows"):
+        attach_metadata(ds, empty)
+    other = pd.DataFrame({"y": [1]}, index=pd.Index(["z"], name="id"))
+    other.attrs["path"] = "pheno.tsv"
+    with pytest.raises(ValueError, match=r"No sample id of the data is in the metadata \('pheno\.tsv'\): the data "
+                                         r"have 's0', .*; the metadata have 'z'\."):
+        attach_metadata(ds, other)

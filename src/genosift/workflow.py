@@ -208,7 +208,8 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     check_finite(X, feature_names)
     classes = np.unique(y)
     if len(classes) < 2:
-        raise ValueError(f"y has only one class ({plain(classes)}); evaluate needs at least two.")
+        raise ValueError(f"y has only one class ({plain(classes[0]) if len(classes) else 'none'}); "
+                         "evaluate needs at least two.")
     if metric == "roc_auc" and len(classes) != 2:
         others = ", ".join(m for m in METRICS if m != "roc_auc")
         raise FixError(
