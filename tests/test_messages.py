@@ -360,3 +360,41 @@ def test_evaluate_and_attach_metadata_messages():
     with pytest.raises(ValueError, match=r"No sample id of the data is in the metadata \('pheno\.tsv'\): the data "
                                          r"have 's0', .*; the metadata have 'z'\."):
         attach_metadata(ds, other)
+
+
+def test_every_parameter_a_message_names_has_a_command_line_spelling():
+    """Static: each FixError in the sources names parameters that the command line spells as one of
+    its options (or a command), so no fix printed by the command is one it does not have."""
+    import argparse
+    from pathlib import Path
+
+    from genosift.cli import build_parser
+
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    options = {o for sub in subparsers.choices.values() for a in sub._actions for o in a.option_strings}
+    found = set()
+    for path in (Path(__file__).resolve().parents[1] / "src" / "genosift").rglob("*.py"):
+        text = path.read_text()
+        for match in re.finditer(r"FixError\(", text):
+            depth, end = 1, match.end()
+            while depth:  # the call's closing parenthesis (the messages' own are balanced)
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                end += 1
+            call = text[match.end():end]
+            owner = re.search(r'owner="(\w+)"', call)
+            if owner is None:
+                continue
+            names = set(re.findall(r"\b(\w+)=(?:FixError\.ANY|PythonText\(|True\b|\[)", call))
+            if "**{option: FixError.ANY}" in call:
+                names |= {"id_column", "keep"}
+            if "**({\"keep\"" in call:
+                names.add("keep")
+            found |= {(owner[1], n) for n in names}
+    assert len(found) >= 12, found
+    for owner, name in sorted(found):
+        spelled = cli_spelling(owner, name, FixError.ANY)
+        if spelled.startswith("--"):
+            assert spelled.split()[0] in options, (owner, name, spelled)
+        else:
+            assert "`genosift " in spelled or "--" in spelled, (owner, name, spelled)
