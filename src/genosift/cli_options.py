@@ -1,0 +1,74 @@
+"""How the command line meets the library: its options as reader parameters, and the library's
+messages with their fixes spelled as options (every error ``genosift`` prints goes through
+:func:`cli_message`, called in one place, ``genosift.cli.main``)."""
+from __future__ import annotations
+
+from ._messages import FixError, PythonText
+
+# How the command line spells the parameters that library messages name (see FixError): by
+# (function, parameter) first, then by parameter. Every message the command prints goes through
+# this one table, so its fixes name options a user can type.
+_CLI_SPELLING = {
+    "sep": "--sep",
+    "id_column": "--id-column",
+    "keep": "--keep",
+    "features_in_rows": "--features-in-rows",
+    "method": "--method",
+    "methods": "`genosift methods`",
+    "write_store": "`genosift convert`",
+    "read_h5ad": "--format h5ad (into memory)",
+    ("read_metadata", "id_column"): "--id",
+    ("read_metadata", "sep"): "--meta-sep",
+    ("score_store", "in_memory"): "Read the store into memory with --format h5ad",
+    ("dask", "in_memory"): "Leave out --scheduler and read the data into memory (for a store: --format h5ad)",
+}
+
+
+def cli_spelling(owner, name, value):
+    """A library parameter as the option (and value) a user types, e.g. ``--keep label``."""
+    import shlex
+
+    option = _CLI_SPELLING.get((owner, name)) or _CLI_SPELLING.get(name) or "--" + name.replace("_", "-")
+    if value is FixError.ANY or value is True or isinstance(value, PythonText):
+        return option
+    if isinstance(value, (list, tuple)):
+        value = ",".join(str(v) for v in value)
+    return f"{option} {shlex.quote(str(value))}"
+
+
+def cli_message(exc):
+    """The text of ``exc`` as the command prints it: fixes spelled as options."""
+    return exc.spelled(cli_spelling) if isinstance(exc, FixError) else str(exc)
+
+
+# the command-line options that become reader parameters, by parameter
+_READ_OPTIONS = {"sep": "--sep", "id_column": "--id-column", "keep": "--keep",
+                 "features_in_rows": "--features-in-rows"}
+
+
+def read_options(args, data=None, extra_keep=()):
+    """Reader parameters from the options (only those given), checked against the reader of ``data``."""
+    import inspect
+
+    from .io import READERS, format_of
+
+    keep = [c for group in (getattr(args, "keep", None) or []) for c in group]
+    given = {"sep": getattr(args, "sep", None), "id_column": getattr(args, "id_column", None),
+             "keep": keep or None, "features_in_rows": getattr(args, "features_in_rows", False) or None}
+    options = {k: v for k, v in given.items() if v is not None}
+    data = args.data if data is None else data
+    name = args.format or format_of(data)
+    if options and name in READERS:
+        accepted = set(inspect.signature(READERS[name].func).parameters)
+        refused = [_READ_OPTIONS[k] for k in options if k not in accepted]
+        if refused:
+            takes = sorted(f for f, r in READERS.items()
+                           if set(options) & set(inspect.signature(r.func).parameters))
+            what = (f"a store ({str(data)!r}): its samples are rows already" if name == "store"
+                    else f"{name} files ({str(data)!r}); they are for the formats {takes}")
+            raise ValueError(f"The option(s) {', '.join(refused)} do not apply to {what}.")
+    if extra_keep and name in ("csv", "tsv", "parquet"):
+        options["keep"] = tuple(dict.fromkeys([*extra_keep, *options.get("keep", ())]))
+    if "keep" in options:
+        options["keep"] = tuple(options["keep"])
+    return options
