@@ -399,3 +399,14 @@ def test_every_parameter_a_message_names_has_a_command_line_spelling():
             assert spelled.split()[0] in options, (owner, name, spelled)
         else:
             assert "`genosift " in spelled or "--" in spelled, (owner, name, spelled)
+
+
+def test_fix_errors_survive_pickling():
+    """Errors raised in worker processes (Dask, joblib) come back pickled, spelling intact."""
+    import pickle
+
+    err = FixError("pass {keep} or {sep} ({call})", owner="read_table", keep=["a"], sep=FixError.ANY,
+                   call=PythonText("genosift.io.read(p)"))
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is FixError and str(back) == str(err)
+    assert back.spelled(cli_spelling) == "pass --keep a or --sep (--call)"

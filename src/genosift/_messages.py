@@ -44,6 +44,19 @@ def plain(value):
     return repr(value)
 
 
+class _Any:
+    """The value of a parameter named without a value (``sep=``); one object, also once unpickled."""
+
+    def __reduce__(self):
+        return "ANY"
+
+    def __repr__(self):
+        return "FixError.ANY"
+
+
+ANY = _Any()
+
+
 class FixError(ValueError):
     """A ``ValueError`` whose suggested fix names parameters of the library.
 
@@ -70,13 +83,16 @@ class FixError(ValueError):
     'Pass --keep x to keep it.'
     """
 
-    ANY = object()
+    ANY = ANY
 
     def __init__(self, template, *, owner, **params):
         self.template = template
         self.owner = owner
         self.params = params
         super().__init__(self.spelled(python_spelling))
+
+    def __reduce__(self):  # errors raised in worker processes travel back pickled
+        return (_rebuild, (type(self), self.template, self.owner, self.params), self.__dict__)
 
     def spelled(self, spell):
         """The message with each field written by ``spell(owner, name, value)``."""
@@ -85,6 +101,10 @@ class FixError(ValueError):
         pattern = "|".join(re.escape("{" + name + "}") for name in self.params)
         return re.sub(pattern, lambda m: spell(self.owner, m[0][1:-1], self.params[m[0][1:-1]]),
                       self.template)
+
+
+def _rebuild(cls, template, owner, params):
+    return cls(template, owner=owner, **params)
 
 
 class PythonText(str):
