@@ -33,9 +33,12 @@ def plain(value):
     if isinstance(value, np.ndarray):
         value = value.tolist()
     if isinstance(value, (list, tuple, set, frozenset)):
-        items = [plain(v) for v in value]
         if isinstance(value, (set, frozenset)):
-            items.sort()
+            try:
+                value = sorted(value)
+            except TypeError:  # labels of mixed types: in the order of their text
+                value = sorted(value, key=str)
+        items = [plain(v) for v in value]
         inner = ", ".join(items)
         if isinstance(value, tuple):
             return f"({inner}{',' if len(items) == 1 else ''})"
