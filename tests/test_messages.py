@@ -410,3 +410,17 @@ def test_fix_errors_survive_pickling():
     back = pickle.loads(pickle.dumps(err))
     assert type(back) is FixError and str(back) == str(err)
     assert back.spelled(cli_spelling) == "pass --keep a or --sep (--call)"
+
+
+def test_the_command_in_a_subprocess_spells_the_fix(files, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    run = subprocess.run([sys.executable, "-m", "genosift", "score", str(files["csv"]), "--target", "label",
+                          "-o", str(tmp_path / "o.tsv")], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 1, run.stderr
+    assert "Pass --keep batch to keep it" in run.stderr and not PYTHON_SPELLING.search(run.stderr), run.stderr
