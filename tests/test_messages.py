@@ -298,7 +298,7 @@ def test_figures_draw_names_literally(tmp_path):
         assert any(name in s for s in shown), name
 
 
-def test_report_with_mathtext_names(tmp_path):
+def test_report_with_mathtext_names(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     from genosift.report import make_report
     from genosift.workflow import evaluate, write_results
@@ -313,6 +313,18 @@ def test_report_with_mathtext_names(tmp_path):
     html = report.html.read_text()
     assert "<td>$_$</td>" in html and "<td>a$b</td>" in html  # the class names, as they are
     assert len(report.pngs) >= 4
+    # an existing report: the fix in each caller's words
+    with pytest.raises(FileExistsError, match=r"r\.html' already exists\. Pass overwrite=True to replace it, or "
+                                              r"choose another out_html=\."):
+        make_report(tmp_path / "ev", tmp_path / "r.html")
+    code = main(["report", str(tmp_path / "ev"), "-o", str(tmp_path / "r.html")])
+    err = capsys.readouterr().err
+    assert code == 1 and "Pass --force to replace it, or choose another -o." in err, err
+    code = main(["report", str(tmp_path / "ev"), "-o", str(tmp_path / "r2.html"), "--png-dir",
+                 str(report.pngs[0].parent)])
+    err = capsys.readouterr().err
+    assert code == 1 and "Pass --force to replace the figures, or choose another --png-dir." in err, err
+    assert not PYTHON_SPELLING.search(err)
 
 
 def test_formula_like_names_are_written_verbatim_and_documented(tmp_path, capsys):
@@ -377,7 +389,7 @@ def test_every_parameter_a_message_names_has_a_command_line_spelling():
     found = set()
     for path in (Path(__file__).resolve().parents[1] / "src" / "genosift").rglob("*.py"):
         text = path.read_text()
-        for match in re.finditer(r"FixError\(", text):
+        for match in re.finditer(r"Fix(?:Exists)?Error\(", text):
             depth, end = 1, match.end()
             while depth:  # the call's closing parenthesis (the messages' own are balanced)
                 depth += {"(": 1, ")": -1}.get(text[end], 0)
@@ -386,16 +398,16 @@ def test_every_parameter_a_message_names_has_a_command_line_spelling():
             owner = re.search(r'owner="(\w+)"', call)
             if owner is None:
                 continue
-            names = set(re.findall(r"\b(\w+)=(?:FixError\.ANY|PythonText\(|True\b|\[)", call))
+            names = set(re.findall(r"\b(\w+)=(?:Fix\w*Error\.ANY|PythonText\(|True\b|\[)", call))
             if "**{option: FixError.ANY}" in call:
                 names |= {"id_column", "keep"}
             if "**({\"keep\"" in call:
                 names.add("keep")
             found |= {(owner[1], n) for n in names}
-    assert len(found) >= 12, found
+    assert len(found) >= 12 and ("make_report", "png_dir") in found, found
     for owner, name in sorted(found):
         spelled = cli_spelling(owner, name, FixError.ANY)
-        if spelled.startswith("--"):
+        if spelled.startswith("-"):
             assert spelled.split()[0] in options, (owner, name, spelled)
         else:
             assert "`genosift " in spelled or "--" in spelled, (owner, name, spelled)

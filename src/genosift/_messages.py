@@ -60,8 +60,8 @@ class _Any:
 ANY = _Any()
 
 
-class FixError(ValueError):
-    """A ``ValueError`` whose suggested fix names parameters of the library.
+class Spelled:
+    """An error whose suggested fix names parameters of the library (mixed into an exception type).
 
     Parameters
     ----------
@@ -79,7 +79,7 @@ class FixError(ValueError):
 
     Examples
     --------
-    >>> err = FixError("Pass {keep} to keep it.", owner="read_csv", keep=["x"])
+    >>> err = FixError("Pass {keep} to keep it.", owner="read_csv", keep=["x"])  # a Spelled ValueError
     >>> str(err)
     "Pass keep=['x'] to keep it."
     >>> err.spelled(lambda owner, name, value: "--keep " + ",".join(value))
@@ -104,6 +104,14 @@ class FixError(ValueError):
         pattern = "|".join(re.escape("{" + name + "}") for name in self.params)
         return re.sub(pattern, lambda m: spell(self.owner, m[0][1:-1], self.params[m[0][1:-1]]),
                       self.template)
+
+
+class FixError(Spelled, ValueError):
+    """A ``ValueError`` (bad input) whose fix names parameters: see :class:`Spelled`."""
+
+
+class FixExistsError(Spelled, FileExistsError):
+    """A ``FileExistsError`` (an output that exists) whose fix names parameters: see :class:`Spelled`."""
 
 
 def _rebuild(cls, template, owner, params):

@@ -3,7 +3,7 @@ messages with their fixes spelled as options (every error ``genosift`` prints go
 :func:`cli_message`, called in one place, ``genosift.cli.main``)."""
 from __future__ import annotations
 
-from ._messages import FixError, PythonText
+from ._messages import FixError, PythonText, Spelled
 
 # How the command line spells the parameters that library messages name (see FixError): by
 # (function, parameter) first, then by parameter. Every message the command prints goes through
@@ -14,6 +14,9 @@ _CLI_SPELLING = {
     "keep": "--keep",
     "features_in_rows": "--features-in-rows",
     "method": "--method",
+    "overwrite": "--force",
+    ("make_report", "out_html"): "-o",
+    ("make_report", "png_dir"): "--png-dir",
     "methods": "`genosift methods`",
     "write_store": "`genosift convert`",
     "read_h5ad": "--format h5ad (into memory)",
@@ -38,7 +41,7 @@ def cli_spelling(owner, name, value):
 
 def cli_message(exc):
     """The text of ``exc`` as the command prints it: fixes spelled as options."""
-    return exc.spelled(cli_spelling) if isinstance(exc, FixError) else str(exc)
+    return exc.spelled(cli_spelling) if isinstance(exc, Spelled) else str(exc)
 
 
 # the command-line options that become reader parameters, by parameter

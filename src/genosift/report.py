@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._messages import FixExistsError
+
 
 def umask():
     """This process's umask (read without changing it, which would race with other threads)."""
@@ -293,16 +295,17 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False):
     if not out_html.parent.is_dir():
         raise FileNotFoundError(f"The output folder {str(out_html.parent)!r} does not exist. Create it first.")
     if out_html.exists() and not overwrite:
-        raise FileExistsError(f"{str(out_html)!r} already exists. Pass --force (overwrite=True) to replace it, "
-                              "or choose another -o.")
+        raise FixExistsError(f"{str(out_html)!r} already exists. Pass {{overwrite}} to replace it, or choose "
+                             "another {out_html}.", owner="make_report", overwrite=True, out_html=FixExistsError.ANY)
     results = load_results(results_dir)
     figures, missing = _figures(results)
     pngs = [png_dir / f"{f.name}.png" for f in figures]
     if not overwrite:
         taken = [p for p in pngs if p.exists()]
         if taken:
-            raise FileExistsError(f"{str(taken[0])!r} already exists. Pass --force (overwrite=True) to replace "
-                                  "the figures, or choose another --png-dir.")
+            raise FixExistsError(f"{str(taken[0])!r} already exists. Pass {{overwrite}} to replace the figures, "
+                                 "or choose another {png_dir}.", owner="make_report", overwrite=True,
+                                 png_dir=FixExistsError.ANY)
     png_dir.mkdir(parents=True, exist_ok=True)
     for f, path in zip(figures, pngs):
         atomic_write_bytes(path, f.png)
