@@ -50,6 +50,8 @@ def files(tmp_path):
     f["data"] = _table(tmp_path / "data.csv", extra_text=False, label="other")
     f["unknown"] = tmp_path / "data.dat"
     f["unknown"].write_text("id,f1\n")
+    f["damaged"] = tmp_path / "d.csv.gz"
+    f["damaged"].write_bytes(b"\x1f\x8b\x08\x00garbage that is not deflate")
     f["npy"] = tmp_path / "x.npy"
     np.save(f["npy"], np.zeros((3, 2)))
     f["bad_store"] = tmp_path / "bad.gs.h5ad"
@@ -99,6 +101,7 @@ BAD = {
     "unknown suffix": (["score", "{unknown}", "--target", "label"], 1, ["or pass --format one of"]),
     "unknown format": (["score", "{csv}", "--format", "xlsx", "--target", "label"], 1,
                        ["The --format option must be one of"]),
+    "damaged file": (["score", "{damaged}", "--target", "label"], 1, ["is damaged", "pass --format to choose"]),
     "convert meta of a table": (["convert", "{csv}", "--meta", "{meta}", "--id", "sample"], 2, ["--keep"]),
 }
 

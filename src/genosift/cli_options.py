@@ -15,6 +15,8 @@ _CLI_SPELLING = {
     "features_in_rows": "--features-in-rows",
     "method": "--method",
     "overwrite": "--force",
+    "chunk_bytes": "--chunk-bytes",
+    "format": "--format",
     ("make_report", "out_html"): "-o",
     ("make_report", "png_dir"): "--png-dir",
     "methods": "`genosift methods`",

@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from .. import engine
+from .._messages import FixError
 from .._validation import param_error
 from . import Dataset
 from .kmers import BLOCK_SIZE, _exact_limit, _path_list, _Reader, _sample_list, _warn_unmatched
@@ -414,10 +415,12 @@ def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_
         )
     if spill.lines != int(st[_KN]):
         files = ", ".join(repr(str(p)) for p in reader.paths)
-        raise ValueError(
-            f"The files {files} share k-mers, and their {spill.entries} counts are more than "
-            f"chunk_bytes={budget} holds: files that share k-mers are combined in memory. Pass a "
-            f"larger chunk_bytes (about {20 * spill.entries} bytes), or convert the files one by one."
+        raise FixError(
+            f"The files {files} share k-mers, and their {spill.entries} counts are more than the "
+            f"memory budget of {budget} bytes ({{chunk_bytes}}) holds: files that share k-mers are "
+            f"combined in memory. Pass a larger {{chunk_bytes}} (about {20 * spill.entries} bytes), or "
+            "convert the files one by one.",
+            owner="convert_kmers", chunk_bytes=FixError.ANY,
         )
     limit = _exact_limit(dt)
     if int(st[_MAX]) > limit:

@@ -206,9 +206,10 @@ def _file_errors(path, kind, *, broad=False):
         if not broad and not isinstance(exc, _damage_errors()):
             raise
         reason = str(exc).strip().rstrip(".") or type(exc).__name__
-        raise ValueError(
+        raise FixError(
             f"Cannot read {str(path)!r} as {kind}: {reason}. The file is damaged (truncated or "
-            "corrupt) or is not in this format; check it, or pass format= to choose another reader."
+            "corrupt) or is not in this format; check it, or pass {format} to choose another reader.",
+            owner="read", format=FixError.ANY,
         ) from None
 
 
