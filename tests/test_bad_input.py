@@ -890,7 +890,7 @@ CLI_CASES += [
     ("select: no rule", ["select", "{d}/data.csv", *_SCORE, "-o", "{o}/out.tsv"], 2,
      r"genosift select: error: select needs a rule: --top K or --fdr Q"),
     ("evaluate: one class", ["evaluate", "{d}/oneclass.csv", *_SCORE, "--k", "1", "--cv", "3", "-o", "{o}/ev"], 1,
-     r"y has only one class \(\['a'\]\); evaluate needs at least two"),
+     r"y has only one class \('a'\); evaluate needs at least two"),
     ("evaluate: NaN in a feature", ["evaluate", "{d}/nan.csv", *_SCORE, "--k", "1", "--cv", "3", "-o", "{o}/ev"], 1,
      r"X contains NaN or infinity in feature\(s\) 'g1'"),
     ("evaluate: more folds than samples of a class", ["evaluate", "{d}/data.csv", *_SCORE, "--k", "1", "--cv", "50", "-o", "{o}/ev"], 1,
