@@ -173,7 +173,10 @@ def _steps(fh, kind, path, step):
             if type(exc).__name__ != "ZstdError":
                 raise
             raise DamagedFile(path, kind, f"its {kind} data are corrupt ({exc})") from None
-        if out:
+        if len(out) > step:  # zstd: at most 32 MiB from one feed, handed out in steps
+            for i in range(0, len(out), step):
+                yield out[i : i + step]
+        elif out:
             yield out
         if d.eof:  # zlib leaves the bytes after the stream in unused_data and unconsumed_tail both
             comp = d.unused_data + (b"" if kind == "gzip" else comp)
