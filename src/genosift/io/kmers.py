@@ -7,7 +7,9 @@ the samples holding it with their counts, separated by spaces or tabs::
 
 Files may be plain text or compressed with gzip (single or multi-member, e.g. bgzip), bzip2 or
 xz; zstd needs the ``zstandard`` package. The compression is told from the file's first bytes,
-never from its name.
+never from its name, and decompression runs with bounded memory (:mod:`genosift.io.compression`).
+A UTF-8 byte-order mark at the start is skipped; CRLF line endings are read; a NUL byte, CR-only
+line endings and a line longer than 64 MiB are errors naming the file and the line.
 
 Parsing runs in a compiled kernel over blocks of the decompressed bytes (a line cut by a block
 edge is carried over to the next block), so the text of a large file is never held in memory at
@@ -708,8 +710,10 @@ def read_kmers(paths, *, samples=None, dtype=np.float64, overlap="sum", block_si
     - A k-mer on two lines of one file is an error naming both lines (a joined file: pass its
       parts as separate files instead). A sample listed twice on one line is an error.
     - Malformed lines (no ``|``, an entry without ``:``, a count that is not a non-negative
-      integer) and damaged or truncated compressed files raise ``ValueError`` naming the file and
-      the line.
+      integer, a NUL byte, CR-only line endings), a line longer than 64 MiB (or ``block_size``
+      if larger), and damaged or truncated compressed files (bytes after the last stream
+      included) raise ``ValueError`` naming the file and the line. A UTF-8 byte-order mark at
+      the start of a file is skipped.
 
     Examples
     --------
