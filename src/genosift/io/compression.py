@@ -33,7 +33,7 @@ MAX_LINE_BYTES = 1 << 26
 _STEP = 1 << 20  # compressed bytes read, and decompressed bytes produced, per step
 _ZSTD_FEED = 1 << 10  # zstd input per call: a zstd block expands at most 32768-fold, so <= 32 MiB out
 _MAGIC = {"gzip": b"\x1f\x8b", "bzip2": b"BZh", "xz": b"\xfd7zXZ\x00", "zstd": b"\x28\xb5\x2f\xfd"}
-_SUFFIXES = {".gz": "gzip", ".bgz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd"}
+_SUFFIXES = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd"}
 _INSTALL = "pip install 'genosift[io]'"
 
 
