@@ -245,8 +245,9 @@ def test_concatenated_streams_padding_and_trailing_bytes(tmp_path, ext):
             with pytest.raises(DamagedFile) as err:
                 call(path)
             message = str(err.value)
-            assert message.startswith(f"Cannot read {str(path)!r}: it has trailing bytes after its {kind} data "
-                                      f"that are not {kind}"), message
+            read_as = " as a delimited table" if call is read else ""
+            assert message.startswith(f"Cannot read {str(path)!r}{read_as}: it has trailing bytes after its "
+                                      f"{kind} data that are not {kind}"), message
             assert f"(`{compression.check_command(kind)} FILE` checks it)" in message
 
 
@@ -258,7 +259,7 @@ def test_truncated_and_corrupt_streams(tmp_path, ext):
     with pytest.raises(DamagedFile, match=r"it is truncated: its \w+ data end before the end-of-stream marker"):
         read(path)
     path.write_bytes(whole[:-1] if ext != "gz" else whole[:-4] + bytes(4))  # gzip: a wrong length field
-    with pytest.raises(DamagedFile, match=re.escape(f"Cannot read {str(path)!r}: ")):
+    with pytest.raises(DamagedFile, match=re.escape(f"Cannot read {str(path)!r} as a delimited table: ")):
         read(path)
 
 

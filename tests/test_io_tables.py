@@ -290,21 +290,21 @@ def test_damaged_compressed_files(tmp_path, frame):
     with pytest.raises(ValueError) as err:
         read(truncated)
     assert str(err.value) == (
-        f"Cannot read {q(truncated)}: it is truncated: its gzip data end before the end-of-stream "
-        "marker. The file is damaged or incomplete (an interrupted copy or download): re-create it "
-        "or fetch it again (`gzip -t FILE` checks it)."
+        f"Cannot read {q(truncated)} as a delimited table: it is truncated: its gzip data end before "
+        "the end-of-stream marker. The file is damaged or incomplete (an interrupted copy or "
+        "download): re-create it or fetch it again (`gzip -t FILE` checks it)."
     )
     plain_named_gzip = tmp_path / "plain.csv.gz"  # the compression is told from the first bytes
     plain_named_gzip.write_text("id,a\ns1,1\n")
     check(read(plain_named_gzip), [[1]], ["s1"], ["a"])
     not_gzip = tmp_path / "binary.csv.gz"
     not_gzip.write_bytes(b"\x00\x01\x02id,a\n")
-    with pytest.raises(ValueError, match=r"Cannot read .*binary.csv.gz': its name says gzip but it does not "
-                       r"start with the gzip header\. .*`gzip -t FILE` checks it"):
+    with pytest.raises(ValueError, match=r"Cannot read .*binary.csv.gz' as a delimited table: its name says gzip "
+                       r"but it does not start with the gzip header\. .*`gzip -t FILE` checks it"):
         read(not_gzip)
     bad_bz2 = tmp_path / "bad.csv.bz2"
     bad_bz2.write_bytes(bz2.compress(b"id,a\ns1,1\n" * 100)[:-8])
-    with pytest.raises(ValueError, match=r"Cannot read .*bad.csv.bz2': it is truncated: its bzip2 data end"):
+    with pytest.raises(ValueError, match=r"Cannot read .*bad.csv.bz2' as a delimited table: it is truncated"):
         read(bad_bz2)
 
 

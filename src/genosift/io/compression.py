@@ -40,10 +40,13 @@ _INSTALL = "pip install 'genosift[io]'"
 class DamagedFile(ValueError):
     """A compressed file that cannot be read whole: corrupt, truncated or with trailing bytes."""
 
-    def __init__(self, path, kind, reason, where=""):
+    def __init__(self, path, kind, reason, where="", reader=""):
+        """``where``: a place in the text (after the reason); ``reader``: what the file was read
+        as, e.g. ``"a delimited table"``."""
         self.path, self.kind, self.reason = path, kind, reason
+        read_as = f" as {reader}" if reader else ""
         super().__init__(
-            f"Cannot read {str(path)!r}: {reason}{where}. The file is damaged or incomplete (an "
+            f"Cannot read {str(path)!r}{read_as}: {reason}{where}. The file is damaged or incomplete (an "
             "interrupted copy or download): re-create it or fetch it again "
             f"(`{check_command(kind)} FILE` checks it)."
         )

@@ -133,8 +133,10 @@ def _file_errors(path, kind, *, broad=False):
     try:
         yield
     except (FileNotFoundError, IsADirectoryError, PermissionError, ImportError, MemoryError, _ObjectsRefused,
-            _NulByte, DamagedFile, LineTooLong):
+            _NulByte, LineTooLong):
         raise
+    except DamagedFile as exc:
+        raise DamagedFile(exc.path, exc.kind, exc.reason, reader=kind) from None
     except UnicodeDecodeError as exc:
         raise ValueError(
             f"{str(path)!r} is not UTF-8 text (it holds the byte "
