@@ -164,12 +164,12 @@ def test_a_long_line_bomb_fails_fast_with_bounded_memory(long_bombs, reader, ste
 
 @pytest.fixture(scope="module")
 def blank_bombs(tmp_path_factory):
-    """2 GiB of blank lines per format, under k-mer and CSV names (the CSV with a header)."""
+    """1 GiB of blank lines per format, under k-mer and CSV names (the CSV with a header)."""
     folder = tmp_path_factory.mktemp("blank")
     out = {}
     for ext in COMPRESS:
-        out["blank.kmers", ext] = bomb(folder, "blank.kmers", b"\n" * UNIT, 2 * GIB // UNIT, ext)
-        out["blank.csv", ext] = bomb(folder, "blank.csv", b"\n" * UNIT, 2 * GIB // UNIT, ext, head=b"id,a\n")
+        out["blank.kmers", ext] = bomb(folder, "blank.kmers", b"\n" * UNIT, GIB // UNIT, ext)
+        out["blank.csv", ext] = bomb(folder, "blank.csv", b"\n" * UNIT, GIB // UNIT, ext, head=b"id,a\n")
     return folder, out
 
 
@@ -260,6 +260,16 @@ def test_truncated_and_corrupt_streams(tmp_path, ext):
         read(path)
     path.write_bytes(whole[:-1] if ext != "gz" else whole[:-4] + bytes(4))  # gzip: a wrong length field
     with pytest.raises(DamagedFile, match=re.escape(f"Cannot read {str(path)!r} as a delimited table: ")):
+        read(path)
+
+
+def test_xz_dictionary_is_bounded(tmp_path):
+    path = tmp_path / "x9.csv.xz"
+    path.write_bytes(lzma.compress(TABLE, preset=9 | lzma.PRESET_EXTREME))  # the largest preset is read
+    assert read(path).X.shape == (3000, 2)
+    filters = [{"id": lzma.FILTER_LZMA2, "dict_size": 1 << 30}]  # asks the reader for 1 GiB
+    path.write_bytes(lzma.compress(TABLE, filters=filters))
+    with pytest.raises(DamagedFile, match=r"its xz data ask for more than 256 MiB to decompress"):
         read(path)
 
 

@@ -31,6 +31,7 @@ FORMATS = ("gzip", "bzip2", "xz", "zstd")
 #: The longest line a text file may hold (64 MiB); no table row or k-mer line comes near it.
 MAX_LINE_BYTES = 1 << 26
 _STEP = 1 << 20  # compressed bytes read, and decompressed bytes produced, per step
+_XZ_MEMORY = 1 << 28  # the most an xz stream may ask for; zstandard limits zstd windows to 128 MiB
 _ZSTD_FEED = 1 << 10  # zstd input per call: a zstd block expands at most 32768-fold, so <= 32 MiB out
 _MAGIC = {"gzip": b"\x1f\x8b", "bzip2": b"BZh", "xz": b"\xfd7zXZ\x00", "zstd": b"\x28\xb5\x2f\xfd"}
 _SUFFIXES = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd"}
@@ -127,7 +128,8 @@ def _decompressor(kind, path):
     if kind == "bzip2":
         return bz2.BZ2Decompressor()
     if kind == "xz":
-        return lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+        # a crafted header may ask for a dictionary of gigabytes; xz -9 needs 65 MiB
+        return lzma.LZMADecompressor(format=lzma.FORMAT_XZ, memlimit=_XZ_MEMORY)
     return _zstandard(path).ZstdDecompressor().decompressobj()
 
 
@@ -170,7 +172,12 @@ def _steps(fh, kind, path, step):
                 out = d.decompress(comp, step)
                 comp = b""  # bz2 and lzma keep the input they have not used yet
                 pending = not d.needs_input
-        except (zlib.error, lzma.LZMAError, OSError, EOFError, ValueError) as exc:
+        except lzma.LZMAError as exc:
+            if "memory usage limit" in str(exc).lower():
+                raise DamagedFile(path, kind, f"its xz data ask for more than {_XZ_MEMORY >> 20} MiB to "
+                                  "decompress, more than any xz preset needs") from None
+            raise DamagedFile(path, kind, f"its {kind} data are corrupt ({exc})") from None
+        except (zlib.error, OSError, EOFError, ValueError) as exc:
             raise DamagedFile(path, kind, f"its {kind} data are corrupt ({exc})") from None
         except Exception as exc:
             if type(exc).__name__ != "ZstdError":
