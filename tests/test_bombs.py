@@ -16,7 +16,6 @@ import lzma
 import re
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import numpy as np

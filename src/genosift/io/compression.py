@@ -161,6 +161,7 @@ def _steps(fh, kind, path, step):
             d = _decompressor(kind, path)
         try:
             if kind == "zstd":
+                comp = memoryview(comp)  # slices without copies
                 out = d.decompress(comp[:_ZSTD_FEED])
                 comp = comp[_ZSTD_FEED:]
                 pending = False
