@@ -593,6 +593,7 @@ def _store_bytes(tmp_path):
 
 
 _DAMAGED = r"Cannot read '.*{file}' as {kind}: .*The file is damaged \(truncated or corrupt\) or is not in this format"
+_DAMAGED_GZIP = r"Cannot read '.*{file}' as {kind}: .*The file is damaged or incomplete .*\(`gzip -t FILE` checks it\)"
 
 #: (reader, file name, content: str, bytes or callable(tmp_path) -> bytes, exception, message regex)
 READER_ERRORS = [
@@ -606,13 +607,14 @@ READER_ERRORS = [
      r"dupid\.csv' has duplicated sample ids: 's1' \(2 times\)\. Each must appear once"),
     ("csv", "ragged.csv", "id,a,b\ns1,1,2\ns2,3\n", ValueError, r"ragged\.csv' line 3 has 2 fields but the header"),
     ("csv", "truncated.csv.gz", _gz(GOOD_CSV * 40, cut=True), ValueError,
-     _DAMAGED.format(file=r"truncated\.csv\.gz", kind="a delimited table")),
+     _DAMAGED_GZIP.format(file=r"truncated\.csv\.gz", kind="a delimited table")),
     ("csv", "corrupt.csv.gz", _gz(GOOD_CSV * 40, flip=True), ValueError,
-     _DAMAGED.format(file=r"corrupt\.csv\.gz", kind="a delimited table")),
-    ("csv", "plain.csv.gz", GOOD_CSV, ValueError, r"plain\.csv\.gz' as a delimited table: Not a gzipped file"),
+     _DAMAGED_GZIP.format(file=r"corrupt\.csv\.gz", kind="a delimited table")),
+    ("csv", "binary.csv.gz", b"\x00\x01\x02 not gzip", ValueError,
+     r"binary\.csv\.gz' as a delimited table: its name says gzip but it does not start with the gzip header"),
     ("tsv", "empty.tsv", "", ValueError, r"empty\.tsv' is empty"),
     ("tsv", "truncated.tsv.gz", _gz(GOOD_CSV.replace(",", "\t") * 40, cut=True), ValueError,
-     _DAMAGED.format(file=r"truncated\.tsv\.gz", kind="a delimited table")),
+     _DAMAGED_GZIP.format(file=r"truncated\.tsv\.gz", kind="a delimited table")),
     ("tsv", "latin1.tsv", "id\ta\ns\xe9\t1\n".encode("latin-1"), ValueError, r"latin1\.tsv' is not UTF-8 text .*`iconv"),
     ("parquet", "empty.parquet", "", ValueError, _DAMAGED.format(file=r"empty\.parquet", kind="a Parquet file")),
     ("parquet", "garbage.parquet", "not parquet at all", ValueError, _DAMAGED.format(file=r"garbage\.parquet", kind="a Parquet file")),
@@ -629,7 +631,7 @@ READER_ERRORS = [
     ("mtx", "empty.mtx", "", ValueError, _DAMAGED.format(file=r"empty\.mtx", kind="a Matrix Market file")),
     ("mtx", "garbage.mtx", "hello\n", ValueError, r"garbage\.mtx' as a Matrix Market file: .*Missing banner"),
     ("mtx", "truncated.mtx.gz", _gz("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 2\n3 3 3\n" * 30, cut=True),
-     ValueError, _DAMAGED.format(file=r"truncated\.mtx\.gz", kind="a Matrix Market file")),
+     ValueError, _DAMAGED_GZIP.format(file=r"truncated\.mtx\.gz", kind="a Matrix Market file")),
     ("h5ad", "empty.h5ad", "", ValueError, _DAMAGED.format(file=r"empty\.h5ad", kind=r"an AnnData \.h5ad file")),
     ("h5ad", "truncated.h5ad", lambda tmp: _h5ad_bytes(tmp)[:3000], ValueError,
      _DAMAGED.format(file=r"truncated\.h5ad", kind=r"an AnnData \.h5ad file")),

@@ -128,8 +128,9 @@ def test_truncated_gzip_of_a_valid_file_is_an_error(folder, reader):
 # valid files and their independent parse
 # --------------------------------------------------------------------------------------------
 
-# identifiers: any unicode but the separators of the format, so also NUL, quotes and emoji
-_ID_CHARS = st.characters(codec="utf-8", exclude_characters=" \t\r\n|:,;\"'")
+# identifiers: any unicode but the separators of the format and NUL (refused in text), so also
+# quotes, other control characters and emoji
+_ID_CHARS = st.characters(codec="utf-8", exclude_characters=" \t\r\n|:,;\"'\x00")
 ids = st.text(_ID_CHARS, min_size=1, max_size=12)
 
 

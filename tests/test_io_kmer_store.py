@@ -208,7 +208,7 @@ def test_multi_gigabyte_kmer_file_in_bounded_memory(tmp_path):
 def test_streamed_names_are_checked(tmp_path):
     src = tmp_path / "a.kmers"
     src.write_bytes(b"ACGT | s1:1\nAC\x00GT | s1:2\n")
-    with pytest.raises(ValueError, match=r"line 2 of .*a.kmers' holds a NUL byte"):
+    with pytest.raises(ValueError, match=r"a.kmers', line 2: the line holds a NUL byte"):
         convert_kmers(src, tmp_path / f"a{SUFFIX}", chunk_bytes=1)
     src.write_bytes(b"ACGT | s1:1\nAC\xffGT | s1:2\n")
     with pytest.raises(ValueError, match=r"k-mer b'AC\\xffGT' in .*a.kmers', line 2 is not UTF-8"):

@@ -290,17 +290,21 @@ def test_damaged_compressed_files(tmp_path, frame):
     with pytest.raises(ValueError) as err:
         read(truncated)
     assert str(err.value) == (
-        f"Cannot read {q(truncated)} as a delimited table: Compressed file ended before the "
-        "end-of-stream marker was reached. The file is damaged (truncated or corrupt) or is not in "
-        "this format; check it, or pass format= to choose another reader."
+        f"Cannot read {q(truncated)} as a delimited table: it is truncated: its gzip data end before "
+        "the end-of-stream marker. The file is damaged or incomplete (an interrupted copy or "
+        "download): re-create it or fetch it again (`gzip -t FILE` checks it)."
     )
-    not_gzip = tmp_path / "plain.csv.gz"
-    not_gzip.write_text("id,a\ns1,1\n")
-    with pytest.raises(ValueError, match=r"Cannot read .* as a delimited table: Not a gzipped file"):
+    plain_named_gzip = tmp_path / "plain.csv.gz"  # the compression is told from the first bytes
+    plain_named_gzip.write_text("id,a\ns1,1\n")
+    check(read(plain_named_gzip), [[1]], ["s1"], ["a"])
+    not_gzip = tmp_path / "binary.csv.gz"
+    not_gzip.write_bytes(b"\x00\x01\x02id,a\n")
+    with pytest.raises(ValueError, match=r"Cannot read .*binary.csv.gz' as a delimited table: its name says gzip "
+                       r"but it does not start with the gzip header\. .*`gzip -t FILE` checks it"):
         read(not_gzip)
     bad_bz2 = tmp_path / "bad.csv.bz2"
     bad_bz2.write_bytes(bz2.compress(b"id,a\ns1,1\n" * 100)[:-8])
-    with pytest.raises(ValueError, match=r"Cannot read .*bad.csv.bz2' as a delimited table"):
+    with pytest.raises(ValueError, match=r"Cannot read .*bad.csv.bz2' as a delimited table: it is truncated"):
         read(bad_bz2)
 
 
@@ -310,7 +314,7 @@ def test_truncated_zstandard_file(tmp_path):
     for cut in (1, 3, len(whole) // 2):
         path = tmp_path / f"cut{cut}.csv.zst"
         path.write_bytes(whole[:-cut])
-        with pytest.raises(ValueError, match=r"Compressed file ended before the end-of-stream marker"):
+        with pytest.raises(ValueError, match=r"its zstd data end before the end-of-stream marker"):
             read(path)
     two_frames = tmp_path / "frames.csv.zst"
     two_frames.write_bytes(whole + zstandard.ZstdCompressor().compress(b"s3,3\n"))
@@ -319,7 +323,7 @@ def test_truncated_zstandard_file(tmp_path):
 
 def test_missing_zstandard_is_an_actionable_import_error(tmp_path, monkeypatch):
     path = tmp_path / "t.csv.zst"
-    path.write_bytes(b"whatever")
+    path.write_bytes(b"\x28\xb5\x2f\xfd whatever")  # the zstd magic bytes
     monkeypatch.setitem(sys.modules, "zstandard", None)
     with pytest.raises(ImportError, match=r"needs the 'zstandard' package.*pip install 'genosift\[io\]'"):
         read(path)

@@ -7,7 +7,9 @@ the samples holding it with their counts, separated by spaces or tabs::
 
 Files may be plain text or compressed with gzip (single or multi-member, e.g. bgzip), bzip2 or
 xz; zstd needs the ``zstandard`` package. The compression is told from the file's first bytes,
-never from its name.
+never from its name, and decompression runs with bounded memory (:mod:`genosift.io.compression`).
+A UTF-8 byte-order mark at the start is skipped; CRLF line endings are read; a NUL byte, CR-only
+line endings and a line longer than 64 MiB are errors naming the file and the line.
 
 Parsing runs in a compiled kernel over blocks of the decompressed bytes (a line cut by a block
 edge is carried over to the next block), so the text of a large file is never held in memory at
@@ -17,11 +19,9 @@ reading, plus the CSR result (12 bytes per count), plus a few blocks of text.
 """
 from __future__ import annotations
 
-import bz2
-import lzma
 import os
+import re
 import warnings
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -31,12 +31,14 @@ from numba import njit
 from .._validation import _names_list, param_error
 from ..engine import read_ahead
 from . import Dataset, register_reader
+from .compression import MAX_LINE_BYTES, DamagedFile, LineTooLong, decompressed
 
 __all__ = ["read_kmers", "BLOCK_SIZE"]
 
-#: Bytes of (decompressed) text parsed per kernel call; a line longer than this is still read whole.
+#: Bytes of (decompressed) text parsed per kernel call; a line longer than this is still read
+#: whole, up to ``compression.MAX_LINE_BYTES`` (64 MiB) or the block size if that is larger.
 BLOCK_SIZE = 1 << 24
-_READ_SIZE = 1 << 20  # compressed bytes read at a time
+_BOM = b"\xef\xbb\xbf"
 _MAX_EXACT = 2**53  # the largest count float64 holds exactly (with all smaller integers)
 
 _JIT = dict(nogil=True, cache=True)
@@ -326,102 +328,24 @@ class _Table:
         return text.split("\n")[:-1]
 
 
-class _StreamError(Exception):
-    """The compressed data could not be read (message completed by the driver)."""
-
-
-_MAGIC = {"gzip": b"\x1f\x8b", "bzip2": b"BZh", "xz": b"\xfd7zXZ\x00", "zstd": b"\x28\xb5\x2f\xfd"}
-
-
-def _compression(path):
-    """``'gzip'``, ``'bzip2'``, ``'xz'``, ``'zstd'`` or ``None`` (plain), from the first bytes."""
-    with open(path, "rb") as fh:
-        head = fh.read(6)
-    for kind, magic in _MAGIC.items():
-        if head.startswith(magic):
-            return kind
-    return None
-
-
-def _decompressor(kind):
-    if kind == "gzip":
-        return zlib.decompressobj(wbits=31)
-    if kind == "bzip2":
-        return bz2.BZ2Decompressor()
-    if kind == "xz":
-        return lzma.LZMADecompressor()
-    try:
-        import zstandard
-    except ImportError as exc:
-        raise ImportError(
-            "Reading zstd-compressed files needs the 'zstandard' package: pip install genosift[io] "
-            "(or pip install zstandard), or decompress the file first with `zstd -d`."
-        ) from exc
-    return zstandard.ZstdDecompressor().decompressobj()
-
-
-def _decompressed(fh, kind):
-    """Decompressed pieces of an open file; concatenated members/streams are read in turn."""
-    d = None
-    comp = b""
-    while True:
-        if not comp:
-            comp = fh.read(_READ_SIZE)
-            if not comp:
-                break
-        if d is None:  # at the start of a member: skip zero padding, then expect the magic bytes
-            if kind in ("gzip", "xz"):
-                comp = comp.lstrip(b"\x00")
-            magic = _MAGIC[kind]
-            if len(comp) < len(magic):
-                more = fh.read(_READ_SIZE)
-                if more:
-                    comp += more
-                    continue
-                if not comp:
-                    break
-            if kind != "zstd" and not comp.startswith(magic):
-                raise _StreamError(f"it has trailing bytes after its {kind} data that are not {kind}")
-            d = _decompressor(kind)
-        try:
-            out = d.decompress(comp)
-        except Exception as exc:  # zlib.error, OSError, LZMAError, zstandard.ZstdError
-            raise _StreamError(f"its {kind} data are corrupt ({exc})") from exc
-        if out:
-            yield out
-        if d.eof:
-            comp = d.unused_data
-            d = None
-        else:
-            comp = b""
-    if d is not None:
-        raise _StreamError(f"it is truncated: its {kind} data end before the end-of-stream marker")
-
-
-def _plain(fh, block_size):
-    while data := fh.read(block_size):
-        yield data
-
-
 def _pieces(path, block_size):
-    """The file's (decompressed) bytes in pieces of at most ``block_size``, read ahead by a thread."""
-    kind = _compression(path)
-    with open(path, "rb") as fh:
-        source = read_ahead(_plain(fh, block_size) if kind is None else _decompressed(fh, kind), 2,
-                            name="genosift-decompress")
-        try:
-            for out in source:
-                if len(out) <= block_size:
-                    yield out
-                else:
-                    for i in range(0, len(out), block_size):
-                        yield out[i : i + block_size]
-        finally:
-            source.close()  # stops the thread before the file is closed
-
-
-def _check_tool(kind):
-    return {"gzip": "gzip -t", "bzip2": "bzip2 -t", "xz": "xz -t", "zstd": "zstd -t"}[kind]
+    """The file's (decompressed) bytes in pieces of at most ``block_size``, read ahead by a thread;
+    a UTF-8 byte-order mark at its start is dropped."""
+    source = read_ahead(decompressed(path, max(block_size, 1 << 16)), 2, name="genosift-decompress")
+    try:
+        first = True
+        for out in source:
+            if first:
+                first = False
+                if out.startswith(_BOM):
+                    out = out[len(_BOM) :]
+            if len(out) <= block_size:
+                yield out
+            else:
+                for i in range(0, len(out), block_size):
+                    yield out[i : i + block_size]
+    finally:
+        source.close()  # stops the thread before the file is closed
 
 
 class _Reader:
@@ -448,31 +372,37 @@ class _Reader:
         st[_LINE] = 0
         self.paths.append(path)
         self.lines_in_file = 0
-        tail = b""
+        limit = max(MAX_LINE_BYTES, self.block_size)
+        tail, tail_size = [], 0  # the start of a line cut by a block edge, in pieces (no copies)
         pieces = _pieces(path, self.block_size)
         try:
             for piece in pieces:
+                nul = piece.find(b"\x00")
+                if nul >= 0:
+                    raise self._nul_error(piece, nul)
                 start = 0
                 if tail:
                     first = piece.find(b"\n")
                     if first < 0:
-                        tail += piece
+                        tail.append(piece)
+                        tail_size += len(piece)
+                        if tail_size > limit:
+                            raise LineTooLong(path, st[_LINE] + 1, limit, any(b"\r" in t for t in tail))
                         continue
-                    self._run(np.frombuffer(tail + piece[: first + 1], np.uint8))
+                    tail.append(piece[: first + 1])
+                    self._run(np.frombuffer(b"".join(tail), np.uint8))
                     start = first + 1
                 cut = piece.rfind(b"\n") + 1
                 if cut > start:
                     self._run(np.frombuffer(piece, np.uint8, count=cut - start, offset=start))
-                tail = piece[max(cut, start) :]
+                rest = piece[max(cut, start) :]
+                tail, tail_size = ([rest], len(rest)) if rest else ([], 0)
+                if tail_size > limit:
+                    raise LineTooLong(path, st[_LINE] + 1, limit, b"\r" in rest)
             if tail:
-                self._run(np.frombuffer(tail, np.uint8))
-        except _StreamError as exc:
-            kind = _compression(path)
-            raise ValueError(
-                f"Cannot read {str(path)!r}: {exc} (found after line {st[_LINE]} of its text). "
-                f"The file is damaged or incomplete (an interrupted copy or download): re-create it "
-                f"or fetch it again (`{_check_tool(kind)} FILE` checks it)."
-            ) from None
+                self._run(np.frombuffer(b"".join(tail), np.uint8))
+        except DamagedFile as exc:
+            raise DamagedFile(path, exc.kind, exc.reason, f" (found after line {st[_LINE]} of its text)") from None
         finally:
             pieces.close()
         if self.lines_in_file == 0:
@@ -519,12 +449,21 @@ class _Reader:
             else:
                 self.on_block(*block)
 
+    def _nul_error(self, piece, at):
+        line = int(self.st[_LINE]) + 1 + piece.count(b"\n", 0, at)
+        return ValueError(
+            f"{str(self.paths[-1])!r}, line {line}: the line holds a NUL byte (\\x00), which k-mer "
+            "text never holds: the file is damaged or binary. Check that this is the right file, "
+            "or re-create it."
+        )
+
     def _line_error(self, code, buf, pos):
         st = self.st
         where = f"{str(self.paths[-1])!r}, line {st[_LINE] + 1}"
-        stop = pos
-        while stop < buf.size and buf[stop] != 10:
-            stop += 1
+        rest = buf[pos:].tobytes()
+        stop = rest.find(b"\n")
+        line = rest if stop < 0 else rest[:stop]
+        stop = pos + len(line)
         text = _show(buf[pos:stop], 80)
         token = _show(buf[st[_ERR0] : st[_ERR1]], 60)
         form = "Each line must be 'KMER | SAMPLE:COUNT SAMPLE:COUNT ...' (a k-mer in no sample: 'KMER |')"
@@ -563,6 +502,11 @@ class _Reader:
                     f"sample {sample} is listed twice for the same k-mer in {text}. List each "
                     "sample once per line, with its total count."
                 )
+        if re.search(rb"\r[^\r\n]", line):
+            msg += (
+                " The file uses CR (old Mac) line endings, so its lines run together: convert them "
+                "to LF first, e.g. with `tr '\\r' '\\n' < FILE > FILE.kmers`."
+            )
         return ValueError(f"{where}: {msg}")
 
     def dataset(self, samples, dtype, overlap):
@@ -766,8 +710,10 @@ def read_kmers(paths, *, samples=None, dtype=np.float64, overlap="sum", block_si
     - A k-mer on two lines of one file is an error naming both lines (a joined file: pass its
       parts as separate files instead). A sample listed twice on one line is an error.
     - Malformed lines (no ``|``, an entry without ``:``, a count that is not a non-negative
-      integer) and damaged or truncated compressed files raise ``ValueError`` naming the file and
-      the line.
+      integer, a NUL byte, CR-only line endings), a line longer than 64 MiB (or ``block_size``
+      if larger), and damaged or truncated compressed files (bytes after the last stream
+      included) raise ``ValueError`` naming the file and the line. A UTF-8 byte-order mark at
+      the start of a file is skipped.
 
     Examples
     --------

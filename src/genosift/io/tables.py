@@ -9,8 +9,9 @@ all of them:
   ``.npz``, ``.mtx``, ``.h5ad``) keep the numeric type they were saved with, so a large int8
   genotype matrix is not blown up eight-fold; later steps accumulate in float64 whatever the
   input type. Sparse data stay sparse (CSR), never densified.
-- Files whose name ends in ``.gz``, ``.bz2``, ``.xz`` or ``.zst`` are decompressed on the fly
-  (``.zst`` needs the ``zstandard`` package).
+- Text files compressed with gzip, bzip2, xz or zstd are decompressed on the fly, with bounded
+  memory (``.zst`` needs the ``zstandard`` package); the compression is told from the first
+  bytes (see :mod:`genosift.io.compression`). A line longer than 64 MiB is an error.
 - A damaged file (corrupt or truncated compressed stream, not the format its name says) raises a
   ``ValueError`` naming the file and the problem.
 
@@ -30,9 +31,7 @@ array([[1.5, 0. ],
 """
 from __future__ import annotations
 
-import bz2
 import csv
-import gzip
 import io
 import lzma
 import warnings
@@ -49,6 +48,7 @@ import scipy.sparse as sp
 from .._messages import FixError, plain
 from .._validation import _names_list, default_feature_names
 from . import Dataset, register_reader
+from .compression import MAX_LINE_BYTES, DamagedFile, LineTooLong, open_binary, open_text, suffix_compression
 
 __all__ = ["read_csv", "read_tsv", "read_parquet", "read_npy", "read_npz", "read_mtx", "read_h5ad"]
 
@@ -60,14 +60,6 @@ _EXACT_FLOATS = {"float_precision": "round_trip"} if int(pd.__version__.split(".
 
 # ---------------------------------------------------------------------------------------------
 # files, compression and error wrapping
-
-
-def _compression(path):
-    name = Path(path).name.lower()
-    for suffix, kind in ((".gz", "gzip"), (".bz2", "bz2"), (".xz", "xz"), (".zst", "zstd")):
-        if name.endswith(suffix):
-            return kind
-    return None
 
 
 def _optional(module, package, purpose):
@@ -84,18 +76,8 @@ def _optional(module, package, purpose):
 
 
 def _open_binary(path):
-    """``path`` opened for reading bytes, decompressed according to its suffix."""
-    kind = _compression(path)
-    if kind == "gzip":
-        return gzip.open(path, "rb")
-    if kind == "bz2":
-        return bz2.open(path, "rb")
-    if kind == "xz":
-        return lzma.open(path, "rb")
-    if kind == "zstd":
-        zstandard = _optional("zstandard", "zstandard", f"the Zstandard-compressed file {str(path)!r}")
-        return io.BufferedReader(_ZstdStream(open(path, "rb"), zstandard), 1 << 20)
-    return open(path, "rb")
+    """``path`` opened for reading bytes, decompressed with bounded memory, lines bounded."""
+    return open_binary(path, max_line=MAX_LINE_BYTES)
 
 
 class _NulGuard(io.RawIOBase):
@@ -123,50 +105,8 @@ class _NulByte(ValueError):
                          "or binary. Check that this is the right file, or re-create it.")
 
 
-class _ZstdStream(io.RawIOBase):
-    """Decompressed bytes of a Zstandard file, one frame after another.
-
-    ``zstandard.open`` ends quietly at the end of a truncated file; this stream raises
-    ``EOFError`` instead when the last frame is incomplete.
-    """
-
-    def __init__(self, raw, zstandard):
-        self._raw = raw
-        self._zstandard = zstandard
-        self._frame = None
-        self._out = memoryview(b"")
-
-    def readable(self):
-        return True
-
-    def readinto(self, buffer):
-        while not len(self._out):
-            chunk = self._raw.read(1 << 20)
-            if not chunk:
-                if self._frame is not None and not self._frame.eof:
-                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
-                return 0
-            parts = []
-            while chunk:
-                if self._frame is None or self._frame.eof:
-                    self._frame = self._zstandard.ZstdDecompressor().decompressobj()
-                parts.append(self._frame.decompress(chunk))
-                chunk = self._frame.unused_data if self._frame.eof else b""
-            self._out = memoryview(b"".join(parts))
-        count = min(len(buffer), len(self._out))
-        buffer[:count] = self._out[:count]
-        self._out = self._out[count:]
-        return count
-
-    def close(self):
-        self._raw.close()
-        super().close()
-
-
 def _open_text(path):
-    # utf-8-sig drops the byte-order mark that spreadsheet programs put at the start of a CSV;
-    # newline="" lets the csv module see quoted line breaks as pandas does.
-    return io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig", newline="")
+    return open_text(path)
 
 
 def _damage_errors():
@@ -194,8 +134,10 @@ def _file_errors(path, kind, *, broad=False):
     try:
         yield
     except (FileNotFoundError, IsADirectoryError, PermissionError, ImportError, MemoryError, _ObjectsRefused,
-            _NulByte):
+            _NulByte, LineTooLong):
         raise
+    except DamagedFile as exc:
+        raise DamagedFile(exc.path, exc.kind, exc.reason, reader=kind) from None
     except UnicodeDecodeError as exc:
         raise ValueError(
             f"{str(path)!r} is not UTF-8 text (it holds the byte "
@@ -272,8 +214,7 @@ def _sidecar(path, suffix, kind):
     """``<stem>.<kind>.txt`` beside ``path``, where ``stem`` is the name without ``suffix`` (and
     any compression suffix); ``None`` when there is no such file."""
     name = Path(path).name
-    comp = _compression(name)
-    if comp:
+    if suffix_compression(name):
         name = name[: name.rindex(".")]
     if name.lower().endswith(suffix):
         name = name[: -len(suffix)]
