@@ -52,6 +52,8 @@ def files(tmp_path):
     f["unknown"].write_text("id,f1\n")
     f["damaged"] = tmp_path / "d.csv.gz"
     f["damaged"].write_bytes(b"\x1f\x8b\x08\x00garbage that is not deflate")
+    f["bad_parquet"] = tmp_path / "d.parquet"
+    f["bad_parquet"].write_bytes(b"PAR1 this footer is missing")
     f["npy"] = tmp_path / "x.npy"
     np.save(f["npy"], np.zeros((3, 2)))
     f["bad_store"] = tmp_path / "bad.gs.h5ad"
@@ -101,7 +103,8 @@ BAD = {
     "unknown suffix": (["score", "{unknown}", "--target", "label"], 1, ["or pass --format one of"]),
     "unknown format": (["score", "{csv}", "--format", "xlsx", "--target", "label"], 1,
                        ["The --format option must be one of"]),
-    "damaged file": (["score", "{damaged}", "--target", "label"], 1, ["is damaged", "pass --format to choose"]),
+    "damaged gzip": (["score", "{damaged}", "--target", "label"], 1, ["damaged or incomplete", "`gzip -t FILE`"]),
+    "damaged parquet": (["score", "{bad_parquet}", "--target", "label"], 1, ["is damaged", "pass --format to choose"]),
     "convert meta of a table": (["convert", "{csv}", "--meta", "{meta}", "--id", "sample"], 2, ["--keep"]),
 }
 
