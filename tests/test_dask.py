@@ -407,3 +407,22 @@ def test_cli_scheduler_writes_the_same_ranking(client, stores, tmp_path, capsys)
     assert "--scheduler scores a store (.gs.h5ad)" in capsys.readouterr().err
     assert main([*args, "-o", str(tmp_path / "bad.tsv"), "--scheduler", "local:0"]) == 1
     assert "'local' or 'local:N' with N >= 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("part", ["rows", "columns"])
+def test_workers_refuse_a_crafted_store(client, stores, tmp_path, part):
+    """Each worker checks the index structure it reads before any kernel sees it."""
+    import h5py
+
+    from test_hostile_sparse import _crafted
+
+    X, obs, paths = stores
+    path = tmp_path / f"bad-{part}.gs.h5ad"
+    path.write_bytes(paths["copy"].read_bytes())
+    key, minor = ("X", X.shape[1]) if part == "rows" else ("var/_genosift_columns", X.shape[0])
+    with h5py.File(path, "r+") as f:
+        indptr, indices = _crafted(f[key]["indptr"][()], f[key]["indices"][()], "index too high", minor)
+        f[key]["indices"][...] = indices
+    method = "fisher" if part == "rows" else "auc"
+    with pytest.raises(ValueError, match=rf"Cannot read '.*bad-{part}\.gs\.h5ad' as a store: the index"):
+        score_store(path, "y", method=method, scheduler=client, chunk_bytes=4000)

@@ -1,42 +1,125 @@
-"""Structural checks for compressed sparse arrays read from untrusted files."""
+"""Structural checks of compressed sparse arrays, before any compiled code indexes with them.
+
+scipy's constructors check the lengths of ``indptr``, ``indices`` and ``data`` but not the values
+of the indices, and a C or numba kernel that follows an index past the end of an array crashes the
+process or reads other memory. Every sparse matrix that comes from a file or from a caller passes
+here first: one pass over the index arrays, without temporaries.
+"""
+from __future__ import annotations
+
 import numpy as np
+import scipy.sparse as sp
 
-__all__ = ["check_sparse_structure"]
+from numba import njit
+
+__all__ = ["check_sparse_matrix", "check_sparse_structure"]
+
+_FAULTS = {
+    1: "its index pointer decreases after position {at}",
+    2: "its index pointer passes the end of the indices at position {at}",
+    3: "the index {value} at position {at} is outside 0..{last}",
+    4: "the index {value} at position {at} is not greater than the one before it in its row or column "
+       "(indices must be sorted and unique)",
+}
 
 
-def _fail(path, fmt, what):
+@njit(nogil=True, cache=True)
+def _first_fault(indptr, indices, n_minor, strictly_increasing):
+    """``(code, position)`` of the first fault of a CSR/CSC structure, ``(0, 0)`` if none."""
+    n = indptr.shape[0] - 1
+    size = indices.shape[0]
+    for r in range(n):
+        a = indptr[r]
+        b = indptr[r + 1]
+        if b < a:
+            return 1, r
+        if b > size:
+            return 2, r + 1
+        last = -1
+        for k in range(a, b):
+            j = indices[k]
+            if j < 0 or j >= n_minor:
+                return 3, k
+            if strictly_increasing and j <= last:
+                return 4, k
+            last = j
+    return 0, 0
+
+
+def _fail(what, path, fmt):
+    if path is None:
+        raise ValueError(
+            f"X is not a valid sparse matrix: {what}. Its index arrays were changed or built by hand; "
+            "build it again from valid indices (X.check_format(full_check=True) shows the fault)."
+        )
     raise ValueError(
-        f"Cannot read {str(path)!r} as {fmt}: {what}. The file is damaged or was not "
-        "written by a compatible tool; write it again from the source data.")
+        f"Cannot read {str(path)!r} as {fmt}: {what}. The file is damaged or was not written by a "
+        "compatible tool; write it again from the source data."
+    )
 
 
-def check_sparse_structure(indptr, indices, n_major, n_minor, *, nnz=None,
-                           path="<memory>", fmt="a sparse matrix"):
-    """Raise ValueError unless (indptr, indices) form a valid CSR/CSC structure.
+def check_sparse_structure(indptr, indices, n_major, n_minor, *, nnz=None, sorted_indices=False,
+                           path=None, fmt="a sparse matrix"):
+    """Raise ``ValueError`` unless ``(indptr, indices)`` are a valid CSR (or CSC) structure.
 
-    One vectorised pass over indptr and indices; no loop over entries.
+    Parameters
+    ----------
+    indptr, indices : 1-D integer arrays
+        Row pointers (column pointers for CSC), starting at 0, and the column (row) indices.
+    n_major, n_minor : int
+        Rows and columns for CSR (columns and rows for CSC).
+    nnz : int, optional
+        The number of stored values, when it is known apart from ``indices`` (``len(data)``).
+    sorted_indices : bool, default False
+        Also require strictly increasing indices within each row (a claimed canonical format).
+    path, fmt : optional
+        The file the arrays were read from and what it was read as, for the message; without a
+        path the message speaks of ``X``, the caller's own matrix.
     """
-    indptr = np.asarray(indptr)
-    indices = np.asarray(indices)
+    indptr, indices = np.asarray(indptr), np.asarray(indices)
+    for name, a in (("index pointer", indptr), ("indices", indices)):
+        if a.ndim != 1 or (a.size and a.dtype.kind not in "iu"):
+            _fail(f"its {name} is not a 1-D integer array (dtype {a.dtype}, {a.ndim} dimension(s))", path, fmt)
     if n_major < 0 or n_minor < 0:
-        _fail(path, fmt, f"negative shape ({n_major}, {n_minor})")
-    if indptr.ndim != 1 or indptr.shape[0] != n_major + 1:
-        _fail(path, fmt, f"index pointer has {indptr.size} entries, expected {n_major + 1}")
-    if n_major + 1 and indptr[0] != 0:
-        _fail(path, fmt, f"index pointer starts at {int(indptr[0])}, expected 0")
-    if n_major:
-        bad = np.flatnonzero(np.diff(indptr) < 0)
-        if bad.size:
-            _fail(path, fmt, f"index pointer decreases at position {int(bad[0]) + 1}")
-    n = indices.shape[0] if indices.ndim == 1 else -1
-    if nnz is not None and nnz != n:
-        _fail(path, fmt, f"{nnz} stored values but {n} indices")
-    if int(indptr[-1]) != n:
-        _fail(path, fmt, f"index pointer ends at {int(indptr[-1])} but there are {n} indices")
-    if n:
-        if indices.dtype.kind not in "iu":
-            _fail(path, fmt, f"indices have non-integer type {indices.dtype}")
-        lo, hi = indices.min(), indices.max()
-        if lo < 0 or hi >= n_minor:
-            pos = int(np.flatnonzero((indices < 0) | (indices >= n_minor))[0])
-            _fail(path, fmt, f"index {int(indices[pos])} at position {pos} is outside 0..{n_minor - 1}")
+        _fail(f"its shape ({n_major}, {n_minor}) is negative", path, fmt)
+    if indptr.size != n_major + 1:
+        _fail(f"its index pointer has {indptr.size} entries for {n_major} rows or columns "
+              f"(it needs {n_major + 1})", path, fmt)
+    if int(indptr[0]) != 0:
+        _fail(f"its index pointer starts at {int(indptr[0])}, not 0", path, fmt)
+    if nnz is not None and nnz != indices.size:
+        _fail(f"it has {nnz} stored values but {indices.size} indices", path, fmt)
+    code, at = _first_fault(indptr, indices, n_minor, sorted_indices)
+    if code == 0 and int(indptr[-1]) != indices.size:
+        _fail(f"its index pointer ends at {int(indptr[-1])} but it has {indices.size} indices", path, fmt)
+    if code:
+        value = int(indices[at]) if code >= 3 else None
+        _fail(_FAULTS[code].format(at=at, value=value, last=n_minor - 1), path, fmt)
+
+
+def check_sparse_matrix(M, *, path=None, fmt="a sparse matrix"):
+    """Check the index structure of a scipy.sparse matrix or array (CSR, CSC, BSR or COO).
+
+    Other formats (DOK, LIL, DIA) hold no index arrays a kernel could follow and pass as they are.
+    Returns ``M``.
+    """
+    fmt_name = M.format
+    n, p = M.shape
+    if fmt_name in ("csr", "csc"):
+        major, minor = (n, p) if fmt_name == "csr" else (p, n)
+        check_sparse_structure(M.indptr, M.indices, major, minor, nnz=M.data.shape[0], path=path, fmt=fmt)
+    elif fmt_name == "bsr":
+        r, c = M.blocksize
+        check_sparse_structure(M.indptr, M.indices, n // r, p // c, nnz=M.data.shape[0], path=path, fmt=fmt)
+    elif fmt_name == "coo":
+        coords = M.coords if hasattr(M, "coords") else (M.row, M.col)
+        for axis, (idx, size) in enumerate(zip(coords, M.shape)):
+            if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= size):
+                bad = int(np.flatnonzero((idx < 0) | (idx >= size))[0])
+                _fail(f"the {'row' if axis == 0 else 'column'} index {int(idx[bad])} at position {bad} is "
+                      f"outside 0..{size - 1}", path, fmt)
+        if any(idx.size != M.data.shape[0] for idx in coords):
+            _fail(f"it has {M.data.shape[0]} stored values but {[int(i.size) for i in coords]} indices", path, fmt)
+    elif not sp.issparse(M):
+        raise TypeError(f"check_sparse_matrix needs a scipy.sparse matrix, not {type(M).__name__}.")
+    return M

@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._messages import plain
+from ._sparse_check import check_sparse_matrix
 
 
 def param_error(param, owner, expected, got):
@@ -116,7 +117,7 @@ def _as_dense(X):
 def _as_csr(X):
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D sparse matrix. Got {X.ndim} dimension(s).")
-    M = X.tocsr()
+    M = check_sparse_matrix(X).tocsr()
     if M.dtype.kind == "b":
         M = M.astype(np.uint8)
     elif M.dtype.kind not in "iuf":

@@ -421,7 +421,7 @@ class _StoreOnWorker:
         A sparse store without its column copy is read whole for each block (slow: write the
         store with ``column_copy=True`` to score whole-column methods on a cluster).
         """
-        from .io.store import _index_dtype, _Reader
+        from .io.store import _Reader
 
         store = self.open()
         if store.sparse and not store.has_column_copy:
@@ -430,15 +430,9 @@ class _StoreOnWorker:
         try:
             if not store.sparse:
                 return reader.h5["X"][:, j0:j1]
-            ptr = store._cptr.read(reader, j0, j1 + 1, np.int64)
-            lo, hi = int(ptr[0]), int(ptr[-1])
-            itype = _index_dtype(max(hi - lo, store.shape[0]))
-            block = sp.csc_matrix((store._cdata.read(reader, lo, hi), store._crows.read(reader, lo, hi, itype),
-                                   (ptr - lo).astype(itype)), shape=(store.shape[0], j1 - j0), copy=False)
+            return store._column_block(reader, j0, j1)
         finally:
             reader.close()
-        block.has_canonical_format = True
-        return block
 
 
 def _store_block_scores(source, j0, j1, rows, target, method, options):

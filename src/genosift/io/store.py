@@ -63,6 +63,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from .._messages import FixError, PythonText
+from .._sparse_check import check_sparse_structure
 from .._validation import param_error
 from .. import engine
 from ..engine import block_width
@@ -542,6 +543,15 @@ class _Reader:
         os.close(self.fd)
 
 
+def _length(item):
+    """Entries of a 1-D dataset or of an AnnData encoded array group (its ``values``); None if neither."""
+    if item is None:
+        return None
+    if hasattr(item, "keys"):
+        item = item.get("values") if "values" in item else item.get("codes")
+    return int(item.shape[0]) if item is not None and item.ndim == 1 else None
+
+
 def _read_strings(ds):
     kind = ds.attrs.get("encoding-type", "string-array")
     if kind == "nullable-string-array":
@@ -668,19 +678,25 @@ class Store:
         self._canonical = bool(f.attrs.get("genosift-store", 0))
         if kind == "csr_matrix":
             self.sparse = True
-            self.shape = tuple(int(v) for v in X.attrs["shape"])
+            shape = np.asarray(X.attrs["shape"])
+            if shape.shape != (2,) or shape.dtype.kind not in "iu" or (shape < 0).any():
+                raise self._damaged(f"its shape attribute is {shape.tolist()}, not two sizes")
+            self.shape = tuple(int(v) for v in shape)
             self._data, self._indices, self._indptr = (_Vector(X[k]) for k in ("data", "indices", "indptr"))
             self.dtype = self._data.dtype.newbyteorder("=")
             self.nnz = self._data.size
             if self._indices.size != self.nnz or self._indptr.size != self.shape[0] + 1:
-                raise ValueError(
-                    f"X in {where!r} is damaged: {self._data.size} values, {self._indices.size} column "
-                    f"indices and {self._indptr.size} row pointers for {self.shape[0]} rows. Write the store again."
-                )
+                raise self._damaged(
+                    f"it holds {self._data.size} values, {self._indices.size} column indices and "
+                    f"{self._indptr.size} row pointers for {self.shape[0]} rows")
             cols = f["var"].get("_genosift_columns")
             self.has_column_copy = cols is not None
             if cols is not None:
                 self._cdata, self._crows, self._cptr = (_Vector(cols[k]) for k in ("data", "indices", "indptr"))
+                if not self._cdata.size == self._crows.size == self.nnz or self._cptr.size != self.shape[1] + 1:
+                    raise self._damaged(
+                        f"its column copy holds {self._cdata.size} values, {self._crows.size} row indices "
+                        f"and {self._cptr.size} column pointers for {self.nnz} values in {self.shape[1]} columns")
         elif kind == "array" and X.ndim == 2:
             self.sparse = False
             self.shape = tuple(int(v) for v in X.shape)
@@ -697,6 +713,20 @@ class Store:
             )
         if self.dtype.kind not in "biuf":
             raise ValueError(f"X in {where!r} has dtype {self.dtype}, which is not a real number type.")
+        for axis, group in enumerate(("obs", "var")):
+            index = f[group].get(f[group].attrs.get("_index", "_index"))
+            size = _length(index)
+            if size != self.shape[axis]:
+                raise self._damaged(
+                    f"its matrix has {self.shape[axis]} {('rows', 'columns')[axis]} but {group} names "
+                    f"{'no' if size is None else size} {('samples', 'features')[axis]}")
+
+    def _damaged(self, what):
+        """The error for a store whose structure is inconsistent (``what``: the fault)."""
+        return ValueError(
+            f"Cannot read {str(self.path)!r} as a store: {what}. The file is damaged or was not written "
+            "by a compatible tool; write it again from the source data."
+        )
 
     def __repr__(self):
         kind = "CSR" + (" + columns" if self.has_column_copy else "") if self.sparse else "dense"
@@ -769,7 +799,7 @@ class Store:
             return [(a, min(n, a + rows)) for a in range(0, n, rows)], None
         indptr = self._indptr.read(reader, 0, n + 1, np.int64)
         if indptr[0] != 0 or indptr[-1] != self.nnz or (np.diff(indptr) < 0).any():
-            raise ValueError(f"The row pointers of X in {str(self.path)!r} are damaged. Write the store again.")
+            raise self._damaged(f"its row pointers do not run from 0 to its {self.nnz} stored values in order")
         per = max(1, budget // per_entry)
         ranges, a = [], 0
         while a < n:
@@ -786,14 +816,40 @@ class Store:
             ptr = self._indptr.read(reader, a, b + 1, np.int64)
         else:
             ptr = indptr[a:b + 1]
+        return self._slice(reader, ptr, (self._data, self._indices), b - a, self.shape[1], "csr")
+
+    def _slice(self, reader, ptr, arrays, n_major, n_minor, kind):
+        """The CSR rows or CSC columns whose pointers are ``ptr``, read from ``arrays`` (values,
+        indices) and checked before anything indexes with them."""
         lo, hi = int(ptr[0]), int(ptr[-1])
-        itype = _index_dtype(max(hi - lo, self.shape[1]))
-        data = self._data.read(reader, lo, hi)
-        indices = self._indices.read(reader, lo, hi, itype)
-        M = sp.csr_matrix((data, indices, (ptr - lo).astype(itype)), shape=(b - a, self.shape[1]), copy=False)
-        if self._canonical:
+        if lo < 0 or hi > self.nnz or hi < lo:
+            raise self._damaged(f"its {'row' if kind == 'csr' else 'column'} pointers run from {lo} to {hi}, "
+                                f"outside its {self.nnz} stored values")
+        itype = _index_dtype(max(hi - lo, n_minor))
+        data = arrays[0].read(reader, lo, hi)
+        indices = arrays[1].read(reader, lo, hi, itype)
+        ptr = (ptr - lo).astype(itype)
+        canonical = self._canonical or kind == "csc"  # the column copy is written sorted
+        check_sparse_structure(ptr, indices, n_major, n_minor, nnz=data.size, sorted_indices=canonical,
+                               path=self.path, fmt="a store")
+        shape = (n_major, n_minor) if kind == "csr" else (n_minor, n_major)
+        M = (sp.csr_matrix if kind == "csr" else sp.csc_matrix)((data, indices, ptr), shape=shape, copy=False)
+        if canonical:
             M.has_canonical_format = True
         return M
+
+    def _column_pointers(self, reader):
+        """The column copy's pointers, checked to run from 0 to nnz without decreasing."""
+        colptr = self._cptr.read(reader, 0, self.shape[1] + 1, np.int64)
+        if colptr[0] != 0 or colptr[-1] != self.nnz or (np.diff(colptr) < 0).any():
+            raise self._damaged("the column pointers of its column copy do not run from 0 to its "
+                                f"{self.nnz} stored values in order")
+        return colptr
+
+    def _column_block(self, reader, j0, j1, colptr=None):
+        """CSC of the features ``j0 <= j < j1`` read from the column copy (rows sorted)."""
+        ptr = self._cptr.read(reader, j0, j1 + 1, np.int64) if colptr is None else colptr[j0:j1 + 1]
+        return self._slice(reader, ptr, (self._cdata, self._crows), j1 - j0, self.shape[0], "csc")
 
     def row_chunks(self, rows_per_chunk=None, *, chunk_bytes=None, read_ahead=True):
         """Yield the matrix in chunks of consecutive rows (all features), in order.
@@ -866,18 +922,10 @@ class Store:
                     j1 = min(p, j0 + width)
                     yield j0, j1, reader.h5["X"][:, j0:j1]
             elif self.has_column_copy:
-                colptr = self._cptr.read(reader, 0, p + 1, np.int64)
+                colptr = self._column_pointers(reader)
                 for j0 in range(0, p, width):
                     j1 = min(p, j0 + width)
-                    lo, hi = int(colptr[j0]), int(colptr[j1])
-                    itype = _index_dtype(max(hi - lo, n))
-                    block = sp.csc_matrix(
-                        (self._cdata.read(reader, lo, hi), self._crows.read(reader, lo, hi, itype),
-                         (colptr[j0:j1 + 1] - lo).astype(itype)),
-                        shape=(n, j1 - j0), copy=False,
-                    )
-                    block.has_canonical_format = True
-                    yield j0, j1, block
+                    yield j0, j1, self._column_block(reader, j0, j1, colptr)
             else:
                 yield from self._blocks_by_rows(reader, width, budget)
         finally:
@@ -993,7 +1041,7 @@ class Store:
         n = self.shape[0]
         reader = _Reader(self)
         try:
-            colptr = self._cptr.read(reader, 0, self.shape[1] + 1, np.int64)
+            colptr = self._column_pointers(reader)
             counts = colptr[wanted + 1] - colptr[wanted]
             data = np.empty(int(counts.sum()), dtype=self.dtype)
             row_idx = np.empty(data.size, dtype=_index_dtype(max(data.size, n)))
@@ -1009,6 +1057,7 @@ class Store:
             reader.close()
         indptr = np.zeros(wanted.size + 1, dtype=row_idx.dtype)
         np.cumsum(counts, out=indptr[1:])
+        check_sparse_structure(indptr, row_idx, wanted.size, n, sorted_indices=True, path=self.path, fmt="a store")
         M = sp.csc_matrix((data, row_idx, indptr), shape=(n, wanted.size), copy=False)
         M.has_canonical_format = True
         return M

@@ -46,6 +46,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .._messages import FixError, plain
+from .._sparse_check import check_sparse_matrix
 from .._validation import _names_list, default_feature_names
 from . import Dataset, register_reader
 from .compression import MAX_LINE_BYTES, DamagedFile, LineTooLong, open_binary, open_text, suffix_compression
@@ -275,8 +276,9 @@ def _numeric_dense(M, path):
     return M
 
 
-def _as_csr(M):
-    M = sp.csr_matrix(M)
+def _as_csr(M, path, fmt):
+    """``M`` as canonical CSR, its index structure checked first (``path``, ``fmt``: for the message)."""
+    M = sp.csr_matrix(check_sparse_matrix(M, path=path, fmt=fmt))
     if not M.has_canonical_format:
         M.sum_duplicates()
     return M
@@ -787,7 +789,8 @@ def read_npz(path, *, samples=None, features=None):
         )
     if M is None:
         with _file_errors(path, "a scipy.sparse .npz file", broad=True):
-            M = _as_csr(sp.load_npz(path))
+            M = sp.load_npz(path)
+        M = _as_csr(M, path, "a scipy.sparse .npz file")
         if M.dtype.kind not in "biuf":
             raise ValueError(f"{str(path)!r} holds values of type {M.dtype}, which are not real numbers.")
     else:
@@ -873,7 +876,7 @@ def read_mtx(path, *, samples=None, features=None, features_in_rows=False):
         with io.BufferedReader(_NewlineTerminated(_open_binary(path)), 1 << 20) as stream:
             M = scipy.io.mmread(stream)
     if sp.issparse(M):
-        M = _as_csr(M.T if features_in_rows else M)
+        M = _as_csr(M.T if features_in_rows else M, path, "a Matrix Market file")
     else:
         M = np.ascontiguousarray(M.T if features_in_rows else M)
     if M.dtype.kind not in "biuf":
@@ -927,7 +930,7 @@ def read_h5ad(path, *, layer=None):
             )
         M = adata.layers[layer]
     if sp.issparse(M):
-        M = _as_csr(M)
+        M = _as_csr(M, path, "an AnnData .h5ad file" + (f" (layer {layer!r})" if layer else ""))
     else:
         M = np.asarray(M)
     M = _numeric_dense(M, path) if isinstance(M, np.ndarray) else M
