@@ -78,9 +78,14 @@ def test_interrupted_convert_leaves_no_output_and_a_rerun_completes(kmers, tmp_p
     assert not out.exists()
     if sig != signal.SIGKILL:  # a clean unwind removes its temporary files (the spill is never named)
         assert "interrupted" in err and leftovers(tmp_path, "k.gs.h5ad") == []
+    else:  # nothing unwinds after SIGKILL: the next run removes the dead run's partial store
+        assert leftovers(tmp_path, "k.gs.h5ad") != []
     rerun = subprocess.run([sys.executable, "-m", "genosift", *args, "--quiet"], capture_output=True, text=True)
     assert rerun.returncode == 0, rerun.stderr
     assert "300 samples x 1000000 features" in rerun.stdout
+    assert leftovers(tmp_path, "k.gs.h5ad") == []
+    if sig == signal.SIGKILL:
+        assert "partial output(s) of" in rerun.stderr and "left by an interrupted run" in rerun.stderr
 
 
 def test_interrupted_score_writes_nothing(kmers, tmp_path):

@@ -71,7 +71,8 @@ def test_results_folder_and_predict(golub, tmp_path):
     ids = np.array([f"p{i}" for i in range(len(y))], dtype=object)
     ev = evaluate(X, y, method="welch", ks=[5, 50], cv=3, sample_ids=ids, feature_names=names, random_state=1)
     out = write_results(ev, tmp_path / "res", X=X, y=y)
-    assert sorted(p.name for p in out.iterdir()) == sorted(SPEC_FILES)
+    assert sorted(p.name for p in out.iterdir()) == sorted([*SPEC_FILES, ".genosift-results.json"])
+    assert sorted(json.loads((out / ".genosift-results.json").read_text())["files"]) == sorted(SPEC_FILES)
     run = json.loads((out / "run.json").read_text())
     assert run["best_k"] == ev.best_k and run["classes"] == ["ALL", "AML"] and run["has_pvalues"]
     oof = pd.read_csv(out / "predictions.tsv", sep="\t")

@@ -51,7 +51,7 @@ def as_matrix(X):
             )
         names = np.asarray([str(c) for c in X.columns], dtype=object)
         check_unique_names(names)
-        X = X.to_numpy(dtype=_frame_dtype(X.dtypes), na_value=np.nan)
+        X = _frame_values(X)
     if sp.issparse(X):
         M = _as_csr(X)
     else:
@@ -71,14 +71,17 @@ def _is_numeric_dtype(t):
         return getattr(t, "_is_numeric", False) or getattr(t, "kind", "") in "biuf"
 
 
-def _frame_dtype(dtypes):
-    """One numpy dtype for a numeric DataFrame: its own if all columns share it, else float64."""
-    dts = set(dtypes)
+def _frame_values(X):
+    """The values of a numeric DataFrame as one numpy array: in the columns' own dtype when they
+    all share a plain numpy integer, unsigned or float dtype (integer columns cannot hold NaN, so
+    no missing-value marker is asked for), else float64 with NaN for missing values (nullable
+    Int64 / Float64 / boolean columns with ``pd.NA``, mixed dtypes, sparse columns)."""
+    dts = set(X.dtypes)
     if len(dts) == 1:
         (t,) = dts
         if isinstance(t, np.dtype) and t.kind in "iuf":
-            return t
-    return np.float64
+            return X.to_numpy(dtype=t)
+    return X.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
 def _as_dense(X):

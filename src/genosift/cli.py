@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._files import interrupted
 from ._validation import UsageError
 from .cli_options import cli_message, read_options as _read_options
 
@@ -46,14 +47,20 @@ def _demo(args):
     frame = frame.iloc[fisher.ranking].reset_index(drop=True)
 
     out = fresh_folder(args.output)
-    write_table(frame, out / "ranking.tsv")
-    write_table(frame[frame["selected"]], out / "selected.tsv")
-    write_json(
-        {**fisher.provenance(), "fdr_method": "anova", "fdr_alpha": args.fdr,
-         "n_selected": int(selected.sum()), "data": "Golub et al. (1999) ALL/AML training set",
-         "genosift_version": __version__},
-        out / "provenance.json",
-    )
+    try:
+        write_table(frame, out / "ranking.tsv")
+        write_table(frame[frame["selected"]], out / "selected.tsv")
+        write_json(
+            {**fisher.provenance(), "fdr_method": "anova", "fdr_alpha": args.fdr,
+             "n_selected": int(selected.sum()), "data": "Golub et al. (1999) ALL/AML training set",
+             "genosift_version": __version__},
+            out / "provenance.json",
+        )
+    except BaseException:  # the folder is this run's own: no half of a demo is left
+        import shutil
+
+        shutil.rmtree(out, ignore_errors=True)
+        raise
     classes = ", ".join(f"{c}: {int((y == c).sum())}" for c in fisher.classes)
     print(f"genosift {__version__} demo: Golub ALL/AML leukemia, {X.shape[0]} samples ({classes}) x {X.shape[1]} genes")
     print(f"Fisher score ranking; {int(selected.sum())} genes pass FDR q <= {args.fdr} (ANOVA F p-values, BH)\n")
@@ -131,13 +138,13 @@ def _score(args):
     out = Path(args.output)
     sidecar = out.with_name(out.name + ".json")
     jobs.check_table_name(out)
-    jobs.check_outputs([out, sidecar], force=args.force)
+    jobs.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta))
     labelled, result, mask = _score_job(args)
     frame = result.to_frame(sort=False)
     frame["selected"] = mask
     frame = frame.iloc[result.ranking].reset_index(drop=True)
-    jobs.write_frame(frame, out)
-    jobs.write_sidecar(sidecar, _provenance(args, labelled, result, mask, started))
+    jobs.write_frame(frame, out, sidecar=sidecar, provenance=_provenance(args, labelled, result, mask, started),
+                     force=args.force)
     _summary(result, mask, labelled, started, f"{out} and {sidecar.name}")
     return 0
 
@@ -151,22 +158,28 @@ def _select(args):
     out = Path(args.output)
     sidecar = out.with_name(out.name + ".json")
     jobs.check_table_name(out)
-    jobs.check_outputs([out, sidecar], force=args.force)
+    jobs.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta))
     labelled, result, mask = _score_job(args)
     reduced = jobs.reduced_frame(labelled, mask, result.feature_names, chunk_bytes=args.chunk_bytes)
-    jobs.write_frame(reduced, out)
-    jobs.write_sidecar(sidecar, _provenance(args, labelled, result, mask, started))
+    jobs.write_frame(reduced, out, sidecar=sidecar, provenance=_provenance(args, labelled, result, mask, started),
+                     force=args.force)
     _summary(result, mask, labelled, started, f"{out} and {sidecar.name}")
     return 0
 
 
 def _convert(args):
     from .io import convert, convert_kmers, format_of, read_metadata
+    from .io.store import SUFFIX
 
     from . import jobs
 
     started = time.perf_counter()
-    jobs.check_outputs([args.output], force=args.force)  # before reading anything, in the CLI's words
+    if not Path(args.output).name.lower().endswith(".h5ad"):
+        raise UsageError(f"convert writes a store (HDF5), so its output needs the suffix {SUFFIX}: "
+                         f"{str(args.output)!r} would not be read back as one. Name it for example "
+                         f"-o {Path(args.output).name.split('.')[0] or 'data'}{SUFFIX}.")
+    # before reading anything, in the CLI's words
+    jobs.check_outputs([args.output], force=args.force, inputs=(*args.inputs, args.meta))
     if args.meta and not args.id:
         raise UsageError("--meta needs --id: the metadata column that holds the sample ids.")
     kinds = {args.format or format_of(path) for path in args.inputs}
@@ -195,12 +208,13 @@ def _convert(args):
 
 def _evaluate(args):
     from . import __version__, jobs
+    from ._files import check_output
     from .workflow import evaluate, write_results
 
     started = time.perf_counter()
     out = Path(args.output)
-    if out.exists() and not args.force:
-        raise FileExistsError(f"{str(out)!r} already exists. Pass --force to replace it, or choose another -o.")
+    inputs = (args.data, args.meta)
+    check_output(out, force=args.force, inputs=inputs, folder=True)  # before any work
     labelled = jobs.load_labelled(
         args.data, target=args.target, meta=args.meta, id_column=args.id, group_column=args.group,
         train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
@@ -222,7 +236,7 @@ def _evaluate(args):
         "inputs": {str(p): {"sha256": jobs.file_digest(p)} for p in (args.data, args.meta) if p},
         "target": args.target, "seconds": round(time.perf_counter() - started, 3),
     }
-    write_results(ev, out, X=X, y=labelled.y, provenance=provenance, overwrite=args.force)
+    write_results(ev, out, X=X, y=labelled.y, provenance=provenance, overwrite=args.force, inputs=inputs)
     best = ev.curve.set_index("k").loc[ev.best_k]
     print(f"genosift {__version__} evaluate: {ev.method} ranking, {ev.model_name} model, "
           f"{len(labelled.y)} samples x {ev.result.n_features} features, "
@@ -249,7 +263,7 @@ def _predict(args):
         raise UsageError("--meta needs --id (the sample-id column) and --target (the true labels) to compare.")
     out = Path(args.output)
     jobs.check_table_name(out)
-    jobs.check_outputs([out], force=args.force)
+    jobs.check_outputs([out], force=args.force, inputs=(args.data, args.meta, args.model))
     saved = load_model(args.model)
     in_table = args.target and not args.meta and jobs._is_table(args.data, args.format)
     # in a table, the true labels may be a column of the data table itself
@@ -275,7 +289,7 @@ def _predict(args):
         if known.any():
             hits = (frame["true"][known] == frame["predicted"][known]).mean()
             notes.append(f"accuracy on the {int(known.sum())} sample(s) with a known {args.target!r}: {hits:.3f}")
-    jobs.write_frame(frame, out)
+    jobs.write_frame(frame, out, force=args.force)
     print(f"Predicted {len(frame)} sample(s) with the {saved['model']} model on {len(saved['selected'])} "
           f"feature(s) ({saved['method']}, k = {saved['k']}).")
     for note in notes:
@@ -510,18 +524,34 @@ class _Terminated(BaseException):
     """SIGTERM, raised in the main thread so that every clean-up block runs (temporary files)."""
 
 
-def _raise_terminated(signum, frame):
-    raise _Terminated()
+def _on_signal(signum, frame):
+    """Record the signal where writers look before they publish an output, then unwind.
+
+    An exception raised in a signal handler can be lost (Python drops it when it lands in a
+    finalizer or a weak-reference callback): the recorded signal still stops every output from
+    being published, and the command still ends with the signal's exit code.
+    """
+    import signal
+
+    interrupted.append(signum)
+    raise KeyboardInterrupt() if signum == signal.SIGINT else _Terminated()
 
 
-def _sigterm_raises():
-    """Make SIGTERM unwind like Ctrl-C (only from the main thread); returns the previous handler."""
+def _signals_unwind():
+    """Make SIGINT and SIGTERM unwind (only from the main thread); returns the previous handlers."""
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         return None
-    return signal.signal(signal.SIGTERM, _raise_terminated)
+    return {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _interrupted(by_sigint):
+    name = "SIGINT" if by_sigint else "SIGTERM"
+    print(f"genosift: interrupted ({name}); outputs are written whole or not at all, so run the "
+          "command again to make them.", file=sys.stderr)
+    return 130 if by_sigint else 143
 
 
 def main(argv=None):
@@ -534,9 +564,13 @@ def main(argv=None):
     threads = getattr(args, "threads", None)
     previous_threads = engine.set_threads(threads) if threads else None
     shown = engine.set_progress(sys.stderr.isatty() and not getattr(args, "quiet", False))
-    previous_term = _sigterm_raises()
+    previous = _signals_unwind()
+    interrupted.clear()
     try:
-        return args.func(args)
+        code = args.func(args)
+        if interrupted:  # a signal whose exception was lost: the outputs were not published
+            raise KeyboardInterrupt() if interrupted[0] == signal.SIGINT else _Terminated()
+        return code
     except BrokenPipeError:  # output piped into `head` and the like: not an error
         import os
 
@@ -546,16 +580,17 @@ def main(argv=None):
         print(f"genosift {args.command}: error: {cli_message(exc)}", file=sys.stderr)
         return 2
     except (ValueError, TypeError, OSError, ImportError) as exc:  # ImportError: an optional package
+        if interrupted:  # an error caused by the interruption itself (a file closed under a reader)
+            return _interrupted(interrupted[0] == signal.SIGINT)
         print(f"genosift: error: {cli_message(exc)}", file=sys.stderr)
         return 1
     except (KeyboardInterrupt, _Terminated) as exc:
-        name = "SIGINT" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"
-        print(f"genosift: interrupted ({name}); outputs are written whole or not at all, so run the "
-              "command again to make them.", file=sys.stderr)
-        return 130 if name == "SIGINT" else 143
+        return _interrupted(isinstance(exc, KeyboardInterrupt))
     finally:  # in-process callers keep their own settings
-        if previous_term is not None:
-            signal.signal(signal.SIGTERM, previous_term)
+        interrupted.clear()
+        if previous is not None:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
         engine.set_progress(shown)
         if threads:
             engine.set_threads(previous_threads)

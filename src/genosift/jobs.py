@@ -14,7 +14,8 @@ import scipy.sparse as sp
 
 from ._messages import plain
 from ._validation import UsageError, param_error
-from .report import atomic_path, atomic_write_text
+from ._files import check_output, staged
+from .report import table_text
 
 
 class StoreRows:
@@ -242,16 +243,10 @@ def file_digest(path):
     return digest.hexdigest()
 
 
-def check_outputs(paths, *, force):
-    """Refuse to overwrite existing outputs unless ``force``; make sure their folders exist."""
+def check_outputs(paths, *, force, inputs=()):
+    """Check before any work that the outputs can be written (see ``_files.check_output``)."""
     for path in paths:
-        path = Path(path)
-        if path.exists() and not force:
-            raise FileExistsError(f"{str(path)!r} already exists. Pass --force to overwrite it, or choose another -o.")
-        if path.parent.exists() and not path.parent.is_dir():
-            raise NotADirectoryError(f"The output folder {str(path.parent)!r} is a file. Choose another -o.")
-        if not path.parent.exists():
-            raise FileNotFoundError(f"The output folder {str(path.parent)!r} does not exist. Create it first.")
+        check_output(path, force=force, inputs=inputs)
 
 
 TABLE_SUFFIXES = (".tsv", ".txt", ".tab", ".csv", ".parquet", ".pq")
@@ -264,17 +259,22 @@ def check_table_name(path):
                          "(the suffix chooses the format).")
 
 
-def write_frame(frame, path):
-    """A DataFrame as TSV / CSV (by suffix) or Parquet, written atomically."""
+def write_frame(frame, path, *, sidecar=None, provenance=None, force=True):
+    """A DataFrame as TSV / CSV (by suffix, every number exact) or Parquet, and its JSON sidecar
+    if given: published together, whole, or not at all; existing files replaced only if ``force``."""
     path = Path(path)
     check_table_name(path)
     name = path.name.lower()
-    if name.endswith((".parquet", ".pq")):
-        with atomic_path(path) as tmp:
+    paths = [path] if sidecar is None else [path, Path(sidecar)]
+    with staged(*paths, force=force) as temps:
+        tmp = temps[0] if sidecar is not None else temps
+        if name.endswith((".parquet", ".pq")):
             frame.to_parquet(tmp, index=False)
-        return
-    sep = "," if name.endswith(".csv") else "\t"
-    atomic_write_text(path, frame.to_csv(sep=sep, index=False, float_format="%.10g"))
+        else:
+            tmp.write_text(table_text(frame, "," if name.endswith(".csv") else "\t"), encoding="utf-8")
+        if sidecar is not None:
+            temps[1].write_text(json.dumps(provenance, indent=2, sort_keys=True, default=str) + "\n",
+                                encoding="utf-8")
 
 
 def reduced_frame(labelled, mask, feature_names, *, chunk_bytes=None):
@@ -297,7 +297,3 @@ def reduced_frame(labelled, mask, feature_names, *, chunk_bytes=None):
             frame.insert(1 + i, str(col), labelled.dataset.obs[col].to_numpy())
     frame.insert(1, "used_for_scoring", labelled.train)
     return frame
-
-
-def write_sidecar(path, provenance):
-    atomic_write_text(path, json.dumps(provenance, indent=2, sort_keys=True, default=str) + "\n")

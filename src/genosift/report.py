@@ -5,71 +5,29 @@ from __future__ import annotations
 import base64
 import html
 import json
-import os
-import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
+from ._files import staged, write_text
 from ._messages import FixExistsError
 
 
-def umask():
-    """This process's umask (read without changing it, which would race with other threads)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0o022
+def write_table(frame, path, *, force=True):
+    """A DataFrame as a tab-separated file, written whole or not at all; every float64 and int64
+    is written exactly (the shortest text that reads back to the same number)."""
+    write_text(path, table_text(frame, "\t"), force=force)
 
 
-@contextmanager
-def atomic_path(path):
-    """A temporary file name beside ``path``, renamed to ``path`` when the block succeeds.
-
-    A reader never sees a half-written file, and an interrupted write leaves nothing under the
-    final name. The file gets the permissions a new file gets (``0o666`` less the umask), not the
-    private ones of a temporary file.
-    """
-    path = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    except OSError as exc:  # a read-only folder, a file where the folder should be, a full disk...
-        raise type(exc)(f"Cannot write {str(path)!r}: {exc.strerror or exc} in the folder {str(path.parent)!r}. "
-                        "Choose another output path, or make that folder writable.") from None
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.chmod(tmp, 0o666 & ~umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def table_text(frame, sep):
+    """``frame`` as delimited text without its index; numbers round-trip exactly."""
+    return frame.to_csv(sep=sep, index=False)
 
 
-def atomic_write_bytes(path, data):
-    """Write ``data`` (bytes) to ``path`` atomically (see ``atomic_path``)."""
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
-
-
-def atomic_write_text(path, text):
-    """Write ``text`` to ``path`` atomically, as UTF-8 (see ``atomic_path``)."""
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def write_table(frame, path):
-    """A DataFrame as a tab-separated file, written atomically."""
-    atomic_write_text(path, frame.to_csv(sep="\t", index=False, float_format="%.10g"))
-
-
-def write_json(obj, path):
-    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+def write_json(obj, path, *, force=True):
+    write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n", force=force)
 
 
 def fresh_folder(base):
@@ -306,14 +264,17 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False):
             raise FixExistsError(f"{str(taken[0])!r} already exists. Pass {{overwrite}} to replace the figures, "
                                  "or choose another {png_dir}.", owner="make_report", overwrite=True,
                                  png_dir=FixExistsError.ANY)
+    page = _html(results, figures, missing).encode("utf-8")
     png_dir.mkdir(parents=True, exist_ok=True)
-    for f, path in zip(figures, pngs):
-        atomic_write_bytes(path, f.png)
+    with staged(*pngs, out_html, force=overwrite) as temps:  # the page and its figures together
+        temps = temps if isinstance(temps, list) else [temps]
+        for f, tmp in zip(figures, temps):
+            tmp.write_bytes(f.png)
+        temps[-1].write_bytes(page)
     for name in FIGURE_NAMES if overwrite else ():  # a figure of the report replaced that this one has not
         stale = png_dir / f"{name}.png"
         if stale not in pngs:
             stale.unlink(missing_ok=True)
-    atomic_write_text(out_html, _html(results, figures, missing))
     return Report(out_html, pngs)
 
 

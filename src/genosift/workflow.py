@@ -13,9 +13,6 @@ and ``"linear_svm"`` (on standardised features; no class probabilities).
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -193,7 +190,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     from sklearn.pipeline import Pipeline
 
     from . import get_method, score
-    from ._validation import as_labels, check_finite
+    from ._validation import as_labels, as_matrix, check_finite
     from .model_selection import cross_validate_ks
     from .selection import SelectKBest
 
@@ -203,6 +200,9 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
                          "Choose a classification method (genosift methods).")
     if metric not in METRICS:
         raise param_error("metric", "evaluate", f"one of {list(METRICS)}", metric)
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):  # a DataFrame: its values, and its names
+        X, frame_names = as_matrix(X)
+        feature_names = frame_names if feature_names is None else feature_names
     n, p = X.shape
     y = as_labels(y, n)
     check_finite(X, feature_names)
@@ -352,29 +352,24 @@ def _tables(ev, X, y):
     }
 
 
-def write_results(ev, folder, *, X, y, provenance=None, overwrite=False):
+def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=()):
     """Write an ``Evaluation`` to ``folder`` (the layout ``genosift report`` reads).
 
-    The folder is built under a temporary name beside it and renamed when complete; an existing
-    ``folder`` is replaced only with ``overwrite=True``. ``X``, ``y``: the data given to
+    The folder is built under a temporary name beside it and renamed when complete, with a
+    marker file listing what it holds. An existing ``folder`` is replaced only with
+    ``overwrite=True``, and only if it is such a results folder holding nothing else and none of
+    ``inputs`` (the paths the results were made from). ``X``, ``y``: the data given to
     ``evaluate`` (the values of the top features are written for the final model's samples).
     """
     import joblib
 
     from . import __version__
-    from .report import umask, write_json, write_table
+    from ._files import check_output, staged, write_marker
+    from .report import write_json, write_table
 
     folder = Path(folder)
-    if folder.exists() and not overwrite:
-        raise FileExistsError(f"{str(folder)!r} already exists. Pass --force to replace it, or choose another -o.")
-    if not folder.parent.exists():
-        raise FileNotFoundError(f"The output folder's parent {str(folder.parent)!r} does not exist. Create it first.")
-    try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".part", dir=folder.parent))
-    except OSError as exc:  # a read-only folder, a file where the folder should be...
-        raise type(exc)(f"Cannot write {str(folder)!r}: {exc.strerror or exc} in the folder {str(folder.parent)!r}. "
-                        "Choose another -o, or make that folder writable.") from None
-    try:
+    check_output(folder, force=overwrite, inputs=inputs, folder=True)
+    with staged(folder, force=overwrite, folder=True) as tmp:
         for name, table in _tables(ev, X, y).items():
             write_table(table, tmp / name)
         chosen = ev.result.ranking[: ev.best_k]
@@ -394,17 +389,9 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False):
         }
         joblib.dump({"pipeline": ev.pipeline, **model_info}, tmp / "model.joblib")
         write_json(model_info, tmp / "model.json")
-        os.chmod(tmp, 0o777 & ~umask())
-        if folder.exists():
-            old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
-            os.replace(folder, old)
-            os.replace(tmp, folder)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, folder)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        write_marker(tmp, [p.name for p in tmp.iterdir()])
+        if overwrite and folder.exists():  # checked again: it may have changed during the run
+            check_output(folder, force=True, inputs=inputs, folder=True)
     return folder
 
 

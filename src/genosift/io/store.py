@@ -54,7 +54,6 @@ byte per character on disk.
 from __future__ import annotations
 
 import os
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -62,12 +61,12 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .._messages import FixError, PythonText
+from .._messages import FixError, FixExistsError, PythonText
 from .._sparse_check import check_sparse_structure
 from .._validation import param_error
 from .. import engine
 from ..engine import block_width
-from ..report import umask
+from .._files import staged
 from . import Dataset, register_reader
 
 __all__ = ["CHUNK_BYTES", "SUFFIX", "Store", "convert", "open_store", "read_store",
@@ -108,42 +107,18 @@ def _budget(chunk_bytes, owner):
 
 @contextmanager
 def _atomic(path, overwrite):
-    """A temporary name beside ``path``, renamed to ``path`` when the block succeeds."""
+    """A temporary name beside ``path``, published as ``path`` when the block succeeds (see
+    ``genosift._files.staged``): whole or not at all, and never over a file made meanwhile."""
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(f"{str(path)!r} is a folder; give write_store a file name such as 'data{SUFFIX}'.")
     if not path.parent.is_dir():
         raise FileNotFoundError(f"Cannot write {str(path)!r}: the folder {str(path.parent)!r} does not exist.")
     if path.exists() and not overwrite:
-        raise FileExistsError(
-            f"{str(path)!r} already exists. Pass overwrite=True to replace it, or choose another name."
-        )
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    os.close(fd)
-    try:
-        yield tmp
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.chmod(tmp, 0o666 & ~umask())
-        if overwrite:
-            os.replace(tmp, path)
-        else:
-            try:
-                os.link(tmp, path)  # fails, atomically, if the name was taken meanwhile
-            except FileExistsError:
-                raise FileExistsError(
-                    f"{str(path)!r} was created by someone else while the store was written. "
-                    "Pass overwrite=True to replace it, or choose another name."
-                ) from None
-            except OSError:  # a file system without hard links
-                if path.exists():
-                    raise FileExistsError(f"{str(path)!r} already exists. Pass overwrite=True to replace it.") from None
-                os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+        raise FixExistsError(f"{str(path)!r} already exists. Pass {{overwrite}} to replace it, or choose another name.",
+                             owner="write_store", overwrite=True)
+    with staged(path, force=overwrite) as tmp:
+        yield str(tmp)
 
 
 def _attrs(obj, kind, version, **extra):
