@@ -61,7 +61,70 @@ def as_matrix(X):
         raise ValueError(
             f"X is empty: {n} samples x {p} features. Scoring needs at least one sample and one feature."
         )
+    check_integer_range(M, names)
     return M, names
+
+
+#: Features whose largest magnitude passes this (2**500, about 3e150) are too large to square.
+HUGE = 2.0**500
+
+
+def rescale_huge(M):
+    """``M`` with every feature whose values reach :data:`HUGE` divided by a power of two that
+    brings them below 1, exactly (no rounding); ``M`` itself when no feature does.
+
+    For statistics that do not change when a feature is multiplied by a positive constant
+    (distance correlation, ReliefF, weights of standardised features), whose arithmetic would
+    otherwise overflow.
+    """
+    if sp.issparse(M):
+        if not M.nnz or np.abs(M.data).max() < HUGE:
+            return M
+        top = np.asarray(abs(M).max(axis=0).todense()).ravel()
+    else:
+        if not M.size or np.abs(M).max() < HUGE:
+            return M
+        top = np.abs(M).max(axis=0)
+    exponent = np.where(top >= HUGE, np.frexp(top)[1], 0)
+    if sp.issparse(M):
+        out = M.copy().astype(np.float64)
+        out.data = np.ldexp(out.data, -exponent[out.indices] if out.format == "csr" else
+                            -np.repeat(exponent, np.diff(out.indptr)))
+        return out
+    return np.ldexp(np.asarray(M, dtype=np.float64), -exponent)
+
+
+#: The largest magnitude below which every integer is a float64 (2**53).
+EXACT_INTEGERS = 2**53
+
+
+def check_integer_range(M, names=None, *, source="X"):
+    """Raise the error naming the features when 64-bit integer values of ``M`` (ndarray or sparse)
+    lie beyond +-2**53, where float64 (in which every score is computed) skips integers.
+
+    ``names``: the feature names, or a callable giving them (called only to write the message).
+    One pass over the values, for int64 and uint64 data only.
+    """
+    values = M.data if sp.issparse(M) else M
+    if values.dtype.kind not in "iu" or values.dtype.itemsize < 8 or not values.size:
+        return
+    low, high = values.min(), values.max()
+    if high <= EXACT_INTEGERS and (values.dtype.kind == "u" or low >= -EXACT_INTEGERS):
+        return
+    wide = (values > EXACT_INTEGERS) if values.dtype.kind == "u" else (values > EXACT_INTEGERS) | (values < -EXACT_INTEGERS)
+    if sp.issparse(M):
+        major = np.repeat(np.arange(M.shape[0] if M.format == "csr" else M.shape[1]), np.diff(M.indptr))
+        cols = np.unique((M.indices if M.format == "csr" else major)[wide])
+    else:
+        cols = np.flatnonzero(wide.any(axis=0))
+    names = names() if callable(names) else names
+    names = default_feature_names(M.shape[1]) if names is None else np.asarray(names, dtype=object)
+    raise ValueError(
+        f"{source} holds integers beyond +-2**53 ({EXACT_INTEGERS}) in feature(s) {_names_list(list(names[cols]))}: "
+        "scores are computed in float64, which cannot hold every such integer, so those features would "
+        "score wrongly. Subtract an offset from those features (for example their smallest value), or "
+        "divide them, before scoring."
+    )
 
 
 def _is_numeric_dtype(t):

@@ -63,7 +63,7 @@ from numba import njit
 
 from .._messages import FixError, FixExistsError, PythonText
 from .._sparse_check import check_sparse_structure
-from .._validation import param_error
+from .._validation import check_integer_range, param_error
 from .. import engine
 from ..engine import block_width
 from .._files import staged
@@ -411,6 +411,7 @@ def write_store(dataset, path, *, dtype=None, column_copy=True, chunk_bytes=None
             raise TypeError(f"X must be a 2-D array of numbers; got {M.ndim} dimension(s) of dtype {M.dtype}.")
     dt = _check_dtype(dtype, M.dtype)
     n, p = M.shape
+    check_integer_range(M, lambda: dataset.feature_names, source="The data to write")
     sample_ids = _strings(dataset.sample_ids, "sample id")[0]
     names, joined = _strings(dataset.feature_names, "feature name")
     obs = dataset.obs

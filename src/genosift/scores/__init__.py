@@ -77,9 +77,10 @@ def make_target(spec, y, n_samples):
     return Target(n_samples, codes=codes.astype(np.intp, copy=False), classes=classes, count=count, values=values)
 
 
-def _finite_blocks(blocks, names):
-    """Pass ``(j0, j1, block)`` through, raising the non-finite error (naming the features)."""
-    from .._validation import default_feature_names, raise_nonfinite
+def _finite_blocks(blocks, names, scale_free=False):
+    """Pass ``(j0, j1, block)`` through, raising the non-finite error (naming the features);
+    with ``scale_free``, features too large to square come out rescaled (``rescale_huge``)."""
+    from .._validation import default_feature_names, raise_nonfinite, rescale_huge
 
     for j0, j1, block in blocks:
         values = block.data if sp.issparse(block) else block
@@ -87,7 +88,7 @@ def _finite_blocks(blocks, names):
             dense = block.toarray() if sp.issparse(block) else block
             local = default_feature_names(j1)[j0:] if names is None else names[j0:j1]
             raise_nonfinite(dense, np.flatnonzero(~np.isfinite(dense).all(axis=0)), local)
-        yield j0, j1, block
+        yield j0, j1, rescale_huge(block) if scale_free else block
 
 
 def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None):
@@ -95,8 +96,8 @@ def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None):
 
     The one loop behind in-memory arrays and on-disk stores; blocks run on ``n_jobs`` threads.
     """
-    parts = map_blocks(lambda jb: spec.func(jb[2], target, **options), _finite_blocks(blocks, feature_names),
-                       n_jobs=n_jobs)
+    parts = map_blocks(lambda jb: spec.func(jb[2], target, **options),
+                       _finite_blocks(blocks, feature_names, spec.scale_free), n_jobs=n_jobs)
     out = Scores(*(None if parts[0][i] is None else np.concatenate([q[i] for q in parts]) for i in range(4)))
     return _result(spec, out, target, feature_names, options)
 
@@ -117,6 +118,10 @@ def _score_columns(spec, X, y, names, opts):
     if spec.streaming == "matrix":
         for _ in _finite_blocks(blocks, names):  # the finiteness check, one block at a time
             pass
+        if spec.scale_free:
+            from .._validation import rescale_huge
+
+            M = rescale_huge(M)
         return _result(spec, spec.func(M, target, **opts), target, names, opts)
     return score_blocks(spec, blocks, target, names, opts)
 

@@ -195,6 +195,7 @@ class Method:
     formula: str
     reference: str
     summary: str
+    scale_free: bool = False
 
     @property
     def options(self):
@@ -207,7 +208,7 @@ REGISTRY: dict[str, Method] = {}
 
 
 def register(name, *, task, statistic=None, streaming="rows", binary_only=False, pvalues=False,
-             signed=False, min_class_size=1, sparse_blocks=False, formula, reference):
+             signed=False, min_class_size=1, sparse_blocks=False, scale_free=False, formula, reference):
     """Register a method under ``name``.
 
     The function's first two arguments depend on ``streaming``: ``func(stats, **options)`` for
@@ -215,6 +216,8 @@ def register(name, *, task, statistic=None, streaming="rows", binary_only=False,
     "blocks" (a float64 column block, or a CSC block of sparse input if ``sparse_blocks``);
     ``func(M, target, **options)`` for "matrix" (a checked ndarray or CSR matrix). It returns
     ``Scores`` for the features it was given. Its keyword options are the method's options.
+    ``scale_free``: the statistic does not change when a feature is multiplied by a positive
+    constant, so features too large to square are rescaled by a power of two before it runs.
     """
     if task not in TASKS or streaming not in STREAMING or (streaming == "rows") != (statistic is not None):
         raise ValueError(f"bad registration of {name!r}: task in {TASKS}, streaming in {STREAMING}, "
@@ -223,7 +226,7 @@ def register(name, *, task, statistic=None, streaming="rows", binary_only=False,
     def wrap(func):
         summary = next(iter((func.__doc__ or "").strip().splitlines()), "")
         REGISTRY[name] = Method(name, func, statistic, task, binary_only, pvalues, signed, streaming,
-                                min_class_size, sparse_blocks, formula, reference, summary)
+                                min_class_size, sparse_blocks, formula, reference, summary, scale_free)
         return func
 
     return wrap
@@ -254,6 +257,7 @@ def methods():
             "pvalues": m.has_pvalues,
             "signed": m.signed,
             "streaming": m.streaming,
+            "scale_free": m.scale_free,
             "statistic": m.statistic.__name__ if m.statistic else f"whole columns ({m.streaming})",
             "options": ", ".join(f"{k}={v!r}" for k, v in m.options.items()) or "-",
             "formula": m.formula,
