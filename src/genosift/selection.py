@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import check_fit_input, param_error
 from .scores import REGISTRY, bh_qvalues, finish, get_method, rank_order, score
-from .scores import _target as target_of
+from .scores import LabelCoding
 
 
 def _on_disk(X):
@@ -146,10 +146,12 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
             self.result_ = score(X, y, method=spec.name, feature_names=names, **(self.score_params or {}))
             self.scores_, self.pvalues_, self.ranking_ = self.result_.scores, self.result_.pvalues, self.result_.ranking
             return self
-        chunk = spec.statistic.from_chunk(X, target_of(spec, y, X.shape[0]), feature_names=names)
+        if reset or not hasattr(self, "_label_coding"):
+            self._label_coding = LabelCoding(spec)
+        chunk = spec.statistic.from_chunk(X, self._label_coding.values(y, X.shape[0]), feature_names=names)
         self.stats_ = chunk if reset else self.stats_.merge(chunk)
         try:
-            self.result_ = finish(spec, self.stats_, names, self.score_params)
+            self.result_ = finish(spec, self._label_coding.finish(self.stats_), names, self.score_params)
         except ValueError as exc:
             if not partial:
                 raise

@@ -336,6 +336,10 @@ class CoMoments(_Shifted):
     def n_samples(self):
         return self.count
 
+    def flip_target(self):
+        """The statistics with ``1 - y`` as the target: the co-moment changes sign, exactly."""
+        return CoMoments(self.count, self.shift, self.mean_x, self.m2_x, 1.0 - self.mean_y, self.m2_y, -self.c_xy)
+
     def merge(self, other):
         """Combine with the statistics of other rows (bivariate Chan update)."""
         done = self._merge_with_empty(other)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 import scipy.sparse as sp
@@ -17,6 +18,7 @@ from . import moments, ranks, contingency, distances, neighbours, models  # noqa
 __all__ = [
     "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "get_method", "methods",
     "rank_order", "register", "score", "score_blocks", "statistics", "finish", "check_options", "make_target",
+    "LabelCoding",
 ]
 
 
@@ -57,6 +59,59 @@ def _target(spec, y, n_samples):
             )
         values = (y == classes[1]).astype(np.float64)
     return values
+
+
+class LabelCoding:
+    """The target of a row-streamed method, coded the same way whatever the chunks hold.
+
+    A regression method given two non-numeric labels scores ``y == the label that sorts last``
+    (as on all rows at once). Chunk by chunk a chunk may hold one label only, so the label seen
+    first is coded 0 and the other 1; :meth:`finish` turns the merged statistics into those of the
+    sorted coding (for co-moments, ``1 - y``: the co-moment changes sign, exactly). Other methods'
+    targets are coded per chunk as they are.
+    """
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.labels = []
+        self.numeric = False
+        self._lock = threading.Lock()
+
+    def values(self, y, n_samples):
+        """The target of one chunk of ``n_samples`` rows."""
+        if self.spec.task != "regression":
+            return _target(self.spec, y, n_samples)
+        y = as_labels(y, n_samples)
+        values = numeric_target(y)
+        with self._lock:
+            if values is not None:
+                self.numeric = True
+            else:
+                for label in np.unique(y):
+                    if label not in self.labels:
+                        self.labels.append(label)
+                self._check()
+                first = self.labels[0]
+        return values if values is not None else (y != first).astype(np.float64)
+
+    def _check(self, done=False):
+        if self.numeric and self.labels:
+            raise ValueError(f"Method '{self.spec.name}' needs a numeric target or two class labels; y mixes "
+                             "numbers and other labels across chunks. Encode y as numbers first.")
+        if len(self.labels) > 2 or done and len(self.labels) == 1:
+            raise ValueError(
+                f"Method '{self.spec.name}' needs a numeric target or two class labels; y has "
+                f"{'at least ' if not done else ''}{len(self.labels)} non-numeric labels "
+                f"({plain(sorted(self.labels)[:5])}). Encode y as numbers first.")
+
+    def finish(self, stats):
+        """The merged statistics as if ``y`` had been coded on all rows at once."""
+        if not self.labels:
+            return stats
+        self._check(done=True)
+        if self.labels[0] > self.labels[1]:  # the label seen first sorts last: it is the one coded 1
+            return stats.flip_target()
+        return stats
 
 
 def make_target(spec, y, n_samples):
@@ -136,6 +191,7 @@ def statistics(spec, X, y=None, *, feature_names=None):
     if y is not None:
         raise ValueError("A chunk stream carries its own labels: pass y=None and yield (X, y) pairs.")
     first = {}
+    coding = LabelCoding(spec)
 
     def summarize(chunk):
         try:
@@ -153,12 +209,12 @@ def statistics(spec, X, y=None, *, feature_names=None):
                 f"Chunk columns differ from the first chunk's ({M.shape[1]} vs {first['p']} features): "
                 "every chunk must have the same features in the same order."
             )
-        return spec.statistic.from_chunk(M, _target(spec, yc, M.shape[0]), feature_names=first["names"])
+        return spec.statistic.from_chunk(M, coding.values(yc, M.shape[0]), feature_names=first["names"])
 
     stats = accumulate(X, summarize, spec.statistic.empty())
     if stats.n_features == 0:
         raise ValueError("The chunk stream was empty: no rows to score.")
-    return stats, first["names"]
+    return coding.finish(stats), first["names"]
 
 
 def _check_classes(spec, stats):
