@@ -703,3 +703,23 @@ def test_real_sparse_npz():
     names = require_shared("camda_pseudomonas", "features.txt")
     named = read(path, features=names)
     assert named.feature_names[0] == "GCA_000793885_CDS_2713"
+
+
+@pytest.mark.parametrize("sep", [",", "\t"])
+@pytest.mark.parametrize("compress", [None, "gzip", "bz2"])
+@pytest.mark.parametrize("where", ["header", "data", "both", "blank lines first"])
+def test_quoted_line_breaks_never_drop_rows(tmp_path, sep, compress, where):
+    """A cell with a line break (Excel's Alt+Enter) is one cell: every row is kept, in order."""
+    head = ["id", '"gene\nA"' if where in ("header", "both") else "geneA", "g2", "label"]
+    rows = [[f"s{i}", str(i), str(10 * i), '"yes\nreally"' if where in ("data", "both") and i == 1 else str(i % 2)]
+            for i in range(5)]
+    text = ("\n\n" if where == "blank lines first" else "") + "\n".join(sep.join(r) for r in [head, *rows]) + "\n"
+    name = "t.csv" if sep == "," else "t.tsv"
+    path = tmp_path / (name + {None: "", "gzip": ".gz", "bz2": ".bz2"}[compress])
+    data = text.encode()
+    path.write_bytes(gzip.compress(data) if compress == "gzip" else bz2.compress(data) if compress else data)
+    ds = read(path, keep=["label"])
+    assert ds.sample_ids.tolist() == [f"s{i}" for i in range(5)]
+    assert ds.X[:, 0].tolist() == [0, 1, 2, 3, 4] and ds.X[:, 1].tolist() == [0, 10, 20, 30, 40]
+    assert ds.feature_names.tolist() == ["gene\nA" if where in ("header", "both") else "geneA", "g2"]
+    assert ds.obs["label"].astype(str).tolist()[1] == ("yes\nreally" if where in ("data", "both") else "1")

@@ -341,6 +341,19 @@ def _head(path, sep):
     return head, first
 
 
+def _records_through(path, sep, line):
+    """How many records end at or before physical ``line``, blank lines included: what pandas'
+    ``skiprows`` counts (a quoted field with line breaks is one record over several lines)."""
+    count = 0
+    with _open_text(path) as fh:
+        reader = csv.reader(fh, delimiter=sep)
+        for _ in reader:
+            count += 1
+            if reader.line_num >= line:
+                break
+    return count
+
+
 def _line_of(path, sep, header_line, rows):
     """Physical line numbers of the 0-based data ``rows`` (for messages only)."""
     wanted, found = set(rows), {}
@@ -449,7 +462,7 @@ def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
             with _open_binary(path) as fh:
                 frame = pd.read_csv(
                     io.BufferedReader(_NulGuard(fh, path), 1 << 20), sep=sep, header=None, names=columns,
-                    index_col=index_cols, skiprows=header_line,
+                    index_col=index_cols, skiprows=_records_through(path, sep, header_line),
                     dtype={id_pos: str}, low_memory=False, encoding="utf-8", **_EXACT_FLOATS,
                 )
         except pd.errors.ParserError as exc:
