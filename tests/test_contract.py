@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 import genosift as gs
+from genosift.scores._base import tie_key
 from genosift import engine
 
 METHODS = sorted(gs.REGISTRY)
@@ -57,7 +58,11 @@ def test_result_shape_and_conventions(method):
         assert np.isnan(res.scores[[4, 7]]).all(), "a constant feature scores NaN"
     assert set(res.ranking[-2:]) == {4, 7}, "constant features rank last"
     order = res.ranking[~np.isnan(res.scores[res.ranking])]
-    assert (np.diff(res.scores[order]) <= 0).all(), "ranking is best first"
+    # best first; scores equal to TIE_BITS significant bits are ties, in index order
+    key = tie_key(res.scores)[order]
+    assert (np.diff(key) <= 0).all(), "ranking is best first"
+    tied = np.diff(key) == 0
+    assert (np.diff(order)[tied] > 0).all(), "ties by lower index"
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -68,3 +68,46 @@ def test_chunked_labels_still_refuse_one_or_three_labels():
         gs.score(((X[a:a + 5], y3[a:a + 5]) for a in range(0, 30, 5)), method="pearson")
     selector = gs.SelectKBest(score_func="pearson", k=1).partial_fit(X[:5], y[:5])
     assert "1 non-numeric labels" in selector.pending_
+
+
+X6 = np.random.RandomState(0).normal(size=(6, 2))
+
+
+@pytest.mark.parametrize("labels, words", [
+    (["b", "b ", "a", " b", "a", "a"], "differ only by spaces, kept as separate classes: ' b' vs 'b' vs 'b '"),
+    (["a", "", "b", "nan", "a", "b"], "look like missing values, kept as classes of their own: '', 'nan'"),
+    (["a", "NA", "b", "a", "b", "b"], "'NA'"),
+])
+def test_odd_text_labels_warn_naming_them(labels, words):
+    for y in (np.array(labels, dtype=object), np.array(labels), pd.Series(labels, dtype="string")):
+        with pytest.warns(UserWarning, match=words.replace("(", r"\(").replace(")", r"\)")):
+            result = gs.score(X6, y, method="fisher")
+        assert sorted(result.classes) == sorted(set(labels))  # kept as given, never merged silently
+
+
+@pytest.mark.parametrize("y, message", [
+    (np.array([1, "a", 1, "a", 2, "a"], dtype=object), r"y mixes labels of different kinds: 1 \(number\) and 'a' \(text\)"),
+    (pd.array(["a", pd.NA, "b", "a", "b", "a"], dtype="string"), r"y has missing labels at positions \[1\]"),
+    (pd.array([0, 1, None, 1, 0, 1], dtype="Int64"), r"y (has missing labels|contains NaN or infinity) at positions \[2\]"),
+    (np.array([1 + 1j, 2, 1 + 1j, 2, 1 + 1j, 2]), "y holds complex numbers"),
+    (np.array([None, "a", "b", "a", "b", "a"], dtype=object), r"missing labels at positions \[0\]"),
+])
+@pytest.mark.parametrize("method", ["fisher", "auc", "pearson", "relieff"])
+def test_labels_that_cannot_be_classes_are_named_errors(y, message, method):
+    with pytest.raises(ValueError, match=message):
+        gs.score(X6, y, method=method)
+
+
+def test_float_labels_rule():
+    y = np.array([0.5, 1.5] * 3)
+    ref = gs.score(X6, np.array(["a", "b"] * 3), method="fisher")
+    np.testing.assert_array_equal(gs.score(X6, y, method="fisher").scores, ref.scores)  # classes 0.5 < 1.5
+    many = np.linspace(0, 1, 6) + 0.01  # every value once: a measurement
+    with pytest.raises(ValueError, match="continuous target .* at most 20 values, each at least twice"):
+        gs.score(X6, many, method="fisher")
+    gs.score(X6, many, method="pearson")  # what the message suggests works
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(63, 2))
+    with pytest.raises(ValueError, match="continuous target"):  # 21 distinct values, each three times
+        gs.score(X, np.repeat(np.arange(21) + 0.5, 3), method="anova")
+    assert gs.score(X[:60], np.repeat(np.arange(20) + 0.5, 3), method="anova").classes.size == 20

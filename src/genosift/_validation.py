@@ -245,11 +245,18 @@ def check_finite(M, names=None):
 
 
 def as_labels(y, n_samples, *, what="y"):
-    """A 1-D array of class labels (or target values) of length ``n_samples``."""
+    """A 1-D array of class labels (or target values) of length ``n_samples``.
+
+    Missing labels (None, NaN, ``pd.NA``), complex numbers and object arrays that mix numbers
+    with text are errors; text labels that differ only by surrounding spaces, or that read as
+    missing (``""``, ``"nan"``, ``"NA"``...), are kept as given with a warning naming them.
+    """
     if y is None:
         raise ValueError(f"{what} is required: pass the class labels or the target values, one per sample.")
     if hasattr(y, "to_numpy"):
-        y = y.to_numpy()
+        kind = getattr(getattr(y, "dtype", None), "kind", "O")
+        y = y.to_numpy(dtype=object, na_value=None) if not isinstance(y.dtype, np.dtype) and kind in "OSU" \
+            else y.to_numpy()
     y = np.asarray(y)
     if y.ndim == 2 and 1 in y.shape:
         y = y.ravel()
@@ -265,13 +272,82 @@ def as_labels(y, n_samples, *, what="y"):
             f"{what} contains NaN or infinity at positions {np.flatnonzero(~np.isfinite(y))[:5].tolist()}. "
             "Drop those samples or give them a label."
         )
+    if y.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {what} holds complex numbers ({plain(y[:3].tolist())}...); "
+                         "labels and targets must be real numbers, booleans or text.")
     if y.dtype == object:
-        missing = [i for i, v in enumerate(y) if v is None or (isinstance(v, float) and v != v)]
+        missing = [i for i, v in enumerate(y) if v is None or (isinstance(v, float) and v != v)
+                   or type(v).__name__ in ("NAType", "NaTType")]
         if missing:
             raise ValueError(
                 f"{what} has missing labels at positions {plain(missing[:5])}. Drop those samples or label them."
             )
+        _check_label_kinds(y, what)
+    if y.dtype.kind in "OU":
+        _warn_odd_labels(y, what)
     return y
+
+
+_MISSING_WORDS = {"", "nan", "na", "n/a", "none", "null", "-"}
+
+
+def _check_label_kinds(y, what):
+    """Refuse an object array whose labels mix numbers, text and other objects (they cannot be
+    sorted together, and ``1`` and ``'1'`` would be two classes)."""
+    kinds = {}
+    for v in y:
+        kind = ("number" if isinstance(v, (numbers.Real, np.bool_)) and not isinstance(v, complex)
+                else "text" if isinstance(v, str) else type(v).__name__)
+        kinds.setdefault(kind, v)
+        if len(kinds) > 1:
+            break
+    if len(kinds) > 1 or "complex" in kinds:
+        shown = " and ".join(f"{plain(v)} ({k})" for k, v in kinds.items())
+        raise ValueError(
+            f"{what} mixes labels of different kinds: {shown}. Give every label as text or every label "
+            "as a number (for example y.astype(str))."
+        )
+
+
+def _warn_odd_labels(y, what):
+    """Warn, naming them, about text labels that differ only by spaces or read as missing."""
+    import warnings
+
+    labels = [v for v in np.unique(y) if isinstance(v, str)]
+    stripped = {}
+    for v in labels:
+        stripped.setdefault(v.strip(), []).append(v)
+    spaced = [group for group in stripped.values() if len(group) > 1]
+    empty = [v for v in labels if v.strip().lower() in _MISSING_WORDS]
+    if spaced:
+        shown = "; ".join(" vs ".join(repr(str(v)) for v in group) for group in spaced[:5])
+        warnings.warn(f"{what} has labels that differ only by spaces, kept as separate classes: {shown}. Strip "
+                      "the spaces in the labels if they are one class.", UserWarning, stacklevel=3)
+    if empty:
+        warnings.warn(f"{what} has labels that look like missing values, kept as classes of their own: "
+                      f"{', '.join(repr(str(v)) for v in empty)}. Drop those samples or label them.",
+                      UserWarning, stacklevel=3)
+
+
+#: A float target whose values are not whole numbers is read as class labels when it has at
+#: most this many distinct values and each occurs at least twice; otherwise it is continuous.
+MAX_FLOAT_CLASSES = 20
+
+
+def is_continuous(y):
+    """Whether a 1-D target is continuous (a measurement) rather than class labels.
+
+    Text, booleans and whole numbers are labels. Other floats are labels when they take at most
+    :data:`MAX_FLOAT_CLASSES` distinct values, each at least twice (``0.5 / 1.5`` codes), and
+    continuous otherwise (most values distinct).
+    """
+    if y.dtype.kind != "f":
+        return False
+    finite = y[np.isfinite(y)]
+    if np.array_equal(finite, np.round(finite)):
+        return False
+    values, counts = np.unique(finite, return_counts=True)
+    return len(values) > MAX_FLOAT_CLASSES or bool((counts < 2).any())
 
 
 def numeric_target(y):

@@ -212,6 +212,41 @@ class ClassMoments(_Shifted):
             return None
         return cls(np.asarray(classes), count, np.zeros(p), mean, m2)
 
+    @classmethod
+    def from_dense_stream(cls, chunks, classes, n_features):
+        """Statistics of a stream of dense row chunks, bit for bit ``from_chunk`` of all the rows.
+
+        ``chunks`` yields ``(array_chunk, codes)``. The row-by-row update of ``from_chunk``
+        continues from chunk to chunk over the same arrays (the shift is the first row, the
+        running class counts carry on), so the numbers do not depend on where the chunks are cut.
+        Returns None, having read part of the stream, when a chunk needs ``from_chunk``'s checks
+        to name a problem: score the stream that way to get the message.
+        """
+        k, p = len(classes), int(n_features)
+        mean, m2, count = np.zeros((k, p)), np.zeros((k, p)), np.zeros(k)
+        shift, nothing = None, np.zeros(0)
+        tile = int(max(128, min(4096, 8192 // max(k, 1))))
+        for M, codes in chunks:
+            M = np.ascontiguousarray(M)
+            if M.ndim != 2 or M.shape[1] != p or M.dtype.kind not in "iuf":
+                return None
+            if M.dtype.kind == "f" and not _kernels.plain_values(M.ravel(), 1e150, 2.0**53 * _SQUARABLE):
+                return None
+            codes = np.asarray(codes, dtype=np.intp)
+            if shift is None:
+                if not M.shape[0]:
+                    continue
+                shift = M[0].astype(np.float64)
+            inv = np.empty(codes.shape[0])
+            for c in range(k):  # 1 / (rows of the class so far), continued from the chunks before
+                rows = np.flatnonzero(codes == c)
+                inv[rows] = 1.0 / (count[c] + np.arange(1, rows.size + 1, dtype=np.float64))
+                count[c] += rows.size
+            _kernels.dense_row_major(M, codes, inv, shift, nothing, mean, m2, np.zeros((0, 0)), tile)
+        if shift is None or not (np.isfinite(mean).all() and np.isfinite(m2).all()):
+            return None
+        return cls(np.asarray(classes), count, shift, mean, m2)
+
     @property
     def n_samples(self):
         return float(self.count.sum())

@@ -1146,10 +1146,11 @@ def _score_rows(store, y, spec, opts, budget, rows):
     from ..scores import finish, statistics
     from ..stats import ClassMoments
 
-    if spec.statistic is ClassMoments and store.sparse:  # one pass, independent of the chunk size
+    if spec.statistic is ClassMoments:  # one pass, independent of the chunk size
         classes, codes = (np.zeros(1, dtype=object), np.zeros(store.shape[0] if rows is None else len(rows), np.intp)
                           ) if y is None else np.unique(np.asarray(y), return_inverse=True)
-        stats = ClassMoments.from_csr_stream(_pairs(store, codes, budget, rows), classes, store.shape[1])
+        stream = ClassMoments.from_csr_stream if store.sparse else ClassMoments.from_dense_stream
+        stats = stream(_pairs(store, codes, budget, rows), classes, store.shape[1])
         if stats is not None:
             return finish(spec, stats, _NamesOf(store), opts)
     try:
@@ -1230,10 +1231,11 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
     Returns
     -------
     ScoreResult
-        The same result as ``genosift.score`` on the matrix in memory. For a sparse store and
-        the class-moment methods (fisher, anova, welch, snr, fscore, variance) bit for bit,
-        whatever ``chunk_bytes``: the rows stream into one set of moments. Other row methods
-        merge per-chunk statistics, equal up to rounding in the last digits.
+        The same result as ``genosift.score`` on the matrix in memory. For the class-moment
+        methods (fisher, anova, welch, snr, fscore, variance) bit for bit, whatever
+        ``chunk_bytes``, on sparse and dense stores: the rows stream into one set of moments.
+        Other row methods merge per-chunk statistics, equal up to rounding in the last digits
+        (and rank alike: see ``TIE_BITS``).
 
     Examples
     --------

@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._messages import plain
-from .._validation import as_labels, as_matrix, numeric_target
+from .._validation import MAX_FLOAT_CLASSES, as_labels, as_matrix, is_continuous, numeric_target
 from ..engine import accumulate, block_width, column_blocks, is_chunk_stream, map_blocks
 from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, get_method, methods,
                     rank_order, register)
@@ -40,12 +40,11 @@ def _target(spec, y, n_samples):
     if spec.task == "any":
         return y
     if spec.task == "classification":
-        from sklearn.utils.multiclass import type_of_target
-
-        if type_of_target(y) == "continuous":
+        if is_continuous(y):
             raise ValueError(
                 f"Method '{spec.name}' needs class labels, but y looks like a continuous target "
-                f"({len(np.unique(y))} distinct non-integer values). Use a regression method such "
+                f"({len(np.unique(y))} distinct non-integer values; float labels are classes when there "
+                f"are at most {MAX_FLOAT_CLASSES} values, each at least twice). Use a regression method such "
                 "as 'pearson', or bin y into classes first."
             )
         return y
@@ -75,6 +74,13 @@ class LabelCoding:
         self.spec = spec
         self.labels = []
         self.numeric = False
+        self._lock = threading.Lock()
+
+    def __getstate__(self):  # a fitted selector pickles with it; the lock is made anew
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
         self._lock = threading.Lock()
 
     def values(self, y, n_samples):

@@ -42,10 +42,30 @@ def ratio(num, den):
         return num / den
 
 
-def rank_order(key):
-    """Feature indices, best first: higher key first, NaN last, ties by lower index."""
+#: Scores that agree in their leading 32 significant bits (about 10 decimal digits) rank as
+#: ties. Their last bits depend on the order of the arithmetic, which differs between dense,
+#: sparse, chunked and distributed copies of the same data; without this, two features with
+#: equal scores in exact arithmetic could swap places between the copies.
+TIE_BITS = 32
+_LOW_BITS = np.int64((1 << (52 - (TIE_BITS - 1))) - 1)
+_HALF = np.int64(1 << (52 - TIE_BITS))
+
+
+def tie_key(key):
+    """``key`` rounded to :data:`TIE_BITS` significant bits (to nearest, so that a value one unit
+    in the last place from a round number such as 0.1875 rounds to it): values that agree to
+    that precision become equal; order is kept otherwise (rounding is monotone)."""
     key = np.asarray(key, dtype=np.float64)
-    return np.argsort(-key, kind="stable")
+    finite = np.isfinite(key)
+    with np.errstate(over="ignore"):
+        magnitude = ((np.abs(key).view(np.int64) + _HALF) & ~_LOW_BITS).view(np.float64)
+    return np.where(finite, np.copysign(magnitude, key), key)
+
+
+def rank_order(key):
+    """Feature indices, best first: higher key first, NaN last; ties (values equal to about
+    ten significant digits, see :data:`TIE_BITS`) by lower index."""
+    return np.argsort(-tie_key(key), kind="stable")
 
 
 def bh_qvalues(pvalues):
