@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The second CI job: the test suite on the lowest dependency versions pyproject.toml allows
+# The test suite on the lowest dependency versions pyproject.toml allows
 # (pinned in ci/min-versions.txt), so that the floors the package declares are tested.
 set -euo pipefail
 cd "$(dirname "$0")/.."

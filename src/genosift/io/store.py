@@ -61,7 +61,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .._messages import FixError, FixExistsError, PythonText
+from .._messages import FixError, FixExistsError, PythonText, plain
 from .._sparse_check import check_sparse_structure
 from .._validation import check_integer_range, param_error
 from .. import engine
@@ -249,7 +249,7 @@ def _cast(piece, dt, where):
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"The value {piece[i]!r} {where(i)} does not convert exactly to dtype {dt.name}. "
+            f"The value {plain(piece[i])} {where(i)} does not convert exactly to dtype {dt.name}. "
             f"Pass dtype=None to keep {piece.dtype.name}, or a type that holds it, such as float64."
         )
     return out

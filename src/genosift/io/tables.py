@@ -254,7 +254,7 @@ def _objects_refused(path):
     except ValueError as exc:
         if "allow_pickle" not in str(exc):
             raise
-        if "contains pickled" in str(exc):  # numpy found neither the .npy nor the zip header
+        if "pickled data" in str(exc):  # numpy found neither the .npy nor the zip header (any version's words)
             raise ValueError("it starts with neither the .npy header nor a zip (.npz) header") from None
         raise _ObjectsRefused(
             f"{str(path)!r} holds arrays of Python objects; they are not loaded, because that would "
@@ -886,6 +886,10 @@ def read_mtx(path, *, samples=None, features=None, features_in_rows=False):
     import scipy.io
 
     with _file_errors(path, "a Matrix Market file", broad=True):
+        with _open_binary(path) as fh:
+            banner = fh.read(14)
+        if banner.lower() != b"%%matrixmarket":  # checked here: scipy's own words vary by version
+            raise ValueError("Missing banner '%%MatrixMarket' on its first line")
         with io.BufferedReader(_NewlineTerminated(_open_binary(path)), 1 << 20) as stream:
             M = scipy.io.mmread(stream)
     if sp.issparse(M):
