@@ -254,7 +254,9 @@ def _objects_refused(path):
     except ValueError as exc:
         if "allow_pickle" not in str(exc):
             raise
-        if "pickled data" in str(exc):  # numpy found neither the .npy nor the zip header (any version's words)
+        if "contains pickled" in str(exc) or "containing pickled" in str(exc):  # neither .npy nor zip header
+            # ("This file contains pickled (object) data" in numpy 2, "Cannot load file containing
+            # pickled data" before); an object array says "Object arrays cannot be loaded"
             raise ValueError("it starts with neither the .npy header nor a zip (.npz) header") from None
         raise _ObjectsRefused(
             f"{str(path)!r} holds arrays of Python objects; they are not loaded, because that would "
