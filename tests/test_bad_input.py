@@ -684,7 +684,7 @@ def test_every_reader_refuses_a_folder_and_a_missing_file(tmp_path, reader):
 def test_unknown_format_and_suffix():
     with pytest.raises(ValueError, match=r"The format= option must be one of \['csv', .*\]\. Got 'xlsx' instead"):
         gs.io.read(__file__, format="xlsx")
-    with pytest.raises(ValueError, match=r"Cannot tell the format of '.*test_bad_input\.py' from its name\. Known suffixes"):
+    with pytest.raises(ValueError, match=r"Cannot tell the format of '.*test_bad_input\.py' from its name or its first bytes\. Known suffixes"):
         gs.io.read(__file__)
 
 

@@ -147,7 +147,10 @@ def kmer_files(draw):
     for kmer in kmers:
         held = draw(st.lists(st.sampled_from(samples), max_size=len(samples), unique=True))
         entries = "".join(draw(space) + f"{s}:{draw(counts)}" for s in held)
-        lines.append(draw(st.sampled_from(["", " "])) + kmer + draw(st.sampled_from(["", " ", "\t"])) + "|"
+        # dsm-framework's layout: columns of statistics between the k-mer and the bar
+        stats = draw(st.lists(st.sampled_from(["5.033430", "0", "100", "1e-3", "NA"]), max_size=7))
+        lead = "".join(draw(space) + v for v in stats)
+        lines.append(draw(st.sampled_from(["", " "])) + kmer + lead + draw(st.sampled_from(["", " ", "\t"])) + "|"
                      + entries + draw(st.sampled_from(["", " ", "\r"])))
         if draw(st.integers(0, 9)) == 0:
             lines.append(draw(st.sampled_from(["", "  ", "\t"])))  # blank lines are skipped
@@ -155,13 +158,14 @@ def kmer_files(draw):
 
 
 def parse_kmers(text):
-    """The format by its definition: ``KMER | SAMPLE:COUNT ...``, whitespace = space, tab, CR."""
+    """The format by its definition: ``KMER [STATISTICS ...] | SAMPLE:COUNT ...``, whitespace = space,
+    tab, CR."""
     kmers, counts, seen = [], {}, []
     for line in text.split("\n"):
         if not line.strip(" \t\r"):
             continue
         kmer, rest = line.split("|", 1)
-        kmers.append(kmer.strip(" \t\r"))
+        kmers.append(re.split(r"[ \t\r]+", kmer.strip(" \t\r"))[0])
         for entry in re.split(r"[ \t\r]+", rest.strip(" \t\r")) if rest.strip(" \t\r") else []:
             sample, count = entry.rsplit(":", 1)
             seen.append(sample)
@@ -326,8 +330,9 @@ def test_near_valid_text(folder, reader, data, gz):
     raw = data.draw(corrupted(_valid_text(reader, data)))
     result = _call(READERS[reader][1], _write(folder, _name(reader, gz), gzip.compress(raw) if gz else raw))
     if reader == "kmers" and not isinstance(result, Exception):
-        # whatever was read is what the definition reads from the (valid) damaged text
-        samples, kmers, X = parse_kmers(raw.decode("utf-8"))
+        # whatever was read is what the definition reads from the damaged text (bytes that are not
+        # UTF-8 may stand only in the skipped statistics columns)
+        samples, kmers, X = parse_kmers(raw.decode("utf-8", "surrogateescape"))
         assert result.sample_ids.tolist() == samples and result.feature_names.tolist() == kmers
         np.testing.assert_array_equal(result.X.toarray(), X)
 

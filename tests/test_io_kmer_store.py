@@ -77,8 +77,14 @@ def test_streamed_with_metadata_and_samples(tmp_path):
     from genosift.io import attach_metadata
 
     ref, ref_report = attach_metadata(read_kmers(src), meta)
-    path, report = convert_kmers(src, tmp_path / f"m{SUFFIX}", metadata=meta, chunk_bytes=1, block_size=256)
+    path, report = convert_kmers(src, tmp_path / f"m{SUFFIX}", metadata=meta, chunk_bytes=1, block_size=256,
+                                 absent="drop")
     assert str(report) == str(ref_report) and report.only_in_metadata == ["absent-1"]
+    same_store(path, ref, obs=ref.obs)
+    # by default a sample on no k-mer line is a sample without those k-mers, streamed or not
+    ref, ref_report = attach_metadata(read_kmers(src), meta, absent="zeros")
+    path, report = convert_kmers(src, tmp_path / f"z{SUFFIX}", metadata=meta, chunk_bytes=1, block_size=256)
+    assert str(report) == str(ref_report) and report.zero_rows == ["absent-1"]
     same_store(path, ref, obs=ref.obs)
 
     wanted = [ids[3], "nobody", ids[0]]

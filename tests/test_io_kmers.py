@@ -18,7 +18,8 @@ from genosift.io import Dataset, format_of, read
 from genosift.io.kmers import read_kmers
 from genosift.io.metadata import MatchReport, attach_metadata, read_metadata
 
-FORM = "Each line must be 'KMER | SAMPLE:COUNT SAMPLE:COUNT ...' (a k-mer in no sample: 'KMER |')."
+FORM = ("Each line must be 'KMER | SAMPLE:COUNT SAMPLE:COUNT ...' (a k-mer in no sample: 'KMER |'; "
+        "columns between the k-mer and the '|' are skipped).")
 ENTRY = "Each entry must be SAMPLE:COUNT, e.g. 'sample_1:3'."
 WEIRD_IDS = ["s-1", "s.2", "dir/s3", "a:b", "x:y:z", "ü-7", "S_10", "s_9"]
 

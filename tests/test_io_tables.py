@@ -347,9 +347,11 @@ def test_format_by_suffix_and_override(tmp_path):
     assert format_of("matrix.mtx.gz") == "mtx"
     assert format_of("X.sparse.npz") == "npz"
     path = tmp_path / "data.dat"
-    path.write_text("id,a\ns1,1\n")
-    with pytest.raises(ValueError, match=r"Cannot tell the format of .*data.dat' from its name"):
+    path.write_text("id a\ns1 1\n")
+    with pytest.raises(ValueError, match=r"Cannot tell the format of .*data.dat' from its name or its first bytes"):
         read(path)
+    path.write_text("id,a\ns1,1\n")
+    check(read(path), [[1]], ["s1"], ["a"])  # the name says nothing: the header's commas do
     check(read(path, format="csv"), [[1]], ["s1"], ["a"])
     tab = tmp_path / "data.csv"
     tab.write_text("id\ta\ns1\t1\n")

@@ -49,7 +49,7 @@ def files(tmp_path):
     f["meta_empty"].write_text("sample\tlabel\n")
     f["data"] = _table(tmp_path / "data.csv", extra_text=False, label="other")
     f["unknown"] = tmp_path / "data.dat"
-    f["unknown"].write_text("id,f1\n")
+    f["unknown"].write_text("id f1\n")  # neither its name nor its first line tells the format
     f["damaged"] = tmp_path / "d.csv.gz"
     f["damaged"].write_bytes(b"\x1f\x8b\x08\x00garbage that is not deflate")
     f["bad_parquet"] = tmp_path / "d.parquet"

@@ -14,6 +14,7 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 
 from .datasets import load_golub
 from .scores import REGISTRY, ScoreResult, get_method, methods, score
+from .transforms import presence
 from . import io
 from .selection import SelectFdr, SelectKBest, SelectPercentile
 from .multivariate import MRMR, RedundancyFilter
@@ -22,5 +23,5 @@ from .model_selection import RFE, SelectKCV, StabilitySelection, cross_validate_
 __all__ = [
     "MRMR", "REGISTRY", "RFE", "RedundancyFilter", "ScoreResult", "SelectFdr", "SelectKBest", "SelectKCV",
     "SelectPercentile", "StabilitySelection", "__version__", "cross_validate_ks", "get_method", "io", "load_golub",
-    "methods", "score",
+    "methods", "presence", "score",
 ]

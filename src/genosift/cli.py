@@ -81,12 +81,7 @@ def _score_job(args):
     spec = get_method(args.method)
     if args.fdr is not None and not spec.has_pvalues:
         raise ValueError(f"--fdr needs p-values, and method '{spec.name}' has none. Use --top K.")
-    read_options = _read_options(args)
-    labelled = jobs.load_labelled(
-        args.data, target=args.target, meta=args.meta, id_column=args.id, group_column=args.group,
-        train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
-        min_count=args.min_count, format=args.format, meta_sep=args.meta_sep, read_options=read_options,
-    )
+    labelled = _labelled(args)
     if args.scheduler and not isinstance(labelled.X_train, jobs.StoreRows):
         raise ValueError(f"--scheduler scores a store (.gs.h5ad) on Dask workers, which read it themselves; "
                          f"{args.data!r} is read into memory here. Convert it once with `genosift convert`, "
@@ -187,13 +182,13 @@ def _convert(args):
     if kinds == {"kmers"}:
         _read_options(args, data=args.inputs[0])  # refuses the table options
         out, report = convert_kmers(args.inputs, args.output, metadata=meta, overwrite=args.force,
-                                    chunk_bytes=args.chunk_bytes)
+                                    chunk_bytes=args.chunk_bytes, absent=args.absent_samples or "zeros")
         if report is not None:
             print(report)
     elif len(args.inputs) == 1:
-        if meta is not None:
-            raise UsageError("--meta is for k-mer inputs; other tables keep their own per-sample "
-                             "columns with --keep COLUMNS.")
+        if meta is not None or args.absent_samples:
+            raise UsageError("--meta and --absent-samples are for k-mer inputs; other tables keep their own "
+                             "per-sample columns with --keep COLUMNS.")
         out = convert(args.inputs[0], args.output, format=args.format, overwrite=args.force,
                       chunk_bytes=args.chunk_bytes, **_read_options(args, data=args.inputs[0]))
     else:
@@ -206,6 +201,18 @@ def _convert(args):
     return 0
 
 
+def _labelled(args):
+    """The labelled samples of `score`, `select` and `evaluate`."""
+    from . import jobs
+
+    return jobs.load_labelled(
+        args.data, target=args.target, meta=args.meta, id_column=args.id, group_column=args.group,
+        train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
+        min_count=args.min_count, format=args.format, meta_sep=args.meta_sep, read_options=_read_options(args),
+        absent=args.absent_samples, binary=args.binary,
+    )
+
+
 def _evaluate(args):
     from . import __version__, jobs
     from ._files import check_output
@@ -215,11 +222,7 @@ def _evaluate(args):
     out = Path(args.output)
     inputs = (args.data, args.meta)
     check_output(out, force=args.force, inputs=inputs, folder=True)  # before any work
-    labelled = jobs.load_labelled(
-        args.data, target=args.target, meta=args.meta, id_column=args.id, group_column=args.group,
-        train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
-        min_count=args.min_count, format=args.format, meta_sep=args.meta_sep, read_options=_read_options(args),
-    )
+    labelled = _labelled(args)
     X = jobs.in_memory(labelled.dataset.X)
     held_out = args.train_groups or args.val_groups
     groups = None
@@ -229,7 +232,7 @@ def _evaluate(args):
                   model_options=dict(args.model_option or []), cv=args.cv, groups=groups,
                   validation=~labelled.train if held_out else None, metric=args.metric,
                   sample_ids=labelled.dataset.sample_ids, feature_names=labelled.dataset.feature_names,
-                  random_state=args.seed, n_jobs=args.threads)
+                  random_state=args.seed, n_jobs=args.threads, binary=args.binary)
     ev.notes.extend(labelled.notes)
     provenance = {
         "command": " ".join(["genosift", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("genosift") else None,
@@ -333,8 +336,20 @@ def _add_table_options(p):
                         "features (labels, groups): kept beside the samples, not scored (repeatable)")
 
 
+def _add_sample_options(p, binary=True):
+    p.add_argument("--absent-samples", choices=["zeros", "drop"],
+                   help="samples of --meta that the data lack: all-zero rows (the default for k-mer counts, "
+                        "which list only the samples carrying each k-mer, as SEER and pyseer read them) or "
+                        "left out (the default for other data)")
+    if binary:
+        p.add_argument("--binary", action="store_true",
+                       help="presence/absence: every value becomes 1 if above 0, else 0, before scoring and "
+                            "modelling (a store is read that way, not rewritten)")
+
+
 def _add_data_options(p):
     _add_input_options(p)
+    _add_sample_options(p)
     p.add_argument("--target", required=True, help="the label column (in --meta, or in the data table)")
     p.add_argument("--method", default="fisher", type=_method_name,
                    help="scoring method (see `genosift methods`; default fisher)")
@@ -460,6 +475,7 @@ def build_parser():
     p.add_argument("--id", help="the sample-id column of --meta")
     p.add_argument("--meta-sep", type=_separator, metavar="CHAR",
                    help="the field separator of --meta (default: by its suffix, else guessed from its header)")
+    _add_sample_options(p, binary=False)
     p.add_argument("--force", action="store_true", help="overwrite an existing store")
     p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
                    help="memory budget for the counts, e.g. 512M (default 256M); k-mer counts beyond it "
@@ -474,6 +490,7 @@ def build_parser():
     p.set_defaults(func=_select)
     p = sub.add_parser("evaluate", help="select features and fit a model for a grid of k, cross-validated")
     _add_input_options(p)
+    _add_sample_options(p)
     p.add_argument("--target", required=True, help="the label column (in --meta, or in the data table)")
     p.add_argument("--method", default="fisher", type=_method_name,
                    help="scoring method (see `genosift methods`; default fisher)")

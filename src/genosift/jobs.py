@@ -16,6 +16,7 @@ from ._messages import plain
 from ._validation import UsageError, param_error
 from ._files import check_output, staged
 from .report import table_text
+from .transforms import presence
 
 
 class StoreRows:
@@ -71,7 +72,8 @@ def _split(text):
 
 
 def load_labelled(data, *, target, meta=None, id_column=None, group_column=None, train_groups=None,
-                  val_groups=None, classes=None, min_count=None, format=None, read_options=None, meta_sep=None):
+                  val_groups=None, classes=None, min_count=None, format=None, read_options=None, meta_sep=None,
+                  absent=None, binary=False):
     """Read ``data`` (and ``meta``), attach labels and pick the training samples.
 
     Parameters
@@ -83,11 +85,19 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     group_column, train_groups, val_groups : score only on samples whose group is in
         ``train_groups`` (if given) and not in ``val_groups``
     classes : keep only samples of these labels; min_count : drop classes with fewer samples
+    absent : {"zeros", "drop"}, optional
+        Samples of ``meta`` that the data lack: all-zero rows (the default for k-mer counts, which
+        list only the samples that carry each k-mer) or left out (the default for other data).
+    binary : bool
+        Score presence/absence: every feature becomes ``x > 0`` (stores are read that way, not
+        rewritten).
 
     A store (``.gs.h5ad``) is not loaded: ``dataset.X`` is then a ``StoreRows``, and only the
     sample ids, feature names and per-sample table are read.
     """
-    from .io import attach_metadata, read, read_metadata
+    from dataclasses import replace
+
+    from .io import attach_metadata, format_of, read, read_metadata
 
     if meta is not None and not id_column:
         raise UsageError("--meta needs --id: the metadata column that holds the sample ids.")
@@ -99,11 +109,19 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     if meta is None and format in (None, "csv", "tsv", "parquet") and _is_table(data, format):
         options["keep"] = tuple(dict.fromkeys([*wanted, *options.get("keep", ())]))
     if _is_store(data, format):
-        dataset = _store_dataset(data, options)
+        dataset = _store_dataset(data, options, binary)
+        kind = "store"
     else:
-        dataset = read(data, format=format, **options)
+        kind = format or format_of(data)
+        dataset = read(data, format=kind, **options)
+        if binary:
+            dataset = replace(dataset, X=presence(dataset.X))
     if meta is not None:
-        dataset, report = attach_metadata(dataset, read_metadata(meta, id_column=id_column, sep=meta_sep))
+        if absent not in (None, "zeros", "drop"):
+            raise param_error("absent", "load_labelled", "'zeros' or 'drop'", absent)
+        absent = absent or ("zeros" if kind == "kmers" else "drop")
+        dataset, report = attach_metadata(dataset, read_metadata(meta, id_column=id_column, sep=meta_sep),
+                                          absent=absent)
         notes.append(str(report))
     obs = dataset.obs
     missing = [c for c in wanted if obs is None or c not in obs.columns]
@@ -162,19 +180,19 @@ def _label_spellings(label):
 
 
 def _is_store(data, format):
-    from .io.store import SUFFIX
+    from .io import format_of
 
-    return format == "store" or format is None and Path(data).name.lower().endswith(SUFFIX)
+    return format == "store" or format is None and Path(data).is_file() and format_of(data) == "store"
 
 
-def _store_dataset(path, options):
+def _store_dataset(path, options, binary=False):
     from .io import Dataset, open_store
 
     if options:
         raise ValueError(
             f"{sorted(options)} do not apply to a store ({str(path)!r}): its samples are rows already."
         )
-    store = open_store(path)
+    store = open_store(path, binary=binary)
     return Dataset(StoreRows(store), store.sample_ids, store.feature_names, store.obs)
 
 

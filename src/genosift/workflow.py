@@ -107,6 +107,7 @@ class Evaluation:
     seed: int
     train: np.ndarray                # the samples of the final model (all but a validation split)
     notes: list = field(default_factory=list)
+    binary: bool = False             # features read as presence/absence (x > 0)
 
 
 def _fold_metrics(y_true, y_pred, proba, classes, decision=None):
@@ -142,7 +143,7 @@ def _check_grid(ks, n_features):
 
 def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", model_options=None, cv=5,
              groups=None, validation=None, metric="balanced_accuracy", sample_ids=None, feature_names=None,
-             score_params=None, random_state=0, n_jobs=None):
+             score_params=None, random_state=0, n_jobs=None, binary=False):
     """Select features and fit a model for every k of a grid, scored inside each training fold.
 
     Parameters
@@ -170,6 +171,9 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         Options of the scoring method.
     random_state : int
         Seed of the folds and of the models: the same inputs and seed give the same outputs.
+    binary : bool
+        Presence/absence: features become ``x > 0`` for scoring and for the models (GenoLearn's
+        binary mode); the saved model applies the same reading to new data in ``predict``.
 
     Returns
     -------
@@ -203,6 +207,10 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     if hasattr(X, "columns") and hasattr(X, "dtypes"):  # a DataFrame: its values, and its names
         X, frame_names = as_matrix(X)
         feature_names = frame_names if feature_names is None else feature_names
+    if binary:  # presence/absence, for scoring and for the models; predict reads it from the model
+        from .transforms import presence
+
+        X = presence(X)
     n, p = X.shape
     y = as_labels(y, n)
     check_finite(X, feature_names)
@@ -289,6 +297,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         result=result, pipeline=pipeline, importance=importance[order],
         sample_ids=np.asarray(sample_ids if sample_ids is not None else np.arange(n).astype(str), dtype=object),
         feature_names=np.asarray(result.feature_names, dtype=object), seed=random_state, train=train,
+        binary=bool(binary),
     )
 
 
@@ -386,6 +395,7 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
             "features": [str(f) for f in ev.feature_names], "selected": [str(f) for f in ev.feature_names[chosen]],
             "classes": [str(c) for c in ev.classes], "method": ev.method, "k": ev.best_k, "model": ev.model_name,
             "model_options": ev.model_options, "genosift_version": __version__, "seed": ev.seed,
+            "binary": ev.binary,
         }
         joblib.dump({"pipeline": ev.pipeline, **model_info}, tmp / "model.joblib")
         write_json(model_info, tmp / "model.json")
@@ -478,6 +488,10 @@ def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False):
     extra = len(names) - (len(wanted) - len(missing))
     if extra:
         notes.append(f"{extra} column(s) of the new data are not features of the model and were ignored.")
+    if saved.get("binary"):  # trained on presence/absence: the new data are read the same way
+        from .transforms import presence
+
+        X = presence(X)
     n = X.shape[0]
     columns = np.array([where.get(f, -1) for f in wanted], dtype=np.int64)
     present = columns >= 0

@@ -1,4 +1,4 @@
-"""Reading data files: one registry of readers, chosen by file suffix or by name.
+"""Reading data files: one registry of readers, chosen by name, by file suffix or by content.
 
 Every reader returns a ``Dataset``: the matrix (samples in rows; dense ndarray or CSR), the
 sample ids and the feature names, plus an optional per-sample table (``obs``) of metadata
@@ -13,8 +13,8 @@ from typing import Callable
 import numpy as np
 
 __all__ = [
-    "Dataset", "MatchReport", "READERS", "Store", "attach_metadata", "convert", "convert_kmers", "open_store",
-    "read", "read_kmers", "read_metadata", "register_reader", "score_store", "write_store",
+    "Dataset", "MatchReport", "READERS", "Store", "attach_metadata", "convert", "convert_kmers", "format_of",
+    "open_store", "read", "read_kmers", "read_metadata", "register_reader", "score_store", "sniff_format", "write_store",
 ]
 
 
@@ -75,32 +75,12 @@ def register_reader(name, *, suffixes):
     return wrap
 
 
-_COMPRESSION = (".gz", ".bz2", ".zst", ".xz")
-
-
-def format_of(path):
-    """The reader name for ``path`` from its suffixes (compression suffixes looked through)."""
-    name = Path(path).name.lower()
-    best = None
-    for reader in READERS.values():
-        for suffix in reader.suffixes:
-            for comp in ("", *_COMPRESSION):
-                if name.endswith(suffix + comp) and (best is None or len(suffix + comp) > best[1]):
-                    best = (reader.name, len(suffix + comp))
-    if best is None:
-        known = sorted({s for r in READERS.values() for s in r.suffixes})
-        from .._messages import FixError
-
-        raise FixError(
-            f"Cannot tell the format of {str(path)!r} from its name. Known suffixes: {known} "
-            f"(optionally compressed with {list(_COMPRESSION)}); or pass {{format}} one of {sorted(READERS)}.",
-            owner="read", format=FixError.ANY,
-        )
-    return best[0]
-
-
 def read(path, *, format=None, **options):
-    """Read a data file into a ``Dataset``, by its suffix or by ``format``."""
+    """Read a data file into a ``Dataset``: by ``format``, else by its suffix, else by its content.
+
+    See ``genosift.io.format_of``: a suffix that names one format decides; a name that says
+    nothing (``counts.gz``) or too little (``.txt``, ``.h5ad``) is settled by the first bytes.
+    """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"No such file: {str(path)!r}.")
@@ -117,6 +97,7 @@ def read(path, *, format=None, **options):
 
 
 from . import kmers, store, tables  # noqa: E402,F401  (register the readers)
+from .formats import format_of, sniff_format  # noqa: E402
 from .kmers import read_kmers  # noqa: E402
 from .metadata import MatchReport, attach_metadata, read_metadata  # noqa: E402
 from .store import Store, convert, open_store, score_store, write_store  # noqa: E402

@@ -288,12 +288,12 @@ def _rows(reader, ids, samples):
     return list(samples), row_of
 
 
-def _matched(row_ids, row_of, metadata):
+def _matched(row_ids, row_of, metadata, absent):
     """Rows kept by the metadata join: (Dataset skeleton with obs, new row_of, report)."""
     from .metadata import attach_metadata
 
     skeleton = Dataset(sp.csr_matrix((len(row_ids), 0)), np.array(row_ids, dtype=object), np.array([], dtype=object))
-    matched, report = attach_metadata(skeleton, metadata)
+    matched, report = attach_metadata(skeleton, metadata, absent=absent)
     new_row = {s: r for r, s in enumerate(matched.sample_ids)}
     old_to_new = np.array([new_row.get(s, -1) for s in row_ids], dtype=np.int64)
     kept = row_of >= 0
@@ -303,7 +303,7 @@ def _matched(row_ids, row_of, metadata):
 
 
 def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype=None, column_copy=True,
-                  overwrite=False, chunk_bytes=None, overlap="sum", block_size=BLOCK_SIZE):
+                  overwrite=False, chunk_bytes=None, overlap="sum", block_size=BLOCK_SIZE, absent="zeros"):
     """k-mer counter files (``KMER | sample:count ...``) to a store, in bounded memory.
 
     Parameters
@@ -316,6 +316,8 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype=None, c
     metadata : pandas.DataFrame, optional
         Per-sample table indexed by sample id (e.g. from ``read_metadata``); the samples it
         describes are kept and its columns stored as ``obs`` (``attach_metadata``, how="inner").
+        Samples it describes that are on no k-mer line carry none of the k-mers: all-zero rows
+        (see ``absent``).
     samples : list of str, optional
         The rows, as for ``read_kmers`` (ids in no file get all-zero rows).
     dtype : numpy dtype, optional
@@ -331,6 +333,9 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype=None, c
         As for ``read_kmers``.
     block_size : int
         Bytes of text parsed at a time, as for ``read_kmers``.
+    absent : {"zeros", "drop"}, default "zeros"
+        Samples of ``metadata`` on no k-mer line: all-zero rows (as SEER and pyseer count them),
+        or left out.
 
     Returns
     -------
@@ -364,6 +369,8 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype=None, c
         raise param_error("dtype", "convert_kmers", "a number type such as np.float64 or np.uint32", dtype)
     if overlap not in ("sum", "error"):
         raise param_error("overlap", "convert_kmers", "'sum' or 'error'", overlap)
+    if absent not in ("zeros", "drop"):
+        raise param_error("absent", "convert_kmers", "'zeros' or 'drop'", absent)
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
         raise param_error("block_size", "convert_kmers", "a positive int (bytes)", block_size)
     out_path = Path(out_path)
@@ -381,7 +388,7 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype=None, c
                 reader.read_file(path)
         if spill.spilled:
             return _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_copy,
-                                    overwrite, budget)
+                                    overwrite, budget, absent)
         reader.blocks = spill.memory
         ds = reader.dataset(sample_list, dt, overlap)
     finally:
@@ -390,12 +397,12 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype=None, c
     if metadata is not None:
         from .metadata import attach_metadata
 
-        ds, report = attach_metadata(ds, metadata)
+        ds, report = attach_metadata(ds, metadata, absent=absent)
     return write_store(ds, out_path, dtype=dt, column_copy=column_copy, overwrite=overwrite,
                        chunk_bytes=budget), report
 
 
-def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_copy, overwrite, budget):
+def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_copy, overwrite, budget, absent):
     from .kmers import _KB, _KN, _MAX, _SB, _SN
     from .store import _atomic, _h5py, _strings, _write_skeleton
 
@@ -431,7 +438,7 @@ def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_
     row_ids, row_of = _rows(reader, ids, sample_list)
     report, obs = None, None
     if metadata is not None:
-        matched, row_of, report = _matched(row_ids, row_of, metadata)
+        matched, row_of, report = _matched(row_ids, row_of, metadata, absent)
         row_ids, obs = matched.sample_ids, matched.obs
     nnz = reader.samples.cols["nnz"][: len(ids)]
     row_nnz = np.zeros(len(row_ids), np.int64)

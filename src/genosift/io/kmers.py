@@ -1,9 +1,14 @@
-"""k-mer counter output: `KMER | sample:count ...` lines, plain or gzip.
+"""k-mer counter output: `KMER | sample:count ...` lines, plain or compressed.
 
-The text format of fsm-lite, read by pyseer and GenoLearn: one k-mer per line, then ``|``, then
-the samples holding it with their counts, separated by spaces or tabs::
+The text format of fsm-lite and unitig-caller, read by SEER, pyseer and GenoLearn: one k-mer per
+line, then ``|``, then the samples holding it with their counts, separated by spaces or tabs::
 
     ACGTTGCAAGT | sample_1:3 sample_7:1 sample_12:2
+
+The dsm-framework layout that SEER was published with writes columns of statistics between the
+k-mer and the bar; they are skipped, as SEER and pyseer skip them::
+
+    ACGTTGCAAGT 5.03 0.16 100 0 100 0.15 100 | 6925_3#7:8 6823_4#17:25
 
 Files may be plain text or compressed with gzip (single or multi-member, e.g. bgzip), bzip2 or
 xz; zstd needs the ``zstandard`` package. The compression is told from the file's first bytes,
@@ -162,7 +167,7 @@ def _parse(buf, pos, st, s_arena, s_offs, s_hash, s_table, s_mark, s_nnz,
         if b == a:
             code = _E_EMPTY_KMER
             break
-        while p < end and (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
+        while p < end and buf[p] != 124 and buf[p] != 10:  # dsm-framework: statistics before '|'
             p += 1
         if p == end or buf[p] != 124:
             code = _E_NO_BAR
@@ -466,7 +471,8 @@ class _Reader:
         stop = pos + len(line)
         text = _show(buf[pos:stop], 80)
         token = _show(buf[st[_ERR0] : st[_ERR1]], 60)
-        form = "Each line must be 'KMER | SAMPLE:COUNT SAMPLE:COUNT ...' (a k-mer in no sample: 'KMER |')"
+        form = ("Each line must be 'KMER | SAMPLE:COUNT SAMPLE:COUNT ...' (a k-mer in no sample: 'KMER |'; "
+                "columns between the k-mer and the '|' are skipped)")
         if code == _E_EMPTY_KMER:
             msg = f"the line {text} has no k-mer before its '|'. {form}."
         elif code == _E_NO_BAR:
@@ -675,7 +681,8 @@ def read_kmers(paths, *, samples=None, dtype=np.float64, overlap="sum", block_si
     ----------
     paths : path or list of paths
         One k-mer file or several. Each line holds a k-mer, ``|``, then ``SAMPLE:COUNT`` entries
-        separated by spaces or tabs; only non-zero counts need to be listed. The count follows the
+        separated by spaces or tabs; only non-zero counts need to be listed. Columns between the
+        k-mer and the ``|`` (the statistics of dsm-framework's layout) are skipped. The count follows the
         *last* ``:`` of an entry, so sample ids may hold any characters but whitespace (``-``,
         ``.``, ``/``, ``:`` included). Compression (gzip, bzip2, xz, zstd) is told from the first
         bytes. Several files are combined by k-mer string, never by line position: the columns

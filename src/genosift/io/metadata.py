@@ -164,12 +164,15 @@ class MatchReport:
     only_in_data : list of str
         Sorted ids of the data that the metadata lacks (left out).
     only_in_metadata : list of str
-        Sorted ids of the metadata that the data lack (left out).
+        Sorted ids of the metadata that the data lack, left out (``absent="drop"``).
+    zero_rows : list of str
+        Sorted ids of the metadata that the data lack, kept as all-zero rows (``absent="zeros"``).
     """
 
     n_matched: int
     only_in_data: list = field(default_factory=list)
     only_in_metadata: list = field(default_factory=list)
+    zero_rows: list = field(default_factory=list)
 
     def __str__(self):
         text = f"{self.n_matched} sample(s) matched by id"
@@ -183,12 +186,17 @@ class MatchReport:
                 f"{len(self.only_in_metadata)} in the metadata only, left out: "
                 f"{_names(self.only_in_metadata)}"
             )
+        if self.zero_rows:
+            parts.append(
+                f"{len(self.zero_rows)} in the metadata only, kept as samples that carry none of "
+                f"the features (all-zero rows): {_names(self.zero_rows)}"
+            )
         if not parts:
             return text + "; the data and the metadata hold the same samples."
         return text + "; " + "; ".join(parts) + "."
 
 
-def attach_metadata(dataset, metadata, *, how="inner"):
+def attach_metadata(dataset, metadata, *, how="inner", absent="drop"):
     """Keep the samples of ``dataset`` that ``metadata`` describes and attach its columns as ``obs``.
 
     Parameters
@@ -199,6 +207,11 @@ def attach_metadata(dataset, metadata, *, how="inner"):
     how : {"inner", "strict"}, default "inner"
         ``"inner"`` keeps the samples found in both (at least one); ``"strict"`` raises
         ``ValueError`` naming the unmatched ids unless both hold exactly the same samples.
+    absent : {"drop", "zeros"}, default "drop"
+        What becomes of the samples the metadata describe and the data lack: left out, or kept
+        as all-zero rows after the data's rows (in the metadata's order). ``"zeros"`` is the
+        reading of k-mer files, which list only the samples that carry each k-mer: a sample on
+        no line carries none of them (as SEER and pyseer count it).
 
     Returns
     -------
@@ -221,6 +234,8 @@ def attach_metadata(dataset, metadata, *, how="inner"):
 
     if how not in ("inner", "strict"):
         raise param_error("how", "attach_metadata", "'inner' or 'strict'", how)
+    if absent not in ("drop", "zeros"):
+        raise param_error("absent", "attach_metadata", "'drop' or 'zeros'", absent)
     if not isinstance(metadata, pd.DataFrame):
         expected = "a pandas DataFrame indexed by sample id"
         raise param_error("metadata", "attach_metadata", expected, type(metadata).__name__)
@@ -238,9 +253,9 @@ def attach_metadata(dataset, metadata, *, how="inner"):
     in_meta = set(meta_ids)
     in_data = set(ids)
     keep = [i for i, s in enumerate(ids) if s in in_meta]
-    report = MatchReport(
-        len(keep), sorted(in_data - in_meta), sorted(in_meta - in_data)
-    )
+    only_meta = sorted(in_meta - in_data)
+    zeros = absent == "zeros" and how == "inner"
+    report = MatchReport(len(keep), sorted(in_data - in_meta), [] if zeros else only_meta, only_meta if zeros else [])
     if how == "strict" and (report.only_in_data or report.only_in_metadata):
         raise ValueError(
             "The data and the metadata do not hold the same samples (how='strict'): "
@@ -265,6 +280,10 @@ def attach_metadata(dataset, metadata, *, how="inner"):
     all_rows = len(keep) == len(ids)
     X = dataset.X if all_rows else dataset.X[rows]
     kept_ids = [ids[i] for i in keep]
+    added = [s for s in meta_ids if s not in in_data] if zeros else []
+    if added:
+        X = _with_zero_rows(X, len(added))
+        kept_ids += added
     meta = metadata.copy()
     meta.index = pd.Index(meta_ids, name=metadata.index.name)
     obs = meta.loc[kept_ids]
@@ -276,7 +295,25 @@ def attach_metadata(dataset, metadata, *, how="inner"):
                 f"The data already have per-sample columns {_names(clash)} that the metadata "
                 "also hold. Drop or rename them on one side before joining."
             )
-        old = old.set_axis(obs.index, axis=0)
+        old = old.set_axis(obs.index[: len(keep)], axis=0).reindex(obs.index)
         obs = pd.concat([old, obs], axis=1)
     sample_ids = np.asarray(dataset.sample_ids)[rows]
+    if added:
+        sample_ids = np.concatenate([sample_ids, np.array(added, dtype=sample_ids.dtype if sample_ids.dtype == object
+                                                               else object)])
     return Dataset(X, sample_ids, dataset.feature_names, obs), report
+
+
+def _with_zero_rows(X, n):
+    """``X`` with ``n`` all-zero rows after its own (sparse stays sparse, in its format)."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        return sp.vstack([X, sp.csr_matrix((n, X.shape[1]), dtype=X.dtype)], format=X.format)
+    if isinstance(X, np.ndarray):
+        return np.concatenate([X, np.zeros((n, X.shape[1]), dtype=X.dtype)])
+    raise TypeError(
+        f"Samples absent from the data can be added as all-zero rows only to a matrix in memory, not to "
+        f"{type(X).__name__}. Leave them out (absent='drop'), or convert the k-mer files with the "
+        "metadata so that the store holds those rows."
+    )

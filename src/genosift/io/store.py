@@ -67,6 +67,7 @@ from .._validation import check_integer_range, param_error
 from .. import engine
 from ..engine import block_width
 from .._files import staged
+from ..transforms import presence
 from . import Dataset, register_reader
 
 __all__ = ["CHUNK_BYTES", "SUFFIX", "Store", "convert", "open_store", "read_store",
@@ -584,6 +585,17 @@ def _split_names(blob, p, piece=1 << 20):
     return names if k == p else None
 
 
+class _Presence:
+    """A stored vector of values read as presence: 1.0 where the value is above 0, NaN kept."""
+
+    def __init__(self, vector):
+        self.vector, self.name, self.size = vector, vector.name, vector.size
+        self.dtype = np.dtype(np.float64)
+
+    def read(self, reader, a, b, dtype=None):
+        return presence(self.vector.read(reader, a, b))
+
+
 class Store:
     """An open store: shape, names and per-sample table, read in row chunks or feature blocks.
 
@@ -600,10 +612,12 @@ class Store:
     has_column_copy : bool        a sparse store that also holds its matrix by columns
     sample_ids, feature_names : ndarray of str (loaded on first use)
     obs : pandas.DataFrame or None  per-sample columns (targets, groups), indexed by sample id
+    binary : bool                 values read as presence (1.0 where above 0), the file unchanged
     """
 
-    def __init__(self, path):
+    def __init__(self, path, *, binary=False):
         self.path = Path(path)
+        self.binary = bool(binary)
         if not self.path.exists():
             raise FileNotFoundError(f"No such file: {str(self.path)!r}.")
         if self.path.is_dir():
@@ -611,6 +625,12 @@ class Store:
         self._stat = self._signature()
         with self._file() as f:
             self._open(f)
+        if self.binary:
+            self.dtype = np.dtype(np.float64)
+            if self.sparse:
+                self._data = _Presence(self._data)
+                if self.has_column_copy:
+                    self._cdata = _Presence(self._cdata)
         self._names = None
         self._ids = None
         self._obs = None
@@ -787,7 +807,7 @@ class Store:
 
     def _row_chunk(self, reader, a, b, indptr):
         if not self.sparse:
-            return reader.h5["X"][a:b]
+            return self._dense(reader.h5["X"][a:b])
         if indptr is None:
             ptr = self._indptr.read(reader, a, b + 1, np.int64)
         else:
@@ -813,6 +833,9 @@ class Store:
         if canonical:
             M.has_canonical_format = True
         return M
+
+    def _dense(self, values):
+        return presence(values) if self.binary else values
 
     def _column_pointers(self, reader):
         """The column copy's pointers, checked to run from 0 to nnz without decreasing."""
@@ -896,7 +919,7 @@ class Store:
             if not self.sparse:
                 for j0 in range(0, p, width):
                     j1 = min(p, j0 + width)
-                    yield j0, j1, reader.h5["X"][:, j0:j1]
+                    yield j0, j1, self._dense(reader.h5["X"][:, j0:j1])
             elif self.has_column_copy:
                 colptr = self._column_pointers(reader)
                 for j0 in range(0, p, width):
@@ -1043,24 +1066,27 @@ class Store:
         reader = _Reader(self)
         try:
             n = self.shape[0]
-            X = self._row_chunk(reader, 0, n, None) if self.sparse else reader.h5["X"][()]
+            X = self._row_chunk(reader, 0, n, None) if self.sparse else self._dense(reader.h5["X"][()])
         finally:
             reader.close()
         return Dataset(X, self.sample_ids, self.feature_names, self.obs)
 
 
-def open_store(path):
+def open_store(path, *, binary=False):
     """Open a store (or any ``.h5ad`` file whose ``X`` is CSR or dense) for chunked reading.
 
     Parameters
     ----------
     path : str or Path
+    binary : bool, default False
+        Read every value as presence/absence (1.0 where it is above 0, else 0; NaN stays NaN),
+        e.g. to score k-mers by the samples that carry them. The file is not changed.
 
     Returns
     -------
     Store
     """
-    return Store(path)
+    return Store(path, binary=binary)
 
 
 @register_reader("store", suffixes=(SUFFIX,))

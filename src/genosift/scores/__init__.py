@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._messages import plain
-from .._validation import MAX_FLOAT_CLASSES, as_labels, as_matrix, is_continuous, numeric_target
+from .._validation import MAX_FLOAT_CLASSES, as_labels, as_matrix, is_continuous, numeric_target, param_error
 from ..engine import accumulate, block_width, column_blocks, is_chunk_stream, map_blocks
 from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, get_method, methods,
                     rank_order, register)
@@ -289,7 +289,8 @@ def _result(spec, out, data, feature_names, opts):
     )
 
 
-def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, scheduler=None, **options):
+def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, scheduler=None, binary=False,
+          **options):
     """Score every feature of ``X`` against ``y`` with one registered method.
 
     Parameters
@@ -315,6 +316,11 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
         ``"local:N"``, or a Dask local scheduler name such as ``"threads"``); see
         ``genosift.dask.use_scheduler``. By default Dask's own default for Dask input, and the
         local engine for stores.
+    binary : bool, default False
+        Score presence/absence: each value becomes 1 where it is above 0, else 0 (NaN stays NaN;
+        see ``genosift.presence``), in every input form; sparse stays sparse and a store is read
+        that way, not rewritten. SEER and pyseer test k-mers this way; GenoLearn calls it
+        ``fisher-binary``.
     **options
         Options of the method (see ``genosift.methods()``).
 
@@ -356,19 +362,26 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
     """
     from ..dask import is_dask_collection, score_collection
 
+    from ..transforms import presence
+
     spec = get_method(method)
     opts = check_options(spec, options)
+    if not isinstance(binary, (bool, np.bool_)):
+        raise param_error("binary", "score", "True or False", binary)
     if is_dask_collection(X):
         if chunk_bytes is not None:
             raise ValueError("chunk_bytes sets the reads of a store; a Dask array is read in its own chunks "
                              "(rechunk it to change them). Leave out chunk_bytes.")
+        if binary:
+            X = X.map_partitions(presence) if hasattr(X, "map_partitions") else X.map_blocks(presence, dtype=np.float64)
         return score_collection(X, y, spec, opts, feature_names=feature_names, scheduler=scheduler)
     if isinstance(X, (str, os.PathLike)) or hasattr(X, "row_chunks"):
         from ..io import format_of, open_store, read, score_store
 
-        if hasattr(X, "row_chunks") or str(X).endswith(".gs.h5ad"):
-            return score_store(X if hasattr(X, "row_chunks") else open_store(X), y, method=spec.name,
-                               chunk_bytes=chunk_bytes, scheduler=scheduler, **opts)
+        if hasattr(X, "row_chunks") or os.path.isfile(X) and format_of(X) == "store":
+            store = X if hasattr(X, "row_chunks") and X.binary == binary else open_store(getattr(X, "path", X),
+                                                                                         binary=binary)
+            return score_store(store, y, method=spec.name, chunk_bytes=chunk_bytes, scheduler=scheduler, **opts)
         table = isinstance(y, str) and format_of(X) in ("csv", "tsv", "parquet")
         data = read(X, keep=(y,)) if table else read(X)
         if isinstance(y, str):
@@ -378,6 +391,8 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
                                  "Pass the labels as an array, or read the file with genosift.io.read(..., keep=[...]).")
             y = data.obs[y].to_numpy()
         X, feature_names = data.X, data.feature_names if feature_names is None else feature_names
+    if binary:
+        X = ((presence(c), *rest) for c, *rest in X) if is_chunk_stream(X) else presence(X)
     if scheduler is not None:
         raise ValueError("The 'scheduler' parameter of score must be None for data in memory (it runs Dask "
                          "arrays and stores; wrap X with dask.array.from_array(X, chunks=...) to score it by "

@@ -1,0 +1,137 @@
+"""Which reader a file needs: from its name when the name is unambiguous, else from its content.
+
+A suffix that names one format (``.csv``, ``.parquet``, ``.npz``, ``.kmers``, ...) is taken at
+its word, through any compression suffix. A name that says nothing (``counts.gz``, ``isolates``)
+or too little (``.txt``, read by both the table and the k-mer readers; ``.h5ad``, which may be a
+genosift store) is settled by the first bytes: the magic numbers of HDF5, Parquet, NumPy and zip
+files, then, for text (decompressed with bounded memory when compressed), the first line that
+is not blank: a Matrix Market banner, a k-mer line (``KMER [STATS ...] | SAMPLE:COUNT ...``) or a
+delimited header (a tab or a comma, as many times on the next line).
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .compression import DamagedFile, LineTooLong, open_binary
+
+__all__ = ["format_of", "sniff_format"]
+
+#: Suffixes that several readers could mean: the file's content decides.
+AMBIGUOUS = (".txt", ".h5ad")
+_COMPRESSION = (".gz", ".bz2", ".zst", ".xz")
+_HDF5 = b"\x89HDF\r\n\x1a\n"
+_MAGIC = ((b"PAR1", "parquet"), (b"\x93NUMPY", "npy"), (b"PK\x03\x04", "npz"), (b"PK\x05\x06", "npz"))
+_HEAD_BYTES = 1 << 20  # text read to decide: the start of the first line is enough
+# a k-mer, optional statistics columns, the bar, then SAMPLE:COUNT entries (a cut last one allowed)
+_KMER_LINE = re.compile(rb"[ \t]*[^\s|:]+(?:[ \t]+[^\s|]+)*[ \t]*\|(?:[ \t]+\S*:\d+)*(?:[ \t]+\S*)?[ \t\r]*")
+
+
+def _by_suffix(path):
+    from . import READERS
+
+    name = Path(path).name.lower()
+    best = None
+    for reader in READERS.values():
+        for suffix in reader.suffixes:
+            for comp in ("", *_COMPRESSION):
+                if name.endswith(suffix + comp) and (best is None or len(suffix + comp) > best[1]):
+                    best = (reader.name, len(suffix + comp), suffix)
+    return best
+
+
+def _is_genosift_store(path):
+    try:
+        import h5py
+    except ImportError:
+        return False
+    try:
+        with h5py.File(path, "r") as f:
+            return bool(f.attrs.get("genosift-store", 0))
+    except OSError:
+        return False
+
+
+def _first_lines(path):
+    """The first two lines of text that are not blank, as far as the first 1 MiB holds them
+    (the first one possibly cut, the second None when the first fills the 1 MiB)."""
+    with open_binary(path) as fh:
+        head = fh.read(_HEAD_BYTES)
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    whole = len(head) < _HEAD_BYTES
+    lines = [line for line in head.split(b"\n") if line.strip(b" \t\r")]
+    if lines and not whole and not head.endswith(b"\n"):
+        lines = lines[:-1] or lines  # the last line may be cut, unless it is the only one
+    return (lines + [None, None])[:2]
+
+
+def _delimited(first, second):
+    """``"tsv"`` or ``"csv"`` when the first lines split alike on a tab or a comma, else None."""
+    for sep, name in ((b"\t", "tsv"), (b",", "csv")):
+        n = first.count(sep)
+        if n and (second is None or second.count(sep) == n):
+            return name
+    return None
+
+
+def sniff_format(path):
+    """The reader name that the content of ``path`` calls for, or None if it cannot tell.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, gzip
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "counts.gz"
+    >>> _ = path.write_bytes(gzip.compress(b"ACGTA 0.5 12 | s1:3 s2:1\\nCCGTA | s2:4\\n"))
+    >>> sniff_format(path)
+    'kmers'
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(16)
+    if head.startswith(_HDF5):
+        return "store" if _is_genosift_store(path) else "h5ad"
+    for magic, name in _MAGIC:
+        if head.startswith(magic):
+            return name
+    try:
+        line, second = _first_lines(path)
+    except (DamagedFile, LineTooLong, OSError):
+        return None
+    if line is None:
+        return None
+    if line.startswith(b"%%MatrixMarket"):
+        return "mtx"
+    if b"\x00" in line:
+        return None
+    if b"|" in line:
+        cut = line if len(line) < _HEAD_BYTES else line[: line.rfind(b" ")]  # a whole line, or whole tokens
+        if _KMER_LINE.fullmatch(cut):
+            return "kmers"
+    return _delimited(line, second)
+
+
+def format_of(path):
+    """The reader name for ``path``: its suffix when that names one format, else its content.
+
+    Compression suffixes are looked through. Raises a ``ValueError`` naming the known suffixes
+    and ``--format`` when neither the name nor the content tells.
+    """
+    best = _by_suffix(path)
+    if best is not None and best[2] not in AMBIGUOUS:
+        return best[0]
+    found = sniff_format(path) if Path(path).is_file() else None
+    if found is not None:
+        return found
+    if best is not None:
+        return best[0]
+    from .._messages import FixError
+    from . import READERS
+
+    known = sorted({s for r in READERS.values() for s in r.suffixes})
+    raise FixError(
+        f"Cannot tell the format of {str(path)!r} from its name or its first bytes. Known suffixes: "
+        f"{known} (optionally compressed with {list(_COMPRESSION)}); or pass {{format}} one of "
+        f"{sorted(READERS)}.",
+        owner="read", format=FixError.ANY,
+    )
+
