@@ -341,3 +341,26 @@ def test_fsm_lite_output_reads_as_written(tmp_path):
     ds = read(out)
     assert ds.sample_ids.tolist() == samples and ds.feature_names.tolist() == kmers
     np.testing.assert_array_equal(ds.X.toarray(), X)
+
+
+@pytest.mark.parametrize("name", ["gene_presence_absence.Rtab", "roary.rtab.gz"])
+def test_pangenome_presence_absence_tables(tmp_path, name, capsys):
+    """Panaroo / Roary ``.Rtab``: genes in rows, samples in columns, read without options."""
+    rng = np.random.default_rng(8)
+    samples = [f"iso_{i}#1" for i in range(12)]
+    genes = ["group_1", "dnaA", "mecA~~~mecA_2", "group_4"]
+    present = rng.integers(0, 2, size=(len(genes), len(samples)))
+    present[2] = np.repeat([1, 0], 6)  # carried by the resistant half
+    text = "Gene\t" + "\t".join(samples) + "\n" + "".join(
+        g + "\t" + "\t".join(map(str, row)) + "\n" for g, row in zip(genes, present))
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
+    ds = read(path)
+    assert format_of(path) == "rtab"
+    assert ds.sample_ids.tolist() == samples and ds.feature_names.tolist() == genes
+    np.testing.assert_array_equal(ds.X, present.T)
+    meta = tmp_path / "pheno.tsv"
+    meta.write_text("sample\tresistant\n" + "".join(f"{s}\t{int(i < 6)}\n" for i, s in enumerate(samples)))
+    assert main(["score", str(path), "--meta", str(meta), "--id", "sample", "--target", "resistant",
+                 "--method", "chi2", "-o", str(tmp_path / "r.tsv")]) == 0
+    assert pd.read_csv(tmp_path / "r.tsv", sep="\t")["feature"][0] == "mecA~~~mecA_2"

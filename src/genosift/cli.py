@@ -313,10 +313,14 @@ def _report(args):
     return 0
 
 
+_FORMAT_HELP = ("the format, when neither the name nor the first bytes tell it: csv, tsv, rtab, parquet, npy, "
+                "npz, mtx, h5ad, kmers or store")
+
+
 def _add_input_options(p):
-    p.add_argument("data", help="data file: CSV/TSV (.gz/.bz2/.zst), Parquet, .npy/.npz, .mtx, .h5ad or k-mer counts")
-    p.add_argument("--format", help="the format when the suffix does not tell: csv, tsv, parquet, npy, npz, mtx, h5ad, "
-                                       "kmers or store")
+    p.add_argument("data", help="data file: CSV/TSV (.gz/.bz2/.zst), Parquet, .npy/.npz, .mtx, .h5ad, a store, "
+                                "Panaroo/Roary .Rtab or k-mer counts")
+    p.add_argument("--format", help=_FORMAT_HELP)
     p.add_argument("--features-in-rows", action="store_true", help="the table has features in rows, samples in columns")
     _add_table_options(p)
     p.add_argument("--meta", help="metadata table (CSV/TSV) with the sample ids, the target and groups")
@@ -467,8 +471,7 @@ def build_parser():
     p = sub.add_parser("convert", help="convert k-mer counts (or any data file) to a chunked store once")
     p.add_argument("inputs", nargs="+", help="k-mer count files (combined by k-mer), or one data file")
     p.add_argument("-o", "--output", required=True, help="the store to write (suffix .gs.h5ad)")
-    p.add_argument("--format", help="the format when the suffix does not tell: csv, tsv, parquet, npy, npz, mtx, "
-                                    "h5ad, kmers or store")
+    p.add_argument("--format", help=_FORMAT_HELP)
     p.add_argument("--features-in-rows", action="store_true", help="the table has features in rows, samples in columns")
     _add_table_options(p)
     p.add_argument("--meta", help="metadata table (CSV/TSV) of k-mer samples to store with them")

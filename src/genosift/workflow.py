@@ -12,7 +12,6 @@ and ``"linear_svm"`` (on standardised features; no class probabilities).
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 

@@ -639,6 +639,17 @@ def read_tsv(path, *, sep="\t", id_column=None, features_in_rows=False, keep=())
     return _read_delimited(path, sep=sep, id_column=id_column, features_in_rows=features_in_rows, keep=keep)
 
 
+@register_reader("rtab", suffixes=(".rtab",))
+def read_rtab(path, *, sep="\t", id_column=None):
+    """Gene presence/absence of Panaroo and Roary (.Rtab): genes in rows, samples in columns.
+
+    The first column names the genes (``Gene``; Panaroo joins merged genes with ``~~~``) and
+    every other column is a sample, 1 where it carries the gene and 0 where not. Read as
+    ``read_tsv(path, features_in_rows=True)``: samples become rows, genes features.
+    """
+    return _read_delimited(path, sep=sep, id_column=id_column, features_in_rows=True, keep=())
+
+
 if read_csv.__doc__ and read_tsv.__doc__:  # absent under python -OO
     read_csv.__doc__ += _DELIMITED_DOC.format(sep=",")
     read_tsv.__doc__ += _DELIMITED_DOC.format(sep="\t")
