@@ -364,3 +364,15 @@ def test_pangenome_presence_absence_tables(tmp_path, name, capsys):
     assert main(["score", str(path), "--meta", str(meta), "--id", "sample", "--target", "resistant",
                  "--method", "chi2", "-o", str(tmp_path / "r.tsv")]) == 0
     assert pd.read_csv(tmp_path / "r.tsv", sep="\t")["feature"][0] == "mecA~~~mecA_2"
+
+
+@pytest.mark.parametrize("first", ["ACGT | s1:3 s2:4", "ACGT|s1:3", "ACGT\t5.0\t0.1\t|\ts#1:8", "ACGT |", "  ACGT | s1:3\r"])
+def test_kmer_lines_in_any_spacing_are_recognised(tmp_path, first):
+    path = tmp_path / "noname"
+    path.write_text(f"\n{first}\nCCCC | s1:1\n")
+    assert format_of(path) == "kmers"
+
+
+def test_a_missing_file_without_a_telling_name_is_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match="No such file"):
+        format_of(tmp_path / "absent")

@@ -24,7 +24,7 @@ _HDF5 = b"\x89HDF\r\n\x1a\n"
 _MAGIC = ((b"PAR1", "parquet"), (b"\x93NUMPY", "npy"), (b"PK\x03\x04", "npz"), (b"PK\x05\x06", "npz"))
 _HEAD_BYTES = 1 << 20  # text read to decide: the start of the first line is enough
 # a k-mer, optional statistics columns, the bar, then SAMPLE:COUNT entries (a cut last one allowed)
-_KMER_LINE = re.compile(rb"[ \t]*[^\s|:]+(?:[ \t]+[^\s|]+)*[ \t]*\|(?:[ \t]+\S*:\d+)*(?:[ \t]+\S*)?[ \t\r]*")
+_KMER_LINE = re.compile(rb"[ \t]*[^\s|:]+(?:[ \t]+[^\s|]+)*[ \t]*\|[ \t]*(?:\S*:\d+(?:[ \t]+\S*:\d+)*)?(?:[ \t]+\S*)?[ \t\r]*")
 
 
 def _by_suffix(path):
@@ -124,6 +124,8 @@ def format_of(path):
         return found
     if best is not None:
         return best[0]
+    if not Path(path).exists():
+        raise FileNotFoundError(f"No such file: {str(path)!r}.")
     from .._messages import FixError
     from . import READERS
 

@@ -379,7 +379,7 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
         from ..io import format_of, open_store, read, score_store
 
         if hasattr(X, "row_chunks") or os.path.isfile(X) and format_of(X) == "store":
-            store = X if hasattr(X, "row_chunks") and X.binary == binary else open_store(getattr(X, "path", X),
+            store = X if hasattr(X, "row_chunks") and getattr(X, "binary", False) == binary else open_store(getattr(X, "path", X),
                                                                                          binary=binary)
             return score_store(store, y, method=spec.name, chunk_bytes=chunk_bytes, scheduler=scheduler, **opts)
         table = isinstance(y, str) and format_of(X) in ("csv", "tsv", "parquet")
