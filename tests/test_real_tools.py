@@ -282,6 +282,22 @@ def test_binary_is_presence_in_every_input_form(counts, method, tmp_path):
         assert open_store(path).to_dataset().X.max() > 1  # the file keeps its counts
 
 
+@pytest.mark.parametrize("method", ["fisher", "auc"])  # row statistics and whole columns
+@pytest.mark.parametrize("sparse", [True, False])
+def test_binary_store_on_a_dask_scheduler(counts, tmp_path, method, sparse):
+    """Dask tasks open the store themselves: they read it as presence too."""
+    X, y = counts
+    ids = np.array([f"s{i}" for i in range(len(y))], dtype=object)
+    names = np.array([f"x{j}" for j in range(X.shape[1])], dtype=object)
+    path = write_store(Dataset(sp.csr_matrix(X) if sparse else X, ids, names), tmp_path / "d.gs.h5ad")
+    ref = gs.score(gs.presence(X), y, method=method).scores
+    got = gs.score(path, y, method=method, binary=True, scheduler="sync", chunk_bytes=256).scores
+    np.testing.assert_allclose(got, ref, rtol=1e-12, equal_nan=True)
+    store = open_store(path, binary=True)
+    np.testing.assert_allclose(gs.score(store, y, method=method, scheduler="sync").scores, ref, rtol=1e-12,
+                               equal_nan=True)
+
+
 def test_binary_stream_and_dask_and_nan(counts):
     X, y = counts
     ref = gs.score(gs.presence(X), y, method="fisher").scores

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from ._messages import FixError, PythonText
 from ._validation import param_error
+from .transforms import presence
 
 __all__ = ["FAN_IN", "RUNS_PER_THREAD", "TASK_BYTES", "is_dask_collection", "score_collection", "score_store_tasks",
            "use_scheduler"]
@@ -372,6 +373,7 @@ class _StoreOnWorker:
     def __init__(self, store):
         self.path = os.path.abspath(store.path)
         self.shape, self.nnz, self.size = store.shape, store.nnz, store._stat[1]  # the size when opened
+        self.binary = store.binary  # the workers read the values as the client's store does
 
     def open(self):
         import socket
@@ -379,7 +381,7 @@ class _StoreOnWorker:
         from .io.store import Store
 
         try:
-            store = Store(self.path)
+            store = Store(self.path, binary=self.binary)
         except (FileNotFoundError, PermissionError) as exc:
             raise FileNotFoundError(
                 f"The Dask worker on {socket.gethostname()} cannot read the store {self.path!r} ({exc}). "
@@ -430,7 +432,8 @@ class _StoreOnWorker:
         reader = _Reader(store)
         try:
             if not store.sparse:
-                return reader.h5["X"][:, j0:j1]
+                block = reader.h5["X"][:, j0:j1]
+                return presence(block) if store.binary else block
             return store._column_block(reader, j0, j1)
         finally:
             reader.close()

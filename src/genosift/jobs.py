@@ -106,13 +106,12 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     options = dict(read_options or {})
     wanted = [c for c in (target, group_column) if c]
     notes = []
-    if meta is None and format in (None, "csv", "tsv", "parquet") and _is_table(data, format):
+    kind = format or format_of(data)  # the name, else the first bytes: decided once
+    if meta is None and kind in ("csv", "tsv", "parquet"):
         options["keep"] = tuple(dict.fromkeys([*wanted, *options.get("keep", ())]))
-    if _is_store(data, format):
+    if kind == "store":
         dataset = _store_dataset(data, options, binary)
-        kind = "store"
     else:
-        kind = format or format_of(data)
         dataset = read(data, format=kind, **options)
         if binary:
             dataset = replace(dataset, X=presence(dataset.X))
@@ -130,7 +129,7 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
         raise ValueError(
             f"Column(s) {missing} not found among the sample columns {have}. Pass --meta with the "
             "metadata table and --id, or name a column of the data table"
-            + (" (a store keeps the columns given to `genosift convert --keep`)." if _is_store(data, format) else ".")
+            + (" (a store keeps the columns given to `genosift convert --keep`)." if kind == "store" else ".")
         )
     labels = obs[target]
     keep = np.array(labels.notna(), dtype=bool)  # a copy: pandas may hand out a read-only view
@@ -177,12 +176,6 @@ def _label_spellings(label):
     if isinstance(value, float) and value.is_integer():
         out.add(str(int(value)))
     return out
-
-
-def _is_store(data, format):
-    from .io import format_of
-
-    return format == "store" or format is None and Path(data).is_file() and format_of(data) == "store"
 
 
 def _store_dataset(path, options, binary=False):

@@ -78,6 +78,7 @@ def _delimited(first, second):
 def sniff_format(path):
     """The reader name that the content of ``path`` calls for, or None if it cannot tell.
 
+
     Examples
     --------
     >>> import tempfile, pathlib, gzip

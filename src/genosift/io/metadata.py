@@ -299,8 +299,7 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop"):
         obs = pd.concat([old, obs], axis=1)
     sample_ids = np.asarray(dataset.sample_ids)[rows]
     if added:
-        sample_ids = np.concatenate([sample_ids, np.array(added, dtype=sample_ids.dtype if sample_ids.dtype == object
-                                                               else object)])
+        sample_ids = np.concatenate([sample_ids.astype(object), np.array(added, dtype=object)])
     return Dataset(X, sample_ids, dataset.feature_names, obs), report
 
 

@@ -361,7 +361,6 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
     [2, 3, 4, 1, 5]
     """
     from ..dask import is_dask_collection, score_collection
-
     from ..transforms import presence
 
     spec = get_method(method)
@@ -379,9 +378,11 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
         from ..io import format_of, open_store, read, score_store
 
         if hasattr(X, "row_chunks") or os.path.isfile(X) and format_of(X) == "store":
-            store = X if hasattr(X, "row_chunks") and getattr(X, "binary", False) == binary else open_store(getattr(X, "path", X),
-                                                                                         binary=binary)
-            return score_store(store, y, method=spec.name, chunk_bytes=chunk_bytes, scheduler=scheduler, **opts)
+            if not hasattr(X, "row_chunks"):
+                X = open_store(X, binary=binary)
+            elif binary and not X.binary:  # a store opened as it is, read as presence here
+                X = open_store(X.path, binary=True)
+            return score_store(X, y, method=spec.name, chunk_bytes=chunk_bytes, scheduler=scheduler, **opts)
         table = isinstance(y, str) and format_of(X) in ("csv", "tsv", "parquet")
         data = read(X, keep=(y,)) if table else read(X)
         if isinstance(y, str):
