@@ -7,7 +7,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # A pin above its declared floor needs a reason here (none today).
-ABOVE_FLOOR = {"scipy": "1.11.0 was withdrawn from PyPI (yanked); 1.11.1 is the first 1.11 release it lists"}
+ABOVE_FLOOR = {}
 
 
 def _version(text):

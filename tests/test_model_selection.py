@@ -1,4 +1,6 @@
 """Model-based selection: method 'linear', RFE, SelectKCV / cross_validate_ks, StabilitySelection."""
+import inspect
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -118,11 +120,31 @@ def _rfe_cases():
     return [("binary", X1, y1), ("three classes", X2, y2)]
 
 
+def _stable_sklearn_ties(monkeypatch):
+    """The reference breaks ties among equal importances by position, as genosift's RFE does.
+
+    scikit-learn does so from 1.8 (a stable sort); before, its order among tied importances (a
+    decision tree's zeros) was numpy's default sort's, which differs between numpy 1.x and 2.x.
+    For those versions the reference's sort is made stable; nothing else of it changes.
+    """
+    import types
+
+    import sklearn.feature_selection._rfe as rfe_module
+
+    if 'kind="stable"' in inspect.getsource(rfe_module):
+        return
+    shim = types.ModuleType("numpy_with_stable_argsort")
+    shim.__dict__.update(np.__dict__)
+    shim.argsort = lambda a, *args, **kw: np.argsort(a, *args, **{"kind": "stable", **kw})
+    monkeypatch.setattr(rfe_module, "np", shim)
+
+
 @pytest.mark.parametrize("case", [0, 1])
 @pytest.mark.parametrize("step", [1, 7])
 @pytest.mark.parametrize("make", [lambda: LogisticRegression(max_iter=1000), lambda: LinearSVC(random_state=0),
                                   lambda: DecisionTreeClassifier(random_state=0)])
-def test_rfe_int_step_equals_sklearn(case, step, make):
+def test_rfe_int_step_equals_sklearn(case, step, make, monkeypatch):
+    _stable_sklearn_ties(monkeypatch)
     _, X, y = _rfe_cases()[case]
     ours = gs.RFE(make(), n_features_to_select=6, step=step).fit(X, y)
     theirs = SkRFE(make(), n_features_to_select=6, step=step).fit(X, y)
