@@ -92,7 +92,9 @@ def test_streamed_with_metadata_and_samples(tmp_path):
         ref = read_kmers(src, samples=wanted)
     with pytest.warns(UserWarning) as streamed:
         path, _ = convert_kmers(src, tmp_path / f"s{SUFFIX}", samples=wanted, chunk_bytes=1)
-    assert [str(w.message) for w in streamed] == [str(w.message) for w in caught]
+    # genosift's own warnings (a library's deprecation notices, as h5py's under numpy 1.x, aside)
+    ours = lambda record: [str(w.message) for w in record if issubclass(w.category, UserWarning)]  # noqa: E731
+    assert ours(streamed) == ours(caught)
     store = same_store(path, ref)
     assert store.to_dataset().X[1].nnz == 0  # "nobody" has an all-zero row
 
