@@ -11,7 +11,6 @@ The policy itself is written down in the README section "Bad input and the NaN p
 from __future__ import annotations
 
 import gzip
-import os
 import re
 import warnings
 
@@ -827,7 +826,8 @@ _SCORE = ["--target", "label"]
 
 #: (case, argv with {d} the inputs and {o} a fresh output folder, exit code, stderr regex)
 CLI_CASES = [
-    ("methods: extra argument", ["methods", "x"], 2, r"unrecognized arguments: x"),
+    ("methods: extra argument", ["methods", "fisher", "x"], 2, r"unrecognized arguments: x"),
+    ("methods: unknown method", ["methods", "x"], 2, r"argument name: must be one of \[.*'welch'\].*got 'x'"),
     ("demo: --fdr out of range", ["demo", "--fdr", "2", "-o", "{o}/demo"], 2, r"argument --fdr: must be a number in \(0, 1\]"),
     ("demo: --top 0", ["demo", "--top", "0", "-o", "{o}/demo"], 2, r"argument --top: must be a whole number >= 1"),
     ("demo: output folder under a file", ["demo", "-o", "{d}/afile/demo"], 1, r"genosift: error: .*Not a directory.*afile"),
@@ -1020,3 +1020,22 @@ def test_cli_unwritable_output_folder(files, tmp_path, capsys, command):
         assert not list(ro.iterdir())
     finally:
         ro.chmod(0o755)
+
+
+@pytest.mark.parametrize("sep", [",", "\t"])
+def test_ids_spelled_like_missing_values_are_ids(tmp_path, sep):
+    """A sample called NA, NULL or None is a sample, in the metadata as in the data; its other
+    columns keep pandas' reading of missing values."""
+    from genosift.io import read, read_metadata
+
+    names = ["NA", "NULL", "None", "nan", "s5"]
+    meta = tmp_path / "meta.txt"
+    meta.write_text(sep.join(["id", "y", "age"]) + "\n"
+                    + "".join(sep.join([n, str(i % 2), "NA" if i == 2 else str(30 + i)]) + "\n"
+                              for i, n in enumerate(names)))
+    frame = read_metadata(meta, id_column="id")
+    assert list(frame.index) == names
+    assert frame["age"].isna().tolist() == [False, False, True, False, False]
+    data = tmp_path / "data.csv"
+    data.write_text("id,f1\n" + "".join(f"{n},{i}\n" for i, n in enumerate(names)))
+    assert list(read(data).sample_ids) == names

@@ -197,3 +197,83 @@ def test_outputs_get_the_permissions_of_new_files(golub_files, tmp_path):
                 assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
     finally:
         os.umask(old)
+
+
+# ------------------------------------------------------------------ a metadata join that matches few ids
+def _few_matched(tmp_path):
+    """Data of 40 samples; metadata of 25, of which 12 are in the data (44 of 536 in a real mix-up)."""
+    rng = np.random.default_rng(0)
+    ids = [f"iso{i:02d}" for i in range(40)]
+    data = pd.DataFrame(rng.normal(size=(40, 6)), columns=[f"g{j}" for j in range(6)])
+    data.insert(0, "sample", ids)
+    data.to_csv(tmp_path / "data.csv", index=False)
+    meta_ids = ids[:12] + [f"ISO{i:02d}" for i in range(12, 25)]  # the rest spelled in capitals
+    pd.DataFrame({"sample": meta_ids, "y": ["a", "b"] * 12 + ["a"]}).to_csv(tmp_path / "meta.csv", index=False)
+    return tmp_path
+
+
+def test_attach_metadata_warns_and_min_matched_refuses(tmp_path):
+    from genosift.io import attach_metadata, read, read_metadata
+    from genosift.io.metadata import FewMatchedWarning, TooFewMatched
+
+    d = _few_matched(tmp_path)
+    data, meta = read(d / "data.csv"), read_metadata(d / "meta.csv", id_column="sample")
+    with pytest.warns(FewMatchedWarning) as caught:
+        matched, report = attach_metadata(data, meta)
+    text = str(caught[0].message)
+    assert (report.n_matched, report.n_data, report.n_metadata) == (12, 40, 25) and report.few
+    assert "12 of the data's 40 sample(s) (30%) and 12 of the metadata's 25 (48%) matched by id" in text
+    assert "ids of the data not in the metadata: 'iso12', 'iso13', 'iso14', 'iso15', 'iso16' and 23 more" in text
+    assert "ids of the metadata not in the data: 'ISO12', 'ISO13', 'ISO14', 'ISO15', 'ISO16' and 8 more" in text
+    assert "id_column=" in text and "min_matched=" in text and matched.shape == (12, 6)
+    # a count: at least N in both; a share: at least that share of each side
+    for ok in (12, 0.3, 0.25):
+        with pytest.warns(FewMatchedWarning):
+            assert attach_metadata(data, meta, min_matched=ok)[1].n_matched == 12
+    for too_many in (13, 0.5, 0.31):
+        with pytest.raises(TooFewMatched) as err:
+            attach_metadata(data, meta, min_matched=too_many)
+        assert isinstance(err.value, ValueError) and f"min_matched={too_many}" in str(err.value)
+        assert "12 of the data's 40 sample(s)" in str(err.value)
+    for bad in (0, -3, 1.5, True, "12", 0.0):
+        with pytest.raises(ValueError, match="The 'min_matched' parameter of attach_metadata must be"):
+            attach_metadata(data, meta, min_matched=bad)
+    # the library's job function takes it too
+    from genosift.jobs import load_labelled
+
+    with pytest.raises(TooFewMatched):
+        load_labelled(d / "data.csv", target="y", meta=d / "meta.csv", id_column="sample", min_matched=20)
+    # a join that matches most samples says nothing
+    import warnings
+
+    most = pd.DataFrame({"y": ["a", "b"] * 15}, index=pd.Index([f"iso{i:02d}" for i in range(30)], name="sample"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FewMatchedWarning)
+        assert not attach_metadata(data, most)[1].few  # 30 of 40, and all 30 of the metadata
+
+
+def test_cli_warns_on_a_poor_join_and_min_matched_exits_2(tmp_path, capsys):
+    d = _few_matched(tmp_path)
+    base = ["score", str(d / "data.csv"), "--meta", str(d / "meta.csv"), "--id", "sample", "--target", "y",
+            "--quiet"]
+    assert main([*base, "-o", str(d / "r.tsv")]) == 0  # goes on, loudly
+    err = capsys.readouterr().err
+    assert err.startswith("genosift: warning: Few samples matched: 12 of the data's 40 sample(s) (30%)")
+    assert "'iso12'" in err and "'ISO12'" in err
+    assert "--id names the metadata's id column and --id-column the data's" in err
+    assert "(--meta-sep for the metadata, --sep for the data)" in err and "pass --min-matched." in err
+    for cmd, out in (("score", "s.tsv"), ("select", "sel.tsv")):
+        extra = ["--top", "2"] if cmd == "select" else []
+        argv = [cmd, *base[1:], *extra, "--min-matched", "0.9", "-o", str(d / out)]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"genosift {cmd}: error: Too few samples matched: 12 of the data's 40 sample(s)")
+        assert "fewer than --min-matched 0.9 asks (at least 90% of each side)" in err
+        assert not (d / out).exists()
+    assert main([*base, "--min-matched", "12", "-o", str(d / "ok.tsv")]) == 0 and (d / "ok.tsv").exists()
+    assert main(["evaluate", *base[1:], "--min-matched", "13", "-o", str(d / "res")]) == 2
+    assert "fewer than --min-matched 13 asks (at least 13)" in capsys.readouterr().err
+    for bad in ("1.5", "0", "many"):
+        with pytest.raises(SystemExit) as usage:
+            main([*base, "--min-matched", bad, "-o", str(d / "x.tsv")])
+        assert usage.value.code == 2

@@ -147,7 +147,8 @@ def test_pyseer_metadata_join():
     assert report == MatchReport(1837, [], [])
     assert ds.obs.index.tolist() == kmers.sample_ids.tolist()
     subset = read_metadata(require_shared("pyseer_kmers", "subset.pheno"), id_column="samples")
-    small, report = attach_metadata(kmers, subset)
+    with pytest.warns(UserWarning, match=r"50 of the data's 1837 sample\(s\) \(3%\)"):  # a subset on purpose
+        small, report = attach_metadata(kmers, subset)
     assert small.shape == (50, 200) and report.n_matched == 50 and len(report.only_in_data) == 1787
     assert report.only_in_metadata == []
     assert str(report).startswith(

@@ -1,5 +1,4 @@
 """Labels: the same classes and codes whatever the chunking, and clear words for odd labels."""
-import warnings
 
 import numpy as np
 import pandas as pd

@@ -191,6 +191,62 @@ def test_chi_square_pvalues_equal_seers(seer_example, tmp_path, via, capsys):
             assert ours[ds.feature_names[j]] == pytest.approx(ref, rel=1e-12)
 
 
+def _seer_printed(path):
+    """SEER's printed k-mers and their ``maf`` column (lines may carry sample lists beyond the header)."""
+    rows = [line.split("\t") for line in Path(path).read_text().splitlines()[1:]]
+    return {row[0]: float(row[1]) for row in rows}
+
+
+@pytest.mark.parametrize("min_af, expected, n", [(0.01, "test2.o.txt", 174), (0.1, "test3.o.txt", 95)])
+def test_frequency_filter_keeps_seers_kmers(seer_example, tmp_path, min_af, expected, n, capsys):
+    """SEER's --maf F (0.01 by default; 0.1 in its third test) tests the k-mers that at least a
+    share F of the phenotyped samples carry: --min-af F tests the same ones, with the same share."""
+    kmers, pheno, _ = seer_example
+    meta = _pheno_table(pheno, tmp_path / "pheno.tsv")
+    out = tmp_path / "chi2.tsv"
+    assert main(["score", str(kmers), "--meta", str(meta), "--id", "sample", "--target", "resistant",
+                 "--method", "chi2", "--binary", "--min-af", str(min_af), "-o", str(out)]) == 0
+    frame = pd.read_csv(out, sep="\t").set_index("feature")
+    seer = _seer_printed(SEER_EXAMPLES / expected)
+    assert len(seer) == n
+    tested = frame.index[frame["pvalue"].notna()]
+    assert sorted(tested) == sorted(seer)
+    for kmer, maf in seer.items():  # printed with 3 decimals
+        assert abs(frame.loc[kmer, "af"] - maf) <= 0.0005 + 1e-12, (kmer, frame.loc[kmer, "af"], maf)
+    assert frame.loc[frame["pvalue"].isna(), "af"].lt(min_af).all()
+
+
+def test_chi_square_on_all_of_seers_phenotypes_is_exact(seer_example, tmp_path, capsys):
+    """SEER's whole example phenotype (3,069 samples; 654 on no k-mer line): each p-value equals the
+    chi-square tail of the 2 x 2 table computed exactly (statistic as a fraction, tail by erfc).
+
+    SEER itself prints p-values under about 1e-5 up to 3.4% away from this (e.g. 2.322e-07 for
+    2.2439e-07 exactly); above 1e-4 it agrees to its printed digits."""
+    from fractions import Fraction
+
+    kmers, _, _ = seer_example
+    meta = _pheno_table(SEER_EXAMPLES / "example.pheno", tmp_path / "pheno.tsv")
+    out = tmp_path / "chi2.tsv"
+    assert main(["score", str(kmers), "--meta", str(meta), "--id", "sample", "--target", "resistant",
+                 "--method", "chi2", "--binary", "-o", str(out)]) == 0
+    ours = pd.read_csv(out, sep="\t").set_index("feature")["pvalue"]
+    table = pd.read_csv(meta, sep="\t", dtype={"sample": str}).set_index("sample")
+    ds = read_kmers(kmers)
+    row = {s: i for i, s in enumerate(ds.sample_ids)}
+    carried = np.zeros((len(table), ds.shape[1]), dtype=bool)  # phenotyped samples on no line: zeros
+    present = [(k, row[s]) for k, s in enumerate(table.index) if s in row]
+    carried[[k for k, _ in present]] = (ds.X[[i for _, i in present]] > 0).toarray()
+    y = table["resistant"].to_numpy() == 1
+    assert len(table) == 3069 and len(present) == 2415
+    for j, kmer in enumerate(ds.feature_names):
+        a, b = int(np.sum(carried[:, j] & y)), int(np.sum(carried[:, j] & ~y))
+        c, d = int(y.sum()) - a, int((~y).sum()) - b
+        n = a + b + c + d
+        stat = Fraction(n * (a * d - b * c) ** 2, (a + b) * (c + d) * (a + c) * (b + d))
+        exact = math.erfc(math.sqrt(float(stat) / 2))  # the chi-square tail with one degree of freedom
+        assert ours[kmer] == pytest.approx(exact, rel=1e-11), (kmer, ours[kmer], exact)
+
+
 def test_seer_binary_agrees_when_installed(seer_example, tmp_path, capsys):
     if shutil.which("seer") is None:
         pytest.skip("the seer program is not installed (apt-get install seer)")

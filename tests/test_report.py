@@ -434,8 +434,12 @@ def test_single_validation_split_has_no_spread(golub_results, tmp_path):
     html, _ = make_report(folder, tmp_path / "v.html")
     text = unescape(html.read_text())
     assert "one training / validation split" in text and "Validation performance against k" in text
-    table = text.split("Mean \u00b1 standard deviation")[1].split("</table>")[0]
-    assert "\u00b1" not in table
+    # one split: no word of cross-validation or folds' spread anywhere in the page, best k picked on it
+    page = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", text)
+    assert "\u00b1" not in page and "cross-validat" not in page.lower() and "standard deviation" not in page
+    assert "best k picked on the validation samples of that split" in page
+    assert "The selection stability: one training / validation split" in page  # no figure of folds
+    table = text.split("Metrics on the validation samples")[1].split("</table>")[0]
     for value in curve["accuracy_mean"]:
         assert f"<td>{value:.3f}</td>" in table
     fig = cv_curve(load_results(folder).curve, best_k=run["best_k"])

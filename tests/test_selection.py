@@ -174,7 +174,13 @@ def test_fit_on_a_store_equals_fit_on_arrays(store_path, selector):
         np.testing.assert_array_equal(sel.get_support(), ref.get_support())
         np.testing.assert_allclose(sel.scores_, ref.scores_, rtol=1e-12)
         assert sel.n_features_in_ == 25 and sel.result_.feature_names[0] == "g0"
-        np.testing.assert_array_equal(sel.transform(X), X[:, ref.get_support()])
+        names = np.array([f"g{j}" for j in range(25)], dtype=object)
+        assert "feature_names_in_" not in vars(sel)  # the store's names are read when first asked for
+        np.testing.assert_array_equal(sel.feature_names_in_, names)
+        np.testing.assert_array_equal(sel.get_feature_names_out(), names[ref.get_support()])
+        np.testing.assert_array_equal(sel.transform(pd.DataFrame(X, columns=names)), X[:, ref.get_support()])
+        with pytest.warns(UserWarning, match="does not have valid feature names"):  # fitted with names
+            np.testing.assert_array_equal(sel.transform(X), X[:, ref.get_support()])
     store = open_store(path)
     np.testing.assert_array_equal(store.read_columns(sel.get_support()), X[:, ref.get_support()])
 
@@ -184,8 +190,11 @@ def test_fit_on_a_file_refits_and_explains_transform(store_path, tmp_path):
     frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(25)])
     sel = gs.SelectKBest(score_func="welch", k=4).fit(frame, y)
     assert hasattr(sel, "feature_names_in_")
-    sel.fit(path, "label")  # a later fit on a store forgets the names of the DataFrame
+    sel.fit(path, "label")  # a later fit on a store has the store's names
+    assert sel.feature_names_in_.tolist() == [f"g{j}" for j in range(25)]
+    sel.fit(X, y)  # and a later fit on an array has none
     assert not hasattr(sel, "feature_names_in_")
+    sel.fit(path, "label")
     frame.insert(0, "label", y)
     frame.insert(0, "id", [f"s{i}" for i in range(60)])
     frame.to_csv(tmp_path / "t.csv", index=False)

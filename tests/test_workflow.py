@@ -1,6 +1,7 @@
 """The modelling workflow: evaluate (selection inside the folds), results folder, predict, CLI."""
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import numpy as np
@@ -162,7 +163,9 @@ def test_cli_evaluate_then_predict(tmp_path, capsys):
     assert main(["predict", str(out / "model.joblib"), str(tmp_path / "expr.csv"), "--meta", str(tmp_path / "meta.csv"),
                  "--id", "sample", "--target", "type", "-o", str(preds)]) == 0
     table = pd.read_csv(preds, sep="\t")
-    assert list(table.columns[:3]) == ["sample", "predicted", "true"] and "accuracy on the 38" in capsys.readouterr().out
+    assert list(table.columns[:4]) == ["sample", "predicted", "true", "in_training"]
+    # cross-validated: the final model was fitted on all 38 samples, so none is held out
+    assert table["in_training"].all() and "no held-out accuracy: all 38" in capsys.readouterr().out
     ev_again = pd.read_csv(out / "selected.tsv", sep="\t")
     assert len(ev_again) == run["best_k"]
     # validation by groups, and bad option values
@@ -232,3 +235,199 @@ def test_predict_takes_true_labels_from_the_data_table(golub, tmp_path, capsys):
     assert main(["predict", str(out), str(tmp_path / "labelled.csv"), "--target", "type", "-o",
                  str(tmp_path / "pred.xyz")]) == 1
     assert "name it .tsv, .csv or .parquet" in capsys.readouterr().err and not (tmp_path / "pred.xyz").exists()
+
+
+# ------------------------------------------------------------------ predict: held-out samples only
+def test_predict_scores_the_samples_not_used_in_training(tmp_path):
+    import joblib
+    from sklearn.metrics import accuracy_score
+
+    from genosift.workflow import held_out_metrics
+
+    rng = np.random.default_rng(2)  # weak signal: a model right on its training samples, not on others
+    X = rng.normal(size=(60, 300))
+    y = np.repeat(["a", "b"], 30)
+    X[y == "b", :5] += 0.6
+    names = np.array([f"g{j}" for j in range(300)], dtype=object)
+    ids = np.array([f"p{i}" for i in range(len(y))], dtype=object)
+    held = np.zeros(len(y), dtype=bool)
+    held[1::3] = True
+    ev = evaluate(X, y, method="welch", ks=[30, 100], validation=held, sample_ids=ids, feature_names=names)
+    out = write_results(ev, tmp_path / "res", X=X, y=y)
+    info = json.loads((out / "model.json").read_text())
+    assert info["training_samples"] == ids[~held].tolist()  # the samples the final model was fitted on
+    saved = load_model(out)
+    assert saved["training_samples"] == ids[~held].tolist()
+    frame, _ = predict(saved, X, names, sample_ids=ids)
+    np.testing.assert_array_equal(frame["in_training"], ~held)
+    m = held_out_metrics(frame, y)
+    pred = ev.pipeline.predict(X)
+    assert (m["n_known"], m["n_training"], m["n_held_out"]) == (60, int((~held).sum()), int(held.sum()))
+    assert m["accuracy"] == accuracy_score(y[held], pred[held])  # the rows not used in training, only
+    assert m["balanced_accuracy"] == balanced_accuracy_score(y[held], pred[held])
+    assert m["accuracy"] != accuracy_score(y, pred)  # all rows would count the training ones too
+    # unknown labels are not counted
+    partly = y.astype(object)
+    partly[:6] = None
+    m2 = held_out_metrics(frame, partly)
+    known = np.arange(len(y)) >= 6
+    assert m2["n_held_out"] == int((held & known).sum())
+    assert m2["accuracy"] == accuracy_score(y[held & known], pred[held & known])
+    # a model file of an older genosift (no list of training samples) is still read: no flag, a note
+    old = {k: v for k, v in saved.items() if k != "training_samples"}
+    joblib.dump(old, tmp_path / "old.joblib")
+    frame_old, notes = predict(load_model(tmp_path / "old.joblib"), X, names, sample_ids=ids)
+    assert "in_training" not in frame_old and any("older genosift" in n for n in notes)
+    m3 = held_out_metrics(frame_old, y)
+    assert m3["n_training"] is None and m3["n_held_out"] == 60
+
+
+def test_cli_predict_prints_held_out_accuracy_and_both_counts(tmp_path, capsys):
+    from sklearn.metrics import accuracy_score
+
+    X, y, names = gs.load_golub()
+    ids = [f"patient-{i}" for i in range(len(y))]
+    data = pd.DataFrame(X[:, :300], columns=names[:300])
+    data.insert(0, "sample", ids)
+    data.to_csv(tmp_path / "expr.csv", index=False)
+    site = np.array((["a", "b", "c"] * 13)[:38])
+    pd.DataFrame({"sample": ids, "type": y, "site": site}).to_csv(tmp_path / "meta.csv", index=False)
+    out = tmp_path / "results"
+    meta = ["--meta", str(tmp_path / "meta.csv"), "--id", "sample"]
+    assert main(["evaluate", str(tmp_path / "expr.csv"), *meta, "--target", "type", "--k", "5,50", "--group", "site",
+                 "--val-groups", "c", "-o", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    preds = tmp_path / "pred.tsv"
+    assert main(["predict", str(out), str(tmp_path / "expr.csv"), *meta, "--target", "type", "-o", str(preds)]) == 0
+    text = capsys.readouterr().out
+    table = pd.read_csv(preds, sep="\t")
+    assert list(table.columns[:4]) == ["sample", "predicted", "true", "in_training"]
+    np.testing.assert_array_equal(table["in_training"], site != "c")
+    val = (site == "c")
+    acc = accuracy_score(table["true"][val], table["predicted"][val])
+    bal = balanced_accuracy_score(table["true"][val], table["predicted"][val])
+    assert (f"held-out accuracy {acc:.3f} (balanced {bal:.3f}) on the {int(val.sum())} sample(s) with a known "
+            f"'type' not used in training; {int((~val).sum())} sample(s) used in training (in_training = True) "
+            "left out") in text
+    assert f"{accuracy_score(table['true'], table['predicted']):.3f}" not in text.split("held-out")[1][:40]
+
+
+# ------------------------------------------------------------------ one validation split is not cross-validation
+def test_cli_evaluate_names_one_split_as_such(tmp_path, capsys):
+    X, y, names = gs.load_golub()
+    ids = [f"s{i}" for i in range(len(y))]
+    data = pd.DataFrame(X[:, :200], columns=names[:200])
+    data.insert(0, "sample", ids)
+    data.to_csv(tmp_path / "expr.csv", index=False)
+    pd.DataFrame({"sample": ids, "type": y, "site": (["a", "b", "c"] * 13)[:38]}).to_csv(tmp_path / "meta.csv",
+                                                                                      index=False)
+    argv = ["evaluate", str(tmp_path / "expr.csv"), "--meta", str(tmp_path / "meta.csv"), "--id", "sample",
+            "--target", "type", "--k", "4,40", "--quiet"]
+    assert main([*argv, "--group", "site", "--val-groups", "c", "-o", str(tmp_path / "val")]) == 0
+    text = capsys.readouterr().out
+    assert "cross-validation" not in text.lower() and "CV" not in text and "+/-" not in text and "fold" not in text
+    assert "one train/validation split (26 training, 12 validation samples)" in text
+    curve = pd.read_csv(tmp_path / "val" / "curve.tsv", sep="\t")
+    assert curve.filter(like="_std").isna().all().all()  # one value per k: no spread
+    best = json.loads((tmp_path / "val" / "run.json").read_text())["best_k"]
+    value = curve.set_index("k").loc[best, "balanced_accuracy_mean"]
+    assert (f"Best k = {best} by balanced_accuracy ({value:.3f}), picked on the 12 validation samples of this "
+            "one split") in text
+    for row in curve.itertuples():
+        assert f"{row.accuracy_mean:.3f}" in text
+    # the report of that folder: no cross-validation, no spread, the best k picked on the split
+    if importlib.util.find_spec("matplotlib") is not None:
+        import re
+        from html import unescape
+
+        from genosift.report import make_report
+
+        page = unescape(make_report(tmp_path / "val", tmp_path / "val.html").html.read_text())
+        page = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", page)
+        assert "cross-validat" not in page.lower() and "\u00b1" not in page and "out-of-fold" not in page.lower()
+        assert "one training / validation split" in page
+        assert "best k picked on the validation samples of that split, by balanced accuracy" in page
+    # folds: means with their spread
+    assert main([*argv, "--cv", "3", "-o", str(tmp_path / "cv")]) == 0
+    text = capsys.readouterr().out
+    assert "3-fold cross-validation" in text and "+/-" in text and "the mean over the folds" in text
+
+
+# ------------------------------------------------------------------ progress
+def _progress_spy(monkeypatch):
+    """Record every progress bar opened: its title, total, the steps it was told, and whether it draws."""
+    from contextlib import contextmanager
+
+    from genosift import engine
+
+    seen = []
+    real = engine.progress
+
+    class Spy:
+        def __init__(self, bar, title, total):
+            self.bar, self.title, self.total, self.steps, self.done = bar, title, total, [], 0
+            self.drawn = not isinstance(bar, engine._Silent)
+
+        def advance(self, n=1):
+            self.done += n
+            self.bar.advance(n)
+
+        def describe(self, text):
+            self.steps.append(text)
+            self.bar.describe(text)
+
+    @contextmanager
+    def spy(description, total=None, unit=""):
+        with real(description, total, unit) as bar:
+            seen.append(Spy(bar, description, total))
+            yield seen[-1]
+
+    monkeypatch.setattr(engine, "progress", spy)
+    return seen
+
+
+def test_evaluate_and_convert_show_progress_on_a_terminal_unless_quiet(tmp_path, capsys, monkeypatch):
+    import sys
+
+    pytest.importorskip("h5py", reason="convert writes a store (h5py)")
+    X, y, names = gs.load_golub()
+    ids = [f"s{i}" for i in range(len(y))]
+    data = pd.DataFrame(X[:, :100], columns=names[:100])
+    data.insert(0, "sample", ids)
+    data.insert(1, "type", y)
+    data.to_csv(tmp_path / "expr.csv", index=False)
+    argv = ["evaluate", str(tmp_path / "expr.csv"), "--target", "type", "--k", "2,20", "--cv", "3"]
+    seen = _progress_spy(monkeypatch)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    assert main([*argv, "-o", str(tmp_path / "a")]) == 0
+    bars = {s.title: s for s in seen}
+    folds = bars["Cross-validation"]
+    assert folds.drawn and folds.total == 6 and folds.done == 6
+    assert folds.steps == [f"Fold {i}/3: {step}" for i in (1, 2, 3)
+                           for step in ("scoring the features", "fitting k = 2", "fitting k = 20")]
+    assert bars["Final model"].drawn and bars["Final model"].done == 2
+    assert bars["Reading expr.csv"].drawn and bars["Reading expr.csv"].done == pytest.approx(
+        (tmp_path / "expr.csv").stat().st_size / 2**20)
+    capsys.readouterr()
+    # --quiet: no bar is drawn, nothing on stderr
+    seen.clear()
+    assert main([*argv, "-o", str(tmp_path / "b"), "--quiet"]) == 0
+    assert seen and not any(s.drawn for s in seen) and capsys.readouterr().err == ""
+    assert {s.title for s in seen} >= {"Cross-validation", "Final model", "Reading expr.csv"}
+    # stderr that is not a terminal (a pipe, a log file): quiet too
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    seen.clear()
+    assert main([*argv, "-o", str(tmp_path / "c")]) == 0
+    assert seen and not any(s.drawn for s in seen) and capsys.readouterr().err == ""
+    # one validation split is named so
+    seen.clear()
+    held = np.arange(len(y)) % 3 == 0
+    evaluate(X[:, :50], y, ks=[2], validation=held)
+    assert seen[0].title == "Validation split" and seen[0].steps == [
+        "Validation split: scoring the features", "Validation split: fitting k = 2"]
+    # convert shows the reading of a table
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    seen.clear()
+    assert main(["convert", str(tmp_path / "expr.csv"), "--keep", "type", "-o", str(tmp_path / "e.gs.h5ad")]) == 0
+    reading = [s for s in seen if s.title == "Reading expr.csv"]
+    assert reading and reading[0].drawn and reading[0].done == pytest.approx(reading[0].total)

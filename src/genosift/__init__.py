@@ -19,9 +19,11 @@ from . import io
 from .selection import SelectFdr, SelectKBest, SelectPercentile
 from .multivariate import MRMR, RedundancyFilter
 from .model_selection import RFE, SelectKCV, StabilitySelection, cross_validate_ks
+from .profiles import Profile, profile
+from ._anndata import annotate_var
 
 __all__ = [
     "MRMR", "REGISTRY", "RFE", "RedundancyFilter", "ScoreResult", "SelectFdr", "SelectKBest", "SelectKCV",
-    "SelectPercentile", "StabilitySelection", "__version__", "cross_validate_ks", "get_method", "io", "load_golub",
-    "methods", "presence", "score",
+    "SelectPercentile", "StabilitySelection", "__version__", "annotate_var", "cross_validate_ks", "get_method", "io",
+    "load_golub", "methods", "presence", "profile", "Profile", "score",
 ]

@@ -329,3 +329,45 @@ def plain_values(data, largest, smallest):
                 bad[t] = True
                 break
     return not bad.any()
+
+
+@njit(**_JIT)
+def csr_class_positives(data, indices, indptr, codes, k, p):
+    """Per-class counts of the stored values above 0 of every column of a CSR matrix, (k, p)."""
+    out = np.zeros((k, p))
+    for i in range(indptr.shape[0] - 1):
+        c = codes[i]
+        for q in range(indptr[i], indptr[i + 1]):
+            if data[q] > 0:
+                out[c, indices[q]] += 1.0
+    return out
+
+
+@njit(parallel=True, **_JIT)
+def dense_class_positives_row_major(X, codes, k, tile):
+    """Per-class counts of the values above 0 of every column, C-contiguous ``X``, (k, p).
+
+    Parallel over column tiles."""
+    n, p = X.shape
+    out = np.zeros((k, p))
+    for b in prange((p + tile - 1) // tile):
+        j0 = b * tile
+        j1 = min(p, j0 + tile)
+        for i in range(n):
+            row = out[codes[i]]
+            for j in range(j0, j1):
+                if X[i, j] > 0:
+                    row[j] += 1.0
+    return out
+
+
+@njit(parallel=True, **_JIT)
+def dense_class_positives_col_major(X, codes, k):
+    """Per-class counts of the values above 0 of every column, F-contiguous ``X``, (k, p)."""
+    n, p = X.shape
+    out = np.zeros((k, p))
+    for j in prange(p):
+        for i in range(n):
+            if X[i, j] > 0:
+                out[codes[i], j] += 1.0
+    return out

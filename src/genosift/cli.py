@@ -17,8 +17,11 @@ from .cli_options import cli_message, read_options as _read_options
 
 
 def _methods(args):
-    from .scores import methods
+    from .scores import describe, methods
 
+    if getattr(args, "name", None):  # one method: what it computes, its task, p-values, reference, options
+        print(describe(args.name))
+        return 0
     table = methods()[["task", "classes", "pvalues", "streaming", "summary"]]
     import pandas as pd
 
@@ -44,6 +47,10 @@ def _demo(args):
     frame["pvalue"], frame["qvalue"] = anova.pvalues, anova.qvalues
     frame["selected"] = selected
     frame["description"] = [describe.get(n, "") for n in names]
+    from .profiles import profile
+    import pandas as pd
+
+    frame = pd.concat([frame, profile(X, y).columns()], axis=1)  # class means, diff_means, prevalence
     frame = frame.iloc[fisher.ranking].reset_index(drop=True)
 
     out = fresh_folder(args.output)
@@ -81,6 +88,7 @@ def _score_job(args):
     spec = get_method(args.method)
     if args.fdr is not None and not spec.has_pvalues:
         raise ValueError(f"--fdr needs p-values, and method '{spec.name}' has none. Use --top K.")
+    scoring = _scoring_options(args, spec)  # before any file is read
     labelled = _labelled(args)
     if args.scheduler and not isinstance(labelled.X_train, jobs.StoreRows):
         raise ValueError(f"--scheduler scores a store (.gs.h5ad) on Dask workers, which read it themselves; "
@@ -89,9 +97,41 @@ def _score_job(args):
     from .dask import use_scheduler
 
     with use_scheduler(args.scheduler):  # None: the local engine
-        result = jobs.score_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes)
+        result = jobs.score_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes, **scoring)
     mask = jobs.select_mask(result, top=args.top, fdr=args.fdr)
-    return labelled, result, mask
+    prof = jobs.profile_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes)
+    return labelled, result, mask, prof
+
+
+def _scoring_options(args, spec):
+    """``--min-af`` / ``--max-af`` and ``--method-option`` of `score`, `select` and `evaluate`,
+    checked against each other and against the method's declared options (a usage error, exit 2)."""
+    from .scores import check_af, check_option_values
+
+    try:
+        check_af(args.min_af, args.max_af)
+    except ValueError as exc:
+        raise UsageError(cli_message(exc)) from None
+    options = {}
+    for key, value in args.method_option or []:
+        if isinstance(value, str) and value.lower() in ("true", "false", "none"):  # as typed in a shell
+            value = {"true": True, "false": False, "none": None}[value.lower()]
+        options[key] = value
+    if options:
+        declared = spec.options
+        listed = ", ".join(f"{k} (default {v!r})" for k, v in declared.items())
+        unknown = sorted(set(options) - set(declared))
+        if unknown:
+            raise UsageError(f"--method-option {unknown[0]}: method '{spec.name}' has no option {unknown[0]!r}; "
+                             + (f"its options are {listed}" if declared else "it takes no options")
+                             + f". See `genosift methods {spec.name}`.")
+        try:
+            check_option_values(spec, options)
+        except (ValueError, TypeError) as exc:
+            given = " ".join(f"{k}={v!r}" for k, v in options.items())
+            raise UsageError(f"--method-option {given}: {exc} Method '{spec.name}' takes {listed}; see "
+                             f"`genosift methods {spec.name}`.") from None
+    return {"min_af": args.min_af, "max_af": args.max_af, "options": options}
 
 
 def _provenance(args, labelled, result, mask, started):
@@ -111,7 +151,7 @@ def _provenance(args, labelled, result, mask, started):
     }
 
 
-def _summary(result, mask, labelled, started, out):
+def _summary(result, mask, labelled, started, out, prof=None):
     import resource
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -120,9 +160,10 @@ def _summary(result, mask, labelled, started, out):
     for note in labelled.notes:
         print(f"  {note}")
     frame = result.to_frame().head(10)
-    for row in frame.itertuples():
+    for j, row in zip(result.ranking, frame.itertuples()):
         p = "" if np.isnan(row.pvalue) else f"  q={row.qvalue:.2e}"
-        print(f"  {row.rank:>3}  {row.feature}  {row.score:.6g}{p}")
+        way = "" if prof is None or not prof.direction(j) else f"  {prof.direction(j)}"
+        print(f"  {row.rank:>3}  {row.feature}  {row.score:.6g}{p}{way}")
     print(f"Wrote {out}")
 
 
@@ -134,13 +175,11 @@ def _score(args):
     sidecar = out.with_name(out.name + ".json")
     jobs.check_table_name(out)
     jobs.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta))
-    labelled, result, mask = _score_job(args)
-    frame = result.to_frame(sort=False)
-    frame["selected"] = mask
-    frame = frame.iloc[result.ranking].reset_index(drop=True)
+    labelled, result, mask, prof = _score_job(args)
+    frame = jobs.ranking_frame(result, mask, prof)
     jobs.write_frame(frame, out, sidecar=sidecar, provenance=_provenance(args, labelled, result, mask, started),
                      force=args.force)
-    _summary(result, mask, labelled, started, f"{out} and {sidecar.name}")
+    _summary(result, mask, labelled, started, f"{out} and {sidecar.name}", prof)
     return 0
 
 
@@ -154,11 +193,16 @@ def _select(args):
     sidecar = out.with_name(out.name + ".json")
     jobs.check_table_name(out)
     jobs.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta))
-    labelled, result, mask = _score_job(args)
+    labelled, result, mask, prof = _score_job(args)
     reduced = jobs.reduced_frame(labelled, mask, result.feature_names, chunk_bytes=args.chunk_bytes)
-    jobs.write_frame(reduced, out, sidecar=sidecar, provenance=_provenance(args, labelled, result, mask, started),
-                     force=args.force)
-    _summary(result, mask, labelled, started, f"{out} and {sidecar.name}")
+    provenance = _provenance(args, labelled, result, mask, started)
+    # the selected features' rows of the ranking table: scores, class means, the signed effect, prevalence
+    chosen = jobs.ranking_frame(result, mask, prof)
+    provenance["selected_features"] = [  # NaN (no p-value) as JSON null
+        {k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
+        for row in chosen[chosen["selected"]].drop(columns="selected").to_dict("records")]
+    jobs.write_frame(reduced, out, sidecar=sidecar, provenance=provenance, force=args.force)
+    _summary(result, mask, labelled, started, f"{out} and {sidecar.name}", prof)
     return 0
 
 
@@ -185,6 +229,14 @@ def _convert(args):
                                     chunk_bytes=args.chunk_bytes, absent=args.absent_samples or "zeros")
         if report is not None:
             print(report)
+    elif kinds == {"dumps"} and len(args.inputs) == 1:  # a list file or a folder of per-sample dumps
+        from .io import convert_dumps
+
+        _read_options(args, data=args.inputs[0])
+        out, report = convert_dumps(args.inputs[0], args.output, metadata=meta, overwrite=args.force,
+                                    chunk_bytes=args.chunk_bytes, absent=args.absent_samples or "drop")
+        if report is not None:
+            print(report)
     elif len(args.inputs) == 1:
         if meta is not None or args.absent_samples:
             raise UsageError("--meta and --absent-samples are for k-mer inputs; other tables keep their own "
@@ -209,7 +261,7 @@ def _labelled(args):
         args.data, target=args.target, meta=args.meta, id_column=args.id, group_column=args.group,
         train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
         min_count=args.min_count, format=args.format, meta_sep=args.meta_sep, read_options=_read_options(args),
-        absent=args.absent_samples, binary=args.binary,
+        absent=args.absent_samples, binary=args.binary, min_matched=args.min_matched,
     )
 
 
@@ -222,6 +274,9 @@ def _evaluate(args):
     out = Path(args.output)
     inputs = (args.data, args.meta)
     check_output(out, force=args.force, inputs=inputs, folder=True)  # before any work
+    from .scores import get_method
+
+    scoring = _scoring_options(args, get_method(args.method))
     labelled = _labelled(args)
     X = jobs.in_memory(labelled.dataset.X)
     held_out = args.train_groups or args.val_groups
@@ -232,7 +287,8 @@ def _evaluate(args):
                   model_options=dict(args.model_option or []), cv=args.cv, groups=groups,
                   validation=~labelled.train if held_out else None, metric=args.metric,
                   sample_ids=labelled.dataset.sample_ids, feature_names=labelled.dataset.feature_names,
-                  random_state=args.seed, n_jobs=args.threads, binary=args.binary)
+                  random_state=args.seed, n_jobs=args.threads, binary=args.binary,
+                  score_params=scoring["options"] or None, min_af=scoring["min_af"], max_af=scoring["max_af"])
     ev.notes.extend(labelled.notes)
     provenance = {
         "command": " ".join(["genosift", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("genosift") else None,
@@ -241,17 +297,24 @@ def _evaluate(args):
     }
     write_results(ev, out, X=X, y=labelled.y, provenance=provenance, overwrite=args.force, inputs=inputs)
     best = ev.curve.set_index("k").loc[ev.best_k]
+    split = ev.cv["kind"] == "validation"  # one train/validation split: one value per k, no spread
+    n_val = int((~ev.train).sum())
     print(f"genosift {__version__} evaluate: {ev.method} ranking, {ev.model_name} model, "
           f"{len(labelled.y)} samples x {ev.result.n_features} features, "
-          + (f"{ev.cv['folds']}-fold CV" if ev.cv["kind"] != "validation" else "train/validation split"))
+          + (f"one train/validation split ({int(ev.train.sum())} training, {n_val} validation samples)" if split
+             else f"{ev.cv['folds']}-fold cross-validation"))
     for note in ev.notes:
         print(f"  {note}")
-    print(f"  {'k':>7}  " + "  ".join(f"{m:>17}" for m in ("accuracy", "balanced_accuracy", "f1_macro", "roc_auc")))
+    metrics = ("accuracy", "balanced_accuracy", "f1_macro", "roc_auc")
+    print(("  metrics on the validation samples" if split else "  mean +/- s.d. over the folds")
+          + f"\n  {'k':>7}  " + "  ".join(f"{m:>17}" for m in metrics))
     for row in ev.curve.itertuples():
-        cells = [f"{getattr(row, m + '_mean'):.3f} +/- {getattr(row, m + '_std'):.3f}"
-                 for m in ("accuracy", "balanced_accuracy", "f1_macro", "roc_auc")]
+        cells = [f"{getattr(row, m + '_mean'):.3f}" + ("" if split else f" +/- {getattr(row, m + '_std'):.3f}")
+                 for m in metrics]
         print(f"  {row.k:>7}  " + "  ".join(f"{c:>17}" for c in cells) + ("  <- best" if row.k == ev.best_k else ""))
-    print(f"Best k = {ev.best_k} by {ev.metric} ({best[ev.metric + '_mean']:.3f}); top features: "
+    how = (f"({best[ev.metric + '_mean']:.3f}), picked on the {n_val} validation samples of this one split" if split
+           else f"({best[ev.metric + '_mean']:.3f}, the mean over the folds)")
+    print(f"Best k = {ev.best_k} by {ev.metric} {how}; top features: "
           + ", ".join(str(f) for f in ev.result.top(min(5, ev.best_k))))
     print(f"Wrote {out}/ (tables, model.joblib, run.json) in {time.perf_counter() - started:.1f} s")
     return 0
@@ -260,7 +323,7 @@ def _evaluate(args):
 def _predict(args):
     from . import jobs
     from .io import read
-    from .workflow import load_model, predict
+    from .workflow import held_out_metrics, load_model, predict
 
     if args.meta and not (args.id and args.target):
         raise UsageError("--meta needs --id (the sample-id column) and --target (the true labels) to compare.")
@@ -288,10 +351,7 @@ def _predict(args):
         truth = meta[args.target].reindex(frame["sample"].astype(str))
     if truth is not None:
         frame.insert(2, "true", truth.astype("string").to_numpy())
-        known = truth.notna().to_numpy()
-        if known.any():
-            hits = (frame["true"][known] == frame["predicted"][known]).mean()
-            notes.append(f"accuracy on the {int(known.sum())} sample(s) with a known {args.target!r}: {hits:.3f}")
+        notes.append(_held_out_note(held_out_metrics(frame, frame["true"]), args.target))
     jobs.write_frame(frame, out, force=args.force)
     print(f"Predicted {len(frame)} sample(s) with the {saved['model']} model on {len(saved['selected'])} "
           f"feature(s) ({saved['method']}, k = {saved['k']}).")
@@ -299,6 +359,22 @@ def _predict(args):
         print(f"  {note}")
     print(f"Wrote {out}")
     return 0
+
+
+def _held_out_note(m, target):
+    """What `predict` prints about its accuracy: on held-out samples only, with both counts."""
+    if not m["n_known"]:
+        return f"no sample has a known {target!r}: no accuracy."
+    if m["n_training"] is None:
+        return (f"accuracy on the {m['n_known']} sample(s) with a known {target!r}: {m['accuracy']:.3f} "
+                "(training samples may be among them: the model does not list its training samples)")
+    training = (f"{m['n_training']} sample(s) used in training (in_training = True) left out"
+                if m["n_training"] else "none of them used in training")
+    if not m["n_held_out"]:
+        return (f"no held-out accuracy: all {m['n_known']} sample(s) with a known {target!r} were used in "
+                "training (in_training = True), and the model's accuracy on them says nothing of new data.")
+    return (f"held-out accuracy {m['accuracy']:.3f} (balanced {m['balanced_accuracy']:.3f}) on the "
+            f"{m['n_held_out']} sample(s) with a known {target!r} not used in training; {training}.")
 
 
 def _report(args):
@@ -314,15 +390,18 @@ def _report(args):
 
 
 _FORMAT_HELP = ("the format, when neither the name nor the first bytes tell it: csv, tsv, rtab, parquet, npy, "
-                "npz, mtx, h5ad, kmers or store")
+                "npz, mtx, h5ad, kmers, dumps (a list or folder of per-sample k-mer dumps), vcf (VCF or BCF), "
+                "plink (a .bed with its .bim and .fam) or store")
 
 
 def _add_input_options(p):
     p.add_argument("data", help="data file: CSV/TSV (.gz/.bz2/.zst), Parquet, .npy/.npz, .mtx, .h5ad, a store, "
-                                "Panaroo/Roary .Rtab or k-mer counts")
+                                "Panaroo/Roary .Rtab, k-mer counts, a list file or folder of per-sample "
+                                "k-mer dumps (KMC, Jellyfish), VCF/BCF genotypes or a PLINK .bed")
     p.add_argument("--format", help=_FORMAT_HELP)
     p.add_argument("--features-in-rows", action="store_true", help="the table has features in rows, samples in columns")
     _add_table_options(p)
+    _add_genotype_options(p)
     p.add_argument("--meta", help="metadata table (CSV/TSV) with the sample ids, the target and groups")
     p.add_argument("--id", help="the sample-id column of --meta")
     p.add_argument("--meta-sep", type=_separator, metavar="CHAR",
@@ -340,23 +419,38 @@ def _add_table_options(p):
                         "features (labels, groups): kept beside the samples, not scored (repeatable)")
 
 
+def _add_genotype_options(p):
+    p.add_argument("--missing-genotypes", choices=["zero", "error"],
+                   help="missing calls of a VCF/BCF or PLINK file: read as 0, not carrying the allele (the "
+                        "default, as pyseer reads them; their number is reported), or an error")
+
+
 def _add_sample_options(p, binary=True):
     p.add_argument("--absent-samples", choices=["zeros", "drop"],
                    help="samples of --meta that the data lack: all-zero rows (the default for k-mer counts, "
                         "which list only the samples carrying each k-mer, as SEER and pyseer read them) or "
-                        "left out (the default for other data)")
+                        "left out (the default for other data, per-sample k-mer dumps included)")
     if binary:
         p.add_argument("--binary", action="store_true",
                        help="presence/absence: every value becomes 1 if above 0, else 0, before scoring and "
                             "modelling (a store is read that way, not rewritten)")
 
 
+def _add_match_option(p):
+    p.add_argument("--min-matched", type=_min_matched, metavar="N|SHARE",
+                   help="the fewest samples the --meta join must match, else exit 2: a whole number is a count "
+                        "(e.g. 100), a number between 0 and 1 a share of the data's and of the metadata's "
+                        "samples each (e.g. 0.9); without it, matching less than half of either side only warns")
+
+
 def _add_data_options(p):
     _add_input_options(p)
     _add_sample_options(p)
+    _add_match_option(p)
     p.add_argument("--target", required=True, help="the label column (in --meta, or in the data table)")
     p.add_argument("--method", default="fisher", type=_method_name,
                    help="scoring method (see `genosift methods`; default fisher)")
+    _add_scoring_options(p)
     p.add_argument("--top", type=_positive_int, help="select the K best features")
     p.add_argument("--fdr", type=_fraction, help="select features with BH q-value <= Q")
     p.add_argument("--group", help="metadata column of groups for --train-groups / --val-groups")
@@ -419,6 +513,41 @@ def _column_list(text):
     return names
 
 
+def _min_matched(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is not None and 0 < value < 1:
+        return value
+    if value is not None and value >= 1 and value.is_integer():
+        return int(value)
+    raise argparse.ArgumentTypeError(f"must be a whole number >= 1 (a count) or a number between 0 and 1 "
+                                     f"(a share), e.g. 100 or 0.9; got {text!r}")
+
+
+def _add_scoring_options(p):
+    p.add_argument("--method-option", type=_key_value, action="append", metavar="KEY=VALUE",
+                   help="an option of the scoring method, e.g. n_neighbors=20 for relieff or bins=10 for mi "
+                        "(repeatable; `genosift methods NAME` lists a method's options)")
+    p.add_argument("--min-af", type=_share, metavar="F",
+                   help="test only features carried (value above 0) by at least this share of the scored "
+                        "samples, e.g. 0.01 (pyseer's --min-af); the others are not tested")
+    p.add_argument("--max-af", type=_share, metavar="F",
+                   help="test only features carried by at most this share of the scored samples, e.g. 0.99 "
+                        "(pyseer's --max-af)")
+
+
+def _share(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a share of the samples, a number in [0, 1]; got {text!r}")
+    return value
+
+
 def _fraction(text):
     try:
         value = float(text)
@@ -461,7 +590,9 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="genosift", description="Find the features that matter.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("methods", help="list the scoring methods")
+    p = sub.add_parser("methods", help="list the scoring methods, or describe one")
+    p.add_argument("name", nargs="?", type=_method_name,
+                   help="a method to describe: what it computes, its task, p-values, reference and options")
     p.set_defaults(func=_methods)
     p = sub.add_parser("demo", help="rank genes of the bundled Golub ALL/AML data set")
     p.add_argument("-o", "--output", default="genosift-demo", help="output folder (a fresh one is made if it exists)")
@@ -469,11 +600,13 @@ def build_parser():
     p.add_argument("--top", type=_positive_int, default=15, help="how many top genes to print (default 15)")
     p.set_defaults(func=_demo)
     p = sub.add_parser("convert", help="convert k-mer counts (or any data file) to a chunked store once")
-    p.add_argument("inputs", nargs="+", help="k-mer count files (combined by k-mer), or one data file")
+    p.add_argument("inputs", nargs="+", help="k-mer count files (combined by k-mer), or one data file, list file "
+                                             "or folder of per-sample k-mer dumps")
     p.add_argument("-o", "--output", required=True, help="the store to write (suffix .gs.h5ad)")
     p.add_argument("--format", help=_FORMAT_HELP)
     p.add_argument("--features-in-rows", action="store_true", help="the table has features in rows, samples in columns")
     _add_table_options(p)
+    _add_genotype_options(p)
     p.add_argument("--meta", help="metadata table (CSV/TSV) of k-mer samples to store with them")
     p.add_argument("--id", help="the sample-id column of --meta")
     p.add_argument("--meta-sep", type=_separator, metavar="CHAR",
@@ -494,6 +627,7 @@ def build_parser():
     p = sub.add_parser("evaluate", help="select features and fit a model for a grid of k, cross-validated")
     _add_input_options(p)
     _add_sample_options(p)
+    _add_match_option(p)
     p.add_argument("--target", required=True, help="the label column (in --meta, or in the data table)")
     p.add_argument("--method", default="fisher", type=_method_name,
                    help="scoring method (see `genosift methods`; default fisher)")
@@ -502,6 +636,7 @@ def build_parser():
                    help="the classifier (default logistic)")
     p.add_argument("--model-option", type=_key_value, action="append", metavar="KEY=VALUE",
                    help="a model option, e.g. C=0.1 or n_estimators=1000 (repeatable)")
+    _add_scoring_options(p)
     p.add_argument("--cv", type=_positive_int, default=5, help="stratified folds (default 5)")
     p.add_argument("--metric", default="balanced_accuracy", choices=["accuracy", "balanced_accuracy", "f1_macro", "roc_auc"],
                    help="the metric that picks the best k (default balanced_accuracy)")
@@ -574,8 +709,22 @@ def _interrupted(by_sigint):
     return 130 if by_sigint else 143
 
 
+def _warnings_shown(previous):
+    """``warnings.showwarning`` that prints genosift's own warnings as one line naming options."""
+    from ._messages import Spelled
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if isinstance(message, Spelled):
+            print(f"genosift: warning: {cli_message(message)}", file=sys.stderr)
+        else:
+            previous(message, category, filename, lineno, file, line)
+
+    return show
+
+
 def main(argv=None):
     import signal
+    import warnings
 
     from . import engine
 
@@ -586,6 +735,8 @@ def main(argv=None):
     shown = engine.set_progress(sys.stderr.isatty() and not getattr(args, "quiet", False))
     previous = _signals_unwind()
     interrupted.clear()
+    shown_warnings = warnings.showwarning
+    warnings.showwarning = _warnings_shown(shown_warnings)
     try:
         code = args.func(args)
         if interrupted:  # a signal whose exception was lost: the outputs were not published
@@ -607,6 +758,7 @@ def main(argv=None):
     except (KeyboardInterrupt, _Terminated) as exc:
         return _interrupted(isinstance(exc, KeyboardInterrupt))
     finally:  # in-process callers keep their own settings
+        warnings.showwarning = shown_warnings
         interrupted.clear()
         if previous is not None:
             for sig, handler in previous.items():

@@ -17,6 +17,8 @@ _CLI_SPELLING = {
     "overwrite": "--force",
     "chunk_bytes": "--chunk-bytes",
     "format": "--format",
+    ("read_vcf", "missing"): "--missing-genotypes",
+    ("read_plink", "missing"): "--missing-genotypes",
     ("make_report", "out_html"): "-o",
     ("make_report", "png_dir"): "--png-dir",
     "methods": "`genosift methods`",
@@ -24,6 +26,10 @@ _CLI_SPELLING = {
     "read_h5ad": "--format h5ad (into memory)",
     ("read_metadata", "id_column"): "--id",
     ("read_metadata", "sep"): "--meta-sep",
+    ("attach_metadata", "id_column"): "--id",
+    ("attach_metadata", "sep"): "--meta-sep",
+    ("attach_metadata", "data_id"): "--id-column",
+    ("attach_metadata", "data_sep"): "--sep",
     ("score_store", "in_memory"): "Read the store into memory with --format h5ad",
     ("dask", "in_memory"): "Leave out --scheduler and read the data into memory (for a store: --format h5ad)",
 }
@@ -48,7 +54,7 @@ def cli_message(exc):
 
 # the command-line options that become reader parameters, by parameter
 _READ_OPTIONS = {"sep": "--sep", "id_column": "--id-column", "keep": "--keep",
-                 "features_in_rows": "--features-in-rows"}
+                 "features_in_rows": "--features-in-rows", "missing": "--missing-genotypes"}
 
 
 def read_options(args, data=None, extra_keep=()):
@@ -59,7 +65,8 @@ def read_options(args, data=None, extra_keep=()):
 
     keep = [c for group in (getattr(args, "keep", None) or []) for c in group]
     given = {"sep": getattr(args, "sep", None), "id_column": getattr(args, "id_column", None),
-             "keep": keep or None, "features_in_rows": getattr(args, "features_in_rows", False) or None}
+             "keep": keep or None, "features_in_rows": getattr(args, "features_in_rows", False) or None,
+             "missing": getattr(args, "missing_genotypes", None)}
     options = {k: v for k, v in given.items() if v is not None}
     data = args.data if data is None else data
     name = args.format or format_of(data)

@@ -182,15 +182,18 @@ def _one_thread():
         numba.set_num_threads(previous)
 
 
-def _chunk_statistic(block, y, method, names):
-    """``from_chunk`` of the method's statistic on one block of rows (all features)."""
+def _chunk_statistic(block, y, method, names, af=False):
+    """``from_chunk`` of the method's statistic on one block of rows (all features); with ``af``,
+    together with the block's carrier counts (``WithCarriers``), for an allele-frequency filter."""
     from .scores import get_method
+    from .scores._af import WithCarriers, carriers
 
     spec = get_method(method)
     if block.shape[0] == 0:
-        return spec.statistic.empty()
+        return WithCarriers(spec.statistic.empty(), 0) if af else spec.statistic.empty()
     with _one_thread():
-        return spec.statistic.from_chunk(block, y, feature_names=names)
+        stat = spec.statistic.from_chunk(block, y, feature_names=names)
+    return WithCarriers(stat, carriers(block)) if af else stat
 
 
 def _merge_all(*parts):
@@ -198,12 +201,14 @@ def _merge_all(*parts):
         return reduce(lambda a, b: a.merge(b), parts)
 
 
-def _block_scores(block, target, method, options, j0, j1, names):
-    """A whole-column method on one block of features, every sample: its ``Scores``.
+def _block_scores(block, target, method, options, j0, j1, names, af=False):
+    """A whole-column method on one block of features, every sample: its ``Scores`` (with ``af``:
+    ``(Scores, carrier counts)``, for an allele-frequency filter).
 
     ``names`` are the block's feature names (None: ``x{j}`` with ``j0 <= j < j1``).
     """
     from .scores import _finite_blocks, get_method
+    from .scores._af import carriers
 
     spec = get_method(method)
     if sp.issparse(block):
@@ -215,7 +220,15 @@ def _block_scores(block, target, method, options, j0, j1, names):
                                       spec.scale_free):
         pass
     with _one_thread():
-        return spec.func(block, target, **options)
+        out = spec.func(block, target, **options)
+    return (out, carriers(block)) if af else out
+
+
+def _split_carriers(parts, af):
+    """``(Scores of every block, carrier counts or 0)`` of the blocks' results."""
+    if not af:
+        return _concatenated(parts), 0
+    return _concatenated([q[0] for q in parts]), np.concatenate([q[1] for q in parts])
 
 
 def _as_csc(block):
@@ -313,7 +326,7 @@ def _as_array(X, feature_names, scheduler):
     return X, names
 
 
-def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None):
+def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None, af=None):
     """Score a Dask array or DataFrame with the registered method ``spec``: a ``ScoreResult``.
 
     What ``genosift.score`` runs for Dask input. Row-mergeable methods need blocks that span
@@ -322,10 +335,12 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None)
     Whole-column methods need every sample of a feature, so ``X`` is rechunked to one row chunk
     and to column blocks of at most ``genosift.engine.block_width`` features (narrower column
     chunks are kept); sparse row chunks are turned to CSC first, whose columns slice cheaply.
-    ``y`` may be a Dask array or Series; it is computed (n values) first.
+    ``y`` may be a Dask array or Series; it is computed (n values) first. ``af``: an
+    allele-frequency filter ``(min_af, max_af)`` (``genosift.score``'s ``min_af`` and ``max_af``),
+    its carriers counted by the same tasks.
     """
     from .engine import block_width
-    from .scores import _check_classes, _result, _target, finish, make_target
+    from .scores import _check_classes, _result, _target, finish, make_target, with_af
 
     if spec.streaming == "matrix":
         raise _whole_matrix_error(spec, "a Dask array")
@@ -346,10 +361,13 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None)
             def build(names_arg):
                 key = None if names_arg is None else dask.delayed(names_arg, pure=False)
                 return _tree([dask.delayed(_chunk_statistic, pure=False)(
-                    block, None if labels is None else labels[a:b], spec.name, key)
+                    block, None if labels is None else labels[a:b], spec.name, key, af is not None)
                     for block, a, b in zip(blocks, bounds[:-1], bounds[1:])], _n_classes(target), p)
 
-            return finish(spec, _merged(build, names, chosen), names, options)
+            merged = _merged(build, names, chosen)
+            if af is None:
+                return finish(spec, merged, names, options)
+            return with_af(finish(spec, merged.stat, names, options), merged.carriers, af)
         width = block_width(n, p)
         if X.numblocks[0] > 1 and sp.issparse(getattr(X, "_meta", None)):  # columns of CSC slice cheaply
             X = X.map_blocks(_as_csc, dtype=X.dtype, meta=sp.csc_matrix((0, 0), dtype=X.dtype))
@@ -357,9 +375,11 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None)
         starts = np.cumsum((0,) + X.chunks[1])
         shared = dask.delayed(target, pure=False)
         parts = [dask.delayed(_block_scores, pure=False)(
-            block, shared, spec.name, options, int(j0), int(j1), None if names is None else names[j0:j1])
+            block, shared, spec.name, options, int(j0), int(j1), None if names is None else names[j0:j1],
+            af is not None)
             for block, j0, j1 in zip(X.to_delayed()[0], starts[:-1], starts[1:])]
-        return _result(spec, _concatenated(_compute(parts, chosen)), target, names, options)
+        out, counts = _split_carriers(_compute(parts, chosen), af is not None)
+        return with_af(_result(spec, out, target, names, options), counts, af)
 
 
 # --------------------------------------------------------------------------------------------
@@ -393,22 +413,26 @@ class _StoreOnWorker:
                              "client (another file, or replaced meanwhile). Give every worker the same file.")
         return store
 
-    def statistic(self, ranges, method, named):
+    def statistic(self, ranges, method, named, af=False):
         """The method's statistic of the row ``ranges``, read and merged one at a time, in order.
 
         ``ranges``: ``(a, b, keep, y)`` for rows ``a <= i < b``, of which the local rows ``keep``
-        (all if None), with their targets ``y``. The same fold as the local engine's.
+        (all if None), with their targets ``y``. The same fold as the local engine's. With ``af``,
+        a ``WithCarriers``: the statistic and the carrier counts of the same rows.
         """
         from .engine import accumulate
         from .io.store import _Reader
         from .scores import get_method
+        from .scores._af import WithCarriers
 
         store = self.open()
         names = store.feature_names if named else None
         reader = _Reader(store)
+        empty = get_method(method).statistic.empty()
         try:
-            return accumulate(ranges, lambda r: _chunk_statistic(self.rows(store, reader, *r[:3]), r[3], method, names),
-                              get_method(method).statistic.empty())
+            return accumulate(ranges, lambda r: _chunk_statistic(self.rows(store, reader, *r[:3]), r[3], method, names,
+                                                                 af),
+                              WithCarriers(empty, 0) if af else empty)
         finally:
             reader.close()
 
@@ -439,12 +463,12 @@ class _StoreOnWorker:
             reader.close()
 
 
-def _store_block_scores(source, j0, j1, rows, target, method, options):
+def _store_block_scores(source, j0, j1, rows, target, method, options, af=False):
     block = source.columns(j0, j1)
-    return _block_scores(block if rows is None else block[rows], target, method, options, j0, j1, None)
+    return _block_scores(block if rows is None else block[rows], target, method, options, j0, j1, None, af)
 
 
-def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, scheduler=None):
+def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, scheduler=None, af=None):
     """Score a store on a Dask scheduler, the workers reading it: a ``ScoreResult``.
 
     What ``genosift.io.score_store(..., scheduler=...)`` runs once it has checked its inputs.
@@ -456,11 +480,12 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
     ``chunk_bytes``. ``rows`` (sorted indices,
     None for all) keeps some samples; ``y`` has one value per sample kept. The store's path must be
     the same on every worker. Small stores are cut into at least as many tasks as the scheduler
-    has threads, so that every thread has work.
+    has threads, so that every thread has work. ``af``: an allele-frequency filter
+    ``(min_af, max_af)``, its carriers counted by the same tasks.
     """
     from .engine import block_width
     from .io.store import _NamesOf, _Reader
-    from .scores import _result, _target, finish, make_target
+    from .scores import _result, _target, finish, make_target, with_af
 
     if spec.streaming == "matrix":
         raise _whole_matrix_error(spec, "a store")
@@ -496,14 +521,18 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
 
             def build(named):
                 return _tree([dask.delayed(source.statistic, pure=False)([tasks[i] for i in run], spec.name,
-                                                                         named is not None)
+                                                                         named is not None, af is not None)
                               for run in runs], _n_classes(target), p)
 
-            return finish(spec, _merged(build, True, chosen), _NamesOf(store), options)
+            merged = _merged(build, True, chosen)
+            if af is None:
+                return finish(spec, merged, _NamesOf(store), options)
+            return with_af(finish(spec, merged.stat, _NamesOf(store), options), merged.carriers, af)
         width = min(block_width(m, p, budget), -(-p // slots))
         shared = dask.delayed(target, pure=False)
         kept = None if rows is None else dask.delayed(rows, pure=False)
         parts = [dask.delayed(_store_block_scores, pure=False)(source, j0, min(p, j0 + width), kept, shared, spec.name,
-                                                                options)
+                                                                options, af is not None)
                  for j0 in range(0, p, width)]
-        return _result(spec, _concatenated(_compute(parts, chosen)), target, _NamesOf(store), options)
+        out, counts = _split_carriers(_compute(parts, chosen), af is not None)
+        return with_af(_result(spec, out, target, _NamesOf(store), options), counts, af)

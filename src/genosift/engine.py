@@ -83,6 +83,9 @@ class _Silent:
     def advance(self, n=1):
         pass
 
+    def describe(self, text):
+        pass
+
 
 class _Task:
     def __init__(self, bar, task):
@@ -90,6 +93,10 @@ class _Task:
 
     def advance(self, n=1):
         self._bar.advance(self._task, n)
+
+    def describe(self, text):
+        """Say what the loop does now (e.g. ``"Fold 2/5: k = 100"``): the bar's text changes."""
+        self._bar.update(self._task, description=text)
 
 
 _live = {"bar": None, "tasks": 0}
@@ -100,8 +107,8 @@ _live_lock = threading.Lock()
 def progress(description, total=None, unit=""):
     """A progress bar for a long loop: ``with progress("Reading", total=n, unit="rows") as bar:``.
 
-    Yields an object whose ``advance(n=1)`` counts ``n`` more units done (from any thread). The
-    bar is drawn on stderr only after ``set_progress(True)``; otherwise this costs next to nothing.
+    Yields an object whose ``advance(n=1)`` counts ``n`` more units done (from any thread) and
+    whose ``describe(text)`` replaces the description (the step under way). The bar is drawn on stderr only after ``set_progress(True)``; otherwise this costs next to nothing.
     Bars opened while another is shown are drawn below it.
 
     Examples

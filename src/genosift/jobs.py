@@ -15,7 +15,6 @@ import scipy.sparse as sp
 from ._messages import plain
 from ._validation import UsageError, param_error
 from ._files import check_output, staged
-from .report import table_text
 from .transforms import presence
 
 
@@ -73,7 +72,7 @@ def _split(text):
 
 def load_labelled(data, *, target, meta=None, id_column=None, group_column=None, train_groups=None,
                   val_groups=None, classes=None, min_count=None, format=None, read_options=None, meta_sep=None,
-                  absent=None, binary=False):
+                  absent=None, binary=False, min_matched=None):
     """Read ``data`` (and ``meta``), attach labels and pick the training samples.
 
     Parameters
@@ -91,6 +90,10 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     binary : bool
         Score presence/absence: every feature becomes ``x > 0`` (stores are read that way, not
         rewritten).
+    min_matched : int or float, optional
+        The fewest samples the ``meta`` join must match (``attach_metadata``): a whole number is a
+        count, a number in (0, 1) a share of each side; fewer raise ``TooFewMatched``. Without
+        it, a join matching less than half of either side warns and goes on.
 
     A store (``.gs.h5ad``) is not loaded: ``dataset.X`` is then a ``StoreRows``, and only the
     sample ids, feature names and per-sample table are read.
@@ -120,7 +123,7 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
             raise param_error("absent", "load_labelled", "'zeros' or 'drop'", absent)
         absent = absent or ("zeros" if kind == "kmers" else "drop")
         dataset, report = attach_metadata(dataset, read_metadata(meta, id_column=id_column, sep=meta_sep),
-                                          absent=absent)
+                                          absent=absent, min_matched=min_matched)
         notes.append(str(report))
     obs = dataset.obs
     missing = [c for c in wanted if obs is None or c not in obs.columns]
@@ -202,25 +205,64 @@ def _take_rows(dataset, rows):
     return replace(dataset, X=dataset.X[rows], sample_ids=dataset.sample_ids[rows], obs=obs)
 
 
-def score_labelled(labelled, *, method, chunk_bytes=None):
-    """Score the training samples: streamed from a store, or on the matrix in memory."""
+def score_labelled(labelled, *, method, chunk_bytes=None, min_af=None, max_af=None, options=None):
+    """Score the training samples: streamed from a store, or on the matrix in memory.
+
+    ``min_af`` / ``max_af``: the allele-frequency filter, on the training samples (see
+    ``genosift.score``); ``options``: the method's options.
+    """
     from .scores import score
 
     X = labelled.X_train
+    af = dict(min_af=min_af, max_af=max_af)
     if isinstance(X, StoreRows):
         from .io import score_store
 
-        return score_store(X.store, labelled.y_train, method=method, samples=X.rows, chunk_bytes=chunk_bytes)
+        return score_store(X.store, labelled.y_train, method=method, samples=X.rows, chunk_bytes=chunk_bytes,
+                           **af, **(options or {}))
     if chunk_bytes is not None:
         raise ValueError(
             "--chunk-bytes sets the memory budget of scoring a store (.gs.h5ad); this data set is "
             "read into memory. Convert it once with `genosift convert`, or leave out --chunk-bytes."
         )
-    return score(X, labelled.y_train, method=method, feature_names=labelled.dataset.feature_names)
+    return score(X, labelled.y_train, method=method, feature_names=labelled.dataset.feature_names, **af,
+                 **(options or {}))
+
+
+def profile_labelled(labelled, *, method, chunk_bytes=None):
+    """Per-class means and prevalence of every feature on the samples scored (``genosift.profile``).
+
+    The kind of profile follows the method (``profiles._kind_for``): per class for class
+    methods, the correlation's sign for a regression method on a numeric target, one group for
+    unsupervised methods. A store is read once more, in row chunks of ``chunk_bytes``.
+    """
+    from .profiles import _kind_for, profile
+
+    y = labelled.y_train
+    kind = _kind_for(method, y)
+    y = None if kind == "none" else y
+    target = "auto" if kind == "none" else kind
+    X = labelled.X_train
+    if isinstance(X, StoreRows):
+        return profile(X.store, y, target=target, samples=X.rows, chunk_bytes=chunk_bytes)
+    return profile(X, y, target=target, feature_names=labelled.dataset.feature_names)
+
+
+def ranking_frame(result, mask, prof):
+    """The ranking table of ``score``: the result's columns, ``selected``, and the profile's
+    columns (means, the signed effect, prevalence), best feature first."""
+    import pandas as pd
+
+    frame = result.to_frame(sort=False)
+    frame["selected"] = mask
+    if prof is not None:
+        frame = pd.concat([frame, prof.columns()], axis=1)
+    return frame.iloc[result.ranking].reset_index(drop=True)
 
 
 def select_mask(result, *, top=None, fdr=None):
-    """Which features a ranking selects: the ``top`` best, or q-value <= ``fdr``, or all."""
+    """Which features a ranking selects: the ``top`` best, or q-value <= ``fdr``, or all; never a
+    feature that an allele-frequency filter left untested."""
     if top is not None and fdr is not None:
         raise UsageError("Choose one selection rule: --top K or --fdr Q, not both.")
     mask = np.ones(result.n_features, dtype=bool)
@@ -234,6 +276,8 @@ def select_mask(result, *, top=None, fdr=None):
             raise ValueError(f"--fdr needs p-values, and method '{result.method}' has none. Use --top K.")
         with np.errstate(invalid="ignore"):
             mask = result.qvalues <= fdr
+    if result.tested is not None:
+        mask &= result.tested
     return mask
 
 
@@ -281,8 +325,10 @@ def write_frame(frame, path, *, sidecar=None, provenance=None, force=True):
         tmp = temps[0] if sidecar is not None else temps
         if name.endswith((".parquet", ".pq")):
             frame.to_parquet(tmp, index=False)
-        else:
-            tmp.write_text(table_text(frame, "," if name.endswith(".csv") else "\t"), encoding="utf-8")
+        else:  # in blocks of rows: the text of a ranking of millions of features is never held whole
+            rows = max(1, 2**14 // max(1, frame.shape[1]))
+            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+                frame.to_csv(fh, sep="," if name.endswith(".csv") else "\t", index=False, chunksize=rows)
         if sidecar is not None:
             temps[1].write_text(json.dumps(provenance, indent=2, sort_keys=True, default=str) + "\n",
                                 encoding="utf-8")

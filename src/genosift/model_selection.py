@@ -22,9 +22,12 @@ from sklearn.utils import check_random_state, get_tags
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import engine
+from ._anndata import AnnDataTransformMixin, fit_accepts_anndata
 from ._messages import plain
 from ._validation import as_labels, as_matrix, check_finite, check_fit_input, param_error
-from .scores import REGISTRY, get_method, rank_order, score
+from .scores import REGISTRY, carriers, check_af, get_method, rank_order, score
+from .scores._af import af_tested
 
 
 def _is_int(value):
@@ -62,14 +65,33 @@ def _check_finite_for(X, names, spec, model):
 
 
 def _rank(func, params, X, y):
-    """``(scores, pvalues or None, ranking)`` of the features of ``X``: a registered method or a callable."""
+    """``(scores, pvalues or None, ranking)`` of the features of ``X``: a registered method or a callable.
+
+    ``params`` may hold ``min_af`` / ``max_af`` (an allele-frequency filter, the shares carrying a
+    feature counted on these rows): the features outside it score NaN and the ranking holds only
+    the features inside it.
+    """
+    params = dict(params or {})
+    af = check_af(params.pop("min_af", None), params.pop("max_af", None), "score_params")
     if callable(func):
         out = func(X, y)
         scores, pvalues = out if isinstance(out, (tuple, list)) else (out, None)
         scores = np.asarray(scores, dtype=np.float64)
-        return scores, None if pvalues is None else np.asarray(pvalues, dtype=np.float64), rank_order(scores)
-    res = score(X, y, method=func, **(params or {}))
-    return res.scores, res.pvalues, res.ranking
+        pvalues = None if pvalues is None else np.asarray(pvalues, dtype=np.float64)
+        tested = None if af is None else af_tested(carriers(X) / X.shape[0], af)
+        if tested is not None:
+            scores = np.where(tested, scores, np.nan)
+            pvalues = None if pvalues is None else np.where(tested, pvalues, np.nan)
+        order = rank_order(scores)
+        ranking = order if tested is None else order[tested[order]]
+    else:
+        res = score(X, y, method=func, **params) if af is None else \
+            score(X, y, method=func, min_af=af[0], max_af=af[1], **params)
+        scores, pvalues, ranking = res.scores, res.pvalues, res.ranking[:res.n_tested]
+    if not ranking.size:
+        raise ValueError(f"No feature of the {X.shape[0]} samples scored has an allele frequency in "
+                         f"[{af[0]}, {af[1]}]: nothing to select. Widen the range (min_af, max_af).")
+    return scores, pvalues, ranking
 
 
 def model_importances(model):
@@ -150,21 +172,33 @@ def _splits(cv, X, y, groups, classifier, random_state, owner):
     return [(np.asarray(train), np.asarray(test)) for train, test in pairs]
 
 
-def _fold(X, y, train, test, score_func, score_params, estimator, ks, visit):
+def _fold(X, y, train, test, score_func, score_params, estimator, ks, visit, bar=None, name=""):
     """Score on the training rows, then per k fit a clone on the top-k columns and ``visit`` it.
 
     Returns ``(scores, ranking, [visit(model, X_test_k) for k in ks])``; the top-k columns are
-    taken in feature order (as ``SelectKBest`` passes them).
+    taken in feature order (as ``SelectKBest`` passes them). ``bar`` (``engine.progress``) is
+    told the step under way, named ``name`` ("Fold 2/5"), and advanced once per k.
     """
+    bar = bar or engine._Silent()
+    bar.describe(f"{name}: scoring the features")
     X_train, y_train = X[train], y[train]
     scores, _, ranking = _rank(score_func, score_params, X_train, y_train)
     X_test = X[test]
     out = []
     for k in ks:
+        bar.describe(f"{name}: fitting k = {int(k):,}")
         cols = np.sort(ranking[:k])
         model = clone(estimator).fit(X_train[:, cols], y_train)
         out.append(visit(model, X_test[:, cols]))
+        bar.advance()
     return scores, ranking, out
+
+
+def _fold_names(n_splits):
+    """How progress names each split: "Fold 2/5", or "Validation split" for a single one."""
+    if n_splits == 1:
+        return ["Validation split"]
+    return [f"Fold {i + 1}/{n_splits}" for i in range(n_splits)]
 
 
 def _aligned(values, model_classes, classes, fill):
@@ -177,7 +211,7 @@ def _aligned(values, model_classes, classes, fill):
 
 
 def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None, groups=None,
-                      random_state=None):
+                      random_state=None, min_af=None, max_af=None):
     """Out-of-fold predictions of ``estimator`` on the top-k features, every k from one ranking per fold.
 
     In each fold the features are scored on the training rows only (never the held-out rows);
@@ -203,13 +237,18 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None,
         Group labels for the splitter.
     random_state : int or None
         Seed of the fold shuffle (int ``cv`` only).
+    min_af, max_af : float in [0, 1], optional
+        Allele-frequency filter (as ``genosift.score``), applied in each fold with the shares of
+        that fold's training rows that carry each feature (never the held-out rows): features
+        outside it score NaN and are never chosen; a k above the number inside it takes them all.
 
     Returns
     -------
     list of dict, one per fold, each with
         ``train``, ``test`` : int arrays, the row indices;
         ``scores`` : float64 (n_features,), the training rows' scores;
-        ``ranking`` : feature indices, best first, from those scores;
+        ``ranking`` : feature indices, best first, from those scores (with an allele-frequency
+        filter, only the features inside it);
         ``ks`` : the evaluated ks (sorted, distinct);
         ``predicted`` : {k: predicted labels (or values) of the test rows};
         ``proba`` : {k: (n_test, n_classes) ``predict_proba``, or None without it};
@@ -234,6 +273,9 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None,
     """
     owner = "cross_validate_ks"
     spec = _check_score_func(score_func, score_params, owner)
+    af = check_af(min_af, max_af, owner)
+    if af is not None:  # applied by _rank on each fold's training rows
+        score_params = {**(score_params or {}), "min_af": af[0], "max_af": af[1]}
     if not _is_estimator(estimator):
         raise param_error("estimator", owner, "a scikit-learn estimator (with fit and predict)", estimator)
     M, names = as_matrix(X)
@@ -243,7 +285,14 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None,
     classifier = is_classifier(estimator)
     classes = np.unique(y) if classifier else None
     folds = []
-    for train, test in _splits(cv, M, y, groups, classifier, random_state, owner):
+    splits = _splits(cv, M, y, groups, classifier, random_state, owner)
+    title = "Validation split" if len(splits) == 1 else "Cross-validation"
+    with engine.progress(title, total=len(splits) * len(ks), unit="fits") as bar:
+        return _folds(M, y, splits, ks, classes, score_func, score_params, estimator, bar, folds)
+
+
+def _folds(M, y, splits, ks, classes, score_func, score_params, estimator, bar, folds):
+    for (train, test), name in zip(splits, _fold_names(len(splits))):
         def visit(model, X_test):
             model_classes = getattr(model, "classes_", None)
             proba = model.predict_proba(X_test) if hasattr(model, "predict_proba") else None
@@ -253,7 +302,7 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None,
                 decision = None if decision is None else _aligned(decision, model_classes, classes, -np.inf)
             return model.predict(X_test), proba, decision
 
-        scores, ranking, out = _fold(M, y, train, test, score_func, score_params, estimator, ks, visit)
+        scores, ranking, out = _fold(M, y, train, test, score_func, score_params, estimator, ks, visit, bar, name)
         folds.append({
             "train": train, "test": test, "scores": scores, "ranking": ranking, "ks": ks,
             "predicted": {int(k): o[0] for k, o in zip(ks, out)},
@@ -264,7 +313,7 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None,
     return folds
 
 
-class _ModelSelector(SelectorMixin, BaseEstimator):
+class _ModelSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
     """Shared by the selectors here: tags follow the estimator; the support mask is ``support_``."""
 
     def _model(self):
@@ -359,6 +408,7 @@ class RFE(_ModelSelector):
                               f"an int in [1, n_features] (n_features = {n_features}) when prefilter is set",
                               self.prefilter_k)
 
+    @fit_accepts_anndata
     def fit(self, X, y):
         """Eliminate features of ``X`` by the importances of models fitted to ``y``."""
         check_fit_input(X, y)
@@ -483,6 +533,7 @@ class SelectKCV(_ModelSelector):
             return LogisticRegression(max_iter=1000)
         return self.estimator
 
+    @fit_accepts_anndata
     def fit(self, X, y, groups=None):
         """Choose k by cross-validation, then select the best k features of all rows."""
         from sklearn.metrics import check_scoring
@@ -505,11 +556,12 @@ class SelectKCV(_ModelSelector):
         splits = _splits(self.cv, X, y, groups, is_classifier(estimator), self.random_state, "SelectKCV")
         fold_scores = np.empty((len(splits), ks.size))
         rankings = np.empty((len(splits), ks[-1]), dtype=np.intp)
-        for i, (train, test) in enumerate(splits):
-            _, ranking, out = _fold(X, y, train, test, self.score_func, self.score_params, estimator, ks,
-                                    lambda model, X_test: scorer(model, X_test, y[test]))
-            fold_scores[i] = out
-            rankings[i] = ranking[: ks[-1]]
+        with engine.progress("Cross-validation", total=len(splits) * ks.size, unit="fits") as bar:
+            for i, ((train, test), name) in enumerate(zip(splits, _fold_names(len(splits)))):
+                _, ranking, out = _fold(X, y, train, test, self.score_func, self.score_params, estimator, ks,
+                                        lambda model, X_test: scorer(model, X_test, y[test]), bar, name)
+                fold_scores[i] = out
+                rankings[i] = ranking[: ks[-1]]
         mean, std = fold_scores.mean(axis=0), fold_scores.std(axis=0)
         if np.isnan(mean).all():
             raise ValueError(f"Every k scored NaN with scoring={self.scoring!r}; check that the scorer suits "
@@ -623,6 +675,7 @@ class StabilitySelection(_ModelSelector):
                 raise param_error(name, "StabilitySelection", expected, getattr(self, name))
         return spec, model
 
+    @fit_accepts_anndata
     def fit(self, X, y):
         """Count how often each feature is among the k best of a subsample."""
         spec, model = self._check_params()

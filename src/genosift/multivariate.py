@@ -24,6 +24,7 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._anndata import AnnDataTransformMixin, fit_accepts_anndata
 from ._validation import as_matrix, check_fit_input, default_feature_names, param_error
 from .engine import block_width, column_blocks
 from .scores import REGISTRY, get_method, rank_order, score
@@ -275,7 +276,7 @@ def _is_real(value):
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-class _RankedSelector(SelectorMixin, BaseEstimator):
+class _RankedSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
     """Shared by the multivariate selectors: the score that ranks the features, input checks."""
 
     _score_param, _params_param = "score_func", "score_params"  # the score and its options
@@ -450,6 +451,7 @@ class RedundancyFilter(_RankedSelector):
         self.max_corr = max_corr
         self.score_params = score_params
 
+    @fit_accepts_anndata
     def fit(self, X, y=None):
         """Score the features of ``X`` against ``y`` and walk down the ranking."""
         if not _is_real(self.max_corr) or not 0 <= self.max_corr <= 1:
@@ -583,6 +585,7 @@ class MRMR(_RankedSelector):
                               self.min_redundancy)
         return check_options("MRMR", self.bins, self.max_categories)
 
+    @fit_accepts_anndata
     def fit(self, X, y=None):
         """Score the relevance of every feature, then choose ``k`` of them one at a time."""
         bins, max_categories = self._check_params()

@@ -56,6 +56,7 @@ _TABLES = {
     "stability.tsv": (("feature", "frequency"), ("frequency",), False),
     "top_values.tsv": (("sample", "label"), None, False),
 }
+_PROFILE_NUMBERS = ("mean", "prevalence", "diff_means", "correlation_sign")  # see genosift.Profile.columns
 _TEXT = {"curve.tsv": (), "confusion.tsv": ("true",), "top_values.tsv": ("sample", "label")}
 _MISSING = {"", "nan", "NaN", "NA", "N/A", "null", "None"}
 _RUN_KEYS = ("method", "model", "best_k", "metric", "classes")
@@ -84,6 +85,22 @@ class Results:
         return int(self.run["best_k"])
 
     @property
+    def one_split(self):
+        """One training / validation split (``--val-groups``): one value per k, no spread, no folds."""
+        return (self.run.get("cv") or {}).get("kind") == "validation"
+
+    @property
+    def curve_values(self):
+        """``curve`` with no standard deviations for one split (older folders wrote 0 there)."""
+        if not self.one_split:
+            return self.curve
+        curve = self.curve.copy()
+        for c in curve.columns:
+            if c.endswith("_std"):
+                curve[c] = np.nan
+        return curve
+
+    @property
     def has_pvalues(self):
         q = self.scores["qvalue"] if "qvalue" in self.scores else None
         return bool(self.run.get("has_pvalues", True)) and q is not None and bool(np.isfinite(q).any())
@@ -108,6 +125,8 @@ def _read_table(path, required, numeric):
         raise _bad(path, "has a header but no rows")
     columns = ([c for c in frame.columns if c not in _TEXT[path.name]] if numeric is None
                else [c for c in numeric if c in frame])
+    if path.name in ("scores.tsv", "selected.tsv"):  # the class means, prevalence and signed effect
+        columns += [c for c in frame.columns if c in _PROFILE_NUMBERS or c.startswith(("mean_", "prevalence_"))]
     for c in columns:
         text = frame[c].str.strip()
         blank = text.isin(_MISSING)
@@ -292,20 +311,22 @@ def _figures(results):
         fig = draw()
         made.append(_Figure(name, title, caption, fg.png_bytes(fig)))
 
-    if cv.get("kind") == "validation":
+    if results.one_split:
         title, how = "Validation performance against k", "Each metric on the validation samples against the number "
-        how += "of selected features k (one split: no spread). "
+        how += "of selected features k (one split: one value per k, no spread). "
     else:
         title, how = "Cross-validated performance against k", "Each metric against the number of selected features "
         how += f"k: mean over {across} with a band of \u00b1 one standard deviation. "
+    picked = " on the validation samples of this one split" if results.one_split else ""
     add("cv_curve", title,
-        how + f"The dashed line marks the best k = {k}, chosen by {_in_sentence(metric)}. Features were scored on the "
-        "training samples only.",
-        lambda: fg.cv_curve(results.curve, best_k=k, metric=run["metric"], n_classes=len(run["classes"])))
+        how + f"The dashed line marks the best k = {k}, chosen by {_in_sentence(metric)}{picked}. Features were "
+        "scored on the training samples only.",
+        lambda: fg.cv_curve(results.curve_values, best_k=k, metric=run["metric"], n_classes=len(run["classes"])))
     if results.confusion is not None:
         add("confusion", f"Confusion matrix at k = {k}",
-            "Out-of-fold predictions: counts (left) and the share of each true class (right; the diagonal "
-            "is the recall of each class).", lambda: fg.confusion_matrix(results.confusion))
+            ("Predictions for the validation samples" if results.one_split else "Out-of-fold predictions")
+            + ": counts (left) and the share of each true class (right; the diagonal is the recall of each class).",
+            lambda: fg.confusion_matrix(results.confusion))
     else:
         missing.append("The confusion matrix: confusion.tsv is not in the results folder.")
     add("score_distribution", "Score distribution",
@@ -329,7 +350,10 @@ def _figures(results):
             lambda: fg.class_distributions(results.top_values, classes=[str(c) for c in run["classes"]]))
     else:
         missing.append("The class-conditional distributions: top_values.tsv is not in the results folder.")
-    if results.stability is not None:
+    if results.one_split:
+        missing.append("The selection stability: one training / validation split selects each feature once or "
+                       "not at all, so there is no stability over folds to show.")
+    elif results.stability is not None:
         add("stability", "Selection stability",
             f"How often each feature was among the top {k} of a training fold's ranking, most frequent first; "
             "features selected in every fold are the stable ones. Blue: selected by the final model.",
@@ -354,7 +378,7 @@ def _fmt(value, digits=3):
     if isinstance(value, (float, np.floating)):
         if not np.isfinite(value):
             return "\u2013"
-        return f"{value:.{digits}f}" if 1e-3 <= abs(value) < 1e5 else f"{value:.2e}"
+        return f"{value:.{digits}f}" if 1e-3 <= abs(value) < 1e5 or value == 0 else f"{value:.2e}"
     return str(value)
 
 
@@ -393,7 +417,7 @@ def _settings_html(run):
 def _curve_html(results):
     from .figures import METRIC_NAMES
 
-    curve = results.curve.sort_values("k")
+    curve = results.curve_values.sort_values("k")
     metrics = [m for m in METRICS if f"{m}_mean" in curve and np.isfinite(curve[f"{m}_mean"]).any()]
     metrics += [c[:-5] for c in curve.columns if c.endswith("_mean") and c[:-5] not in METRICS]
     table = {"k": curve["k"].to_numpy()}
@@ -412,7 +436,7 @@ def _summary_html(results):
     from .figures import METRIC_NAMES
 
     run, k = results.run, results.best_k
-    row = results.curve[results.curve["k"] == k].iloc[0]
+    row = results.curve_values[results.curve_values["k"] == k].iloc[0]
     metric = run["metric"]
     std = row.get(f"{metric}_std", np.nan)
     spread = f" \u00b1 {std:.3f}" if np.isfinite(std) else ""
@@ -423,9 +447,12 @@ def _summary_html(results):
            "groups": f"{cv.get('folds', '?')}-fold cross-validation keeping groups whole",
            "validation": "one training / validation split"}.get(cv.get("kind"), "cross-validation")
     seed = f", seed {cv['seed']}" if "seed" in cv else ""
+    by = _in_sentence(METRIC_NAMES.get(metric, metric))
+    picked = f"; best k picked on the validation samples of that split, by {by}" if results.one_split else ""
     return (f'<div class="summary"><div class="big">best k = {k:,}</div><div>'
             f"{html.escape(METRIC_NAMES.get(metric, metric))} <b>{row[f'{metric}_mean']:.3f}{spread}</b> "
-            f"({html.escape(how + seed)})" + (f"; {html.escape(', '.join(others))}" if others else "") + "</div></div>")
+            f"({html.escape(how + seed + picked)})" + (f"; {html.escape(', '.join(others))}" if others else "")
+            + "</div></div>")
 
 
 def _selected_html(selected, limit=100):
@@ -435,6 +462,14 @@ def _selected_html(selected, limit=100):
     frame = frame[[c for c in columns if c not in ("pvalue", "qvalue") or np.isfinite(frame[c]).any()]]
     note = (f"<p class=\"note\">The first {limit} of {len(frame):,} selected features; all are in selected.tsv.</p>"
             if len(frame) > limit else "")
+    means = [c[len("mean_"):] for c in columns if c.startswith("mean_")]
+    if means:  # the direction of each feature's effect, on the training samples
+        diff = (f"; diff_means: mean_{means[1]} \u2212 mean_{means[0]}, positive where the feature is higher "
+                f"in {means[1]}" if "diff_means" in columns and len(means) == 2 else "")
+        highest = "; highest_mean: the class with the highest mean" if "highest_mean" in columns else ""
+        note = ("<p class=\"note\">On the training samples: mean_&lt;class&gt;, the mean of the feature in the "
+                f"class{html.escape(diff)}{highest}; prevalence_&lt;class&gt;, the share of the class's samples "
+                "with a value above 0.</p>" + note)
     return _table(frame.head(limit), classes="numbers") + note
 
 
@@ -484,7 +519,8 @@ def _html(results, figures, missing):
         '<a href="#figures">Feature figures</a><a href="#features">Selected features</a>'
         '<a href="#settings">Run settings</a></nav>',
         '<section id="performance"><h2>Performance against k</h2>', figs["cv_curve"],
-        "<h3>Mean \u00b1 standard deviation over the folds</h3>", _curve_html(results), "</section>",
+        ("<h3>Metrics on the validation samples (one split: one value per k)</h3>" if results.one_split
+         else "<h3>Mean \u00b1 standard deviation over the folds</h3>"), _curve_html(results), "</section>",
         f'<section id="classes"><h2>Per-class results at k = {results.best_k:,}</h2>',
     ]
     if results.per_class is not None:

@@ -12,9 +12,12 @@ from sklearn.exceptions import NotFittedError
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import check_fit_input, param_error
-from .scores import REGISTRY, bh_qvalues, finish, get_method, rank_order, score
+from ._messages import plain
+from ._validation import as_labels, check_fit_input, param_error
+from .scores import REGISTRY, bh_qvalues, carriers, check_af, finish, get_method, rank_order, score, with_af
 from .scores import LabelCoding
+from .scores._af import af_tested, untested_last
+from ._anndata import AnnDataTransformMixin, fit_on_matrix, is_anndata
 
 
 def _on_disk(X):
@@ -22,12 +25,18 @@ def _on_disk(X):
     return isinstance(X, (str, os.PathLike)) or hasattr(X, "row_chunks")
 
 
-class _ScoreSelector(SelectorMixin, BaseEstimator):
-    """Shared fitting: score every feature, keep ``scores_``, ``pvalues_`` and ``ranking_``."""
+class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
+    """Shared fitting: score every feature, keep ``scores_``, ``pvalues_`` and ``ranking_``.
 
-    def __init__(self, score_func="anova", *, score_params=None):
+    ``min_af`` / ``max_af``: an allele-frequency filter (see ``genosift.score``); the features
+    outside it are not tested (NaN scores, ranked last, ``tested_`` False) and never selected.
+    """
+
+    def __init__(self, score_func="anova", *, score_params=None, min_af=None, max_af=None):
         self.score_func = score_func
         self.score_params = score_params
+        self.min_af = min_af
+        self.max_af = max_af
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -60,19 +69,29 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
 
         ``X`` may also be a store (a ``.gs.h5ad`` path or ``genosift.io.Store``), scored out of
         core by ``genosift.io.score_store``, or any data file ``genosift.io.read`` reads; ``y``
-        may then name a per-sample column of the file. ``result_.feature_names`` holds the
-        file's feature names; ``transform`` takes arrays. A Dask array or DataFrame is scored by
-        Dask tasks (``genosift.score``), never loaded whole.
+        may then name a per-sample column of the file. ``feature_names_in_`` (and
+        ``get_feature_names_out``) are the file's feature names, read when first asked for;
+        ``transform`` takes arrays (scikit-learn warns that they carry no names) or DataFrames
+        with those columns. A Dask array or DataFrame is scored by Dask tasks
+        (``genosift.score``), never loaded whole.
+
+        ``X`` may also be an ``anndata.AnnData``: ``y`` may name a column of ``adata.obs``,
+        ``feature_names_in_`` are its ``var_names``, and a backed one is read from its file in
+        chunks (see ``genosift.score``); ``transform(adata)`` returns ``adata[:, selected]``.
         """
         from .dask import is_dask_collection
 
-        for attr in ("stats_", "result_", "pending_"):
+        for attr in ("stats_", "result_", "pending_", "classes_", "carriers_", "tested_", "af_"):
             self.__dict__.pop(attr, None)
-        if _on_disk(X) or is_dask_collection(X):
+        if is_anndata(X) and callable(self.score_func):  # a callable scores the matrix in memory
+            return fit_on_matrix(self, lambda M, labels: self._fit_chunk(M, labels, reset=True), X, y)
+        if _on_disk(X) or is_dask_collection(X) or is_anndata(X):
             return self._fit_file(X, y)
         return self._fit_chunk(X, y, reset=True)
 
     def _fit_file(self, X, y):
+        from .dask import is_dask_collection
+
         self._check_params()
         spec = self._spec()
         if spec is None:
@@ -81,15 +100,41 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
                 "name from genosift.methods() as score_func, or read the file into arrays first."
             )
         self.__dict__.pop("feature_names_in_", None)
-        self.result_ = score(X, y, method=spec.name, **(self.score_params or {}))
+        self.result_ = score(X, y, method=spec.name, min_af=self.min_af, max_af=self.max_af,
+                             **(self.score_params or {}))
         if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):  # a Dask DataFrame
             self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        elif not is_dask_collection(X):  # a file, a store or an AnnData: its names, read on first use
+            self.__dict__["_names_from"] = self.result_
         self.n_features_in_ = self.result_.n_features
-        self.scores_, self.pvalues_, self.ranking_ = self.result_.scores, self.result_.pvalues, self.result_.ranking
+        self._keep_result()
         return self
 
+    def __getattr__(self, name):
+        # ``feature_names_in_`` after a fit on a file, store or AnnData: the names of that fit's
+        # result, decoded when first asked for (millions of k-mer names cost nothing until then)
+        if name == "feature_names_in_":
+            result = self.__dict__.get("_names_from")
+            if result is not None and result is self.__dict__.get("result_"):
+                names = np.asarray(result.feature_names, dtype=object)
+                self.__dict__[name] = names
+                return names
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _keep_result(self):
+        """The fitted attributes from ``result_``."""
+        res = self.result_
+        self.scores_, self.pvalues_, self.ranking_ = res.scores, res.pvalues, res.ranking
+        self.tested_ = res.tested
+        if res.af is not None:
+            self.af_ = res.af
+
     def transform(self, X):
-        """Keep the selected columns of ``X`` (an array, sparse matrix or DataFrame; lazily for Dask)."""
+        """Keep the selected columns of ``X`` (an array, sparse matrix or DataFrame; lazily for Dask).
+
+        An AnnData gives the AnnData view ``adata[:, selected]`` (see
+        ``genosift._anndata.AnnDataTransformMixin.transform``).
+        """
         from .dask import is_dask_collection
 
         if is_dask_collection(X):
@@ -105,11 +150,19 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
             )
         return super().transform(X)
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X, y=None, classes=None):
         """Add a chunk of rows; after any sequence of chunks the result equals ``fit`` on all rows.
 
         Rows that cannot be scored yet (one class so far, too few samples) are kept and scored
         once later chunks complete them; until then ``get_support`` says why it cannot select.
+
+        ``classes``, as scikit-learn's incremental estimators take it: every label ``y`` may hold
+        over all calls. Optional; when used it is given on the first call, and a later call may
+        repeat it only unchanged (different classes are an error naming both). A chunk with a
+        label outside it is an error naming the label. The labels are kept as ``classes_``. A
+        first chunk of one class is then kept until a chunk of another class comes. The scores
+        are those of the labels present in the rows (a declared class that no row has is not a
+        class of the statistics), so they equal ``fit`` on all the rows.
         """
         if _on_disk(X):
             raise TypeError(
@@ -128,46 +181,101 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
                 "at once. Use fit on all rows, or a method whose statistics merge across chunks "
                 f"({sorted(m.name for m in REGISTRY.values() if m.streaming == 'rows')})."
             )
-        return self._fit_chunk(X, y, reset=not hasattr(self, "stats_"), partial=True)
+        reset = not hasattr(self, "stats_")
+        if reset:
+            self.__dict__.pop("classes_", None)
+        self._check_classes_arg(classes, y, spec, reset)
+        return self._fit_chunk(X, y, reset=reset, partial=True)
+
+    def _labels_seen(self):
+        """The labels of the rows added so far, or None when they are not known (a numeric target)."""
+        classes = getattr(getattr(self, "stats_", None), "classes", None)
+        if classes is not None:
+            return list(classes)
+        coding = getattr(self, "_label_coding", None)
+        if coding is not None and coding.labels and not coding.numeric:
+            return list(coding.labels)
+        return None
+
+    def _check_classes_arg(self, classes, y, spec, first):
+        """Check ``partial_fit``'s ``classes`` against earlier calls, and ``y`` against them."""
+        known = getattr(self, "classes_", None)
+        if classes is not None:
+            if spec is not None and spec.task == "unsupervised":
+                raise ValueError(f"Method '{spec.name}' takes no target, so partial_fit has no classes: "
+                                 "leave out classes.")
+            values = np.asarray(classes, dtype=object).ravel() if np.ndim(classes) else np.asarray([classes])
+            declared = np.unique(as_labels(values, values.shape[0], what="classes"))
+            if known is not None and not (len(known) == len(declared) and all(a == b for a, b in zip(known, declared))):
+                raise ValueError(f"classes={plain(declared)} is not the same as on an earlier call to "
+                                 f"partial_fit, which gave classes={plain(known)}. Give the same classes on "
+                                 "every call (or leave them out after the first).")
+            if known is None and not first:  # rows came without classes (or from fit): they must fit too
+                seen = self._labels_seen()
+                outside = None if seen is None else [c for c in seen if not any(c == d for d in declared)]
+                if outside is None or outside:
+                    held = ("whose target values are not kept to check against them" if seen is None
+                            else f"with label(s) {plain(outside)} outside them")
+                    raise ValueError(f"classes={plain(declared)} came after rows were added without classes, "
+                                     f"{held}: give classes on the first call to partial_fit (or call fit to "
+                                     "start again).")
+            self.classes_ = known = declared
+        if known is not None and y is not None:
+            labels = np.unique(as_labels(np.asarray(y), np.shape(y)[0]))
+            outside = [c for c in labels if not any(c == k for k in known)]
+            if outside:
+                raise ValueError(f"y holds label(s) {plain(outside)} that are not among classes={plain(known)} "
+                                 "given to partial_fit. Give every label in classes on the first call.")
 
     def _fit_chunk(self, X, y, reset, partial=False):
         self._check_params()
         spec = self._spec()
         X, y = self._validate(X, y, reset, spec)
+        bounds = check_af(self.min_af, self.max_af, type(self).__name__)
         if spec is None:
             out = self.score_func(X, y)
             scores, pvalues = out if isinstance(out, (tuple, list)) else (out, None)
             self.scores_ = np.asarray(scores, dtype=np.float64)
             self.pvalues_ = None if pvalues is None else np.asarray(pvalues, dtype=np.float64)
-            self.ranking_ = rank_order(self.scores_)
+            self.tested_ = None
+            if bounds is not None:  # the filter applies to a callable's scores too
+                self.af_ = carriers(X) / X.shape[0]
+                self.tested_ = af_tested(self.af_, bounds)
+                self.scores_ = np.where(self.tested_, self.scores_, np.nan)
+                if self.pvalues_ is not None:
+                    self.pvalues_ = np.where(self.tested_, self.pvalues_, np.nan)
+            self.ranking_ = untested_last(rank_order(self.scores_), self.tested_)
             return self
         names = getattr(self, "feature_names_in_", None)
         if spec.streaming != "rows":
-            self.result_ = score(X, y, method=spec.name, feature_names=names, **(self.score_params or {}))
-            self.scores_, self.pvalues_, self.ranking_ = self.result_.scores, self.result_.pvalues, self.result_.ranking
+            self.result_ = score(X, y, method=spec.name, feature_names=names, min_af=self.min_af, max_af=self.max_af,
+                                 **(self.score_params or {}))
+            self._keep_result()
             return self
         if reset or not hasattr(self, "_label_coding"):
             self._label_coding = LabelCoding(spec)
         chunk = spec.statistic.from_chunk(X, self._label_coding.values(y, X.shape[0]), feature_names=names)
         self.stats_ = chunk if reset else self.stats_.merge(chunk)
+        if bounds is not None:  # carriers add up over the chunks, as the statistics merge
+            self.carriers_ = carriers(X) + (0 if reset else self.carriers_)
         try:
-            self.result_ = finish(spec, self._label_coding.finish(self.stats_), names, self.score_params)
+            self.result_ = with_af(finish(spec, self._label_coding.finish(self.stats_), names, self.score_params),
+                                   getattr(self, "carriers_", 0), bounds)
         except ValueError as exc:
             if not partial:
                 raise
-            for attr in ("result_", "scores_", "pvalues_", "ranking_"):
+            for attr in ("result_", "scores_", "pvalues_", "ranking_", "tested_", "af_"):
                 self.__dict__.pop(attr, None)
             self.pending_ = str(exc)
             return self
         self.__dict__.pop("pending_", None)
-        self.scores_ = self.result_.scores
-        self.pvalues_ = self.result_.pvalues
-        self.ranking_ = self.result_.ranking
+        self._keep_result()
         return self
 
     def _check_params(self):
         if self.score_params is not None and not isinstance(self.score_params, dict):
             raise param_error("score_params", type(self).__name__, "a dict or None", self.score_params)
+        check_af(self.min_af, self.max_af, type(self).__name__)
 
     def _check_scored(self):
         if getattr(self, "pending_", None) is not None:
@@ -175,10 +283,18 @@ class _ScoreSelector(SelectorMixin, BaseEstimator):
                                  "Add rows with partial_fit, or call fit.")
         check_is_fitted(self, "ranking_")
 
+    def _n_tested(self):
+        tested = getattr(self, "tested_", None)
+        return self.scores_.shape[0] if tested is None else int(tested.sum())
+
     def _top(self, k):
         self._check_scored()
         mask = np.zeros(self.scores_.shape[0], dtype=bool)
-        mask[self.ranking_[:k]] = True
+        n_tested = self._n_tested()
+        if k > n_tested and n_tested < self.scores_.shape[0]:
+            warnings.warn(f"k={k} is greater than the {n_tested} features inside the allele-frequency range "
+                          f"[{self.min_af}, {self.max_af}]; only those are kept.", UserWarning)
+        mask[self.ranking_[:min(k, n_tested)]] = True
         return mask
 
 
@@ -199,6 +315,10 @@ class SelectKBest(_ScoreSelector):
     k : int or "all", default=10
     score_params : dict, optional
         Options of the method.
+    min_af, max_af : float in [0, 1], optional
+        Allele-frequency filter (as ``genosift.score``): only features carried (value above 0)
+        by a share of the training samples in ``[min_af, max_af]`` are tested and can be kept;
+        with fewer of them than ``k``, all of them are kept (with a warning).
 
     Attributes
     ----------
@@ -216,8 +336,8 @@ class SelectKBest(_ScoreSelector):
     (38, 5)
     """
 
-    def __init__(self, score_func="anova", *, k=10, score_params=None):
-        super().__init__(score_func, score_params=score_params)
+    def __init__(self, score_func="anova", *, k=10, score_params=None, min_af=None, max_af=None):
+        super().__init__(score_func, score_params=score_params, min_af=min_af, max_af=max_af)
         self.k = k
 
     def _check_params(self):
@@ -229,7 +349,8 @@ class SelectKBest(_ScoreSelector):
         self._check_scored()
         p = self.scores_.shape[0]
         if self.k == "all":
-            return np.ones(p, dtype=bool)
+            tested = getattr(self, "tested_", None)
+            return np.ones(p, dtype=bool) if tested is None else tested.copy()
         if self.k > p:
             warnings.warn(f"k={self.k} is greater than n_features={p}. All the features will be kept.", UserWarning)
         return self._top(self.k)
@@ -237,6 +358,9 @@ class SelectKBest(_ScoreSelector):
 
 class SelectPercentile(_ScoreSelector):
     """Keep the best ``percentile`` percent of the features: ``ceil(percentile * n_features / 100)``.
+
+    With an allele-frequency filter (``min_af``, ``max_af``), the percent of the features inside
+    it: ``ceil(percentile * n_tested / 100)``.
 
     Examples
     --------
@@ -246,8 +370,8 @@ class SelectPercentile(_ScoreSelector):
     31
     """
 
-    def __init__(self, score_func="anova", *, percentile=10, score_params=None):
-        super().__init__(score_func, score_params=score_params)
+    def __init__(self, score_func="anova", *, percentile=10, score_params=None, min_af=None, max_af=None):
+        super().__init__(score_func, score_params=score_params, min_af=min_af, max_af=max_af)
         self.percentile = percentile
 
     def _check_params(self):
@@ -258,8 +382,7 @@ class SelectPercentile(_ScoreSelector):
 
     def _get_support_mask(self):
         self._check_scored()
-        p = self.scores_.shape[0]
-        return self._top(math.ceil(self.percentile * p / 100 - 1e-9))
+        return self._top(math.ceil(self.percentile * self._n_tested() / 100 - 1e-9))
 
 
 class SelectFdr(_ScoreSelector):
@@ -276,8 +399,8 @@ class SelectFdr(_ScoreSelector):
     True
     """
 
-    def __init__(self, score_func="anova", *, alpha=0.05, score_params=None):
-        super().__init__(score_func, score_params=score_params)
+    def __init__(self, score_func="anova", *, alpha=0.05, score_params=None, min_af=None, max_af=None):
+        super().__init__(score_func, score_params=score_params, min_af=min_af, max_af=max_af)
         self.alpha = alpha
 
     def _check_params(self):

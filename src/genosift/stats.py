@@ -345,8 +345,11 @@ class CoMoments(_Shifted):
         return cls(0.0, None, np.zeros(0), np.zeros(0), 0.0, 0.0, np.zeros(0))
 
     @classmethod
-    def from_chunk(cls, X, y, *, feature_names=None):
-        """Statistics of one block of rows; ``y`` numeric, one value per row."""
+    def from_chunk(cls, X, y, *, feature_names=None, check=True):
+        """Statistics of one block of rows; ``y`` numeric, one value per row.
+
+        ``check=False`` skips the checks that every moment is finite and every spread squares
+        in float64 (for a summary that tolerates them, such as ``TargetProfile``)."""
         M, names = as_matrix(X)
         names = names if feature_names is None else feature_names
         y = np.asarray(y, dtype=np.float64)
@@ -363,8 +366,9 @@ class CoMoments(_Shifted):
             w = _kernels.running_residuals(y, codes, 1)
             count, shift, mean, m2, cross = _moments_kernel(M, codes, 1, w)
             c_xy = cross[0]
-        _check_finite(M, names, mean[0], m2[0], c_xy)
-        _check_spread(M, names, m2[0])
+        if check:
+            _check_finite(M, names, mean[0], m2[0], c_xy)
+            _check_spread(M, names, m2[0])
         return cls(float(n), shift, mean[0], m2[0], float(mean_y), m2_y, c_xy)
 
     @property
@@ -486,3 +490,193 @@ class ClassSums(_Shifted):
         sums[at] += other.sums + other.count[:, None] * (other.shift - self.shift)
         return ClassSums(classes, count, self.shift, sums, np.minimum(self.minimum, other.minimum),
                          np.maximum(self.maximum, other.maximum))
+
+
+def _class_positives(M, codes, k):
+    """Per-class counts of the values above 0 of every column of a checked matrix, (k, p)."""
+    if sp.issparse(M):
+        return _kernels.csr_class_positives(M.data, M.indices, M.indptr, codes, k, M.shape[1])
+    if M.flags.c_contiguous:
+        return _kernels.dense_class_positives_row_major(M, codes, k, 4096)
+    return _kernels.dense_class_positives_col_major(M, codes, k)
+
+
+@dataclass(frozen=True, eq=False)
+class ClassProfile(_Shifted):
+    """Per-class count, sum and number of positive values (x > 0) of every feature.
+
+    What the ranking tables show beside the scores: the mean of each feature in each class and
+    its prevalence, the share of the class's samples with x > 0. Sums are of ``x - shift`` (the
+    shift of ``ClassMoments``: the first row of the first dense chunk, zero for sparse input), so
+    a large common offset does not cost digits; any real values are accepted.
+
+    Attributes
+    ----------
+    classes : ndarray (k,)   sorted class labels (one placeholder class without labels)
+    count : ndarray (k,)     samples per class, float64
+    shift : ndarray (p,) or None   None for the empty value
+    sums : ndarray (k, p)    class sums of ``x - shift``
+    positive : ndarray (k, p)   samples of each class with x > 0, float64
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0, 2.0], [3, 0], [1, 5], [0, 5]])
+    >>> y = np.array(["a", "a", "b", "b"])
+    >>> s = ClassProfile.from_chunk(X[:3], y[:3]).merge(ClassProfile.from_chunk(X[3:], y[3:]))
+    >>> s.means().tolist(), s.prevalence().tolist()
+    ([[1.5, 1.0], [0.5, 5.0]], [[0.5, 0.5], [0.5, 1.0]])
+    """
+
+    classes: np.ndarray
+    count: np.ndarray
+    shift: np.ndarray | None
+    sums: np.ndarray
+    positive: np.ndarray
+
+    @classmethod
+    def empty(cls):
+        """The identity of ``merge``: no classes, no samples."""
+        return cls(np.empty(0, dtype=object), np.zeros(0), None, np.zeros((0, 0)), np.zeros((0, 0)))
+
+    @classmethod
+    def from_chunk(cls, X, y=None, *, feature_names=None):
+        """Statistics of one block of rows. ``y=None`` puts every row in one class."""
+        M, names = as_matrix(X)
+        names = names if feature_names is None else feature_names
+        classes, codes = _class_codes(y, M.shape[0])
+        k, p = len(classes), M.shape[1]
+        if sp.issparse(M):
+            shift = np.zeros(p)
+            width = int(max(1024, min(65536, 2**15 // (k + 3))))
+            sums, _, _ = _kernels.csr_class_sums(M.data, M.indices, M.indptr, codes, k, p, width)
+        else:
+            shift = M[0].astype(np.float64)
+            if M.flags.c_contiguous:
+                sums, _, _ = _kernels.dense_class_sums_row_major(M, codes, k, shift, 4096)
+            else:
+                sums, _, _ = _kernels.dense_class_sums_col_major(M, codes, k, shift)
+        if not np.isfinite(sums).all():
+            bad = np.flatnonzero(~np.isfinite(sums).all(axis=0))
+            values = M[:, bad].toarray() if sp.issparse(M) else M[:, bad]
+            if not np.isfinite(values).all():  # NaN or infinity in X, named; else sums beyond float64 (inf means)
+                raise_nonfinite(M, bad, names)
+        positive = _class_positives(M, codes, k)
+        return cls(classes, np.bincount(codes, minlength=k).astype(np.float64), shift, sums, positive)
+
+    @property
+    def n_samples(self):
+        return float(self.count.sum())
+
+    def means(self):
+        """Class means in the units of the data, (k, p): the class sum over the class count, so
+        the mean of integer counts (exact sums below 2**53) is the correctly rounded quotient."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (self.sums + self.count[:, None] * self.shift) / self.count[:, None]
+
+    def prevalence(self):
+        """Share of each class's samples with x > 0, (k, p)."""
+        return self.positive / self.count[:, None]
+
+    def merge(self, other):
+        """Combine with the statistics of other rows (classes are matched by label)."""
+        done = self._merge_with_empty(other)
+        if done is not None:
+            return done
+        classes = np.union1d(self.classes, other.classes)
+        k, p = len(classes), self.n_features
+        count, sums, positive = np.zeros(k), np.zeros((k, p)), np.zeros((k, p))
+        at = np.searchsorted(classes, self.classes)
+        count[at] += self.count
+        sums[at] += self.sums
+        positive[at] += self.positive
+        at = np.searchsorted(classes, other.classes)
+        count[at] += other.count
+        with np.errstate(over="ignore", invalid="ignore"):  # sums of x - other.shift, about self.shift
+            sums[at] += other.sums + other.count[:, None] * (other.shift - self.shift)
+        positive[at] += other.positive
+        return ClassProfile(classes, count, self.shift, sums, positive)
+
+    def absorb(self, other):
+        """``merge``, written over this value's arrays when ``other``'s classes are among its own
+        (for an accumulator that owns this value, ``engine.accumulate``: no new (k, p) arrays)."""
+        done = self._merge_with_empty(other)
+        if done is not None:
+            return done
+        where = np.searchsorted(self.classes, other.classes)
+        if np.any(where >= len(self.classes)) or np.any(self.classes[np.minimum(where, len(self.classes) - 1)]
+                                                        != other.classes):
+            return self.merge(other)
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.sums[where] += other.sums + other.count[:, None] * (other.shift - self.shift)
+        self.positive[where] += other.positive
+        count = self.count.copy()
+        count[where] += other.count
+        return ClassProfile(self.classes, count, self.shift, self.sums, self.positive)
+
+
+@dataclass(frozen=True, eq=False)
+class TargetProfile:
+    """Co-moments of every feature with a numeric target, and the number of positive values.
+
+    The profile of a regression target: the mean of each feature, its prevalence (share of
+    samples with x > 0) and the sign of its Pearson correlation with the target. The co-moments
+    are ``CoMoments`` taken without their range checks (a summary, not a score).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0, 4.0], [1, 3], [2, 2], [3, 0]])
+    >>> t = TargetProfile.from_chunk(X[:2], [1.0, 2]).merge(TargetProfile.from_chunk(X[2:], [3.0, 4]))
+    >>> t.means().tolist(), t.prevalence().tolist(), t.correlation_sign().tolist()
+    ([1.5, 2.25], [0.75, 0.75], [1.0, -1.0])
+    """
+
+    moments: CoMoments
+    positive: np.ndarray | None
+
+    @classmethod
+    def empty(cls):
+        return cls(CoMoments.empty(), None)
+
+    @classmethod
+    def from_chunk(cls, X, y, *, feature_names=None):
+        M, names = as_matrix(X)
+        names = names if feature_names is None else feature_names
+        moments = CoMoments.from_chunk(M, y, feature_names=names, check=False)
+        if not np.isfinite(moments.mean_x).all():
+            bad = np.flatnonzero(~np.isfinite(moments.mean_x))
+            values = M[:, bad].toarray() if sp.issparse(M) else M[:, bad]
+            if not np.isfinite(values).all():
+                raise_nonfinite(M, bad, names)
+        return cls(moments, _class_positives(M, np.zeros(M.shape[0], np.intp), 1)[0])
+
+    @property
+    def n_samples(self):
+        return self.moments.count
+
+    @property
+    def n_features(self):
+        return self.moments.n_features
+
+    def merge(self, other):
+        if other.positive is None:
+            return self
+        if self.positive is None:
+            return other
+        return TargetProfile(self.moments.merge(other.moments), self.positive + other.positive)
+
+    def means(self):
+        """The mean of every feature, (p,)."""
+        return self.moments.mean_x + self.moments.shift
+
+    def prevalence(self):
+        """The share of samples with x > 0, (p,)."""
+        return self.positive / self.moments.count
+
+    def correlation_sign(self):
+        """The sign of each feature's Pearson correlation with the target: 1, -1 or 0 (uncorrelated
+        to the last bit); NaN for a constant feature or target, whose correlation is undefined."""
+        m = self.moments
+        sign = np.sign(m.c_xy).astype(np.float64)
+        return np.where((m.m2_x > 0) & (m.m2_y > 0), sign, np.nan)

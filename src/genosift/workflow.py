@@ -12,6 +12,7 @@ and ``"linear_svm"`` (on standardised features; no class probabilities).
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +22,8 @@ import scipy.sparse as sp
 from ._messages import FixError, plain
 from ._validation import param_error
 
-__all__ = ["MODELS", "Evaluation", "evaluate", "load_model", "make_model", "predict", "write_results"]
+__all__ = ["MODELS", "Evaluation", "evaluate", "held_out_metrics", "load_model", "make_model", "predict",
+           "write_results"]
 
 #: The models ``evaluate`` fits, with their options and defaults.
 MODELS = {
@@ -107,6 +109,8 @@ class Evaluation:
     train: np.ndarray                # the samples of the final model (all but a validation split)
     notes: list = field(default_factory=list)
     binary: bool = False             # features read as presence/absence (x > 0)
+    named_samples: bool = True       # sample_ids were given (not row numbers): the model lists its training ids
+    profile: object = None           # genosift.Profile of the training samples: class means, prevalence
 
 
 def _fold_metrics(y_true, y_pred, proba, classes, decision=None):
@@ -142,7 +146,7 @@ def _check_grid(ks, n_features):
 
 def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", model_options=None, cv=5,
              groups=None, validation=None, metric="balanced_accuracy", sample_ids=None, feature_names=None,
-             score_params=None, random_state=0, n_jobs=None, binary=False):
+             score_params=None, random_state=0, n_jobs=None, binary=False, min_af=None, max_af=None):
     """Select features and fit a model for every k of a grid, scored inside each training fold.
 
     Parameters
@@ -161,11 +165,14 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     groups : array-like, optional
         Group of each sample: folds never split a group (``StratifiedGroupKFold``).
     validation : boolean array, optional
-        One split instead of folds: these samples are held out (e.g. ``--val-groups``).
+        One split instead of folds: these samples are held out (e.g. ``--val-groups``). The
+        curve then holds one value per k (its ``_std`` columns are NaN: no spread) and the best
+        k is picked on the validation samples.
     metric : str
         The metric whose mean over folds chooses the best k (ties: the smaller k).
     sample_ids, feature_names : optional
-        Carried into the outputs.
+        Carried into the outputs; with ``sample_ids`` the saved model lists the ids of its
+        training samples, so ``predict`` can flag them (``in_training``).
     score_params : dict, optional
         Options of the scoring method.
     random_state : int
@@ -173,6 +180,12 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     binary : bool
         Presence/absence: features become ``x > 0`` for scoring and for the models (GenoLearn's
         binary mode); the saved model applies the same reading to new data in ``predict``.
+    min_af, max_af : float in [0, 1], optional
+        Allele-frequency filter (as ``genosift.score``): in each fold, only the features carried
+        (value above 0) by a share of that fold's training samples in ``[min_af, max_af]`` are
+        tested and can be chosen (the held-out samples never count); the final ranking and model
+        use the shares of all training samples. A k above the number of features inside the
+        range takes all of them (a note says so).
 
     Returns
     -------
@@ -192,12 +205,16 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
     from sklearn.pipeline import Pipeline
 
-    from . import get_method, score
+    from . import engine, get_method, score
     from ._validation import as_labels, as_matrix, check_finite
+    from .profiles import profile
     from .model_selection import cross_validate_ks
     from .selection import SelectKBest
 
     spec = get_method(method)
+    from .scores import check_af
+
+    af = check_af(min_af, max_af, "evaluate")
     if spec.task not in ("classification", "any"):
         raise ValueError(f"evaluate fits classifiers; method '{spec.name}' is for {spec.task} targets. "
                          "Choose a classification method (genosift methods).")
@@ -258,7 +275,13 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         cv_info = {"kind": "groups" if groups is not None else "stratified_kfold", "folds": int(cv),
                    "seed": random_state}
     folds = cross_validate_ks(X, y, score_func=spec.name, estimator=estimator, ks=ks, cv=splits,
-                              score_params=score_params, random_state=random_state)
+                              score_params=score_params, random_state=random_state, min_af=min_af, max_af=max_af)
+    af_notes = []
+    if af is not None:  # per fold, the features inside the range of its training samples
+        tested = [len(fold["ranking"]) for fold in folds]
+        af_notes.append(f"Allele-frequency filter [{af[0]}, {af[1]}] (on each fold's training samples): "
+                        f"{min(tested)}-{max(tested)} of {p} features tested per fold"
+                        + ("; k above that number used all of them" if max(ks) > min(tested) else "") + ".")
     rows = []
     for i, fold in enumerate(folds):
         for k in ks:
@@ -270,7 +293,9 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     curve = pd.DataFrame({"k": ks})
     for m in METRICS:
         curve[f"{m}_mean"] = grouped[m].mean().reindex(ks).to_numpy()
-        curve[f"{m}_std"] = grouped[m].std(ddof=0).reindex(ks).to_numpy()
+        # one validation split: one value per k, no spread (NaN, not a standard deviation of 0)
+        curve[f"{m}_std"] = (np.nan if validation is not None
+                             else grouped[m].std(ddof=0).reindex(ks).to_numpy())
     chosen_by = curve[f"{metric}_mean"].to_numpy()
     if np.isnan(chosen_by).all():  # roc_auc on test folds of one class, or a model without scores
         raise FixError(
@@ -283,20 +308,30 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     # the final model: scored and fitted on every training sample
     train = np.ones(n, dtype=bool) if validation is None else ~validation
     X_train, y_train = X[np.flatnonzero(train)], y[train]
-    result = score(X_train, y_train, method=spec.name, feature_names=feature_names, **(score_params or {}))
-    pipeline = Pipeline([("select", SelectKBest(spec.name, k=best_k, score_params=score_params)),
-                         ("model", clone(estimator))])
-    pipeline.fit(X_train, y_train)
+    with engine.progress("Final model", total=2, unit="steps") as bar:
+        bar.describe("Final model: scoring the training samples")
+        result = score(X_train, y_train, method=spec.name, feature_names=feature_names, min_af=min_af,
+                       max_af=max_af, **(score_params or {}))
+        bar.advance()
+        bar.describe(f"Final model: fitting k = {best_k:,}")
+        select = SelectKBest(spec.name, k=min(best_k, result.n_tested), score_params=score_params, min_af=min_af,
+                             max_af=max_af)
+        pipeline = Pipeline([("select", select),
+                             ("model", clone(estimator))])
+        pipeline.fit(X_train, y_train)
+        bar.advance()
+    prof = profile(X_train, y_train, target="classes", feature_names=result.feature_names)
     chosen = np.flatnonzero(pipeline.named_steps["select"].get_support())
     importance = _importance(pipeline.named_steps["model"], chosen.size)
     order = np.argsort(result.ranks[chosen], kind="stable")  # importance in ranking order
     return Evaluation(
         method=spec.name, model_name=model, model_options=dict(model_options or {}), ks=ks, metric=metric,
-        classes=classes, cv=cv_info, folds=folds, cv_metrics=cv_metrics, curve=curve, best_k=best_k, oof=oof,
+        notes=af_notes, classes=classes, cv=cv_info, folds=folds, cv_metrics=cv_metrics, curve=curve, best_k=best_k,
+        oof=oof,
         result=result, pipeline=pipeline, importance=importance[order],
         sample_ids=np.asarray(sample_ids if sample_ids is not None else np.arange(n).astype(str), dtype=object),
         feature_names=np.asarray(result.feature_names, dtype=object), seed=random_state, train=train,
-        binary=bool(binary),
+        binary=bool(binary), named_samples=sample_ids is not None, profile=prof,
     )
 
 
@@ -331,14 +366,18 @@ def _tables(ev, X, y):
     confusion.insert(0, "true", classes)
     res = ev.result
     frame = res.to_frame()
-    frame["selected"] = frame["rank"] <= ev.best_k
-    chosen = res.ranking[: ev.best_k]
+    frame["selected"] = frame["rank"] <= min(ev.best_k, res.n_tested)  # never a feature the filter left out
+    chosen = res.ranking[: min(ev.best_k, res.n_tested)]
     selected = pd.DataFrame({
-        "feature": res.feature_names[chosen], "rank": np.arange(1, ev.best_k + 1), "score": res.scores[chosen],
+        "feature": res.feature_names[chosen], "rank": np.arange(1, chosen.size + 1), "score": res.scores[chosen],
         "pvalue": res.pvalues[chosen] if res.pvalues is not None else np.nan,
         "qvalue": res.qvalues[chosen] if res.qvalues is not None else np.nan,
         "importance": ev.importance,
     })
+    if getattr(ev, "profile", None) is not None:  # class means, diff_means, prevalence (training samples)
+        columns = ev.profile.columns()
+        frame = pd.concat([frame, columns.iloc[res.ranking].reset_index(drop=True)], axis=1)
+        selected = pd.concat([selected, columns.iloc[chosen].reset_index(drop=True)], axis=1)
     counts = {}
     for fold in ev.folds:
         for j in fold["ranking"][: ev.best_k]:
@@ -380,14 +419,17 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
     with staged(folder, force=overwrite, folder=True) as tmp:
         for name, table in _tables(ev, X, y).items():
             write_table(table, tmp / name)
-        chosen = ev.result.ranking[: ev.best_k]
+        chosen = ev.result.ranking[: min(ev.best_k, ev.result.n_tested)]
         run = {
             "genosift_version": __version__, "method": ev.method, "model": ev.model_name,
             "model_options": ev.model_options, "ks": ev.ks, "best_k": ev.best_k, "metric": ev.metric,
             "cv": ev.cv, "classes": [str(c) for c in ev.classes], "n_samples": int(len(ev.sample_ids)),
             "n_features": int(ev.result.n_features), "has_pvalues": ev.result.pvalues is not None,
             "probabilities": bool(hasattr(ev.pipeline, "predict_proba") and ev.model_name != "linear_svm"),
-            "notes": ev.notes, **(provenance or {}),
+            "notes": ev.notes, "method_options": dict(ev.result.options),
+            **({} if ev.result.af_range is None
+               else {"min_af": ev.result.af_range[0], "max_af": ev.result.af_range[1]}),
+            **(provenance or {}),
         }
         write_json(run, tmp / "run.json")
         model_info = {
@@ -395,6 +437,9 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
             "classes": [str(c) for c in ev.classes], "method": ev.method, "k": ev.best_k, "model": ev.model_name,
             "model_options": ev.model_options, "genosift_version": __version__, "seed": ev.seed,
             "binary": ev.binary,
+            # the samples the final model was fitted on (None: evaluate had row numbers, not ids)
+            "training_samples": ([str(s) for s in ev.sample_ids[ev.train]]
+                                 if getattr(ev, "named_samples", True) else None),
         }
         joblib.dump({"pipeline": ev.pipeline, **model_info}, tmp / "model.joblib")
         write_json(model_info, tmp / "model.json")
@@ -459,7 +504,9 @@ def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False):
     Returns
     -------
     (DataFrame, list of str)
-        sample, predicted, ``proba_<class>`` per class; and notes on the columns matched.
+        sample, predicted, ``in_training`` (True for the samples the model was fitted on, by
+        sample id; present when ``sample_ids`` are given and the model lists its training
+        samples), ``proba_<class>`` per class; and notes on the columns matched.
     """
     import pandas as pd
 
@@ -513,9 +560,70 @@ def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False):
     out = pd.DataFrame({"sample": np.asarray(sample_ids if sample_ids is not None else np.arange(n).astype(str),
                                              dtype=object)})
     out["predicted"] = np.asarray(model.predict(reduced)).astype(str)
+    training = saved.get("training_samples")
+    if sample_ids is not None and training is not None:
+        out["in_training"] = out["sample"].astype(str).isin(set(map(str, training))).to_numpy()
+    elif "training_samples" not in saved:
+        notes.append("This model file does not list the samples it was trained on (it was written by an older "
+                     "genosift): training samples cannot be told apart from new ones. Run evaluate again to "
+                     "get a model that lists them.")
+    elif training is None:
+        notes.append("The model does not know the ids of its training samples (evaluate was given none): "
+                     "training samples cannot be told apart from new ones.")
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     if hasattr(final, "predict_proba"):
         proba = model.predict_proba(reduced)
         for c, name in enumerate(saved["classes"]):
             out[f"proba_{name}"] = proba[:, c]
     return out, notes
+
+
+def held_out_metrics(predictions, truth):
+    """Accuracy of ``predict``'s output against true labels, on the samples not used in training.
+
+    Parameters
+    ----------
+    predictions : DataFrame
+        From ``predict``: ``predicted`` and, when the model knows its training samples,
+        ``in_training``.
+    truth : array-like
+        The true label of each row (missing values: unknown, left out).
+
+    Returns
+    -------
+    dict
+        ``n_known`` (rows with a true label), ``n_training`` (of them, samples the model was
+        fitted on; None when unknown), ``n_held_out`` (the others), and ``accuracy`` and
+        ``balanced_accuracy`` over the held-out rows only (NaN when there are none). Training
+        samples are never counted: a model is right on most of the samples it was fitted on,
+        which says nothing of new data. Without ``in_training``, every known row counts and
+        ``n_training`` is None.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"predicted": ["a", "b", "a", "b"], "in_training": [True, True, False, False]})
+    >>> m = held_out_metrics(frame, ["a", "b", "a", "a"])
+    >>> m["n_held_out"], m["n_training"], m["accuracy"]
+    (2, 2, 0.5)
+    """
+    import pandas as pd
+    from sklearn.metrics import accuracy_score, balanced_accuracy_score
+
+    truth = pd.Series(np.asarray(truth, dtype=object)).astype("string")
+    if len(truth) != len(predictions):
+        raise ValueError(f"truth has {len(truth)} labels for {len(predictions)} predictions; give one per row.")
+    known = truth.notna().to_numpy()
+    training = (predictions["in_training"].to_numpy(dtype=bool) if "in_training" in predictions
+                else None)
+    held = known if training is None else known & ~training
+    out = {"n_known": int(known.sum()), "n_training": None if training is None else int((known & training).sum()),
+           "n_held_out": int(held.sum()), "accuracy": np.nan, "balanced_accuracy": np.nan}
+    if held.any():
+        true = truth[held].to_numpy(dtype=str)
+        pred = predictions["predicted"].astype(str).to_numpy()[held]
+        out["accuracy"] = float(accuracy_score(true, pred))
+        with warnings.catch_warnings():  # a class predicted but absent from the truth: its recall is not counted
+            warnings.simplefilter("ignore", UserWarning)
+            out["balanced_accuracy"] = float(balanced_accuracy_score(true, pred))
+    return out

@@ -13,8 +13,9 @@ from typing import Callable
 import numpy as np
 
 __all__ = [
-    "Dataset", "MatchReport", "READERS", "Store", "attach_metadata", "convert", "convert_kmers", "format_of",
-    "open_store", "read", "read_kmers", "read_metadata", "register_reader", "score_store", "sniff_format", "write_store",
+    "Dataset", "MatchReport", "READERS", "Store", "attach_metadata", "convert", "convert_dumps", "convert_kmers",
+    "format_of", "open_store", "read", "read_dumps", "read_kmers", "read_metadata", "register_reader", "score_store",
+    "sniff_format", "write_store",
 ]
 
 
@@ -80,11 +81,12 @@ def read(path, *, format=None, **options):
 
     See ``genosift.io.format_of``: a suffix that names one format decides; a name that says
     nothing (``counts.gz``) or too little (``.txt``, ``.h5ad``) is settled by the first bytes.
+    A folder is read as per-sample k-mer dumps (``read_dumps``) when its files are dumps.
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"No such file: {str(path)!r}.")
-    if path.is_dir():
+    if path.is_dir() and (format or format_of(path)) != "dumps":
         raise IsADirectoryError(f"{str(path)!r} is a folder, not a data file. Pass the path of a file in it "
                                 f"(formats: {sorted(READERS)}).")
     name = format or format_of(path)
@@ -96,9 +98,10 @@ def read(path, *, format=None, **options):
     return READERS[name].func(path, **options)
 
 
-from . import kmers, store, tables  # noqa: E402,F401  (register the readers)
+from . import dumps, kmers, store, tables, variants  # noqa: E402,F401  (register the readers)
 from .formats import format_of, sniff_format  # noqa: E402
 from .kmers import read_kmers  # noqa: E402
 from .metadata import MatchReport, attach_metadata, read_metadata  # noqa: E402
 from .store import Store, convert, open_store, score_store, write_store  # noqa: E402
 from .kmer_store import convert_kmers  # noqa: E402
+from .dumps import convert_dumps, read_dumps  # noqa: E402

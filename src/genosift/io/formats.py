@@ -3,17 +3,21 @@
 A suffix that names one format (``.csv``, ``.parquet``, ``.npz``, ``.kmers``, ...) is taken at
 its word, through any compression suffix. A name that says nothing (``counts.gz``, ``isolates``)
 or too little (``.txt``, read by both the table and the k-mer readers; ``.h5ad``, which may be a
-genosift store) is settled by the first bytes: the magic numbers of HDF5, Parquet, NumPy and zip
-files, then, for text (decompressed with bounded memory when compressed), the first line that
-is not blank: a Matrix Market banner, a k-mer line (``KMER [STATS ...] | SAMPLE:COUNT ...``) or a
-delimited header (a tab or a comma, as many times on the next line).
+genosift store) is settled by the first bytes: the magic numbers of HDF5, Parquet, NumPy, zip,
+PLINK .bed (``6c 1b 01``) and BCF files, then, for text (decompressed with bounded memory when
+compressed), the first line that is not blank: a Matrix Market banner, a VCF header
+(``##fileformat=VCF``; a bgzipped BCF shows its ``BCF`` magic here), a k-mer line
+(``KMER [STATS ...] | SAMPLE:COUNT ...``), a list of per-sample k-mer dumps (``SAMPLE<TAB>PATH``
+naming an existing file) or a delimited header (a tab or a comma, as many times on the next
+line). A folder is data only as a collection of k-mer dumps: its first file's first line is
+``KMER COUNT``.
 """
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from .compression import DamagedFile, LineTooLong, open_binary
+from .compression import DamagedFile, LineTooLong, open_binary, open_text
 
 __all__ = ["format_of", "sniff_format"]
 
@@ -21,9 +25,13 @@ __all__ = ["format_of", "sniff_format"]
 AMBIGUOUS = (".txt", ".h5ad")
 _COMPRESSION = (".gz", ".bz2", ".zst", ".xz")
 _HDF5 = b"\x89HDF\r\n\x1a\n"
-_MAGIC = ((b"PAR1", "parquet"), (b"\x93NUMPY", "npy"), (b"PK\x03\x04", "npz"), (b"PK\x05\x06", "npz"))
+_MAGIC = ((b"PAR1", "parquet"), (b"\x93NUMPY", "npy"), (b"PK\x03\x04", "npz"), (b"PK\x05\x06", "npz"),
+          (b"\x6c\x1b\x01", "plink"), (b"BCF\x02", "vcf"))
+# a VCF's first line; a BCF (BGZF-compressed, read through gzip) starts with its magic
+_VARIANTS = (b"##fileformat=VCF", b"BCF\x02")
 _HEAD_BYTES = 1 << 20  # text read to decide: the start of the first line is enough
 # a k-mer, optional statistics columns, the bar, then SAMPLE:COUNT entries (a cut last one allowed)
+_DUMP_LINE = re.compile(rb"[ \t]*\S+[ \t]+\d+[ \t\r]*")  # a k-mer dump: KMER COUNT
 _KMER_LINE = re.compile(rb"[ \t]*[^\s|:]+(?:[ \t]+[^\s|]+)*[ \t]*\|[ \t]*(?:\S*:\d+(?:[ \t]+\S*:\d+)*)?(?:[ \t]+\S*)?[ \t\r]*")
 
 
@@ -66,6 +74,36 @@ def _first_lines(path):
     return (lines + [None, None])[:2]
 
 
+def _dump_list(path):
+    """Whether ``path`` is a list of k-mer dumps: its first line that is neither blank nor a ``#``
+    comment is ``SAMPLE<TAB>PATH``, naming an existing file (relative to the list's folder)."""
+    from .dumps import list_entry
+
+    try:
+        with open_text(path) as fh:
+            for _ in range(1000):
+                raw = fh.readline(1 << 16)
+                entry = list_entry(raw)
+                if entry is None and raw.endswith("\n"):
+                    continue
+                return bool(entry) and (Path(path).parent / entry[1]).is_file()
+    except (ValueError, OSError):
+        pass
+    return False
+
+
+def _dump_folder(path):
+    """Whether a folder holds k-mer dumps: the first line of its first file is ``KMER COUNT``."""
+    from .dumps import dump_files
+
+    files = dump_files(path)
+    try:
+        line = _first_lines(files[0])[0] if files else None
+    except (ValueError, OSError):
+        return False
+    return line is not None and _DUMP_LINE.fullmatch(line) is not None
+
+
 def _delimited(first, second):
     """``"tsv"`` or ``"csv"`` when the first lines split alike on a tab or a comma, else None."""
     for sep, name in ((b"\t", "tsv"), (b",", "csv")):
@@ -102,12 +140,16 @@ def sniff_format(path):
         return None
     if line.startswith(b"%%MatrixMarket"):
         return "mtx"
+    if line.startswith(_VARIANTS):
+        return "vcf"
     if b"\x00" in line:
         return None
     if b"|" in line:
         cut = line if len(line) < _HEAD_BYTES else line[: line.rfind(b" ")]  # a whole line, or whole tokens
         if _KMER_LINE.fullmatch(cut):
             return "kmers"
+    if (b"\t" in line or line.startswith(b"#")) and _dump_list(path):
+        return "dumps"
     return _delimited(line, second)
 
 
@@ -115,8 +157,19 @@ def format_of(path):
     """The reader name for ``path``: its suffix when that names one format, else its content.
 
     Compression suffixes are looked through. Raises a ``ValueError`` naming the known suffixes
-    and ``--format`` when neither the name nor the content tells.
+    and ``--format`` when neither the name nor the content tells. A folder is ``"dumps"`` when its
+    files are k-mer dumps, else an ``IsADirectoryError``.
     """
+    if Path(path).is_dir():
+        from . import READERS
+
+        if _dump_folder(path):
+            return "dumps"
+        raise IsADirectoryError(
+            f"{str(path)!r} is a folder, not a data file. Pass the path of a file in it (formats: "
+            f"{sorted(READERS)}); a folder is read only when it holds k-mer count dumps, one file of "
+            "'KMER COUNT' lines per sample."
+        )
     best = _by_suffix(path)
     if best is not None and best[2] not in AMBIGUOUS:
         return best[0]

@@ -411,10 +411,14 @@ class _Reader:
         finally:
             pieces.close()
         if self.lines_in_file == 0:
-            raise ValueError(
-                f"{str(path)!r} holds no k-mer lines. Each line must be 'KMER | SAMPLE:COUNT ...'; "
-                "check that the k-mer counting finished and that this is the right file."
-            )
+            raise self._empty_error(path)
+
+    def _empty_error(self, path):
+        """The error for a file without a k-mer line (readers of other layouts say their own)."""
+        return ValueError(
+            f"{str(path)!r} holds no k-mer lines. Each line must be 'KMER | SAMPLE:COUNT ...'; "
+            "check that the k-mer counting finished and that this is the right file."
+        )
 
     def _run(self, buf):
         st = self.st

@@ -7,13 +7,21 @@ from pathlib import Path
 
 import numpy as np
 
-from .._messages import FixError
-from .._validation import _names_list, param_error
+from .._messages import FixError, PythonText, Spelled
+from .._validation import UsageError, _names_list, param_error
 from . import Dataset
 from .compression import MAX_LINE_BYTES, open_binary, suffix_compression
 from .tables import _EXACT_FLOATS
 
-__all__ = ["MatchReport", "attach_metadata", "read_metadata"]
+__all__ = ["FewMatchedWarning", "MatchReport", "TooFewMatched", "attach_metadata", "read_metadata"]
+
+
+class FewMatchedWarning(Spelled, UserWarning):
+    """Less than half of the data's or of the metadata's samples matched by id (see ``attach_metadata``)."""
+
+
+class TooFewMatched(Spelled, UsageError):
+    """Fewer samples matched by id than ``min_matched`` asks (a ``ValueError``; the command exits with 2)."""
 
 
 
@@ -132,7 +140,11 @@ def read_metadata(path, *, id_column, sep=None):
             f"{str(path)!r} is empty: it has a header ({_names(columns)}) but no rows. A metadata "
             "table needs one row per sample."
         )
-    ids = frame[id_column].str.strip()
+    ids = frame[id_column]
+    if ids.isna().any():  # "NA", "NULL"... are real ids: that column again, without NA parsing
+        with _opened(path) as fh:
+            ids = pd.read_csv(fh, usecols=[id_column], dtype=str, na_filter=False, **options)[id_column]
+    ids = ids.str.strip()
     missing = np.flatnonzero(ids.isna().to_numpy() | (ids == "").to_numpy())
     if missing.size:
         lines = (missing[:10] + 2).tolist()
@@ -174,6 +186,34 @@ class MatchReport:
     only_in_metadata: list = field(default_factory=list)
     zero_rows: list = field(default_factory=list)
 
+    @property
+    def n_data(self):
+        """Samples of the data."""
+        return self.n_matched + len(self.only_in_data)
+
+    @property
+    def n_metadata(self):
+        """Samples of the metadata."""
+        return self.n_matched + len(self.only_in_metadata) + len(self.zero_rows)
+
+    @property
+    def few(self):
+        """Whether less than half of the data's or of the metadata's samples matched."""
+        return 2 * self.n_matched < self.n_data or 2 * self.n_matched < self.n_metadata
+
+    def _counts(self):
+        m, nd, nm = self.n_matched, self.n_data, self.n_metadata
+        return (f"{m} of the data's {nd} sample(s) ({m / max(nd, 1):.0%}) and {m} of the metadata's {nm} "
+                f"({m / max(nm, 1):.0%}) matched by id")
+
+    def _unmatched(self):
+        meta_only = [*self.only_in_metadata, *self.zero_rows]
+        parts = [f"ids of the data not in the metadata: {_names(self.only_in_data, 5) or 'none'}",
+                 f"ids of the metadata not in the data: {_names(sorted(meta_only), 5) or 'none'}"]
+        if self.zero_rows:
+            parts.append(f"{len(self.zero_rows)} sample(s) of the metadata are kept as all-zero rows")
+        return "; ".join(parts)
+
     def __str__(self):
         text = f"{self.n_matched} sample(s) matched by id"
         parts = []
@@ -196,7 +236,37 @@ class MatchReport:
         return text + "; " + "; ".join(parts) + "."
 
 
-def attach_metadata(dataset, metadata, *, how="inner", absent="drop"):
+_CHECK_IDS = ("Check that {id_column} names the metadata's id column and {data_id} the data's, that the "
+              "separators are right ({sep} for the metadata, {data_sep} for the data), and that both files "
+              "spell the ids alike.")
+_CHECK_PARAMS = dict(owner="attach_metadata", id_column=FixError.ANY, sep=FixError.ANY,
+                     data_id=PythonText("id_column= of genosift.io.read"),
+                     data_sep=PythonText("sep= of genosift.io.read"))
+
+
+def _check_min_matched(min_matched):
+    """``min_matched`` as ("count", N) or ("share", f), or None; a bad value is an error."""
+    if min_matched is None:
+        return None
+    expected = "a whole number >= 1 (a count of samples) or a number in (0, 1) (a share of each side)"
+    if isinstance(min_matched, (bool, np.bool_)) or not isinstance(min_matched, (int, float, np.integer, np.floating)):
+        raise param_error("min_matched", "attach_metadata", expected, min_matched)
+    value = float(min_matched)
+    if 0 < value < 1:
+        return "share", value
+    if value >= 1 and value.is_integer():
+        return "count", int(value)
+    raise param_error("min_matched", "attach_metadata", expected, min_matched)
+
+
+def _enough(report, rule):
+    kind, value = rule
+    if kind == "count":
+        return report.n_matched >= value
+    return report.n_matched >= value * report.n_data and report.n_matched >= value * report.n_metadata
+
+
+def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matched=None):
     """Keep the samples of ``dataset`` that ``metadata`` describes and attach its columns as ``obs``.
 
     Parameters
@@ -212,6 +282,13 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop"):
         as all-zero rows after the data's rows (in the metadata's order). ``"zeros"`` is the
         reading of k-mer files, which list only the samples that carry each k-mer: a sample on
         no line carries none of them (as SEER and pyseer count it).
+    min_matched : int or float, optional
+        The fewest matches to accept; fewer raise ``TooFewMatched`` (a ``ValueError``) naming the
+        counts and some unmatched ids of each side. A whole number N >= 1 is a count: at least N
+        samples must be in both. A number between 0 and 1 is a share of each side: at least that
+        share of the data's samples and of the metadata's samples must be in both (0.9: 90 % of
+        each). Without it, a join that matches less than half of either side warns
+        (``FewMatchedWarning``) and goes on.
 
     Returns
     -------
@@ -234,6 +311,7 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop"):
 
     if how not in ("inner", "strict"):
         raise param_error("how", "attach_metadata", "'inner' or 'strict'", how)
+    rule = _check_min_matched(min_matched)
     if absent not in ("drop", "zeros"):
         raise param_error("absent", "attach_metadata", "'drop' or 'zeros'", absent)
     if not isinstance(metadata, pd.DataFrame):
@@ -270,6 +348,19 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop"):
         raise ValueError(f"{named.capitalize()} are empty: they have no rows. Give one row per sample.")
     if not ids:
         raise ValueError("The data have no samples, so there is nothing to match with the metadata.")
+    if rule is not None and not _enough(report, rule):
+        wanted = (f"at least {rule[1]}" if rule[0] == "count" else
+                  f"at least {rule[1]:.0%} of each side")
+        raise TooFewMatched(
+            f"Too few samples matched: {report._counts()}, fewer than {{min_matched}} asks ({wanted}); "
+            f"{report._unmatched()}. "
+            + _CHECK_IDS, min_matched=min_matched, **_CHECK_PARAMS)
+    if keep and report.few:
+        warnings.warn(FewMatchedWarning(
+            f"Few samples matched: {report._counts()}, less than half of one side; {report._unmatched()}. "
+            + _CHECK_IDS
+            + " To make this an error, pass {min_matched}.", min_matched=FixError.ANY, **_CHECK_PARAMS),
+            stacklevel=2)
     if not keep:
         raise ValueError(
             f"No sample id of the data is in {named}: the data have "

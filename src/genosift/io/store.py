@@ -1163,28 +1163,35 @@ def _pairs(store, y, budget, rows=None):
         chunks.close()
 
 
-def _score_rows(store, y, spec, opts, budget, rows):
+def _score_rows(store, y, spec, opts, budget, rows, af=None):
     """A row-mergeable method over the store's row chunks: merged statistics, then the scores.
 
     The feature names (a Python string each) are decoded when the result first needs them, not
     while scoring: a ranking of millions of k-mers costs the names only when they are shown.
+    With an allele-frequency filter ``af`` (``(min_af, max_af)``), the carriers of each feature
+    are counted in the same pass.
     """
-    from ..scores import finish, statistics
+    from ..scores import CarrierTap, finish, statistics, with_af
     from ..stats import ClassMoments
+
+    def tapped(pairs):
+        return pairs if tap is None else tap.pairs(pairs)
 
     if spec.statistic is ClassMoments:  # one pass, independent of the chunk size
         classes, codes = (np.zeros(1, dtype=object), np.zeros(store.shape[0] if rows is None else len(rows), np.intp)
                           ) if y is None else np.unique(np.asarray(y), return_inverse=True)
         stream = ClassMoments.from_csr_stream if store.sparse else ClassMoments.from_dense_stream
-        stats = stream(_pairs(store, codes, budget, rows), classes, store.shape[1])
+        tap = None if af is None else CarrierTap(trusted=True)
+        stats = stream(tapped(_pairs(store, codes, budget, rows)), classes, store.shape[1])
         if stats is not None:
-            return finish(spec, stats, _NamesOf(store), opts)
+            return with_af(finish(spec, stats, _NamesOf(store), opts), 0 if tap is None else tap.counts, af)
+    tap = None if af is None else CarrierTap(trusted=True)
     try:
-        stats, _ = statistics(spec, _pairs(store, y, budget, rows))
+        stats, _ = statistics(spec, tapped(_pairs(store, y, budget, rows)))
     except ValueError:  # the same pass again, so that the message names the features
         statistics(spec, _pairs(store, y, budget, rows), feature_names=store.feature_names)
         raise
-    return finish(spec, stats, _NamesOf(store), opts)
+    return with_af(finish(spec, stats, _NamesOf(store), opts), 0 if tap is None else tap.counts, af)
 
 
 class _NamesOf:
@@ -1218,7 +1225,7 @@ def _rows_of(samples, n):
 
 
 def score_store(source, target=None, *, method="fisher", samples=None, chunk_bytes=None, n_jobs=None,
-                scheduler=None, **options):
+                scheduler=None, min_af=None, max_af=None, **options):
     """Score every feature of a store against a target, out of core.
 
     Row-mergeable methods (``streaming == "rows"`` in ``genosift.methods()``) read the store in
@@ -1251,6 +1258,10 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
         statistics come back. ``chunk_bytes`` is then the data one task reads (default
         ``genosift.dask.TASK_BYTES``). By default the one set by ``genosift.dask.use_scheduler``,
         else the local engine.
+    min_af, max_af : float in [0, 1], optional
+        Test only the features carried (value above 0) by a share of the scored samples (those
+        ``samples`` keeps) in ``[min_af, max_af]``, as ``genosift.score``. The carriers are
+        counted in the same pass over the store as the statistics.
     **options
         Options of the method.
 
@@ -1279,12 +1290,14 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
     >>> score_store(path, "y", samples=[0, 1, 2, 3]).n_samples  # the first four samples only
     4
     """
-    from ..scores import _check_classes, check_options, get_method, make_target, score_blocks
+    from ..scores import CarrierTap, _check_classes, check_af, check_options, get_method, make_target, score_blocks
+    from ..scores import with_af
 
     store = source if isinstance(source, Store) else Store(source)
     budget = _budget(chunk_bytes, "score_store")
     spec = get_method(method)
     opts = check_options(spec, options)
+    af = check_af(min_af, max_af, "score_store")
     y = _target_of(store, target, spec)
     n, p = store.shape
     if spec.streaming == "matrix":
@@ -1316,9 +1329,9 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
         if n_jobs is not None:
             raise ValueError("n_jobs sets the threads of the local engine; on a Dask scheduler the workers' "
                              "threads do the work. Leave out n_jobs or scheduler.")
-        return score_store_tasks(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, scheduler=scheduler)
+        return score_store_tasks(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, scheduler=scheduler, af=af)
     if spec.streaming == "rows":
-        return _score_rows(store, y, spec, opts, budget, rows)
+        return _score_rows(store, y, spec, opts, budget, rows, af)
     names = store.feature_names
     # half the budget for the blocks in flight (2 per thread, one being read), half for reading
     jobs = int(n_jobs or engine.threads())
@@ -1335,6 +1348,9 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
             bar.advance(j1 - j0)
             yield j0, j1, block
 
+    tap = CarrierTap()
     with engine.progress("Reading feature blocks", total=p, unit="features") as bar:
         blocks = prepared(store.feature_blocks(width, chunk_bytes=max(1, budget // 2)), bar)
-        return score_blocks(spec, blocks, target_, names, opts, n_jobs=jobs)
+        if af is not None:  # carriers of each block as it is read
+            blocks = tap.blocks(blocks, p)
+        return with_af(score_blocks(spec, blocks, target_, names, opts, n_jobs=jobs), tap.counts, af)

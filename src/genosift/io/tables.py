@@ -85,9 +85,10 @@ class _NulGuard(io.RawIOBase):
     """A byte stream that refuses NUL bytes: text tables hold none, and pandas' parser (before
     pandas 3) would silently cut a cell at one."""
 
-    def __init__(self, raw, path):
+    def __init__(self, raw, path, bar=None):
         self._raw = raw
         self._path = path
+        self._bar = bar  # an engine.progress bar counting MiB read, or None
 
     def readable(self):
         return True
@@ -97,7 +98,22 @@ class _NulGuard(io.RawIOBase):
         if b"\x00" in data:
             raise _NulByte(self._path)
         buffer[: len(data)] = data
+        if self._bar is not None:
+            self._bar.advance(len(data) / 2**20)
         return len(data)
+
+
+def _reading(path):
+    """A progress bar over the bytes of a table as they are read (MiB; of the file's size when it
+    is not compressed, open-ended when it is)."""
+    from .. import engine
+    from .compression import detect
+
+    try:
+        total = path.stat().st_size / 2**20 if detect(path) is None else None
+    except (OSError, ValueError):  # the reader itself names the problem
+        total = None
+    return engine.progress(f"Reading {path.name}", total=total, unit="MiB")
 
 
 class _NulByte(ValueError):
@@ -461,9 +477,9 @@ def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
     frame = None
     with _file_errors(path, "a delimited table", broad=True):
         try:
-            with _open_binary(path) as fh:
+            with _open_binary(path) as fh, _reading(path) as bar:
                 frame = pd.read_csv(
-                    io.BufferedReader(_NulGuard(fh, path), 1 << 20), sep=sep, header=None, names=columns,
+                    io.BufferedReader(_NulGuard(fh, path, bar), 1 << 20), sep=sep, header=None, names=columns,
                     index_col=index_cols, skiprows=_records_through(path, sep, header_line),
                     dtype={id_pos: str}, low_memory=False, encoding="utf-8", **_EXACT_FLOATS,
                 )

@@ -10,15 +10,16 @@ import scipy.sparse as sp
 from .._messages import plain
 from .._validation import MAX_FLOAT_CLASSES, as_labels, as_matrix, is_continuous, numeric_target, param_error
 from ..engine import accumulate, block_width, column_blocks, is_chunk_stream, map_blocks
-from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, get_method, methods,
+from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, describe, get_method, methods,
                     rank_order, register)
+from ._af import CarrierTap, af_tested, carriers, check_af, with_af
 # registers the methods; this order is the order of genosift.methods()
 from . import moments, ranks, contingency, distances, neighbours, models  # noqa: E402,F401,I001
 
 __all__ = [
     "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "get_method", "methods",
     "rank_order", "register", "score", "score_blocks", "statistics", "finish", "check_options", "make_target",
-    "LabelCoding",
+    "LabelCoding", "describe", "carriers", "check_af", "with_af", "check_option_values",
 ]
 
 
@@ -30,6 +31,26 @@ def check_options(spec, options):
         valid = ", ".join(allowed) if allowed else "none"
         raise TypeError(f"Method '{spec.name}' got unknown option(s) {unknown}. Its options: {valid}.")
     return {**allowed, **options}
+
+
+def check_option_values(spec, options):
+    """Run the method with ``options`` on a small made-up data set, so that an option value it
+    refuses (a wrong type, a value out of range) is an error before any real data are read.
+
+    Returns the options with defaults filled in; raises the method's own ``ValueError`` or
+    ``TypeError`` for a bad value (``check_options``'s ``TypeError`` for an unknown name).
+    """
+    import warnings
+
+    spec = get_method(spec)
+    opts = check_options(spec, options)
+    rows = np.arange(12)
+    X = np.column_stack([rows % 4, (rows * 7) % 5 + 0.5 * (rows > 5), rows % 3 == 0]).astype(np.float64)
+    y = {"unsupervised": None, "regression": rows * 1.5 + (rows % 3)}.get(spec.task, (rows > 5).astype(np.int64))
+    with warnings.catch_warnings():  # a made-up data set: convergence and the like are not the point
+        warnings.simplefilter("ignore")
+        score(X, y, method=spec, **opts)
+    return opts
 
 
 def _target(spec, y, n_samples):
@@ -289,8 +310,59 @@ def _result(spec, out, data, feature_names, opts):
     )
 
 
+def _score_kept(spec, M, y, names, opts, counts, bounds):
+    """A "matrix" method (it scores the features jointly) on the features inside the
+    allele-frequency range only; the others come back NaN."""
+    from .._validation import default_feature_names
+
+    n, p = M.shape
+    for _ in _finite_blocks(column_blocks(M, block_width(n, p)), names):  # every feature, as without a filter
+        pass
+    keep = np.flatnonzero(af_tested(counts / n, bounds))
+    if keep.size == p:
+        return _score_columns(spec, M, y, names, opts)
+    target = make_target(spec, y, n)
+    _check_classes(spec, target)
+    full = np.full(p, np.nan)
+    out = Scores(full, None, full.copy(), None)
+    if keep.size:
+        every = default_feature_names(p) if names is None else np.asarray(names, dtype=object)
+        part = _score_columns(spec, M[:, keep], y, every[keep], opts)
+        arrays = []
+        for values in (part.statistic, part.pvalues, part.scores, part.rank_key):
+            if values is None:
+                arrays.append(None)
+                continue
+            wide = np.full(p, np.nan)
+            wide[keep] = values
+            arrays.append(wide)
+        out = Scores(*arrays)
+    return _result(spec, out, target, names, opts)
+
+
+def _score_af(spec, X, y, feature_names, opts, bounds):
+    """``score`` on data in memory or a chunk stream, with the allele-frequency filter ``bounds``."""
+    if is_chunk_stream(X):
+        if spec.streaming != "rows":
+            return _score_columns(spec, X, y, feature_names, opts)  # the error for streams
+        tap = CarrierTap()
+        stats, names = statistics(spec, tap.pairs(X), y, feature_names=feature_names)
+        return with_af(finish(spec, stats, names, opts), tap.counts, bounds)
+    M, frame_names = as_matrix(X)
+    names = frame_names if feature_names is None else np.asarray(feature_names, dtype=object)
+    counts = carriers(M)
+    if spec.streaming == "matrix":
+        result = _score_kept(spec, M, y, names, opts, counts, bounds)
+    elif spec.streaming == "blocks":
+        result = _score_columns(spec, M, y, names, opts)
+    else:
+        stats, names = statistics(spec, M, y, feature_names=names)
+        result = finish(spec, stats, names, opts)
+    return with_af(result, counts, bounds)
+
+
 def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, scheduler=None, binary=False,
-          **options):
+          min_af=None, max_af=None, layer=None, **options):
     """Score every feature of ``X`` against ``y`` with one registered method.
 
     Parameters
@@ -298,11 +370,15 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
     X : array-like (n_samples, n_features), scipy.sparse matrix, pandas DataFrame, an
         iterator of ``(X_chunk, y_chunk)`` pairs (a stream of row chunks, merged exactly), a
         Dask array (dense or scipy.sparse chunks) or Dask DataFrame (scored by tasks, see
-        ``genosift.dask.score_collection``), or a store path.
+        ``genosift.dask.score_collection``), a store path, or an ``anndata.AnnData``.
         Any real dtype; integers are accumulated in float64. Sparse input is never densified.
+        An AnnData is scored as its ``X`` (or ``layer``) with its ``var_names`` as the feature
+        names; a backed one (``anndata.read_h5ad(path, backed="r")``) is read from its file in
+        chunks within ``chunk_bytes``, never loaded whole (see ``genosift._anndata``).
     y : array-like (n_samples,)
         Class labels (any type) or a numeric target (a Dask array or Series is computed first);
-        ``None`` for unsupervised methods and streams.
+        ``None`` for unsupervised methods and streams. For an AnnData, also the name of an
+        ``adata.obs`` column, or a Series indexed by its ``obs_names``.
     method : str
         A name from ``genosift.methods()``.
     feature_names : sequence of str, optional
@@ -321,6 +397,17 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
         see ``genosift.presence``), in every input form; sparse stays sparse and a store is read
         that way, not rewritten. SEER and pyseer test k-mers this way; GenoLearn calls it
         ``fisher-binary``.
+    min_af, max_af : float in [0, 1], optional
+        Allele-frequency filter: test only the features carried (value above 0) by a share of
+        the scored samples in ``[min_af, max_af]`` (bounds included), as pyseer's ``--min-af`` /
+        ``--max-af``. The others are not tested: score, statistic, p- and q-value NaN, ranked
+        after every tested feature, and left out of the Benjamini-Hochberg count. The result then
+        has ``af`` (the share carrying each feature), ``tested`` and ``n_tested``, and its table
+        an ``af`` column. Methods that score features jointly (``relieff``, ``linear``) see only
+        the features inside the range. One bound alone leaves the other at 0 or 1.
+    layer : str, optional
+        Score ``adata.layers[layer]`` (for example raw ``"counts"``) instead of ``X``, for an
+        AnnData or an ``.h5ad`` file.
     **options
         Options of the method (see ``genosift.methods()``).
 
@@ -360,6 +447,7 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
     >>> (res.ranking + 1).tolist()
     [2, 3, 4, 1, 5]
     """
+    from .._anndata import is_anndata
     from ..dask import is_dask_collection, score_collection
     from ..transforms import presence
 
@@ -367,24 +455,40 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
     opts = check_options(spec, options)
     if not isinstance(binary, (bool, np.bool_)):
         raise param_error("binary", "score", "True or False", binary)
+    bounds = check_af(min_af, max_af)
+    if is_anndata(X):
+        from .._anndata import score_backed, unpack
+
+        if X.isbacked and layer is None:
+            return score_backed(X, y, spec, opts, feature_names=feature_names, chunk_bytes=chunk_bytes,
+                                scheduler=scheduler, binary=binary, af=bounds)
+        X, y, feature_names = unpack(X, y, spec, layer=layer, feature_names=feature_names)
+    elif layer is not None:
+        from ..io import format_of
+
+        if not isinstance(X, (str, os.PathLike)) or not os.path.isfile(X) or format_of(X) not in ("h5ad", "store"):
+            what = f"the file {str(X)!r}" if isinstance(X, (str, os.PathLike)) else f"a {type(X).__name__}"
+            raise TypeError(f"layer={layer!r} picks a layer of an AnnData or of an .h5ad file; X is {what}. "
+                            "Leave out layer.")
     if is_dask_collection(X):
         if chunk_bytes is not None:
             raise ValueError("chunk_bytes sets the reads of a store; a Dask array is read in its own chunks "
                              "(rechunk it to change them). Leave out chunk_bytes.")
         if binary:
             X = X.map_partitions(presence) if hasattr(X, "map_partitions") else X.map_blocks(presence, dtype=np.float64)
-        return score_collection(X, y, spec, opts, feature_names=feature_names, scheduler=scheduler)
+        return score_collection(X, y, spec, opts, feature_names=feature_names, scheduler=scheduler, af=bounds)
     if isinstance(X, (str, os.PathLike)) or hasattr(X, "row_chunks"):
         from ..io import format_of, open_store, read, score_store
 
-        if hasattr(X, "row_chunks") or os.path.isfile(X) and format_of(X) == "store":
+        if layer is None and (hasattr(X, "row_chunks") or os.path.isfile(X) and format_of(X) == "store"):
             if not hasattr(X, "row_chunks"):
                 X = open_store(X, binary=binary)
             elif binary and not X.binary:  # a store opened as it is, read as presence here
                 X = open_store(X.path, binary=True)
-            return score_store(X, y, method=spec.name, chunk_bytes=chunk_bytes, scheduler=scheduler, **opts)
+            return score_store(X, y, method=spec.name, chunk_bytes=chunk_bytes, scheduler=scheduler, min_af=min_af,
+                               max_af=max_af, **opts)
         table = isinstance(y, str) and format_of(X) in ("csv", "tsv", "parquet")
-        data = read(X, keep=(y,)) if table else read(X)
+        data = read(X, format="h5ad", layer=layer) if layer is not None else read(X, keep=(y,)) if table else read(X)
         if isinstance(y, str):
             if data.obs is None or y not in data.obs.columns:
                 have = [] if data.obs is None else list(data.obs.columns)
@@ -398,6 +502,8 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
         raise ValueError("The 'scheduler' parameter of score must be None for data in memory (it runs Dask "
                          "arrays and stores; wrap X with dask.array.from_array(X, chunks=...) to score it by "
                          f"Dask tasks). Got {scheduler!r} instead.")
+    if bounds is not None:
+        return _score_af(spec, X, y, feature_names, opts, bounds)
     if spec.streaming != "rows":
         return _score_columns(spec, X, y, feature_names, opts)
     stats, names = statistics(spec, X, y, feature_names=feature_names)

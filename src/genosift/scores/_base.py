@@ -105,6 +105,10 @@ class ScoreResult:
     n_samples : int
     classes : ndarray or None   class labels, in the order the statistics use them
     options : dict              the method options used
+    af : ndarray (p,) or None   allele frequency: the share of the scored samples carrying each
+                                feature (value above 0); set when an allele-frequency filter is given
+    af_range : (float, float) or None   the filter ``(min_af, max_af)``: features outside it are
+                                not tested (score, statistic, p- and q-value NaN; ranked last)
 
     ``qvalues``, ``ranking`` and ``feature_names`` (the defaults, or a store's names) each need
     a pass over all features (two of them a sort), so they are computed on first use and kept.
@@ -120,6 +124,8 @@ class ScoreResult:
     names: np.ndarray | None = field(default=None, repr=False)
     rank_key: np.ndarray | None = field(default=None, repr=False)
     names_loader: Callable[[], Sequence[str]] | None = field(default=None, repr=False)
+    af: np.ndarray | None = field(default=None, repr=False)
+    af_range: tuple | None = None
 
     def __post_init__(self):
         if self.names is not None:
@@ -141,12 +147,29 @@ class ScoreResult:
         return default_feature_names(self.n_features)
 
     @cached_property
+    def tested(self):
+        """Which features passed the allele-frequency filter (bool, (p,)); None without a filter."""
+        if self.af_range is None:
+            return None
+        return (self.af >= self.af_range[0]) & (self.af <= self.af_range[1])
+
+    @property
+    def n_tested(self):
+        """How many features were tested: all of them, unless an allele-frequency filter left some out."""
+        return self.n_features if self.tested is None else int(self.tested.sum())
+
+    @cached_property
     def qvalues(self):
+        # features left out by the filter have NaN p-values: the correction counts the tested ones only
         return None if self.pvalues is None else bh_qvalues(self.pvalues)
 
     @cached_property
     def ranking(self):
-        return rank_order(self.scores if self.rank_key is None else self.rank_key)
+        order = rank_order(self.scores if self.rank_key is None else self.rank_key)
+        if self.tested is None:
+            return order
+        inside = self.tested[order]  # the features not tested come after every tested one
+        return np.concatenate([order[inside], order[~inside]])
 
     @cached_property
     def ranks(self):
@@ -156,24 +179,27 @@ class ScoreResult:
         return ranks
 
     def top(self, k):
-        """Names of the ``k`` best features, best first."""
-        return self.feature_names[self.ranking[:k]]
+        """Names of the ``k`` best features, best first (tested features only)."""
+        return self.feature_names[self.ranking[:min(k, self.n_tested)]]
 
     def to_frame(self, *, sort=True):
-        """A tidy DataFrame: feature, score, statistic, pvalue, qvalue, rank (1 = best)."""
+        """A tidy DataFrame: feature, score, statistic, pvalue, qvalue, rank (1 = best); with an
+        allele-frequency filter, an ``af`` column (the share of samples carrying the feature)
+        before ``rank``."""
         import pandas as pd
 
         nan = np.full(self.n_features, np.nan)
-        frame = pd.DataFrame(
-            {
-                "feature": self.feature_names,
-                "score": self.scores,
-                "statistic": self.statistic,
-                "pvalue": nan if self.pvalues is None else self.pvalues,
-                "qvalue": nan if self.qvalues is None else self.qvalues,
-                "rank": self.ranks,
-            }
-        )
+        columns = {
+            "feature": self.feature_names,
+            "score": self.scores,
+            "statistic": self.statistic,
+            "pvalue": nan if self.pvalues is None else self.pvalues,
+            "qvalue": nan if self.qvalues is None else self.qvalues,
+        }
+        if self.af is not None:
+            columns["af"] = self.af
+        columns["rank"] = self.ranks
+        frame = pd.DataFrame(columns)
         frame.attrs.update(self.provenance())
         return frame.iloc[self.ranking].reset_index(drop=True) if sort else frame
 
@@ -181,7 +207,7 @@ class ScoreResult:
         """Method, options, version and data shape, as plain JSON-ready values."""
         from .. import __version__
 
-        return {
+        out = {
             "method": self.method,
             "options": dict(self.options),
             "genosift_version": __version__,
@@ -189,6 +215,9 @@ class ScoreResult:
             "n_features": int(self.n_features),
             "classes": None if self.classes is None else [c.item() if hasattr(c, "item") else c for c in self.classes],
         }
+        if self.af_range is not None:
+            out.update(min_af=self.af_range[0], max_af=self.af_range[1], n_tested=self.n_tested)
+        return out
 
     def __repr__(self):
         best = ", ".join(map(str, self.top(3)))
@@ -222,6 +251,81 @@ class Method:
         skip = 1 if self.streaming == "rows" else 2
         params = list(inspect.signature(self.func).parameters.values())[skip:]
         return {p.name: p.default for p in params}
+
+    @property
+    def option_help(self):
+        """``{option: (type text, description)}`` from the "Parameters" section of the method's
+        docstring (empty strings for an option it does not describe)."""
+        return {name: _parameter_docs(self.func.__doc__).get(name, ("", "")) for name in self.options}
+
+
+def _parameter_docs(doc):
+    """``{name: (type text, description)}`` of a numpy-style "Parameters" section."""
+    lines = inspect.cleandoc(doc or "").splitlines()
+    out, name, start = {}, None, None
+    for i, line in enumerate(lines):
+        if line.strip() == "Parameters" and i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"}:
+            start = i + 2
+            break
+    if start is None:
+        return out
+    for line in lines[start:]:
+        if not line.strip():
+            name = None if name is None or not out[name][1] else name
+            continue
+        if not line.startswith(" "):
+            head, _, kind = line.partition(" : ")
+            if not head.isidentifier():  # the next section, or text after the parameters
+                break
+            name = head
+            out[name] = (kind.strip(), "")
+        elif name is not None:
+            kind, text = out[name]
+            out[name] = (kind, f"{text} {line.strip()}".strip())
+    return out
+
+
+def describe(name):
+    """A method's description, as ``genosift methods NAME`` prints it: what it computes, its task,
+    whether it gives p-values, its reference and its options with their defaults and meaning.
+
+    Examples
+    --------
+    >>> print(describe("chi2").splitlines()[0])
+    chi2: Chi-square test of independence between the feature's categories and the class.
+    """
+    import textwrap
+
+    m = get_method(name)
+    task = {"classification": "class labels" + (", two classes" if m.binary_only else ", any number of classes"),
+            "regression": "a numeric target, or two classes coded 0/1",
+            "any": "a numeric target or class labels",
+            "unsupervised": "none (unsupervised)"}[m.task]
+    streaming = {"rows": "rows: statistics merged over row chunks (streams, partial_fit, stores by rows)",
+                 "blocks": "blocks: every sample of a block of features at once (stores by feature blocks)",
+                 "matrix": "matrix: the whole matrix in memory"}[m.streaming]
+
+    def wrapped(label, text, indent=2):
+        return textwrap.fill(text, width=96, initial_indent=" " * indent + label,
+                             subsequent_indent=" " * (indent + len(label)), break_on_hyphens=False)
+
+    lines = [f"{m.name}: {m.summary}", "",
+             wrapped("task:       ", task),
+             wrapped("p-values:   ", "yes" if m.has_pvalues else "no"),
+             wrapped("statistic:  ", m.formula),
+             wrapped("reads:      ", streaming),
+             wrapped("reference:  ", m.reference), ""]
+    if not m.options:
+        lines.append("  options: none")
+    else:
+        lines.append("  options (--method-option KEY=VALUE on the command line, keywords of genosift.score):")
+        for option, default in m.options.items():
+            kind, text = m.option_help[option]
+            lines.append(f"    {option}={default!r}" + (f"  ({kind})" if kind else ""))
+            if text:
+                lines.append(textwrap.fill(text, width=96, initial_indent=" " * 8, subsequent_indent=" " * 8,
+                                           break_on_hyphens=False))
+    return "\n".join(lines)
 
 
 REGISTRY: dict[str, Method] = {}

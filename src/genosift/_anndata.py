@@ -1,0 +1,538 @@
+"""AnnData objects (scanpy's data) as input to ``genosift.score`` and the selectors, and results
+written back into ``adata.var``.
+
+``anndata`` is an optional dependency (``pip install 'genosift[h5ad]'``): an AnnData is told by
+the module of its type, so nothing here imports ``anndata`` unless it was handed an AnnData.
+
+An AnnData in memory is scored as its matrix (``X`` or a layer; dense or sparse, never
+densified), with ``var_names`` as the feature names and a ``y`` that may name an ``obs`` column.
+A backed AnnData (``anndata.read_h5ad(path, backed="r")``) is scored without loading ``X``:
+
+- ``X`` stored by rows (CSR) or dense: the file is read as a genosift store
+  (``genosift.io.score_store``), row chunks or feature blocks within ``chunk_bytes``; a view
+  (``adata[rows, cols]``) reads its rows only and keeps its features' results;
+- ``X`` stored by columns (CSC): blocks of features through anndata's backed access
+  (``adata.X[:, j0:j1]``), each within ``chunk_bytes``;
+- other layouts: row chunks through anndata's backed access (``adata.X[i:j]``), for the
+  methods that merge row chunks.
+
+Layers of a backed AnnData are in memory already (anndata backs ``X`` only), and a view that
+cannot be read from the file as above (repeated rows, a layout by columns) is read by anndata
+itself, that is the view's values only.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._messages import plain
+from ._validation import param_error
+
+__all__ = ["annotate_var", "is_anndata"]
+
+
+def is_anndata(X):
+    """Whether ``X`` is an ``anndata.AnnData`` (or a view of one), without importing anndata."""
+    return any(c.__name__ == "AnnData" and c.__module__.partition(".")[0] == "anndata" for c in type(X).__mro__)
+
+
+def _names(index):
+    return np.asarray([str(v) for v in index], dtype=object)
+
+
+def _obs_columns(adata):
+    return [str(c) for c in adata.obs.columns]
+
+
+def labels_of(adata, y, *, what="y", required=False):
+    """``y`` for the rows of ``adata``: the values of an ``obs`` column when ``y`` names one, a
+    pandas Series aligned by ``obs_names`` when its index holds them, else ``y`` as given."""
+    if y is None:
+        if required:
+            raise ValueError(f"{what} is required: pass the name of a column of adata.obs "
+                             f"({_obs_columns(adata) or 'it has none'}) or the labels, one per observation.")
+        return None
+    if isinstance(y, str):
+        if y not in adata.obs.columns:
+            raise ValueError(f"{what}={y!r} names no column of adata.obs (its columns: {_obs_columns(adata) or 'none'}). "
+                             "Pass the name of an obs column, or the labels as an array.")
+        return adata.obs[y].to_numpy()
+    if hasattr(y, "index") and hasattr(y, "reindex") and getattr(y, "ndim", 1) == 1:  # a pandas Series
+        import pandas as pd
+
+        if isinstance(y.index, pd.RangeIndex):
+            return y
+        obs_names = adata.obs_names
+        if y.index.equals(obs_names):
+            return y
+        missing = obs_names[~obs_names.isin(y.index)]
+        if len(missing):
+            raise ValueError(
+                f"{what} is a Series indexed by sample ids, but {len(missing)} of the {len(obs_names)} obs_names "
+                f"are not in its index ({plain([str(v) for v in missing[:5]])}{' ...' if len(missing) > 5 else ''}). "
+                "Give a label to every observation, or pass the labels as an array in the order of adata.obs_names.")
+        if not y.index.is_unique:
+            raise ValueError(f"{what} is a Series whose index repeats sample ids; each observation needs one label.")
+        return y.reindex(obs_names)
+    return y
+
+
+def _pick(adata, layer, owner):
+    """``adata.X`` or ``adata.layers[layer]`` as the object anndata holds (backed or in memory)."""
+    if layer is not None:
+        if layer not in adata.layers:
+            raise param_error("layer", owner, f"one of {sorted(adata.layers)}", layer)
+        return adata.layers[layer]
+    if adata.X is None:
+        raise ValueError(f"adata has no X matrix; pass layer= one of {sorted(adata.layers)} to score a layer.")
+    return adata.X
+
+
+def matrix_of(adata, layer=None, *, owner="score"):
+    """The matrix of ``adata`` (``X`` or a layer) in memory: numpy, scipy.sparse or Dask as held;
+    a backed ``X`` is read whole here, for the callers that need every value at once."""
+    M = _pick(adata, layer, owner)
+    if hasattr(M, "to_memory"):  # a backed sparse dataset
+        M = M.to_memory()
+    elif type(M).__module__.partition(".")[0] == "h5py":  # a backed dense dataset
+        M = M[()]
+    elif type(M).__module__.partition(".")[0] == "pandas":
+        M = M.to_numpy()
+    return M
+
+
+# ----------------------------------------------------------------------------------------------
+# genosift.score on an AnnData
+
+
+def unpack(adata, y, spec, *, layer=None, feature_names=None):
+    """``(matrix, y, feature_names)`` of an AnnData in memory (or of a layer of a backed one) for
+    ``genosift.score``: the matrix as anndata holds it, ``y`` resolved against ``obs``."""
+    y = labels_of(adata, y, required=spec.task != "unsupervised")
+    names = _names(adata.var_names) if feature_names is None else feature_names
+    return matrix_of(adata, layer), y, names
+
+
+def score_backed(adata, y, spec, opts, *, feature_names=None, chunk_bytes=None, scheduler=None, binary=False,
+                 af=None):
+    """``genosift.score`` of the ``X`` of a backed AnnData, never loaded whole (see the module's notes)."""
+    y = labels_of(adata, y, required=spec.task != "unsupervised")
+    names = _names(adata.var_names) if feature_names is None else np.asarray(feature_names, dtype=object)
+    return _score_backed(adata, y, spec, opts, names, chunk_bytes=chunk_bytes, scheduler=scheduler, binary=binary,
+                         af=af)
+
+
+def _positions(index, size):
+    """Parent positions of a view's index (a slice, a boolean mask or integers)."""
+    if isinstance(index, slice):
+        return np.arange(size)[index]
+    index = np.asarray(index)
+    if index.dtype == bool:
+        return np.flatnonzero(index)
+    return index.astype(np.int64, copy=False)
+
+
+def _view_of(adata):
+    """``(parent, rows, cols)`` of a backed AnnData: the parent positions of a view's rows and
+    columns (None where it keeps them all), or ``None`` when anndata does not tell them."""
+    if not adata.is_view:
+        return adata, None, None
+    parent = getattr(adata, "_adata_ref", None)
+    oidx, vidx = getattr(adata, "_oidx", None), getattr(adata, "_vidx", None)
+    if parent is None or oidx is None or vidx is None:
+        return None
+    n, p = parent.shape
+    rows, cols = _positions(oidx, n), _positions(vidx, p)
+    return (parent, None if np.array_equal(rows, np.arange(n)) else rows,
+            None if np.array_equal(cols, np.arange(p)) else cols)
+
+
+def _store_of(parent, binary):
+    """The backed file of ``parent`` opened as a genosift store when its ``X`` is stored by rows
+    or dense (the layouts a store reads), else None."""
+    from .io.store import Store
+
+    try:
+        store = Store(parent.filename, binary=binary)
+    except (ValueError, OSError):  # X by columns, or a layout the store does not read
+        return None
+    return store if tuple(store.shape) == tuple(parent.shape) else None
+
+
+def _take_features(res, cols, names):
+    """``res`` restricted to the features ``cols`` (q-values and ranking are those of the subset)."""
+    p = res.n_features
+    subset = {}
+    for f in dataclasses.fields(res):
+        value = getattr(res, f.name)
+        if f.name not in ("classes", "names") and isinstance(value, np.ndarray) and value.shape == (p,):
+            subset[f.name] = value[cols]
+    return dataclasses.replace(res, names=names, names_loader=None, **subset)
+
+
+def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary, af):
+    from .io.store import _budget, score_store
+    from .scores import score
+
+    bounds = {} if af is None else {"min_af": af[0], "max_af": af[1]}
+    budget = _budget(chunk_bytes, "score")
+    if spec.streaming == "matrix":
+        raise ValueError(
+            f"Method '{spec.name}' needs the whole matrix in memory (it compares samples over all features "
+            "at once), so it cannot read a backed AnnData in chunks. Load it with adata.to_memory() first, "
+            "or choose a method whose streaming is 'rows' or 'blocks' in genosift.methods().")
+    view = _view_of(adata)
+    parent, rows, cols = view if view is not None else (None, None, None)
+    store = None if parent is None else _store_of(parent, binary)
+    if store is not None:
+        if rows is not None:
+            order = np.argsort(rows, kind="stable")
+            rows = rows[order]
+            if rows.size and (np.diff(rows) == 0).any():  # a view that repeats rows: read by anndata
+                store = None
+            elif y is not None:
+                from ._validation import as_labels
+
+                y = as_labels(y, len(order))[order]  # the rows in file order; scores do not depend on it
+    if store is not None:
+        res = score_store(store, y, method=spec.name, samples=rows, chunk_bytes=chunk_bytes, scheduler=scheduler,
+                          **bounds, **opts)
+        if cols is not None:
+            return _take_features(res, cols, names)
+        return dataclasses.replace(res, names=names, names_loader=None)
+    if adata.is_view or parent is None:  # anndata reads the view's values only
+        return score(matrix_of(adata), y, method=spec.name, feature_names=names, scheduler=scheduler,
+                     binary=binary, **bounds, **opts)
+    if scheduler is not None:
+        raise ValueError(f"A backed AnnData whose X is stored as {getattr(adata.X, 'format', 'this layout')!r} is "
+                         "read through anndata here, not by Dask tasks. Leave out scheduler, or write the data to a "
+                         "store (genosift.io.write_store) and score that on the scheduler.")
+    X = adata.X
+    if getattr(X, "format", None) == "csc":
+        return _score_column_blocks(X, y, spec, opts, names, budget, binary, af)
+    if spec.streaming != "rows":
+        raise ValueError(
+            f"Method '{spec.name}' needs every sample of a feature at once, which this backed AnnData (X stored "
+            f"as {type(X).__name__}) cannot give in blocks. Load it with adata.to_memory(), or write it to a "
+            "store with genosift.io.write_store and score that.")
+    return _score_row_chunks(X, y, spec, opts, names, budget, binary, af)
+
+
+def _bytes_per_value(X):
+    """Bytes in memory per stored value of a backed matrix, and the stored values per row and per column."""
+    n, p = X.shape
+    itemsize = np.dtype(X.dtype).itemsize
+    group = getattr(X, "group", None)
+    if group is not None and "data" in group:  # sparse: values plus their indices
+        nnz = int(group["data"].shape[0])
+        return itemsize + 8, nnz / max(n, 1), nnz / max(p, 1)
+    return itemsize, p, n
+
+
+def _score_row_chunks(X, y, spec, opts, names, budget, binary, af):
+    """A row-mergeable method over row chunks ``X[i:j]`` of a backed matrix."""
+    from ._validation import as_labels
+    from .scores import finish, statistics, with_af
+    from .scores._af import CarrierTap
+    from .transforms import presence
+
+    n = X.shape[0]
+    per_value, per_row, _ = _bytes_per_value(X)
+    step = int(max(1, budget // max(1, per_value * per_row * 2)))  # the read and its float64 copy
+    y = None if y is None else as_labels(y, n)
+
+    def chunks():
+        for i in range(0, n, step):
+            chunk = X[i:min(n, i + step)]
+            yield (presence(chunk) if binary else chunk), None if y is None else y[i:i + step]
+
+    tap = CarrierTap()
+    stats, _ = statistics(spec, tap.pairs(chunks()) if af else chunks(), feature_names=names)
+    return with_af(finish(spec, stats, names, opts), tap.counts, af)
+
+
+def _score_column_blocks(X, y, spec, opts, names, budget, binary, af):
+    """Any block or row method over blocks of features ``X[:, j0:j1]`` of a backed matrix stored by columns."""
+    from . import engine
+    from .scores import Scores, _check_classes, _result, _target, make_target, score_blocks, with_af
+    from .scores._af import CarrierTap
+    from .transforms import presence
+
+    n, p = X.shape
+    per_value, _, per_col = _bytes_per_value(X)
+    sparse_out = spec.streaming == "rows" or spec.sparse_blocks
+    column_bytes = per_col * per_value + (per_col * 16 if sparse_out else n * 8)  # as read, and as scored
+    jobs = engine.threads()
+    width = int(max(1, budget // (2 * jobs + 1) // max(1, column_bytes)))
+    target = make_target(spec, y, n)
+    _check_classes(spec, target)  # before reading: wrong labels fail at once
+
+    def blocks():
+        for j0 in range(0, p, width):
+            j1 = min(p, j0 + width)
+            block = X[:, j0:j1]
+            if binary:
+                block = presence(block)
+            if sp.issparse(block):
+                block = block.astype(np.float64) if sparse_out else block.toarray().astype(np.float64)
+            else:
+                block = np.ascontiguousarray(block, dtype=np.float64)
+            yield j0, j1, block
+
+    tap = CarrierTap()
+    items = tap.blocks(blocks(), p) if af else blocks()
+    if spec.streaming != "rows":
+        return with_af(score_blocks(spec, items, target, names, opts, n_jobs=jobs), tap.counts, af)
+    values = _target(spec, y, n)
+
+    def one(item):
+        j0, j1, block = item
+        return spec.func(spec.statistic.from_chunk(block, values, feature_names=names[j0:j1]), **opts)
+
+    parts = engine.map_blocks(one, items, n_jobs=jobs)
+    out = Scores(*(None if parts[0][i] is None else np.concatenate([q[i] for q in parts]) for i in range(4)))
+    return with_af(_result(spec, out, target, names, opts), tap.counts, af)
+
+
+# ----------------------------------------------------------------------------------------------
+# selectors
+
+
+class AnnDataTransformMixin:
+    """``transform(adata)`` of a fitted selector: the AnnData restricted to the selected features."""
+
+    def transform(self, X):
+        """Keep the selected columns of ``X``.
+
+        An AnnData gives an AnnData: the view ``adata[:, selected]`` (its ``obs``, the selected
+        rows of ``var``, layers and ``varm`` with it; ``.copy()`` makes it a new object, and
+        ``.to_memory()`` reads a backed one). A selector fitted with feature names finds them
+        in ``var_names`` by name (any order; other features are left out) and returns them in the
+        order they were fitted; one fitted without names needs the same number of features.
+        With ``set_output(transform="pandas")`` (or another container) the selected columns come
+        as that container instead, indexed by ``obs_names``.
+        """
+        if not is_anndata(X):
+            return super().transform(X)
+        subset = select_vars(self, X)
+        import sklearn
+
+        wanted = getattr(self, "_sklearn_output_config", {}).get("transform", sklearn.get_config()["transform_output"])
+        return subset if wanted == "default" else subset.to_df()
+
+
+def select_vars(selector, adata):
+    """``adata[:, selected]`` for a fitted selector (see ``AnnDataTransformMixin.transform``)."""
+    keep = selector.get_support()
+    fitted = getattr(selector, "feature_names_in_", None)
+    owner = type(selector).__name__
+    if fitted is None:
+        if adata.n_vars != keep.shape[0]:
+            raise ValueError(f"adata has {adata.n_vars} features (var_names), but {owner} was fitted on "
+                             f"{keep.shape[0]}.")
+        return adata[:, np.flatnonzero(keep)]
+    wanted = np.asarray(fitted, dtype=object)[keep]
+    where = adata.var_names.get_indexer(wanted) if adata.var_names.is_unique else None
+    if where is None:
+        raise ValueError("adata has duplicated var_names; make them unique (adata.var_names_make_unique()) "
+                         "before selecting features by name.")
+    if (where < 0).any():
+        missing = [str(v) for v in wanted[where < 0]]
+        raise ValueError(f"adata lacks {len(missing)} of the {len(wanted)} features {owner} selected: "
+                         f"{plain(missing[:5])}{' ...' if len(missing) > 5 else ''} are not in its var_names.")
+    return adata[:, where]
+
+
+def fit_accepts_anndata(fit):
+    """Let a selector's ``fit(X, y, ...)`` take an AnnData: its matrix ``X`` (a backed ``X`` is
+    read into memory, as these selectors need every value), ``y`` or ``groups`` naming ``obs``
+    columns, and ``feature_names_in_`` from ``var_names``."""
+
+    @functools.wraps(fit)
+    def fit_(self, X, y=None, *args, **kwargs):
+        if not is_anndata(X):
+            return fit(self, X, y, *args, **kwargs)
+        return fit_on_matrix(self, lambda M, labels, **kw: fit(self, M, labels, *args, **kw), X, y, **kwargs)
+
+    return fit_
+
+
+def fit_on_matrix(selector, fit, adata, y, **kwargs):
+    """``fit(matrix, labels, **kwargs)`` on the matrix of ``adata`` (``y`` and a ``groups``
+    keyword may name ``obs`` columns), then ``feature_names_in_`` from its ``var_names``."""
+    if isinstance(kwargs.get("groups"), str):
+        kwargs["groups"] = labels_of(adata, kwargs["groups"], what="groups")
+    out = fit(matrix_of(adata, owner=type(selector).__name__), labels_of(adata, y), **kwargs)
+    selector.feature_names_in_ = _names(adata.var_names)
+    result = selector.__dict__.get("result_")
+    if result is not None and result.names is None:
+        selector.result_ = dataclasses.replace(result, names=selector.feature_names_in_)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# results into adata.var
+
+
+#: The columns ``annotate_var`` writes, after the prefix.
+COLUMNS = ("score", "statistic", "pvalue", "qvalue", "rank", "selected")
+
+
+def _parts(result):
+    """``(names or None, columns)`` of a ScoreResult or a fitted selector."""
+    from .scores import ScoreResult, bh_qvalues, rank_order
+
+    if isinstance(result, ScoreResult):
+        named = result.names is not None or result.names_loader is not None
+        cols = {"score": result.scores, "statistic": result.statistic, "pvalue": result.pvalues,
+                "qvalue": result.qvalues, "rank": result.ranks.astype(np.float64)}
+        return (result.feature_names if named else None), cols
+    if not hasattr(result, "get_support"):
+        raise TypeError(f"annotate_var writes a genosift.ScoreResult or a fitted selector; got "
+                        f"{type(result).__name__}.")
+    selected = result.get_support()
+    names = getattr(result, "feature_names_in_", None)
+    inner = getattr(result, "result_", None)
+    if isinstance(inner, ScoreResult):
+        inner_names, cols = _parts(inner)
+        names = inner_names if names is None else names
+    else:
+        cols = {}
+        scores = getattr(result, "scores_", None)
+        if scores is not None and np.shape(scores) == selected.shape:
+            pvalues = getattr(result, "pvalues_", None)
+            ranks = np.empty(len(scores))
+            ranks[rank_order(scores)] = np.arange(1, len(scores) + 1)
+            cols = {"score": scores, "pvalue": pvalues, "qvalue": None if pvalues is None else bh_qvalues(pvalues),
+                    "rank": ranks}
+    cols["selected"] = selected
+    return names, cols
+
+
+def annotate_var(adata, result, *, prefix="genosift_", selected=None, copy=False):
+    """Write per-feature results into ``adata.var`` columns, matched by ``var_names``.
+
+    The columns are ``{prefix}score``, ``statistic``, ``pvalue``, ``qvalue`` (methods with
+    p-values), ``rank`` (1 = best) and ``selected``, as scanpy's ``highly_variable_genes``
+    writes ``highly_variable``. Features of ``adata`` that the result lacks get NaN (and
+    ``selected`` False); features of the result that ``adata`` lacks are left out. Columns of an
+    earlier call with the same prefix are replaced, and ``adata.uns[prefix without its trailing
+    "_"]`` records the method and its options.
+
+    Parameters
+    ----------
+    adata : anndata.AnnData
+    result : genosift.ScoreResult or a fitted selector
+        A ScoreResult (``genosift.score``), or a fitted genosift selector (its ``get_support``
+        gives ``selected``; its scores, when it has them, the other columns). Results with
+        feature names are matched by name; a result without names (scored from an array) needs
+        one value per feature of ``adata``, in its order.
+    prefix : str, default "genosift_"
+    selected : int, array of bool or sequence of names, optional
+        With a ScoreResult, the features to mark as selected: the ``k`` best, a mask over the
+        result's features, or their names. By default a ScoreResult writes no ``selected``.
+    copy : bool, default False
+        Annotate and return a copy instead of ``adata`` itself.
+
+    Returns
+    -------
+    anndata.AnnData or None
+        The annotated copy with ``copy=True``; otherwise None (``adata`` is updated in place).
+
+    Examples
+    --------
+    >>> import genosift as gs, anndata, numpy as np, pandas as pd  # doctest: +SKIP
+    >>> res = gs.score(adata, "cell_type", method="kruskal")       # doctest: +SKIP
+    >>> gs.annotate_var(adata, res, selected=100)                   # doctest: +SKIP
+    >>> adata[:, adata.var["genosift_selected"]]                    # doctest: +SKIP
+    """
+    import pandas as pd
+
+    if not is_anndata(adata):
+        raise TypeError(f"annotate_var writes into an anndata.AnnData; got {type(adata).__name__}.")
+    if not isinstance(prefix, str):
+        raise param_error("prefix", "annotate_var", "a str", prefix)
+    names, cols = _parts(result)
+    p = len(cols["score"] if "score" in cols else cols["selected"])
+    if selected is not None:
+        cols["selected"] = _selected_mask(selected, cols, names, p)
+    if copy:
+        adata = adata.copy()
+    n_vars = adata.n_vars
+    if names is None:
+        if p != n_vars:
+            raise ValueError(f"The result has no feature names and {p} features, but adata has {n_vars}: score "
+                             "the AnnData itself (genosift.score(adata, ...)), or pass feature_names= when scoring.")
+        where = np.arange(n_vars)
+    else:
+        where = pd.Index(np.asarray(names, dtype=object)).get_indexer(adata.var_names.astype(str))
+        if n_vars and not (where >= 0).any():
+            raise ValueError(f"No feature of the result is among adata.var_names (result: "
+                             f"{plain([str(v) for v in names[:3]])} ...; adata: "
+                             f"{plain([str(v) for v in adata.var_names[:3]])} ...). Score the same features.")
+    found = where >= 0
+    for key in COLUMNS:  # an earlier call's columns, which this call may not all write again
+        if prefix + key in adata.var.columns:
+            del adata.var[prefix + key]
+    for key in COLUMNS:
+        values = cols.get(key)
+        if values is None:
+            continue
+        values = np.asarray(values)
+        if key == "selected":
+            column = np.zeros(n_vars, dtype=bool)
+        else:
+            column = np.full(n_vars, np.nan)
+        column[found] = values[where[found]]
+        adata.var[prefix + key] = column
+    adata.uns[prefix.rstrip("_") or "genosift"] = _provenance(result)
+    return adata if copy else None
+
+
+def _selected_mask(selected, cols, names, p):
+    if isinstance(selected, (int, np.integer)) and not isinstance(selected, bool):
+        if "rank" not in cols or selected < 0:
+            raise param_error("selected", "annotate_var", "an int >= 0 (with a result that ranks features), a "
+                              "boolean mask or feature names", selected)
+        return cols["rank"] <= selected
+    selected = np.asarray(selected)
+    if selected.dtype == bool:
+        if selected.shape != (p,):
+            raise param_error("selected", "annotate_var", f"a boolean mask of {p} values (one per feature)",
+                              f"a mask of shape {selected.shape}")
+        return selected
+    if names is None:
+        raise ValueError("selected= names features, but the result has no feature names; pass a boolean mask.")
+    import pandas as pd
+
+    where = pd.Index(np.asarray(names, dtype=object)).get_indexer(selected.astype(str).astype(object))
+    if (where < 0).any():
+        raise ValueError(f"selected= names features the result does not have: "
+                         f"{plain([str(v) for v in selected[where < 0][:5]])}.")
+    mask = np.zeros(p, dtype=bool)
+    mask[where] = True
+    return mask
+
+
+def _provenance(result):
+    """What ``adata.uns`` keeps of a result: values an .h5ad file can hold."""
+    from .scores import ScoreResult
+
+    def simple(v):
+        return isinstance(v, (str, bool, int, float, np.integer, np.floating, np.bool_))
+
+    if isinstance(result, ScoreResult):
+        info = {"method": result.method, "n_samples": int(result.n_samples)}
+        options = {k: v for k, v in result.options.items() if simple(v)}
+    else:
+        info = {"selector": type(result).__name__}
+        options = {k: v for k, v in result.get_params(deep=False).items() if simple(v)}
+        inner = getattr(result, "result_", None)
+        if isinstance(inner, ScoreResult):
+            info["method"] = inner.method
+    if options:
+        info["params"] = options
+    return info

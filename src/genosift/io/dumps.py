@@ -1,0 +1,593 @@
+"""Per-sample k-mer count dumps (KMC, Jellyfish), merged by k-mer into one matrix or store.
+
+One text file per sample, a k-mer and its count a line: ``KMER<TAB>COUNT`` (``kmc_tools transform
+DB dump OUT``, sorted; ``jellyfish dump -c -t DB``) or ``KMER COUNT`` (``jellyfish dump -c``).
+A collection is a **list file** (``SAMPLE<TAB>PATH`` lines, paths relative to its folder, blank
+lines and ``#`` comments skipped) or a **folder** (each file a sample, names starting with ``.``
+skipped; the id is the file name less its compression suffix and its dump suffixes, see
+``sample_id``). Rows follow the list (a folder: file names sorted); columns are the union of the
+k-mers sorted by their bytes, whatever the order of the samples. A k-mer twice in one dump is an
+error naming both lines (a dump lists each k-mer once: the file is joined or damaged).
+
+The k-mer reader's block loop (:mod:`genosift.io.kmers`) feeds a compiled kernel that interns the
+k-mers in its hash table; each sample becomes one row. Memory: the k-mer strings and a few arrays
+of one value per k-mer, one sample's counts, and the rows (8 bytes a count) while they fit
+``chunk_bytes``; ``convert_dumps`` spills the rest beside the output and writes the store from it.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from .. import engine
+from .._validation import param_error
+from . import Dataset, register_reader
+from .compression import open_text
+from .kmer_store import _ArenaNames, _by_row, _Spill, _StreamWriter
+from .kmers import (
+    _ARG,
+    _FILE,
+    _FNV_OFFSET,
+    _FNV_PRIME,
+    _LINE,
+    _MAX_EXACT,
+    BLOCK_SIZE,
+    _add,
+    _exact_limit,
+    _find,
+    _grown,
+    _names,
+    _Reader,
+    _show,
+    _Table,
+)
+
+__all__ = ["DUMP_SUFFIXES", "convert_dumps", "dump_collection", "read_dumps", "sample_id"]
+
+#: Suffixes dropped from a dump's file name (after its compression suffix) to give the sample id.
+DUMP_SUFFIXES = (".txt", ".tsv", ".dump", ".counts", ".kmc", ".jf", ".jellyfish")
+_COMPRESSION = (".gz", ".bz2", ".xz", ".zst")
+_FORM = ("Each line of a k-mer dump must be 'KMER COUNT': the k-mer, a tab or spaces, and its count, "
+         "as `kmc_tools transform DB dump OUT` and `jellyfish dump -c -t DB` write them")
+
+# state slots after those the k-mer reader's file loop shares (_LINE, _FILE; _ARG for the table)
+_KN, _KB, _NE, _NK, _MAX, _ERR0, _ERR1 = range(2, 9)
+_OK, _GROW_ENTRIES, _GROW_KMERS = range(3)
+_E_FORM, _E_COUNT, _E_BIG, _E_DUP = range(10, 14)
+_BUCKET_BYTES = 64  # bytes per count of sorting one group of columns of the column copy
+
+
+@njit(nogil=True, cache=True)
+def _spaces(buf, p, end):
+    """The first byte from ``p`` that is not a space, tab or CR."""
+    while p < end and (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
+        p += 1
+    return p
+
+
+@njit(nogil=True, cache=True)
+def _token(buf, p, end):
+    """The end of the word at ``p``: the next space, tab, CR or line break."""
+    while p < end and buf[p] != 32 and buf[p] != 9 and buf[p] != 13 and buf[p] != 10:
+        p += 1
+    return p
+
+
+@njit(nogil=True, cache=True)
+def _parse(buf, pos, st, arena, offs, hashes, table, k_file, k_line, k_nnz, o_col, o_count):
+    """Parse the whole lines of ``buf`` from ``pos``; return ``(code, line start)``.
+
+    Per non-zero count: the k-mer's index (``o_col``) and the count (``o_count``). A line is
+    committed only once read whole, so the driver can grow a full array and call again.
+    """
+    end = buf.size
+    line, ne, nk, biggest, fileno = st[_LINE], st[_NE], st[_NK], st[_MAX], st[_FILE]
+    last = np.int64(-1)  # the k-mer of the previous line
+    code = _OK
+    start = pos
+    while pos < end:
+        start = pos
+        a = _spaces(buf, pos, end)
+        if a == end or buf[a] == 10:  # blank line
+            line += 1
+            pos = a + 1
+            continue
+        b = _token(buf, a, end)  # the k-mer
+        t0 = _spaces(buf, b, end)
+        t1 = _token(buf, t0, end)  # the count
+        p = _spaces(buf, t1, end)
+        st[_ERR0], st[_ERR1] = t0, t1
+        if t0 == t1 or (p < end and buf[p] != 10):  # one field, or more than two
+            code = _E_FORM
+            break
+        v = np.int64(0)
+        for q in range(t0, t1):
+            d = np.int64(buf[q]) - 48
+            if d < 0 or d > 9:
+                code = _E_COUNT
+                break
+            v = v * 10 + d
+            if v > _MAX_EXACT:
+                code = _E_BIG
+                break
+        if code != _OK:
+            break
+        if ne >= o_col.size:
+            code = _GROW_ENTRIES
+            break
+        # dumps list their k-mers in one order (KMC sorts them, Jellyfish keeps its hash order), so
+        # the k-mer after the previous line's, in the order first seen, is tried before the table
+        kidx = last + 1
+        if kidx >= st[_KN] or offs[kidx + 1] - offs[kidx] - 1 != b - a:
+            kidx = -1
+        else:
+            o = offs[kidx] - a
+            for t in range(a, b):
+                if arena[o + t] != buf[t]:
+                    kidx = -1
+                    break
+        if kidx < 0:
+            h = _FNV_OFFSET
+            for t in range(a, b):
+                h = (h ^ np.uint64(buf[t])) * _FNV_PRIME
+            kidx = _find(buf, a, b, h, arena, offs, hashes, table)
+            if kidx < 0:
+                kidx = _add(buf, a, b, h, -1 - kidx, arena, offs, hashes, table, st, _KN, _KB)
+                if kidx < 0:
+                    code = _GROW_KMERS
+                    break
+        if k_file[kidx] == fileno:
+            st[_ARG] = k_line[kidx]
+            code = _E_DUP
+            break
+        line += 1
+        nk += 1
+        last = kidx
+        k_file[kidx] = fileno
+        k_line[kidx] = line
+        if v > 0:
+            o_col[ne] = kidx
+            o_count[ne] = v
+            k_nnz[kidx] += 1
+            ne += 1
+            biggest = max(biggest, v)
+        pos = p + 1
+    if code == _OK:
+        start = end
+    st[_LINE], st[_NE], st[_NK], st[_MAX] = line, ne, nk, biggest
+    return code, start
+
+
+@njit(nogil=True, cache=True)
+def _pad(arena, offs, out):
+    """Each entry of an arena in a row of ``out``, zero-padded (zero sorts before any byte)."""
+    for i in range(out.shape[0]):
+        for t in range(offs[i + 1] - 1 - offs[i]):
+            out[i, t] = arena[offs[i] + t]
+
+
+@njit(nogil=True, cache=True)
+def _reordered(arena, offs, order, out, out_offs):
+    """The arena's entries in ``order``, each still followed by a newline."""
+    at = 0
+    for i in range(order.size):
+        a, b = offs[order[i]], offs[order[i] + 1]
+        out[at:at + b - a] = arena[a:b]
+        at += b - a
+        out_offs[i + 1] = at
+
+
+class _DumpReader(_Reader):
+    """Parses dumps one sample at a time into interned k-mers and one row of counts each."""
+
+    def __init__(self, block_size):
+        super().__init__(block_size)
+        self.st = np.zeros(_ARG + 1, np.int64)
+        self.st[_FILE] = -1
+        self.kmers = _Table(256, 1 << 13, {"file": (np.int32, -1), "line": (np.int64, 0), "nnz": (np.int64, 0)})
+        self.o_col = np.empty(1024, np.int64)
+        self.o_count = np.empty(1024, np.float64)
+
+    def read_sample(self, path):
+        """The row of the dump ``path``: (k-mer indices in the order first seen, counts)."""
+        self.st[_NE] = self.st[_NK] = 0
+        self.read_file(path)
+        ne = int(self.st[_NE])
+        if self.st[_KN] >= 2**31:
+            raise ValueError(f"The dumps up to {str(path)!r} hold more than 2**31 distinct k-mers, more than "
+                             "a matrix column index holds. Split the k-mers (e.g. by prefix) and convert the parts.")
+        counts = self.o_count[:ne]
+        counts = counts.astype(np.uint32) if counts.max(initial=0) < 2**32 else counts.copy()
+        return self.o_col[:ne].astype(np.int32), counts
+
+    def _run(self, buf):
+        st, k = self.st, self.kmers
+        pos = 0
+        while True:
+            code, pos = _parse(buf, pos, st, k.arena, k.offs, k.hashes, k.table, k.cols["file"],
+                               k.cols["line"], k.cols["nnz"], self.o_col, self.o_count)
+            if code == _OK:
+                break
+            if code == _GROW_ENTRIES:
+                self.o_col = _grown(self.o_col, 2 * self.o_col.size, None)
+                self.o_count = _grown(self.o_count, 2 * self.o_count.size, None)
+            elif code == _GROW_KMERS:
+                k.grow(st[_KN], st[_KB], st[_ARG])
+            else:
+                raise self._line_error(code, buf, pos)
+        self.lines_in_file = int(st[_NK])
+
+    def _empty_error(self, path):
+        return ValueError(f"{str(path)!r} holds no k-mer lines. {_FORM}; check that the k-mer counting "
+                          "finished and that this is the right file.")
+
+    def _line_error(self, code, buf, pos):
+        st = self.st
+        line = buf[pos:].tobytes().split(b"\n", 1)[0]
+        kmer, count = _show(line.split()[0], 60), _show(buf[st[_ERR0]:st[_ERR1]], 30)
+        if code == _E_FORM:
+            fasta = "; this is FASTA, Jellyfish's default dump: dump with `jellyfish dump -c -t DB`"
+            msg = f"the line {_show(line, 80)} is not 'KMER COUNT'. {_FORM}{fasta if line.startswith(b'>') else ''}."
+        elif code == _E_COUNT:
+            msg = f"the count {count} of the k-mer {kmer} is not a non-negative integer (digits 0-9 only)."
+        elif code == _E_BIG:
+            msg = (f"the count {count} of the k-mer {kmer} is above 2**53, the largest count stored exactly. "
+                   "Check the counting step: no k-mer occurs that often in a genome.")
+        else:
+            msg = (f"the k-mer {kmer} is also on line {st[_ARG]}. A dump lists each k-mer once: this file is "
+                   "joined from several dumps or damaged. Dump the sample's database again.")
+        return ValueError(f"{str(self.paths[-1])!r}, line {st[_LINE] + 1}: {msg}")
+
+    def columns(self, dt):
+        """The k-mers sorted by their bytes: (column of each k-mer index, order, arena, offsets),
+        the arena as the table keeps it; checks first that every count fits ``dt`` exactly."""
+        limit = _exact_limit(dt)
+        if int(self.st[_MAX]) > limit:
+            raise ValueError(f"The largest count, {int(self.st[_MAX])}, is more than dtype {dt.name} holds "
+                             f"exactly (up to {limit}). Pass dtype=np.float64 (exact up to 2**53).")
+        n, nbytes = int(self.st[_KN]), int(self.st[_KB])
+        arena, offs = self.kmers.arena[:nbytes], self.kmers.offs[: n + 1]
+        if arena.max(initial=0) >= 128:  # not ASCII: must still be UTF-8 (raises naming the line)
+            self._decoded(self.kmers, n, nbytes, "k-mer")
+        width = int(np.diff(offs).max(initial=2)) - 1
+        padded = np.zeros((n, width), np.uint8)
+        _pad(arena, offs, padded)
+        order = np.argsort(padded.view(f"S{width}").ravel(), kind="stable")
+        del padded
+        out, out_offs = np.empty(nbytes, np.uint8), np.zeros(n + 1, np.int64)
+        _reordered(arena, offs, order, out, out_offs)
+        rank = np.empty(n, np.int64)
+        rank[order] = np.arange(n)
+        return rank, order, out, out_offs
+
+
+def sample_id(name):
+    """The sample id of a dump named ``name``: without its compression suffix, then without each
+    trailing suffix of :data:`DUMP_SUFFIXES` (``S1.kmc.dump.gz`` -> ``S1``; case ignored)."""
+    stem = Path(name).name
+    for suffix in _COMPRESSION:
+        if stem.lower().endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    while True:
+        cut = next((s for s in DUMP_SUFFIXES if stem.lower().endswith(s) and len(stem) > len(s)), None)
+        if cut is None:
+            return stem
+        stem = stem[: -len(cut)]
+
+
+def dump_files(folder):
+    """The files of a folder that are samples: regular files not starting with ``.``, sorted."""
+    return sorted(p for p in Path(folder).iterdir() if not p.name.startswith(".") and p.is_file())
+
+
+def list_entry(text):
+    """``(sample, path text)`` of a list file's line; None for a blank or comment line, False if malformed."""
+    text = text.rstrip("\r\n")
+    if not text.strip() or text.lstrip().startswith("#"):
+        return None
+    fields = [f.strip() for f in text.split("\t")]
+    return (fields[0], fields[1]) if len(fields) == 2 and all(fields) else False
+
+
+def dump_collection(source):
+    """The samples of a list file or a folder of dumps, as ``[(sample id, Path)]`` in row order."""
+    source = Path(source)
+    if not source.exists():
+        raise FileNotFoundError(f"No such file or folder: {str(source)!r}.")
+    entries, seen = [], {}
+    if source.is_dir():
+        files = dump_files(source)
+        if not files:
+            raise IsADirectoryError(f"{str(source)!r} is a folder, not a data file. Pass the path of a file in it, "
+                                    "or a folder of k-mer count dumps, one file per sample: this one holds no files.")
+        for path in files:
+            s = sample_id(path.name)
+            if s in seen:
+                raise ValueError(
+                    f"The files {seen[s].name!r} and {path.name!r} of the folder {str(source)!r} are both sample "
+                    f"{s!r} (a sample id is the file name without its compression and dump suffixes "
+                    f"{list(DUMP_SUFFIXES)}). Keep one file per sample, or name the samples in a list file "
+                    "of SAMPLE<TAB>PATH lines.")
+            seen[s] = path
+            entries.append((s, path))
+        return entries
+    files = {}
+    with open_text(source) as fh:
+        for number, text in enumerate(fh, 1):
+            entry = list_entry(text)
+            where = f"{str(source)!r}, line {number}"
+            if entry is None:
+                continue
+            if entry is False:
+                raise ValueError(
+                    f"{where}: {text.rstrip(chr(13) + chr(10))[:80]!r} is not 'SAMPLE<TAB>PATH'. "
+                    "A list of k-mer dumps holds one line per sample: its id, a tab, and the path of its dump "
+                    "(relative to the list file's folder); blank lines and lines starting with '#' are skipped.")
+            s, path = entry[0], source.parent / entry[1]
+            if s in seen:
+                raise ValueError(f"{where}: the sample id {s!r} is also on line {seen[s]}. List each sample once.")
+            if not path.is_file():
+                what = "is a folder, not a file" if path.is_dir() else "does not exist"
+                raise FileNotFoundError(f"{where}: the dump {entry[1]!r} of sample {s!r} {what} (looked for "
+                                        f"{str(path)!r}; paths are relative to the list file's folder).")
+            key = path.resolve()
+            if key in files:
+                raise ValueError(f"{where}: the dump {entry[1]!r} is also the file of line {files[key]}; its "
+                                 "counts would be read as two samples. Give each sample its own dump.")
+            seen[s], files[key] = number, number
+            entries.append((s, path))
+    if not entries:
+        raise ValueError(f"{str(source)!r} lists no samples: a list of k-mer dumps holds SAMPLE<TAB>PATH lines.")
+    return entries
+
+
+def _plan(source, samples, metadata, absent, owner):
+    """The rows to read, ``[(sample id, path or None for an all-zero row)]``, with obs and report."""
+    entries = dump_collection(source)
+    if samples is not None:
+        if isinstance(samples, (str, bytes)):
+            raise param_error("samples", owner, "a list of sample ids (not one string)", samples)
+        where, wanted = dict(entries), [str(s) for s in samples]
+        unknown = [s for s in wanted if s not in where]
+        if unknown or len(set(wanted)) < len(wanted) or not wanted:
+            raise ValueError(f"The 'samples' parameter of {owner} must name samples of {str(source)!r}, each once"
+                             f"{f'; {len(unknown)} are not among them: {_names(unknown)}' if unknown else ''}"
+                             f". Its samples: {_names([s for s, _ in entries])}.")
+        entries = [(s, where[s]) for s in wanted]
+    if metadata is None:
+        return entries, None, None
+    from .metadata import attach_metadata
+
+    skeleton = Dataset(sp.csr_matrix((len(entries), 0)), np.array([s for s, _ in entries], dtype=object),
+                       np.array([], dtype=object))
+    matched, report = attach_metadata(skeleton, metadata, absent=absent)
+    where = dict(entries)
+    return [(s, where.get(s)) for s in matched.sample_ids], matched.obs, report
+
+
+def _read_rows(plan, block_size, keep):
+    """Parse the dumps of ``plan`` in turn; ``keep(row, cols, counts)`` takes each row."""
+    reader = _DumpReader(int(block_size))
+    with engine.progress("Reading k-mer dumps", total=len(plan), unit="samples") as bar:
+        for r, (_, path) in enumerate(plan):
+            row = reader.read_sample(path) if path is not None else (np.empty(0, np.int32), np.empty(0, np.uint32))
+            keep(r, *row)
+            bar.advance()
+    return reader
+
+
+def _dataset(reader, rows, row_ids, dt):
+    """The rows (k-mer indices first seen, counts) as a Dataset with sorted k-mer columns."""
+    rank, _, arena, _ = reader.columns(dt)
+    p = rank.size
+    indptr = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum([c.size for c, _ in rows], out=indptr[1:])
+    index_dtype = np.int32 if max(int(indptr[-1]), p) < 2**31 else np.int64
+    indices, data = np.empty(int(indptr[-1]), index_dtype), np.empty(int(indptr[-1]), dt)
+    rows.reverse()
+    for r in range(len(row_ids)):  # each row freed once placed
+        cols, counts = rows.pop()
+        indices[indptr[r]:indptr[r + 1]] = rank[cols]
+        data[indptr[r]:indptr[r + 1]] = counts
+    X = sp.csr_matrix((data, indices, indptr.astype(index_dtype)), shape=(len(row_ids), p))
+    X.sort_indices()
+    X.has_canonical_format = True  # sorted, and no k-mer twice in a dump
+    names = np.array(arena.tobytes().decode("utf-8").split("\n")[:-1], dtype=object)
+    return Dataset(X, np.array(row_ids, dtype=object), names)
+
+
+def _check_block_size(block_size, owner):
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise param_error("block_size", owner, "a positive int (bytes)", block_size)
+
+
+@register_reader("dumps", suffixes=(".dumps", ".dumps.txt", ".dumps.tsv"))
+def read_dumps(source, *, samples=None, dtype=np.float64, block_size=BLOCK_SIZE):
+    """Per-sample k-mer dumps (KMC, Jellyfish: ``KMER COUNT`` lines), merged by k-mer into one matrix.
+
+    Parameters
+    ----------
+    source : path
+        A list file of ``SAMPLE<TAB>PATH`` lines (paths relative to its folder; blank lines and
+        ``#`` comments skipped), or a folder whose every file is one sample's dump (its id: see
+        ``sample_id``). Dumps are plain or compressed (gzip, bzip2, xz, zstd), in any order,
+        tab- or space-separated.
+    samples : list of str, optional
+        The samples to read, in this order; default all, in the list's order (a folder: by name).
+    dtype : numpy dtype, default float64
+        Type of the stored counts; a smaller type only if every count fits it exactly.
+    block_size : int, default ``BLOCK_SIZE`` (16 MiB)
+        Bytes of decompressed text parsed at a time.
+
+    Returns
+    -------
+    Dataset
+        ``X``: CSR (samples x k-mers), sorted indices, no stored zeros; ``feature_names``: every
+        k-mer of the dumps sorted by its bytes (a k-mer counted 0 is an all-zero column).
+
+    Notes
+    -----
+    A line that is not ``KMER COUNT``, a count that is not a non-negative integer (or above
+    2**53), a k-mer twice in one dump, an empty dump, a listed file that does not exist, a sample
+    id listed twice (a folder: two files with one id) and an empty folder are errors naming the
+    file and the line.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "a.txt").write_text("CCGTA\\t2\\nAACGT\\t5\\n")
+    >>> _ = (d / "b.txt").write_text("ACGTA 1\\nCCGTA 7\\n")
+    >>> ds = read_dumps(d)
+    >>> ds.sample_ids.tolist(), ds.feature_names.tolist()
+    (['a', 'b'], ['AACGT', 'ACGTA', 'CCGTA'])
+    >>> ds.X.toarray().tolist()
+    [[5.0, 0.0, 2.0], [0.0, 1.0, 7.0]]
+    """
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is None or dt.kind not in "iuf":
+        raise param_error("dtype", "read_dumps", "a real number type such as np.float64", dtype)
+    _check_block_size(block_size, "read_dumps")
+    plan, _, _ = _plan(source, samples, None, "drop", "read_dumps")
+    rows = []
+    reader = _read_rows(plan, block_size, lambda r, cols, counts: rows.append((cols, counts)))
+    return _dataset(reader, rows, [s for s, _ in plan], dt)
+
+
+def convert_dumps(source, out_path, *, metadata=None, samples=None, dtype=None, column_copy=True,
+                  overwrite=False, chunk_bytes=None, block_size=BLOCK_SIZE, absent="drop"):
+    """Per-sample k-mer dumps (a list file or a folder, as for ``read_dumps``) to a store, in bounded memory.
+
+    Parameters
+    ----------
+    source, samples, block_size
+        As for ``read_dumps``.
+    out_path : str or Path
+        The store to write (suffix ``.gs.h5ad``), under a temporary name renamed when complete.
+    metadata : pandas.DataFrame, optional
+        Per-sample table indexed by sample id (``read_metadata``): only the samples it describes
+        are read, and its columns are stored as ``obs``.
+    dtype, column_copy, overwrite
+        As for ``write_store`` (default dtype float64; a smaller one only if every count fits).
+    chunk_bytes : int, optional
+        Memory budget for the counts (default ``CHUNK_BYTES``, 256 MiB). The rows (8 bytes a
+        count) are kept in memory while they fit, beyond it spilled to a temporary file beside
+        the output (deleted at the end); the column copy is written in groups of columns of
+        about this size.
+    absent : {"drop", "zeros"}, default "drop"
+        Samples of ``metadata`` with no dump: left out (each sample has its own file, so a
+        missing one was not counted), or all-zero rows.
+
+    Returns
+    -------
+    (Path, MatchReport or None)
+        The store, and the report of the metadata join (None without metadata).
+    """
+    from .store import _budget, _check_dtype
+
+    budget = _budget(chunk_bytes, "convert_dumps")
+    dt = _check_dtype(dtype, np.float64)
+    if dt.kind == "b":
+        raise param_error("dtype", "convert_dumps", "a number type such as np.float64 or np.uint32", dtype)
+    if absent not in ("zeros", "drop"):
+        raise param_error("absent", "convert_dumps", "'drop' or 'zeros'", absent)
+    _check_block_size(block_size, "convert_dumps")
+    out_path = Path(out_path)
+    plan, obs, report = _plan(source, samples, metadata, absent, "convert_dumps")
+    spill, sizes = _Spill(budget, out_path.parent if out_path.parent.is_dir() else Path(".")), []
+
+    def keep(r, cols, counts):
+        sizes.append(cols.size)
+        spill.add(np.array([r], np.int64), np.array([cols.size], np.int32), cols, counts)
+
+    try:
+        reader = _read_rows(plan, block_size, keep)
+        args = (np.array(sizes, np.int64), [s for s, _ in plan], obs, out_path, dt, column_copy, overwrite, budget)
+        return _write_rows(reader, spill, *args), report
+    finally:
+        spill.close()
+
+
+def _kept_rows(spill):
+    """The rows again, in order, as ``(cols, counts)``: read back if spilled, else each let go once given."""
+    if spill.spilled:
+        yield from ((b[2], b[3]) for b in spill.blocks())
+        return
+    blocks, spill.memory = spill.memory[::-1], []
+    while blocks:
+        yield blocks.pop()[2:]
+
+
+def _write_rows(reader, spill, row_nnz, row_ids, obs, out_path, dt, column_copy, overwrite, budget):
+    """The store from the kept rows: each row remapped to the sorted k-mers and written in turn;
+    the column copy filled a group of columns at a time, then each group sorted by column."""
+    from .store import (
+        _atomic,
+        _column_groups,
+        _h5py,
+        _strings,
+        _Vector,
+        _write_skeleton,
+    )
+
+    rank, order, arena, offs = reader.columns(dt)
+    p = rank.size
+    colptr = np.zeros(p + 1, np.int64)
+    np.cumsum(reader.kmers.cols["nnz"][:p][order], out=colptr[1:])
+    del order
+    groups = list(_column_groups(colptr, max(1, budget // _BUCKET_BYTES))) if column_copy else [(0, p)]
+    starts = np.array([j0 for j0, _ in groups] + [p], np.int64)
+    fill = colptr[starts[:-1]].copy()  # the next free place of each group in the column copy
+    names = _ArenaNames(SimpleNamespace(arena=arena, offs=offs), p, offs[-1])
+    with _atomic(out_path, overwrite) as tmp, _h5py().File(tmp, "w") as f, ExitStack() as done:
+        _write_skeleton(f, _strings(row_ids, "sample id")[0], obs, names, names.blob())
+        del names
+        writer = _StreamWriter(f, row_nnz, p, dt, column_copy)
+        done.callback(writer.close)
+        fd = os.open(tmp, os.O_RDONLY)
+        done.callback(os.close, fd)
+        if column_copy:  # the column of each entry of the column copy, until its group is sorted
+            cols_file = done.enter_context(tempfile.TemporaryFile(prefix=".genosift-dumps.", dir=Path(tmp).parent))
+        with engine.progress("Writing the store", total=len(row_ids), unit="samples") as bar:
+            for r, (cols, counts) in enumerate(_kept_rows(spill)):
+                cols = rank[cols]
+                by_col = np.argsort(cols)
+                cols, values = cols[by_col], counts[by_col].astype(dt)
+                writer.data.put(int(writer.cursor[r]), values)
+                writer.indices.put(int(writer.cursor[r]), cols)
+                writer.cursor[r] += cols.size
+                cuts = np.searchsorted(cols, starts) if column_copy else ()
+                for g in np.flatnonzero(np.diff(cuts)):
+                    lo, hi, at = int(cuts[g]), int(cuts[g + 1]), int(fill[g])
+                    writer.cdata.put(at, values[lo:hi])
+                    writer.crows.put(at, np.full(hi - lo, r))
+                    cols_file.seek(4 * at)
+                    cols_file.write(cols[lo:hi].astype(np.int32).tobytes())
+                    fill[g] += hi - lo
+                bar.advance()
+        if column_copy:  # each group, filled row by row, sorted by column (stable: rows stay in order)
+            into = SimpleNamespace(fd=fd, h5=f)
+            crows, cdata = _Vector(writer.crows.ds), _Vector(writer.cdata.ds)
+            for j0, j1 in groups:
+                lo, hi = int(colptr[j0]), int(colptr[j1])
+                cols_file.seek(4 * lo)
+                keys = np.fromfile(cols_file, np.int32, hi - lo).astype(np.int64) - j0
+                rows, pos = np.empty(hi - lo, np.int64), np.empty(hi - lo, np.int64)
+                _by_row(keys, crows.read(into, lo, hi, np.int64), j1 - j0, rows, pos, np.zeros(j1 - j0, np.int64))
+                writer.crows.put(lo, rows)
+                writer.cdata.put(lo, cdata.read(into, lo, hi)[pos])
+            writer.colptr = colptr
+        writer.next_col = p
+        writer.finish()
+    return out_path

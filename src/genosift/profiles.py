@@ -1,0 +1,371 @@
+"""How each feature differs: its mean and prevalence per class, and the direction of its effect.
+
+A score says how strongly a feature tells the classes apart, not which way. ``profile`` gives,
+for every feature, the mean in each class, the prevalence in each class (the share of the class's
+samples with x > 0: carriers of a k-mer or a gene) and a signed effect: for two classes the
+difference of the class means (``classes[1]`` minus ``classes[0]``, the convention of the signed
+statistics); for several classes the class with the highest mean; for a numeric target the
+overall mean and prevalence and the sign of the Pearson correlation.
+
+The numbers come from mergeable per-class sums (``genosift.stats.ClassProfile`` and
+``TargetProfile``), so every input form gives them in one pass and bounded memory: arrays,
+sparse matrices (never densified), DataFrames, streams of row chunks, stores (read in row
+chunks) and Dask collections (one task per block of rows, merged in a tree).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import as_labels, as_matrix, is_continuous, numeric_target, param_error
+
+__all__ = ["Profile", "profile"]
+
+KINDS = ("auto", "classes", "numeric")
+
+
+@dataclass(frozen=True, eq=False)
+class Profile:
+    """Per-feature means and prevalence, by class, with the signed effect of each feature.
+
+    Attributes
+    ----------
+    kind : {"classes", "numeric", "none"}
+        Class labels, a numeric target, or no target (one group of all samples).
+    classes : ndarray or None
+        The sorted class labels (``kind == "classes"``).
+    count : ndarray
+        Samples per class (one value for "numeric" and "none").
+    means : ndarray (k, p)
+        Mean of every feature in each class (k = 1 for "numeric" and "none").
+    prevalence : ndarray (k, p)
+        Share of each class's samples with x > 0.
+    effect : ndarray (p,) or None
+        Two classes: ``means[1] - means[0]``; numeric target: the sign of the Pearson correlation
+        (1, -1, 0; NaN for a constant feature); otherwise None.
+    highest : ndarray (p,) of object or None
+        Several classes: the class with the highest mean (None where all class means are equal).
+    feature_names : ndarray (p,)
+    """
+
+    kind: str
+    classes: object
+    count: np.ndarray
+    means: np.ndarray
+    prevalence: np.ndarray
+    effect: object
+    highest: object
+    feature_names: np.ndarray
+
+    @property
+    def n_features(self):
+        return self.means.shape[1]
+
+    @property
+    def effect_column(self):
+        """The name of the signed column: ``diff_means``, ``correlation_sign``, ``highest_mean`` or None."""
+        if self.kind == "numeric":
+            return "correlation_sign"
+        if self.kind == "classes":
+            return "diff_means" if len(self.classes) == 2 else "highest_mean"
+        return None
+
+    def columns(self):
+        """The columns the ranking tables get, in feature order (a DataFrame without ``feature``).
+
+        Two classes: ``mean_<a>``, ``mean_<b>``, ``diff_means``, ``prevalence_<a>``,
+        ``prevalence_<b>``; several classes: the ``mean_<class>`` columns, ``highest_mean``, the
+        ``prevalence_<class>`` columns; a numeric target: ``mean``, ``correlation_sign``,
+        ``prevalence``; no target: ``mean``, ``prevalence``.
+        """
+        import pandas as pd
+
+        if self.kind == "classes":
+            labels = [_label_text(c) for c in self.classes]
+            out = {f"mean_{c}": self.means[i] for i, c in enumerate(labels)}
+            if len(labels) == 2:
+                out["diff_means"] = self.effect
+            else:
+                out["highest_mean"] = self.highest
+            out.update({f"prevalence_{c}": self.prevalence[i] for i, c in enumerate(labels)})
+        else:
+            out = {"mean": self.means[0]}
+            if self.kind == "numeric":
+                out["correlation_sign"] = self.effect
+            out["prevalence"] = self.prevalence[0]
+        return pd.DataFrame(out)
+
+    def to_frame(self):
+        """``feature`` and the columns of :meth:`columns`, one row per feature in feature order."""
+        frame = self.columns()
+        frame.insert(0, "feature", self.feature_names)
+        return frame
+
+    def direction(self, j):
+        """A few words on which way feature ``j`` goes: ``higher in AML``, ``r > 0``..."""
+        if self.kind == "numeric":
+            sign = self.effect[j]
+            return "" if not np.isfinite(sign) else {1.0: "r > 0", -1.0: "r < 0"}.get(float(sign), "r = 0")
+        if self.kind != "classes":
+            return ""
+        if len(self.classes) == 2:
+            d = self.effect[j]
+            if not np.isfinite(d) or d == 0:
+                return "" if not np.isfinite(d) else "equal means"
+            return f"higher in {_label_text(self.classes[1] if d > 0 else self.classes[0])}"
+        top = self.highest[j]
+        return "" if top is None else f"highest in {top}"
+
+
+def _label_text(label):
+    value = label.item() if isinstance(label, np.generic) else label
+    return str(value)
+
+
+def _kind_for(method, y):
+    """The profile that suits a scoring method and its target: classes, numeric, or none.
+
+    Class methods get per-class means; a regression method on a numeric target of more than two
+    values gets the correlation's sign (two values, or two text labels: the two classes);
+    ``any`` methods follow the target as ``make_target`` reads it.
+    """
+    from .scores import get_method
+
+    spec = get_method(method)
+    if spec.task == "unsupervised" or y is None:
+        return "none"
+    y = np.asarray(y)
+    if spec.task == "classification":
+        return "classes"
+    values = numeric_target(y)
+    if values is None:
+        return "classes"
+    if spec.task == "any":
+        from sklearn.utils.multiclass import type_of_target
+
+        return "classes" if type_of_target(y) in ("binary", "multiclass") else "numeric"
+    return "numeric" if np.unique(values).size > 2 else "classes"
+
+
+def _finish(stats, kind, names):
+    """A ``Profile`` from merged statistics."""
+    from ._validation import default_feature_names
+
+    p = stats.n_features
+    names = default_feature_names(p) if names is None else np.asarray(names, dtype=object)
+    if kind == "numeric":
+        return Profile("numeric", None, np.array([stats.n_samples]), stats.means()[None, :],
+                       stats.prevalence()[None, :], stats.correlation_sign(), None, names)
+    means, prevalence = stats.means(), stats.prevalence()
+    effect = highest = None
+    if kind == "classes":
+        if len(stats.classes) == 2:
+            with np.errstate(invalid="ignore", over="ignore"):
+                effect = means[1] - means[0]
+        else:
+            top = np.argmax(means, axis=0)
+            flat = (means == means[:1]).all(axis=0)
+            highest = np.array([None if f else _label_text(stats.classes[t]) for t, f in zip(top, flat)],
+                               dtype=object)
+    classes = stats.classes if kind == "classes" else None
+    return Profile(kind, classes, stats.count.copy(), means, prevalence, effect, highest, names)
+
+
+def _statistic(kind):
+    from .stats import ClassProfile, TargetProfile
+
+    return TargetProfile if kind == "numeric" else ClassProfile
+
+
+def _chunk_target(kind, y, n):
+    """``y`` of one chunk as the statistic takes it: labels, numbers, or None."""
+    if kind == "none":
+        return None
+    y = as_labels(y, n)
+    if kind == "numeric":
+        values = numeric_target(y)
+        if values is None:
+            raise ValueError("target='numeric' needs numbers in y; these labels are text. Pass "
+                             "target='classes' for per-class means.")
+        return values
+    return y
+
+
+def _from_chunk(stat, kind, X, y):
+    """The statistic of one chunk (a Dask task or a store's chunk); an empty chunk gives the empty value."""
+    if X.shape[0] == 0:
+        return stat.empty()
+    return stat.from_chunk(X, _chunk_target(kind, y, X.shape[0]))
+
+
+def _merge(*parts):
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.merge(part)
+    return out
+
+
+def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk_bytes=None, scheduler=None,
+            binary=False):
+    """Per-class means and prevalence (x > 0) of every feature, with the direction of its effect.
+
+    Parameters
+    ----------
+    X : array-like, scipy.sparse matrix, DataFrame, iterator of ``(X_chunk, y_chunk)`` pairs,
+        Dask array or DataFrame, or a store (a ``.gs.h5ad`` path or ``genosift.io.Store``)
+        Any input ``genosift.score`` takes; sparse input is never densified and a store is read
+        in row chunks of ``chunk_bytes``.
+    y : array-like, str or None
+        Class labels or a numeric target, one per sample (for a store: per row, or per row kept
+        by ``samples``; or the name of a column of its sample table). None: one group of all
+        samples. A chunk stream carries its own labels (pass None).
+    target : {"auto", "classes", "numeric"}
+        What ``y`` is: class labels (per-class means and prevalence), or a numeric target (mean,
+        prevalence and the sign of each feature's Pearson correlation with it). "auto": numeric
+        when ``y`` is continuous (floats that are not class codes, see ``genosift.score``), else
+        classes; for a chunk stream "auto" means classes.
+    feature_names : sequence of str, optional
+        Names of the columns (default: a DataFrame's or store's, else ``x0, x1, ...``).
+    samples : boolean mask or increasing row indices, optional
+        For a store: only these rows.
+    chunk_bytes : int, optional
+        For a store: the memory budget of a chunk of rows (default 256 MiB).
+    scheduler : optional
+        For Dask input: where the tasks run (see ``genosift.score``).
+    binary : bool
+        Read every value as presence/absence (``x > 0``) first, as ``genosift.score`` does.
+
+    Returns
+    -------
+    Profile
+        ``Profile.to_frame()``: feature, ``mean_<class>`` per class, the signed effect
+        (``diff_means`` = ``mean_<classes[1]>`` - ``mean_<classes[0]>`` for two classes,
+        ``highest_mean`` for several, ``correlation_sign`` for a numeric target) and
+        ``prevalence_<class>`` per class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0, 1.0], [2, 0], [5, 0], [7, 3]])
+    >>> prof = profile(X, ["a", "a", "b", "b"])
+    >>> prof.to_frame().round(3).to_dict("list")  # doctest: +NORMALIZE_WHITESPACE
+    {'feature': ['x0', 'x1'], 'mean_a': [1.0, 0.5], 'mean_b': [6.0, 1.5], 'diff_means': [5.0, 1.0],
+     'prevalence_a': [0.5, 0.5], 'prevalence_b': [1.0, 0.5]}
+    >>> profile(X, [0.1, 0.7, 1.9, 3.3]).to_frame()["correlation_sign"].tolist()
+    [1.0, 1.0]
+    """
+    from .dask import is_dask_collection
+    from .engine import accumulate, is_chunk_stream
+
+    if target not in KINDS:
+        raise param_error("target", "profile", f"one of {list(KINDS)}", target)
+    if not isinstance(binary, (bool, np.bool_)):
+        raise param_error("binary", "profile", "True or False", binary)
+    if is_dask_collection(X):
+        return _profile_dask(X, y, target, feature_names, scheduler, binary)
+    if scheduler is not None:
+        raise ValueError("The 'scheduler' parameter of profile runs Dask input; these data are read here. "
+                         "Leave out scheduler.")
+    if isinstance(X, (str, os.PathLike)) or hasattr(X, "row_chunks"):
+        return _profile_store(X, y, target, feature_names, samples, chunk_bytes, binary)
+    if samples is not None or chunk_bytes is not None:
+        raise ValueError("'samples' and 'chunk_bytes' choose the rows and reads of a store; for data in memory "
+                         "pass X[rows] and leave them out.")
+    if binary:
+        from .transforms import presence
+
+        X = ((presence(c), *rest) for c, *rest in X) if is_chunk_stream(X) else presence(X)
+    if is_chunk_stream(X):
+        if y is not None:
+            raise ValueError("A chunk stream carries its own labels: pass y=None and yield (X, y) pairs.")
+        kind = "classes" if target == "auto" else target
+        stat = _statistic(kind)
+        first = {}
+
+        def summarize(chunk):
+            Xc, yc = chunk
+            M, names = as_matrix(Xc) if np.shape(Xc)[0] else (Xc, None)
+            first.setdefault("names", names)
+            return _from_chunk(stat, kind, M, yc)
+
+        stats = accumulate(X, summarize, stat.empty())
+        if stats.n_features == 0:
+            raise ValueError("The chunk stream was empty: no rows to profile.")
+        return _finish(stats, kind, feature_names if feature_names is not None else first.get("names"))
+    M, names = as_matrix(X)
+    names = names if feature_names is None else feature_names
+    kind = _resolve(target, y, M.shape[0])
+    return _finish(_from_chunk(_statistic(kind), kind, M, y), kind, names)
+
+
+def _resolve(target, y, n):
+    """The kind of profile for ``y`` (all of it at hand)."""
+    if y is None:
+        if target != "auto":
+            raise ValueError(f"target={target!r} needs y: pass the labels or target values.")
+        return "none"
+    if target != "auto":
+        return target
+    labels = as_labels(y, n)
+    return "numeric" if is_continuous(labels) else "classes"
+
+
+def _profile_store(source, y, target, feature_names, samples, chunk_bytes, binary):
+    """One pass over the store's row chunks (only the rows kept), merged statistics."""
+    from .engine import accumulate
+    from .io import Store, open_store
+    from .io.store import _budget, _pairs, _rows_of
+
+    if isinstance(source, Store):
+        store = open_store(source.path, binary=True) if binary and not source.binary else source
+    else:
+        store = open_store(source, binary=binary)
+    budget = _budget(chunk_bytes, "profile")
+    n = store.shape[0]
+    rows = _rows_of(samples, n)
+    m = n if rows is None else rows.size
+    if isinstance(y, str):
+        obs = store.obs
+        if obs is None or y not in obs.columns:
+            have = [] if obs is None else [str(c) for c in obs.columns]
+            raise ValueError(f"The store {str(store.path)!r} has no per-sample column {y!r}; its columns: "
+                             f"{have or 'none'}. Pass the labels as an array.")
+        y = obs[y].to_numpy()
+    if y is not None:
+        y = as_labels(y, len(y))
+        if rows is not None and len(y) == n:
+            y = y[rows]
+        y = as_labels(y, m)
+    kind = _resolve(target, y, m)
+    stat = _statistic(kind)
+    stats = accumulate(_pairs(store, y, budget, rows), lambda c: _from_chunk(stat, kind, *c), stat.empty())
+    names = feature_names if feature_names is not None else store.feature_names
+    return _finish(stats, kind, names)
+
+
+def _profile_dask(X, y, target, feature_names, scheduler, binary):
+    """One task per block of rows (all features), the statistics merged in a tree of tasks."""
+    from .dask import _as_array, _compute, _dask, _opened, _tree, is_dask_collection
+
+    dask = _dask()
+    if binary:
+        from .transforms import presence
+
+        X = X.map_partitions(presence) if hasattr(X, "map_partitions") else X.map_blocks(presence, dtype=np.float64)
+    with _opened(scheduler) as chosen:
+        X, names = _as_array(X, feature_names, chosen)
+        n, p = X.shape
+        if is_dask_collection(y):
+            y = np.asarray(_compute(y, chosen))
+        kind = _resolve(target, y, n)
+        labels = None if y is None else _chunk_target(kind, y, n)
+        stat = _statistic(kind)
+        X = X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
+        bounds = np.cumsum((0,) + X.chunks[0])
+        parts = [dask.delayed(_from_chunk, pure=False)(stat, kind, block, None if labels is None else labels[a:b])
+                 for block, a, b in zip(X.to_delayed()[:, 0], bounds[:-1], bounds[1:])]
+        k = 1 if labels is None or kind == "numeric" else len(np.unique(labels))
+        stats = _compute(_tree(parts, 2 * k, p), chosen)
+    return _finish(stats, kind, names)
