@@ -37,7 +37,6 @@ from .kmers import (
     _FNV_OFFSET,
     _FNV_PRIME,
     _LINE,
-    _MAX_EXACT,
     BLOCK_SIZE,
     _add,
     _exact_limit,
@@ -47,6 +46,7 @@ from .kmers import (
     _Reader,
     _show,
     _Table,
+    parse_count,
 )
 
 __all__ = ["DUMP_SUFFIXES", "convert_dumps", "dump_collection", "read_dumps", "sample_id"]
@@ -107,17 +107,9 @@ def _parse(buf, pos, st, arena, offs, hashes, table, k_file, k_line, k_nnz, o_co
         if t0 == t1 or (p < end and buf[p] != 10):  # one field, or more than two
             code = _E_FORM
             break
-        v = np.int64(0)
-        for q in range(t0, t1):
-            d = np.int64(buf[q]) - 48
-            if d < 0 or d > 9:
-                code = _E_COUNT
-                break
-            v = v * 10 + d
-            if v > _MAX_EXACT:
-                code = _E_BIG
-                break
-        if code != _OK:
+        v = parse_count(buf, t0, t1)
+        if v < 0:
+            code = _E_COUNT if v == -1 else _E_BIG
             break
         if ne >= o_col.size:
             code = _GROW_ENTRIES

@@ -63,6 +63,21 @@ _ONE = np.uint64(1)
 
 
 @njit(**_JIT)
+def parse_count(buf, a, b):
+    """The decimal count written in ``buf[a:b]``: its value; -1 if a character is not a digit; -2
+    beyond 2**53, the largest count float64 holds with every smaller integer."""
+    v = np.int64(0)
+    for q in range(a, b):
+        d = np.int64(buf[q]) - 48
+        if d < 0 or d > 9:
+            return np.int64(-1)
+        v = v * 10 + d
+        if v > _MAX_EXACT:
+            return np.int64(-2)
+    return v
+
+
+@njit(**_JIT)
 def _find(buf, a, b, h, arena, offs, hashes, table):
     """Index of the bytes ``buf[a:b]`` (hash ``h``) in a table, or ``-1 - slot`` of a free slot.
 
@@ -216,17 +231,9 @@ def _parse(buf, pos, st, s_arena, s_offs, s_hash, s_table, s_mark, s_nnz,
             if colon + 1 == p:
                 code = _E_BAD_COUNT
                 break
-            v = np.int64(0)
-            for q in range(colon + 1, p):
-                d = np.int64(buf[q]) - 48
-                if d < 0 or d > 9:
-                    code = _E_BAD_COUNT
-                    break
-                v = v * 10 + d
-                if v > _MAX_EXACT:
-                    code = _E_BIG_COUNT
-                    break
-            if code != _OK:
+            v = parse_count(buf, colon + 1, p)
+            if v < 0:
+                code = _E_BAD_COUNT if v == -1 else _E_BIG_COUNT
                 break
             if ne >= o_samp.size:
                 code = _GROW_ENTRIES
