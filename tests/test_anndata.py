@@ -180,7 +180,7 @@ def test_backed_views_binary_and_allele_frequency(tmp_path, form):
 
 def test_backed_row_chunks_through_anndata(tmp_path, monkeypatch):
     """A layout the store does not read (here: the store refused) streams rows via adata.X[i:j]."""
-    import genosift._anndata as module
+    import genosift.scoring.anndata as module
 
     backed = _backed(tmp_path, "csr")
     monkeypatch.setattr(module, "_store_of", lambda parent, binary: None)

@@ -24,7 +24,7 @@ import dask.dataframe as dd  # noqa: E402
 from distributed import Client, LocalCluster  # noqa: E402
 
 import genosift as gs  # noqa: E402
-import genosift.dask as gdask  # noqa: E402
+import genosift.scoring.dask as gdask  # noqa: E402  (the Dask driver, and its task functions)
 from genosift.cli import main  # noqa: E402
 from genosift.io import Dataset, open_store, score_store, write_store  # noqa: E402
 
@@ -200,7 +200,7 @@ def test_nonfinite_values_and_bad_input_name_the_problem():
 def test_missing_dask_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "dask", None)
     with pytest.raises(ImportError, match=r"pip install 'genosift\[dask\]'"):
-        gdask._dask()
+        gdask.require_dask()
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(ImportError, match=r"pip install 'genosift\[dask\]'"):
         gdask._distributed()
@@ -295,7 +295,7 @@ def _install_worker_killer(client, marker, out=None):
     def install(marker, out):
         import os
 
-        import genosift.dask as g
+        import genosift.scoring.dask as g
 
         original = g._StoreOnWorker.rows
 
@@ -319,7 +319,7 @@ def _install_worker_killer(client, marker, out=None):
 
 def _remove_worker_killer(client):
     def remove():
-        import genosift.dask as g
+        import genosift.scoring.dask as g
 
         g._StoreOnWorker.rows = staticmethod(getattr(g._StoreOnWorker.rows, "original", g._StoreOnWorker.rows))
 

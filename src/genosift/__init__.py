@@ -13,7 +13,8 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
 from .datasets import load_golub
-from .scores import REGISTRY, ScoreResult, get_method, methods, score
+from .scores import REGISTRY, ScoreResult, get_method, methods
+from .scoring import score
 from .transforms import presence
 from . import io
 from .selection import SelectFdr, SelectKBest, SelectPercentile

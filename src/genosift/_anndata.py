@@ -5,20 +5,8 @@ written back into ``adata.var``.
 the module of its type, so nothing here imports ``anndata`` unless it was handed an AnnData.
 
 An AnnData in memory is scored as its matrix (``X`` or a layer; dense or sparse, never
-densified), with ``var_names`` as the feature names and a ``y`` that may name an ``obs`` column.
-A backed AnnData (``anndata.read_h5ad(path, backed="r")``) is scored without loading ``X``:
-
-- ``X`` stored by rows (CSR) or dense: the file is read as a genosift store
-  (``genosift.io.score_store``), row chunks or feature blocks within ``chunk_bytes``; a view
-  (``adata[rows, cols]``) reads its rows only and keeps its features' results;
-- ``X`` stored by columns (CSC): blocks of features through anndata's backed access
-  (``adata.X[:, j0:j1]``), each within ``chunk_bytes``;
-- other layouts: row chunks through anndata's backed access (``adata.X[i:j]``), for the
-  methods that merge row chunks.
-
-Layers of a backed AnnData are in memory already (anndata backs ``X`` only), and a view that
-cannot be read from the file as above (repeated rows, a layout by columns) is read by anndata
-itself, that is the view's values only.
+densified), with ``var_names`` as the feature names and a ``y`` that may name an ``obs`` column;
+a backed AnnData is scored without loading ``X`` by ``genosift.scoring.anndata``.
 """
 from __future__ import annotations
 
@@ -26,7 +14,6 @@ import dataclasses
 import functools
 
 import numpy as np
-import scipy.sparse as sp
 
 from ._messages import plain
 from ._validation import param_error
@@ -39,7 +26,8 @@ def is_anndata(X):
     return any(c.__name__ == "AnnData" and c.__module__.partition(".")[0] == "anndata" for c in type(X).__mro__)
 
 
-def _names(index):
+def names_of(index):
+    """The labels of an AnnData index (``var_names``, ``obs_names``) as an object array of str."""
     return np.asarray([str(v) for v in index], dtype=object)
 
 
@@ -105,196 +93,15 @@ def matrix_of(adata, layer=None, *, owner="score"):
 
 
 # ----------------------------------------------------------------------------------------------
-# genosift.score on an AnnData
+# genosift.score on an AnnData in memory
 
 
 def unpack(adata, y, spec, *, layer=None, feature_names=None):
     """``(matrix, y, feature_names)`` of an AnnData in memory (or of a layer of a backed one) for
     ``genosift.score``: the matrix as anndata holds it, ``y`` resolved against ``obs``."""
     y = labels_of(adata, y, required=spec.task != "unsupervised")
-    names = _names(adata.var_names) if feature_names is None else feature_names
+    names = names_of(adata.var_names) if feature_names is None else feature_names
     return matrix_of(adata, layer), y, names
-
-
-def score_backed(adata, y, spec, opts, *, feature_names=None, chunk_bytes=None, scheduler=None, binary=False,
-                 af=None):
-    """``genosift.score`` of the ``X`` of a backed AnnData, never loaded whole (see the module's notes)."""
-    y = labels_of(adata, y, required=spec.task != "unsupervised")
-    names = _names(adata.var_names) if feature_names is None else np.asarray(feature_names, dtype=object)
-    return _score_backed(adata, y, spec, opts, names, chunk_bytes=chunk_bytes, scheduler=scheduler, binary=binary,
-                         af=af)
-
-
-def _positions(index, size):
-    """Parent positions of a view's index (a slice, a boolean mask or integers)."""
-    if isinstance(index, slice):
-        return np.arange(size)[index]
-    index = np.asarray(index)
-    if index.dtype == bool:
-        return np.flatnonzero(index)
-    return index.astype(np.int64, copy=False)
-
-
-def _view_of(adata):
-    """``(parent, rows, cols)`` of a backed AnnData: the parent positions of a view's rows and
-    columns (None where it keeps them all), or ``None`` when anndata does not tell them."""
-    if not adata.is_view:
-        return adata, None, None
-    parent = getattr(adata, "_adata_ref", None)
-    oidx, vidx = getattr(adata, "_oidx", None), getattr(adata, "_vidx", None)
-    if parent is None or oidx is None or vidx is None:
-        return None
-    n, p = parent.shape
-    rows, cols = _positions(oidx, n), _positions(vidx, p)
-    return (parent, None if np.array_equal(rows, np.arange(n)) else rows,
-            None if np.array_equal(cols, np.arange(p)) else cols)
-
-
-def _store_of(parent, binary):
-    """The backed file of ``parent`` opened as a genosift store when its ``X`` is stored by rows
-    or dense (the layouts a store reads), else None."""
-    from .io.store import Store
-
-    try:
-        store = Store(parent.filename, binary=binary)
-    except (ValueError, OSError):  # X by columns, or a layout the store does not read
-        return None
-    return store if tuple(store.shape) == tuple(parent.shape) else None
-
-
-def _take_features(res, cols, names):
-    """``res`` restricted to the features ``cols`` (q-values and ranking are those of the subset)."""
-    p = res.n_features
-    subset = {}
-    for f in dataclasses.fields(res):
-        value = getattr(res, f.name)
-        if f.name not in ("classes", "names") and isinstance(value, np.ndarray) and value.shape == (p,):
-            subset[f.name] = value[cols]
-    return dataclasses.replace(res, names=names, names_loader=None, **subset)
-
-
-def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary, af):
-    from .io.store import _budget, score_store
-    from .scores import score
-
-    bounds = {} if af is None else {"min_af": af[0], "max_af": af[1]}
-    budget = _budget(chunk_bytes, "score")
-    if spec.streaming == "matrix":
-        raise ValueError(
-            f"Method '{spec.name}' needs the whole matrix in memory (it compares samples over all features "
-            "at once), so it cannot read a backed AnnData in chunks. Load it with adata.to_memory() first, "
-            "or choose a method whose streaming is 'rows' or 'blocks' in genosift.methods().")
-    view = _view_of(adata)
-    parent, rows, cols = view if view is not None else (None, None, None)
-    store = None if parent is None else _store_of(parent, binary)
-    if store is not None:
-        if rows is not None:
-            order = np.argsort(rows, kind="stable")
-            rows = rows[order]
-            if rows.size and (np.diff(rows) == 0).any():  # a view that repeats rows: read by anndata
-                store = None
-            elif y is not None:
-                from ._validation import as_labels
-
-                y = as_labels(y, len(order))[order]  # the rows in file order; scores do not depend on it
-    if store is not None:
-        res = score_store(store, y, method=spec.name, samples=rows, chunk_bytes=chunk_bytes, scheduler=scheduler,
-                          **bounds, **opts)
-        if cols is not None:
-            return _take_features(res, cols, names)
-        return dataclasses.replace(res, names=names, names_loader=None)
-    if adata.is_view or parent is None:  # anndata reads the view's values only
-        return score(matrix_of(adata), y, method=spec.name, feature_names=names, scheduler=scheduler,
-                     binary=binary, **bounds, **opts)
-    if scheduler is not None:
-        raise ValueError(f"A backed AnnData whose X is stored as {getattr(adata.X, 'format', 'this layout')!r} is "
-                         "read through anndata here, not by Dask tasks. Leave out scheduler, or write the data to a "
-                         "store (genosift.io.write_store) and score that on the scheduler.")
-    X = adata.X
-    if getattr(X, "format", None) == "csc":
-        return _score_column_blocks(X, y, spec, opts, names, budget, binary, af)
-    if spec.streaming != "rows":
-        raise ValueError(
-            f"Method '{spec.name}' needs every sample of a feature at once, which this backed AnnData (X stored "
-            f"as {type(X).__name__}) cannot give in blocks. Load it with adata.to_memory(), or write it to a "
-            "store with genosift.io.write_store and score that.")
-    return _score_row_chunks(X, y, spec, opts, names, budget, binary, af)
-
-
-def _bytes_per_value(X):
-    """Bytes in memory per stored value of a backed matrix, and the stored values per row and per column."""
-    n, p = X.shape
-    itemsize = np.dtype(X.dtype).itemsize
-    group = getattr(X, "group", None)
-    if group is not None and "data" in group:  # sparse: values plus their indices
-        nnz = int(group["data"].shape[0])
-        return itemsize + 8, nnz / max(n, 1), nnz / max(p, 1)
-    return itemsize, p, n
-
-
-def _score_row_chunks(X, y, spec, opts, names, budget, binary, af):
-    """A row-mergeable method over row chunks ``X[i:j]`` of a backed matrix."""
-    from ._validation import as_labels
-    from .scores import finish, statistics, with_af
-    from .scores._af import CarrierTap
-    from .transforms import presence
-
-    n = X.shape[0]
-    per_value, per_row, _ = _bytes_per_value(X)
-    step = int(max(1, budget // max(1, per_value * per_row * 2)))  # the read and its float64 copy
-    y = None if y is None else as_labels(y, n)
-
-    def chunks():
-        for i in range(0, n, step):
-            chunk = X[i:min(n, i + step)]
-            yield (presence(chunk) if binary else chunk), None if y is None else y[i:i + step]
-
-    tap = CarrierTap()
-    stats, _ = statistics(spec, tap.pairs(chunks()) if af else chunks(), feature_names=names)
-    return with_af(finish(spec, stats, names, opts), tap.counts, af)
-
-
-def _score_column_blocks(X, y, spec, opts, names, budget, binary, af):
-    """Any block or row method over blocks of features ``X[:, j0:j1]`` of a backed matrix stored by columns."""
-    from . import engine
-    from .scores import Scores, _check_classes, _result, _target, make_target, score_blocks, with_af
-    from .scores._af import CarrierTap
-    from .transforms import presence
-
-    n, p = X.shape
-    per_value, _, per_col = _bytes_per_value(X)
-    sparse_out = spec.streaming == "rows" or spec.sparse_blocks
-    column_bytes = per_col * per_value + (per_col * 16 if sparse_out else n * 8)  # as read, and as scored
-    jobs = engine.threads()
-    width = int(max(1, budget // (2 * jobs + 1) // max(1, column_bytes)))
-    target = make_target(spec, y, n)
-    _check_classes(spec, target)  # before reading: wrong labels fail at once
-
-    def blocks():
-        for j0 in range(0, p, width):
-            j1 = min(p, j0 + width)
-            block = X[:, j0:j1]
-            if binary:
-                block = presence(block)
-            if sp.issparse(block):
-                block = block.astype(np.float64) if sparse_out else block.toarray().astype(np.float64)
-            else:
-                block = np.ascontiguousarray(block, dtype=np.float64)
-            yield j0, j1, block
-
-    tap = CarrierTap()
-    items = tap.blocks(blocks(), p) if af else blocks()
-    if spec.streaming != "rows":
-        return with_af(score_blocks(spec, items, target, names, opts, n_jobs=jobs), tap.counts, af)
-    values = _target(spec, y, n)
-
-    def one(item):
-        j0, j1, block = item
-        return spec.func(spec.statistic.from_chunk(block, values, feature_names=names[j0:j1]), **opts)
-
-    parts = engine.map_blocks(one, items, n_jobs=jobs)
-    out = Scores(*(None if parts[0][i] is None else np.concatenate([q[i] for q in parts]) for i in range(4)))
-    return with_af(_result(spec, out, target, names, opts), tap.counts, af)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -366,7 +173,7 @@ def fit_on_matrix(selector, fit, adata, y, **kwargs):
     if isinstance(kwargs.get("groups"), str):
         kwargs["groups"] = labels_of(adata, kwargs["groups"], what="groups")
     out = fit(matrix_of(adata, owner=type(selector).__name__), labels_of(adata, y), **kwargs)
-    selector.feature_names_in_ = _names(adata.var_names)
+    selector.feature_names_in_ = names_of(adata.var_names)
     result = selector.__dict__.get("result_")
     if result is not None and result.names is None:
         selector.result_ = dataclasses.replace(result, names=selector.feature_names_in_)

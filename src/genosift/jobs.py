@@ -211,12 +211,12 @@ def score_labelled(labelled, *, method, chunk_bytes=None, min_af=None, max_af=No
     ``min_af`` / ``max_af``: the allele-frequency filter, on the training samples (see
     ``genosift.score``); ``options``: the method's options.
     """
-    from .scores import score
+    from .scoring import score
 
     X = labelled.X_train
     af = dict(min_af=min_af, max_af=max_af)
     if isinstance(X, StoreRows):
-        from .io import score_store
+        from .scoring.store import score_store
 
         return score_store(X.store, labelled.y_train, method=method, samples=X.rows, chunk_bytes=chunk_bytes,
                            **af, **(options or {}))
@@ -232,14 +232,14 @@ def score_labelled(labelled, *, method, chunk_bytes=None, min_af=None, max_af=No
 def profile_labelled(labelled, *, method, chunk_bytes=None):
     """Per-class means and prevalence of every feature on the samples scored (``genosift.profile``).
 
-    The kind of profile follows the method (``profiles._kind_for``): per class for class
+    The kind of profile follows the method (``profiles.kind_for``): per class for class
     methods, the correlation's sign for a regression method on a numeric target, one group for
     unsupervised methods. A store is read once more, in row chunks of ``chunk_bytes``.
     """
-    from .profiles import _kind_for, profile
+    from .profiles import kind_for, profile
 
     y = labelled.y_train
-    kind = _kind_for(method, y)
+    kind = kind_for(method, y)
     y = None if kind == "none" else y
     target = "auto" if kind == "none" else kind
     X = labelled.X_train

@@ -124,7 +124,7 @@ def _label_text(label):
     return str(value)
 
 
-def _kind_for(method, y):
+def kind_for(method, y):
     """The profile that suits a scoring method and its target: classes, numeric, or none.
 
     Class methods get per-class means; a regression method on a numeric target of more than two
@@ -256,8 +256,8 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
     >>> profile(X, [0.1, 0.7, 1.9, 3.3]).to_frame()["correlation_sign"].tolist()
     [1.0, 1.0]
     """
-    from .dask import is_dask_collection
     from .engine import accumulate, is_chunk_stream
+    from .scoring.dask import is_dask_collection
 
     if target not in KINDS:
         raise param_error("target", "profile", f"one of {list(KINDS)}", target)
@@ -316,15 +316,16 @@ def _profile_store(source, y, target, feature_names, samples, chunk_bytes, binar
     """One pass over the store's row chunks (only the rows kept), merged statistics."""
     from .engine import accumulate
     from .io import Store, open_store
-    from .io.store import _budget, _pairs, _rows_of
+    from .io.store import chunk_budget
+    from .scoring.store import labelled_chunks, rows_kept
 
     if isinstance(source, Store):
         store = open_store(source.path, binary=True) if binary and not source.binary else source
     else:
         store = open_store(source, binary=binary)
-    budget = _budget(chunk_bytes, "profile")
+    budget = chunk_budget(chunk_bytes, "profile")
     n = store.shape[0]
-    rows = _rows_of(samples, n)
+    rows = rows_kept(samples, n)
     m = n if rows is None else rows.size
     if isinstance(y, str):
         obs = store.obs
@@ -340,25 +341,25 @@ def _profile_store(source, y, target, feature_names, samples, chunk_bytes, binar
         y = as_labels(y, m)
     kind = _resolve(target, y, m)
     stat = _statistic(kind)
-    stats = accumulate(_pairs(store, y, budget, rows), lambda c: _from_chunk(stat, kind, *c), stat.empty())
+    stats = accumulate(labelled_chunks(store, y, budget, rows), lambda c: _from_chunk(stat, kind, *c), stat.empty())
     names = feature_names if feature_names is not None else store.feature_names
     return _finish(stats, kind, names)
 
 
 def _profile_dask(X, y, target, feature_names, scheduler, binary):
     """One task per block of rows (all features), the statistics merged in a tree of tasks."""
-    from .dask import _as_array, _compute, _dask, _opened, _tree, is_dask_collection
+    from .scoring.dask import as_array, compute, is_dask_collection, merge_tree, opened, require_dask
 
-    dask = _dask()
+    dask = require_dask()
     if binary:
         from .transforms import presence
 
         X = X.map_partitions(presence) if hasattr(X, "map_partitions") else X.map_blocks(presence, dtype=np.float64)
-    with _opened(scheduler) as chosen:
-        X, names = _as_array(X, feature_names, chosen)
+    with opened(scheduler) as chosen:
+        X, names = as_array(X, feature_names, chosen)
         n, p = X.shape
         if is_dask_collection(y):
-            y = np.asarray(_compute(y, chosen))
+            y = np.asarray(compute(y, chosen))
         kind = _resolve(target, y, n)
         labels = None if y is None else _chunk_target(kind, y, n)
         stat = _statistic(kind)
@@ -367,5 +368,5 @@ def _profile_dask(X, y, target, feature_names, scheduler, binary):
         parts = [dask.delayed(_from_chunk, pure=False)(stat, kind, block, None if labels is None else labels[a:b])
                  for block, a, b in zip(X.to_delayed()[:, 0], bounds[:-1], bounds[1:])]
         k = 1 if labels is None or kind == "numeric" else len(np.unique(labels))
-        stats = _compute(_tree(parts, 2 * k, p), chosen)
+        stats = compute(merge_tree(parts, 2 * k, p), chosen)
     return _finish(stats, kind, names)

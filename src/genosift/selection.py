@@ -14,9 +14,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._messages import plain
 from ._validation import as_labels, check_fit_input, param_error
-from .scores import REGISTRY, bh_qvalues, carriers, check_af, finish, get_method, rank_order, score, with_af
-from .scores import LabelCoding
-from .scores._af import af_tested, untested_last
+from .scores import (REGISTRY, LabelCoding, af_tested, bh_qvalues, carriers, check_af, finish, get_method, rank_order,
+                     untested_last, with_af)
+from .scoring import score
 from ._anndata import AnnDataTransformMixin, fit_on_matrix, is_anndata
 
 
@@ -79,7 +79,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         ``feature_names_in_`` are its ``var_names``, and a backed one is read from its file in
         chunks (see ``genosift.score``); ``transform(adata)`` returns ``adata[:, selected]``.
         """
-        from .dask import is_dask_collection
+        from .scoring.dask import is_dask_collection
 
         for attr in ("stats_", "result_", "pending_", "classes_", "carriers_", "tested_", "af_"):
             self.__dict__.pop(attr, None)
@@ -90,7 +90,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         return self._fit_chunk(X, y, reset=True)
 
     def _fit_file(self, X, y):
-        from .dask import is_dask_collection
+        from .scoring.dask import is_dask_collection
 
         self._check_params()
         spec = self._spec()
@@ -135,7 +135,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         An AnnData gives the AnnData view ``adata[:, selected]`` (see
         ``genosift._anndata.AnnDataTransformMixin.transform``).
         """
-        from .dask import is_dask_collection
+        from .scoring.dask import is_dask_collection
 
         if is_dask_collection(X):
             keep = self.get_support()

@@ -205,7 +205,9 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
     from sklearn.pipeline import Pipeline
 
-    from . import engine, get_method, score
+    from . import engine
+    from .scores import get_method
+    from .scoring import score
     from ._validation import as_labels, as_matrix, check_finite
     from .profiles import profile
     from .model_selection import cross_validate_ks

@@ -102,6 +102,16 @@ from . import dumps, kmers, store, tables, variants  # noqa: E402,F401  (registe
 from .formats import format_of, sniff_format  # noqa: E402
 from .kmers import read_kmers  # noqa: E402
 from .metadata import MatchReport, attach_metadata, read_metadata  # noqa: E402
-from .store import Store, convert, open_store, score_store, write_store  # noqa: E402
+from .store import Store, convert, open_store, write_store  # noqa: E402
 from .kmer_store import convert_kmers  # noqa: E402
 from .dumps import convert_dumps, read_dumps  # noqa: E402
+
+
+def __getattr__(name):
+    # ``genosift.io.score_store`` (scoring lives in ``genosift.scoring.store``), resolved on first
+    # use so that reading data never imports the scoring drivers.
+    if name == "score_store":
+        from ..scoring.store import score_store
+
+        return score_store
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

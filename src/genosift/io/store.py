@@ -1,7 +1,7 @@
 """The genosift store: one AnnData-compatible HDF5 file, read in row chunks and feature blocks.
 
 Convert a data set once (``write_store``, ``kmer_store.convert_kmers``), then score it out of core as often
-as needed (``score_store``): row-mergeable methods read chunks of samples, whole-column methods
+as needed (``genosift.io.score_store``, run by ``genosift.scoring.store``): row-mergeable methods read chunks of samples, whole-column methods
 read blocks of features, and memory stays bounded by a chunk budget, never by the data size.
 
 Why this format
@@ -70,8 +70,8 @@ from .._files import staged
 from ..transforms import presence
 from . import Dataset, register_reader
 
-__all__ = ["CHUNK_BYTES", "SUFFIX", "Store", "convert", "open_store", "read_store",
-           "score_store", "write_store"]
+__all__ = ["CHUNK_BYTES", "SUFFIX", "Store", "StoreReader", "chunk_budget", "convert", "open_store", "read_store",
+           "write_store"]
 
 #: The suffix of a store; ``genosift.io.read`` picks the store reader for it.
 SUFFIX = ".gs.h5ad"
@@ -93,12 +93,17 @@ def _h5py():
     return h5py
 
 
-def _budget(chunk_bytes, owner):
+def chunk_budget(chunk_bytes, owner):
+    """``chunk_bytes`` checked (a positive int, as the ``owner`` function's parameter), or the
+    default ``CHUNK_BYTES`` for None: the memory budget of the data read at once."""
     if chunk_bytes is None:
         return CHUNK_BYTES
     if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, (int, np.integer)) or chunk_bytes < 1:
         raise param_error("chunk_bytes", owner, "a positive int (bytes) or None", chunk_bytes)
     return int(chunk_bytes)
+
+
+_budget = chunk_budget  # the name the k-mer and dump converters use
 
 
 # --------------------------------------------------------------------------------------------
@@ -401,7 +406,7 @@ def write_store(dataset, path, *, dtype=None, column_copy=True, chunk_bytes=None
     """
     if not isinstance(dataset, Dataset):
         raise param_error("dataset", "write_store", "a genosift.io.Dataset", type(dataset).__name__)
-    budget = _budget(chunk_bytes, "write_store")
+    budget = chunk_budget(chunk_bytes, "write_store")
     h5py = _h5py()
     X = dataset.X
     if sp.issparse(X):
@@ -653,6 +658,12 @@ class Store:
         st = os.stat(self.path)
         return st.st_ino, st.st_size, st.st_mtime_ns
 
+    @property
+    def signature(self):
+        """``(inode, size, mtime_ns)`` of the file when the store was opened: a worker that
+        reopens the path compares it to tell the same file from a replaced one."""
+        return self._stat
+
     def _check_unchanged(self):
         try:
             same = self._signature() == self._stat
@@ -850,6 +861,31 @@ class Store:
         ptr = self._cptr.read(reader, j0, j1 + 1, np.int64) if colptr is None else colptr[j0:j1 + 1]
         return self._slice(reader, ptr, (self._cdata, self._crows), j1 - j0, self.shape[0], "csc")
 
+    # the streaming API: row ranges, rows and column blocks read through one open reader ---------
+
+    @property
+    def entry_bytes(self):
+        """Bytes one stored entry takes on disk: its value, plus its column index when sparse."""
+        return self.dtype.itemsize + (self._indices.dtype.itemsize if self.sparse else 0)
+
+    def row_ranges(self, chunk_bytes=None, *, read_ahead=False):
+        """The ``(a, b)`` row ranges ``row_chunks`` reads for ``chunk_bytes``, in order: each holds
+        at most that many bytes of stored entries (half with ``read_ahead``) and at least one row."""
+        budget = chunk_budget(chunk_bytes, "Store.row_ranges")
+        with self.reader() as reader:
+            ranges, _ = self._row_ranges(reader._io, None, budget, read_ahead)
+        return ranges
+
+    def names_loader(self):
+        """A picklable function returning ``feature_names`` when called: a ``ScoreResult`` holds it
+        so that millions of names are decoded only when they are shown."""
+        return _NamesOf(self)
+
+    def reader(self):
+        """A ``StoreReader``: the file open for reading rows and column blocks until it is closed
+        (use it in a ``with`` block); the store checks first that the file is the one it opened."""
+        return StoreReader(self)
+
     def row_chunks(self, rows_per_chunk=None, *, chunk_bytes=None, read_ahead=True):
         """Yield the matrix in chunks of consecutive rows (all features), in order.
 
@@ -871,7 +907,7 @@ class Store:
         scipy.sparse.csr_matrix or ndarray
             CSR chunks of a sparse store (in the stored dtype), ndarray chunks of a dense one.
         """
-        budget = _budget(chunk_bytes, "Store.row_chunks")
+        budget = chunk_budget(chunk_bytes, "Store.row_chunks")
         reader = _Reader(self)
         try:
             ranges, indptr = self._row_ranges(reader, rows_per_chunk, budget, read_ahead)
@@ -907,7 +943,7 @@ class Store:
         A sparse store without its column copy is read by rows: one pass counts the entries of
         each column, then each further pass gathers as many blocks as ``chunk_bytes`` holds.
         """
-        budget = _budget(chunk_bytes, "Store.feature_blocks")
+        budget = chunk_budget(chunk_bytes, "Store.feature_blocks")
         n, p = self.shape
         if width is None:
             width = block_width(n, p, budget)
@@ -1000,7 +1036,7 @@ class Store:
         [[0.0, 1.0], [0.0, 2.0]]
         """
         n, p = self.shape
-        budget = _budget(chunk_bytes, "Store.read_columns")
+        budget = chunk_budget(chunk_bytes, "Store.read_columns")
         cols = self._indices_of(columns, p, "columns", increasing=False)
         keep = None if rows is None else self._indices_of(rows, n, "rows", increasing=True)
         wanted, order = np.unique(cols, return_inverse=True)
@@ -1072,6 +1108,49 @@ class Store:
         return Dataset(X, self.sample_ids, self.feature_names, self.obs)
 
 
+class _NamesOf:
+    """The feature names of a store, read when called (a picklable loader for a ScoreResult)."""
+
+    def __init__(self, store):
+        self.store = store
+
+    def __call__(self):
+        return self.store.feature_names
+
+
+class StoreReader:
+    """One open pass over a store: ``rows(a, b)`` and ``columns(j0, j1)`` read any ranges, in any
+    order, through the same open file (``Store.reader()``; close it, or use it in a ``with``)."""
+
+    def __init__(self, store):
+        self.store = store
+        self._io = _Reader(store)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        self._io.close()
+
+    def rows(self, a, b):
+        """Rows ``a <= i < b``, every feature: CSR of a sparse store, an array of a dense one."""
+        return self.store._row_chunk(self._io, a, b, None)
+
+    def columns(self, j0, j1):
+        """Features ``j0 <= j < j1``, every sample: CSC from the column copy of a sparse store (one
+        that has it: ``Store.has_column_copy``), an array of a dense one."""
+        store = self.store
+        if not store.sparse:
+            return store._dense(self._io.h5["X"][:, j0:j1])
+        if not store.has_column_copy:
+            raise ValueError(f"The store {str(store.path)!r} has no column copy: read its features with "
+                             "Store.read_columns or Store.feature_blocks.")
+        return store._column_block(self._io, j0, j1)
+
+
 def open_store(path, *, binary=False):
     """Open a store (or any ``.h5ad`` file whose ``X`` is CSR or dense) for chunked reading.
 
@@ -1096,7 +1175,7 @@ def read_store(path):
 
 
 # --------------------------------------------------------------------------------------------
-# Converting and scoring
+# Converting
 # --------------------------------------------------------------------------------------------
 
 
@@ -1113,244 +1192,11 @@ def convert(path, out_path, *, format=None, dtype=None, column_copy=True, overwr
                        chunk_bytes=chunk_bytes)
 
 
-def _target_of(store, target, spec):
-    if isinstance(target, str):
-        obs = store.obs
-        if obs is None or target not in obs.columns:
-            have = [] if obs is None else [str(c) for c in obs.columns]
-            raise ValueError(
-                f"The store {str(store.path)!r} has no per-sample column {target!r}; its columns: "
-                f"{have or 'none'}. Pass the labels as an array, or write the store with that column in obs."
-            )
-        return obs[target].to_numpy()
-    if target is None and spec.task != "unsupervised":
-        raise ValueError(
-            f"Method '{spec.name}' needs a target: pass the name of a column of the store's obs "
-            f"({[] if store.obs is None else [str(c) for c in store.obs.columns]}) or an array of labels."
-        )
-    return target
+def __getattr__(name):
+    # ``genosift.io.store.score_store``: scoring a store is a driver's job (``genosift.scoring.store``),
+    # resolved here on first use so that this module imports nothing of scoring.
+    if name == "score_store":
+        from ..scoring.store import score_store
 
-
-def _pairs(store, y, budget, rows=None):
-    """``(chunk, y_chunk)`` over the store's row chunks, keeping the sorted ``rows`` (all if None).
-
-    ``y`` has one value per row kept. A chunk is let go before the next is read.
-    """
-    chunks = store.row_chunks(chunk_bytes=budget)
-    try:
-        with engine.progress("Reading rows", total=store.shape[0], unit="rows") as bar:
-            a = k = 0
-            while True:
-                chunk = None
-                chunk = next(chunks, None)
-                if chunk is None:
-                    return
-                b = a + chunk.shape[0]
-                bar.advance(b - a)
-                if rows is not None:
-                    lo, hi = np.searchsorted(rows, [a, b])
-                    if hi == lo:
-                        a = b
-                        continue
-                    if hi - lo < b - a:
-                        chunk = chunk[rows[lo:hi] - a]
-                    b_y = k + (hi - lo)
-                else:
-                    b_y = b
-                yield chunk, None if y is None else y[k:b_y]
-                a, k = b, b_y
-    finally:
-        chunks.close()
-
-
-def _score_rows(store, y, spec, opts, budget, rows, af=None):
-    """A row-mergeable method over the store's row chunks: merged statistics, then the scores.
-
-    The feature names (a Python string each) are decoded when the result first needs them, not
-    while scoring: a ranking of millions of k-mers costs the names only when they are shown.
-    With an allele-frequency filter ``af`` (``(min_af, max_af)``), the carriers of each feature
-    are counted in the same pass.
-    """
-    from ..scores import CarrierTap, finish, statistics, with_af
-    from ..stats import ClassMoments
-
-    def tapped(pairs):
-        return pairs if tap is None else tap.pairs(pairs)
-
-    if spec.statistic is ClassMoments:  # one pass, independent of the chunk size
-        classes, codes = (np.zeros(1, dtype=object), np.zeros(store.shape[0] if rows is None else len(rows), np.intp)
-                          ) if y is None else np.unique(np.asarray(y), return_inverse=True)
-        stream = ClassMoments.from_csr_stream if store.sparse else ClassMoments.from_dense_stream
-        tap = None if af is None else CarrierTap(trusted=True)
-        stats = stream(tapped(_pairs(store, codes, budget, rows)), classes, store.shape[1])
-        if stats is not None:
-            return with_af(finish(spec, stats, _NamesOf(store), opts), 0 if tap is None else tap.counts, af)
-    tap = None if af is None else CarrierTap(trusted=True)
-    try:
-        stats, _ = statistics(spec, tapped(_pairs(store, y, budget, rows)))
-    except ValueError:  # the same pass again, so that the message names the features
-        statistics(spec, _pairs(store, y, budget, rows), feature_names=store.feature_names)
-        raise
-    return with_af(finish(spec, stats, _NamesOf(store), opts), 0 if tap is None else tap.counts, af)
-
-
-class _NamesOf:
-    """The feature names of a store, read when called (a picklable loader for a ScoreResult)."""
-
-    def __init__(self, store):
-        self.store = store
-
-    def __call__(self):
-        return self.store.feature_names
-
-
-def _rows_of(samples, n):
-    """The sorted row indices that ``samples`` (a boolean mask or sorted indices) keeps; None if all."""
-    if samples is None:
-        return None
-    rows = np.asarray(samples)
-    expected = f"None, a boolean mask of {n} values, or increasing row indices in [0, {n})"
-    if rows.dtype == bool:
-        if rows.shape != (n,):
-            raise param_error("samples", "score_store", expected, f"a boolean array of shape {rows.shape}")
-        rows = np.flatnonzero(rows)
-    elif rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
-        raise param_error("samples", "score_store", expected, f"an array of {rows.dtype} of shape {rows.shape}")
-    rows = rows.astype(np.int64)
-    if rows.size and (rows.min() < 0 or rows.max() >= n or (np.diff(rows) <= 0).any()):
-        raise param_error("samples", "score_store", expected, rows[:10].tolist() + (["..."] if rows.size > 10 else []))
-    if not rows.size:
-        raise ValueError("'samples' keeps no row of the store: select at least one sample to score.")
-    return None if rows.size == n else rows
-
-
-def score_store(source, target=None, *, method="fisher", samples=None, chunk_bytes=None, n_jobs=None,
-                scheduler=None, min_af=None, max_af=None, **options):
-    """Score every feature of a store against a target, out of core.
-
-    Row-mergeable methods (``streaming == "rows"`` in ``genosift.methods()``) read the store in
-    chunks of samples and merge their statistics exactly; whole-column methods (``"blocks"``) read
-    it in blocks of features. Memory holds at most about ``chunk_bytes`` of data, plus the
-    statistics (a few arrays of n_features x n_classes) and the feature names; never the matrix.
-
-    Parameters
-    ----------
-    source : str, Path or Store
-    target : str or array-like, optional
-        The name of a column of the store's ``obs``, or the labels (or numeric target), one per
-        sample in the store's row order (or one per sample kept by ``samples``). None for
-        unsupervised methods.
-    method : str
-        A name from ``genosift.methods()``; "matrix" methods (relieff) need the data in memory.
-    samples : array-like of bool or int, optional
-        Score only these rows of the store: a boolean mask (one value per row) or increasing row
-        indices. Rows are dropped as they are read, so the result is ``genosift.score`` on
-        ``X[samples]`` with the same memory budget. By default every row.
-    chunk_bytes : int, optional
-        The budget for data in memory (default ``CHUNK_BYTES``).
-    n_jobs : int, optional
-        Threads for whole-column methods (default ``genosift.engine.threads()``: all CPUs unless
-        ``engine.set_threads`` says otherwise).
-    scheduler : distributed.Client or str, optional
-        Score on Dask (``pip install 'genosift[dask]'``): a client, a scheduler address
-        (``"tcp://host:8786"``) or ``"local:N"`` (N worker processes on this machine). The workers
-        read the store themselves, so its path must be the same on every worker; only per-feature
-        statistics come back. ``chunk_bytes`` is then the data one task reads (default
-        ``genosift.dask.TASK_BYTES``). By default the one set by ``genosift.dask.use_scheduler``,
-        else the local engine.
-    min_af, max_af : float in [0, 1], optional
-        Test only the features carried (value above 0) by a share of the scored samples (those
-        ``samples`` keeps) in ``[min_af, max_af]``, as ``genosift.score``. The carriers are
-        counted in the same pass over the store as the statistics.
-    **options
-        Options of the method.
-
-    Returns
-    -------
-    ScoreResult
-        The same result as ``genosift.score`` on the matrix in memory. For the class-moment
-        methods (fisher, anova, welch, snr, fscore, variance) bit for bit, whatever
-        ``chunk_bytes``, on sparse and dense stores: the rows stream into one set of moments.
-        Other row methods merge per-chunk statistics, equal up to rounding in the last digits
-        (and rank alike: see ``TIE_BITS``).
-
-    Examples
-    --------
-    >>> import tempfile, pathlib, numpy as np, pandas as pd, scipy.sparse as sp
-    >>> from genosift.io import Dataset
-    >>> X = sp.csr_matrix(np.array([[0, 3.0, 1], [1, 0, 0], [0, 4, 2], [2, 1, 0], [1, 0, 1], [3, 1, 0]]))
-    >>> obs = pd.DataFrame({"y": list("ababab")}, index=["s1", "s2", "s3", "s4", "s5", "s6"])
-    >>> ds = Dataset(X, np.array(obs.index), np.array(["k1", "k2", "k3"]), obs)
-    >>> path = write_store(ds, pathlib.Path(tempfile.mkdtemp()) / "d.gs.h5ad")
-    >>> res = score_store(path, "y", method="fisher")  # row chunks, merged
-    >>> np.round(res.scores, 6).tolist(), res.top(2).tolist()
-    ([1.5625, 0.446429, 4.0], ['k3', 'k1'])
-    >>> np.round(score_store(path, "y", method="auc").scores, 6).tolist()  # feature blocks
-    [0.944444, 0.722222, 1.0]
-    >>> score_store(path, "y", samples=[0, 1, 2, 3]).n_samples  # the first four samples only
-    4
-    """
-    from ..scores import CarrierTap, _check_classes, check_af, check_options, get_method, make_target, score_blocks
-    from ..scores import with_af
-
-    store = source if isinstance(source, Store) else Store(source)
-    budget = _budget(chunk_bytes, "score_store")
-    spec = get_method(method)
-    opts = check_options(spec, options)
-    af = check_af(min_af, max_af, "score_store")
-    y = _target_of(store, target, spec)
-    n, p = store.shape
-    if spec.streaming == "matrix":
-        raise FixError(
-            f"Method '{spec.name}' needs the whole matrix in memory (it compares samples over all "
-            "features at once), so it cannot score a store out of core. {in_memory}, or choose "
-            "another {method} (one whose streaming is 'row' or 'block' in {methods}).",
-            owner="score_store", methods=PythonText("genosift.methods()"), in_memory=PythonText("Load it with genosift.io.read(path) and call genosift.score"),
-            method=FixError.ANY,
-        )
-    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
-        raise param_error("n_jobs", "score_store", "a positive int or None", n_jobs)
-    rows = _rows_of(samples, n)
-    m = n if rows is None else rows.size
-    if y is not None:
-        from .._validation import as_labels
-
-        if rows is not None and np.ndim(y) == 1 and len(y) not in (n, m):
-            raise ValueError(
-                f"y has {len(y)} values, but the store has {n} rows and 'samples' keeps {m}: give "
-                "one label per row of the store, or one per sample kept."
-            )
-        y = as_labels(y, n)[rows] if rows is not None and len(y) == n else as_labels(y, m)
-    target_ = make_target(spec, y, m)
-    _check_classes(spec, target_)  # before reading: wrong labels fail at once
-    from ..dask import current_scheduler, score_store_tasks
-
-    if scheduler is not None or current_scheduler() is not None:
-        if n_jobs is not None:
-            raise ValueError("n_jobs sets the threads of the local engine; on a Dask scheduler the workers' "
-                             "threads do the work. Leave out n_jobs or scheduler.")
-        return score_store_tasks(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, scheduler=scheduler, af=af)
-    if spec.streaming == "rows":
-        return _score_rows(store, y, spec, opts, budget, rows, af)
-    names = store.feature_names
-    # half the budget for the blocks in flight (2 per thread, one being read), half for reading
-    jobs = int(n_jobs or engine.threads())
-    width = block_width(n, p, max(1, budget // 2 // (2 * jobs + 1)))
-
-    def prepared(blocks, bar):
-        for j0, j1, block in blocks:
-            if rows is not None:
-                block = block[rows]
-            if sp.issparse(block):
-                block = block.astype(np.float64, copy=False) if spec.sparse_blocks else block.toarray().astype(np.float64, copy=False)
-            else:
-                block = np.ascontiguousarray(block, dtype=np.float64)
-            bar.advance(j1 - j0)
-            yield j0, j1, block
-
-    tap = CarrierTap()
-    with engine.progress("Reading feature blocks", total=p, unit="features") as bar:
-        blocks = prepared(store.feature_blocks(width, chunk_bytes=max(1, budget // 2)), bar)
-        if af is not None:  # carriers of each block as it is read
-            blocks = tap.blocks(blocks, p)
-        return with_af(score_blocks(spec, blocks, target_, names, opts, n_jobs=jobs), tap.counts, af)
+        return score_store
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,271 @@
+"""The preparation core every driver calls: options, the target, class checks, the result.
+
+In memory, out of core from a store and on Dask, scoring runs the same steps: ``check_options``,
+``make_target`` (or ``target_values`` and ``LabelCoding`` for row chunks), ``check_classes``
+before any data are read, the statistic's ``from_chunk``/``merge`` (``statistics``) or the
+method on column blocks (``score_blocks``), and ``finish`` / ``build_result`` for the
+``ScoreResult``. Nothing here reads files or knows of Dask.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._messages import plain
+from .._validation import (MAX_FLOAT_CLASSES, as_labels, as_matrix, is_continuous, numeric_target)
+from ..engine import accumulate, is_chunk_stream, map_blocks
+from ._base import ScoreResult, Scores, Target, get_method
+
+__all__ = ["LabelCoding", "build_result", "check_classes", "check_options", "finish", "finite_blocks",
+           "join_scores", "make_target", "score_blocks", "statistics", "target_values"]
+
+
+def check_options(spec, options):
+    """The method's options with defaults filled in; unknown names are a clear error."""
+    allowed = spec.options
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        valid = ", ".join(allowed) if allowed else "none"
+        raise TypeError(f"Method '{spec.name}' got unknown option(s) {unknown}. Its options: {valid}.")
+    return {**allowed, **options}
+
+
+def target_values(spec, y, n_samples):
+    """The labels or numeric values ``spec`` needs from ``y`` (None for unsupervised methods)."""
+    if spec.task == "unsupervised":
+        return None
+    y = as_labels(y, n_samples)
+    if spec.task == "any":
+        return y
+    if spec.task == "classification":
+        if is_continuous(y):
+            raise ValueError(
+                f"Method '{spec.name}' needs class labels, but y looks like a continuous target "
+                f"({len(np.unique(y))} distinct non-integer values; float labels are classes when there "
+                f"are at most {MAX_FLOAT_CLASSES} values, each at least twice). Use a regression method such "
+                "as 'pearson', or bin y into classes first."
+            )
+        return y
+    values = numeric_target(y)
+    if values is None:
+        classes = np.unique(y)
+        if len(classes) != 2:
+            raise ValueError(
+                f"Method '{spec.name}' needs a numeric target or two class labels; y has "
+                f"{len(classes)} non-numeric labels. Encode y as numbers first."
+            )
+        values = (y == classes[1]).astype(np.float64)
+    return values
+
+
+class LabelCoding:
+    """The target of a row-streamed method, coded the same way whatever the chunks hold.
+
+    A regression method given two non-numeric labels scores ``y == the label that sorts last``
+    (as on all rows at once). Chunk by chunk a chunk may hold one label only, so the label seen
+    first is coded 0 and the other 1; :meth:`finish` turns the merged statistics into those of the
+    sorted coding (for co-moments, ``1 - y``: the co-moment changes sign, exactly). Other methods'
+    targets are coded per chunk as they are.
+    """
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.labels = []
+        self.numeric = False
+        self._lock = threading.Lock()
+
+    def __getstate__(self):  # a fitted selector pickles with it; the lock is made anew
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def values(self, y, n_samples):
+        """The target of one chunk of ``n_samples`` rows."""
+        if self.spec.task != "regression":
+            return target_values(self.spec, y, n_samples)
+        y = as_labels(y, n_samples)
+        values = numeric_target(y)
+        with self._lock:
+            if values is not None:
+                self.numeric = True
+            else:
+                for label in np.unique(y):
+                    if label not in self.labels:
+                        self.labels.append(label)
+                self._check()
+                first = self.labels[0]
+        return values if values is not None else (y != first).astype(np.float64)
+
+    def _check(self, done=False):
+        if self.numeric and self.labels:
+            raise ValueError(f"Method '{self.spec.name}' needs a numeric target or two class labels; y mixes "
+                             "numbers and other labels across chunks. Encode y as numbers first.")
+        if len(self.labels) > 2 or done and len(self.labels) == 1:
+            raise ValueError(
+                f"Method '{self.spec.name}' needs a numeric target or two class labels; y has "
+                f"{'at least ' if not done else ''}{len(self.labels)} non-numeric labels "
+                f"({plain(sorted(self.labels)[:5])}). Encode y as numbers first.")
+
+    def finish(self, stats):
+        """The merged statistics as if ``y`` had been coded on all rows at once."""
+        if not self.labels:
+            return stats
+        self._check(done=True)
+        if self.labels[0] > self.labels[1]:  # the label seen first sorts last: it is the one coded 1
+            return stats.flip_target()
+        return stats
+
+
+def make_target(spec, y, n_samples):
+    """The ``Target`` a whole-column method gets: class codes, numeric values, or neither."""
+    y = target_values(spec, y, n_samples)
+    if y is None:
+        return Target(n_samples)
+    if spec.task == "regression":
+        return Target(n_samples, values=y)
+    values = numeric_target(y) if spec.task == "any" else None
+    if spec.task == "any":
+        from sklearn.utils.multiclass import type_of_target
+
+        if type_of_target(y) not in ("binary", "multiclass"):
+            return Target(n_samples, values=values)
+    classes, codes = np.unique(y, return_inverse=True)
+    count = np.bincount(codes, minlength=len(classes)).astype(np.float64)
+    return Target(n_samples, codes=codes.astype(np.intp, copy=False), classes=classes, count=count, values=values)
+
+
+def finite_blocks(blocks, names, scale_free=False):
+    """Pass ``(j0, j1, block)`` through, raising the non-finite error (naming the features);
+    with ``scale_free``, features too large to square come out rescaled (``rescale_huge``)."""
+    from .._validation import default_feature_names, raise_nonfinite, rescale_huge
+
+    for j0, j1, block in blocks:
+        values = block.data if sp.issparse(block) else block
+        if not np.isfinite(values).all():
+            dense = block.toarray() if sp.issparse(block) else block
+            local = default_feature_names(j1)[j0:] if names is None else names[j0:j1]
+            raise_nonfinite(dense, np.flatnonzero(~np.isfinite(dense).all(axis=0)), local)
+        yield j0, j1, rescale_huge(block) if scale_free else block
+
+
+def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None):
+    """Run a "blocks" method over ``(j0, j1, block)`` column blocks, in order: a ``ScoreResult``.
+
+    The one loop behind in-memory arrays and on-disk stores; blocks run on ``n_jobs`` threads.
+    """
+    parts = map_blocks(lambda jb: spec.func(jb[2], target, **options),
+                       finite_blocks(blocks, feature_names, spec.scale_free), n_jobs=n_jobs)
+    return build_result(spec, join_scores(parts), target, feature_names, options)
+
+
+def join_scores(parts):
+    """The ``Scores`` of consecutive feature blocks, joined into one."""
+    return Scores(*(None if parts[0][i] is None else np.concatenate([q[i] for q in parts]) for i in range(4)))
+
+
+def statistics(spec, X, y=None, *, feature_names=None):
+    """``(stats, feature_names)`` of in-memory data, or of a stream of ``(X, y)`` chunks."""
+    spec = get_method(spec)
+    if not is_chunk_stream(X):
+        M, names = as_matrix(X)
+        names = names if feature_names is None else np.asarray(feature_names, dtype=object)
+        return spec.statistic.from_chunk(M, target_values(spec, y, M.shape[0]), feature_names=names), names
+    if y is not None:
+        raise ValueError("A chunk stream carries its own labels: pass y=None and yield (X, y) pairs.")
+    first = {}
+    coding = LabelCoding(spec)
+
+    def summarize(chunk):
+        try:
+            Xc, yc = chunk
+        except (TypeError, ValueError):
+            raise TypeError("A chunk stream must yield (X_chunk, y_chunk) pairs.") from None
+        if np.shape(Xc)[0] == 0:
+            return spec.statistic.empty()
+        M, names = as_matrix(Xc)
+        if not first:
+            first.update(p=M.shape[1], names=names if feature_names is None else np.asarray(feature_names, dtype=object))
+        same_names = names is None or first["names"] is None or np.array_equal(first["names"], names)
+        if M.shape[1] != first["p"] or not same_names:
+            raise ValueError(
+                f"Chunk columns differ from the first chunk's ({M.shape[1]} vs {first['p']} features): "
+                "every chunk must have the same features in the same order."
+            )
+        return spec.statistic.from_chunk(M, coding.values(yc, M.shape[0]), feature_names=first["names"])
+
+    stats = accumulate(X, summarize, spec.statistic.empty())
+    if stats.n_features == 0:
+        raise ValueError("The chunk stream was empty: no rows to score.")
+    return coding.finish(stats), first["names"]
+
+
+def check_classes(spec, stats):
+    """Raise the error for a target the method cannot score (one class, too few samples, a
+    constant value); ``stats`` is merged statistics or a ``Target``. Call it before reading data."""
+    if spec.task == "any":
+        if stats.n_samples < 2:
+            raise ValueError(f"Method '{spec.name}' needs at least 2 samples; got {int(stats.n_samples)}.")
+        if stats.classes is not None and len(stats.classes) < 2 or stats.classes is None and stats.m2_y == 0:
+            raise ValueError(f"y is constant (only one class or value): method '{spec.name}' needs a target that varies.")
+        return
+    if spec.task != "classification":
+        if spec.task == "regression":
+            if stats.n_samples < 2:
+                raise ValueError(f"Method '{spec.name}' needs at least 2 samples; got {int(stats.n_samples)}.")
+            if stats.m2_y == 0:
+                raise ValueError(f"y is constant: method '{spec.name}' needs a target that varies.")
+        return
+    classes, count = stats.classes, stats.count
+    if len(classes) < 2:
+        raise ValueError(
+            f"y has only one class ({plain(classes[0])}) in "
+            f"{int(count.sum())} sample(s); method "
+            f"'{spec.name}' compares classes and needs at least two. Check the labels."
+        )
+    if spec.binary_only and len(classes) != 2:
+        raise ValueError(
+            f"Method '{spec.name}' compares two classes, but y has {len(classes)}: "
+            f"{plain(list(classes)[:10])}. Use 'anova' or 'fisher' for several classes, or keep two classes."
+        )
+    small = classes[count < spec.min_class_size]
+    if len(small):
+        raise ValueError(
+            f"Method '{spec.name}' needs at least {spec.min_class_size} samples in every class; "
+            f"class(es) {plain(small)} have fewer. Add samples or drop those classes."
+        )
+
+
+def finish(spec, stats, feature_names, options=None):
+    """Turn merged statistics into a ``ScoreResult``."""
+    spec = get_method(spec)
+    opts = check_options(spec, options or {})
+    check_classes(spec, stats)
+    return build_result(spec, spec.func(stats, **opts), stats, feature_names, opts)
+
+
+def build_result(spec, out, data, feature_names, opts):
+    """Build the ``ScoreResult`` of ``out``; ``data`` (statistics or Target) gives n and classes.
+
+    ``feature_names``: the names, None (``x0, x1, ...``), or a function that returns them when the
+    result first needs them.
+    """
+    statistic = np.asarray(out.statistic, dtype=np.float64)
+    scores = out.scores if out.scores is not None else (np.abs(statistic) if spec.signed else statistic)
+    # p-values are probabilities: clip the last-bit excursions above 1 (2 * 0.5000000000000001)
+    pvalues = None if out.pvalues is None else np.clip(np.asarray(out.pvalues, dtype=np.float64), 0.0, 1.0)
+    return ScoreResult(
+        method=spec.name,
+        scores=np.asarray(scores, dtype=np.float64),
+        statistic=statistic,
+        pvalues=pvalues,
+        n_samples=int(data.n_samples),
+        classes=data.classes if spec.task in ("classification", "any") else None,
+        options=opts,
+        names=None if feature_names is None or callable(feature_names) else np.asarray(feature_names, dtype=object),
+        names_loader=feature_names if callable(feature_names) else None,
+        rank_key=out.rank_key,
+    )

@@ -1,0 +1,117 @@
+"""Scoring data in memory: arrays, sparse matrices, DataFrames and streams of row chunks."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_matrix
+from ..engine import block_width, column_blocks, is_chunk_stream
+from ..scores import (CarrierTap, Scores, af_tested, build_result, carriers, check_classes, check_options, finish,
+                      finite_blocks, get_method, make_target, score_blocks, statistics, with_af)
+
+__all__ = ["check_option_values", "score_memory"]
+
+
+def check_option_values(spec, options):
+    """Run the method with ``options`` on a small made-up data set, so that an option value it
+    refuses (a wrong type, a value out of range) is an error before any real data are read.
+
+    Returns the options with defaults filled in; raises the method's own ``ValueError`` or
+    ``TypeError`` for a bad value (``check_options``'s ``TypeError`` for an unknown name).
+    """
+    import warnings
+
+    spec = get_method(spec)
+    opts = check_options(spec, options)
+    rows = np.arange(12)
+    X = np.column_stack([rows % 4, (rows * 7) % 5 + 0.5 * (rows > 5), rows % 3 == 0]).astype(np.float64)
+    y = {"unsupervised": None, "regression": rows * 1.5 + (rows % 3)}.get(spec.task, (rows > 5).astype(np.int64))
+    with warnings.catch_warnings():  # a made-up data set: convergence and the like are not the point
+        warnings.simplefilter("ignore")
+        score_memory(spec, X, y, None, opts)
+    return opts
+
+
+def _score_columns(spec, X, y, names, opts):
+    """Run a "blocks" or "matrix" method on in-memory data."""
+    if is_chunk_stream(X):
+        raise ValueError(
+            f"Method '{spec.name}' needs every sample of a feature at once (it works on whole "
+            "columns), so it cannot read a stream of row chunks. Pass an array, a sparse matrix or "
+            "a DataFrame."
+        )
+    M, frame_names = as_matrix(X)
+    names = frame_names if names is None else np.asarray(names, dtype=object)
+    target = make_target(spec, y, M.shape[0])
+    check_classes(spec, target)
+    blocks = column_blocks(M, block_width(*M.shape), keep_sparse=spec.sparse_blocks)
+    if spec.streaming == "matrix":
+        for _ in finite_blocks(blocks, names):  # the finiteness check, one block at a time
+            pass
+        if spec.scale_free:
+            from .._validation import rescale_huge
+
+            M = rescale_huge(M)
+        return build_result(spec, spec.func(M, target, **opts), target, names, opts)
+    return score_blocks(spec, blocks, target, names, opts)
+
+
+def _score_kept(spec, M, y, names, opts, counts, bounds):
+    """A "matrix" method (it scores the features jointly) on the features inside the
+    allele-frequency range only; the others come back NaN."""
+    from .._validation import default_feature_names
+
+    n, p = M.shape
+    for _ in finite_blocks(column_blocks(M, block_width(n, p)), names):  # every feature, as without a filter
+        pass
+    keep = np.flatnonzero(af_tested(counts / n, bounds))
+    if keep.size == p:
+        return _score_columns(spec, M, y, names, opts)
+    target = make_target(spec, y, n)
+    check_classes(spec, target)
+    full = np.full(p, np.nan)
+    out = Scores(full, None, full.copy(), None)
+    if keep.size:
+        every = default_feature_names(p) if names is None else np.asarray(names, dtype=object)
+        part = _score_columns(spec, M[:, keep], y, every[keep], opts)
+        arrays = []
+        for values in (part.statistic, part.pvalues, part.scores, part.rank_key):
+            if values is None:
+                arrays.append(None)
+                continue
+            wide = np.full(p, np.nan)
+            wide[keep] = values
+            arrays.append(wide)
+        out = Scores(*arrays)
+    return build_result(spec, out, target, names, opts)
+
+
+def _score_af(spec, X, y, feature_names, opts, bounds):
+    """``score`` on data in memory or a chunk stream, with the allele-frequency filter ``bounds``."""
+    if is_chunk_stream(X):
+        if spec.streaming != "rows":
+            return _score_columns(spec, X, y, feature_names, opts)  # the error for streams
+        tap = CarrierTap()
+        stats, names = statistics(spec, tap.pairs(X), y, feature_names=feature_names)
+        return with_af(finish(spec, stats, names, opts), tap.counts, bounds)
+    M, frame_names = as_matrix(X)
+    names = frame_names if feature_names is None else np.asarray(feature_names, dtype=object)
+    counts = carriers(M)
+    if spec.streaming == "matrix":
+        result = _score_kept(spec, M, y, names, opts, counts, bounds)
+    elif spec.streaming == "blocks":
+        result = _score_columns(spec, M, y, names, opts)
+    else:
+        stats, names = statistics(spec, M, y, feature_names=names)
+        result = finish(spec, stats, names, opts)
+    return with_af(result, counts, bounds)
+
+
+def score_memory(spec, X, y, feature_names, opts, bounds=None):
+    """``genosift.score`` of data in memory or a stream of ``(X, y)`` row chunks, with the
+    checked options ``opts`` and the allele-frequency filter ``bounds`` (None: none)."""
+    if bounds is not None:
+        return _score_af(spec, X, y, feature_names, opts, bounds)
+    if spec.streaming != "rows":
+        return _score_columns(spec, X, y, feature_names, opts)
+    stats, names = statistics(spec, X, y, feature_names=feature_names)
+    return finish(spec, stats, names, opts)

@@ -1,0 +1,253 @@
+"""Scoring a genosift store out of core: ``score_store``.
+
+Row-mergeable methods fold the statistics of the store's row chunks (``Store.row_chunks``);
+whole-column methods score its feature blocks (``Store.feature_blocks``) on the local engine's
+threads; with a Dask scheduler the workers read the store themselves (``scoring.dask``).
+Memory stays within the chunk budget, never the size of the data.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import engine
+from .._messages import FixError, PythonText
+from .._validation import as_labels, param_error
+from ..engine import block_width
+from ..io.store import Store, chunk_budget
+from ..scores import (CarrierTap, check_af, check_classes, check_options, finish, get_method, make_target, score_blocks,
+                      statistics, with_af)
+from ..stats import ClassMoments
+from .dask import current_scheduler, score_store_tasks
+
+__all__ = ["labelled_chunks", "rows_kept", "score_store"]
+
+
+def _target_of(store, target, spec):
+    """The labels ``target`` gives: the values of the store's ``obs`` column it names, or itself."""
+    if isinstance(target, str):
+        obs = store.obs
+        if obs is None or target not in obs.columns:
+            have = [] if obs is None else [str(c) for c in obs.columns]
+            raise ValueError(
+                f"The store {str(store.path)!r} has no per-sample column {target!r}; its columns: "
+                f"{have or 'none'}. Pass the labels as an array, or write the store with that column in obs."
+            )
+        return obs[target].to_numpy()
+    if target is None and spec.task != "unsupervised":
+        raise ValueError(
+            f"Method '{spec.name}' needs a target: pass the name of a column of the store's obs "
+            f"({[] if store.obs is None else [str(c) for c in store.obs.columns]}) or an array of labels."
+        )
+    return target
+
+
+def labelled_chunks(store, y, budget, rows=None):
+    """``(chunk, y_chunk)`` over the store's row chunks, keeping the sorted ``rows`` (all if None).
+
+    ``y`` has one value per row kept. A chunk is let go before the next is read.
+    """
+    chunks = store.row_chunks(chunk_bytes=budget)
+    try:
+        with engine.progress("Reading rows", total=store.shape[0], unit="rows") as bar:
+            a = k = 0
+            while True:
+                chunk = None
+                chunk = next(chunks, None)
+                if chunk is None:
+                    return
+                b = a + chunk.shape[0]
+                bar.advance(b - a)
+                if rows is not None:
+                    lo, hi = np.searchsorted(rows, [a, b])
+                    if hi == lo:
+                        a = b
+                        continue
+                    if hi - lo < b - a:
+                        chunk = chunk[rows[lo:hi] - a]
+                    b_y = k + (hi - lo)
+                else:
+                    b_y = b
+                yield chunk, None if y is None else y[k:b_y]
+                a, k = b, b_y
+    finally:
+        chunks.close()
+
+
+def _score_rows(store, y, spec, opts, budget, rows, af=None):
+    """A row-mergeable method over the store's row chunks: merged statistics, then the scores.
+
+    The feature names (a Python string each) are decoded when the result first needs them, not
+    while scoring: a ranking of millions of k-mers costs the names only when they are shown.
+    With an allele-frequency filter ``af`` (``(min_af, max_af)``), the carriers of each feature
+    are counted in the same pass.
+    """
+    def tapped(pairs):
+        return pairs if tap is None else tap.pairs(pairs)
+
+    if spec.statistic is ClassMoments:  # one pass, independent of the chunk size
+        classes, codes = (np.zeros(1, dtype=object), np.zeros(store.shape[0] if rows is None else len(rows), np.intp)
+                          ) if y is None else np.unique(np.asarray(y), return_inverse=True)
+        stream = ClassMoments.from_csr_stream if store.sparse else ClassMoments.from_dense_stream
+        tap = None if af is None else CarrierTap(trusted=True)
+        stats = stream(tapped(labelled_chunks(store, codes, budget, rows)), classes, store.shape[1])
+        if stats is not None:
+            return with_af(finish(spec, stats, store.names_loader(), opts), 0 if tap is None else tap.counts, af)
+    tap = None if af is None else CarrierTap(trusted=True)
+    try:
+        stats, _ = statistics(spec, tapped(labelled_chunks(store, y, budget, rows)))
+    except ValueError:  # the same pass again, so that the message names the features
+        statistics(spec, labelled_chunks(store, y, budget, rows), feature_names=store.feature_names)
+        raise
+    return with_af(finish(spec, stats, store.names_loader(), opts), 0 if tap is None else tap.counts, af)
+
+
+def rows_kept(samples, n):
+    """The sorted row indices that ``samples`` (a boolean mask or sorted indices) keeps; None if all."""
+    if samples is None:
+        return None
+    rows = np.asarray(samples)
+    expected = f"None, a boolean mask of {n} values, or increasing row indices in [0, {n})"
+    if rows.dtype == bool:
+        if rows.shape != (n,):
+            raise param_error("samples", "score_store", expected, f"a boolean array of shape {rows.shape}")
+        rows = np.flatnonzero(rows)
+    elif rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
+        raise param_error("samples", "score_store", expected, f"an array of {rows.dtype} of shape {rows.shape}")
+    rows = rows.astype(np.int64)
+    if rows.size and (rows.min() < 0 or rows.max() >= n or (np.diff(rows) <= 0).any()):
+        raise param_error("samples", "score_store", expected, rows[:10].tolist() + (["..."] if rows.size > 10 else []))
+    if not rows.size:
+        raise ValueError("'samples' keeps no row of the store: select at least one sample to score.")
+    return None if rows.size == n else rows
+
+
+def score_store(source, target=None, *, method="fisher", samples=None, chunk_bytes=None, n_jobs=None,
+                scheduler=None, min_af=None, max_af=None, **options):
+    """Score every feature of a store against a target, out of core.
+
+    Row-mergeable methods (``streaming == "rows"`` in ``genosift.methods()``) read the store in
+    chunks of samples and merge their statistics exactly; whole-column methods (``"blocks"``) read
+    it in blocks of features. Memory holds at most about ``chunk_bytes`` of data, plus the
+    statistics (a few arrays of n_features x n_classes) and the feature names; never the matrix.
+
+    Parameters
+    ----------
+    source : str, Path or Store
+    target : str or array-like, optional
+        The name of a column of the store's ``obs``, or the labels (or numeric target), one per
+        sample in the store's row order (or one per sample kept by ``samples``). None for
+        unsupervised methods.
+    method : str
+        A name from ``genosift.methods()``; "matrix" methods (relieff) need the data in memory.
+    samples : array-like of bool or int, optional
+        Score only these rows of the store: a boolean mask (one value per row) or increasing row
+        indices. Rows are dropped as they are read, so the result is ``genosift.score`` on
+        ``X[samples]`` with the same memory budget. By default every row.
+    chunk_bytes : int, optional
+        The budget for data in memory (default ``CHUNK_BYTES``).
+    n_jobs : int, optional
+        Threads for whole-column methods (default ``genosift.engine.threads()``: all CPUs unless
+        ``engine.set_threads`` says otherwise).
+    scheduler : distributed.Client or str, optional
+        Score on Dask (``pip install 'genosift[dask]'``): a client, a scheduler address
+        (``"tcp://host:8786"``) or ``"local:N"`` (N worker processes on this machine). The workers
+        read the store themselves, so its path must be the same on every worker; only per-feature
+        statistics come back. ``chunk_bytes`` is then the data one task reads (default
+        ``genosift.dask.TASK_BYTES``). By default the one set by ``genosift.dask.use_scheduler``,
+        else the local engine.
+    min_af, max_af : float in [0, 1], optional
+        Test only the features carried (value above 0) by a share of the scored samples (those
+        ``samples`` keeps) in ``[min_af, max_af]``, as ``genosift.score``. The carriers are
+        counted in the same pass over the store as the statistics.
+    **options
+        Options of the method.
+
+    Returns
+    -------
+    ScoreResult
+        The same result as ``genosift.score`` on the matrix in memory. For the class-moment
+        methods (fisher, anova, welch, snr, fscore, variance) bit for bit, whatever
+        ``chunk_bytes``, on sparse and dense stores: the rows stream into one set of moments.
+        Other row methods merge per-chunk statistics, equal up to rounding in the last digits
+        (and rank alike: see ``TIE_BITS``).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, numpy as np, pandas as pd, scipy.sparse as sp
+    >>> from genosift.io import Dataset, write_store
+    >>> X = sp.csr_matrix(np.array([[0, 3.0, 1], [1, 0, 0], [0, 4, 2], [2, 1, 0], [1, 0, 1], [3, 1, 0]]))
+    >>> obs = pd.DataFrame({"y": list("ababab")}, index=["s1", "s2", "s3", "s4", "s5", "s6"])
+    >>> ds = Dataset(X, np.array(obs.index), np.array(["k1", "k2", "k3"]), obs)
+    >>> path = write_store(ds, pathlib.Path(tempfile.mkdtemp()) / "d.gs.h5ad")
+    >>> res = score_store(path, "y", method="fisher")  # row chunks, merged
+    >>> np.round(res.scores, 6).tolist(), res.top(2).tolist()
+    ([1.5625, 0.446429, 4.0], ['k3', 'k1'])
+    >>> np.round(score_store(path, "y", method="auc").scores, 6).tolist()  # feature blocks
+    [0.944444, 0.722222, 1.0]
+    >>> score_store(path, "y", samples=[0, 1, 2, 3]).n_samples  # the first four samples only
+    4
+    """
+    store = source if isinstance(source, Store) else Store(source)
+    budget = chunk_budget(chunk_bytes, "score_store")
+    spec = get_method(method)
+    opts = check_options(spec, options)
+    af = check_af(min_af, max_af, "score_store")
+    y = _target_of(store, target, spec)
+    n = store.shape[0]
+    if spec.streaming == "matrix":
+        raise FixError(
+            f"Method '{spec.name}' needs the whole matrix in memory (it compares samples over all "
+            "features at once), so it cannot score a store out of core. {in_memory}, or choose "
+            "another {method} (one whose streaming is 'row' or 'block' in {methods}).",
+            owner="score_store", methods=PythonText("genosift.methods()"), in_memory=PythonText("Load it with genosift.io.read(path) and call genosift.score"),
+            method=FixError.ANY,
+        )
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
+        raise param_error("n_jobs", "score_store", "a positive int or None", n_jobs)
+    rows = rows_kept(samples, n)
+    m = n if rows is None else rows.size
+    if y is not None:
+        if rows is not None and np.ndim(y) == 1 and len(y) not in (n, m):
+            raise ValueError(
+                f"y has {len(y)} values, but the store has {n} rows and 'samples' keeps {m}: give "
+                "one label per row of the store, or one per sample kept."
+            )
+        y = as_labels(y, n)[rows] if rows is not None and len(y) == n else as_labels(y, m)
+    target_ = make_target(spec, y, m)
+    check_classes(spec, target_)  # before reading: wrong labels fail at once
+    if scheduler is not None or current_scheduler() is not None:
+        if n_jobs is not None:
+            raise ValueError("n_jobs sets the threads of the local engine; on a Dask scheduler the workers' "
+                             "threads do the work. Leave out n_jobs or scheduler.")
+        return score_store_tasks(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, scheduler=scheduler, af=af)
+    if spec.streaming == "rows":
+        return _score_rows(store, y, spec, opts, budget, rows, af)
+    return _score_blocks(store, target_, spec, opts, budget, rows, n_jobs, af)
+
+
+def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None):
+    """A whole-column method over the store's feature blocks (the ``rows`` kept), on threads."""
+    n, p = store.shape
+    names = store.feature_names
+    # half the budget for the blocks in flight (2 per thread, one being read), half for reading
+    jobs = int(n_jobs or engine.threads())
+    width = block_width(n, p, max(1, budget // 2 // (2 * jobs + 1)))
+
+    def prepared(blocks, bar):
+        for j0, j1, block in blocks:
+            if rows is not None:
+                block = block[rows]
+            if sp.issparse(block):
+                block = block.astype(np.float64, copy=False) if spec.sparse_blocks else block.toarray().astype(np.float64, copy=False)
+            else:
+                block = np.ascontiguousarray(block, dtype=np.float64)
+            bar.advance(j1 - j0)
+            yield j0, j1, block
+
+    tap = CarrierTap()
+    with engine.progress("Reading feature blocks", total=p, unit="features") as bar:
+        blocks = prepared(store.feature_blocks(width, chunk_bytes=max(1, budget // 2)), bar)
+        if af is not None:  # carriers of each block as it is read
+            blocks = tap.blocks(blocks, p)
+        return with_af(score_blocks(spec, blocks, target, names, opts, n_jobs=jobs), tap.counts, af)
