@@ -98,7 +98,7 @@ def read(path, *, format=None, **options):
     return READERS[name].func(path, **options)
 
 
-from . import dumps, kmers, store, tables, variants  # noqa: E402,F401  (register the readers)
+from . import dumps, kmers, store, delimited, binary, variants  # noqa: E402,F401  (register the readers)
 from .formats import format_of, sniff_format  # noqa: E402
 from .kmers import read_kmers  # noqa: E402
 from .metadata import MatchReport, attach_metadata, read_metadata  # noqa: E402

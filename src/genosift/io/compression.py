@@ -23,7 +23,7 @@ import lzma
 import zlib
 from pathlib import Path
 
-__all__ = ["FORMATS", "MAX_LINE_BYTES", "DamagedFile", "LineTooLong", "check_command", "detect",
+__all__ = ["COMPRESSION_SUFFIXES", "FORMATS", "MAX_LINE_BYTES", "DamagedFile", "LineTooLong", "check_command", "detect",
            "suffix_compression", "decompressed", "open_binary", "open_text"]
 
 #: The compression formats read, by the one name used everywhere.
@@ -34,7 +34,9 @@ _STEP = 1 << 20  # compressed bytes read, and decompressed bytes produced, per s
 _XZ_MEMORY = 1 << 28  # the most an xz stream may ask for; zstandard limits zstd windows to 128 MiB
 _ZSTD_FEED = 1 << 10  # zstd input per call: a zstd block expands at most 32768-fold, so <= 32 MiB out
 _MAGIC = {"gzip": b"\x1f\x8b", "bzip2": b"BZh", "xz": b"\xfd7zXZ\x00", "zstd": b"\x28\xb5\x2f\xfd"}
-_SUFFIXES = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd"}
+#: The compression each file-name suffix claims, in the order messages list them; the names of
+#: compressed files are looked through these suffixes.
+COMPRESSION_SUFFIXES = {".gz": "gzip", ".bz2": "bzip2", ".zst": "zstd", ".xz": "xz"}
 _INSTALL = "pip install 'genosift[io]'"
 
 
@@ -79,7 +81,7 @@ def check_command(kind):
 def suffix_compression(name):
     """The compression a file name claims by its suffix (``'gzip'`` for ``x.csv.gz``), or None."""
     name = Path(name).name.lower()
-    for suffix, kind in _SUFFIXES.items():
+    for suffix, kind in COMPRESSION_SUFFIXES.items():
         if name.endswith(suffix):
             return kind
     return None

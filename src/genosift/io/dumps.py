@@ -24,237 +24,105 @@ from types import SimpleNamespace
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
 from .. import engine
 from .._validation import param_error
 from . import Dataset, register_reader
-from .compression import open_text
-from .kmer_store import _ArenaNames, _by_row, _Spill, _StreamWriter
-from .kmers import (
-    _ARG,
-    _FILE,
-    _FNV_OFFSET,
-    _FNV_PRIME,
-    _LINE,
-    BLOCK_SIZE,
-    _add,
-    _exact_limit,
-    _find,
-    _grown,
-    _names,
-    _Reader,
-    _show,
-    _Table,
-    parse_count,
-)
+from .arena import ARG, ArenaNames, StringTable, grown, pad, reordered
+from .compression import COMPRESSION_SUFFIXES, open_text
+from .kmer_kernels import (D_E_BIG, D_E_COUNT, D_E_FORM, D_ERR0, D_ERR1, D_GROW_ENTRIES, D_GROW_KMERS, D_KB, D_KN,
+                           D_MAX, D_NE, D_NK, D_OK, FILE, LINE, NSTATE, parse_dumps)
+from .kmer_store import check_store_dtype
+from .kmers import BLOCK_SIZE, KmerReader, check_block_size, check_count_dtype, check_max_count
+from .quoting import names_list, shown
+from .spill import Spill, StreamWriter, by_row
 
 __all__ = ["DUMP_SUFFIXES", "convert_dumps", "dump_collection", "read_dumps", "sample_id"]
 
 #: Suffixes dropped from a dump's file name (after its compression suffix) to give the sample id.
 DUMP_SUFFIXES = (".txt", ".tsv", ".dump", ".counts", ".kmc", ".jf", ".jellyfish")
-_COMPRESSION = (".gz", ".bz2", ".xz", ".zst")
 _FORM = ("Each line of a k-mer dump must be 'KMER COUNT': the k-mer, a tab or spaces, and its count, "
          "as `kmc_tools transform DB dump OUT` and `jellyfish dump -c -t DB` write them")
-
-# state slots after those the k-mer reader's file loop shares (_LINE, _FILE; _ARG for the table)
-_KN, _KB, _NE, _NK, _MAX, _ERR0, _ERR1 = range(2, 9)
-_OK, _GROW_ENTRIES, _GROW_KMERS = range(3)
-_E_FORM, _E_COUNT, _E_BIG, _E_DUP = range(10, 14)
 _BUCKET_BYTES = 64  # bytes per count of sorting one group of columns of the column copy
 
 
-@njit(nogil=True, cache=True)
-def _spaces(buf, p, end):
-    """The first byte from ``p`` that is not a space, tab or CR."""
-    while p < end and (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
-        p += 1
-    return p
-
-
-@njit(nogil=True, cache=True)
-def _token(buf, p, end):
-    """The end of the word at ``p``: the next space, tab, CR or line break."""
-    while p < end and buf[p] != 32 and buf[p] != 9 and buf[p] != 13 and buf[p] != 10:
-        p += 1
-    return p
-
-
-@njit(nogil=True, cache=True)
-def _parse(buf, pos, st, arena, offs, hashes, table, k_file, k_line, k_nnz, o_col, o_count):
-    """Parse the whole lines of ``buf`` from ``pos``; return ``(code, line start)``.
-
-    Per non-zero count: the k-mer's index (``o_col``) and the count (``o_count``). A line is
-    committed only once read whole, so the driver can grow a full array and call again.
-    """
-    end = buf.size
-    line, ne, nk, biggest, fileno = st[_LINE], st[_NE], st[_NK], st[_MAX], st[_FILE]
-    last = np.int64(-1)  # the k-mer of the previous line
-    code = _OK
-    start = pos
-    while pos < end:
-        start = pos
-        a = _spaces(buf, pos, end)
-        if a == end or buf[a] == 10:  # blank line
-            line += 1
-            pos = a + 1
-            continue
-        b = _token(buf, a, end)  # the k-mer
-        t0 = _spaces(buf, b, end)
-        t1 = _token(buf, t0, end)  # the count
-        p = _spaces(buf, t1, end)
-        st[_ERR0], st[_ERR1] = t0, t1
-        if t0 == t1 or (p < end and buf[p] != 10):  # one field, or more than two
-            code = _E_FORM
-            break
-        v = parse_count(buf, t0, t1)
-        if v < 0:
-            code = _E_COUNT if v == -1 else _E_BIG
-            break
-        if ne >= o_col.size:
-            code = _GROW_ENTRIES
-            break
-        # dumps list their k-mers in one order (KMC sorts them, Jellyfish keeps its hash order), so
-        # the k-mer after the previous line's, in the order first seen, is tried before the table
-        kidx = last + 1
-        if kidx >= st[_KN] or offs[kidx + 1] - offs[kidx] - 1 != b - a:
-            kidx = -1
-        else:
-            o = offs[kidx] - a
-            for t in range(a, b):
-                if arena[o + t] != buf[t]:
-                    kidx = -1
-                    break
-        if kidx < 0:
-            h = _FNV_OFFSET
-            for t in range(a, b):
-                h = (h ^ np.uint64(buf[t])) * _FNV_PRIME
-            kidx = _find(buf, a, b, h, arena, offs, hashes, table)
-            if kidx < 0:
-                kidx = _add(buf, a, b, h, -1 - kidx, arena, offs, hashes, table, st, _KN, _KB)
-                if kidx < 0:
-                    code = _GROW_KMERS
-                    break
-        if k_file[kidx] == fileno:
-            st[_ARG] = k_line[kidx]
-            code = _E_DUP
-            break
-        line += 1
-        nk += 1
-        last = kidx
-        k_file[kidx] = fileno
-        k_line[kidx] = line
-        if v > 0:
-            o_col[ne] = kidx
-            o_count[ne] = v
-            k_nnz[kidx] += 1
-            ne += 1
-            biggest = max(biggest, v)
-        pos = p + 1
-    if code == _OK:
-        start = end
-    st[_LINE], st[_NE], st[_NK], st[_MAX] = line, ne, nk, biggest
-    return code, start
-
-
-@njit(nogil=True, cache=True)
-def _pad(arena, offs, out):
-    """Each entry of an arena in a row of ``out``, zero-padded (zero sorts before any byte)."""
-    for i in range(out.shape[0]):
-        for t in range(offs[i + 1] - 1 - offs[i]):
-            out[i, t] = arena[offs[i] + t]
-
-
-@njit(nogil=True, cache=True)
-def _reordered(arena, offs, order, out, out_offs):
-    """The arena's entries in ``order``, each still followed by a newline."""
-    at = 0
-    for i in range(order.size):
-        a, b = offs[order[i]], offs[order[i] + 1]
-        out[at:at + b - a] = arena[a:b]
-        at += b - a
-        out_offs[i + 1] = at
-
-
-class _DumpReader(_Reader):
+class _DumpReader(KmerReader):
     """Parses dumps one sample at a time into interned k-mers and one row of counts each."""
 
     def __init__(self, block_size):
         super().__init__(block_size)
-        self.st = np.zeros(_ARG + 1, np.int64)
-        self.st[_FILE] = -1
-        self.kmers = _Table(256, 1 << 13, {"file": (np.int32, -1), "line": (np.int64, 0), "nnz": (np.int64, 0)})
+        self.st = np.zeros(NSTATE, np.int64)
+        self.st[FILE] = -1
+        self.kmers = StringTable(256, 1 << 13, {"file": (np.int32, -1), "line": (np.int64, 0), "nnz": (np.int64, 0)})
         self.o_col = np.empty(1024, np.int64)
         self.o_count = np.empty(1024, np.float64)
 
     def read_sample(self, path):
         """The row of the dump ``path``: (k-mer indices in the order first seen, counts)."""
-        self.st[_NE] = self.st[_NK] = 0
+        self.st[D_NE] = self.st[D_NK] = 0
         self.read_file(path)
-        ne = int(self.st[_NE])
-        if self.st[_KN] >= 2**31:
+        ne = int(self.st[D_NE])
+        if self.st[D_KN] >= 2**31:
             raise ValueError(f"The dumps up to {str(path)!r} hold more than 2**31 distinct k-mers, more than "
                              "a matrix column index holds. Split the k-mers (e.g. by prefix) and convert the parts.")
         counts = self.o_count[:ne]
         counts = counts.astype(np.uint32) if counts.max(initial=0) < 2**32 else counts.copy()
         return self.o_col[:ne].astype(np.int32), counts
 
-    def _run(self, buf):
+    def parse_block(self, buf):
+        """Parse a block of whole ``KMER COUNT`` lines into the sample's row."""
         st, k = self.st, self.kmers
         pos = 0
         while True:
-            code, pos = _parse(buf, pos, st, k.arena, k.offs, k.hashes, k.table, k.cols["file"],
-                               k.cols["line"], k.cols["nnz"], self.o_col, self.o_count)
-            if code == _OK:
+            code, pos = parse_dumps(buf, pos, st, k.arena, k.offs, k.hashes, k.table, k.cols["file"],
+                                    k.cols["line"], k.cols["nnz"], self.o_col, self.o_count)
+            if code == D_OK:
                 break
-            if code == _GROW_ENTRIES:
-                self.o_col = _grown(self.o_col, 2 * self.o_col.size, None)
-                self.o_count = _grown(self.o_count, 2 * self.o_count.size, None)
-            elif code == _GROW_KMERS:
-                k.grow(st[_KN], st[_KB], st[_ARG])
+            if code == D_GROW_ENTRIES:
+                self.o_col = grown(self.o_col, 2 * self.o_col.size, None)
+                self.o_count = grown(self.o_count, 2 * self.o_count.size, None)
+            elif code == D_GROW_KMERS:
+                k.grow(st[D_KN], st[D_KB], st[ARG])
             else:
-                raise self._line_error(code, buf, pos)
-        self.lines_in_file = int(st[_NK])
+                raise self.line_error(code, buf, pos)
+        self.lines_in_file = int(st[D_NK])
 
-    def _empty_error(self, path):
+    def empty_error(self, path):
         return ValueError(f"{str(path)!r} holds no k-mer lines. {_FORM}; check that the k-mer counting "
                           "finished and that this is the right file.")
 
-    def _line_error(self, code, buf, pos):
+    def line_error(self, code, buf, pos):
         st = self.st
         line = buf[pos:].tobytes().split(b"\n", 1)[0]
-        kmer, count = _show(line.split()[0], 60), _show(buf[st[_ERR0]:st[_ERR1]], 30)
-        if code == _E_FORM:
+        kmer, count = shown(line.split()[0], 60), shown(buf[st[D_ERR0]:st[D_ERR1]], 30)
+        if code == D_E_FORM:
             fasta = "; this is FASTA, Jellyfish's default dump: dump with `jellyfish dump -c -t DB`"
-            msg = f"the line {_show(line, 80)} is not 'KMER COUNT'. {_FORM}{fasta if line.startswith(b'>') else ''}."
-        elif code == _E_COUNT:
+            msg = f"the line {shown(line, 80)} is not 'KMER COUNT'. {_FORM}{fasta if line.startswith(b'>') else ''}."
+        elif code == D_E_COUNT:
             msg = f"the count {count} of the k-mer {kmer} is not a non-negative integer (digits 0-9 only)."
-        elif code == _E_BIG:
+        elif code == D_E_BIG:
             msg = (f"the count {count} of the k-mer {kmer} is above 2**53, the largest count stored exactly. "
                    "Check the counting step: no k-mer occurs that often in a genome.")
         else:
-            msg = (f"the k-mer {kmer} is also on line {st[_ARG]}. A dump lists each k-mer once: this file is "
+            msg = (f"the k-mer {kmer} is also on line {st[ARG]}. A dump lists each k-mer once: this file is "
                    "joined from several dumps or damaged. Dump the sample's database again.")
-        return ValueError(f"{str(self.paths[-1])!r}, line {st[_LINE] + 1}: {msg}")
+        return ValueError(f"{str(self.paths[-1])!r}, line {st[LINE] + 1}: {msg}")
 
     def columns(self, dt):
         """The k-mers sorted by their bytes: (column of each k-mer index, order, arena, offsets),
         the arena as the table keeps it; checks first that every count fits ``dt`` exactly."""
-        limit = _exact_limit(dt)
-        if int(self.st[_MAX]) > limit:
-            raise ValueError(f"The largest count, {int(self.st[_MAX])}, is more than dtype {dt.name} holds "
-                             f"exactly (up to {limit}). Pass dtype=np.float64 (exact up to 2**53).")
-        n, nbytes = int(self.st[_KN]), int(self.st[_KB])
+        check_max_count(int(self.st[D_MAX]), dt)
+        n, nbytes = int(self.st[D_KN]), int(self.st[D_KB])
         arena, offs = self.kmers.arena[:nbytes], self.kmers.offs[: n + 1]
         if arena.max(initial=0) >= 128:  # not ASCII: must still be UTF-8 (raises naming the line)
-            self._decoded(self.kmers, n, nbytes, "k-mer")
+            self.decoded(self.kmers, n, nbytes, "k-mer")
         width = int(np.diff(offs).max(initial=2)) - 1
         padded = np.zeros((n, width), np.uint8)
-        _pad(arena, offs, padded)
+        pad(arena, offs, padded)
         order = np.argsort(padded.view(f"S{width}").ravel(), kind="stable")
         del padded
         out, out_offs = np.empty(nbytes, np.uint8), np.zeros(n + 1, np.int64)
-        _reordered(arena, offs, order, out, out_offs)
+        reordered(arena, offs, order, out, out_offs)
         rank = np.empty(n, np.int64)
         rank[order] = np.arange(n)
         return rank, order, out, out_offs
@@ -264,7 +132,7 @@ def sample_id(name):
     """The sample id of a dump named ``name``: without its compression suffix, then without each
     trailing suffix of :data:`DUMP_SUFFIXES` (``S1.kmc.dump.gz`` -> ``S1``; case ignored)."""
     stem = Path(name).name
-    for suffix in _COMPRESSION:
+    for suffix in COMPRESSION_SUFFIXES:
         if stem.lower().endswith(suffix) and len(stem) > len(suffix):
             stem = stem[: -len(suffix)]
             break
@@ -351,8 +219,8 @@ def _plan(source, samples, metadata, absent, owner):
         unknown = [s for s in wanted if s not in where]
         if unknown or len(set(wanted)) < len(wanted) or not wanted:
             raise ValueError(f"The 'samples' parameter of {owner} must name samples of {str(source)!r}, each once"
-                             f"{f'; {len(unknown)} are not among them: {_names(unknown)}' if unknown else ''}"
-                             f". Its samples: {_names([s for s, _ in entries])}.")
+                             f"{f'; {len(unknown)} are not among them: {names_list(unknown)}' if unknown else ''}"
+                             f". Its samples: {names_list([s for s, _ in entries])}.")
         entries = [(s, where[s]) for s in wanted]
     if metadata is None:
         return entries, None, None
@@ -394,11 +262,6 @@ def _dataset(reader, rows, row_ids, dt):
     X.has_canonical_format = True  # sorted, and no k-mer twice in a dump
     names = np.array(arena.tobytes().decode("utf-8").split("\n")[:-1], dtype=object)
     return Dataset(X, np.array(row_ids, dtype=object), names)
-
-
-def _check_block_size(block_size, owner):
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
-        raise param_error("block_size", owner, "a positive int (bytes)", block_size)
 
 
 @register_reader("dumps", suffixes=(".dumps", ".dumps.txt", ".dumps.tsv"))
@@ -444,13 +307,8 @@ def read_dumps(source, *, samples=None, dtype=np.float64, block_size=BLOCK_SIZE)
     >>> ds.X.toarray().tolist()
     [[5.0, 0.0, 2.0], [0.0, 1.0, 7.0]]
     """
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        dt = None
-    if dt is None or dt.kind not in "iuf":
-        raise param_error("dtype", "read_dumps", "a real number type such as np.float64", dtype)
-    _check_block_size(block_size, "read_dumps")
+    dt = check_count_dtype(dtype, "read_dumps")
+    check_block_size(block_size, "read_dumps")
     plan, _, _ = _plan(source, samples, None, "drop", "read_dumps")
     rows = []
     reader = _read_rows(plan, block_size, lambda r, cols, counts: rows.append((cols, counts)))
@@ -486,18 +344,16 @@ def convert_dumps(source, out_path, *, metadata=None, samples=None, dtype=None, 
     (Path, MatchReport or None)
         The store, and the report of the metadata join (None without metadata).
     """
-    from .store import _budget, _check_dtype
+    from .store import _budget
 
     budget = _budget(chunk_bytes, "convert_dumps")
-    dt = _check_dtype(dtype, np.float64)
-    if dt.kind == "b":
-        raise param_error("dtype", "convert_dumps", "a number type such as np.float64 or np.uint32", dtype)
+    dt = check_store_dtype(dtype, "convert_dumps")
     if absent not in ("zeros", "drop"):
         raise param_error("absent", "convert_dumps", "'drop' or 'zeros'", absent)
-    _check_block_size(block_size, "convert_dumps")
+    check_block_size(block_size, "convert_dumps")
     out_path = Path(out_path)
     plan, obs, report = _plan(source, samples, metadata, absent, "convert_dumps")
-    spill, sizes = _Spill(budget, out_path.parent if out_path.parent.is_dir() else Path(".")), []
+    spill, sizes = Spill(budget, out_path.parent if out_path.parent.is_dir() else Path(".")), []
 
     def keep(r, cols, counts):
         sizes.append(cols.size)
@@ -541,11 +397,11 @@ def _write_rows(reader, spill, row_nnz, row_ids, obs, out_path, dt, column_copy,
     groups = list(_column_groups(colptr, max(1, budget // _BUCKET_BYTES))) if column_copy else [(0, p)]
     starts = np.array([j0 for j0, _ in groups] + [p], np.int64)
     fill = colptr[starts[:-1]].copy()  # the next free place of each group in the column copy
-    names = _ArenaNames(SimpleNamespace(arena=arena, offs=offs), p, offs[-1])
+    names = ArenaNames(SimpleNamespace(arena=arena, offs=offs), p, offs[-1])
     with _atomic(out_path, overwrite) as tmp, _h5py().File(tmp, "w") as f, ExitStack() as done:
         _write_skeleton(f, _strings(row_ids, "sample id")[0], obs, names, names.blob())
         del names
-        writer = _StreamWriter(f, row_nnz, p, dt, column_copy)
+        writer = StreamWriter(f, row_nnz, p, dt, column_copy)
         done.callback(writer.close)
         fd = os.open(tmp, os.O_RDONLY)
         done.callback(os.close, fd)
@@ -576,7 +432,7 @@ def _write_rows(reader, spill, row_nnz, row_ids, obs, out_path, dt, column_copy,
                 cols_file.seek(4 * lo)
                 keys = np.fromfile(cols_file, np.int32, hi - lo).astype(np.int64) - j0
                 rows, pos = np.empty(hi - lo, np.int64), np.empty(hi - lo, np.int64)
-                _by_row(keys, crows.read(into, lo, hi, np.int64), j1 - j0, rows, pos, np.zeros(j1 - j0, np.int64))
+                by_row(keys, crows.read(into, lo, hi, np.int64), j1 - j0, rows, pos, np.zeros(j1 - j0, np.int64))
                 writer.crows.put(lo, rows)
                 writer.cdata.put(lo, cdata.read(into, lo, hi)[pos])
             writer.colptr = colptr

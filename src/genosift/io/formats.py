@@ -17,13 +17,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .compression import DamagedFile, LineTooLong, open_binary, open_text
+from .compression import COMPRESSION_SUFFIXES, DamagedFile, LineTooLong, open_binary, open_text
 
-__all__ = ["format_of", "sniff_format"]
+__all__ = ["format_of", "is_store", "sniff_format"]
 
 #: Suffixes that several readers could mean: the file's content decides.
 AMBIGUOUS = (".txt", ".h5ad")
-_COMPRESSION = (".gz", ".bz2", ".zst", ".xz")
 _HDF5 = b"\x89HDF\r\n\x1a\n"
 _MAGIC = ((b"PAR1", "parquet"), (b"\x93NUMPY", "npy"), (b"PK\x03\x04", "npz"), (b"PK\x05\x06", "npz"),
           (b"\x6c\x1b\x01", "plink"), (b"BCF\x02", "vcf"))
@@ -42,13 +41,14 @@ def _by_suffix(path):
     best = None
     for reader in READERS.values():
         for suffix in reader.suffixes:
-            for comp in ("", *_COMPRESSION):
+            for comp in ("", *COMPRESSION_SUFFIXES):
                 if name.endswith(suffix + comp) and (best is None or len(suffix + comp) > best[1]):
                     best = (reader.name, len(suffix + comp), suffix)
     return best
 
 
-def _is_genosift_store(path):
+def is_store(path):
+    """Whether the file ``path`` is a genosift store: HDF5 marked ``genosift-store`` (h5py needed)."""
     try:
         import h5py
     except ImportError:
@@ -128,7 +128,7 @@ def sniff_format(path):
     with open(path, "rb") as fh:
         head = fh.read(16)
     if head.startswith(_HDF5):
-        return "store" if _is_genosift_store(path) else "h5ad"
+        return "store" if is_store(path) else "h5ad"
     for magic, name in _MAGIC:
         if head.startswith(magic):
             return name
@@ -186,7 +186,7 @@ def format_of(path):
     known = sorted({s for r in READERS.values() for s in r.suffixes})
     raise FixError(
         f"Cannot tell the format of {str(path)!r} from its name or its first bytes. Known suffixes: "
-        f"{known} (optionally compressed with {list(_COMPRESSION)}); or pass {{format}} one of "
+        f"{known} (optionally compressed with {list(COMPRESSION_SUFFIXES)}); or pass {{format}} one of "
         f"{sorted(READERS)}.",
         owner="read", format=FixError.ANY,
     )

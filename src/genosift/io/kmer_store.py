@@ -16,276 +16,35 @@ of one value per k-mer or per sample; never the matrix.
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
 from .. import engine
 from .._messages import FixError
 from .._validation import param_error
 from . import Dataset
-from .kmers import BLOCK_SIZE, _exact_limit, _path_list, _Reader, _sample_list, _warn_unmatched
+from .arena import ArenaNames
+from .kmer_kernels import KB, KN, MAX, SB, SN
+from .kmers import BLOCK_SIZE, KmerReader, check_block_size, check_max_count, check_paths, check_samples
+from .spill import Spill, StreamWriter
 
-__all__ = ["convert_kmers"]
+__all__ = ["check_store_dtype", "convert_kmers"]
 
 # bytes per count of a batch written out of core: the sample indices and counts read back (12),
 # rows and positions (16), values and columns (16), their copies sorted by row (24), index cast (4)
 _BYTES_PER_COUNT = 72
-# bytes per count converted in memory: the parsed counts (8) and the CSR matrix (12)
-_IN_MEMORY_BYTES = 20
 
 
-class _Spill:
-    """Parsed blocks, kept in memory up to a budget, then appended to a temporary file."""
+def check_store_dtype(dtype, owner):
+    """The stored type of the counts ``owner`` converts: ``dtype`` (default float64), a number type."""
+    from .store import _check_dtype
 
-    def __init__(self, budget, folder):
-        self.budget = budget
-        self.folder = folder
-        self.memory = []
-        self.file = None
-        self.index = []  # per spilled block: lines, entries, count dtype
-        self.entries = 0
-        self.lines = 0
-
-    def add(self, kmer, nnz, samp, counts):
-        self.entries += samp.size
-        self.lines += kmer.size
-        block = (kmer, nnz, samp, counts)
-        if self.file is None:
-            self.memory.append(block)
-            if self.entries * _IN_MEMORY_BYTES <= self.budget:
-                return
-            fd, name = tempfile.mkstemp(prefix=".genosift-kmers.", suffix=".spill", dir=self.folder)
-            self.file = os.fdopen(fd, "w+b")
-            os.unlink(name)  # gone with the process, however it ends
-            blocks, self.memory = self.memory, []
-            for b in blocks:
-                self._write(b)
-            return
-        self._write(block)
-
-    def _write(self, block):
-        kmer, nnz, samp, counts = block
-        for a in block:
-            self.file.write(memoryview(np.ascontiguousarray(a)).cast("B"))
-        self.index.append((kmer.size, samp.size, counts.dtype))
-
-    @property
-    def spilled(self):
-        return self.file is not None
-
-    def blocks(self):
-        """The spilled blocks again, in order, one at a time."""
-        self.file.flush()
-        self.file.seek(0)
-        for lines, entries, count_dtype in self.index:
-            kmer = np.fromfile(self.file, np.int64, lines)
-            nnz = np.fromfile(self.file, np.int32, lines)
-            samp = np.fromfile(self.file, np.int32, entries)
-            counts = np.fromfile(self.file, count_dtype, entries)
-            if counts.size != entries:
-                raise OSError("the temporary file of parsed counts was cut short (is the disk full?)")
-            yield kmer, nnz, samp, counts
-
-    def close(self):
-        if self.file is not None:
-            self.file.close()
-
-
-@njit(nogil=True, cache=True)
-def _by_column(nnz, samp, row_of, out_rows, out_pos, col_counts):
-    """Kept entries of a batch of lines, rows sorted within each line (column).
-
-    ``out_pos[i]`` is the position in the batch of the i-th kept entry; returns their number.
-    """
-    e = 0
-    m = 0
-    for i in range(nnz.size):
-        start = m
-        for _ in range(nnz[i]):
-            r = row_of[samp[e]]
-            if r >= 0:
-                out_rows[m] = r
-                out_pos[m] = e
-                m += 1
-            e += 1
-        if m - start > 1:
-            order = np.argsort(out_rows[start:m])
-            out_rows[start:m] = out_rows[start:m][order]
-            out_pos[start:m] = out_pos[start:m][order]
-        col_counts[i] = m - start
-    return m
-
-
-@njit(nogil=True, cache=True)
-def _by_row(rows, cols, n_rows, out_cols, out_pos, row_counts):
-    """A stable counting sort of entries (in column order) by row: columns rise within each row."""
-    for r in rows:
-        row_counts[r] += 1
-    start = np.empty(n_rows, np.int64)
-    acc = 0
-    for r in range(n_rows):
-        start[r] = acc
-        acc += row_counts[r]
-    for k in range(rows.size):
-        r = rows[k]
-        out_cols[start[r]] = cols[k]
-        out_pos[start[r]] = k
-        start[r] += 1
-
-
-class _Out:
-    """A 1-D dataset of a store being written, filled by ranges: with ``os.pwrite`` at its place
-    in the file (allocated when created; HDF5 keeps it contiguous), else through h5py."""
-
-    def __init__(self, group, name, size, dtype, fd):
-        from .store import _h5py
-
-        h5py = _h5py()
-        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
-        dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
-        dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
-        self.ds = group.create_dataset(name, shape=(size,), dtype=dtype, dcpl=dcpl)
-        self.dtype = np.dtype(dtype)
-        offset = self.ds.id.get_offset() if fd is not None and size else None
-        self.fd, self.offset = fd, None if offset is None else int(offset)
-
-    def put(self, start, values):
-        """Write ``values`` (cast to the dataset's type, exactly: checked by the caller) at ``start``."""
-        values = np.ascontiguousarray(values, dtype=self.dtype)
-        if not values.size:
-            return
-        if self.offset is None:
-            self.ds[start:start + values.size] = values
-            return
-        view = memoryview(values).cast("B")
-        pos = self.offset + start * self.dtype.itemsize
-        done = 0
-        while done < len(view):
-            done += os.pwrite(self.fd, view[done:], pos + done)
-
-
-class _StreamWriter:
-    """Writes batches of columns into the CSR matrix and its column copy of an open store."""
-
-    def __init__(self, f, row_nnz, n_cols, dt, column_copy):
-        from .store import _attrs, _index_dtype
-
-        n = row_nnz.size
-        self.n, self.p, self.dt = n, n_cols, dt
-        indptr = np.zeros(n + 1, np.int64)
-        np.cumsum(row_nnz, out=indptr[1:])
-        total = int(indptr[-1])
-        self.fd = os.open(f.filename, os.O_WRONLY) if hasattr(os, "pwrite") else None
-        g = f.create_group("X")
-        _attrs(g, "csr_matrix", "0.1.0", shape=np.array([n, n_cols], dtype=np.int64))
-        self.data = _Out(g, "data", total, dt, self.fd)
-        self.indices = _Out(g, "indices", total, _index_dtype(n_cols), self.fd)
-        g.create_dataset("indptr", data=indptr)
-        self.cursor = indptr[:-1].copy()
-        self.ends = indptr[1:]
-        self.column_copy = column_copy
-        self.colptr = np.zeros(n_cols + 1, np.int64)
-        self.next_col = 0
-        self.written = 0
-        if column_copy:
-            c = f["var"].create_group("_genosift_columns")
-            _attrs(c, "csc_matrix", "0.1.0", shape=np.array([n, n_cols], dtype=np.int64))
-            self.cdata = _Out(c, "data", total, dt, self.fd)
-            self.crows = _Out(c, "indices", total, _index_dtype(n), self.fd)
-            self.cgroup = c
-
-    def write(self, blocks, row_of):
-        kmer = np.concatenate([b[0] for b in blocks])
-        nnz = np.concatenate([b[1] for b in blocks])
-        samp = np.concatenate([b[2] for b in blocks])
-        counts = np.concatenate([b[3].astype(np.float64, copy=False) for b in blocks])
-        if kmer.size and (kmer[0] != self.next_col or np.any(np.diff(kmer) != 1)):
-            raise RuntimeError("k-mer columns arrived out of order while converting")  # guarded by the caller
-        col_counts = np.zeros(kmer.size, np.int64)
-        rows = np.empty(samp.size, np.int64)
-        pos = np.empty(samp.size, np.int64)
-        m = _by_column(nnz, samp, row_of, rows, pos, col_counts)
-        rows, pos = rows[:m], pos[:m]
-        values = counts[pos].astype(self.dt, copy=False)
-        del counts
-        cols = np.repeat(kmer, col_counts)
-        if self.column_copy:
-            a = self.written
-            self.cdata.put(a, values)
-            self.crows.put(a, rows)
-        self.written += m
-        if kmer.size:
-            j0, j1 = int(kmer[0]), int(kmer[-1]) + 1
-            self.colptr[j0 + 1:j1 + 1] = self.colptr[j0] + np.cumsum(col_counts)
-            self.next_col = j1
-        row_counts = np.zeros(self.n, np.int64)
-        by_row_cols = np.empty(m, np.int64)
-        by_row_pos = np.empty(m, np.int64)
-        _by_row(rows, cols, self.n, by_row_cols, by_row_pos, row_counts)
-        del rows, cols
-        values = values[by_row_pos]
-        by_row_cols = by_row_cols.astype(self.indices.dtype, copy=False)
-        k = 0
-        for r in np.flatnonzero(row_counts):
-            c = int(row_counts[r])
-            a = int(self.cursor[r])
-            self.data.put(a, values[k:k + c])
-            self.indices.put(a, by_row_cols[k:k + c])
-            self.cursor[r] = a + c
-            k += c
-
-    def close(self):
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-    def finish(self):
-        self.close()
-        if self.next_col != self.p or not np.array_equal(self.cursor, self.ends):
-            raise RuntimeError("the second pass over the counts did not match the first")
-        if self.column_copy:
-            self.cgroup.create_dataset("indptr", data=self.colptr)
-
-
-class _ArenaNames:
-    """The k-mers of a reader's table as a sliceable sequence of str, decoded a slice at a time."""
-
-    def __init__(self, table, n, nbytes):
-        self.arena, self.offs, self.n, self.nbytes = table.arena, table.offs, n, nbytes
-
-    def __len__(self):
-        return self.n
-
-    def __getitem__(self, where):
-        a, b, _ = where.indices(self.n)
-        if b <= a:
-            return []
-        text = self.arena[self.offs[a]:self.offs[b] - 1].tobytes().decode("utf-8")
-        return text.split("\n")
-
-    def blob(self):
-        """The names' UTF-8 bytes joined by NUL (checked to hold none)."""
-        out = self.arena[: max(self.nbytes - 1, 0)].copy()
-        out[out == 10] = 0
-        return out
-
-
-def _rows(reader, ids, samples):
-    """Row ids and the row of each sample index of the reader (-1: left out)."""
-    if samples is None:
-        order = sorted(range(len(ids)), key=ids.__getitem__)
-        row_of = np.empty(len(ids), np.int64)
-        row_of[order] = np.arange(len(ids))
-        return [ids[i] for i in order], row_of
-    where = {s: r for r, s in enumerate(samples)}
-    row_of = np.array([where.get(s, -1) for s in ids], dtype=np.int64)
-    _warn_unmatched(samples, ids, row_of, reader.paths)
-    return list(samples), row_of
+    dt = _check_dtype(dtype, np.float64)
+    if dt.kind == "b":
+        raise param_error("dtype", owner, "a number type such as np.float64 or np.uint32", dtype)
+    return dt
 
 
 def _matched(row_ids, row_of, metadata, absent):
@@ -359,24 +118,21 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype=None, c
     >>> store.sample_ids.tolist(), store.to_dataset().X.toarray().tolist()
     (['s1', 's2', 's3'], [[3.0, 0.0, 1.0], [1.0, 7.0, 0.0], [0.0, 0.0, 2.0]])
     """
-    from .store import _budget, _check_dtype, write_store
+    from .store import _budget, write_store
 
-    path_list = _path_list(paths)
-    sample_list = _sample_list(samples)
+    path_list = check_paths(paths)
+    sample_list = check_samples(samples)
     budget = _budget(chunk_bytes, "convert_kmers")
-    dt = _check_dtype(dtype, np.float64)
-    if dt.kind == "b":
-        raise param_error("dtype", "convert_kmers", "a number type such as np.float64 or np.uint32", dtype)
+    dt = check_store_dtype(dtype, "convert_kmers")
     if overlap not in ("sum", "error"):
         raise param_error("overlap", "convert_kmers", "'sum' or 'error'", overlap)
     if absent not in ("zeros", "drop"):
         raise param_error("absent", "convert_kmers", "'zeros' or 'drop'", absent)
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
-        raise param_error("block_size", "convert_kmers", "a positive int (bytes)", block_size)
+    check_block_size(block_size, "convert_kmers")
     out_path = Path(out_path)
     folder = out_path.parent if out_path.parent.is_dir() else Path(".")
-    reader = _Reader(int(block_size))
-    spill = _Spill(budget, folder)
+    reader = KmerReader(int(block_size))
+    spill = Spill(budget, folder)
     try:
         with engine.progress("Reading k-mer counts", unit="k-mers") as bar:
             def add(kmer, *rest):
@@ -403,24 +159,23 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype=None, c
 
 
 def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_copy, overwrite, budget, absent):
-    from .kmers import _KB, _KN, _MAX, _SB, _SN
     from .store import _atomic, _h5py, _strings, _write_skeleton
 
     st = reader.st
-    ids = reader._decoded(reader.samples, int(st[_SN]), int(st[_SB]), "sample id")
+    ids = reader.decoded(reader.samples, int(st[SN]), int(st[SB]), "sample id")
     try:
-        reader.kmers.arena[: int(st[_KB])].tobytes().decode("utf-8")
+        reader.kmers.arena[: int(st[KB])].tobytes().decode("utf-8")
     except UnicodeDecodeError:
-        reader._decoded(reader.kmers, int(st[_KN]), int(st[_KB]), "k-mer")  # raises, naming the line
-    nul = np.flatnonzero(reader.kmers.arena[: int(st[_KB])] == 0)
+        reader.decoded(reader.kmers, int(st[KN]), int(st[KB]), "k-mer")  # raises, naming the line
+    nul = np.flatnonzero(reader.kmers.arena[: int(st[KB])] == 0)
     if nul.size:
-        i = int(np.searchsorted(reader.kmers.offs[: int(st[_KN]) + 1], nul[0], side="right")) - 1
+        i = int(np.searchsorted(reader.kmers.offs[: int(st[KN]) + 1], nul[0], side="right")) - 1
         raise ValueError(
             f"The k-mer on line {reader.kmers.cols['line'][i]} of "
             f"{str(reader.paths[reader.kmers.cols['file'][i]])!r} holds a NUL byte, which a store "
             "cannot hold: the file is damaged or not k-mer text."
         )
-    if spill.lines != int(st[_KN]):
+    if spill.lines != int(st[KN]):
         files = ", ".join(repr(str(p)) for p in reader.paths)
         raise FixError(
             f"The files {files} share k-mers, and their {spill.entries} counts are more than the "
@@ -429,13 +184,8 @@ def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_
             "convert the files one by one.",
             owner="convert_kmers", chunk_bytes=FixError.ANY,
         )
-    limit = _exact_limit(dt)
-    if int(st[_MAX]) > limit:
-        raise ValueError(
-            f"The largest count, {int(st[_MAX])}, is more than dtype {dt.name} holds exactly (up to "
-            f"{limit}). Pass dtype=np.float64 (exact up to 2**53)."
-        )
-    row_ids, row_of = _rows(reader, ids, sample_list)
+    check_max_count(int(st[MAX]), dt)
+    row_ids, row_of = reader.sample_rows(ids, sample_list, stacklevel=4)
     report, obs = None, None
     if metadata is not None:
         matched, row_of, report = _matched(row_ids, row_of, metadata, absent)
@@ -444,7 +194,7 @@ def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_
     row_nnz = np.zeros(len(row_ids), np.int64)
     kept = row_of >= 0
     row_nnz[row_of[kept]] = nnz[kept]
-    names = _ArenaNames(reader.kmers, int(st[_KN]), int(st[_KB]))
+    names = ArenaNames(reader.kmers, int(st[KN]), int(st[KB]))
     reader.kmers.table = reader.kmers.hashes = None  # the look-up table is done with
     per_batch = max(1, budget // _BYTES_PER_COUNT)
     h5py = _h5py()
@@ -452,7 +202,7 @@ def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_
         with h5py.File(tmp, "w") as f:
             _write_skeleton(f, _strings(row_ids, "sample id")[0], obs, names, names.blob())
             del names
-            writer = _StreamWriter(f, row_nnz, int(st[_KN]), dt, column_copy)
+            writer = StreamWriter(f, row_nnz, int(st[KN]), dt, column_copy)
             try:
                 with engine.progress("Writing the store", total=spill.lines, unit="k-mers") as bar:
                     batch, entries = [], 0

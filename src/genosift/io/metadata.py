@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 
 from .._messages import FixError, PythonText, Spelled
-from .._validation import UsageError, _names_list, param_error
+from .._validation import UsageError, param_error
 from . import Dataset
 from .compression import MAX_LINE_BYTES, open_binary, suffix_compression
-from .tables import _EXACT_FLOATS
+from .quoting import names_list
+from .reading import EXACT_FLOATS
 
 __all__ = ["FewMatchedWarning", "MatchReport", "TooFewMatched", "attach_metadata", "read_metadata"]
 
@@ -23,10 +24,6 @@ class FewMatchedWarning(Spelled, UserWarning):
 class TooFewMatched(Spelled, UsageError):
     """Fewer samples matched by id than ``min_matched`` asks (a ``ValueError``; the command exits with 2)."""
 
-
-
-def _names(names, limit=10):
-    return _names_list(list(names), limit)
 
 
 def _opened(path):
@@ -95,7 +92,7 @@ def read_metadata(path, *, id_column, sep=None):
         if sep is None:
             sep = _sniff_sep(path)
         # pandas reads the bytes through a bounded decompressor, never the file itself
-        options = dict(sep=sep, index_col=False, encoding="utf-8", **_EXACT_FLOATS)
+        options = dict(sep=sep, index_col=False, encoding="utf-8", **EXACT_FLOATS)
         with _opened(path) as fh:
             columns = [str(c) for c in pd.read_csv(fh, nrows=0, **options).columns]
         if id_column not in columns:
@@ -137,7 +134,7 @@ def read_metadata(path, *, id_column, sep=None):
         raise
     if frame.empty:
         raise ValueError(
-            f"{str(path)!r} is empty: it has a header ({_names(columns)}) but no rows. A metadata "
+            f"{str(path)!r} is empty: it has a header ({names_list(columns)}) but no rows. A metadata "
             "table needs one row per sample."
         )
     ids = frame[id_column]
@@ -157,7 +154,7 @@ def read_metadata(path, *, id_column, sep=None):
         names = sorted(set(dup))
         raise ValueError(
             f"{str(path)!r} lists {len(names)} sample id(s) of column {id_column!r} more than "
-            f"once: {_names(names)}. Each sample must have one row; remove or merge the repeats."
+            f"once: {names_list(names)}. Each sample must have one row; remove or merge the repeats."
         )
     frame = frame.drop(columns=[id_column])
     frame.index = pd.Index(ids.to_numpy(dtype=object), name=id_column)
@@ -208,8 +205,8 @@ class MatchReport:
 
     def _unmatched(self):
         meta_only = [*self.only_in_metadata, *self.zero_rows]
-        parts = [f"ids of the data not in the metadata: {_names(self.only_in_data, 5) or 'none'}",
-                 f"ids of the metadata not in the data: {_names(sorted(meta_only), 5) or 'none'}"]
+        parts = [f"ids of the data not in the metadata: {names_list(self.only_in_data, 5) or 'none'}",
+                 f"ids of the metadata not in the data: {names_list(sorted(meta_only), 5) or 'none'}"]
         if self.zero_rows:
             parts.append(f"{len(self.zero_rows)} sample(s) of the metadata are kept as all-zero rows")
         return "; ".join(parts)
@@ -219,17 +216,17 @@ class MatchReport:
         parts = []
         if self.only_in_data:
             parts.append(
-                f"{len(self.only_in_data)} in the data only, left out: {_names(self.only_in_data)}"
+                f"{len(self.only_in_data)} in the data only, left out: {names_list(self.only_in_data)}"
             )
         if self.only_in_metadata:
             parts.append(
                 f"{len(self.only_in_metadata)} in the metadata only, left out: "
-                f"{_names(self.only_in_metadata)}"
+                f"{names_list(self.only_in_metadata)}"
             )
         if self.zero_rows:
             parts.append(
                 f"{len(self.zero_rows)} in the metadata only, kept as samples that carry none of "
-                f"the features (all-zero rows): {_names(self.zero_rows)}"
+                f"the features (all-zero rows): {names_list(self.zero_rows)}"
             )
         if not parts:
             return text + "; the data and the metadata hold the same samples."
@@ -326,7 +323,7 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matche
         if dup:
             raise ValueError(
                 f"{side.capitalize()} list(s) {len(dup)} sample id(s) more than once: "
-                f"{_names(sorted(dup))}. Ids must be unique to be matched."
+                f"{names_list(sorted(dup))}. Ids must be unique to be matched."
             )
     in_meta = set(meta_ids)
     in_data = set(ids)
@@ -337,9 +334,9 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matche
     if how == "strict" and (report.only_in_data or report.only_in_metadata):
         raise ValueError(
             "The data and the metadata do not hold the same samples (how='strict'): "
-            f"{len(report.only_in_data)} id(s) only in the data ({_names(report.only_in_data) or '-'}), "
+            f"{len(report.only_in_data)} id(s) only in the data ({names_list(report.only_in_data) or '-'}), "
             f"{len(report.only_in_metadata)} only in the metadata "
-            f"({_names(report.only_in_metadata) or '-'}). Fix the ids, or pass how='inner' to keep "
+            f"({names_list(report.only_in_metadata) or '-'}). Fix the ids, or pass how='inner' to keep "
             f"the {report.n_matched} sample(s) found in both."
         )
     source = metadata.attrs.get("path")
@@ -364,7 +361,7 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matche
     if not keep:
         raise ValueError(
             f"No sample id of the data is in {named}: the data have "
-            f"{_names(sorted(in_data), 5)}; the metadata have {_names(sorted(in_meta), 5)}. "
+            f"{names_list(sorted(in_data), 5)}; the metadata have {names_list(sorted(in_meta), 5)}. "
             "Check the id column and the spelling of the ids."
         )
     rows = np.asarray(keep, dtype=np.intp)
@@ -383,7 +380,7 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matche
         clash = sorted(set(map(str, old.columns)) & set(map(str, obs.columns)))
         if clash:
             raise ValueError(
-                f"The data already have per-sample columns {_names(clash)} that the metadata "
+                f"The data already have per-sample columns {names_list(clash)} that the metadata "
                 "also hold. Drop or rename them on one side before joining."
             )
         old = old.set_axis(obs.index[: len(keep)], axis=0).reindex(obs.index)

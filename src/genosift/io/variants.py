@@ -26,7 +26,6 @@ carrier reads 2, not 1. Sample ids are the ``.fam`` IIDs, or ``FID_IID`` when II
 """
 from __future__ import annotations
 
-import importlib
 import warnings
 from collections import deque
 from pathlib import Path
@@ -36,9 +35,11 @@ import scipy.sparse as sp
 from numba import njit
 
 from .._messages import FixError, Spelled, plain
-from .._validation import _names_list, param_error
+from .._validation import param_error
 from . import Dataset, register_reader
 from .compression import detect
+from .quoting import names_list
+from .reading import optional_module
 
 __all__ = ["MissingGenotypesWarning", "read_plink", "read_vcf"]
 
@@ -50,16 +51,6 @@ _HTSLIB_SAYS = "htslib's message, printed just before on standard error, names t
 
 class MissingGenotypesWarning(Spelled, UserWarning):
     """A variant file holds missing calls, read as 0 (its message says how many, and where)."""
-
-
-def _optional(module, extra, purpose):
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise ImportError(
-            f"Reading {purpose} needs the '{module.replace('_', '-')}' package, which is not installed. "
-            f"Install it with `pip install 'genosift[{extra}]'`."
-        ) from None
 
 
 def _check_options(genotypes, missing, owner):
@@ -146,7 +137,7 @@ def _unique(names, what, path, fix):
                                  return_counts=True)
     if (counts > 1).any():
         dups = [names[i] for i in np.sort(first[counts > 1])]
-        raise ValueError(f"{str(path)!r} has {len(dups)} duplicated {what}: {_names_list(dups)}. {fix}")
+        raise ValueError(f"{str(path)!r} has {len(dups)} duplicated {what}: {names_list(dups, 5)}. {fix}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,7 +179,7 @@ def read_vcf(path, *, genotypes="dosage", missing="zero"):
     """
     path = Path(path)
     _check_options(genotypes, missing, "read_vcf")
-    cyvcf2 = _optional("cyvcf2", "vcf", "VCF and BCF files")
+    cyvcf2 = optional_module("cyvcf2", "VCF and BCF files", install="`pip install 'genosift[vcf]'`")
     kind = detect(path)
     if kind not in (None, "gzip"):
         raise ValueError(
@@ -384,7 +375,7 @@ def read_plink(path, *, genotypes="dosage", missing="zero"):
         raise FileNotFoundError(
             f"The PLINK fileset {str(path)!r} needs {' and '.join(repr(a) for a in absent)} beside it: a .bed "
             f"holds only the genotypes, its .bim lists the variants and its .fam the samples.")
-    bed_reader = _optional("bed_reader", "plink", "PLINK .bed files")
+    bed_reader = optional_module("bed_reader", "PLINK .bed files", install="`pip install 'genosift[plink]'`")
     try:
         bed = bed_reader.open_bed(path, bim_filepath=bim, fam_filepath=fam, count_A1=True)
     except Exception as exc:
