@@ -10,7 +10,7 @@ from .spelling import read_options
 
 def _score_job(args):
     """Shared by `score` and `select`: read, label, score on the training samples."""
-    from .. import jobs
+    from .. import pipeline
     from ..scores import get_method
 
     spec = get_method(args.method)
@@ -18,16 +18,16 @@ def _score_job(args):
         raise ValueError(f"--fdr needs p-values, and method '{spec.name}' has none. Use --top K.")
     scoring = scoring_options(args, spec)  # before any file is read
     labelled = labelled_samples(args)
-    if args.scheduler and not isinstance(labelled.X_train, jobs.StoreRows):
+    if args.scheduler and not isinstance(labelled.X_train, pipeline.StoreRows):
         raise ValueError(f"--scheduler scores a store (.gs.h5ad) on Dask workers, which read it themselves; "
                          f"{args.data!r} is read into memory here. Convert it once with `genosift convert`, "
                          "or leave out --scheduler.")
     from ..dask import use_scheduler
 
     with use_scheduler(args.scheduler):  # None: the local engine
-        result = jobs.score_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes, **scoring)
-    mask = jobs.select_mask(result, top=args.top, fdr=args.fdr)
-    prof = jobs.profile_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes)
+        result = pipeline.score_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes, **scoring)
+    mask = pipeline.select_mask(result, top=args.top, fdr=args.fdr)
+    prof = pipeline.profile_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes)
     return labelled, result, mask, prof
 
 
@@ -64,23 +64,16 @@ def scoring_options(args, spec):
     return {"min_af": args.min_af, "max_af": args.max_af, "options": options}
 
 
+def command_line():
+    """The command as typed, when run as ``genosift`` (None when called from Python)."""
+    return " ".join(["genosift", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("genosift") else None
+
+
 def _provenance(args, labelled, result, mask, started):
-    import numpy as np
+    from .. import pipeline
 
-    from .. import jobs
-
-    inputs = [p for p in (args.data, args.meta) if p]
-    return {
-        **result.provenance(),
-        "command": " ".join(["genosift", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("genosift") else None,
-        "inputs": {str(p): {"sha256": jobs.file_digest(p)} for p in inputs},
-        "target": args.target,
-        "selection": {"top": args.top, "fdr": args.fdr, "n_selected": int(mask.sum())},
-        "samples_used": [str(s) for s in labelled.dataset.sample_ids[labelled.train]],
-        "class_counts": {str(c): int((labelled.y_train == c).sum()) for c in np.unique(labelled.y_train)},
-        "notes": labelled.notes,
-        "seconds": round(time.perf_counter() - started, 3),
-    }
+    return pipeline.run_provenance(labelled, result, mask, inputs=(args.data, args.meta), target=args.target,
+                                   top=args.top, fdr=args.fdr, started=started, command=command_line())
 
 
 def _summary(result, mask, labelled, started, out, prof=None):
@@ -102,23 +95,23 @@ def _summary(result, mask, labelled, started, out, prof=None):
 
 
 def score_command(args):
-    from .. import jobs
+    from .. import pipeline
 
     started = time.perf_counter()
     out = Path(args.output)
     sidecar = out.with_name(out.name + ".json")
-    jobs.check_table_name(out)
-    jobs.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta))
+    pipeline.check_table_name(out)
+    pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta))
     labelled, result, mask, prof = _score_job(args)
-    frame = jobs.ranking_frame(result, mask, prof)
-    jobs.write_frame(frame, out, sidecar=sidecar, provenance=_provenance(args, labelled, result, mask, started),
+    frame = pipeline.ranking_frame(result, mask, prof)
+    pipeline.write_frame(frame, out, sidecar=sidecar, provenance=_provenance(args, labelled, result, mask, started),
                      force=args.force)
     _summary(result, mask, labelled, started, f"{out} and {sidecar.name}", prof)
     return 0
 
 
 def select_command(args):
-    from .. import jobs
+    from .. import pipeline
     from .._validation import UsageError
 
     started = time.perf_counter()
@@ -126,23 +119,19 @@ def select_command(args):
         raise UsageError("select needs a rule: --top K or --fdr Q.")
     out = Path(args.output)
     sidecar = out.with_name(out.name + ".json")
-    jobs.check_table_name(out)
-    jobs.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta))
+    pipeline.check_table_name(out)
+    pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta))
     labelled, result, mask, prof = _score_job(args)
-    reduced = jobs.reduced_frame(labelled, mask, result.feature_names, chunk_bytes=args.chunk_bytes)
+    reduced = pipeline.reduced_frame(labelled, mask, result.feature_names, chunk_bytes=args.chunk_bytes)
     provenance = _provenance(args, labelled, result, mask, started)
-    # the selected features' rows of the ranking table: scores, class means, the signed effect, prevalence
-    chosen = jobs.ranking_frame(result, mask, prof)
-    provenance["selected_features"] = [  # NaN (no p-value) as JSON null
-        {k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
-        for row in chosen[chosen["selected"]].drop(columns="selected").to_dict("records")]
-    jobs.write_frame(reduced, out, sidecar=sidecar, provenance=provenance, force=args.force)
+    provenance["selected_features"] = pipeline.selected_records(pipeline.ranking_frame(result, mask, prof))
+    pipeline.write_frame(reduced, out, sidecar=sidecar, provenance=provenance, force=args.force)
     _summary(result, mask, labelled, started, f"{out} and {sidecar.name}", prof)
     return 0
 
 
 def convert_command(args):
-    from .. import jobs
+    from .. import pipeline
     from .._validation import UsageError
     from ..io import convert, convert_kmers, format_of, read_metadata
     from ..io.store import SUFFIX
@@ -153,7 +142,7 @@ def convert_command(args):
                          f"{str(args.output)!r} would not be read back as one. Name it for example "
                          f"-o {Path(args.output).name.split('.')[0] or 'data'}{SUFFIX}.")
     # before reading anything, in the CLI's words
-    jobs.check_outputs([args.output], force=args.force, inputs=(*args.inputs, args.meta))
+    pipeline.check_outputs([args.output], force=args.force, inputs=(*args.inputs, args.meta))
     if args.meta and not args.id:
         raise UsageError("--meta needs --id: the metadata column that holds the sample ids.")
     kinds = {args.format or format_of(path) for path in args.inputs}
@@ -190,9 +179,9 @@ def convert_command(args):
 
 def labelled_samples(args):
     """The labelled samples of `score`, `select` and `evaluate`."""
-    from .. import jobs
+    from .. import pipeline
 
-    return jobs.load_labelled(
+    return pipeline.load_labelled(
         args.data, target=args.target, meta=args.meta, id_column=args.id, group_column=args.group,
         train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
         min_count=args.min_count, format=args.format, meta_sep=args.meta_sep, read_options=read_options(args),

@@ -20,38 +20,16 @@ def methods_command(args):
 
 def demo_command(args):
     from .. import __version__
-    from ..datasets import golub_descriptions, load_golub
-    from ..report import fresh_folder, write_json, write_table
-    from ..scores import score
+    from .._files import fresh_folder, write_json, write_table
+    from ..pipeline import golub_demo
 
     start = time.perf_counter()
-    X, y, names = load_golub()
-    fisher = score(X, y, method="fisher", feature_names=names)
-    anova = score(X, y, method="anova")  # same ranking as fisher; gives p-values for the FDR cut
-    selected = anova.qvalues <= args.fdr
-    describe = golub_descriptions()
-
-    frame = fisher.to_frame(sort=False)
-    frame["pvalue"], frame["qvalue"] = anova.pvalues, anova.qvalues
-    frame["selected"] = selected
-    frame["description"] = [describe.get(n, "") for n in names]
-    import pandas as pd
-
-    from ..profiles import profile
-
-    frame = pd.concat([frame, profile(X, y).columns()], axis=1)  # class means, diff_means, prevalence
-    frame = frame.iloc[fisher.ranking].reset_index(drop=True)
-
+    X, y, fisher, frame, provenance = golub_demo(fdr=args.fdr)
     out = fresh_folder(args.output)
     try:
         write_table(frame, out / "ranking.tsv")
         write_table(frame[frame["selected"]], out / "selected.tsv")
-        write_json(
-            {**fisher.provenance(), "fdr_method": "anova", "fdr_alpha": args.fdr,
-             "n_selected": int(selected.sum()), "data": "Golub et al. (1999) ALL/AML training set",
-             "genosift_version": __version__},
-            out / "provenance.json",
-        )
+        write_json(provenance, out / "provenance.json")
     except BaseException:  # the folder is this run's own: no half of a demo is left
         import shutil
 
@@ -59,7 +37,7 @@ def demo_command(args):
         raise
     classes = ", ".join(f"{c}: {int((y == c).sum())}" for c in fisher.classes)
     print(f"genosift {__version__} demo: Golub ALL/AML leukemia, {X.shape[0]} samples ({classes}) x {X.shape[1]} genes")
-    print(f"Fisher score ranking; {int(selected.sum())} genes pass FDR q <= {args.fdr} (ANOVA F p-values, BH)\n")
+    print(f"Fisher score ranking; {provenance['n_selected']} genes pass FDR q <= {args.fdr} (ANOVA F p-values, BH)\n")
     top = frame.head(args.top)
     width = max(len(n) for n in top["feature"])
     print(f"{'rank':>4}  {'probe':<{width}}  {'fisher':>8}  {'q-value':>9}  description")

@@ -5,12 +5,12 @@ import sys
 import time
 from pathlib import Path
 
-from .data import labelled_samples, scoring_options
+from .data import command_line, labelled_samples, scoring_options
 from .spelling import read_options
 
 
 def evaluate_command(args):
-    from .. import __version__, jobs
+    from .. import pipeline
     from .._files import check_output
     from ..workflow import evaluate, write_results
 
@@ -22,11 +22,9 @@ def evaluate_command(args):
 
     scoring = scoring_options(args, get_method(args.method))
     labelled = labelled_samples(args)
-    X = jobs.in_memory(labelled.dataset.X)
+    X = pipeline.in_memory(labelled.dataset.X)
     held_out = args.train_groups or args.val_groups
-    groups = None
-    if args.group and not held_out:  # folds keep each group whole
-        groups = labelled.dataset.obs[args.group].astype(str).to_numpy()
+    groups = pipeline.fold_groups(labelled, args.group) if args.group and not held_out else None
     ev = evaluate(X, labelled.y, method=args.method, ks=args.k, model=args.model,
                   model_options=dict(args.model_option or []), cv=args.cv, groups=groups,
                   validation=~labelled.train if held_out else None, metric=args.metric,
@@ -34,22 +32,28 @@ def evaluate_command(args):
                   random_state=args.seed, n_jobs=args.threads, binary=args.binary,
                   score_params=scoring["options"] or None, min_af=scoring["min_af"], max_af=scoring["max_af"])
     ev.notes.extend(labelled.notes)
-    provenance = {
-        "command": " ".join(["genosift", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("genosift") else None,
-        "inputs": {str(p): {"sha256": jobs.file_digest(p)} for p in (args.data, args.meta) if p},
-        "target": args.target, "seconds": round(time.perf_counter() - started, 3),
-    }
+    provenance = {"command": command_line(), "inputs": pipeline.input_digests(inputs), "target": args.target,
+                  "seconds": round(time.perf_counter() - started, 3)}
     write_results(ev, out, X=X, y=labelled.y, provenance=provenance, overwrite=args.force, inputs=inputs)
+    _print_evaluation(ev, len(labelled.y), out, started)
+    return 0
+
+
+def _print_evaluation(ev, n_samples, out, started):
+    """What `evaluate` prints: the split, the notes, the metrics per k and the best k."""
+    from .. import __version__
+    from ..workflow import METRICS
+
     best = ev.curve.set_index("k").loc[ev.best_k]
     split = ev.cv["kind"] == "validation"  # one train/validation split: one value per k, no spread
     n_val = int((~ev.train).sum())
     print(f"genosift {__version__} evaluate: {ev.method} ranking, {ev.model_name} model, "
-          f"{len(labelled.y)} samples x {ev.result.n_features} features, "
+          f"{n_samples} samples x {ev.result.n_features} features, "
           + (f"one train/validation split ({int(ev.train.sum())} training, {n_val} validation samples)" if split
              else f"{ev.cv['folds']}-fold cross-validation"))
     for note in ev.notes:
         print(f"  {note}")
-    metrics = ("accuracy", "balanced_accuracy", "f1_macro", "roc_auc")
+    metrics = METRICS
     print(("  metrics on the validation samples" if split else "  mean +/- s.d. over the folds")
           + f"\n  {'k':>7}  " + "  ".join(f"{m:>17}" for m in metrics))
     for row in ev.curve.itertuples():
@@ -65,7 +69,7 @@ def evaluate_command(args):
 
 
 def predict_command(args):
-    from .. import jobs
+    from .. import pipeline
     from .._validation import UsageError
     from ..io import read
     from ..workflow import held_out_metrics, load_model, predict
@@ -73,31 +77,23 @@ def predict_command(args):
     if args.meta and not (args.id and args.target):
         raise UsageError("--meta needs --id (the sample-id column) and --target (the true labels) to compare.")
     out = Path(args.output)
-    jobs.check_table_name(out)
-    jobs.check_outputs([out], force=args.force, inputs=(args.data, args.meta, args.model))
+    pipeline.check_table_name(out)
+    pipeline.check_outputs([out], force=args.force, inputs=(args.data, args.meta, args.model))
     saved = load_model(args.model)
-    in_table = args.target and not args.meta and jobs._is_table(args.data, args.format)
+    in_table = args.target and not args.meta and pipeline.is_table(args.data, args.format)
     # in a table, the true labels may be a column of the data table itself
     options = read_options(args, extra_keep=(args.target,) if in_table else ())
     data = read(args.data, format=args.format, **options)
-    frame, notes = predict(saved, jobs.in_memory(data.X), data.feature_names, sample_ids=data.sample_ids,
+    frame, notes = predict(saved, pipeline.in_memory(data.X), data.feature_names, sample_ids=data.sample_ids,
                            fill_missing=args.fill_missing)
     truth = None
-    if in_table:
-        if data.obs is None or args.target not in data.obs.columns:
-            raise ValueError(f"--target {args.target!r} is not a column of {args.data!r}.")
-        truth = data.obs[args.target].set_axis(frame["sample"].astype(str))
-    if args.meta:
-        from ..io import read_metadata
-
-        meta = read_metadata(args.meta, id_column=args.id, sep=args.meta_sep)
-        if args.target not in meta.columns:
-            raise ValueError(f"--target {args.target!r} is not a column of {args.meta!r}: {list(meta.columns)}.")
-        truth = meta[args.target].reindex(frame["sample"].astype(str))
+    if in_table or args.meta:
+        truth = pipeline.true_labels(frame["sample"], args.target, data=data, data_path=args.data, meta=args.meta,
+                                     id_column=args.id, meta_sep=args.meta_sep)
     if truth is not None:
-        frame.insert(2, "true", truth.astype("string").to_numpy())
+        frame.insert(2, "true", truth)
         notes.append(_held_out_note(held_out_metrics(frame, frame["true"]), args.target))
-    jobs.write_frame(frame, out, force=args.force)
+    pipeline.write_frame(frame, out, force=args.force)
     print(f"Predicted {len(frame)} sample(s) with the {saved['model']} model on {len(saved['selected'])} "
           f"feature(s) ({saved['method']}, k = {saved['k']}).")
     for note in notes:

@@ -16,11 +16,16 @@ def _add_input_options(p):
     p.add_argument("data", help="data file: CSV/TSV (.gz/.bz2/.zst), Parquet, .npy/.npz, .mtx, .h5ad, a store, "
                                 "Panaroo/Roary .Rtab, k-mer counts, a list file or folder of per-sample "
                                 "k-mer dumps (KMC, Jellyfish), VCF/BCF genotypes or a PLINK .bed")
+    _add_reading_options(p, meta="metadata table (CSV/TSV) with the sample ids, the target and groups")
+
+
+def _add_reading_options(p, *, meta):
+    """How to read the data (format, layout, genotypes) and its metadata table (``meta``: its help)."""
     p.add_argument("--format", help=_FORMAT_HELP)
     p.add_argument("--features-in-rows", action="store_true", help="the table has features in rows, samples in columns")
     _add_table_options(p)
     _add_genotype_options(p)
-    p.add_argument("--meta", help="metadata table (CSV/TSV) with the sample ids, the target and groups")
+    p.add_argument("--meta", help=meta)
     p.add_argument("--id", help="the sample-id column of --meta")
     p.add_argument("--meta-sep", type=_separator, metavar="CHAR",
                    help="the field separator of --meta (default: by its suffix, else guessed from its header)")
@@ -131,11 +136,16 @@ def _column_list(text):
     return names
 
 
-def _min_matched(text):
+def _number(text):
+    """``text`` as a float, or None when it is not a number."""
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
-        value = None
+        return None
+
+
+def _min_matched(text):
+    value = _number(text)
     if value is not None and 0 < value < 1:
         return value
     if value is not None and value >= 1 and value.is_integer():
@@ -157,20 +167,14 @@ def _add_scoring_options(p):
 
 
 def _share(text):
-    try:
-        value = float(text)
-    except ValueError:
-        value = None
+    value = _number(text)
     if value is None or not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"must be a share of the samples, a number in [0, 1]; got {text!r}")
     return value
 
 
 def _fraction(text):
-    try:
-        value = float(text)
-    except ValueError:
-        value = None
+    value = _number(text)
     if value is None or not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"must be a number in (0, 1], got {text!r}")
     return value
@@ -205,9 +209,17 @@ def _positive_int(text):
 
 
 def build_parser():
+    """The ``genosift`` parser: every command with its options; each command runs ``args.func(args)``."""
     parser = argparse.ArgumentParser(prog="genosift", description="Find the features that matter.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_info_commands(sub)
+    _add_data_commands(sub)
+    _add_model_commands(sub)
+    return parser
+
+
+def _add_info_commands(sub):
     p = sub.add_parser("methods", help="list the scoring methods, or describe one")
     p.add_argument("name", nargs="?", type=_method_name,
                    help="a method to describe: what it computes, its task, p-values, reference and options")
@@ -217,18 +229,14 @@ def build_parser():
     p.add_argument("--fdr", type=_fraction, default=0.05, help="FDR level for the selected genes (default 0.05)")
     p.add_argument("--top", type=_positive_int, default=15, help="how many top genes to print (default 15)")
     p.set_defaults(func=demo_command)
+
+
+def _add_data_commands(sub):
     p = sub.add_parser("convert", help="convert k-mer counts (or any data file) to a chunked store once")
     p.add_argument("inputs", nargs="+", help="k-mer count files (combined by k-mer), or one data file, list file "
                                              "or folder of per-sample k-mer dumps")
     p.add_argument("-o", "--output", required=True, help="the store to write (suffix .gs.h5ad)")
-    p.add_argument("--format", help=_FORMAT_HELP)
-    p.add_argument("--features-in-rows", action="store_true", help="the table has features in rows, samples in columns")
-    _add_table_options(p)
-    _add_genotype_options(p)
-    p.add_argument("--meta", help="metadata table (CSV/TSV) of k-mer samples to store with them")
-    p.add_argument("--id", help="the sample-id column of --meta")
-    p.add_argument("--meta-sep", type=_separator, metavar="CHAR",
-                   help="the field separator of --meta (default: by its suffix, else guessed from its header)")
+    _add_reading_options(p, meta="metadata table (CSV/TSV) of k-mer samples to store with them")
     _add_sample_options(p, binary=False)
     p.add_argument("--force", action="store_true", help="overwrite an existing store")
     p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
@@ -242,6 +250,9 @@ def build_parser():
     p = sub.add_parser("select", help="write the selected features of every labelled sample")
     _add_data_options(p)
     p.set_defaults(func=select_command)
+
+
+def _add_model_commands(sub):
     p = sub.add_parser("evaluate", help="select features and fit a model for a grid of k, cross-validated")
     _add_input_options(p)
     _add_sample_options(p)
@@ -284,7 +295,6 @@ def build_parser():
     p.add_argument("--png-dir", help="folder for the figures as PNG (default: <output name>_files beside the HTML)")
     p.add_argument("--force", action="store_true", help="overwrite an existing report and its figures")
     p.set_defaults(func=report_command)
-    return parser
 
 
 def _version():

@@ -66,8 +66,7 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
     import joblib
 
     from .. import __version__
-    from .._files import check_output, staged, write_marker
-    from ..report import write_json, write_table
+    from .._files import check_output, staged, write_json, write_marker, write_table
 
     folder = Path(folder)
     check_output(folder, force=overwrite, inputs=inputs, folder=True)
