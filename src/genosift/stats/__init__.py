@@ -14,3 +14,8 @@ from .moments import ClassMoments, CoMoments
 from .sums import ClassProfile, ClassSums, TargetProfile
 
 __all__ = ["ClassMoments", "ClassProfile", "ClassSums", "CoMoments", "TargetProfile"]
+
+# pickles (saved models, Dask tasks) name the classes by this public path, as before the split
+for _cls in (ClassMoments, ClassProfile, ClassSums, CoMoments, TargetProfile):
+    _cls.__module__ = __name__
+del _cls
