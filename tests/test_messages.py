@@ -10,7 +10,7 @@ import pytest
 import genosift as gs
 from genosift._messages import FixError, PythonText, plain
 from genosift.cli import main
-from genosift.cli_options import cli_spelling
+from genosift.cli.spelling import cli_spelling
 from genosift.io import read, read_metadata
 
 # what a command-line user cannot type: Python keyword arguments and library calls

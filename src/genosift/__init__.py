@@ -4,7 +4,11 @@
 >>> X, y, names = gs.load_golub()
 >>> res = gs.score(X, y, method="welch")
 >>> res.to_frame().head(3)  # doctest: +SKIP
+
+The public names are imported on first use (PEP 562), so that ``import genosift`` and the
+``genosift`` command start fast: scikit-learn, numba and scipy.stats load only when needed.
 """
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 
 try:
@@ -12,19 +16,56 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-from .datasets import load_golub
-from .scores import REGISTRY, ScoreResult, get_method, methods
-from .scoring import score
-from .transforms import presence
-from . import io
-from .selection import SelectFdr, SelectKBest, SelectPercentile
-from .multivariate import MRMR, RedundancyFilter
-from .model_selection import RFE, SelectKCV, StabilitySelection, cross_validate_ks
-from .profiles import Profile, profile
-from ._anndata import annotate_var
+# public name -> the module that defines it
+_PUBLIC = {
+    "load_golub": ".datasets",
+    "REGISTRY": ".scores", "ScoreResult": ".scores", "get_method": ".scores", "methods": ".scores",
+    "score": ".scoring",
+    "presence": ".transforms",
+    "SelectFdr": ".selection", "SelectKBest": ".selection", "SelectPercentile": ".selection",
+    "MRMR": ".multivariate", "RedundancyFilter": ".multivariate",
+    "RFE": ".model_selection", "SelectKCV": ".model_selection", "StabilitySelection": ".model_selection",
+    "cross_validate_ks": ".model_selection",
+    "Profile": ".profiles", "profile": ".profiles",
+    "annotate_var": "._anndata",
+}
 
 __all__ = [
-    "MRMR", "REGISTRY", "RFE", "RedundancyFilter", "ScoreResult", "SelectFdr", "SelectKBest", "SelectKCV",
-    "SelectPercentile", "StabilitySelection", "__version__", "annotate_var", "cross_validate_ks", "get_method", "io",
-    "load_golub", "methods", "presence", "profile", "Profile", "score",
+    "MRMR",
+    "REGISTRY",
+    "RFE",
+    "Profile",
+    "RedundancyFilter",
+    "ScoreResult",
+    "SelectFdr",
+    "SelectKBest",
+    "SelectKCV",
+    "SelectPercentile",
+    "StabilitySelection",
+    "__version__",
+    "annotate_var",
+    "cross_validate_ks",
+    "get_method",
+    "io",
+    "load_golub",
+    "methods",
+    "presence",
+    "profile",
+    "score",
 ]
+
+
+def __getattr__(name):
+    """Import a public name (or the ``io`` subpackage) on first use and keep it."""
+    if name == "io":
+        value = import_module(".io", __name__)
+    elif name in _PUBLIC:
+        value = getattr(import_module(_PUBLIC[name], __name__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

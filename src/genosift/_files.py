@@ -21,8 +21,8 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["MARKER", "check_output", "check_replaceable", "publish", "staged", "umask", "write_bytes",
-           "write_marker", "write_text"]
+__all__ = ["MARKER", "check_output", "check_replaceable", "fresh_folder", "json_text", "publish", "staged", "umask",
+           "write_bytes", "write_json", "write_marker", "write_table", "write_text"]
 
 #: Signals received (the command line records them here): no output is published after one.
 interrupted = []
@@ -237,6 +237,35 @@ def write_bytes(path, data, *, force=True):
 def write_text(path, text, *, force=True):
     """Write ``text`` (UTF-8) to ``path`` whole or not at all (see :func:`staged`)."""
     write_bytes(path, text.encode("utf-8"), force=force)
+
+
+def json_text(obj):
+    """``obj`` as genosift writes JSON (sidecars, run records): indented, keys sorted, a final newline."""
+    return json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n"
+
+
+def write_json(obj, path, *, force=True):
+    """``obj`` as JSON (:func:`json_text`), written whole or not at all."""
+    write_text(path, json_text(obj), force=force)
+
+
+def write_table(frame, path, *, force=True):
+    """A DataFrame as a tab-separated file without its index, written whole or not at all; every
+    float64 and int64 is written exactly (the shortest text that reads back to the same number)."""
+    write_text(path, frame.to_csv(sep="\t", index=False), force=force)
+
+
+def fresh_folder(base):
+    """Create and return a new folder ``base``, or ``base-2``, ``base-3``... if it exists."""
+    base = Path(base)
+    for i in range(1, 10_000):
+        candidate = base if i == 1 else base.with_name(f"{base.name}-{i}")
+        try:
+            candidate.mkdir(parents=True)
+            return candidate
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"Could not create a fresh folder next to {base}.")
 
 
 def check_output(path, *, force, inputs=(), folder=False):

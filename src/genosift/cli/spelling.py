@@ -3,8 +3,6 @@ messages with their fixes spelled as options (every error ``genosift`` prints go
 :func:`cli_message`, called in one place, ``genosift.cli.main``)."""
 from __future__ import annotations
 
-from ._messages import FixError, PythonText, Spelled
-
 # How the command line spells the parameters that library messages name (see FixError): by
 # (function, parameter) first, then by parameter. Every message the command prints goes through
 # this one table, so its fixes name options a user can type.
@@ -39,6 +37,8 @@ def cli_spelling(owner, name, value):
     """A library parameter as the option (and value) a user types, e.g. ``--keep label``."""
     import shlex
 
+    from .._messages import FixError, PythonText
+
     option = _CLI_SPELLING.get((owner, name)) or _CLI_SPELLING.get(name) or "--" + name.replace("_", "-")
     if value is FixError.ANY or value is True or isinstance(value, PythonText):
         return option
@@ -49,6 +49,8 @@ def cli_spelling(owner, name, value):
 
 def cli_message(exc):
     """The text of ``exc`` as the command prints it: fixes spelled as options."""
+    from .._messages import Spelled
+
     return exc.spelled(cli_spelling) if isinstance(exc, Spelled) else str(exc)
 
 
@@ -61,7 +63,7 @@ def read_options(args, data=None, extra_keep=()):
     """Reader parameters from the options (only those given), checked against the reader of ``data``."""
     import inspect
 
-    from .io import READERS, format_of
+    from ..io import READERS, format_of
 
     keep = [c for group in (getattr(args, "keep", None) or []) for c in group]
     given = {"sep": getattr(args, "sep", None), "id_column": getattr(args, "id_column", None),

@@ -1,20 +1,21 @@
-"""The jobs behind the command line: read labelled data, score it, select, write the outputs.
+"""The score-and-select pipeline behind ``genosift score`` and ``select``: read labelled data,
+score it, select, write the outputs.
 
 Each step is a plain library function, so the CLI only parses arguments and calls them.
 """
 from __future__ import annotations
 
 import hashlib
-import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
+from ._files import check_output, json_text, staged
 from ._messages import plain
 from ._validation import UsageError, param_error
-from ._files import check_output, staged
 from .transforms import presence
 
 
@@ -139,6 +140,26 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     if not keep.all():
         notes.append(f"{int((~keep).sum())} sample(s) without a {target!r} label were left out.")
     y = labels.to_numpy().astype(str) if labels.dtype == object else labels.to_numpy()
+    keep = _filter_classes(y, keep, classes=classes, min_count=min_count, target=target, notes=notes)
+    rows = np.flatnonzero(keep)
+    dataset = _take_rows(dataset, rows)
+    y = y[rows]
+    train = np.ones(len(rows), dtype=bool)
+    if train_groups or val_groups:
+        groups = dataset.obs[group_column].astype(str).to_numpy()
+        if train_groups:
+            train &= np.isin(groups, _split(train_groups))
+        if val_groups:
+            train &= ~np.isin(groups, _split(val_groups))
+        notes.append(f"Scoring on {int(train.sum())} training sample(s); {int((~train).sum())} held out.")
+    if not train.any():
+        raise ValueError("No samples are left to score after the label, class and group filters.")
+    return Labelled(dataset, y, train, notes)
+
+
+def _filter_classes(y, keep, *, classes, min_count, target, notes):
+    """``keep`` narrowed to the labels named in ``classes`` and to classes of at least ``min_count``
+    samples; what was left out is added to ``notes``."""
     if classes:
         wanted_classes = set(_split(classes) if isinstance(classes, str) else classes)
         present = np.unique(y[keep])
@@ -156,20 +177,7 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
         if rare:
             notes.append(f"Classes with fewer than {min_count} samples were left out: {plain(sorted(rare))}.")
             keep &= ~np.isin(y.astype(str), sorted(rare))
-    rows = np.flatnonzero(keep)
-    dataset = _take_rows(dataset, rows)
-    y = y[rows]
-    train = np.ones(len(rows), dtype=bool)
-    if train_groups or val_groups:
-        groups = dataset.obs[group_column].astype(str).to_numpy()
-        if train_groups:
-            train &= np.isin(groups, _split(train_groups))
-        if val_groups:
-            train &= ~np.isin(groups, _split(val_groups))
-        notes.append(f"Scoring on {int(train.sum())} training sample(s); {int((~train).sum())} held out.")
-    if not train.any():
-        raise ValueError("No samples are left to score after the label, class and group filters.")
-    return Labelled(dataset, y, train, notes)
+    return keep
 
 
 def _label_spellings(label):
@@ -192,7 +200,8 @@ def _store_dataset(path, options, binary=False):
     return Dataset(StoreRows(store), store.sample_ids, store.feature_names, store.obs)
 
 
-def _is_table(data, format):
+def is_table(data, format):
+    """Whether ``data`` is a CSV/TSV/Parquet table, whose columns may hold labels besides the features."""
     from .io import format_of
 
     return (format or format_of(data)) in ("csv", "tsv", "parquet")
@@ -281,6 +290,39 @@ def select_mask(result, *, top=None, fdr=None):
     return mask
 
 
+def run_provenance(labelled, result, mask, *, inputs, target, top, fdr, started, command=None):
+    """The sidecar of ``score`` and ``select``: the result's provenance, the inputs' checksums, the
+    selection rule, the samples scored and their class counts, and the seconds since ``started``."""
+    return {
+        **result.provenance(),
+        "command": command,
+        "inputs": input_digests(inputs),
+        "target": target,
+        "selection": {"top": top, "fdr": fdr, "n_selected": int(mask.sum())},
+        "samples_used": [str(s) for s in labelled.dataset.sample_ids[labelled.train]],
+        "class_counts": {str(c): int((labelled.y_train == c).sum()) for c in np.unique(labelled.y_train)},
+        "notes": labelled.notes,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+
+
+def selected_records(ranking):
+    """The selected rows of a ranking table (:func:`ranking_frame`) as JSON records: scores, class
+    means, the signed effect, prevalence; NaN (no p-value) as null."""
+    return [{k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
+            for row in ranking[ranking["selected"]].drop(columns="selected").to_dict("records")]
+
+
+def fold_groups(labelled, column):
+    """The group of each labelled sample (``column`` of the metadata, as text), which folds keep whole."""
+    return labelled.dataset.obs[column].astype(str).to_numpy()
+
+
+def input_digests(paths):
+    """``{path: {"sha256": ...}}`` of the given input paths (``None`` entries left out)."""
+    return {str(p): {"sha256": file_digest(p)} for p in paths if p}
+
+
 def file_digest(path):
     """SHA-256 of a file (or of the files under a folder), to tie outputs to their input."""
     from . import engine
@@ -330,8 +372,7 @@ def write_frame(frame, path, *, sidecar=None, provenance=None, force=True):
             with open(tmp, "w", encoding="utf-8", newline="") as fh:
                 frame.to_csv(fh, sep="," if name.endswith(".csv") else "\t", index=False, chunksize=rows)
         if sidecar is not None:
-            temps[1].write_text(json.dumps(provenance, indent=2, sort_keys=True, default=str) + "\n",
-                                encoding="utf-8")
+            temps[1].write_text(json_text(provenance), encoding="utf-8")
 
 
 def reduced_frame(labelled, mask, feature_names, *, chunk_bytes=None):
@@ -354,3 +395,52 @@ def reduced_frame(labelled, mask, feature_names, *, chunk_bytes=None):
             frame.insert(1 + i, str(col), labelled.dataset.obs[col].to_numpy())
     frame.insert(1, "used_for_scoring", labelled.train)
     return frame
+
+
+def true_labels(samples, target, *, data=None, data_path=None, meta=None, id_column=None, meta_sep=None):
+    """The true labels of ``samples`` for ``predict``, as text: the column ``target`` of the data
+    table read (``data.obs``, read from ``data_path``) or of the metadata table at ``meta``."""
+    from .io import read_metadata
+
+    samples = samples.astype(str)
+    if meta is None:
+        if data.obs is None or target not in data.obs.columns:
+            raise ValueError(f"--target {target!r} is not a column of {data_path!r}.")
+        truth = data.obs[target].set_axis(samples)
+    else:
+        table = read_metadata(meta, id_column=id_column, sep=meta_sep)
+        if target not in table.columns:
+            raise ValueError(f"--target {target!r} is not a column of {meta!r}: {list(table.columns)}.")
+        truth = table[target].reindex(samples)
+    return truth.astype("string").to_numpy()
+
+
+def golub_demo(*, fdr=0.05):
+    """The ranking of ``genosift demo``: the Golub ALL/AML genes by Fisher score, best first, with
+    ANOVA F p-values and BH q-values (the same ranking) for the cut at ``fdr``, the class profiles
+    and the probe descriptions.
+
+    Returns ``(X, y, result, frame, provenance)``: the data, the Fisher ``ScoreResult``, the table
+    (its ``selected`` column: q <= ``fdr``) and the provenance written beside it.
+    """
+    import pandas as pd
+
+    from . import __version__
+    from .datasets import golub_descriptions, load_golub
+    from .profiles import profile
+    from .scoring import score
+
+    X, y, names = load_golub()
+    fisher = score(X, y, method="fisher", feature_names=names)
+    anova = score(X, y, method="anova")  # same ranking as fisher; gives p-values for the FDR cut
+    selected = anova.qvalues <= fdr
+    describe = golub_descriptions()
+    frame = fisher.to_frame(sort=False)
+    frame["pvalue"], frame["qvalue"] = anova.pvalues, anova.qvalues
+    frame["selected"] = selected
+    frame["description"] = [describe.get(n, "") for n in names]
+    frame = pd.concat([frame, profile(X, y).columns()], axis=1)  # class means, diff_means, prevalence
+    frame = frame.iloc[fisher.ranking].reset_index(drop=True)
+    provenance = {**fisher.provenance(), "fdr_method": "anova", "fdr_alpha": fdr, "n_selected": int(selected.sum()),
+                  "data": "Golub et al. (1999) ALL/AML training set", "genosift_version": __version__}
+    return X, y, fisher, frame, provenance

@@ -1,0 +1,110 @@
+"""The ``genosift`` command: a thin shell over the library (no arithmetic here).
+
+Exit codes: 0 success, 1 data error, 2 usage error. Each command lives in the module of its
+group (``info``, ``data``, ``model``); the library is imported only by the command that runs, so
+``genosift --help`` and ``--version`` start fast.
+"""
+from __future__ import annotations
+
+import sys
+
+from .._files import interrupted
+from .parser import build_parser
+
+__all__ = ["build_parser", "main"]
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that every clean-up block runs (temporary files)."""
+
+
+def _on_signal(signum, frame):
+    """Record the signal where writers look before they publish an output, then unwind.
+
+    An exception raised in a signal handler can be lost (Python drops it when it lands in a
+    finalizer or a weak-reference callback): the recorded signal still stops every output from
+    being published, and the command still ends with the signal's exit code.
+    """
+    import signal
+
+    interrupted.append(signum)
+    raise KeyboardInterrupt() if signum == signal.SIGINT else _Terminated()
+
+
+def _signals_unwind():
+    """Make SIGINT and SIGTERM unwind (only from the main thread); returns the previous handlers."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _interrupted(by_sigint):
+    name = "SIGINT" if by_sigint else "SIGTERM"
+    print(f"genosift: interrupted ({name}); outputs are written whole or not at all, so run the "
+          "command again to make them.", file=sys.stderr)
+    return 130 if by_sigint else 143
+
+
+def _warnings_shown(previous):
+    """``warnings.showwarning`` that prints genosift's own warnings as one line naming options."""
+    from .._messages import Spelled
+    from .spelling import cli_message
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if isinstance(message, Spelled):
+            print(f"genosift: warning: {cli_message(message)}", file=sys.stderr)
+        else:
+            previous(message, category, filename, lineno, file, line)
+
+    return show
+
+
+def main(argv=None):
+    import signal
+    import warnings
+
+    parser = build_parser()
+    args = parser.parse_args(argv)  # --help and --version end here, before the library is imported
+    from .. import engine
+    from .._validation import UsageError
+    from .spelling import cli_message
+
+    threads = getattr(args, "threads", None)
+    previous_threads = engine.set_threads(threads) if threads else None
+    shown = engine.set_progress(sys.stderr.isatty() and not getattr(args, "quiet", False))
+    previous = _signals_unwind()
+    interrupted.clear()
+    shown_warnings = warnings.showwarning
+    warnings.showwarning = _warnings_shown(shown_warnings)
+    try:
+        code = args.func(args)
+        if interrupted:  # a signal whose exception was lost: the outputs were not published
+            raise KeyboardInterrupt() if interrupted[0] == signal.SIGINT else _Terminated()
+        return code
+    except BrokenPipeError:  # output piped into `head` and the like: not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except UsageError as exc:  # options that do not fit together: as argparse's own usage errors
+        print(f"genosift {args.command}: error: {cli_message(exc)}", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError, OSError, ImportError) as exc:  # ImportError: an optional package
+        if interrupted:  # an error caused by the interruption itself (a file closed under a reader)
+            return _interrupted(interrupted[0] == signal.SIGINT)
+        print(f"genosift: error: {cli_message(exc)}", file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, _Terminated) as exc:
+        return _interrupted(isinstance(exc, KeyboardInterrupt))
+    finally:  # in-process callers keep their own settings
+        warnings.showwarning = shown_warnings
+        interrupted.clear()
+        if previous is not None:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        engine.set_progress(shown)
+        if threads:
+            engine.set_threads(previous_threads)

@@ -1,0 +1,190 @@
+"""`genosift convert`, `score` and `select`: a data file and its labels in, a store or tables out."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from .spelling import read_options
+
+
+def _score_job(args):
+    """Shared by `score` and `select`: read, label, score on the training samples."""
+    from .. import pipeline
+    from ..scores import get_method
+
+    spec = get_method(args.method)
+    if args.fdr is not None and not spec.has_pvalues:
+        raise ValueError(f"--fdr needs p-values, and method '{spec.name}' has none. Use --top K.")
+    scoring = scoring_options(args, spec)  # before any file is read
+    labelled = labelled_samples(args)
+    if args.scheduler and not isinstance(labelled.X_train, pipeline.StoreRows):
+        raise ValueError(f"--scheduler scores a store (.gs.h5ad) on Dask workers, which read it themselves; "
+                         f"{args.data!r} is read into memory here. Convert it once with `genosift convert`, "
+                         "or leave out --scheduler.")
+    from ..dask import use_scheduler
+
+    with use_scheduler(args.scheduler):  # None: the local engine
+        result = pipeline.score_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes, **scoring)
+    mask = pipeline.select_mask(result, top=args.top, fdr=args.fdr)
+    prof = pipeline.profile_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes)
+    return labelled, result, mask, prof
+
+
+def scoring_options(args, spec):
+    """``--min-af`` / ``--max-af`` and ``--method-option`` of `score`, `select` and `evaluate`,
+    checked against each other and against the method's declared options (a usage error, exit 2)."""
+    from .._validation import UsageError
+    from ..scores import check_af, check_option_values
+    from .spelling import cli_message
+
+    try:
+        check_af(args.min_af, args.max_af)
+    except ValueError as exc:
+        raise UsageError(cli_message(exc)) from None
+    options = {}
+    for key, value in args.method_option or []:
+        if isinstance(value, str) and value.lower() in ("true", "false", "none"):  # as typed in a shell
+            value = {"true": True, "false": False, "none": None}[value.lower()]
+        options[key] = value
+    if options:
+        declared = spec.options
+        listed = ", ".join(f"{k} (default {v!r})" for k, v in declared.items())
+        unknown = sorted(set(options) - set(declared))
+        if unknown:
+            raise UsageError(f"--method-option {unknown[0]}: method '{spec.name}' has no option {unknown[0]!r}; "
+                             + (f"its options are {listed}" if declared else "it takes no options")
+                             + f". See `genosift methods {spec.name}`.")
+        try:
+            check_option_values(spec, options)
+        except (ValueError, TypeError) as exc:
+            given = " ".join(f"{k}={v!r}" for k, v in options.items())
+            raise UsageError(f"--method-option {given}: {exc} Method '{spec.name}' takes {listed}; see "
+                             f"`genosift methods {spec.name}`.") from None
+    return {"min_af": args.min_af, "max_af": args.max_af, "options": options}
+
+
+def command_line():
+    """The command as typed, when run as ``genosift`` (None when called from Python)."""
+    return " ".join(["genosift", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("genosift") else None
+
+
+def _provenance(args, labelled, result, mask, started):
+    from .. import pipeline
+
+    return pipeline.run_provenance(labelled, result, mask, inputs=(args.data, args.meta), target=args.target,
+                                   top=args.top, fdr=args.fdr, started=started, command=command_line())
+
+
+def _summary(result, mask, labelled, started, out, prof=None):
+    import resource
+
+    import numpy as np
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{result.method}: {result.n_samples} samples x {result.n_features} features; "
+          f"{int(mask.sum())} selected; {time.perf_counter() - started:.1f} s, peak memory {peak:.0f} MB")
+    for note in labelled.notes:
+        print(f"  {note}")
+    frame = result.to_frame().head(10)
+    for j, row in zip(result.ranking, frame.itertuples()):
+        p = "" if np.isnan(row.pvalue) else f"  q={row.qvalue:.2e}"
+        way = "" if prof is None or not prof.direction(j) else f"  {prof.direction(j)}"
+        print(f"  {row.rank:>3}  {row.feature}  {row.score:.6g}{p}{way}")
+    print(f"Wrote {out}")
+
+
+def score_command(args):
+    from .. import pipeline
+
+    started = time.perf_counter()
+    out = Path(args.output)
+    sidecar = out.with_name(out.name + ".json")
+    pipeline.check_table_name(out)
+    pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta))
+    labelled, result, mask, prof = _score_job(args)
+    frame = pipeline.ranking_frame(result, mask, prof)
+    pipeline.write_frame(frame, out, sidecar=sidecar, provenance=_provenance(args, labelled, result, mask, started),
+                     force=args.force)
+    _summary(result, mask, labelled, started, f"{out} and {sidecar.name}", prof)
+    return 0
+
+
+def select_command(args):
+    from .. import pipeline
+    from .._validation import UsageError
+
+    started = time.perf_counter()
+    if args.top is None and args.fdr is None:
+        raise UsageError("select needs a rule: --top K or --fdr Q.")
+    out = Path(args.output)
+    sidecar = out.with_name(out.name + ".json")
+    pipeline.check_table_name(out)
+    pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta))
+    labelled, result, mask, prof = _score_job(args)
+    reduced = pipeline.reduced_frame(labelled, mask, result.feature_names, chunk_bytes=args.chunk_bytes)
+    provenance = _provenance(args, labelled, result, mask, started)
+    provenance["selected_features"] = pipeline.selected_records(pipeline.ranking_frame(result, mask, prof))
+    pipeline.write_frame(reduced, out, sidecar=sidecar, provenance=provenance, force=args.force)
+    _summary(result, mask, labelled, started, f"{out} and {sidecar.name}", prof)
+    return 0
+
+
+def convert_command(args):
+    from .. import pipeline
+    from .._validation import UsageError
+    from ..io import convert, convert_kmers, format_of, read_metadata
+    from ..io.store import SUFFIX
+
+    started = time.perf_counter()
+    if not Path(args.output).name.lower().endswith(".h5ad"):
+        raise UsageError(f"convert writes a store (HDF5), so its output needs the suffix {SUFFIX}: "
+                         f"{str(args.output)!r} would not be read back as one. Name it for example "
+                         f"-o {Path(args.output).name.split('.')[0] or 'data'}{SUFFIX}.")
+    # before reading anything, in the CLI's words
+    pipeline.check_outputs([args.output], force=args.force, inputs=(*args.inputs, args.meta))
+    if args.meta and not args.id:
+        raise UsageError("--meta needs --id: the metadata column that holds the sample ids.")
+    kinds = {args.format or format_of(path) for path in args.inputs}
+    meta = read_metadata(args.meta, id_column=args.id, sep=args.meta_sep) if args.meta else None
+    if kinds == {"kmers"}:
+        read_options(args, data=args.inputs[0])  # refuses the table options
+        out, report = convert_kmers(args.inputs, args.output, metadata=meta, overwrite=args.force,
+                                    chunk_bytes=args.chunk_bytes, absent=args.absent_samples or "zeros")
+        if report is not None:
+            print(report)
+    elif kinds == {"dumps"} and len(args.inputs) == 1:  # a list file or a folder of per-sample dumps
+        from ..io import convert_dumps
+
+        read_options(args, data=args.inputs[0])
+        out, report = convert_dumps(args.inputs[0], args.output, metadata=meta, overwrite=args.force,
+                                    chunk_bytes=args.chunk_bytes, absent=args.absent_samples or "drop")
+        if report is not None:
+            print(report)
+    elif len(args.inputs) == 1:
+        if meta is not None or args.absent_samples:
+            raise UsageError("--meta and --absent-samples are for k-mer inputs; other tables keep their own "
+                             "per-sample columns with --keep COLUMNS.")
+        out = convert(args.inputs[0], args.output, format=args.format, overwrite=args.force,
+                      chunk_bytes=args.chunk_bytes, **read_options(args, data=args.inputs[0]))
+    else:
+        raise ValueError("Several inputs are combined only for k-mer count files; convert other files one at a time.")
+    from ..io import open_store
+
+    store = open_store(out)
+    print(f"Wrote {out}: {store.shape[0]} samples x {store.shape[1]} features"
+          f"{f', {store.nnz} non-zeros' if store.sparse else ''} in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def labelled_samples(args):
+    """The labelled samples of `score`, `select` and `evaluate`."""
+    from .. import pipeline
+
+    return pipeline.load_labelled(
+        args.data, target=args.target, meta=args.meta, id_column=args.id, group_column=args.group,
+        train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
+        min_count=args.min_count, format=args.format, meta_sep=args.meta_sep, read_options=read_options(args),
+        absent=args.absent_samples, binary=args.binary, min_matched=args.min_matched,
+    )
+

@@ -1,0 +1,304 @@
+"""The ``genosift`` argument parser: its commands, their options and the option value types."""
+from __future__ import annotations
+
+import argparse
+
+from .data import convert_command, score_command, select_command
+from .info import demo_command, methods_command
+from .model import evaluate_command, predict_command, report_command
+
+_FORMAT_HELP = ("the format, when neither the name nor the first bytes tell it: csv, tsv, rtab, parquet, npy, "
+                "npz, mtx, h5ad, kmers, dumps (a list or folder of per-sample k-mer dumps), vcf (VCF or BCF), "
+                "plink (a .bed with its .bim and .fam) or store")
+
+
+def _add_input_options(p):
+    p.add_argument("data", help="data file: CSV/TSV (.gz/.bz2/.zst), Parquet, .npy/.npz, .mtx, .h5ad, a store, "
+                                "Panaroo/Roary .Rtab, k-mer counts, a list file or folder of per-sample "
+                                "k-mer dumps (KMC, Jellyfish), VCF/BCF genotypes or a PLINK .bed")
+    _add_reading_options(p, meta="metadata table (CSV/TSV) with the sample ids, the target and groups")
+
+
+def _add_reading_options(p, *, meta):
+    """How to read the data (format, layout, genotypes) and its metadata table (``meta``: its help)."""
+    p.add_argument("--format", help=_FORMAT_HELP)
+    p.add_argument("--features-in-rows", action="store_true", help="the table has features in rows, samples in columns")
+    _add_table_options(p)
+    _add_genotype_options(p)
+    p.add_argument("--meta", help=meta)
+    p.add_argument("--id", help="the sample-id column of --meta")
+    p.add_argument("--meta-sep", type=_separator, metavar="CHAR",
+                   help="the field separator of --meta (default: by its suffix, else guessed from its header)")
+
+
+def _add_table_options(p):
+    p.add_argument("--sep", type=_separator, metavar="CHAR",
+                   help="the field separator of a CSV/TSV data file, e.g. ';' or tab (default: by the suffix)")
+    p.add_argument("--id-column", metavar="COLUMN",
+                   help="the sample-id column of a CSV/TSV/Parquet data file, by name or 0-based position "
+                        "(default: the first)")
+    p.add_argument("--keep", type=_column_list, action="append", metavar="COLUMNS",
+                   help="comma-separated per-sample columns of a CSV/TSV/Parquet data file that are not "
+                        "features (labels, groups): kept beside the samples, not scored (repeatable)")
+
+
+def _add_genotype_options(p):
+    p.add_argument("--missing-genotypes", choices=["zero", "error"],
+                   help="missing calls of a VCF/BCF or PLINK file: read as 0, not carrying the allele (the "
+                        "default, as pyseer reads them; their number is reported), or an error")
+
+
+def _add_sample_options(p, binary=True):
+    p.add_argument("--absent-samples", choices=["zeros", "drop"],
+                   help="samples of --meta that the data lack: all-zero rows (the default for k-mer counts, "
+                        "which list only the samples carrying each k-mer, as SEER and pyseer read them) or "
+                        "left out (the default for other data, per-sample k-mer dumps included)")
+    if binary:
+        p.add_argument("--binary", action="store_true",
+                       help="presence/absence: every value becomes 1 if above 0, else 0, before scoring and "
+                            "modelling (a store is read that way, not rewritten)")
+
+
+def _add_match_option(p):
+    p.add_argument("--min-matched", type=_min_matched, metavar="N|SHARE",
+                   help="the fewest samples the --meta join must match, else exit 2: a whole number is a count "
+                        "(e.g. 100), a number between 0 and 1 a share of the data's and of the metadata's "
+                        "samples each (e.g. 0.9); without it, matching less than half of either side only warns")
+
+
+def _add_data_options(p):
+    _add_input_options(p)
+    _add_sample_options(p)
+    _add_match_option(p)
+    p.add_argument("--target", required=True, help="the label column (in --meta, or in the data table)")
+    p.add_argument("--method", default="fisher", type=_method_name,
+                   help="scoring method (see `genosift methods`; default fisher)")
+    _add_scoring_options(p)
+    p.add_argument("--top", type=_positive_int, help="select the K best features")
+    p.add_argument("--fdr", type=_fraction, help="select features with BH q-value <= Q")
+    p.add_argument("--group", help="metadata column of groups for --train-groups / --val-groups")
+    p.add_argument("--train-groups", help="comma-separated groups to score on (others are held out)")
+    p.add_argument("--val-groups", help="comma-separated groups to hold out of scoring")
+    p.add_argument("--classes", help="comma-separated labels to keep (others are left out)")
+    p.add_argument("--min-count", type=_positive_int, help="leave out classes with fewer samples")
+    p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
+                   help="memory budget for streaming a store (.gs.h5ad), e.g. 64M or 1G (default 256M)")
+    p.add_argument("-o", "--output", required=True, help="output file (.tsv, .csv or .parquet)")
+    p.add_argument("--force", action="store_true", help="overwrite existing outputs")
+    p.add_argument("--scheduler", metavar="ADDRESS|local[:N]",
+                   help="score a store on a Dask cluster: a scheduler address (tcp://host:8786) or local:N "
+                        "for N worker processes here; the workers read the store (needs genosift[dask])")
+    _add_run_options(p)
+
+
+def _add_run_options(p):
+    p.add_argument("--threads", type=_positive_int, metavar="N", help="threads to use (default: all CPUs)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars (they show only on a terminal)")
+
+
+def _int_list(text):
+    try:
+        values = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"must be comma-separated whole numbers >= 1, e.g. 10,100,1000; got {text!r}")
+    return values
+
+
+def _key_value(text):
+    import ast
+
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"must be KEY=VALUE, e.g. C=0.1; got {text!r}")
+    try:
+        value = ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        pass  # a plain string, e.g. class_weight=balanced
+    return key.strip(), value
+
+
+_SEPARATORS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "space": " ", "pipe": "|"}
+
+
+def _separator(text):
+    sep = _SEPARATORS.get(text.lower(), text)
+    if len(sep) != 1 or sep in "\"\r\n":
+        raise argparse.ArgumentTypeError(f"must be one character such as ',' or ';', or tab; got {text!r}")
+    return sep
+
+
+def _column_list(text):
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"must be comma-separated column names, e.g. label,batch; got {text!r}")
+    return names
+
+
+def _number(text):
+    """``text`` as a float, or None when it is not a number."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _min_matched(text):
+    value = _number(text)
+    if value is not None and 0 < value < 1:
+        return value
+    if value is not None and value >= 1 and value.is_integer():
+        return int(value)
+    raise argparse.ArgumentTypeError(f"must be a whole number >= 1 (a count) or a number between 0 and 1 "
+                                     f"(a share), e.g. 100 or 0.9; got {text!r}")
+
+
+def _add_scoring_options(p):
+    p.add_argument("--method-option", type=_key_value, action="append", metavar="KEY=VALUE",
+                   help="an option of the scoring method, e.g. n_neighbors=20 for relieff or bins=10 for mi "
+                        "(repeatable; `genosift methods NAME` lists a method's options)")
+    p.add_argument("--min-af", type=_share, metavar="F",
+                   help="test only features carried (value above 0) by at least this share of the scored "
+                        "samples, e.g. 0.01 (pyseer's --min-af); the others are not tested")
+    p.add_argument("--max-af", type=_share, metavar="F",
+                   help="test only features carried by at most this share of the scored samples, e.g. 0.99 "
+                        "(pyseer's --max-af)")
+
+
+def _share(text):
+    value = _number(text)
+    if value is None or not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a share of the samples, a number in [0, 1]; got {text!r}")
+    return value
+
+
+def _fraction(text):
+    value = _number(text)
+    if value is None or not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1], got {text!r}")
+    return value
+
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _byte_size(text):
+    """Bytes from ``123``, ``64K``, ``64M``, ``1.5G``, ``2GiB``... (K, M, G, T are powers of 1024)."""
+    import re
+
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([KMGT]?)(?:I?B)?\s*", text.upper())
+    value = int(float(match[1]) * _UNITS[match[2]]) if match else 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a size in bytes such as 4096, 64M or 1G, got {text!r}")
+    return value
+
+
+def _method_name(text):
+    from ..scores import REGISTRY
+
+    if text not in REGISTRY:
+        raise argparse.ArgumentTypeError(f"must be one of {sorted(REGISTRY)} (see `genosift methods`), got {text!r}")
+    return text
+
+
+def _positive_int(text):
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return int(text)
+
+
+def build_parser():
+    """The ``genosift`` parser: every command with its options; each command runs ``args.func(args)``."""
+    parser = argparse.ArgumentParser(prog="genosift", description="Find the features that matter.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_info_commands(sub)
+    _add_data_commands(sub)
+    _add_model_commands(sub)
+    return parser
+
+
+def _add_info_commands(sub):
+    p = sub.add_parser("methods", help="list the scoring methods, or describe one")
+    p.add_argument("name", nargs="?", type=_method_name,
+                   help="a method to describe: what it computes, its task, p-values, reference and options")
+    p.set_defaults(func=methods_command)
+    p = sub.add_parser("demo", help="rank genes of the bundled Golub ALL/AML data set")
+    p.add_argument("-o", "--output", default="genosift-demo", help="output folder (a fresh one is made if it exists)")
+    p.add_argument("--fdr", type=_fraction, default=0.05, help="FDR level for the selected genes (default 0.05)")
+    p.add_argument("--top", type=_positive_int, default=15, help="how many top genes to print (default 15)")
+    p.set_defaults(func=demo_command)
+
+
+def _add_data_commands(sub):
+    p = sub.add_parser("convert", help="convert k-mer counts (or any data file) to a chunked store once")
+    p.add_argument("inputs", nargs="+", help="k-mer count files (combined by k-mer), or one data file, list file "
+                                             "or folder of per-sample k-mer dumps")
+    p.add_argument("-o", "--output", required=True, help="the store to write (suffix .gs.h5ad)")
+    _add_reading_options(p, meta="metadata table (CSV/TSV) of k-mer samples to store with them")
+    _add_sample_options(p, binary=False)
+    p.add_argument("--force", action="store_true", help="overwrite an existing store")
+    p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
+                   help="memory budget for the counts, e.g. 512M (default 256M); k-mer counts beyond it "
+                        "are spilled to a temporary file beside the output and written in batches")
+    _add_run_options(p)
+    p.set_defaults(func=convert_command)
+    p = sub.add_parser("score", help="rank every feature of a data file against a label column")
+    _add_data_options(p)
+    p.set_defaults(func=score_command)
+    p = sub.add_parser("select", help="write the selected features of every labelled sample")
+    _add_data_options(p)
+    p.set_defaults(func=select_command)
+
+
+def _add_model_commands(sub):
+    p = sub.add_parser("evaluate", help="select features and fit a model for a grid of k, cross-validated")
+    _add_input_options(p)
+    _add_sample_options(p)
+    _add_match_option(p)
+    p.add_argument("--target", required=True, help="the label column (in --meta, or in the data table)")
+    p.add_argument("--method", default="fisher", type=_method_name,
+                   help="scoring method (see `genosift methods`; default fisher)")
+    p.add_argument("--k", type=_int_list, default=[10, 100, 1000], help="numbers of top features to try (default 10,100,1000)")
+    p.add_argument("--model", default="logistic", choices=["logistic", "random_forest", "linear_svm"],
+                   help="the classifier (default logistic)")
+    p.add_argument("--model-option", type=_key_value, action="append", metavar="KEY=VALUE",
+                   help="a model option, e.g. C=0.1 or n_estimators=1000 (repeatable)")
+    _add_scoring_options(p)
+    p.add_argument("--cv", type=_positive_int, default=5, help="stratified folds (default 5)")
+    p.add_argument("--metric", default="balanced_accuracy", choices=["accuracy", "balanced_accuracy", "f1_macro", "roc_auc"],
+                   help="the metric that picks the best k (default balanced_accuracy)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the folds and models (default 0)")
+    p.add_argument("--group", help="metadata column of groups: folds keep groups whole; or with --val-groups, the split")
+    p.add_argument("--train-groups", help="comma-separated groups to train on (the others validate)")
+    p.add_argument("--val-groups", help="comma-separated groups held out for validation (instead of --cv)")
+    p.add_argument("--classes", help="comma-separated labels to keep (others are left out)")
+    p.add_argument("--min-count", type=_positive_int, help="leave out classes with fewer samples")
+    p.add_argument("-o", "--output", required=True, help="results folder to write")
+    p.add_argument("--force", action="store_true", help="replace an existing results folder")
+    _add_run_options(p)
+    p.set_defaults(func=evaluate_command)
+    p = sub.add_parser("predict", help="apply a model saved by `evaluate` to new data (the model file runs code: trust it)")
+    p.add_argument("model", help="model.joblib (or the results folder) of a `genosift evaluate` run")
+    _add_input_options(p)
+    p.add_argument("--target", help="the column of true labels (in --meta, or in the data table), to compare")
+    p.add_argument("--fill-missing", action="store_true",
+                   help="features of the model absent from the data are zero (counts such as k-mers)")
+    p.add_argument("-o", "--output", required=True, help="predictions file (.tsv, .csv or .parquet)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing output")
+    _add_run_options(p)
+    p.set_defaults(func=predict_command)
+    p = sub.add_parser("report", help="an HTML report with figures of an `evaluate` results folder")
+    p.add_argument("results", help="the results folder written by `genosift evaluate -o`")
+    p.add_argument("-o", "--output", required=True, help="the HTML file to write (one file, readable offline)")
+    p.add_argument("--png-dir", help="folder for the figures as PNG (default: <output name>_files beside the HTML)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing report and its figures")
+    p.set_defaults(func=report_command)
+
+
+def _version():
+    from .. import __version__
+
+    return __version__
+

@@ -1,0 +1,165 @@
+"""``make_report``: the figures of a results folder, drawn and written with one HTML page."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+from .._files import staged
+from .._messages import FixExistsError
+from .html import in_sentence, page
+from .results import load_results
+
+
+class Report(NamedTuple):
+    """What :func:`make_report` wrote: the HTML file and the PNG files."""
+
+    html: Path
+    pngs: list
+
+
+class _Figure(NamedTuple):
+    name: str
+    title: str
+    caption: str
+    png: bytes
+
+
+FIGURE_NAMES = ("cv_curve", "confusion", "score_distribution", "volcano", "class_distributions", "stability")
+
+
+def make_report(results_dir, out_html, *, png_dir=None, overwrite=False):
+    """Write one self-contained HTML report of a results folder, and its figures as PNG files.
+
+    The HTML embeds every figure (base64 data URIs) and its styles, so it opens offline and can
+    be mailed as one file. Tables the folder lacks (stability, top values, ...) leave their
+    figure out and the report says so; a volcano plot is drawn only where p-values exist.
+
+    Parameters
+    ----------
+    results_dir : path of the folder written by ``genosift evaluate``.
+    out_html : path of the HTML file to write; its folder must exist.
+    png_dir : folder for the PNG files (made if needed); default ``<name>_files`` beside the HTML.
+    overwrite : replace an existing report and figures; otherwise existing files are an error.
+
+    Returns
+    -------
+    Report : ``(html, pngs)``, the paths written.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from genosift.report import write_table
+    >>> import pandas as pd
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "run.json").write_text(json.dumps({"method": "fisher", "model": "logistic",
+    ...     "best_k": 2, "metric": "accuracy", "classes": ["a", "b"], "ks": [1, 2]}))
+    >>> write_table(pd.DataFrame({"k": [1, 2], "accuracy_mean": [0.8, 0.9], "accuracy_std": [0.1, 0.05]}), folder / "curve.tsv")
+    >>> scores = pd.DataFrame({"feature": ["g1", "g2", "g3"], "score": [3.0, 2.0, 0.5], "rank": [1, 2, 3],
+    ...                        "selected": [True, True, False]})
+    >>> write_table(scores, folder / "scores.tsv")
+    >>> write_table(scores.head(2).drop(columns="selected"), folder / "selected.tsv")
+    >>> report = make_report(folder, folder / "report.html")
+    >>> sorted(p.name for p in report.pngs)
+    ['cv_curve.png', 'score_distribution.png']
+    >>> "0.900" in report.html.read_text()
+    True
+    >>> import shutil; shutil.rmtree(folder)
+    """
+    out_html = Path(out_html)
+    png_dir = Path(png_dir) if png_dir is not None else out_html.with_name(out_html.stem + "_files")
+    if not out_html.parent.is_dir():
+        raise FileNotFoundError(f"The output folder {str(out_html.parent)!r} does not exist. Create it first.")
+    if out_html.exists() and not overwrite:
+        raise FixExistsError(f"{str(out_html)!r} already exists. Pass {{overwrite}} to replace it, or choose "
+                             "another {out_html}.", owner="make_report", overwrite=True, out_html=FixExistsError.ANY)
+    results = load_results(results_dir)
+    figures, missing = _figures(results)
+    pngs = [png_dir / f"{f.name}.png" for f in figures]
+    if not overwrite:
+        taken = [p for p in pngs if p.exists()]
+        if taken:
+            raise FixExistsError(f"{str(taken[0])!r} already exists. Pass {{overwrite}} to replace the figures, "
+                                 "or choose another {png_dir}.", owner="make_report", overwrite=True,
+                                 png_dir=FixExistsError.ANY)
+    text = page(results, figures, missing).encode("utf-8")
+    png_dir.mkdir(parents=True, exist_ok=True)
+    with staged(*pngs, out_html, force=overwrite) as temps:  # the page and its figures together
+        temps = temps if isinstance(temps, list) else [temps]
+        for f, tmp in zip(figures, temps):
+            tmp.write_bytes(f.png)
+        temps[-1].write_bytes(text)
+    for name in FIGURE_NAMES if overwrite else ():  # a figure of the report replaced that this one has not
+        stale = png_dir / f"{name}.png"
+        if stale not in pngs:
+            stale.unlink(missing_ok=True)
+    return Report(out_html, pngs)
+
+
+def _figures(results):
+    """The figures the tables allow, rendered to PNG, and a note for each one left out."""
+    from . import figures as fg
+
+    run, k = results.run, results.best_k
+    cv = run.get("cv") or {}
+    across = f"the {cv['folds']} cross-validation folds" if cv.get("folds") else "the cross-validation folds"
+    metric = fg.METRIC_NAMES.get(run["metric"], run["metric"])
+    made, missing = [], []
+
+    def add(name, title, caption, draw):
+        fig = draw()
+        made.append(_Figure(name, title, caption, fg.png_bytes(fig)))
+
+    if results.one_split:
+        title, how = "Validation performance against k", "Each metric on the validation samples against the number "
+        how += "of selected features k (one split: one value per k, no spread). "
+    else:
+        title, how = "Cross-validated performance against k", "Each metric against the number of selected features "
+        how += f"k: mean over {across} with a band of \u00b1 one standard deviation. "
+    picked = " on the validation samples of this one split" if results.one_split else ""
+    add("cv_curve", title,
+        how + f"The dashed line marks the best k = {k}, chosen by {in_sentence(metric)}{picked}. Features were "
+        "scored on the training samples only.",
+        lambda: fg.cv_curve(results.curve_values, best_k=k, metric=run["metric"], n_classes=len(run["classes"])))
+    if results.confusion is not None:
+        add("confusion", f"Confusion matrix at k = {k}",
+            ("Predictions for the validation samples" if results.one_split else "Out-of-fold predictions")
+            + ": counts (left) and the share of each true class (right; the diagonal is the recall of each class).",
+            lambda: fg.confusion_matrix(results.confusion))
+    else:
+        missing.append("The confusion matrix: confusion.tsv is not in the results folder.")
+    add("score_distribution", "Score distribution",
+        f"The {run['method']} score of every feature in the final ranking (fitted on all training samples); "
+        f"the {k} features right of the dashed cut-off are the selected ones.",
+        lambda: fg.score_distribution(results.scores, best_k=k))
+    if results.has_pvalues:
+        add("volcano", "Volcano plot",
+            "Effect size (the method's statistic) against \u2212log10 of the Benjamini-Hochberg q-value; "
+            "selected features in orange, the most significant of them named; dashed line: q = 0.05.",
+            lambda: fg.volcano(results.scores))
+    else:
+        missing.append(f"The volcano plot: method '{run['method']}' gives no p-values.")
+    if results.top_values is not None:
+        n = len([c for c in results.top_values.columns if c not in ("sample", "label")][:12])
+        add("class_distributions", "Class-conditional distributions of the top features",
+            f"For the {n} best features of the final ranking: p(x) over all samples (grey) against p(x | class), "
+            "one line per class. A feature that tells the classes apart has class curves that differ from "
+            "each other and from p(x). Counts with few distinct values are shown as the share of samples at "
+            "each value, other values as kernel density estimates.",
+            lambda: fg.class_distributions(results.top_values, classes=[str(c) for c in run["classes"]]))
+    else:
+        missing.append("The class-conditional distributions: top_values.tsv is not in the results folder.")
+    if results.one_split:
+        missing.append("The selection stability: one training / validation split selects each feature once or "
+                       "not at all, so there is no stability over folds to show.")
+    elif results.stability is not None:
+        add("stability", "Selection stability",
+            f"How often each feature was among the top {k} of a training fold's ranking, most frequent first; "
+            "features selected in every fold are the stable ones. Blue: selected by the final model.",
+            lambda: fg.selection_stability(results.stability, selected=results.selected["feature"]))
+    else:
+        missing.append("The selection stability: stability.tsv is not in the results folder.")
+    if results.per_class is None:
+        missing.append("The per-class metrics: per_class.tsv is not in the results folder.")
+    return made, missing
+
+

@@ -1,0 +1,120 @@
+"""What the mergeable statistics share: Chan's merge, the one-pass kernel, the checks of the
+accumulated values, and the shifted base class (see ``genosift.stats``)."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import _kernels
+from .._validation import raise_nonfinite, raise_tiny_spread
+
+
+def chan(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
+    """Merge two (count, mean, M2) summaries; counts broadcast against the per-feature arrays."""
+    n = n_a + n_b
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frac = np.where(n > 0, n_b / np.where(n > 0, n, 1), 0.0)
+        delta = mean_b - mean_a
+        mean = mean_a + delta * frac
+        m2 = m2_a + m2_b + delta * delta * (n_a * frac)
+    return n, mean, m2
+
+
+def class_codes(y, n_samples):
+    if y is None:
+        return np.zeros(1, dtype=object), np.zeros(n_samples, dtype=np.intp)
+    classes, codes = np.unique(np.asarray(y), return_inverse=True)
+    return classes, codes.astype(np.intp, copy=False)
+
+
+def moments_kernel(M, codes, k, w):
+    """Run the one-pass kernel on a checked matrix: ``(count, shift, mean, m2, cross)``."""
+    n, p = M.shape
+    count = np.bincount(codes, minlength=k).astype(np.float64)
+    mean = np.zeros((k, p))
+    m2 = np.zeros((k, p))
+    cross = np.zeros((k, p)) if w.shape[0] else np.zeros((0, 0))
+    if sp.issparse(M):
+        shift = np.zeros(p)
+        width = int(max(1024, min(65536, 2**15 // max(k, 1))))
+        _kernels.csr_rows(M.data, M.indices, M.indptr, codes, count, w, mean, m2, cross, width)
+    else:
+        shift = M[0].astype(np.float64)
+        inv = _kernels.running_inverse_counts(codes, k)
+        if M.flags.c_contiguous:
+            tile = int(max(128, min(4096, 8192 // max(k, 1))))
+            _kernels.dense_row_major(M, codes, inv, shift, w, mean, m2, cross, tile)
+        else:
+            _kernels.dense_col_major(M, codes, inv, shift, w, mean, m2, cross)
+    return count, shift, mean, m2, cross
+
+
+def check_finite(M, names, *arrays):
+    ok = np.ones(M.shape[1], dtype=bool)
+    for a in arrays:
+        ok &= np.isfinite(a).all(axis=0) if a.ndim == 2 else np.isfinite(a)
+    if not ok.all():
+        raise_nonfinite(M, np.flatnonzero(~ok), names)
+
+
+#: Differences below this (about 1.5e-154) square to a subnormal number or to zero in float64.
+SQUARABLE = np.sqrt(np.finfo(np.float64).tiny)
+
+
+def check_spread(M, names, m2):
+    """Raise when a feature's values differ, but by too little to square in float64.
+
+    Its M2 would underflow to zero and the feature would look constant (a NaN or infinite score).
+    Only features whose M2 is below the smallest normal number are looked at: the dense columns
+    in blocks; of a sparse matrix, only the columns holding a non-zero value below 2**53 times
+    that difference (two values closer than it are both that small).
+    """
+    if M.dtype != np.float64:  # integers differ by at least 1; float32 differences square in float64
+        return
+    maybe = np.atleast_2d(m2).sum(axis=0) < np.finfo(np.float64).tiny
+    if sp.issparse(M):
+        near = (M.data != 0) & (np.abs(M.data) < 2.0**53 * SQUARABLE)
+        cols = np.unique(M.indices[near])
+        blocks = [cols[maybe[cols]]]
+    else:
+        cols = np.flatnonzero(maybe)
+        blocks = [cols[i:i + 1024] for i in range(0, cols.size, 1024)]
+    for cols in blocks:
+        if not cols.size:
+            continue
+        B = M[:, cols]
+        if sp.issparse(B):
+            lo, hi = (np.asarray(B.min(axis=0).todense()).ravel(), np.asarray(B.max(axis=0).todense()).ravel())
+        else:
+            lo, hi = B.min(axis=0), B.max(axis=0)
+        tiny = (hi > lo) & (hi - lo < SQUARABLE)
+        if tiny.any():
+            raise_tiny_spread(cols[tiny], names, M.shape[1])
+
+
+def reshift(mean, shift_from, shift_to):
+    """Express means of ``x - shift_from`` as means of ``x - shift_to``."""
+    return mean + (shift_from - shift_to)
+
+
+class Shifted:
+    """What the shifted statistics share: their width and the merges with an empty side."""
+
+    @property
+    def n_features(self):
+        return 0 if self.shift is None else self.shift.shape[0]
+
+    def _merge_with_empty(self, other):
+        """The result of ``self.merge(other)`` when either side is empty, else ``None``."""
+        if other.shift is None:
+            return self
+        if self.shift is None:
+            return other
+        if other.n_features != self.n_features:
+            raise ValueError(
+                f"Cannot merge statistics of {self.n_features} and {other.n_features} features: "
+                "every chunk must have the same columns."
+            )
+        return None
+
+

@@ -1,0 +1,296 @@
+"""Per-class sums: contingency sums (``ClassSums``) and class profiles (``ClassProfile``,
+``TargetProfile``): means and prevalence, merged exactly."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import _kernels
+from .._validation import _names_list, as_matrix, default_feature_names, raise_nonfinite
+from .base import Shifted, class_codes
+from .moments import CoMoments
+
+
+def _class_sums(M, codes, k):
+    """Per-class sums of ``x - shift`` of a checked matrix, and each column's minimum and maximum:
+    ``(shift, sums, minimum, maximum)``; the shift is the first row (zero for sparse input)."""
+    p = M.shape[1]
+    if sp.issparse(M):
+        width = int(max(1024, min(65536, 2**15 // (k + 3))))  # tile accumulators in cache
+        return (np.zeros(p), *_kernels.csr_class_sums(M.data, M.indices, M.indptr, codes, k, p, width))
+    shift = M[0].astype(np.float64)
+    if M.flags.c_contiguous:
+        return (shift, *_kernels.dense_class_sums_row_major(M, codes, k, shift, 4096))
+    return (shift, *_kernels.dense_class_sums_col_major(M, codes, k, shift))
+
+
+@dataclass(frozen=True, eq=False)
+class ClassSums(Shifted):
+    """Per-class sums of every feature, with each feature's minimum and maximum.
+
+    The sufficient statistic of ``chi2_counts``. Features must be non-negative (counts or
+    frequencies): ``from_chunk`` raises, naming them, otherwise. Sums are accumulated directly in
+    float64 (exact for integer counts below 2**53), of ``x - shift`` with the per-feature
+    ``shift`` of ``genosift.stats.ClassMoments`` (the first row of the first dense chunk, zero for
+    sparse input): ``O_c - E_c = T_c - (n_c / n) sum_c T_c`` is then free of cancellation for
+    features with a large common offset, whatever the chunking.
+
+    Attributes
+    ----------
+    classes : ndarray (k,)   sorted class labels
+    count : ndarray (k,)     samples per class, float64
+    shift : ndarray (p,) or None   None for the empty value
+    sums : ndarray (k, p)    class sums of ``x - shift``
+    minimum, maximum : ndarray (p,) or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from genosift.stats import ClassSums
+    >>> X = np.array([[1, 0], [3, 2], [0, 5], [2, 5]])
+    >>> s = ClassSums.from_chunk(X[:3], [0, 0, 1]).merge(ClassSums.from_chunk(X[3:], [1]))
+    >>> s.class_sums().tolist(), s.minimum.tolist()
+    ([[4.0, 2.0], [2.0, 10.0]], [0.0, 0.0])
+    """
+
+    classes: np.ndarray
+    count: np.ndarray
+    shift: np.ndarray | None
+    sums: np.ndarray
+    minimum: np.ndarray | None
+    maximum: np.ndarray | None
+
+    @classmethod
+    def empty(cls):
+        """The identity of ``merge``: no classes, no samples."""
+        return cls(np.empty(0, dtype=object), np.zeros(0), None, np.zeros((0, 0)), None, None)
+
+    @classmethod
+    def from_chunk(cls, X, y=None, *, feature_names=None):
+        """Statistics of one block of rows. ``y=None`` puts every row in one class."""
+        M, names = as_matrix(X)
+        names = names if feature_names is None else feature_names
+        classes, codes = class_codes(y, M.shape[0])
+        k = len(classes)
+        shift, sums, lo, hi = _class_sums(M, codes, k)
+        ok = np.isfinite(sums).all(axis=0) & np.isfinite(lo) & np.isfinite(hi)
+        if not ok.all():
+            raise_nonfinite(M, np.flatnonzero(~ok), names)
+        negative = np.flatnonzero(lo < 0)
+        if negative.size:
+            names = default_feature_names(M.shape[1]) if names is None else np.asarray(names, dtype=object)
+            raise ValueError(
+                f"Method 'chi2_counts' needs non-negative counts or frequencies, but feature(s) "
+                f"{_names_list(list(names[negative]))} have negative values (smallest "
+                f"{lo[negative].min():g}). Use method 'chi2', which discretises any real feature, or "
+                "make the values non-negative first."
+            )
+        return cls(classes, np.bincount(codes, minlength=k).astype(np.float64), shift, sums, lo, hi)
+
+    @property
+    def n_samples(self):
+        return float(self.count.sum())
+
+    def class_sums(self):
+        """Class sums of ``x`` in the units of the data, (k, p)."""
+        return self.sums + self.count[:, None] * self.shift
+
+    def merge(self, other):
+        """Combine with the statistics of other rows (classes are matched by label)."""
+        done = self._merge_with_empty(other)
+        if done is not None:
+            return done
+        classes = np.union1d(self.classes, other.classes)
+        count, sums = np.zeros(len(classes)), np.zeros((len(classes), self.n_features))
+        at = np.searchsorted(classes, self.classes)
+        count[at] += self.count
+        sums[at] += self.sums
+        at = np.searchsorted(classes, other.classes)
+        count[at] += other.count
+        # sums of x - other.shift, re-expressed about self.shift
+        sums[at] += other.sums + other.count[:, None] * (other.shift - self.shift)
+        return ClassSums(classes, count, self.shift, sums, np.minimum(self.minimum, other.minimum),
+                         np.maximum(self.maximum, other.maximum))
+
+
+def _class_positives(M, codes, k):
+    """Per-class counts of the values above 0 of every column of a checked matrix, (k, p)."""
+    if sp.issparse(M):
+        return _kernels.csr_class_positives(M.data, M.indices, M.indptr, codes, k, M.shape[1])
+    if M.flags.c_contiguous:
+        return _kernels.dense_class_positives_row_major(M, codes, k, 4096)
+    return _kernels.dense_class_positives_col_major(M, codes, k)
+
+
+@dataclass(frozen=True, eq=False)
+class ClassProfile(Shifted):
+    """Per-class count, sum and number of positive values (x > 0) of every feature.
+
+    What the ranking tables show beside the scores: the mean of each feature in each class and
+    its prevalence, the share of the class's samples with x > 0. Sums are of ``x - shift`` (the
+    shift of ``ClassMoments``: the first row of the first dense chunk, zero for sparse input), so
+    a large common offset does not cost digits; any real values are accepted.
+
+    Attributes
+    ----------
+    classes : ndarray (k,)   sorted class labels (one placeholder class without labels)
+    count : ndarray (k,)     samples per class, float64
+    shift : ndarray (p,) or None   None for the empty value
+    sums : ndarray (k, p)    class sums of ``x - shift``
+    positive : ndarray (k, p)   samples of each class with x > 0, float64
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0, 2.0], [3, 0], [1, 5], [0, 5]])
+    >>> y = np.array(["a", "a", "b", "b"])
+    >>> s = ClassProfile.from_chunk(X[:3], y[:3]).merge(ClassProfile.from_chunk(X[3:], y[3:]))
+    >>> s.means().tolist(), s.prevalence().tolist()
+    ([[1.5, 1.0], [0.5, 5.0]], [[0.5, 0.5], [0.5, 1.0]])
+    """
+
+    classes: np.ndarray
+    count: np.ndarray
+    shift: np.ndarray | None
+    sums: np.ndarray
+    positive: np.ndarray
+
+    @classmethod
+    def empty(cls):
+        """The identity of ``merge``: no classes, no samples."""
+        return cls(np.empty(0, dtype=object), np.zeros(0), None, np.zeros((0, 0)), np.zeros((0, 0)))
+
+    @classmethod
+    def from_chunk(cls, X, y=None, *, feature_names=None):
+        """Statistics of one block of rows. ``y=None`` puts every row in one class."""
+        M, names = as_matrix(X)
+        names = names if feature_names is None else feature_names
+        classes, codes = class_codes(y, M.shape[0])
+        k = len(classes)
+        shift, sums, _, _ = _class_sums(M, codes, k)
+        if not np.isfinite(sums).all():
+            bad = np.flatnonzero(~np.isfinite(sums).all(axis=0))
+            values = M[:, bad].toarray() if sp.issparse(M) else M[:, bad]
+            if not np.isfinite(values).all():  # NaN or infinity in X, named; else sums beyond float64 (inf means)
+                raise_nonfinite(M, bad, names)
+        positive = _class_positives(M, codes, k)
+        return cls(classes, np.bincount(codes, minlength=k).astype(np.float64), shift, sums, positive)
+
+    @property
+    def n_samples(self):
+        return float(self.count.sum())
+
+    def means(self):
+        """Class means in the units of the data, (k, p): the class sum over the class count, so
+        the mean of integer counts (exact sums below 2**53) is the correctly rounded quotient."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (self.sums + self.count[:, None] * self.shift) / self.count[:, None]
+
+    def prevalence(self):
+        """Share of each class's samples with x > 0, (k, p)."""
+        return self.positive / self.count[:, None]
+
+    def merge(self, other):
+        """Combine with the statistics of other rows (classes are matched by label)."""
+        done = self._merge_with_empty(other)
+        if done is not None:
+            return done
+        classes = np.union1d(self.classes, other.classes)
+        k, p = len(classes), self.n_features
+        count, sums, positive = np.zeros(k), np.zeros((k, p)), np.zeros((k, p))
+        at = np.searchsorted(classes, self.classes)
+        count[at] += self.count
+        sums[at] += self.sums
+        positive[at] += self.positive
+        at = np.searchsorted(classes, other.classes)
+        count[at] += other.count
+        with np.errstate(over="ignore", invalid="ignore"):  # sums of x - other.shift, about self.shift
+            sums[at] += other.sums + other.count[:, None] * (other.shift - self.shift)
+        positive[at] += other.positive
+        return ClassProfile(classes, count, self.shift, sums, positive)
+
+    def absorb(self, other):
+        """``merge``, written over this value's arrays when ``other``'s classes are among its own
+        (for an accumulator that owns this value, ``engine.accumulate``: no new (k, p) arrays)."""
+        done = self._merge_with_empty(other)
+        if done is not None:
+            return done
+        where = np.searchsorted(self.classes, other.classes)
+        if np.any(where >= len(self.classes)) or np.any(self.classes[np.minimum(where, len(self.classes) - 1)]
+                                                        != other.classes):
+            return self.merge(other)
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.sums[where] += other.sums + other.count[:, None] * (other.shift - self.shift)
+        self.positive[where] += other.positive
+        count = self.count.copy()
+        count[where] += other.count
+        return ClassProfile(self.classes, count, self.shift, self.sums, self.positive)
+
+
+@dataclass(frozen=True, eq=False)
+class TargetProfile:
+    """Co-moments of every feature with a numeric target, and the number of positive values.
+
+    The profile of a regression target: the mean of each feature, its prevalence (share of
+    samples with x > 0) and the sign of its Pearson correlation with the target. The co-moments
+    are ``CoMoments`` taken without their range checks (a summary, not a score).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0, 4.0], [1, 3], [2, 2], [3, 0]])
+    >>> t = TargetProfile.from_chunk(X[:2], [1.0, 2]).merge(TargetProfile.from_chunk(X[2:], [3.0, 4]))
+    >>> t.means().tolist(), t.prevalence().tolist(), t.correlation_sign().tolist()
+    ([1.5, 2.25], [0.75, 0.75], [1.0, -1.0])
+    """
+
+    moments: CoMoments
+    positive: np.ndarray | None
+
+    @classmethod
+    def empty(cls):
+        return cls(CoMoments.empty(), None)
+
+    @classmethod
+    def from_chunk(cls, X, y, *, feature_names=None):
+        M, names = as_matrix(X)
+        names = names if feature_names is None else feature_names
+        moments = CoMoments.from_chunk(M, y, feature_names=names, check=False)
+        if not np.isfinite(moments.mean_x).all():
+            bad = np.flatnonzero(~np.isfinite(moments.mean_x))
+            values = M[:, bad].toarray() if sp.issparse(M) else M[:, bad]
+            if not np.isfinite(values).all():
+                raise_nonfinite(M, bad, names)
+        return cls(moments, _class_positives(M, np.zeros(M.shape[0], np.intp), 1)[0])
+
+    @property
+    def n_samples(self):
+        return self.moments.count
+
+    @property
+    def n_features(self):
+        return self.moments.n_features
+
+    def merge(self, other):
+        if other.positive is None:
+            return self
+        if self.positive is None:
+            return other
+        return TargetProfile(self.moments.merge(other.moments), self.positive + other.positive)
+
+    def means(self):
+        """The mean of every feature, (p,)."""
+        return self.moments.mean_x + self.moments.shift
+
+    def prevalence(self):
+        """The share of samples with x > 0, (p,)."""
+        return self.positive / self.moments.count
+
+    def correlation_sign(self):
+        """The sign of each feature's Pearson correlation with the target: 1, -1 or 0 (uncorrelated
+        to the last bit); NaN for a constant feature or target, whose correlation is undefined."""
+        m = self.moments
+        sign = np.sign(m.c_xy).astype(np.float64)
+        return np.where((m.m2_x > 0) & (m.m2_y > 0), sign, np.nan)

@@ -1,0 +1,298 @@
+"""``evaluate``: select features and fit a model over a grid of k, scored inside each training fold."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._messages import FixError, plain
+from .._validation import param_error
+from .models import METRICS, fold_metrics, importance, make_model
+
+
+@dataclass
+class Evaluation:
+    """What ``evaluate`` found; ``write_results`` writes it to a folder."""
+
+    method: str
+    model_name: str
+    model_options: dict
+    ks: list
+    metric: str
+    classes: np.ndarray
+    cv: dict
+    folds: list                      # per fold: dict(train, test, ranking, predicted {k}, proba {k})
+    cv_metrics: object               # DataFrame: k, fold, metrics, n_train, n_test
+    curve: object                    # DataFrame: k, <metric>_mean, <metric>_std
+    best_k: int
+    oof: object                      # DataFrame of out-of-fold predictions at best_k
+    result: object                   # ScoreResult on all training samples
+    pipeline: object                 # the final fitted Pipeline(select, model)
+    importance: np.ndarray           # of the best_k selected features, in ranking order
+    sample_ids: np.ndarray
+    feature_names: np.ndarray
+    seed: int
+    train: np.ndarray                # the samples of the final model (all but a validation split)
+    notes: list = field(default_factory=list)
+    binary: bool = False             # features read as presence/absence (x > 0)
+    named_samples: bool = True       # sample_ids were given (not row numbers): the model lists its training ids
+    profile: object = None           # genosift.Profile of the training samples: class means, prevalence
+
+
+
+def _check_grid(ks, n_features):
+    if isinstance(ks, (int, np.integer)):
+        ks = [ks]
+    try:
+        ks = sorted({int(k) for k in ks})
+    except (TypeError, ValueError):
+        raise param_error("ks", "evaluate", "a list of ints >= 1", ks) from None
+    if not ks or ks[0] < 1:
+        raise param_error("ks", "evaluate", "a non-empty list of ints >= 1", ks)
+    too_big = [k for k in ks if k > n_features]
+    if too_big:
+        raise ValueError(f"k = {too_big} is more than the {n_features} features; choose ks up to {n_features}.")
+    return ks
+
+
+def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", model_options=None, cv=5,
+             groups=None, validation=None, metric="balanced_accuracy", sample_ids=None, feature_names=None,
+             score_params=None, random_state=0, n_jobs=None, binary=False, min_af=None, max_af=None):
+    """Select features and fit a model for every k of a grid, scored inside each training fold.
+
+    Parameters
+    ----------
+    X : array-like or sparse (n_samples, n_features)
+    y : array-like of class labels
+    method : str
+        A classification method of the registry (``genosift.methods()``).
+    ks : list of int
+        Numbers of top features to try.
+    model : {"logistic", "random_forest", "linear_svm"}
+    model_options : dict, optional
+        Options of the model (``MODELS``).
+    cv : int
+        Stratified folds (shuffled with ``random_state``); ignored when ``validation`` is given.
+    groups : array-like, optional
+        Group of each sample: folds never split a group (``StratifiedGroupKFold``).
+    validation : boolean array, optional
+        One split instead of folds: these samples are held out (e.g. ``--val-groups``). The
+        curve then holds one value per k (its ``_std`` columns are NaN: no spread) and the best
+        k is picked on the validation samples.
+    metric : str
+        The metric whose mean over folds chooses the best k (ties: the smaller k).
+    sample_ids, feature_names : optional
+        Carried into the outputs; with ``sample_ids`` the saved model lists the ids of its
+        training samples, so ``predict`` can flag them (``in_training``).
+    score_params : dict, optional
+        Options of the scoring method.
+    random_state : int
+        Seed of the folds and of the models: the same inputs and seed give the same outputs.
+    binary : bool
+        Presence/absence: features become ``x > 0`` for scoring and for the models (GenoLearn's
+        binary mode); the saved model applies the same reading to new data in ``predict``.
+    min_af, max_af : float in [0, 1], optional
+        Allele-frequency filter (as ``genosift.score``): in each fold, only the features carried
+        (value above 0) by a share of that fold's training samples in ``[min_af, max_af]`` are
+        tested and can be chosen (the held-out samples never count); the final ranking and model
+        use the shares of all training samples. A k above the number of features inside the
+        range takes all of them (a note says so).
+
+    Returns
+    -------
+    Evaluation
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 40)); y = np.repeat(["a", "b"], 30); X[y == "b", :3] += 2
+    >>> ev = evaluate(X, y, ks=[2, 3, 20], cv=3)
+    >>> ev.best_k in (2, 3, 20), bool(ev.curve["balanced_accuracy_mean"].max() > 0.8)
+    (True, True)
+    """
+    from .. import get_method
+    from ..model_selection import cross_validate_ks
+    from ..scores import check_af
+
+    spec = get_method(method)
+    af = check_af(min_af, max_af, "evaluate")
+    if spec.task not in ("classification", "any"):
+        raise ValueError(f"evaluate fits classifiers; method '{spec.name}' is for {spec.task} targets. "
+                         "Choose a classification method (genosift methods).")
+    if metric not in METRICS:
+        raise param_error("metric", "evaluate", f"one of {list(METRICS)}", metric)
+    X, y, feature_names, classes = _checked_data(X, y, feature_names, binary=binary, metric=metric)
+    n, p = X.shape
+    ks = _check_grid(ks, p)
+    estimator = make_model(model, options=model_options, random_state=random_state, sparse=sp.issparse(X),
+                           n_jobs=n_jobs)
+    if validation is not None:
+        validation = np.asarray(validation, dtype=bool)
+    splits, cv_info = _splits(y, cv=cv, groups=groups, validation=validation, metric=metric,
+                              random_state=random_state)
+    folds = cross_validate_ks(X, y, score_func=spec.name, estimator=estimator, ks=ks, cv=splits,
+                              score_params=score_params, random_state=random_state, min_af=min_af, max_af=max_af)
+    af_notes = []
+    if af is not None:  # per fold, the features inside the range of its training samples
+        tested = [len(fold["ranking"]) for fold in folds]
+        af_notes.append(f"Allele-frequency filter [{af[0]}, {af[1]}] (on each fold's training samples): "
+                        f"{min(tested)}-{max(tested)} of {p} features tested per fold"
+                        + ("; k above that number used all of them" if max(ks) > min(tested) else "") + ".")
+    cv_metrics, curve = _curve(folds, ks, y, classes, one_split=validation is not None)
+    chosen_by = curve[f"{metric}_mean"].to_numpy()
+    if np.isnan(chosen_by).all():  # roc_auc on test folds of one class, or a model without scores
+        raise FixError(
+            f"The metric {metric!r} could not be computed on any fold (each test fold needs both "
+            "classes, and the model class scores). Choose another {metric}.",
+            owner="evaluate", metric=FixError.ANY,
+        )
+    best_k = int(ks[int(np.nanargmax(chosen_by))])
+    oof = _out_of_fold(folds, best_k, y, classes, sample_ids)
+    train = np.ones(n, dtype=bool) if validation is None else ~validation
+    result, pipeline, prof, weights = _final_model(
+        X, y, train, spec.name, estimator, best_k, feature_names=feature_names, score_params=score_params,
+        min_af=min_af, max_af=max_af)
+    return Evaluation(
+        method=spec.name, model_name=model, model_options=dict(model_options or {}), ks=ks, metric=metric,
+        notes=af_notes, classes=classes, cv=cv_info, folds=folds, cv_metrics=cv_metrics, curve=curve, best_k=best_k,
+        oof=oof,
+        result=result, pipeline=pipeline, importance=weights,
+        sample_ids=np.asarray(sample_ids if sample_ids is not None else np.arange(n).astype(str), dtype=object),
+        feature_names=np.asarray(result.feature_names, dtype=object), seed=random_state, train=train,
+        binary=bool(binary), named_samples=sample_ids is not None, profile=prof,
+    )
+
+
+def _checked_data(X, y, feature_names, *, binary, metric):
+    """The matrix (presence/absence when ``binary``), its labels, names and classes, checked."""
+    from .._validation import as_labels, as_matrix, check_finite
+
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):  # a DataFrame: its values, and its names
+        X, frame_names = as_matrix(X)
+        feature_names = frame_names if feature_names is None else feature_names
+    if binary:  # presence/absence, for scoring and for the models; predict reads it from the model
+        from ..transforms import presence
+
+        X = presence(X)
+    y = as_labels(y, X.shape[0])
+    check_finite(X, feature_names)
+    classes = np.unique(y)
+    if len(classes) < 2:
+        raise ValueError(f"y has only one class ({plain(classes[0]) if len(classes) else 'none'}); "
+                         "evaluate needs at least two.")
+    if metric == "roc_auc" and len(classes) != 2:
+        others = ", ".join(m for m in METRICS if m != "roc_auc")
+        raise FixError(
+            f"The metric 'roc_auc' needs two classes; y has {len(classes)}: {plain(classes)}. Choose "
+            f"another {{metric}} ({others}), or keep two classes.",
+            owner="evaluate", metric=FixError.ANY,
+        )
+    return X, y, feature_names, classes
+
+
+def _splits(y, *, cv, groups, validation, metric, random_state):
+    """The (train, test) index pairs: one validation split, or stratified (group) folds."""
+    from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+
+    n = len(y)
+    if validation is not None:
+        validation = np.asarray(validation, dtype=bool)
+        train_idx, test_idx = np.flatnonzero(~validation), np.flatnonzero(validation)
+        if not train_idx.size or not test_idx.size:
+            raise ValueError("The validation split leaves no training or no validation samples.")
+        if metric == "roc_auc" and len(np.unique(y[test_idx])) < 2:
+            raise FixError(
+                f"The metric 'roc_auc' needs both classes among the validation samples; they are all "
+                f"{plain(np.unique(y[test_idx])[0])}. Choose another {{metric}}, or validate on "
+                "samples of both classes.",
+                owner="evaluate", metric=FixError.ANY,
+            )
+        return [(train_idx, test_idx)], {"kind": "validation", "folds": 1, "seed": random_state}
+    if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
+        raise param_error("cv", "evaluate", "an int >= 2", cv)
+    smallest = int(np.unique(y, return_counts=True)[1].min())
+    if smallest < cv:
+        raise FixError(f"The smallest class has {smallest} sample(s), fewer than the {cv} folds "
+                       f"asked for. Ask for at most {smallest} folds ({{cv}}), or leave the class out "
+                       "(--min-count).", owner="evaluate", cv=FixError.ANY)
+    if groups is not None:
+        splitter = StratifiedGroupKFold(n_splits=int(cv), shuffle=True, random_state=random_state)
+        splits = list(splitter.split(np.zeros(n), y, groups))
+    else:
+        splitter = StratifiedKFold(n_splits=int(cv), shuffle=True, random_state=random_state)
+        splits = list(splitter.split(np.zeros(n), y))
+    cv_info = {"kind": "groups" if groups is not None else "stratified_kfold", "folds": int(cv),
+               "seed": random_state}
+    return splits, cv_info
+
+
+def _curve(folds, ks, y, classes, *, one_split):
+    """Per fold and k, the metrics; and per k, their mean and spread over the folds."""
+    import pandas as pd
+
+    rows = []
+    for i, fold in enumerate(folds):
+        for k in ks:
+            m = fold_metrics(y[fold["test"]], fold["predicted"][k], fold["proba"][k], classes,
+                             fold.get("decision", {}).get(k))
+            rows.append({"k": k, "fold": i, **m, "n_train": len(fold["train"]), "n_test": len(fold["test"])})
+    cv_metrics = pd.DataFrame(rows)
+    grouped = cv_metrics.groupby("k")
+    curve = pd.DataFrame({"k": ks})
+    for m in METRICS:
+        curve[f"{m}_mean"] = grouped[m].mean().reindex(ks).to_numpy()
+        # one validation split: one value per k, no spread (NaN, not a standard deviation of 0)
+        curve[f"{m}_std"] = (np.nan if one_split
+                             else grouped[m].std(ddof=0).reindex(ks).to_numpy())
+    return cv_metrics, curve
+
+
+def _final_model(X, y, train, method, estimator, best_k, *, feature_names, score_params, min_af, max_af):
+    """The ranking, model and class profile of every training sample; the importances in ranking order."""
+    from sklearn.base import clone
+    from sklearn.pipeline import Pipeline
+
+    from .. import engine
+    from ..scoring import score
+    from ..profiles import profile
+    from ..selection import SelectKBest
+
+    X_train, y_train = X[np.flatnonzero(train)], y[train]
+    with engine.progress("Final model", total=2, unit="steps") as bar:
+        bar.describe("Final model: scoring the training samples")
+        result = score(X_train, y_train, method=method, feature_names=feature_names, min_af=min_af,
+                       max_af=max_af, **(score_params or {}))
+        bar.advance()
+        bar.describe(f"Final model: fitting k = {best_k:,}")
+        select = SelectKBest(method, k=min(best_k, result.n_tested), score_params=score_params, min_af=min_af,
+                             max_af=max_af)
+        pipeline = Pipeline([("select", select),
+                             ("model", clone(estimator))])
+        pipeline.fit(X_train, y_train)
+        bar.advance()
+    prof = profile(X_train, y_train, target="classes", feature_names=result.feature_names)
+    chosen = np.flatnonzero(pipeline.named_steps["select"].get_support())
+    weights = importance(pipeline.named_steps["model"], chosen.size)
+    order = np.argsort(result.ranks[chosen], kind="stable")  # importance in ranking order
+    return result, pipeline, prof, weights[order]
+
+
+def _out_of_fold(folds, k, y, classes, sample_ids):
+    import pandas as pd
+
+    parts = []
+    for i, fold in enumerate(folds):
+        test = fold["test"]
+        frame = pd.DataFrame({
+            "sample": (np.asarray(sample_ids, dtype=object)[test] if sample_ids is not None else test.astype(str)),
+            "fold": i, "true": y[test].astype(str), "predicted": np.asarray(fold["predicted"][k]).astype(str),
+        })
+        proba = fold["proba"][k]
+        for c, name in enumerate(classes):
+            frame[f"proba_{name}"] = proba[:, c] if proba is not None else np.nan
+        parts.append(frame)
+    return pd.concat(parts, ignore_index=True)
+
+

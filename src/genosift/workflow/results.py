@@ -1,0 +1,126 @@
+"""The results folder of ``evaluate``: its tables, run record and model; and loading the model back."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def results_tables(ev, X, y):
+    """The tables of the results folder, by file name."""
+    import pandas as pd
+    from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
+
+    classes = [str(c) for c in ev.classes]
+    true, pred = ev.oof["true"].to_numpy(), ev.oof["predicted"].to_numpy()
+    precision, recall, f1, support = precision_recall_fscore_support(true, pred, labels=classes, zero_division=0)
+    per_class = pd.DataFrame({"class": classes, "precision": precision, "recall": recall, "f1": f1,
+                              "support": support})
+    confusion = pd.DataFrame(confusion_matrix(true, pred, labels=classes), columns=classes)
+    confusion.insert(0, "true", classes)
+    res = ev.result
+    frame = res.to_frame()
+    frame["selected"] = frame["rank"] <= min(ev.best_k, res.n_tested)  # never a feature the filter left out
+    chosen = res.ranking[: min(ev.best_k, res.n_tested)]
+    selected = pd.DataFrame({
+        "feature": res.feature_names[chosen], "rank": np.arange(1, chosen.size + 1), "score": res.scores[chosen],
+        "pvalue": res.pvalues[chosen] if res.pvalues is not None else np.nan,
+        "qvalue": res.qvalues[chosen] if res.qvalues is not None else np.nan,
+        "importance": ev.importance,
+    })
+    if getattr(ev, "profile", None) is not None:  # class means, diff_means, prevalence (training samples)
+        columns = ev.profile.columns()
+        frame = pd.concat([frame, columns.iloc[res.ranking].reset_index(drop=True)], axis=1)
+        selected = pd.concat([selected, columns.iloc[chosen].reset_index(drop=True)], axis=1)
+    counts = {}
+    for fold in ev.folds:
+        for j in fold["ranking"][: ev.best_k]:
+            counts[int(j)] = counts.get(int(j), 0) + 1
+    features = np.array(sorted(counts, key=lambda j: (-counts[j], j)), dtype=np.int64)
+    stability = pd.DataFrame({"feature": ev.feature_names[features],
+                              "frequency": [counts[j] / len(ev.folds) for j in features]})
+    top = res.ranking[: min(12, res.n_features)]
+    rows = np.flatnonzero(ev.train)
+    values = X[rows][:, top]
+    values = values.toarray() if sp.issparse(values) else np.asarray(values)
+    top_values = pd.DataFrame(values, columns=[str(f) for f in res.feature_names[top]])
+    top_values.insert(0, "label", np.asarray(y)[rows].astype(str))
+    top_values.insert(0, "sample", ev.sample_ids[rows])
+    return {
+        "cv_metrics.tsv": ev.cv_metrics, "curve.tsv": ev.curve, "per_class.tsv": per_class,
+        "confusion.tsv": confusion, "predictions.tsv": ev.oof, "scores.tsv": frame, "selected.tsv": selected,
+        "stability.tsv": stability, "top_values.tsv": top_values,
+    }
+
+
+def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=()):
+    """Write an ``Evaluation`` to ``folder`` (the layout ``genosift report`` reads).
+
+    The folder is built under a temporary name beside it and renamed when complete, with a
+    marker file listing what it holds. An existing ``folder`` is replaced only with
+    ``overwrite=True``, and only if it is such a results folder holding nothing else and none of
+    ``inputs`` (the paths the results were made from). ``X``, ``y``: the data given to
+    ``evaluate`` (the values of the top features are written for the final model's samples).
+    """
+    import joblib
+
+    from .. import __version__
+    from .._files import check_output, staged, write_json, write_marker, write_table
+
+    folder = Path(folder)
+    check_output(folder, force=overwrite, inputs=inputs, folder=True)
+    with staged(folder, force=overwrite, folder=True) as tmp:
+        for name, table in results_tables(ev, X, y).items():
+            write_table(table, tmp / name)
+        chosen = ev.result.ranking[: min(ev.best_k, ev.result.n_tested)]
+        run = {
+            "genosift_version": __version__, "method": ev.method, "model": ev.model_name,
+            "model_options": ev.model_options, "ks": ev.ks, "best_k": ev.best_k, "metric": ev.metric,
+            "cv": ev.cv, "classes": [str(c) for c in ev.classes], "n_samples": len(ev.sample_ids),
+            "n_features": int(ev.result.n_features), "has_pvalues": ev.result.pvalues is not None,
+            "probabilities": bool(hasattr(ev.pipeline, "predict_proba") and ev.model_name != "linear_svm"),
+            "notes": ev.notes, "method_options": dict(ev.result.options),
+            **({} if ev.result.af_range is None
+               else {"min_af": ev.result.af_range[0], "max_af": ev.result.af_range[1]}),
+            **(provenance or {}),
+        }
+        write_json(run, tmp / "run.json")
+        model_info = {
+            "features": [str(f) for f in ev.feature_names], "selected": [str(f) for f in ev.feature_names[chosen]],
+            "classes": [str(c) for c in ev.classes], "method": ev.method, "k": ev.best_k, "model": ev.model_name,
+            "model_options": ev.model_options, "genosift_version": __version__, "seed": ev.seed,
+            "binary": ev.binary,
+            # the samples the final model was fitted on (None: evaluate had row numbers, not ids)
+            "training_samples": ([str(s) for s in ev.sample_ids[ev.train]]
+                                 if getattr(ev, "named_samples", True) else None),
+        }
+        joblib.dump({"pipeline": ev.pipeline, **model_info}, tmp / "model.joblib")
+        write_json(model_info, tmp / "model.json")
+        write_marker(tmp, [p.name for p in tmp.iterdir()])
+        if overwrite and folder.exists():  # checked again: it may have changed during the run
+            check_output(folder, force=True, inputs=inputs, folder=True)
+    return folder
+
+
+def load_model(path):
+    """Load a model saved by ``write_results`` (``model.joblib``).
+
+    Loading a joblib file runs code from it (it is a pickle): load only models you made or trust.
+    """
+    import joblib
+
+    path = Path(path)
+    if path.is_dir():
+        path = path / "model.joblib"
+    if not path.exists():
+        raise FileNotFoundError(f"No model at {str(path)!r}; give the model.joblib of a `genosift evaluate` run.")
+    try:
+        saved = joblib.load(path)
+    except Exception as exc:  # a damaged, truncated or foreign file fails anywhere inside unpickling
+        raise ValueError(f"Cannot load {str(path)!r} as a genosift model ({type(exc).__name__}: {exc}). Give the "
+                         "model.joblib that `genosift evaluate` wrote; a damaged or other file cannot be read.") from None
+    if not isinstance(saved, dict) or "pipeline" not in saved or "features" not in saved:
+        raise ValueError(f"{str(path)!r} is not a genosift model (written by `genosift evaluate`).")
+    return saved
+
