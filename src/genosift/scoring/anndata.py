@@ -68,6 +68,19 @@ def _view_of(adata):
             None if np.array_equal(cols, np.arange(p)) else cols)
 
 
+def _view_values(parent, rows, cols):
+    """The values of a view of the backed ``parent`` in memory: its rows read once each in
+    increasing order (what h5py takes), then put in the view's order, repeats included."""
+    X = parent.X
+    if rows is None:
+        M = matrix_of(parent)
+    else:
+        unique, back = np.unique(rows, return_inverse=True)
+        M = X[unique]
+        M = M[back] if unique.size != rows.size or (np.diff(rows) < 0).any() else M
+    return M if cols is None else M[:, cols]
+
+
 def _store_of(parent, binary):
     """The backed file of ``parent`` opened as a genosift store when its ``X`` is stored by rows
     or dense (the layouts a store reads), else None."""
@@ -100,6 +113,7 @@ def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary
     view = _view_of(adata)
     parent, rows, cols = view if view is not None else (None, None, None)
     store = None if parent is None else _store_of(parent, binary)
+    view_rows = rows
     if store is not None:
         if rows is not None:
             order = np.argsort(rows, kind="stable")
@@ -114,6 +128,9 @@ def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary
         if cols is not None:
             return _take_features(res, cols, names)
         return dataclasses.replace(res, names=names, names_loader=None)
+    if adata.is_view and parent is not None:  # the view's values only, read in file order
+        return score(_view_values(parent, view_rows, cols), y, method=spec.name, feature_names=names,
+                     scheduler=scheduler, binary=binary, **bounds, **opts)
     if adata.is_view or parent is None:  # anndata reads the view's values only
         return score(matrix_of(adata), y, method=spec.name, feature_names=names, scheduler=scheduler,
                      binary=binary, **bounds, **opts)
