@@ -17,7 +17,8 @@ from .scores import REGISTRY, ScoreResult, get_method, methods, score
 from .transforms import presence
 from . import io
 from .selection import SelectFdr, SelectKBest, SelectPercentile
-from .multivariate import MRMR, RedundancyFilter
+from .mrmr import MRMR
+from .redundancy import RedundancyFilter
 from .model_selection import RFE, SelectKCV, StabilitySelection, cross_validate_ks
 from .profiles import Profile, profile
 from ._anndata import annotate_var
