@@ -15,7 +15,7 @@ from functools import reduce
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import param_error
+from ._validation import is_int, param_error
 
 #: Bytes of one dense float64 column block handed to a whole-column method.
 BLOCK_BYTES = 64 * 2**20
@@ -50,7 +50,7 @@ def set_threads(n):
     """
     import numba
 
-    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
+    if n is not None and (not is_int(n) or n < 1):
         raise param_error("n", "set_threads", "a positive int or None", n)
     cap = numba.config.NUMBA_NUM_THREADS
     numba.set_num_threads(cap if n is None else min(int(n), cap))
@@ -79,12 +79,17 @@ def set_progress(enabled):
     return previous
 
 
-class _Silent:
+class Silent:
+    """What ``progress`` yields when bars are off: ``advance`` and ``describe`` do nothing."""
+
     def advance(self, n=1):
         pass
 
     def describe(self, text):
         pass
+
+
+_Silent = Silent  # the name the tests know
 
 
 class _Task:
@@ -118,7 +123,7 @@ def progress(description, total=None, unit=""):
     ...         bar.advance()
     """
     if not _settings["progress"]:
-        yield _Silent()
+        yield Silent()
         return
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
