@@ -17,8 +17,41 @@ import scipy.sparse as sp
 
 from ._validation import is_int, param_error
 
-#: Bytes of one dense float64 column block handed to a whole-column method.
+# The memory budget: one place for its defaults, its check and how it is shared out.
+#: Default budget of the data in flight when a store or file is read, scored or converted in
+#: chunks of rows or blocks of features (``chunk_bytes``; the README's "default 256M").
+CHUNK_BYTES = 256 * 2**20
+#: Bytes of one dense float64 column block handed to a whole-column method (and the dense
+#: blocks of the selectors' candidates).
 BLOCK_BYTES = 64 * 2**20
+#: Default budget of the stored data one Dask task reads at once. Smaller than ``CHUNK_BYTES``
+#: on purpose: a worker runs a task per thread, each holding its chunk and its partial result.
+TASK_BYTES = 64 * 2**20
+
+
+def check_budget(chunk_bytes, owner, default=CHUNK_BYTES):
+    """A memory budget in bytes: ``chunk_bytes`` (a positive int), or ``default`` for None.
+
+    >>> check_budget(None, "score_store") == CHUNK_BYTES, check_budget(4096, "score_store")
+    (True, 4096)
+    """
+    if chunk_bytes is None:
+        return default
+    if not is_int(chunk_bytes) or chunk_bytes < 1:
+        raise param_error("chunk_bytes", owner, "a positive int (bytes) or None", chunk_bytes)
+    return int(chunk_bytes)
+
+
+def share_budget(budget, parts=2):
+    """The budget of each of ``parts`` buffers alive at once (at least one byte): the halving plan.
+
+    A reader and the work it feeds each get half (``parts=2``); ``n`` threads with a block being
+    read ahead each get ``budget // 2 // (2 * n + 1)``.
+
+    >>> share_budget(256), share_budget(1), share_budget(share_budget(1000), 5)
+    (128, 1, 100)
+    """
+    return max(1, budget // parts)
 
 _settings = {"threads": None, "progress": False}
 

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._anndata import fit_accepts_anndata
 from ._validation import is_int, is_real, param_error
-from .engine import block_width, column_blocks
+from .engine import BLOCK_BYTES, block_width, column_blocks
 from .redundancy import RankedSelector
 from .scores._discretize import check_options, discretize, n_codes
 from .stats import ClassMoments
@@ -162,7 +162,7 @@ class _Codes:
         self.n = M.shape[0]
         self.L = n_codes(bins, max_categories)
         dtype = np.min_scalar_type(self.L - 1)
-        width = block_width(self.n, block_bytes=16 * 2**20)  # discretising needs a few copies of a block
+        width = block_width(self.n, block_bytes=BLOCK_BYTES // 4)  # discretising needs a few copies of a block
         if sp.issparse(M):
             parts = []
             for _, _, block in column_blocks(M, width):

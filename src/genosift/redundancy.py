@@ -144,7 +144,7 @@ class RankedSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
 def _greedy_walk(candidates, order, k, max_corr):
     """Keep ``order``'s features unless |r| with a kept one exceeds ``max_corr``, until ``k`` are kept.
 
-    Candidates are taken in blocks (doubling from ``max(64, 2k)`` up to a 64 MiB dense block);
+    Candidates are taken in blocks (doubling from ``max(64, 2k)`` up to a dense block of ``engine.BLOCK_BYTES``, 64 MiB);
     each block is correlated with the features kept before it in one product, then walked in
     order: every time one of its candidates is kept, the rest of the block is correlated with it.
     Returns ``(kept, rejected, most correlated kept feature of each rejected, that |r|)``.
