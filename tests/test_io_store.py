@@ -352,8 +352,18 @@ def scored(tmp_path_factory):
     return X, obs, paths
 
 
-ROW_CASES = [("fisher", "y"), ("anova", "y"), ("welch", "bin"), ("pearson", "mic"), ("variance", None)]
-BLOCK_CASES = [("auc", "bin"), ("spearman", "mic"), ("chi2", "y"), ("kruskal", "y"), ("mi", "y")]
+def _column(method):
+    """The per-sample column of ``scored``'s store that ``method`` takes as its target."""
+    if method.task == "unsupervised":
+        return None
+    if method.task == "regression":
+        return "mic"
+    return "bin" if method.binary_only else "y"
+
+
+# every method a store is scored by, from the registry: a new one is covered without editing a list
+ROW_CASES = [(m.name, _column(m)) for m in gs.REGISTRY.values() if m.streaming == "rows"]
+BLOCK_CASES = [(m.name, _column(m)) for m in gs.REGISTRY.values() if m.streaming == "blocks"]
 
 
 @pytest.mark.parametrize("kind", ["copy", "rows only", "dense"])
