@@ -5,8 +5,8 @@ import pytest
 import scipy.sparse as sp
 
 import genosift as gs
-from genosift.scores._base import tie_key
 from genosift import engine
+from genosift.scores._base import tie_key
 
 METHODS = sorted(gs.REGISTRY)
 #: Methods whose score may be negative: ReliefF weights lie in [-1, 1] (a feature that differs more

@@ -12,11 +12,11 @@ import pytest
 import scipy.sparse as sp
 
 import genosift as gs
-from conftest import load_shared, require_shared
-from genosift.io import Dataset, format_of, read
+from genosift.io import Dataset, convert_kmers, format_of, read
 from genosift.io import store as store_module
-from genosift.io import convert_kmers
 from genosift.io.store import SUFFIX, Store, convert, open_store, score_store, write_store
+
+from conftest import load_shared, require_shared
 
 pytest.importorskip("h5py", reason="genosift stores need h5py (genosift[io])")
 # anndata 0.12 asks pandas 3 about an option pandas deprecates; nothing to do with genosift
@@ -431,7 +431,7 @@ def test_memory_is_bounded_by_the_budget(tmp_path):
     ref = {m: gs.score(X, y, method=m, feature_names=names) for m in ("fisher", "auc")}
     del X
     store = open_store(path)
-    store.feature_names  # names (50,000 strings) are part of any result: loaded before measuring
+    _ = store.feature_names  # names (50,000 strings) are part of any result: loaded before measuring
     for method, budget, limit in [("fisher", 4 << 20, 24 << 20), ("auc", 4 << 20, 24 << 20)]:
         tracemalloc.start()
         got = score_store(store, y, method=method, chunk_bytes=budget, n_jobs=2)

@@ -12,16 +12,16 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-from .datasets import load_golub
-from .scores import REGISTRY, ScoreResult, get_method, methods, score
-from .transforms import presence
 from . import io
-from .selection import SelectFdr, SelectKBest, SelectPercentile
-from .mrmr import MRMR
-from .redundancy import RedundancyFilter
-from .model_selection import RFE, SelectKCV, StabilitySelection, cross_validate_ks
-from .profiles import Profile, profile
 from ._anndata import annotate_var
+from .datasets import load_golub
+from .model_selection import RFE, SelectKCV, StabilitySelection, cross_validate_ks
+from .mrmr import MRMR
+from .profiles import Profile, profile
+from .redundancy import RedundancyFilter
+from .scores import REGISTRY, ScoreResult, get_method, methods, score
+from .selection import SelectFdr, SelectKBest, SelectPercentile
+from .transforms import presence
 
 __all__ = [
     "MRMR", "REGISTRY", "RFE", "RedundancyFilter", "ScoreResult", "SelectFdr", "SelectKBest", "SelectKCV",

@@ -13,7 +13,8 @@ import numpy as np
 
 from ._files import interrupted
 from ._validation import UsageError
-from .cli_options import cli_message, read_options as _read_options
+from .cli_options import cli_message
+from .cli_options import read_options as _read_options
 
 
 def _methods(args):
@@ -47,8 +48,9 @@ def _demo(args):
     frame["pvalue"], frame["qvalue"] = anova.pvalues, anova.qvalues
     frame["selected"] = selected
     frame["description"] = [describe.get(n, "") for n in names]
-    from .profiles import profile
     import pandas as pd
+
+    from .profiles import profile
 
     frame = pd.concat([frame, profile(X, y).columns()], axis=1)  # class means, diff_means, prevalence
     frame = frame.iloc[fisher.ranking].reset_index(drop=True)
@@ -207,10 +209,9 @@ def _select(args):
 
 
 def _convert(args):
+    from . import jobs
     from .io import convert, convert_kmers, format_of, read_metadata
     from .io.store import SUFFIX
-
-    from . import jobs
 
     started = time.perf_counter()
     if not Path(args.output).name.lower().endswith(".h5ad"):

@@ -146,7 +146,8 @@ def progress(description, total=None, unit=""):
     """A progress bar for a long loop: ``with progress("Reading", total=n, unit="rows") as bar:``.
 
     Yields an object whose ``advance(n=1)`` counts ``n`` more units done (from any thread) and
-    whose ``describe(text)`` replaces the description (the step under way). The bar is drawn on stderr only after ``set_progress(True)``; otherwise this costs next to nothing.
+    whose ``describe(text)`` replaces the description (the step under way). The bar is drawn on
+    stderr only after ``set_progress(True)``; otherwise this costs next to nothing.
     Bars opened while another is shown are drawn below it.
 
     Examples

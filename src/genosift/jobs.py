@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ._files import check_output, staged
 from ._messages import plain
 from ._validation import UsageError, param_error
-from ._files import check_output, staged
 from .transforms import presence
 
 

@@ -26,6 +26,7 @@ from .engine import block_width
 from .scores import rank_order, score
 from .selection import callable_scores, resolve_score_func, score_func_tags, validate_scored
 
+
 class _Block:
     """Columns ``cols`` of a checked matrix, with their means and norms (two-pass, from the block).
 

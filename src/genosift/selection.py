@@ -11,12 +11,22 @@ from sklearn.exceptions import NotFittedError
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._anndata import AnnDataTransformMixin, fit_on_matrix, is_anndata
 from ._messages import plain
 from ._validation import as_labels, check_fit_input, check_options_dict, is_int, is_real, param_error
-from .scores import REGISTRY, bh_qvalues, carriers, check_af, finish, get_method, rank_order, score, with_af
-from .scores import LabelCoding
+from .scores import (
+    REGISTRY,
+    LabelCoding,
+    bh_qvalues,
+    carriers,
+    check_af,
+    finish,
+    get_method,
+    rank_order,
+    score,
+    with_af,
+)
 from .scores._af import af_tested, untested_last
-from ._anndata import AnnDataTransformMixin, fit_on_matrix, is_anndata
 
 
 def resolve_score_func(func, owner, *, param="score_func", params=None, params_param="score_params"):

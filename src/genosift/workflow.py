@@ -151,8 +151,8 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
 
     from . import engine, get_method, score
     from ._validation import as_labels, as_matrix, check_finite
-    from .profiles import profile
     from .model_selection import cross_validate_ks
+    from .profiles import profile
     from .selection import SelectKBest
 
     spec = get_method(method)

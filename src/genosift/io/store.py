@@ -61,12 +61,12 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from .. import engine
+from .._files import staged
 from .._messages import FixError, FixExistsError, PythonText, plain
 from .._sparse_check import check_sparse_structure
 from .._validation import check_integer_range, param_error
-from .. import engine
 from ..engine import block_width
-from .._files import staged
 from ..transforms import presence
 from . import Dataset, register_reader
 
@@ -1290,8 +1290,16 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
     >>> score_store(path, "y", samples=[0, 1, 2, 3]).n_samples  # the first four samples only
     4
     """
-    from ..scores import CarrierTap, _check_classes, check_af, check_options, get_method, make_target, score_blocks
-    from ..scores import with_af
+    from ..scores import (
+        CarrierTap,
+        _check_classes,
+        check_af,
+        check_options,
+        get_method,
+        make_target,
+        score_blocks,
+        with_af,
+    )
 
     store = source if isinstance(source, Store) else Store(source)
     budget = _budget(chunk_bytes, "score_store")
@@ -1305,7 +1313,8 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
             f"Method '{spec.name}' needs the whole matrix in memory (it compares samples over all "
             "features at once), so it cannot score a store out of core. {in_memory}, or choose "
             "another {method} (one whose streaming is 'row' or 'block' in {methods}).",
-            owner="score_store", methods=PythonText("genosift.methods()"), in_memory=PythonText("Load it with genosift.io.read(path) and call genosift.score"),
+            owner="score_store", methods=PythonText("genosift.methods()"),
+            in_memory=PythonText("Load it with genosift.io.read(path) and call genosift.score"),
             method=FixError.ANY,
         )
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):

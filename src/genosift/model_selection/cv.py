@@ -20,6 +20,7 @@ from .._validation import as_labels, as_matrix, check_fit_input, is_int, param_e
 from ..scores import check_af
 from .models import ModelSelector, check_finite_for, check_score_func, is_estimator, rank_features, rows_ready
 
+
 def check_ks(ks, n_features, owner):
     """Sorted distinct ks; values above ``n_features`` become ``n_features`` (with a warning)."""
     values = np.atleast_1d(np.asarray(ks, dtype=object))

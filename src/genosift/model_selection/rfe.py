@@ -12,6 +12,7 @@ from .._messages import plain
 from .._validation import check_fit_input, is_int, is_real, param_error
 from .models import ModelSelector, check_finite_for, check_score_func, is_estimator, model_importances, rank_features
 
+
 class RFE(ModelSelector):
     """Recursive feature elimination, for many features: geometric steps, an optional pre-filter.
 

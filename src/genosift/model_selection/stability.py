@@ -13,8 +13,16 @@ from sklearn.utils.validation import validate_data
 from .._anndata import fit_accepts_anndata
 from .._validation import check_fit_input, is_int, is_real, param_error
 from ..scores import rank_order
-from .models import ModelSelector, check_finite_for, check_score_func, is_estimator, model_importances, rank_features, \
-    rows_ready
+from .models import (
+    ModelSelector,
+    check_finite_for,
+    check_score_func,
+    is_estimator,
+    model_importances,
+    rank_features,
+    rows_ready,
+)
+
 
 def subsamples(y, *, n_resamples, sample_fraction, stratify, random_state=None):
     """Row indices of ``n_resamples`` subsamples drawn without replacement, (n_resamples, m), sorted rows.
