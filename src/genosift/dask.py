@@ -216,7 +216,8 @@ def _block_scores(block, target, method, options, j0, j1, names, af=False):
         block = block.astype(np.float64, copy=False)
     else:
         block = np.ascontiguousarray(block, dtype=np.float64)
-    for _, _, block in _finite_blocks(  # noqa: B007, B020 (run for its checks only)[(j0, j1, block)] if names is None else [(0, j1 - j0, block)], names,
+    # the loop rebinds block to the checked (and, for scale-free methods, rescaled) block
+    for _, _, block in _finite_blocks([(j0, j1, block)] if names is None else [(0, j1 - j0, block)], names,  # noqa: B007,B020
                                       spec.scale_free):
         pass
     with _one_thread():
