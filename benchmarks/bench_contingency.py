@@ -39,8 +39,9 @@ QUINTILES = np.array([-0.8416212335729143, -0.2533471031357997, 0.25334710313579
 
 
 def _dense(rows, checks, quick):
-    import genosift as gs
     from sklearn.feature_selection import f_classif, mutual_info_classif
+
+    import genosift as gs
 
     rng = np.random.default_rng(runner.SEED)
     n, p = 1000, 10_000 // (10 if quick else 1)
@@ -109,8 +110,9 @@ def _dense(rows, checks, quick):
 
 
 def _sparse(rows, checks, quick):
-    import genosift as gs
     from sklearn.feature_selection import chi2, f_classif
+
+    import genosift as gs
 
     rng = np.random.default_rng(runner.SEED + 1)
     n, p = 2000, 1_000_000 // (10 if quick else 1)

@@ -41,8 +41,9 @@ def _top_hits(res, m):
 
 
 def run(rows, checks, quick=False):
-    import genosift as gs
     from sklearn.feature_selection import f_classif
+
+    import genosift as gs
 
     n, p = 1000, (10_000 if quick else 100_000)
     sub = 200 if quick else 500

@@ -47,8 +47,9 @@ def _max_abs(a, b):
 
 
 def _dense(rows, checks, quick):
-    import genosift as gs
     from scipy import stats
+
+    import genosift as gs
 
     n, p = 1000, 100_000 // (10 if quick else 1)
     case = f"dense float64 {n} x {p:,}, 2 classes"
@@ -104,8 +105,9 @@ def _dense(rows, checks, quick):
 
 
 def _sparse(rows, checks, quick, dense_floor=None, dense_p=None):
-    import genosift as gs
     from scipy import stats
+
+    import genosift as gs
 
     n, p, density = 2000, 1_000_000 // (10 if quick else 1), 0.01
     case = f"sparse CSR {n} x {p:,}, density 1%, counts, 2 classes"

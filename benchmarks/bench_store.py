@@ -272,7 +272,8 @@ def main(argv=None):
           "given): where it is as slow as the store, the method is bound by its arithmetic (p-values, ranks), "
           "not by reading. Peak = the child process's peak RSS, names included (imports included; their RSS "
           "before scoring in brackets); target < 1 GB (10^9 bytes).\n")
-    print("| method | reads | chunk_bytes | cold s | cold MB/s | warm s | warm MB/s | rate target | in memory s | names s | peak RSS (imports) | memory target |")
+    print("| method | reads | chunk_bytes | cold s | cold MB/s | warm s | warm MB/s | rate target | in memory s "
+          "| names s | peak RSS (imports) | memory target |")
     print("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|")
     for method, budget, res in scored:
         cold, warm = res["times"]["cold"], res["times"]["warm"]

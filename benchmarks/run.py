@@ -216,7 +216,7 @@ def fmt_t(s):
 def machine_line():
     """One line: CPUs, CPU model, RAM and the load average now (for the standalone benchmarks)."""
     info = machine_info()
-    load = "%.2f %.2f %.2f" % os.getloadavg()
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     return f"{info['nproc']} CPUs ({info['cpu']}), {info['ram']} RAM, load average {load}"
 
 
@@ -298,8 +298,9 @@ def log(msg):
 # --------------------------------------------------------------------------------------------
 
 def run_dense(args, rng, rows, checks, phases):
-    import genosift as gs
     from sklearn.feature_selection import f_classif, r_regression
+
+    import genosift as gs
 
     n, p = 1000, args.p_dense
     case = f"dense float32 {n} x {p:,}, 3 classes"
@@ -412,7 +413,9 @@ def run_dense(args, rng, rows, checks, phases):
 
 
 def breakdown(label, X, y, methods, out):
-    """Time genosift's two phases: ``statistics`` (validation, one-pass kernel, merge) and ``finish`` (scores and p-values; q-values and the ranking are computed on first use). Best of ``REPEATS``; diagnostic only."""
+    """Time genosift's two phases: ``statistics`` (validation, one-pass kernel, merge) and ``finish``
+    (scores and p-values; q-values and the ranking are computed on first use). Best of ``REPEATS``;
+    diagnostic only."""
     try:
         from genosift.scores import finish, statistics
     except ImportError:
@@ -430,8 +433,9 @@ def breakdown(label, X, y, methods, out):
 
 
 def run_sparse(args, rng, rows, checks, phases):
-    import genosift as gs
     from sklearn.feature_selection import f_classif
+
+    import genosift as gs
 
     n, p, density = 2000, args.p_sparse, 0.01
     case = f"sparse CSR {n} x {p:,}, density 1%, 3 classes"
@@ -543,7 +547,8 @@ def render(args, rows, checks, phases, loads, started, elapsed):
     if phases:
         out += ["", "## Where genosift's time goes", "",
                 "`genosift.scores.statistics` (input checks, the one-pass kernel, merging of the "
-                "per-class moments) and `genosift.scores.finish` (scores and p-values; q-values and the ranking are computed on first use, see the `.ranking` row), timed "
+                "per-class moments) and `genosift.scores.finish` (scores and p-values; q-values and the "
+                "ranking are computed on first use, see the `.ranking` row), timed "
                 "separately (best of the same number of runs).", "",
                 "| case | what | statistics (s) | finish (s) |", "| --- | --- | ---: | ---: |"]
         out += [f"| {c} | {m} | {'-' if a is None else fmt_t(a)} | {fmt_t(b)} |" for c, m, a, b in phases]

@@ -56,7 +56,7 @@ def shared_data() -> Path:
     return require_shared()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load(root: str, name: str):
     d = Path(root) / name
     if (d / "X.sparse.npz").exists():

@@ -413,7 +413,6 @@ def test_cli_scheduler_writes_the_same_ranking(client, stores, tmp_path, capsys)
 def test_workers_refuse_a_crafted_store(client, stores, tmp_path, part):
     """Each worker checks the index structure it reads before any kernel sees it."""
     import h5py
-
     from test_hostile_sparse import _crafted
 
     X, obs, paths = stores

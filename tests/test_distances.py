@@ -11,6 +11,7 @@ from scipy import stats as ss
 from scipy.spatial.distance import jensenshannon
 
 import genosift as gs
+
 from conftest import load_shared
 
 REAL = ["golub", "GLIOMA", "colon", "TOX_171"]

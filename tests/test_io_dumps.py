@@ -99,7 +99,7 @@ def test_folder_round_trip_with_suffixes_and_compression(tmp_path):
     rng = np.random.default_rng(5)
     counts = _random_counts(rng, n_samples=6)
     names = ["S0.txt", "S1.txt.gz", "S2.kmc.dump", "S3.jf.bz2", "S4", "S5.counts.tsv"]
-    for (s, c), name in zip(counts.items(), names):
+    for (_s, c), name in zip(counts.items(), names):
         compress = "gz" if name.endswith(".gz") else "bz2" if name.endswith(".bz2") else None
         _write(tmp_path / name, _dump_text(c, rng, shuffle=True), compress)
     _write(tmp_path / ".hidden", "not a dump\n")
@@ -352,7 +352,7 @@ def _genomes(tmp_path, n=4, seed=0):
     out = {}
     for g in range(n):
         contigs = []
-        for c in range(2):
+        for _c in range(2):
             seq = "".join(rng.choice(list("ACGT"), int(rng.integers(800, 3000))))
             seq = seq[:300] + repeat * (g + 1) + seq[300:500] + "NNNNN" + seq[500:]  # repeats, and Ns
             contigs.append(seq)

@@ -13,10 +13,11 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from conftest import require_shared
 from genosift.io import Dataset, format_of, read
 from genosift.io.kmers import read_kmers
 from genosift.io.metadata import MatchReport, attach_metadata, read_metadata
+
+from conftest import require_shared
 
 FORM = ("Each line must be 'KMER | SAMPLE:COUNT SAMPLE:COUNT ...' (a k-mer in no sample: 'KMER |'; "
         "columns between the k-mer and the '|' are skipped).")

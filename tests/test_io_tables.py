@@ -16,9 +16,9 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
+from genosift.io import READERS, format_of, read
+
 from conftest import require_shared
-from genosift.io import READERS, read
-from genosift.io import format_of
 
 
 def q(path):

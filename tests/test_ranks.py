@@ -10,6 +10,7 @@ from sklearn.metrics import roc_auc_score
 import genosift as gs
 from genosift import engine
 from genosift.scores import ranks
+
 from conftest import load_shared
 
 RANK_METHODS = ["spearman", "kendall", "auc", "kruskal"]

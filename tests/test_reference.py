@@ -81,7 +81,7 @@ def _constant(X):
     return np.ptp(X, axis=0) == 0
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _score(name, method, target="labels"):
     """genosift on a shared data set, cached across tests (scoring is deterministic)."""
     X, y, _ = load_shared(name)
@@ -448,7 +448,7 @@ NIST_TOL = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _nist(name):
     """``(x (n, 1) float64, treatment (n,) int, certified F)`` from an NIST StRD .dat file."""
     path = require_shared("nist_anova", f"{name}.dat")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import re
-from html import unescape
 import shutil
 import subprocess
+from html import unescape
 
 import numpy as np
 import pandas as pd

@@ -11,9 +11,10 @@ import pytest
 import scipy.sparse as sp
 
 import genosift as gs
-from conftest import require_shared
 from genosift.io import Dataset, write_store
 from genosift.scores._base import TIE_BITS, rank_order, tie_key
+
+from conftest import require_shared
 
 ROWS = [m for m in gs.methods().index if gs.methods().loc[m, "streaming"] == "rows"]
 KS = (10, 1000, 10000)

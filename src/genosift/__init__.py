@@ -23,7 +23,7 @@ _PUBLIC = {
     "score": ".scoring",
     "presence": ".transforms",
     "SelectFdr": ".selection", "SelectKBest": ".selection", "SelectPercentile": ".selection",
-    "MRMR": ".multivariate", "RedundancyFilter": ".multivariate",
+    "MRMR": ".mrmr", "RedundancyFilter": ".redundancy",
     "RFE": ".model_selection", "SelectKCV": ".model_selection", "StabilitySelection": ".model_selection",
     "cross_validate_ks": ".model_selection",
     "Profile": ".profiles", "profile": ".profiles",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-
 from numba import njit
 
 __all__ = ["check_sparse_matrix", "check_sparse_structure"]

@@ -19,6 +19,22 @@ def param_error(param, owner, expected, got):
     return ValueError(f"The '{param}' parameter of {owner} must be {expected}. Got {plain(got)} instead.")
 
 
+def is_int(value):
+    """An integer (Python or numpy) that is not a bool: what an int parameter accepts."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_real(value):
+    """A real number (int or float, Python or numpy) that is not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_options_dict(options, param, owner):
+    """``options`` (a method's options) is a dict or None; else the one-format error naming ``param``."""
+    if options is not None and not isinstance(options, dict):
+        raise param_error(param, owner, "a dict or None", options)
+
+
 class UsageError(ValueError):
     """Options that do not fit together (the command line exits with code 2, as for a bad option)."""
 

@@ -15,10 +15,43 @@ from functools import reduce
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import param_error
+from ._validation import is_int, param_error
 
-#: Bytes of one dense float64 column block handed to a whole-column method.
+# The memory budget: one place for its defaults, its check and how it is shared out.
+#: Default budget of the data in flight when a store or file is read, scored or converted in
+#: chunks of rows or blocks of features (``chunk_bytes``; the README's "default 256M").
+CHUNK_BYTES = 256 * 2**20
+#: Bytes of one dense float64 column block handed to a whole-column method (and the dense
+#: blocks of the selectors' candidates).
 BLOCK_BYTES = 64 * 2**20
+#: Default budget of the stored data one Dask task reads at once. Smaller than ``CHUNK_BYTES``
+#: on purpose: a worker runs a task per thread, each holding its chunk and its partial result.
+TASK_BYTES = 64 * 2**20
+
+
+def check_budget(chunk_bytes, owner, default=CHUNK_BYTES):
+    """A memory budget in bytes: ``chunk_bytes`` (a positive int), or ``default`` for None.
+
+    >>> check_budget(None, "score_store") == CHUNK_BYTES, check_budget(4096, "score_store")
+    (True, 4096)
+    """
+    if chunk_bytes is None:
+        return default
+    if not is_int(chunk_bytes) or chunk_bytes < 1:
+        raise param_error("chunk_bytes", owner, "a positive int (bytes) or None", chunk_bytes)
+    return int(chunk_bytes)
+
+
+def share_budget(budget, parts=2):
+    """The budget of each of ``parts`` buffers alive at once (at least one byte): the halving plan.
+
+    A reader and the work it feeds each get half (``parts=2``); ``n`` threads with a block being
+    read ahead each get ``budget // 2 // (2 * n + 1)``.
+
+    >>> share_budget(256), share_budget(1), share_budget(share_budget(1000), 5)
+    (128, 1, 100)
+    """
+    return max(1, budget // parts)
 
 _settings = {"threads": None, "progress": False}
 
@@ -50,7 +83,7 @@ def set_threads(n):
     """
     import numba
 
-    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
+    if n is not None and (not is_int(n) or n < 1):
         raise param_error("n", "set_threads", "a positive int or None", n)
     cap = numba.config.NUMBA_NUM_THREADS
     numba.set_num_threads(cap if n is None else min(int(n), cap))
@@ -79,12 +112,17 @@ def set_progress(enabled):
     return previous
 
 
-class _Silent:
+class Silent:
+    """What ``progress`` yields when bars are off: ``advance`` and ``describe`` do nothing."""
+
     def advance(self, n=1):
         pass
 
     def describe(self, text):
         pass
+
+
+_Silent = Silent  # the name the tests know
 
 
 class _Task:
@@ -108,7 +146,8 @@ def progress(description, total=None, unit=""):
     """A progress bar for a long loop: ``with progress("Reading", total=n, unit="rows") as bar:``.
 
     Yields an object whose ``advance(n=1)`` counts ``n`` more units done (from any thread) and
-    whose ``describe(text)`` replaces the description (the step under way). The bar is drawn on stderr only after ``set_progress(True)``; otherwise this costs next to nothing.
+    whose ``describe(text)`` replaces the description (the step under way). The bar is drawn on
+    stderr only after ``set_progress(True)``; otherwise this costs next to nothing.
     Bars opened while another is shown are drawn below it.
 
     Examples
@@ -118,7 +157,7 @@ def progress(description, total=None, unit=""):
     ...         bar.advance()
     """
     if not _settings["progress"]:
-        yield _Silent()
+        yield Silent()
         return
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn

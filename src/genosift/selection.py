@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 import os
 import warnings
 
@@ -12,12 +11,66 @@ from sklearn.exceptions import NotFittedError
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._messages import plain
-from ._validation import as_labels, check_fit_input, param_error
-from .scores import (REGISTRY, LabelCoding, af_tested, bh_qvalues, carriers, check_af, finish, get_method, rank_order,
-                     untested_last, with_af)
-from .scoring import score
 from ._anndata import AnnDataTransformMixin, fit_on_matrix, is_anndata
+from ._messages import plain
+from ._validation import as_labels, check_fit_input, check_options_dict, is_int, is_real, param_error
+from .scores import (
+    REGISTRY,
+    LabelCoding,
+    af_tested,
+    bh_qvalues,
+    carriers,
+    check_af,
+    finish,
+    get_method,
+    rank_order,
+    untested_last,
+    with_af,
+)
+from .scoring import score
+
+
+def resolve_score_func(func, owner, *, param="score_func", params=None, params_param="score_params"):
+    """The registered method that ``func`` names, or None for a scoring callable.
+
+    The one resolver of every selector's score: ``params`` (the method's options, checked as a
+    dict or None under the name ``params_param``) and an unknown name give the one-format error.
+    """
+    check_options_dict(params, params_param, owner)
+    if callable(func):
+        return None
+    try:
+        return get_method(func)
+    except ValueError:
+        raise param_error(param, owner, f"a callable or one of {sorted(REGISTRY)}", func) from None
+
+
+def callable_scores(func, X, y):
+    """``(scores, pvalues or None)``, float64, of a callable ``f(X, y) -> scores`` or ``-> (scores, pvalues)``."""
+    out = func(X, y)
+    scores, pvalues = out if isinstance(out, (tuple, list)) else (out, None)
+    return np.asarray(scores, dtype=np.float64), None if pvalues is None else np.asarray(pvalues, dtype=np.float64)
+
+
+def score_func_tags(tags, func):
+    """scikit-learn tags of a selector scored by ``func``: a target unless unsupervised; sparse input."""
+    spec = REGISTRY.get(func) if isinstance(func, str) else None
+    tags.target_tags.required = spec is None or spec.task != "unsupervised"
+    tags.input_tags.sparse = True
+    return tags
+
+
+def validate_scored(estimator, X, y, spec, *, reset=True):
+    """``validate_data`` for a selector scored by ``spec`` (None: a callable): ``(X, y)``.
+
+    Clear messages first (``check_fit_input``); no target for an unsupervised method; non-finite
+    values are left to the registered methods, which name the features.
+    """
+    check_fit_input(X, y, supervised=spec is None or spec.task != "unsupervised")
+    kwargs = dict(accept_sparse=("csr", "csc"), dtype="numeric", reset=reset, ensure_all_finite=spec is None)
+    if spec is not None and spec.task == "unsupervised":
+        return validate_data(estimator, X, **kwargs), None
+    return validate_data(estimator, X, y, **kwargs)
 
 
 def _on_disk(X):
@@ -39,30 +92,10 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         self.max_af = max_af
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        spec = REGISTRY.get(self.score_func) if isinstance(self.score_func, str) else None
-        tags.target_tags.required = spec is None or spec.task != "unsupervised"
-        tags.input_tags.sparse = True
-        return tags
+        return score_func_tags(super().__sklearn_tags__(), self.score_func)
 
     def _spec(self):
-        if callable(self.score_func):
-            return None
-        try:
-            return get_method(self.score_func)
-        except ValueError:
-            raise param_error(
-                "score_func", type(self).__name__,
-                f"a callable or one of {sorted(REGISTRY)}", self.score_func,
-            ) from None
-
-    def _validate(self, X, y, reset, spec):
-        check_fit_input(X, y, supervised=spec is None or spec.task != "unsupervised")
-        kwargs = dict(accept_sparse=("csr", "csc"), dtype="numeric", reset=reset,
-                      ensure_all_finite=spec is None)
-        if spec is not None and spec.task == "unsupervised":
-            return validate_data(self, X, **kwargs), None
-        return validate_data(self, X, y, **kwargs)
+        return resolve_score_func(self.score_func, type(self).__name__)
 
     def fit(self, X, y=None):
         """Score the features of ``X`` against ``y``.
@@ -230,13 +263,10 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
     def _fit_chunk(self, X, y, reset, partial=False):
         self._check_params()
         spec = self._spec()
-        X, y = self._validate(X, y, reset, spec)
+        X, y = validate_scored(self, X, y, spec, reset=reset)
         bounds = check_af(self.min_af, self.max_af, type(self).__name__)
         if spec is None:
-            out = self.score_func(X, y)
-            scores, pvalues = out if isinstance(out, (tuple, list)) else (out, None)
-            self.scores_ = np.asarray(scores, dtype=np.float64)
-            self.pvalues_ = None if pvalues is None else np.asarray(pvalues, dtype=np.float64)
+            self.scores_, self.pvalues_ = callable_scores(self.score_func, X, y)
             self.tested_ = None
             if bounds is not None:  # the filter applies to a callable's scores too
                 self.af_ = carriers(X) / X.shape[0]
@@ -273,8 +303,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         return self
 
     def _check_params(self):
-        if self.score_params is not None and not isinstance(self.score_params, dict):
-            raise param_error("score_params", type(self).__name__, "a dict or None", self.score_params)
+        check_options_dict(self.score_params, "score_params", type(self).__name__)
         check_af(self.min_af, self.max_af, type(self).__name__)
 
     def _check_scored(self):
@@ -342,7 +371,7 @@ class SelectKBest(_ScoreSelector):
 
     def _check_params(self):
         super()._check_params()
-        if not (self.k == "all" or (isinstance(self.k, numbers.Integral) and not isinstance(self.k, bool) and self.k >= 0)):
+        if not (self.k == "all" or (is_int(self.k) and self.k >= 0)):
             raise param_error("k", "SelectKBest", "an int in [0, n_features] or 'all'", self.k)
 
     def _get_support_mask(self):
@@ -376,8 +405,7 @@ class SelectPercentile(_ScoreSelector):
 
     def _check_params(self):
         super()._check_params()
-        ok = isinstance(self.percentile, numbers.Real) and not isinstance(self.percentile, bool)
-        if not ok or not 0 <= self.percentile <= 100:
+        if not is_real(self.percentile) or not 0 <= self.percentile <= 100:
             raise param_error("percentile", "SelectPercentile", "a number in [0, 100]", self.percentile)
 
     def _get_support_mask(self):
@@ -405,8 +433,7 @@ class SelectFdr(_ScoreSelector):
 
     def _check_params(self):
         super()._check_params()
-        ok = isinstance(self.alpha, numbers.Real) and not isinstance(self.alpha, bool)
-        if not ok or not 0 < self.alpha <= 1:
+        if not is_real(self.alpha) or not 0 < self.alpha <= 1:
             raise param_error("alpha", "SelectFdr", "a number in (0, 1]", self.alpha)
         spec = self._spec()
         if spec is not None and not spec.has_pvalues:

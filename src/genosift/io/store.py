@@ -61,12 +61,12 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from .. import engine
+from .._files import staged
 from .._messages import FixError, FixExistsError, PythonText, plain
 from .._sparse_check import check_sparse_structure
 from .._validation import check_integer_range, param_error
-from .. import engine
 from ..engine import block_width
-from .._files import staged
 from ..transforms import presence
 from . import Dataset, register_reader
 
@@ -76,7 +76,7 @@ __all__ = ["CHUNK_BYTES", "SUFFIX", "Store", "StoreReader", "chunk_budget", "con
 #: The suffix of a store; ``genosift.io.read`` picks the store reader for it.
 SUFFIX = ".gs.h5ad"
 #: Default budget, in bytes, of the matrix data held in memory at once while streaming.
-CHUNK_BYTES = 256 * 2**20
+CHUNK_BYTES = engine.CHUNK_BYTES
 _VERSION = 1
 _TILE_BYTES = 2**20  # dense stores: bytes of one HDF5 tile
 _MAX_READ = 1 << 30  # bytes per preadv call (Linux reads at most 2 GiB - 4 KiB at once)
@@ -96,11 +96,7 @@ def _h5py():
 def chunk_budget(chunk_bytes, owner):
     """``chunk_bytes`` checked (a positive int, as the ``owner`` function's parameter), or the
     default ``CHUNK_BYTES`` for None: the memory budget of the data read at once."""
-    if chunk_bytes is None:
-        return CHUNK_BYTES
-    if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, (int, np.integer)) or chunk_bytes < 1:
-        raise param_error("chunk_bytes", owner, "a positive int (bytes) or None", chunk_bytes)
-    return int(chunk_bytes)
+    return engine.check_budget(chunk_bytes, owner)
 
 
 _budget = chunk_budget  # the name the k-mer and dump converters use

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -285,6 +286,15 @@ def _parameter_docs(doc):
     return out
 
 
+def task_text(method):
+    """The target a method takes, in words: ``"class labels, two classes"``, ``"none (unsupervised)"``..."""
+    m = get_method(method)
+    return {"classification": "class labels" + (", two classes" if m.binary_only else ", any number of classes"),
+            "regression": "a numeric target, or two classes coded 0/1",
+            "any": "a numeric target or class labels",
+            "unsupervised": "none (unsupervised)"}[m.task]
+
+
 def describe(name):
     """A method's description, as ``genosift methods NAME`` prints it: what it computes, its task,
     whether it gives p-values, its reference and its options with their defaults and meaning.
@@ -297,10 +307,7 @@ def describe(name):
     import textwrap
 
     m = get_method(name)
-    task = {"classification": "class labels" + (", two classes" if m.binary_only else ", any number of classes"),
-            "regression": "a numeric target, or two classes coded 0/1",
-            "any": "a numeric target or class labels",
-            "unsupervised": "none (unsupervised)"}[m.task]
+    task = task_text(m)
     streaming = {"rows": "rows: statistics merged over row chunks (streams, partial_fit, stores by rows)",
                  "blocks": "blocks: every sample of a block of features at once (stores by feature blocks)",
                  "matrix": "matrix: the whole matrix in memory"}[m.streaming]

@@ -30,7 +30,7 @@ import numpy as np
 from scipy import special
 
 from ..stats import ClassSums
-from ._base import Scores, register, ratio
+from ._base import Scores, ratio, register
 from ._discretize import check_options, contingency_tables
 
 

@@ -12,7 +12,7 @@ from scipy import special
 
 from ..engine import elementwise
 from ..stats import ClassMoments, CoMoments
-from ._base import Scores, register, ratio
+from ._base import Scores, ratio, register
 
 
 def _two_classes(stats):

@@ -31,7 +31,7 @@ from scipy import special
 from scipy.stats import rankdata
 
 from .._validation import param_error
-from ._base import Scores, register, ratio
+from ._base import Scores, ratio, register
 
 # --------------------------------------------------------------------------------------------
 # compiled kernels

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from .._messages import FixError, PythonText
 from .._validation import param_error
+from .. import engine
 from ..engine import block_width
 from ..scores import (WithCarriers, build_result, carriers, check_classes, finish, finite_blocks, get_method,
                       join_scores, make_target, target_values, with_af)
@@ -31,7 +32,7 @@ __all__ = ["FAN_IN", "RUNS_PER_THREAD", "TASK_BYTES", "as_array", "compute", "cu
 #: Most statistics merged by one task of the tree reduction (fewer when they are large).
 FAN_IN = 8
 #: Default budget, in bytes, of the stored matrix data a task reads from a store at once.
-TASK_BYTES = 64 * 2**20
+TASK_BYTES = engine.TASK_BYTES
 #: Row-mergeable methods on a store: tasks per thread of the scheduler.
 RUNS_PER_THREAD = 4
 

@@ -1,0 +1,324 @@
+"""Cross-validating the number of features: ``cross_validate_ks`` (out-of-fold predictions for
+every k from one ranking per fold) and ``SelectKCV`` (the k with the best cross-validated score).
+
+Selection always happens inside the resampling loop: every fold scores the features on its own
+training rows only, and every model is a fresh clone of the estimator given.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.stats import rankdata
+from sklearn.base import clone, is_classifier
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import validate_data
+
+from .. import engine
+from .._anndata import fit_accepts_anndata
+from .._validation import as_labels, as_matrix, check_fit_input, is_int, param_error
+from ..scores import check_af
+from .models import ModelSelector, check_finite_for, check_score_func, is_estimator, rank_features, rows_ready
+
+
+def check_ks(ks, n_features, owner):
+    """Sorted distinct ks; values above ``n_features`` become ``n_features`` (with a warning)."""
+    values = np.atleast_1d(np.asarray(ks, dtype=object))
+    if values.ndim != 1 or values.size == 0 or not all(is_int(k) and k >= 1 for k in values):
+        raise param_error("ks", owner, "a non-empty sequence of ints >= 1", ks)
+    values = values.astype(np.int64)
+    if values.max() > n_features:
+        warnings.warn(f"ks above n_features={n_features} ({sorted(set(values[values > n_features].tolist()))}) "
+                      f"are evaluated as k={n_features}.", UserWarning)
+    return np.unique(np.minimum(values, n_features))
+
+
+def cv_splits(cv, X, y, groups, classifier, random_state, owner):
+    """The ``(train, test)`` index pairs of ``cv``: an int (k folds), a splitter or the pairs."""
+    from sklearn.model_selection import GroupKFold, KFold, StratifiedGroupKFold, StratifiedKFold
+
+    def bad():
+        return param_error("cv", owner, "an int >= 2, a CV splitter or a non-empty iterable of (train, test) pairs", cv)
+
+    if is_int(cv):
+        if cv < 2:
+            raise bad()
+        if cv > len(y):
+            raise param_error("cv", owner, f"an int in [2, n_samples] (n_samples = {len(y)})", cv)
+        shuffle = random_state is not None
+        options = dict(n_splits=int(cv), shuffle=shuffle, random_state=random_state if shuffle else None)
+        stratify = classifier and type_of_target(y) in ("binary", "multiclass")
+        if groups is not None:
+            splitter = (StratifiedGroupKFold if stratify else GroupKFold)(**options)
+        else:
+            splitter = (StratifiedKFold if stratify else KFold)(**options)
+    elif hasattr(cv, "split") and hasattr(cv, "get_n_splits"):
+        splitter = cv
+    else:
+        try:
+            pairs = [(np.asarray(train, dtype=np.intp), np.asarray(test, dtype=np.intp)) for train, test in cv]
+        except (TypeError, ValueError):
+            raise bad() from None
+        if not pairs or any(train.ndim != 1 or test.ndim != 1 for train, test in pairs):
+            raise bad()
+        return pairs
+    pairs = splitter.split(X, y) if groups is None else splitter.split(X, y, groups)
+    return [(np.asarray(train), np.asarray(test)) for train, test in pairs]
+
+
+def _fold(X, y, train, test, score_func, score_params, estimator, ks, visit, bar=None, name=""):
+    """Score on the training rows, then per k fit a clone on the top-k columns and ``visit`` it.
+
+    Returns ``(scores, ranking, [visit(model, X_test_k) for k in ks])``; the top-k columns are
+    taken in feature order (as ``SelectKBest`` passes them). ``bar`` (``engine.progress``) is
+    told the step under way, named ``name`` ("Fold 2/5"), and advanced once per k.
+    """
+    bar = bar or engine.Silent()
+    bar.describe(f"{name}: scoring the features")
+    X_train, y_train = X[train], y[train]
+    scores, _, ranking = rank_features(score_func, score_params, X_train, y_train)
+    X_test = X[test]
+    out = []
+    for k in ks:
+        bar.describe(f"{name}: fitting k = {int(k):,}")
+        cols = np.sort(ranking[:k])
+        model = clone(estimator).fit(X_train[:, cols], y_train)
+        out.append(visit(model, X_test[:, cols]))
+        bar.advance()
+    return scores, ranking, out
+
+
+def _fold_names(n_splits):
+    """How progress names each split: "Fold 2/5", or "Validation split" for a single one."""
+    if n_splits == 1:
+        return ["Validation split"]
+    return [f"Fold {i + 1}/{n_splits}" for i in range(n_splits)]
+
+
+def _aligned(values, model_classes, classes, fill):
+    """Columns of ``values`` (one per class of the model) placed under ``classes``."""
+    if values.ndim == 1 or np.array_equal(model_classes, classes):
+        return values
+    out = np.full((values.shape[0], len(classes)), fill, dtype=np.float64)
+    out[:, np.searchsorted(classes, model_classes)] = values
+    return out
+
+
+def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None, groups=None,
+                      random_state=None, min_af=None, max_af=None):
+    """Out-of-fold predictions of ``estimator`` on the top-k features, every k from one ranking per fold.
+
+    In each fold the features are scored on the training rows only (never the held-out rows);
+    for every k a clone of ``estimator`` is fitted on the training rows' top-k columns (in
+    feature order) and predicts the held-out rows.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix (n_samples, n_features)
+    y : array-like (n_samples,)
+    score_func : str or callable
+        A method name from ``genosift.methods()``, or ``f(X, y) -> scores`` / ``-> (scores, pvalues)``.
+    estimator : scikit-learn estimator
+        Cloned for every fold and k.
+    ks : sequence of int
+        Numbers of features; values above n_features are evaluated as n_features.
+    cv : int, CV splitter or iterable of (train, test) index pairs
+        An int gives that many folds: stratified for a classifier on class labels, with
+        ``groups`` kept whole when given; shuffled with ``random_state`` when it is not None.
+    score_params : dict, optional
+        Options of the method.
+    groups : array-like (n_samples,), optional
+        Group labels for the splitter.
+    random_state : int or None
+        Seed of the fold shuffle (int ``cv`` only).
+    min_af, max_af : float in [0, 1], optional
+        Allele-frequency filter (as ``genosift.score``), applied in each fold with the shares of
+        that fold's training rows that carry each feature (never the held-out rows): features
+        outside it score NaN and are never chosen; a k above the number inside it takes them all.
+
+    Returns
+    -------
+    list of dict, one per fold, each with
+        ``train``, ``test`` : int arrays, the row indices;
+        ``scores`` : float64 (n_features,), the training rows' scores;
+        ``ranking`` : feature indices, best first, from those scores (with an allele-frequency
+        filter, only the features inside it);
+        ``ks`` : the evaluated ks (sorted, distinct);
+        ``predicted`` : {k: predicted labels (or values) of the test rows};
+        ``proba`` : {k: (n_test, n_classes) ``predict_proba``, or None without it};
+        ``decision`` : {k: ``decision_function`` output, or None without it};
+        ``classes`` : the labels of ``np.unique(y)`` (classifiers; else None). Columns of
+        ``proba`` and of a 2-D ``decision`` follow them; a class missing from a training fold
+        gets probability 0 and decision -inf. A model of two classes gives a 1-D ``decision``
+        (positive: the second of its classes), as scikit-learn's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from genosift.model_selection import cross_validate_ks
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 200)); y = np.repeat([0, 1], 20); X[y == 1, :3] += 3
+    >>> folds = cross_validate_ks(X, y, score_func="anova", estimator=LogisticRegression(), ks=[3, 50], cv=4)
+    >>> len(folds), sorted(folds[0]["predicted"]), folds[0]["proba"][3].shape
+    (4, [3, 50], (10, 2))
+    >>> float(np.mean([np.mean(f["predicted"][3] == y[f["test"]]) for f in folds]))
+    1.0
+    """
+    owner = "cross_validate_ks"
+    spec = check_score_func(score_func, score_params, owner)
+    af = check_af(min_af, max_af, owner)
+    if af is not None:  # applied by _rank on each fold's training rows
+        score_params = {**(score_params or {}), "min_af": af[0], "max_af": af[1]}
+    if not is_estimator(estimator):
+        raise param_error("estimator", owner, "a scikit-learn estimator (with fit and predict)", estimator)
+    M, names = as_matrix(X)
+    y = as_labels(y, M.shape[0])
+    check_finite_for(M, names, spec, estimator)
+    ks = check_ks(ks, M.shape[1], owner)
+    classifier = is_classifier(estimator)
+    classes = np.unique(y) if classifier else None
+    folds = []
+    splits = cv_splits(cv, M, y, groups, classifier, random_state, owner)
+    title = "Validation split" if len(splits) == 1 else "Cross-validation"
+    with engine.progress(title, total=len(splits) * len(ks), unit="fits") as bar:
+        return _folds(M, y, splits, ks, classes, score_func, score_params, estimator, bar, folds)
+
+
+def _folds(M, y, splits, ks, classes, score_func, score_params, estimator, bar, folds):
+    for (train, test), name in zip(splits, _fold_names(len(splits))):
+        def visit(model, X_test):
+            model_classes = getattr(model, "classes_", None)
+            proba = model.predict_proba(X_test) if hasattr(model, "predict_proba") else None
+            decision = model.decision_function(X_test) if hasattr(model, "decision_function") else None
+            if classes is not None and model_classes is not None:
+                proba = None if proba is None else _aligned(proba, model_classes, classes, 0.0)
+                decision = None if decision is None else _aligned(decision, model_classes, classes, -np.inf)
+            return model.predict(X_test), proba, decision
+
+        scores, ranking, out = _fold(M, y, train, test, score_func, score_params, estimator, ks, visit, bar, name)
+        folds.append({
+            "train": train, "test": test, "scores": scores, "ranking": ranking, "ks": ks,
+            "predicted": {int(k): o[0] for k, o in zip(ks, out)},
+            "proba": {int(k): o[1] for k, o in zip(ks, out)},
+            "decision": {int(k): o[2] for k, o in zip(ks, out)},
+            "classes": classes,
+        })
+    return folds
+
+
+class SelectKCV(ModelSelector):
+    """Keep the k best features, k chosen by cross-validating ``estimator`` over ``ks``.
+
+    Every fold scores the features on its training rows only (never the held-out rows), once;
+    every k is evaluated from that one ranking, by fitting a clone of the estimator on the top-k
+    columns of the training rows and scoring it on the held-out rows. The best k has the highest
+    mean score (the smallest such k on ties). Then the features are scored on all rows and the
+    best k of them are selected.
+
+    Parameters
+    ----------
+    score_func : str or callable, default="anova"
+        A method name from ``genosift.methods()``, or ``f(X, y) -> scores`` / ``-> (scores, pvalues)``.
+    estimator : scikit-learn estimator, default=None
+        The model evaluated on the selected features; None: ``LogisticRegression(max_iter=1000)``.
+    ks : sequence of int, default=(10, 100, 1000)
+        Candidate numbers of features; values above n_features are evaluated as n_features.
+    cv : int, CV splitter or iterable of (train, test) pairs, default=5
+        As in ``cross_validate_ks``: an int gives stratified folds for a classifier, shuffled with
+        ``random_state`` when it is not None; ``fit(X, y, groups=...)`` keeps groups whole.
+    scoring : str or callable, default="balanced_accuracy"
+        A name from ``sklearn.metrics.get_scorer_names()`` or ``scorer(estimator, X, y)``.
+    score_params : dict, optional
+        Options of the method.
+    random_state : int or None, default=None
+        Seed of the fold shuffle.
+
+    Attributes
+    ----------
+    cv_results_ : dict of arrays, one entry per k (a ``pandas.DataFrame(cv_results_)`` is the curve)
+        ``k``, ``mean_test_score``, ``std_test_score``, ``rank_test_score`` and
+        ``split{i}_test_score`` for each fold ``i``.
+    best_k_ : int
+    best_score_ : float
+        The mean cross-validated score of ``best_k_``.
+    cv_splits_ : list of (train, test) index arrays
+    cv_rankings_ : ndarray (n_folds, max k)
+        The best features of each fold's ranking (training rows only), best first.
+    scores_, pvalues_, ranking_ : the scores on all rows (``pvalues_`` None without a test)
+    support_ : ndarray of bool, the ``best_k_`` best features
+    estimator_ : the estimator refitted on all rows' selected features
+
+    Examples
+    --------
+    >>> import numpy as np, genosift as gs
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 300)); y = np.repeat([0, 1], 30); X[y == 1, :5] += 1.5
+    >>> sel = gs.SelectKCV("anova", ks=[1, 5, 50, 300], cv=5).fit(X, y)
+    >>> sel.best_k_, sel.transform(X).shape
+    (5, (60, 5))
+    >>> sel.cv_results_["k"].tolist()
+    [1, 5, 50, 300]
+    """
+
+    def __init__(self, score_func="anova", estimator=None, *, ks=(10, 100, 1000), cv=5,
+                 scoring="balanced_accuracy", score_params=None, random_state=None):
+        self.score_func = score_func
+        self.estimator = estimator
+        self.ks = ks
+        self.cv = cv
+        self.scoring = scoring
+        self.score_params = score_params
+        self.random_state = random_state
+
+    def _model(self):
+        if self.estimator is None:
+            from sklearn.linear_model import LogisticRegression
+
+            return LogisticRegression(max_iter=1000)
+        return self.estimator
+
+    @fit_accepts_anndata
+    def fit(self, X, y, groups=None):
+        """Choose k by cross-validation, then select the best k features of all rows."""
+        from sklearn.metrics import check_scoring
+
+        spec = check_score_func(self.score_func, self.score_params, "SelectKCV")
+        estimator = self._model()
+        if not is_estimator(estimator):
+            raise param_error("estimator", "SelectKCV", "a scikit-learn estimator (with fit and predict) or None",
+                              self.estimator)
+        try:
+            scorer = check_scoring(estimator, scoring=self.scoring)
+        except (ValueError, TypeError):
+            raise param_error("scoring", "SelectKCV", "a name from sklearn.metrics.get_scorer_names() or a "
+                              "callable scorer(estimator, X, y)", self.scoring) from None
+        check_fit_input(X, y)
+        X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype="numeric", ensure_all_finite=False)
+        check_finite_for(X, getattr(self, "feature_names_in_", None), spec, estimator)
+        X = rows_ready(X)
+        ks = check_ks(self.ks, X.shape[1], "SelectKCV")
+        splits = cv_splits(self.cv, X, y, groups, is_classifier(estimator), self.random_state, "SelectKCV")
+        fold_scores = np.empty((len(splits), ks.size))
+        rankings = np.empty((len(splits), ks[-1]), dtype=np.intp)
+        with engine.progress("Cross-validation", total=len(splits) * ks.size, unit="fits") as bar:
+            for i, ((train, test), name) in enumerate(zip(splits, _fold_names(len(splits)))):
+                _, ranking, out = _fold(X, y, train, test, self.score_func, self.score_params, estimator, ks,
+                                        lambda model, X_test: scorer(model, X_test, y[test]), bar, name)
+                fold_scores[i] = out
+                rankings[i] = ranking[: ks[-1]]
+        mean, std = fold_scores.mean(axis=0), fold_scores.std(axis=0)
+        if np.isnan(mean).all():
+            raise ValueError(f"Every k scored NaN with scoring={self.scoring!r}; check that the scorer suits "
+                             "the estimator and the target.")
+        best = int(np.nanargmax(mean))
+        ranks = rankdata(-np.where(np.isnan(mean), np.inf, mean), method="min").astype(np.int32)  # as GridSearchCV
+        self.cv_results_ = {"k": ks, "mean_test_score": mean, "std_test_score": std, "rank_test_score": ranks,
+                            **{f"split{i}_test_score": fold_scores[i] for i in range(len(splits))}}
+        self.best_k_, self.best_score_ = int(ks[best]), float(mean[best])
+        self.cv_splits_, self.cv_rankings_ = splits, rankings
+        self.scores_, self.pvalues_, self.ranking_ = rank_features(self.score_func, self.score_params, X, y)
+        self.support_ = np.zeros(X.shape[1], dtype=bool)
+        self.support_[self.ranking_[: self.best_k_]] = True
+        self.estimator_ = clone(estimator).fit(X[:, self.support_], y)
+        return self

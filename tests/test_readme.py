@@ -1,0 +1,26 @@
+"""The README's methods table is generated from the registry; it must not go stale."""
+import importlib.util
+from pathlib import Path
+
+TOOL = Path(__file__).resolve().parents[1] / "tools" / "methods_table.py"
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("methods_table", TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_readme_methods_table_is_the_registrys():
+    tool = _tool()
+    text = tool.README.read_text(encoding="utf-8")
+    assert tool.render(text) == text, f"README.md's methods table is stale; regenerate it with: {tool.COMMAND}"
+
+
+def test_the_table_lists_every_registered_method():
+    import genosift as gs
+
+    table = _tool().table()
+    for name in gs.REGISTRY:
+        assert f"| `{name}` |" in table
