@@ -2,13 +2,12 @@
 
 Every ``import`` in ``src/genosift`` is read with ``ast`` (those inside functions too: a lazy
 import is still a dependency). The layers, lowest first, are those of ``STYLE.md``. The known
-exceptions are listed below, each with its reason; an entry that no longer occurs
-is reported (a warning naming it) so that the list is trimmed and only shrinks.
+exceptions are listed below, each with its reason; an entry that no longer occurs fails the
+test, so that the lists only shrink.
 """
 from __future__ import annotations
 
 import ast
-import warnings
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -20,8 +19,8 @@ LAYERS = {
     "scores": ("scores",),
     "io": ("io", "_anndata", "datasets"),
     "scoring": ("scoring", "dask", "profiles"),
-    "selectors": ("selection", "redundancy", "multivariate", "model_selection"),
-    "top": ("workflow", "report", "figures", "cli", "cli_options", "jobs", "__main__"),
+    "selectors": ("selection", "redundancy", "mrmr", "model_selection"),
+    "top": ("workflow", "report", "figures", "cli", "pipeline", "__main__"),
 }
 
 #: Imports that point up the layers today: ``(importer, imported)``.
@@ -37,16 +36,6 @@ UPWARD = {
 
 #: Imports that close a cycle today: ``(importer, imported)``; the cycle check leaves them out.
 CYCLIC = {
-    # Dataset and register_reader live in io/__init__, which imports the readers to register
-    # them; the io package's own restructuring moves them to a module of their own.
-    ("genosift.io.dumps", "genosift.io"): "io/__init__ holds Dataset",
-    ("genosift.io.kmers", "genosift.io"): "io/__init__ holds Dataset",
-    ("genosift.io.kmer_store", "genosift.io"): "io/__init__ holds Dataset",
-    ("genosift.io.metadata", "genosift.io"): "io/__init__ holds Dataset",
-    ("genosift.io.store", "genosift.io"): "io/__init__ holds Dataset",
-    ("genosift.io.tables", "genosift.io"): "io/__init__ holds Dataset",
-    ("genosift.io.variants", "genosift.io"): "io/__init__ holds Dataset",
-    ("genosift.io.formats", "genosift.io"): "io/__init__ holds READERS",
     # the compatibility aliases above
     ("genosift.scores", "genosift.scoring"): "compatibility alias",
     ("genosift.scores", "genosift.scoring.memory"): "compatibility alias",
@@ -56,28 +45,7 @@ CYCLIC = {
 
 #: ``(importer, module)`` pairs where the importer takes ``_private`` names (or a private module)
 #: today; each is for the owner of that part of the package to make public.
-PRIVATE = {
-    # the io package's readers and converters share the helpers of kmers.py, kmer_store.py,
-    # store.py and tables.py; the io restructuring gives them public homes
-    ("genosift.io.dumps", "genosift.io.kmer_store"): "io restructuring",
-    ("genosift.io.dumps", "genosift.io.kmers"): "io restructuring",
-    ("genosift.io.dumps", "genosift.io.store"): "io restructuring",
-    ("genosift.io.kmer_store", "genosift.io.kmers"): "io restructuring",
-    ("genosift.io.kmer_store", "genosift.io.store"): "io restructuring",
-    ("genosift.io.metadata", "genosift.io.tables"): "io restructuring",
-    # _validation's name-list formatter and dtype test, used for messages across the package;
-    # the validation owner makes them public
-    ("genosift.io.kmers", "genosift._validation"): "_names_list",
-    ("genosift.io.metadata", "genosift._validation"): "_names_list",
-    ("genosift.io.tables", "genosift._validation"): "_names_list",
-    ("genosift.io.variants", "genosift._validation"): "_names_list",
-    ("genosift.scoring.dask", "genosift._validation"): "_names_list, _is_numeric_dtype",
-    ("genosift.stats", "genosift._validation"): "_names_list",
-    ("genosift.workflow", "genosift._validation"): "_names_list",
-    # selectors reach into the private modules of scores (allele-frequency helpers, discretizer)
-    ("genosift.model_selection", "genosift.scores._af"): "selectors' imports",
-    ("genosift.multivariate", "genosift.scores._discretize"): "selectors' imports",
-}
+PRIVATE = {}
 
 
 def _modules():
@@ -139,8 +107,7 @@ def _layer(module):
 
 def _stale(entries, listing):
     """Name the exceptions that no longer occur, so that they are taken off ``listing``."""
-    if entries:
-        warnings.warn(f"{sorted(entries)} no longer occur: remove them from {listing} in {__file__}", stacklevel=2)
+    assert not entries, f"{sorted(entries)} no longer occur: remove them from {listing} in {__file__}"
 
 
 def test_every_module_has_a_layer():

@@ -39,7 +39,8 @@ class UsageError(ValueError):
     """Options that do not fit together (the command line exits with code 2, as for a bad option)."""
 
 
-def _names_list(names, limit=5):
+def names_list(names, limit=5):
+    """``'a', 'b' and 3 more``: the first ``limit`` of the sequence ``names``, quoted, for messages."""
     shown = ", ".join(repr(str(n)) for n in names[:limit])
     more = len(names) - limit
     return shown + (f" and {more} more" if more > 0 else "")
@@ -59,10 +60,10 @@ def as_matrix(X):
     """
     names = None
     if hasattr(X, "columns") and hasattr(X, "dtypes"):  # pandas DataFrame
-        bad = [c for c, t in zip(X.columns, X.dtypes) if not _is_numeric_dtype(t)]
+        bad = [c for c, t in zip(X.columns, X.dtypes) if not is_numeric_dtype(t)]
         if bad:
             raise TypeError(
-                f"X has non-numeric columns {_names_list(bad)}. Encode or drop them before scoring; "
+                f"X has non-numeric columns {names_list(bad)}. Encode or drop them before scoring; "
                 "every feature must be a number."
             )
         names = np.asarray([str(c) for c in X.columns], dtype=object)
@@ -136,14 +137,15 @@ def check_integer_range(M, names=None, *, source="X"):
     names = names() if callable(names) else names
     names = default_feature_names(M.shape[1]) if names is None else np.asarray(names, dtype=object)
     raise ValueError(
-        f"{source} holds integers beyond +-2**53 ({EXACT_INTEGERS}) in feature(s) {_names_list(list(names[cols]))}: "
+        f"{source} holds integers beyond +-2**53 ({EXACT_INTEGERS}) in feature(s) {names_list(list(names[cols]))}: "
         "scores are computed in float64, which cannot hold every such integer, so those features would "
         "score wrongly. Subtract an offset from those features (for example their smallest value), or "
         "divide them, before scoring."
     )
 
 
-def _is_numeric_dtype(t):
+def is_numeric_dtype(t):
+    """Whether values of dtype ``t`` (numpy or a pandas extension dtype) are numbers or booleans."""
     try:
         return np.issubdtype(np.dtype(t), np.number) or np.issubdtype(np.dtype(t), np.bool_)
     except TypeError:  # pandas extension dtypes (Int64, Float64, boolean)
@@ -235,10 +237,10 @@ def check_fit_input(X, y, *, supervised=True):
     one finite label per row of ``X``. Empty input and other shapes are left to ``validate_data``.
     """
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
-        bad = [c for c, t in zip(X.columns, X.dtypes) if not _is_numeric_dtype(t)]
+        bad = [c for c, t in zip(X.columns, X.dtypes) if not is_numeric_dtype(t)]
         if bad:
             raise TypeError(
-                f"X has non-numeric columns {_names_list(bad)}. Encode or drop them before fitting; "
+                f"X has non-numeric columns {names_list(bad)}. Encode or drop them before fitting; "
                 "every feature must be a number."
             )
         check_unique_names([str(c) for c in X.columns])
@@ -385,11 +387,11 @@ def raise_nonfinite(M, columns, names):
     bad = names[cols[:50][has_nan]] if has_nan.any() else names[cols[:50]]
     if has_nan.any():
         raise ValueError(
-            f"X contains NaN or infinity in feature(s) {_names_list(list(bad))}. Remove or impute "
+            f"X contains NaN or infinity in feature(s) {names_list(list(bad))}. Remove or impute "
             "missing values before scoring (for example with sklearn.impute.SimpleImputer)."
         )
     raise ValueError(
-        f"X has values too large to square in float64 in feature(s) {_names_list(list(bad))} "
+        f"X has values too large to square in float64 in feature(s) {names_list(list(bad))} "
         "(|x| above about 1e154). Rescale those features (for example divide by a constant) before scoring."
     )
 
@@ -399,7 +401,7 @@ def raise_tiny_spread(columns, names, n_features):
     names = default_feature_names(n_features) if names is None else np.asarray(names, dtype=object)
     raise ValueError(
         f"X has values too close together to square in float64 in feature(s) "
-        f"{_names_list(list(names[np.asarray(columns)]))} (they differ by less than about 1e-154, so "
+        f"{names_list(list(names[np.asarray(columns)]))} (they differ by less than about 1e-154, so "
         "their spread underflows to zero). Rescale those features (for example multiply by a constant) "
         "before scoring."
     )

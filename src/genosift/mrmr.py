@@ -19,7 +19,7 @@ from ._anndata import fit_accepts_anndata
 from ._validation import is_int, is_real, param_error
 from .engine import BLOCK_BYTES, block_width, column_blocks
 from .redundancy import RankedSelector
-from .scores._discretize import check_options, discretize, n_codes
+from .scores import check_bins, discretize, n_codes
 from .stats import ClassMoments
 
 _JIT = dict(nogil=True, cache=True)
@@ -149,7 +149,7 @@ class _Correlations:
 
 
 class _Codes:
-    """Category codes of every feature (the rule of ``genosift.scores._discretize``) and the
+    """Category codes of every feature (the rule of ``genosift.scores.discretize``) and the
     mutual information of all features with one of them.
 
     Dense input keeps the codes as an (n, p) matrix of one-byte integers (an eighth of a float64
@@ -278,7 +278,7 @@ class MRMR(RankedSelector):
         if self.scheme == "quotient" and self.min_redundancy == 0:
             raise param_error("min_redundancy", "MRMR", "> 0 with scheme='quotient' (it bounds the divisor)",
                               self.min_redundancy)
-        return check_options("MRMR", self.bins, self.max_categories)
+        return check_bins("MRMR", self.bins, self.max_categories)
 
     @fit_accepts_anndata
     def fit(self, X, y=None):

@@ -25,7 +25,6 @@ import scipy.sparse as sp
 
 from .._messages import FixError
 from .._sparse_check import check_sparse_matrix
-from . import Dataset, register_reader
 from .compression import MAX_LINE_BYTES, open_binary
 from .reading import (
     ObjectsRefused,
@@ -38,6 +37,7 @@ from .reading import (
     optional_module,
     str_array,
 )
+from .registry import Dataset, register_reader
 
 __all__ = ["read_h5ad", "read_mtx", "read_npy", "read_npz", "read_parquet"]
 

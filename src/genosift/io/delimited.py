@@ -32,7 +32,6 @@ import numpy as np
 import pandas as pd
 
 from .._messages import FixError
-from . import Dataset, register_reader
 from .compression import MAX_LINE_BYTES, open_binary, open_text
 from .reading import (
     EXACT_FLOATS,
@@ -43,6 +42,7 @@ from .reading import (
     numbered,
     numeric_block,
 )
+from .registry import Dataset, register_reader
 
 __all__ = ["read_csv", "read_rtab", "read_tsv"]
 

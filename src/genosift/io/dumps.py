@@ -27,14 +27,32 @@ import scipy.sparse as sp
 
 from .. import engine
 from .._validation import param_error
-from . import Dataset, register_reader
 from .arena import ARG, ArenaNames, StringTable, grown, pad, reordered
 from .compression import COMPRESSION_SUFFIXES, open_text
-from .kmer_kernels import (D_E_BIG, D_E_COUNT, D_E_FORM, D_ERR0, D_ERR1, D_GROW_ENTRIES, D_GROW_KMERS, D_KB, D_KN,
-                           D_MAX, D_NE, D_NK, D_OK, FILE, LINE, NSTATE, parse_dumps)
+from .formats import dump_files, list_entry
+from .kmer_kernels import (
+    D_E_BIG,
+    D_E_COUNT,
+    D_E_FORM,
+    D_ERR0,
+    D_ERR1,
+    D_GROW_ENTRIES,
+    D_GROW_KMERS,
+    D_KB,
+    D_KN,
+    D_MAX,
+    D_NE,
+    D_NK,
+    D_OK,
+    FILE,
+    LINE,
+    NSTATE,
+    parse_dumps,
+)
 from .kmer_store import check_store_dtype
 from .kmers import BLOCK_SIZE, KmerReader, check_block_size, check_count_dtype, check_max_count
 from .quoting import names_list, shown
+from .registry import Dataset, register_reader
 from .spill import Spill, StreamWriter, by_row
 
 __all__ = ["DUMP_SUFFIXES", "convert_dumps", "dump_collection", "read_dumps", "sample_id"]
@@ -141,20 +159,6 @@ def sample_id(name):
         if cut is None:
             return stem
         stem = stem[: -len(cut)]
-
-
-def dump_files(folder):
-    """The files of a folder that are samples: regular files not starting with ``.``, sorted."""
-    return sorted(p for p in Path(folder).iterdir() if not p.name.startswith(".") and p.is_file())
-
-
-def list_entry(text):
-    """``(sample, path text)`` of a list file's line; None for a blank or comment line, False if malformed."""
-    text = text.rstrip("\r\n")
-    if not text.strip() or text.lstrip().startswith("#"):
-        return None
-    fields = [f.strip() for f in text.split("\t")]
-    return (fields[0], fields[1]) if len(fields) == 2 and all(fields) else False
 
 
 def dump_collection(source):
@@ -344,9 +348,9 @@ def convert_dumps(source, out_path, *, metadata=None, samples=None, dtype=None, 
     (Path, MatchReport or None)
         The store, and the report of the metadata join (None without metadata).
     """
-    from .store import _budget
+    from .store import chunk_budget
 
-    budget = _budget(chunk_bytes, "convert_dumps")
+    budget = chunk_budget(chunk_bytes, "convert_dumps")
     dt = check_store_dtype(dtype, "convert_dumps")
     if absent not in ("zeros", "drop"):
         raise param_error("absent", "convert_dumps", "'drop' or 'zeros'", absent)
@@ -381,12 +385,12 @@ def _write_rows(reader, spill, row_nnz, row_ids, obs, out_path, dt, column_copy,
     """The store from the kept rows: each row remapped to the sorted k-mers and written in turn;
     the column copy filled a group of columns at a time, then each group sorted by column."""
     from .store import (
-        _atomic,
-        _column_groups,
-        _h5py,
-        _strings,
-        _Vector,
-        _write_skeleton,
+        StoredVector,
+        atomic_output,
+        column_groups,
+        require_h5py,
+        string_blob,
+        write_skeleton,
     )
 
     rank, order, arena, offs = reader.columns(dt)
@@ -394,12 +398,12 @@ def _write_rows(reader, spill, row_nnz, row_ids, obs, out_path, dt, column_copy,
     colptr = np.zeros(p + 1, np.int64)
     np.cumsum(reader.kmers.cols["nnz"][:p][order], out=colptr[1:])
     del order
-    groups = list(_column_groups(colptr, max(1, budget // _BUCKET_BYTES))) if column_copy else [(0, p)]
+    groups = list(column_groups(colptr, max(1, budget // _BUCKET_BYTES))) if column_copy else [(0, p)]
     starts = np.array([j0 for j0, _ in groups] + [p], np.int64)
     fill = colptr[starts[:-1]].copy()  # the next free place of each group in the column copy
     names = ArenaNames(SimpleNamespace(arena=arena, offs=offs), p, offs[-1])
-    with _atomic(out_path, overwrite) as tmp, _h5py().File(tmp, "w") as f, ExitStack() as done:
-        _write_skeleton(f, _strings(row_ids, "sample id")[0], obs, names, names.blob())
+    with atomic_output(out_path, overwrite) as tmp, require_h5py().File(tmp, "w") as f, ExitStack() as done:
+        write_skeleton(f, string_blob(row_ids, "sample id")[0], obs, names, names.blob())
         del names
         writer = StreamWriter(f, row_nnz, p, dt, column_copy)
         done.callback(writer.close)
@@ -426,7 +430,7 @@ def _write_rows(reader, spill, row_nnz, row_ids, obs, out_path, dt, column_copy,
                 bar.advance()
         if column_copy:  # each group, filled row by row, sorted by column (stable: rows stay in order)
             into = SimpleNamespace(fd=fd, h5=f)
-            crows, cdata = _Vector(writer.crows.ds), _Vector(writer.cdata.ds)
+            crows, cdata = StoredVector(writer.crows.ds), StoredVector(writer.cdata.ds)
             for j0, j1 in groups:
                 lo, hi = int(colptr[j0]), int(colptr[j1])
                 cols_file.seek(4 * lo)

@@ -18,8 +18,9 @@ import re
 from pathlib import Path
 
 from .compression import COMPRESSION_SUFFIXES, DamagedFile, LineTooLong, open_binary, open_text
+from .registry import READERS
 
-__all__ = ["format_of", "is_store", "sniff_format"]
+__all__ = ["dump_files", "format_of", "is_store", "list_entry", "read", "sniff_format"]
 
 #: Suffixes that several readers could mean: the file's content decides.
 AMBIGUOUS = (".txt", ".h5ad")
@@ -35,7 +36,6 @@ _KMER_LINE = re.compile(rb"[ \t]*[^\s|:]+(?:[ \t]+[^\s|]+)*[ \t]*\|[ \t]*(?:\S*:
 
 
 def _by_suffix(path):
-    from . import READERS
 
     name = Path(path).name.lower()
     best = None
@@ -74,11 +74,23 @@ def _first_lines(path):
     return (lines + [None, None])[:2]
 
 
+def dump_files(folder):
+    """The files of a folder that are samples: regular files not starting with ``.``, sorted."""
+    return sorted(p for p in Path(folder).iterdir() if not p.name.startswith(".") and p.is_file())
+
+
+def list_entry(text):
+    """``(sample, path text)`` of a list file's line; None for a blank or comment line, False if malformed."""
+    text = text.rstrip("\r\n")
+    if not text.strip() or text.lstrip().startswith("#"):
+        return None
+    fields = [f.strip() for f in text.split("\t")]
+    return (fields[0], fields[1]) if len(fields) == 2 and all(fields) else False
+
+
 def _dump_list(path):
     """Whether ``path`` is a list of k-mer dumps: its first line that is neither blank nor a ``#``
     comment is ``SAMPLE<TAB>PATH``, naming an existing file (relative to the list's folder)."""
-    from .dumps import list_entry
-
     try:
         with open_text(path) as fh:
             for _ in range(1000):
@@ -94,8 +106,6 @@ def _dump_list(path):
 
 def _dump_folder(path):
     """Whether a folder holds k-mer dumps: the first line of its first file is ``KMER COUNT``."""
-    from .dumps import dump_files
-
     files = dump_files(path)
     try:
         line = _first_lines(files[0])[0] if files else None
@@ -161,7 +171,6 @@ def format_of(path):
     files are k-mer dumps, else an ``IsADirectoryError``.
     """
     if Path(path).is_dir():
-        from . import READERS
 
         if _dump_folder(path):
             return "dumps"
@@ -181,7 +190,6 @@ def format_of(path):
     if not Path(path).exists():
         raise FileNotFoundError(f"No such file: {str(path)!r}.")
     from .._messages import FixError
-    from . import READERS
 
     known = sorted({s for r in READERS.values() for s in r.suffixes})
     raise FixError(
@@ -191,3 +199,25 @@ def format_of(path):
         owner="read", format=FixError.ANY,
     )
 
+
+
+def read(path, *, format=None, **options):
+    """Read a data file into a ``Dataset``: by ``format``, else by its suffix, else by its content.
+
+    See ``genosift.io.format_of``: a suffix that names one format decides; a name that says
+    nothing (``counts.gz``) or too little (``.txt``, ``.h5ad``) is settled by the first bytes.
+    A folder is read as per-sample k-mer dumps (``read_dumps``) when its files are dumps.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"No such file: {str(path)!r}.")
+    if path.is_dir() and (format or format_of(path)) != "dumps":
+        raise IsADirectoryError(f"{str(path)!r} is a folder, not a data file. Pass the path of a file in it "
+                                f"(formats: {sorted(READERS)}).")
+    name = format or format_of(path)
+    if name not in READERS:
+        from .._messages import FixError
+
+        raise FixError(f"The {{format}} option must be one of {sorted(READERS)}. Got {name!r} instead.",
+                       owner="read", format=FixError.ANY)
+    return READERS[name].func(path, **options)

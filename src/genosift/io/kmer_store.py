@@ -24,10 +24,10 @@ import scipy.sparse as sp
 from .. import engine
 from .._messages import FixError
 from .._validation import param_error
-from . import Dataset
 from .arena import ArenaNames
 from .kmer_kernels import KB, KN, MAX, SB, SN
 from .kmers import BLOCK_SIZE, KmerReader, check_block_size, check_max_count, check_paths, check_samples
+from .registry import Dataset
 from .spill import Spill, StreamWriter
 
 __all__ = ["check_store_dtype", "convert_kmers"]
@@ -39,9 +39,9 @@ _BYTES_PER_COUNT = 72
 
 def check_store_dtype(dtype, owner):
     """The stored type of the counts ``owner`` converts: ``dtype`` (default float64), a number type."""
-    from .store import _check_dtype
+    from .store import check_dtype
 
-    dt = _check_dtype(dtype, np.float64)
+    dt = check_dtype(dtype, np.float64)
     if dt.kind == "b":
         raise param_error("dtype", owner, "a number type such as np.float64 or np.uint32", dtype)
     return dt
@@ -118,11 +118,11 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype=None, c
     >>> store.sample_ids.tolist(), store.to_dataset().X.toarray().tolist()
     (['s1', 's2', 's3'], [[3.0, 0.0, 1.0], [1.0, 7.0, 0.0], [0.0, 0.0, 2.0]])
     """
-    from .store import _budget, write_store
+    from .store import chunk_budget, write_store
 
     path_list = check_paths(paths)
     sample_list = check_samples(samples)
-    budget = _budget(chunk_bytes, "convert_kmers")
+    budget = chunk_budget(chunk_bytes, "convert_kmers")
     dt = check_store_dtype(dtype, "convert_kmers")
     if overlap not in ("sum", "error"):
         raise param_error("overlap", "convert_kmers", "'sum' or 'error'", overlap)
@@ -159,7 +159,7 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype=None, c
 
 
 def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_copy, overwrite, budget, absent):
-    from .store import _atomic, _h5py, _strings, _write_skeleton
+    from .store import atomic_output, require_h5py, string_blob, write_skeleton
 
     st = reader.st
     ids = reader.decoded(reader.samples, int(st[SN]), int(st[SB]), "sample id")
@@ -197,10 +197,10 @@ def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_
     names = ArenaNames(reader.kmers, int(st[KN]), int(st[KB]))
     reader.kmers.table = reader.kmers.hashes = None  # the look-up table is done with
     per_batch = max(1, budget // _BYTES_PER_COUNT)
-    h5py = _h5py()
-    with _atomic(out_path, overwrite) as tmp:
+    h5py = require_h5py()
+    with atomic_output(out_path, overwrite) as tmp:
         with h5py.File(tmp, "w") as f:
-            _write_skeleton(f, _strings(row_ids, "sample id")[0], obs, names, names.blob())
+            write_skeleton(f, string_blob(row_ids, "sample id")[0], obs, names, names.blob())
             del names
             writer = StreamWriter(f, row_nnz, int(st[KN]), dt, column_copy)
             try:

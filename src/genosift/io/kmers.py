@@ -33,12 +33,32 @@ import scipy.sparse as sp
 
 from .._validation import param_error
 from ..engine import read_ahead
-from . import Dataset, register_reader
 from .arena import StringTable, grown
 from .compression import MAX_LINE_BYTES, DamagedFile, LineTooLong, decompressed
-from .kmer_kernels import (ARG, FILE, GROW_ENTRIES, GROW_KMERS, GROW_LINES, GROW_SAMPLES, KB, KN, LINE, MAX, NE, NL,
-                           NSTATE, OK, SB, SN, first_repeat, kmer_line_message, parse_kmers, scatter)
+from .kmer_kernels import (
+    ARG,
+    FILE,
+    GROW_ENTRIES,
+    GROW_KMERS,
+    GROW_LINES,
+    GROW_SAMPLES,
+    KB,
+    KN,
+    LINE,
+    MAX,
+    NE,
+    NL,
+    NSTATE,
+    OK,
+    SB,
+    SN,
+    first_repeat,
+    kmer_line_message,
+    parse_kmers,
+    scatter,
+)
 from .quoting import names_list
+from .registry import Dataset, register_reader
 
 __all__ = ["BLOCK_SIZE", "KmerReader", "check_block_size", "check_count_dtype", "check_max_count", "check_paths", "check_samples",
            "exact_limit", "read_kmers", "warn_unmatched"]

@@ -9,10 +9,10 @@ import numpy as np
 
 from .._messages import FixError, PythonText, Spelled
 from .._validation import UsageError, param_error
-from . import Dataset
 from .compression import MAX_LINE_BYTES, open_binary, suffix_compression
 from .quoting import names_list
 from .reading import EXACT_FLOATS
+from .registry import Dataset
 
 __all__ = ["FewMatchedWarning", "MatchReport", "TooFewMatched", "attach_metadata", "read_metadata"]
 

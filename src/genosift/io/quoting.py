@@ -4,14 +4,14 @@ One helper per job, so that every message of ``genosift.io`` shows names and byt
 """
 from __future__ import annotations
 
-from .._validation import _names_list
+from .. import _validation
 
 __all__ = ["names_list", "shown"]
 
 
 def names_list(names, limit=10):
     """``'a', 'b', 'c' and 4 more``: the first ``limit`` of ``names`` (any iterable), quoted."""
-    return _names_list(list(names), limit)
+    return _validation.names_list(list(names), limit)
 
 
 def shown(raw, limit):

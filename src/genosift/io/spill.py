@@ -126,9 +126,9 @@ class _Out:
     in the file (allocated when created; HDF5 keeps it contiguous), else through h5py."""
 
     def __init__(self, group, name, size, dtype, fd):
-        from .store import _h5py
+        from .store import require_h5py
 
-        h5py = _h5py()
+        h5py = require_h5py()
         dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
         dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
         dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
@@ -156,7 +156,7 @@ class StreamWriter:
     """Writes batches of columns into the CSR matrix and its column copy of an open store."""
 
     def __init__(self, f, row_nnz, n_cols, dt, column_copy):
-        from .store import _attrs, _index_dtype
+        from .store import index_dtype, set_encoding
 
         n = row_nnz.size
         self.n, self.p, self.dt = n, n_cols, dt
@@ -165,9 +165,9 @@ class StreamWriter:
         total = int(indptr[-1])
         self.fd = os.open(f.filename, os.O_WRONLY) if hasattr(os, "pwrite") else None
         g = f.create_group("X")
-        _attrs(g, "csr_matrix", "0.1.0", shape=np.array([n, n_cols], dtype=np.int64))
+        set_encoding(g, "csr_matrix", "0.1.0", shape=np.array([n, n_cols], dtype=np.int64))
         self.data = _Out(g, "data", total, dt, self.fd)
-        self.indices = _Out(g, "indices", total, _index_dtype(n_cols), self.fd)
+        self.indices = _Out(g, "indices", total, index_dtype(n_cols), self.fd)
         g.create_dataset("indptr", data=indptr)
         self.cursor = indptr[:-1].copy()
         self.ends = indptr[1:]
@@ -177,9 +177,9 @@ class StreamWriter:
         self.written = 0
         if column_copy:
             c = f["var"].create_group("_genosift_columns")
-            _attrs(c, "csc_matrix", "0.1.0", shape=np.array([n, n_cols], dtype=np.int64))
+            set_encoding(c, "csc_matrix", "0.1.0", shape=np.array([n, n_cols], dtype=np.int64))
             self.cdata = _Out(c, "data", total, dt, self.fd)
-            self.crows = _Out(c, "indices", total, _index_dtype(n), self.fd)
+            self.crows = _Out(c, "indices", total, index_dtype(n), self.fd)
             self.cgroup = c
 
     def write(self, blocks, row_of):

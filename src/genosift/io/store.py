@@ -68,7 +68,7 @@ from .._sparse_check import check_sparse_structure
 from .._validation import check_integer_range, param_error
 from ..engine import block_width
 from ..transforms import presence
-from . import Dataset, register_reader
+from .registry import Dataset, register_reader
 
 __all__ = ["CHUNK_BYTES", "SUFFIX", "Store", "StoreReader", "chunk_budget", "convert", "open_store", "read_store",
            "write_store"]
@@ -82,7 +82,8 @@ _TILE_BYTES = 2**20  # dense stores: bytes of one HDF5 tile
 _MAX_READ = 1 << 30  # bytes per preadv call (Linux reads at most 2 GiB - 4 KiB at once)
 
 
-def _h5py():
+def require_h5py():
+    """``h5py``, or an ImportError that says how to install it."""
     try:
         import h5py
     except ImportError:
@@ -99,7 +100,6 @@ def chunk_budget(chunk_bytes, owner):
     return engine.check_budget(chunk_bytes, owner)
 
 
-_budget = chunk_budget  # the name the k-mer and dump converters use
 
 
 # --------------------------------------------------------------------------------------------
@@ -108,7 +108,7 @@ _budget = chunk_budget  # the name the k-mer and dump converters use
 
 
 @contextmanager
-def _atomic(path, overwrite):
+def atomic_output(path, overwrite):
     """A temporary name beside ``path``, published as ``path`` when the block succeeds (see
     ``genosift._files.staged``): whole or not at all, and never over a file made meanwhile."""
     path = Path(path)
@@ -123,14 +123,15 @@ def _atomic(path, overwrite):
         yield str(tmp)
 
 
-def _attrs(obj, kind, version, **extra):
+def set_encoding(obj, kind, version, **extra):
+    """The AnnData encoding attributes (type, version, extras) of an HDF5 group or dataset."""
     obj.attrs["encoding-type"] = kind
     obj.attrs["encoding-version"] = version
     for k, v in extra.items():
         obj.attrs[k] = v
 
 
-def _strings(values, what):
+def string_blob(values, what):
     """``values`` as an object array of str, and their UTF-8 bytes joined by NUL (none may hold one)."""
     out = np.array([str(v) for v in values], dtype=object)
     joined = "\x00".join(out)
@@ -142,11 +143,11 @@ def _strings(values, what):
 
 def _write_strings(group, name, values, piece=1 << 20):
     """A string array; ``values`` is any sliceable sequence of str, written ``piece`` at a time."""
-    h5py = _h5py()
+    h5py = require_h5py()
     ds = group.create_dataset(name, shape=(len(values),), dtype=h5py.string_dtype("utf-8"))
     for a in range(0, len(values), piece):
         ds[a:a + piece] = np.asarray(values[a:a + piece], dtype=object)
-    _attrs(ds, "string-array", "0.2.0")
+    set_encoding(ds, "string-array", "0.2.0")
     return ds
 
 
@@ -162,7 +163,7 @@ def _write_frame(group, name, index, frame):
             f"The {name} table has duplicated column names or a column named '_index': "
             f"{columns}. Rename its columns."
         )
-    _attrs(g, "dataframe", "0.2.0", _index=index_key)
+    set_encoding(g, "dataframe", "0.2.0", _index=index_key)
     g.attrs["column-order"] = np.array(columns, dtype=object) if columns else np.array([], dtype=np.float64)
     _write_strings(g, index_key, index)
     for col, key in zip([] if frame is None else frame.columns, columns):
@@ -173,37 +174,37 @@ def _write_frame(group, name, index, frame):
 def _write_column(g, key, series):
     import pandas as pd
 
-    h5py = _h5py()
+    h5py = require_h5py()
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         cat = series.array
         sub = g.create_group(key)
-        _attrs(sub, "categorical", "0.2.0", ordered=bool(cat.ordered))
+        set_encoding(sub, "categorical", "0.2.0", ordered=bool(cat.ordered))
         cats = cat.categories
         if cats.dtype.kind in "biuf":
             ds = sub.create_dataset("categories", data=np.asarray(cats))
-            _attrs(ds, "array", "0.2.0")
+            set_encoding(ds, "array", "0.2.0")
         else:
-            _write_strings(sub, "categories", _strings(cats, f"category of column {key!r}")[0])
+            _write_strings(sub, "categories", string_blob(cats, f"category of column {key!r}")[0])
         ds = sub.create_dataset("codes", data=np.asarray(cat.codes))
-        _attrs(ds, "array", "0.2.0")
+        set_encoding(ds, "array", "0.2.0")
         return
     missing = series.isna().to_numpy()
     if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
         ds = g.create_dataset(key, data=series.to_numpy())
-        _attrs(ds, "array", "0.2.0")
+        set_encoding(ds, "array", "0.2.0")
         return
     kind = getattr(dtype, "kind", "O")
     if kind in "biu" and not isinstance(dtype, np.dtype):  # pandas nullable Int64 / boolean
         sub = g.create_group(key)
-        _attrs(sub, "nullable-boolean" if kind == "b" else "nullable-integer", "0.1.0")
+        set_encoding(sub, "nullable-boolean" if kind == "b" else "nullable-integer", "0.1.0")
         fill = False if kind == "b" else 0
         sub.create_dataset("values", data=series.to_numpy(dtype=dtype.numpy_dtype, na_value=fill))
         sub.create_dataset("mask", data=missing)
         return
     if kind == "f":  # pandas nullable Float64: missing values are NaN
         ds = g.create_dataset(key, data=series.to_numpy(dtype=np.float64, na_value=np.nan))
-        _attrs(ds, "array", "0.2.0")
+        set_encoding(ds, "array", "0.2.0")
         return
     values = series.to_numpy(dtype=object)
     kept = values[~missing]
@@ -215,17 +216,18 @@ def _write_column(g, key, series):
             f"obs[{key!r}] = obs[{key!r}].astype(str)."
         )
     if not missing.any():
-        _write_strings(g, key, _strings(values, f"value of column {key!r}")[0])
+        _write_strings(g, key, string_blob(values, f"value of column {key!r}")[0])
         return
     sub = g.create_group(key)
-    _attrs(sub, "nullable-string-array", "0.1.0")
+    set_encoding(sub, "nullable-string-array", "0.1.0")
     text = np.where(missing, "", values).astype(object)
-    ds = sub.create_dataset("values", data=_strings(text, f"value of column {key!r}")[0], dtype=h5py.string_dtype("utf-8"))
-    _attrs(ds, "string-array", "0.2.0")
+    ds = sub.create_dataset("values", data=string_blob(text, f"value of column {key!r}")[0], dtype=h5py.string_dtype("utf-8"))
+    set_encoding(ds, "string-array", "0.2.0")
     sub.create_dataset("mask", data=missing)
 
 
-def _check_dtype(dtype, source):
+def check_dtype(dtype, source):
+    """The dtype a store keeps: ``dtype`` checked as a real number type, or the source's dtype for None."""
     if dtype is None:
         dt = np.dtype(source)
     else:
@@ -267,7 +269,8 @@ def _csr_of(X):
     return M
 
 
-def _index_dtype(n):
+def index_dtype(n):
+    """int32 for indices below 2**31, else int64."""
     return np.int32 if n < 2**31 else np.int64
 
 
@@ -283,11 +286,11 @@ def _write_sparse(f, M, dt, names, budget, column_copy):
         return where
 
     g = f.create_group("X")
-    _attrs(g, "csr_matrix", "0.1.0", shape=np.array([n, p], dtype=np.int64))
+    set_encoding(g, "csr_matrix", "0.1.0", shape=np.array([n, p], dtype=np.int64))
     data = g.create_dataset("data", shape=(nnz,), dtype=dt)
     for a in range(0, nnz, step):
         data[a:a + step] = _cast(M.data[a:a + step], dt, at(a))
-    g.create_dataset("indices", data=M.indices.astype(_index_dtype(p), copy=False))
+    g.create_dataset("indices", data=M.indices.astype(index_dtype(p), copy=False))
     g.create_dataset("indptr", data=M.indptr.astype(np.int64))
     if not column_copy:
         return
@@ -296,22 +299,22 @@ def _write_sparse(f, M, dt, names, budget, column_copy):
     colptr = np.zeros(p + 1, dtype=np.int64)
     np.cumsum(counts, out=colptr[1:])
     c = f["var"].create_group("_genosift_columns")
-    _attrs(c, "csc_matrix", "0.1.0", shape=np.array([n, p], dtype=np.int64))
+    set_encoding(c, "csc_matrix", "0.1.0", shape=np.array([n, p], dtype=np.int64))
     cdata = c.create_dataset("data", shape=(nnz,), dtype=dt)
-    crows = c.create_dataset("indices", shape=(nnz,), dtype=_index_dtype(n))
+    crows = c.create_dataset("indices", shape=(nnz,), dtype=index_dtype(n))
     c.create_dataset("indptr", data=colptr)
-    per_entry = M.data.itemsize + dt.itemsize + np.dtype(_index_dtype(n)).itemsize
-    for j0, j1 in _column_groups(colptr, max(1, budget // per_entry)):
+    per_entry = M.data.itemsize + dt.itemsize + np.dtype(index_dtype(n)).itemsize
+    for j0, j1 in column_groups(colptr, max(1, budget // per_entry)):
         lo, hi = int(colptr[j0]), int(colptr[j1])
         out_data = np.empty(hi - lo, dtype=M.data.dtype)
-        out_rows = np.empty(hi - lo, dtype=_index_dtype(n))
+        out_rows = np.empty(hi - lo, dtype=index_dtype(n))
         cursor = colptr[j0:j1] - lo
         _gather(M.data, M.indices, M.indptr, 0, j0, j1, cursor, out_data, out_rows, True)
         cdata[lo:hi] = out_data.astype(dt, copy=False)  # exact: the same values passed _cast above
         crows[lo:hi] = out_rows
 
 
-def _column_groups(colptr, max_entries):
+def column_groups(colptr, max_entries):
     """``(j0, j1)`` runs of columns holding at most ``max_entries`` entries (at least one column)."""
     p = colptr.shape[0] - 1
     j0 = 0
@@ -327,7 +330,7 @@ def _write_dense(f, M, dt, names, budget):
     rows_t = max(1, min(n, 256))
     cols_t = max(1, min(p, _TILE_BYTES // (dt.itemsize * rows_t)))
     ds = f.create_dataset("X", shape=(n, p), dtype=dt, chunks=(rows_t, cols_t) if n and p else None)
-    _attrs(ds, "array", "0.2.0")
+    set_encoding(ds, "array", "0.2.0")
     step = max(rows_t, (budget // max(1, p * M.itemsize)) // rows_t * rows_t)
     for a in range(0, n, step):
         piece = np.ascontiguousarray(M[a:a + step])
@@ -339,19 +342,19 @@ def _write_dense(f, M, dt, names, budget):
         ds[a:a + step] = _cast(piece.ravel(), dt, where).reshape(piece.shape)
 
 
-def _write_skeleton(f, sample_ids, obs, names, blob):
+def write_skeleton(f, sample_ids, obs, names, blob):
     """Everything of a store but ``X``: the AnnData groups, ``obs``, ``var`` and the name blob.
 
     ``names``: the feature names, any sliceable sequence of str; ``blob``: their UTF-8 bytes
     joined by NUL, as a uint8 array.
     """
-    _attrs(f, "anndata", "0.1.0")
+    set_encoding(f, "anndata", "0.1.0")
     f.attrs["genosift-store"] = _VERSION
     _write_frame(f, "obs", sample_ids, obs)
     var = _write_frame(f, "var", names, None)
     var.create_dataset("_genosift_names", data=blob)
     for key in ("layers", "obsm", "varm", "obsp", "varp", "uns"):
-        _attrs(f.create_group(key), "dict", "0.1.0")
+        set_encoding(f.create_group(key), "dict", "0.1.0")
 
 
 def write_store(dataset, path, *, dtype=None, column_copy=True, chunk_bytes=None, overwrite=False):
@@ -403,7 +406,7 @@ def write_store(dataset, path, *, dtype=None, column_copy=True, chunk_bytes=None
     if not isinstance(dataset, Dataset):
         raise param_error("dataset", "write_store", "a genosift.io.Dataset", type(dataset).__name__)
     budget = chunk_budget(chunk_bytes, "write_store")
-    h5py = _h5py()
+    h5py = require_h5py()
     X = dataset.X
     if sp.issparse(X):
         M = _csr_of(X)
@@ -411,17 +414,17 @@ def write_store(dataset, path, *, dtype=None, column_copy=True, chunk_bytes=None
         M = np.asarray(X)
         if M.ndim != 2 or M.dtype.kind not in "biuf":
             raise TypeError(f"X must be a 2-D array of numbers; got {M.ndim} dimension(s) of dtype {M.dtype}.")
-    dt = _check_dtype(dtype, M.dtype)
+    dt = check_dtype(dtype, M.dtype)
     n, p = M.shape
     check_integer_range(M, lambda: dataset.feature_names, source="The data to write")
-    sample_ids = _strings(dataset.sample_ids, "sample id")[0]
-    names, joined = _strings(dataset.feature_names, "feature name")
+    sample_ids = string_blob(dataset.sample_ids, "sample id")[0]
+    names, joined = string_blob(dataset.feature_names, "feature name")
     obs = dataset.obs
     if obs is not None and len(obs) != n:
         raise ValueError(f"obs has {len(obs)} rows for {n} samples; give one row per sample.")
-    with _atomic(path, overwrite) as tmp:
+    with atomic_output(path, overwrite) as tmp:
         with h5py.File(tmp, "w") as f:
-            _write_skeleton(f, sample_ids, obs, names, np.frombuffer(joined.encode("utf-8"), dtype=np.uint8))
+            write_skeleton(f, sample_ids, obs, names, np.frombuffer(joined.encode("utf-8"), dtype=np.uint8))
             del joined
             if sp.issparse(M):
                 _write_sparse(f, M, dt, names, budget, column_copy)
@@ -470,7 +473,7 @@ def _gather(data, indices, indptr, row0, j0, j1, cursor, out_data, out_rows, sor
             cursor[j - j0] = pos + 1
 
 
-class _Vector:
+class StoredVector:
     """A 1-D HDF5 dataset, read by ranges: ``os.preadv`` at its byte offset where it is stored
     contiguous and uncompressed (as ``write_store`` stores it), else through h5py."""
 
@@ -512,7 +515,7 @@ class _Reader:
     @property
     def h5(self):
         if self._h5 is None:
-            self._h5 = _h5py().File(self.path, "r")
+            self._h5 = require_h5py().File(self.path, "r")
         return self._h5
 
     def close(self):
@@ -641,7 +644,7 @@ class Store:
     def _file(self):
         """The file, open in h5py; HDF5 errors become a ValueError naming the file."""
         try:
-            with _h5py().File(self.path, "r") as f:
+            with require_h5py().File(self.path, "r") as f:
                 yield f
         except (OSError, KeyError) as exc:
             raise FixError(
@@ -677,7 +680,7 @@ class Store:
                 owner="open_store", write_store=PythonText("genosift.io.write_store"),
             )
         X = f["X"]
-        kind = X.attrs.get("encoding-type", "array" if isinstance(X, _h5py().Dataset) else "")
+        kind = X.attrs.get("encoding-type", "array" if isinstance(X, require_h5py().Dataset) else "")
         self._canonical = bool(f.attrs.get("genosift-store", 0))
         if kind == "csr_matrix":
             self.sparse = True
@@ -685,7 +688,7 @@ class Store:
             if shape.shape != (2,) or shape.dtype.kind not in "iu" or (shape < 0).any():
                 raise self._damaged(f"its shape attribute is {shape.tolist()}, not two sizes")
             self.shape = tuple(int(v) for v in shape)
-            self._data, self._indices, self._indptr = (_Vector(X[k]) for k in ("data", "indices", "indptr"))
+            self._data, self._indices, self._indptr = (StoredVector(X[k]) for k in ("data", "indices", "indptr"))
             self.dtype = self._data.dtype.newbyteorder("=")
             self.nnz = self._data.size
             if self._indices.size != self.nnz or self._indptr.size != self.shape[0] + 1:
@@ -695,7 +698,7 @@ class Store:
             cols = f["var"].get("_genosift_columns")
             self.has_column_copy = cols is not None
             if cols is not None:
-                self._cdata, self._crows, self._cptr = (_Vector(cols[k]) for k in ("data", "indices", "indptr"))
+                self._cdata, self._crows, self._cptr = (StoredVector(cols[k]) for k in ("data", "indices", "indptr"))
                 if not self._cdata.size == self._crows.size == self.nnz or self._cptr.size != self.shape[1] + 1:
                     raise self._damaged(
                         f"its column copy holds {self._cdata.size} values, {self._crows.size} row indices "
@@ -828,7 +831,7 @@ class Store:
         if lo < 0 or hi > self.nnz or hi < lo:
             raise self._damaged(f"its {'row' if kind == 'csr' else 'column'} pointers run from {lo} to {hi}, "
                                 f"outside its {self.nnz} stored values")
-        itype = _index_dtype(max(hi - lo, n_minor))
+        itype = index_dtype(max(hi - lo, n_minor))
         data = arrays[0].read(reader, lo, hi)
         indices = arrays[1].read(reader, lo, hi, itype)
         ptr = (ptr - lo).astype(itype)
@@ -970,7 +973,7 @@ class Store:
             counts += np.bincount(self._row_chunk(reader, a, b, indptr).indices, minlength=p)
         colptr = np.zeros(p + 1, dtype=np.int64)
         np.cumsum(counts, out=colptr[1:])
-        per_entry = self.dtype.itemsize + np.dtype(_index_dtype(n)).itemsize
+        per_entry = self.dtype.itemsize + np.dtype(index_dtype(n)).itemsize
         bounds = np.r_[np.arange(0, p, width), p]
         g0 = 0  # groups of whole blocks that fit half the budget (the other half reads rows)
         while g0 < len(bounds) - 1:
@@ -981,7 +984,7 @@ class Store:
             base = int(colptr[J0])
             size = int(colptr[J1]) - base
             out_data = np.empty(size, dtype=self.dtype)
-            out_rows = np.empty(size, dtype=_index_dtype(n))
+            out_rows = np.empty(size, dtype=index_dtype(n))
             cursor = colptr[J0:J1] - base
             for a, b in ranges:
                 M = self._row_chunk(reader, a, b, indptr)
@@ -989,7 +992,7 @@ class Store:
             for j0, j1 in zip(bounds[g0:g1], bounds[g0 + 1:g1 + 1]):
                 lo, hi = int(colptr[j0]) - base, int(colptr[j1]) - base
                 block = sp.csc_matrix(
-                    (out_data[lo:hi], out_rows[lo:hi], (colptr[j0:j1 + 1] - colptr[j0]).astype(_index_dtype(max(hi - lo, n)))),
+                    (out_data[lo:hi], out_rows[lo:hi], (colptr[j0:j1 + 1] - colptr[j0]).astype(index_dtype(max(hi - lo, n)))),
                     shape=(n, int(j1 - j0)),
                 )
                 if not block.has_canonical_format:
@@ -1075,7 +1078,7 @@ class Store:
             colptr = self._column_pointers(reader)
             counts = colptr[wanted + 1] - colptr[wanted]
             data = np.empty(int(counts.sum()), dtype=self.dtype)
-            row_idx = np.empty(data.size, dtype=_index_dtype(max(data.size, n)))
+            row_idx = np.empty(data.size, dtype=index_dtype(max(data.size, n)))
             # runs of consecutive columns are one contiguous range each
             breaks = np.flatnonzero(np.diff(wanted) != 1) + 1
             out = 0
@@ -1181,7 +1184,7 @@ def convert(path, out_path, *, format=None, dtype=None, column_copy=True, overwr
 
     The file is read into memory first (k-mer files convert in bounded memory with
     ``convert_kmers``); ``chunk_bytes`` bounds the extra memory of writing."""
-    from . import read
+    from .formats import read
 
     ds = read(path, format=format, **options)
     return write_store(ds, out_path, dtype=dtype, column_copy=column_copy, overwrite=overwrite,

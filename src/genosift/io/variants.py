@@ -36,10 +36,10 @@ from numba import njit
 
 from .._messages import FixError, Spelled, plain
 from .._validation import param_error
-from . import Dataset, register_reader
 from .compression import detect
 from .quoting import names_list
 from .reading import optional_module
+from .registry import Dataset, register_reader
 
 __all__ = ["MissingGenotypesWarning", "read_plink", "read_vcf"]
 

@@ -16,8 +16,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._anndata import AnnDataTransformMixin
 from .._validation import check_finite, param_error
-from ..scores import carriers, check_af, rank_order, score
-from ..scores._af import af_tested
+from ..scores import af_tested, carriers, check_af, rank_order
+from ..scoring import score
 from ..selection import callable_scores, resolve_score_func
 
 #: The models ``genosift.workflow.evaluate`` fits (``make_model``), with their options and defaults.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, describe, get_method, methods,
                     rank_order, register)
+from ._discretize import check_bins, discretize, n_codes
 from ._af import CarrierTap, WithCarriers, af_tested, carriers, check_af, untested_last, with_af
 from ._prepare import (LabelCoding, build_result, check_classes, check_options, finish, finite_blocks, join_scores,
                        make_target, score_blocks, statistics, target_values)
@@ -18,7 +19,7 @@ __all__ = [
     "rank_order", "register", "score", "score_blocks", "statistics", "finish", "check_options", "make_target",
     "LabelCoding", "describe", "carriers", "check_af", "with_af", "check_option_values", "CarrierTap",
     "WithCarriers", "af_tested", "untested_last", "build_result", "check_classes", "finite_blocks", "join_scores",
-    "target_values",
+    "target_values", "check_bins", "discretize", "n_codes",
 ]
 
 # ``genosift.scores.score`` and ``check_option_values`` run data through a driver, which lives a

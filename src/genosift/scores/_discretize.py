@@ -36,7 +36,7 @@ from numba import njit
 from .._validation import param_error
 
 
-def check_options(owner, bins, max_categories):
+def check_bins(owner, bins, max_categories):
     """``(bins, max_categories)`` as ints, or the project's parameter error."""
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 2:
         raise param_error("bins", owner, "an int >= 2", bins)
@@ -199,7 +199,7 @@ def discretize(block, *, bins=5, max_categories=5):
     >>> discretize(X, bins=3, max_categories=3).T.tolist()
     [[1, 0, 0, 2, 1, 1], [2, 0, 1, 0, 2, 1]]
     """
-    bins, max_categories = check_options("discretize", bins, max_categories)
+    bins, max_categories = check_bins("discretize", bins, max_categories)
     X = np.ascontiguousarray(block, dtype=np.float64)
     if X.ndim != 2:
         raise ValueError(f"discretize needs a 2-D block (samples x features). Got {X.ndim} dimension(s).")

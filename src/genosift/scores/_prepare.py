@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._messages import plain
-from .._validation import (MAX_FLOAT_CLASSES, as_labels, as_matrix, is_continuous, numeric_target)
+from .._validation import MAX_FLOAT_CLASSES, as_labels, as_matrix, is_continuous, numeric_target
 from ..engine import accumulate, is_chunk_stream, map_blocks
 from ._base import ScoreResult, Scores, Target, get_method
 

@@ -31,7 +31,7 @@ from scipy import special
 
 from ..stats import ClassSums
 from ._base import Scores, ratio, register
-from ._discretize import check_options, contingency_tables
+from ._discretize import check_bins, contingency_tables
 
 
 def _chi2_sf(dof, x):
@@ -80,7 +80,7 @@ def _margins(tables):
 
 
 def _tables(block, target, owner, bins, max_categories):
-    bins, max_categories = check_options(owner, bins, max_categories)
+    bins, max_categories = check_bins(owner, bins, max_categories)
     return contingency_tables(block, target.codes, target.count, bins=bins, max_categories=max_categories)
 
 

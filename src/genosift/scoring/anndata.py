@@ -23,8 +23,18 @@ from .. import engine
 from .._anndata import labels_of, matrix_of, names_of
 from .._validation import as_labels
 from ..io.store import Store, chunk_budget
-from ..scores import (CarrierTap, build_result, check_classes, finish, join_scores, make_target, score_blocks,
-                      statistics, target_values, with_af)
+from ..scores import (
+    CarrierTap,
+    build_result,
+    check_classes,
+    finish,
+    join_scores,
+    make_target,
+    score_blocks,
+    statistics,
+    target_values,
+    with_af,
+)
 from ..transforms import presence
 from .store import score_store
 

@@ -19,12 +19,23 @@ from functools import reduce
 import numpy as np
 import scipy.sparse as sp
 
+from .. import engine
 from .._messages import FixError, PythonText
 from .._validation import param_error
-from .. import engine
 from ..engine import block_width
-from ..scores import (WithCarriers, build_result, carriers, check_classes, finish, finite_blocks, get_method,
-                      join_scores, make_target, target_values, with_af)
+from ..scores import (
+    WithCarriers,
+    build_result,
+    carriers,
+    check_classes,
+    finish,
+    finite_blocks,
+    get_method,
+    join_scores,
+    make_target,
+    target_values,
+    with_af,
+)
 
 __all__ = ["FAN_IN", "RUNS_PER_THREAD", "TASK_BYTES", "as_array", "compute", "current_scheduler", "is_dask_collection",
            "merge_tree", "opened", "require_dask", "score_collection", "score_store_tasks", "use_scheduler"]
@@ -215,9 +226,9 @@ def _block_scores(block, target, method, options, j0, j1, names, af=False):
         block = block.astype(np.float64, copy=False)
     else:
         block = np.ascontiguousarray(block, dtype=np.float64)
-    for _, _, block in finite_blocks([(j0, j1, block)] if names is None else [(0, j1 - j0, block)], names,
-                                      spec.scale_free):
-        pass
+    # the block checked (and, for scale-free methods, rescaled)
+    ((_, _, block),) = finite_blocks([(j0, j1, block)] if names is None else [(0, j1 - j0, block)], names,
+                                     spec.scale_free)
     with _one_thread():
         out = spec.func(block, target, **options)
     return (out, carriers(block)) if af else out
@@ -293,11 +304,11 @@ def as_array(X, feature_names, scheduler):
     dask = require_dask()
     names = None if feature_names is None else np.asarray(feature_names, dtype=object)
     if hasattr(X, "columns") and hasattr(X, "to_dask_array"):  # a Dask DataFrame
-        from .._validation import _is_numeric_dtype, _names_list
+        from .._validation import is_numeric_dtype, names_list
 
-        bad = [c for c, t in zip(X.columns, X.dtypes) if not _is_numeric_dtype(t)]
+        bad = [c for c, t in zip(X.columns, X.dtypes) if not is_numeric_dtype(t)]
         if bad:
-            raise TypeError(f"X has non-numeric columns {_names_list(bad)}. Encode or drop them before scoring; "
+            raise TypeError(f"X has non-numeric columns {names_list(bad)}. Encode or drop them before scoring; "
                             "every feature must be a number.")
         names = np.asarray([str(c) for c in X.columns], dtype=object) if names is None else names
         X = X.to_dask_array(lengths=tuple(int(k) for k in compute(X.map_partitions(len), scheduler)))

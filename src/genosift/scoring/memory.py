@@ -5,8 +5,22 @@ import numpy as np
 
 from .._validation import as_matrix
 from ..engine import block_width, column_blocks, is_chunk_stream
-from ..scores import (CarrierTap, Scores, af_tested, build_result, carriers, check_classes, check_options, finish,
-                      finite_blocks, get_method, make_target, score_blocks, statistics, with_af)
+from ..scores import (
+    CarrierTap,
+    Scores,
+    af_tested,
+    build_result,
+    carriers,
+    check_classes,
+    check_options,
+    finish,
+    finite_blocks,
+    get_method,
+    make_target,
+    score_blocks,
+    statistics,
+    with_af,
+)
 
 __all__ = ["check_option_values", "score_memory"]
 

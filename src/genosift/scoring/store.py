@@ -15,8 +15,18 @@ from .._messages import FixError, PythonText
 from .._validation import as_labels, param_error
 from ..engine import block_width
 from ..io.store import Store, chunk_budget
-from ..scores import (CarrierTap, check_af, check_classes, check_options, finish, get_method, make_target, score_blocks,
-                      statistics, with_af)
+from ..scores import (
+    CarrierTap,
+    check_af,
+    check_classes,
+    check_options,
+    finish,
+    get_method,
+    make_target,
+    score_blocks,
+    statistics,
+    with_af,
+)
 from ..stats import ClassMoments
 from .dask import current_scheduler, score_store_tasks
 
@@ -200,7 +210,8 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
             f"Method '{spec.name}' needs the whole matrix in memory (it compares samples over all "
             "features at once), so it cannot score a store out of core. {in_memory}, or choose "
             "another {method} (one whose streaming is 'row' or 'block' in {methods}).",
-            owner="score_store", methods=PythonText("genosift.methods()"), in_memory=PythonText("Load it with genosift.io.read(path) and call genosift.score"),
+            owner="score_store", methods=PythonText("genosift.methods()"),
+            in_memory=PythonText("Load it with genosift.io.read(path) and call genosift.score"),
             method=FixError.ANY,
         )
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):

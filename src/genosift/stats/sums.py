@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _kernels
-from .._validation import _names_list, as_matrix, default_feature_names, raise_nonfinite
+from .._validation import as_matrix, default_feature_names, names_list, raise_nonfinite
 from .base import Shifted, class_codes
 from .moments import CoMoments
 
@@ -83,7 +83,7 @@ class ClassSums(Shifted):
             names = default_feature_names(M.shape[1]) if names is None else np.asarray(names, dtype=object)
             raise ValueError(
                 f"Method 'chi2_counts' needs non-negative counts or frequencies, but feature(s) "
-                f"{_names_list(list(names[negative]))} have negative values (smallest "
+                f"{names_list(list(names[negative]))} have negative values (smallest "
                 f"{lo[negative].min():g}). Use method 'chi2', which discretises any real feature, or "
                 "make the values non-negative first."
             )

@@ -255,8 +255,8 @@ def _final_model(X, y, train, method, estimator, best_k, *, feature_names, score
     from sklearn.pipeline import Pipeline
 
     from .. import engine
-    from ..scoring import score
     from ..profiles import profile
+    from ..scoring import score
     from ..selection import SelectKBest
 
     X_train, y_train = X[np.flatnonzero(train)], y[train]

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 def _check_predict_finite(M, names, sample_ids):
     """The error naming the features (and samples) where the model would meet NaN or infinity."""
-    from .._validation import _names_list
+    from .._validation import names_list
 
     if sp.issparse(M):
         coo = M.tocoo()
@@ -25,7 +25,7 @@ def _check_predict_finite(M, names, sample_ids):
     samples = rows if sample_ids is None else np.asarray(sample_ids, dtype=object)[rows]
     raise ValueError(
         f"The new data have NaN or infinity in {cols.size} feature(s) the model uses: "
-        f"{_names_list(list(names[cols]), 10)}, in {rows.size} sample(s): {_names_list(list(samples), 10)}. "
+        f"{names_list(list(names[cols]), 10)}, in {rows.size} sample(s): {names_list(list(samples), 10)}. "
         "The model cannot predict from missing values: fill them in (impute) or leave those samples out."
     )
 
@@ -56,11 +56,11 @@ def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False):
     missing_selected = [f for f in missing if f in selected]
     notes = []
     if missing_selected and not fill_missing:
-        from .._validation import _names_list
+        from .._validation import names_list
 
         raise ValueError(
             f"{len(missing_selected)} feature(s) the model uses are not in the new data: "
-            f"{_names_list(missing_selected, 10)}. Give data with the same features (for counts such "
+            f"{names_list(missing_selected, 10)}. Give data with the same features (for counts such "
             "as k-mers, where an absent feature is zero, pass --fill-missing)."
         )
     if missing:

@@ -1,0 +1,68 @@
+"""What every reader returns (``Dataset``) and the registry of readers by name and suffix."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+__all__ = ["READERS", "Dataset", "Reader", "register_reader"]
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A data matrix with its names.
+
+    Attributes
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix (n_samples, n_features), samples in rows
+    sample_ids : ndarray of str (n_samples,)
+    feature_names : ndarray of str (n_features,)
+    obs : pandas.DataFrame or None
+        Per-sample columns (targets, groups), indexed by sample id in the order of ``X``.
+    """
+
+    X: object
+    sample_ids: np.ndarray
+    feature_names: np.ndarray
+    obs: object = None
+
+    def __post_init__(self):
+        n, p = self.X.shape
+        if len(self.sample_ids) != n or len(self.feature_names) != p:
+            raise ValueError(
+                f"Dataset of {n} x {p} values has {len(self.sample_ids)} sample ids and "
+                f"{len(self.feature_names)} feature names; they must match its rows and columns."
+            )
+
+    @property
+    def shape(self):
+        return self.X.shape
+
+    def with_obs(self, obs):
+        """The same data with another per-sample table."""
+        return replace(self, obs=obs)
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A registered reader: its name, the suffixes it claims, the function, its first docstring line."""
+
+    name: str
+    suffixes: tuple
+    func: Callable
+    summary: str
+
+
+READERS: dict[str, Reader] = {}
+
+
+def register_reader(name, *, suffixes):
+    """Register ``func(path, **options) -> Dataset`` as the reader ``name`` for ``suffixes``."""
+
+    def wrap(func):
+        summary = next(iter((func.__doc__ or "").strip().splitlines()), "")
+        READERS[name] = Reader(name, tuple(suffixes), func, summary)
+        return func
+
+    return wrap
