@@ -38,7 +38,8 @@ LOOSE = {"linear": 1e-5, "relieff": 1e-9, "dcor": 1e-9}
 MOMENTS = set(ROW_METHODS)
 EXACT = 1e-12
 
-PROPERTY = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=12, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 def _rtol(method):
