@@ -13,8 +13,8 @@ import scipy.sparse as sp
 
 import genosift as gs
 from genosift.io import Dataset, convert_kmers, format_of, read
-from genosift.io import store as store_module
 from genosift.io.store import SUFFIX, Store, convert, open_store, score_store, write_store
+from genosift.io.store import write as store_write
 
 from conftest import load_shared, require_shared
 
@@ -276,14 +276,14 @@ def test_failed_write_leaves_nothing_and_keeps_the_old_file(tmp_path, monkeypatc
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(store_module, "_write_sparse", broken)
+    monkeypatch.setattr(store_write, "_write_sparse", broken)
     with pytest.raises(RuntimeError, match="disk full"):
         write_store(dataset(counts()), tmp_path / f"a{SUFFIX}")
     assert list(tmp_path.iterdir()) == []
     monkeypatch.undo()
     path = write_store(dataset(counts()), tmp_path / f"a{SUFFIX}")
     before = path.read_bytes()
-    monkeypatch.setattr(store_module, "_write_sparse", broken)
+    monkeypatch.setattr(store_write, "_write_sparse", broken)
     with pytest.raises(RuntimeError, match="disk full"):
         write_store(dataset(counts(seed=9)), path, overwrite=True)
     assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == [path.name]

@@ -1,0 +1,112 @@
+"""Low-level reading of a store: 1-D datasets read by byte ranges, the open file of one pass, values
+read as presence, and the compiled kernel that gathers CSR rows into CSC columns."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from numba import njit
+
+from ...transforms import presence
+from .encoding import require_h5py
+
+__all__ = ["FileReader", "Presence", "StoredVector", "gather"]
+
+_MAX_READ = 1 << 30  # bytes per preadv call (Linux reads at most 2 GiB - 4 KiB at once)
+
+
+@njit(nogil=True, cache=True)
+def gather(data, indices, indptr, row0, j0, j1, cursor, out_data, out_rows, sorted_rows):
+    """Scatter the entries of CSR rows that fall in columns ``[j0, j1)`` into CSC buffers.
+
+    ``cursor[j - j0]`` is where the next entry of column ``j`` goes; rows are taken in order, so
+    each column's rows come out ascending. With ``sorted_rows`` each row's start is found by
+    binary search and the scan stops at ``j1``.
+    """
+    n = indptr.shape[0] - 1
+    for r in range(n):
+        lo = indptr[r]
+        hi = indptr[r + 1]
+        if sorted_rows:
+            a, b = lo, hi
+            while a < b:
+                m = (a + b) >> 1
+                if indices[m] < j0:
+                    a = m + 1
+                else:
+                    b = m
+            lo = a
+        for k in range(lo, hi):
+            j = indices[k]
+            if j >= j1:
+                if sorted_rows:
+                    break
+                continue
+            if j < j0:
+                continue
+            pos = cursor[j - j0]
+            out_data[pos] = data[k]
+            out_rows[pos] = row0 + r
+            cursor[j - j0] = pos + 1
+
+
+class StoredVector:
+    """A 1-D HDF5 dataset, read by ranges: ``os.preadv`` at its byte offset where it is stored
+    contiguous and uncompressed (as ``write_store`` stores it), else through h5py."""
+
+    def __init__(self, ds):
+        self.name = ds.name
+        self.dtype = ds.dtype
+        self.size = int(ds.shape[0])
+        direct = hasattr(os, "preadv") and ds.chunks is None and ds.compression is None  # no preadv on Windows
+        offset = ds.id.get_offset() if direct else None
+        self.offset = None if offset is None else int(offset)
+
+    def read(self, reader, a, b, dtype=None):
+        out_dtype = self.dtype.newbyteorder("=") if dtype is None else np.dtype(dtype)
+        if b <= a:
+            return np.empty(0, dtype=out_dtype)
+        if self.offset is None:
+            return reader.h5[self.name][a:b].astype(out_dtype, copy=False)
+        raw = np.empty(b - a, dtype=self.dtype)
+        view = memoryview(raw).cast("B")
+        pos = self.offset + a * self.dtype.itemsize
+        done = 0
+        while done < len(view):
+            got = os.preadv(reader.fd, [view[done:done + _MAX_READ]], pos + done)
+            if got <= 0:
+                raise ValueError(f"{str(reader.path)!r} is truncated: {self.name} ends before its stated size. Write the store again.")
+            done += got
+        return raw.astype(out_dtype, copy=False)
+
+
+class FileReader:
+    """An open file descriptor (and, on demand, an h5py file) for one pass over the store."""
+
+    def __init__(self, store):
+        self.path = store.path
+        store._check_unchanged()
+        self.fd = os.open(self.path, os.O_RDONLY)
+        self._h5 = None
+
+    @property
+    def h5(self):
+        if self._h5 is None:
+            self._h5 = require_h5py().File(self.path, "r")
+        return self._h5
+
+    def close(self):
+        if self._h5 is not None:
+            self._h5.close()
+        os.close(self.fd)
+
+
+class Presence:
+    """A stored vector of values read as presence: 1.0 where the value is above 0, NaN kept."""
+
+    def __init__(self, vector):
+        self.vector, self.name, self.size = vector, vector.name, vector.size
+        self.dtype = np.dtype(np.float64)
+
+    def read(self, reader, a, b, dtype=None):
+        return presence(self.vector.read(reader, a, b))
