@@ -27,6 +27,7 @@ import genosift as gs  # noqa: E402
 import genosift.scoring.dask as gdask  # noqa: E402  (the Dask driver, and its task functions)
 from genosift.cli import main  # noqa: E402
 from genosift.io import Dataset, open_store, score_store, write_store  # noqa: E402
+from genosift.scoring import schedulers  # noqa: E402  (resolving a scheduler argument)
 
 METHODS = sorted(gs.REGISTRY)
 pytestmark = pytest.mark.filterwarnings("ignore:The 'future.infer_string' option is deprecated")
@@ -203,7 +204,7 @@ def test_missing_dask_says_how_to_install(monkeypatch):
         gdask.require_dask()
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(ImportError, match=r"pip install 'genosift\[dask\]'"):
-        gdask._distributed()
+        schedulers.require_distributed()
 
 
 def test_selectors_fit_dask_input_through_score(client):
