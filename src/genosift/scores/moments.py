@@ -85,6 +85,20 @@ def snr(stats):
 
 
 @register(
+    "cohen_d", statistic=ClassMoments, task="classification", binary_only=True, signed=True,
+    min_class_size=2,
+    formula="d = (m1 - m0) / s_p, s_p^2 = ((n1 - 1) s1^2 + (n0 - 1) s0^2) / (n1 + n0 - 2)",
+    reference="Cohen (1988), Statistical Power Analysis for the Behavioral Sciences; "
+              "scipy.stats.ttest_ind(equal_var=True) t times sqrt(1/n1 + 1/n0)",
+)
+def cohen_d(stats):
+    """Cohen's d: the difference of the class means (classes[1] minus classes[0]) in pooled standard deviations."""
+    n0, n1, diff, var0, var1 = _two_classes(stats)
+    pooled = ((n1 - 1) * var1 + (n0 - 1) * var0) / (n0 + n1 - 2)
+    return Scores(ratio(diff, np.sqrt(pooled)))
+
+
+@register(
     "fscore", statistic=ClassMoments, task="classification", binary_only=True, min_class_size=2,
     formula="((m+ - m)^2 + (m- - m)^2) / (s+^2 + s-^2), sample variances",
     reference="Chen & Lin (2006), Combining SVMs with various feature selection strategies",
