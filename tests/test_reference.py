@@ -199,6 +199,21 @@ def test_fisher_and_anova_rank_identically(name):
 
 @pytest.mark.filterwarnings("ignore:Precision loss occurred:RuntimeWarning")  # scipy's own
 @pytest.mark.parametrize("name", BINARY_SETS)
+def test_cohen_d_is_scipys_pooled_t_rescaled(name):
+    """d = t sqrt(1/n1 + 1/n0), with t scipy's equal-variance t statistic (classes[1] minus classes[0])."""
+    X, y, _ = load_shared(name)
+    res = _score(name, "cohen_d")
+    const = _constant(X)
+    (c0, c1), (g0, g1) = _groups(X[:, ~const], y)
+    ref = ss.ttest_ind(g1, g0, equal_var=True).statistic * np.sqrt(1 / len(g1) + 1 / len(g0))
+    np.testing.assert_allclose(res.statistic[~const], ref, rtol=RTOL, atol=ZERO_ATOL)
+    np.testing.assert_array_equal(res.scores, np.abs(res.statistic))
+    np.testing.assert_array_equal(res.classes, [c0, c1])
+    _check_nan_last(res, const, f"cohen_d on {name}")
+
+
+@pytest.mark.filterwarnings("ignore:Precision loss occurred:RuntimeWarning")  # scipy's own
+@pytest.mark.parametrize("name", BINARY_SETS)
 def test_welch_matches_scipy_ttest_ind(name):
     X, y, _ = load_shared(name)
     res = _score(name, "welch")

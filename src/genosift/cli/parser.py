@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..choices import METRICS, MODELS
 from .data import convert_command, score_command, select_command
 from .info import demo_command, methods_command
 from .model import evaluate_command, predict_command, report_command
@@ -261,13 +262,13 @@ def _add_model_commands(sub):
     p.add_argument("--method", default="fisher", type=_method_name,
                    help="scoring method (see `genosift methods`; default fisher)")
     p.add_argument("--k", type=_int_list, default=[10, 100, 1000], help="numbers of top features to try (default 10,100,1000)")
-    p.add_argument("--model", default="logistic", choices=["logistic", "random_forest", "linear_svm"],
+    p.add_argument("--model", default="logistic", choices=list(MODELS),
                    help="the classifier (default logistic)")
     p.add_argument("--model-option", type=_key_value, action="append", metavar="KEY=VALUE",
                    help="a model option, e.g. C=0.1 or n_estimators=1000 (repeatable)")
     _add_scoring_options(p)
     p.add_argument("--cv", type=_positive_int, default=5, help="stratified folds (default 5)")
-    p.add_argument("--metric", default="balanced_accuracy", choices=["accuracy", "balanced_accuracy", "f1_macro", "roc_auc"],
+    p.add_argument("--metric", default="balanced_accuracy", choices=list(METRICS),
                    help="the metric that picks the best k (default balanced_accuracy)")
     p.add_argument("--seed", type=int, default=0, help="seed of the folds and models (default 0)")
     p.add_argument("--group", help="metadata column of groups: folds keep groups whole; or with --val-groups, the split")

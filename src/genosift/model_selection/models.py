@@ -16,18 +16,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._anndata import AnnDataTransformMixin
 from .._validation import check_finite, param_error
+from ..choices import METRICS, MODELS  # noqa: F401  (re-exported by genosift.model_selection)
 from ..scores import af_tested, carriers, check_af, rank_order
 from ..scoring import score
 from ..selection import callable_scores, resolve_score_func
-
-#: The models ``genosift.workflow.evaluate`` fits (``make_model``), with their options and defaults.
-MODELS = {
-    "logistic": {"C": 1.0, "max_iter": 1000, "class_weight": None},
-    "random_forest": {"n_estimators": 500, "max_depth": None, "min_samples_leaf": 1, "class_weight": None},
-    "linear_svm": {"C": 1.0, "max_iter": 10000, "class_weight": None},
-}
-#: The metrics ``evaluate`` reports for every k (and may choose k by).
-METRICS = ("accuracy", "balanced_accuracy", "f1_macro", "roc_auc")
 
 
 def make_model(name="logistic", *, options=None, random_state=0, sparse=False, n_jobs=None):

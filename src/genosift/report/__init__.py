@@ -3,8 +3,9 @@ and checks its tables (``results``), ``make_report`` draws the figures (``figure
 them with one self-contained page (``html``). The writers of tables and JSON live in
 ``genosift._files`` and are re-exported here."""
 from .._files import fresh_folder, write_json, write_table
+from ..choices import METRICS
 from .make import FIGURE_NAMES, Report, make_report
-from .results import METRICS, Results, load_results
+from .results import Results, load_results
 
 __all__ = ["FIGURE_NAMES", "METRICS", "Report", "Results", "fresh_folder", "load_results", "make_report",
            "write_json", "write_table"]

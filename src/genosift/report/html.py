@@ -6,7 +6,7 @@ import html
 
 import numpy as np
 
-from .results import METRICS
+from ..choices import METRICS
 
 
 def in_sentence(name):

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 
-METRICS = ("accuracy", "balanced_accuracy", "f1_macro", "roc_auc")
 # name: (columns that must be there, columns read as numbers (None: all but the text ones), whether
 # the report needs the table); the text columns are kept as written
 _TABLES = {

@@ -16,6 +16,8 @@ TASKS = ("classification", "regression", "any", "unsupervised")
 #: sample of a block of columns at once (ranks, histograms); "matrix" needs the whole matrix
 #: (neighbour methods), and bounds its own memory.
 STREAMING = ("rows", "blocks", "matrix")
+#: What a method's scores do not see of a feature (see ``register``).
+INVARIANCES = ("affine", "monotone", "none")
 
 
 @dataclass(frozen=True, eq=False)
@@ -246,6 +248,7 @@ class Method:
     reference: str
     summary: str
     scale_free: bool = False
+    invariance: str = "none"
 
     @property
     def options(self):
@@ -338,7 +341,7 @@ def describe(name):
 REGISTRY: dict[str, Method] = {}
 
 
-def register(name, *, task, statistic=None, streaming="rows", binary_only=False, pvalues=False,
+def register(name, *, task, invariance, statistic=None, streaming="rows", binary_only=False, pvalues=False,
              signed=False, min_class_size=1, sparse_blocks=False, scale_free=False, formula, reference):
     """Register a method under ``name``.
 
@@ -349,7 +352,12 @@ def register(name, *, task, statistic=None, streaming="rows", binary_only=False,
     ``Scores`` for the features it was given. Its keyword options are the method's options.
     ``scale_free``: the statistic does not change when a feature is multiplied by a positive
     constant, so features too large to square are rescaled by a power of two before it runs.
+    ``invariance``: the maps of a feature that leave the scores unchanged, ``"affine"``
+    (``a x + b`` with ``a > 0``), ``"monotone"`` (every strictly increasing map: the method sees
+    only the order of the values) or ``"none"``; the property tests check it for every method.
     """
+    if invariance not in INVARIANCES:
+        raise ValueError(f"bad registration of {name!r}: invariance in {INVARIANCES}, not {invariance!r}")
     if task not in TASKS or streaming not in STREAMING or (streaming == "rows") != (statistic is not None):
         raise ValueError(f"bad registration of {name!r}: task in {TASKS}, streaming in {STREAMING}, "
                          "and a statistic exactly when streaming is 'rows'")
@@ -357,7 +365,7 @@ def register(name, *, task, statistic=None, streaming="rows", binary_only=False,
     def wrap(func):
         summary = next(iter((func.__doc__ or "").strip().splitlines()), "")
         REGISTRY[name] = Method(name, func, statistic, task, binary_only, pvalues, signed, streaming,
-                                min_class_size, sparse_blocks, formula, reference, summary, scale_free)
+                                min_class_size, sparse_blocks, formula, reference, summary, scale_free, invariance)
         return func
 
     return wrap

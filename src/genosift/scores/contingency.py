@@ -49,7 +49,7 @@ def _chi2_sf(dof, x):
 
 
 @register(
-    "chi2_counts", statistic=ClassSums, task="classification", pvalues=True,
+    "chi2_counts", invariance="none", statistic=ClassSums, task="classification", pvalues=True,
     formula="sum_c (O_c - E_c)^2 / E_c, O_c = sum of x over class c, E_c = (n_c / n) sum of x; p from chi2(K - 1)",
     reference="sklearn.feature_selection.chi2",
 )
@@ -89,7 +89,7 @@ _DISCRETISE = ("categories: integer features with <= max_categories distinct val
 
 
 @register(
-    "chi2", task="classification", streaming="blocks", pvalues=True, sparse_blocks=True,
+    "chi2", invariance="monotone", task="classification", streaming="blocks", pvalues=True, sparse_blocks=True,
     formula=f"X^2 = sum (O - E)^2 / E over the (category x class) table, {_DISCRETISE}; "
             "p from chi2((M - 1)(K - 1)), empty categories dropped",
     reference="Pearson's chi-square test of independence; scipy.stats.chi2_contingency(correction=False)",
@@ -120,7 +120,7 @@ def chi2(block, target, *, bins=5, max_categories=5):
 
 
 @register(
-    "mi", task="classification", streaming="blocks", pvalues=True, sparse_blocks=True,
+    "mi", invariance="monotone", task="classification", streaming="blocks", pvalues=True, sparse_blocks=True,
     formula=f"I(x; y) = sum p(m, c) ln[p(m, c) / (p(m) p(c))] in nats over the {_DISCRETISE}; "
             "p of the G-test G = 2 n I from chi2((M - 1)(K - 1))",
     reference="sklearn.metrics.mutual_info_score; G-test: scipy.stats.chi2_contingency(lambda_='log-likelihood')",

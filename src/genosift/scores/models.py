@@ -111,7 +111,7 @@ def _standardised(M, *, centre=False):
 
 
 @register(
-    "linear", task="classification", streaming="matrix", signed=True, scale_free=True,
+    "linear", invariance="affine", task="classification", streaming="matrix", signed=True, scale_free=True,
     formula="w_j of an L2-penalised logistic regression (or linear SVM) fitted on x_j / sd_j; "
             "sqrt(sum_c w_cj^2) over the classes' weight vectors for more than two classes",
     reference="Guyon, Weston, Barnhill & Vapnik (2002), Gene selection for cancer classification using "

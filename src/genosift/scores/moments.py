@@ -25,7 +25,7 @@ def _two_classes(stats):
 
 
 @register(
-    "fisher", statistic=ClassMoments, task="classification",
+    "fisher", invariance="affine", statistic=ClassMoments, task="classification",
     formula="sum_j n_j (mu_ij - mu_i)^2 / sum_j n_j sigma_ij^2 (population variances)",
     reference="Aggarwal (2014), Data Classification: Algorithms and Applications, p. 44",
 )
@@ -36,7 +36,7 @@ def fisher(stats):
 
 
 @register(
-    "anova", statistic=ClassMoments, task="classification", pvalues=True,
+    "anova", invariance="affine", statistic=ClassMoments, task="classification", pvalues=True,
     formula="F = [SS_between / (g - 1)] / [SS_within / (n - g)], p from F(g - 1, n - g)",
     reference="one-way analysis of variance; scipy.stats.f_oneway; NIST StRD ANOVA",
 )
@@ -56,7 +56,7 @@ def anova(stats):
 
 
 @register(
-    "welch", statistic=ClassMoments, task="classification", binary_only=True, pvalues=True,
+    "welch", invariance="affine", statistic=ClassMoments, task="classification", binary_only=True, pvalues=True,
     signed=True, min_class_size=2,
     formula="t = (m1 - m0) / sqrt(s1^2/n1 + s0^2/n0), Welch-Satterthwaite df, two-sided p",
     reference="Welch (1947); scipy.stats.ttest_ind(equal_var=False)",
@@ -73,7 +73,7 @@ def welch(stats):
 
 
 @register(
-    "snr", statistic=ClassMoments, task="classification", binary_only=True, signed=True,
+    "snr", invariance="affine", statistic=ClassMoments, task="classification", binary_only=True, signed=True,
     min_class_size=2,
     formula="(m1 - m0) / (s1 + s0), sample standard deviations",
     reference="Golub et al. (1999), Science 286:531-537",
@@ -85,7 +85,21 @@ def snr(stats):
 
 
 @register(
-    "fscore", statistic=ClassMoments, task="classification", binary_only=True, min_class_size=2,
+    "cohen_d", invariance="affine", statistic=ClassMoments, task="classification", binary_only=True, signed=True,
+    min_class_size=2,
+    formula="d = (m1 - m0) / s_p, s_p^2 = ((n1 - 1) s1^2 + (n0 - 1) s0^2) / (n1 + n0 - 2)",
+    reference="Cohen (1988), Statistical Power Analysis for the Behavioral Sciences; "
+              "scipy.stats.ttest_ind(equal_var=True) t times sqrt(1/n1 + 1/n0)",
+)
+def cohen_d(stats):
+    """Cohen's d: the difference of the class means (classes[1] minus classes[0]) in pooled standard deviations."""
+    n0, n1, diff, var0, var1 = _two_classes(stats)
+    pooled = ((n1 - 1) * var1 + (n0 - 1) * var0) / (n0 + n1 - 2)
+    return Scores(ratio(diff, np.sqrt(pooled)))
+
+
+@register(
+    "fscore", invariance="affine", statistic=ClassMoments, task="classification", binary_only=True, min_class_size=2,
     formula="((m+ - m)^2 + (m- - m)^2) / (s+^2 + s-^2), sample variances",
     reference="Chen & Lin (2006), Combining SVMs with various feature selection strategies",
 )
@@ -99,7 +113,7 @@ def fscore(stats):
 
 
 @register(
-    "pearson", statistic=CoMoments, task="regression", pvalues=True, signed=True,
+    "pearson", invariance="affine", statistic=CoMoments, task="regression", pvalues=True, signed=True,
     formula="r = cov(x, y) / (sd(x) sd(y)); p two-sided, exact under normality",
     reference="scipy.stats.pearsonr",
 )
@@ -118,7 +132,7 @@ def pearson(stats):
 
 
 @register(
-    "variance", statistic=ClassMoments, task="unsupervised",
+    "variance", invariance="none", statistic=ClassMoments, task="unsupervised",
     formula="sum_i (x_i - mean)^2 / n (population variance)",
     reference="unsupervised baseline; numpy.var",
 )

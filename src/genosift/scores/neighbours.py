@@ -251,7 +251,7 @@ def _miss_weights(count, miss_weight):
 
 
 @register(
-    "relieff", task="classification", streaming="matrix", scale_free=True,
+    "relieff", invariance="affine", task="classification", streaming="matrix", scale_free=True,
     formula="W_j = (1/n) sum_i [-(1/h) sum_hits |ds_j| + sum_c p_c/(1-p_yi) (1/m_c) sum_misses_c |ds_j|]; "
             "k nearest hits and misses per class, Manhattan on range-scaled features",
     reference="Kononenko (1994), ECML; Robnik-Sikonja & Kononenko (2003), Mach. Learn. 53:23-69; "

@@ -210,7 +210,7 @@ def _correlation_p(r, n):
 
 
 @register(
-    "spearman", task="regression", streaming="blocks", pvalues=True, signed=True, sparse_blocks=True,
+    "spearman", invariance="monotone", task="regression", streaming="blocks", pvalues=True, signed=True, sparse_blocks=True,
     formula="rho = Pearson r of the average ranks of x and y; p from t = rho sqrt((n-2)/(1-rho^2)), n-2 df",
     reference="scipy.stats.spearmanr",
 )
@@ -267,7 +267,7 @@ def _kendall_exact_p(n, c):
 
 
 @register(
-    "kendall", task="regression", streaming="blocks", pvalues=True, signed=True,
+    "kendall", invariance="monotone", task="regression", streaming="blocks", pvalues=True, signed=True,
     formula="tau_b = (P - Q) / sqrt((n0 - n1)(n0 - n2)), n0 = n(n-1)/2, n1/n2 pairs tied in x/y; "
             "p exact (n <= 33, no ties) or normal with the tie-corrected variance of P - Q",
     reference="Kendall (1945); scipy.stats.kendalltau (variant='b', method='auto')",
@@ -323,7 +323,7 @@ def kendall(block, target, *, p_method="auto"):
 
 
 @register(
-    "auc", task="classification", streaming="blocks", binary_only=True, pvalues=True, sparse_blocks=True,
+    "auc", invariance="monotone", task="classification", streaming="blocks", binary_only=True, pvalues=True, sparse_blocks=True,
     formula="AUC = U1 / (n0 n1), U1 = R1 - n1(n1+1)/2 (R1 rank sum of classes[1]); score = max(AUC, 1 - AUC); "
             "p: Mann-Whitney U, normal approximation with tie and continuity correction",
     reference="Mann & Whitney (1947); Hanley & McNeil (1982); sklearn.metrics.roc_auc_score; "
@@ -361,7 +361,7 @@ def auc(block, target, *, continuity=True):
 
 
 @register(
-    "kruskal", task="classification", streaming="blocks", pvalues=True, sparse_blocks=True,
+    "kruskal", invariance="monotone", task="classification", streaming="blocks", pvalues=True, sparse_blocks=True,
     formula="H = 12/(n(n+1)) sum_j n_j (mean rank_j - (n+1)/2)^2 / (1 - sum_ties (t^3-t)/(n^3-n)); "
             "p from chi2(k-1)",
     reference="Kruskal & Wallis (1952); scipy.stats.kruskal",
