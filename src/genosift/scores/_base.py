@@ -26,6 +26,9 @@ class Target:
 
     ``codes``/``classes``/``count`` for class labels (``codes[i]`` indexes ``classes``);
     ``values`` for a numeric target (two non-numeric labels are coded 0/1). Either may be None.
+    ``covariates``: an ``(n_samples, c)`` float64 array of checked covariates (no intercept
+    column; the methods that take them add it), or None; only methods registered with
+    ``covariates=True`` get one.
     """
 
     n_samples: int
@@ -33,6 +36,7 @@ class Target:
     classes: np.ndarray | None = None
     count: np.ndarray | None = None
     values: np.ndarray | None = None
+    covariates: np.ndarray | None = None
 
     @property
     def m2_y(self):
@@ -249,6 +253,7 @@ class Method:
     summary: str
     scale_free: bool = False
     invariance: str = "none"
+    covariates: bool = False
 
     @property
     def options(self):
@@ -342,7 +347,8 @@ REGISTRY: dict[str, Method] = {}
 
 
 def register(name, *, task, invariance, statistic=None, streaming="rows", binary_only=False, pvalues=False,
-             signed=False, min_class_size=1, sparse_blocks=False, scale_free=False, formula, reference):
+             signed=False, min_class_size=1, sparse_blocks=False, scale_free=False, covariates=False, formula,
+             reference):
     """Register a method under ``name``.
 
     The function's first two arguments depend on ``streaming``: ``func(stats, **options)`` for
@@ -355,17 +361,22 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
     ``invariance``: the maps of a feature that leave the scores unchanged, ``"affine"``
     (``a x + b`` with ``a > 0``), ``"monotone"`` (every strictly increasing map: the method sees
     only the order of the values) or ``"none"``; the property tests check it for every method.
+    ``covariates``: the method adjusts for covariates (``Target.covariates``, a "blocks" method);
+    the others refuse them.
     """
     if invariance not in INVARIANCES:
         raise ValueError(f"bad registration of {name!r}: invariance in {INVARIANCES}, not {invariance!r}")
     if task not in TASKS or streaming not in STREAMING or (streaming == "rows") != (statistic is not None):
         raise ValueError(f"bad registration of {name!r}: task in {TASKS}, streaming in {STREAMING}, "
                          "and a statistic exactly when streaming is 'rows'")
+    if covariates and streaming != "blocks":
+        raise ValueError(f"bad registration of {name!r}: a method that takes covariates works on column blocks")
 
     def wrap(func):
         summary = next(iter((func.__doc__ or "").strip().splitlines()), "")
         REGISTRY[name] = Method(name, func, statistic, task, binary_only, pvalues, signed, streaming,
-                                min_class_size, sparse_blocks, formula, reference, summary, scale_free, invariance)
+                                min_class_size, sparse_blocks, formula, reference, summary, scale_free, invariance,
+                                covariates)
         return func
 
     return wrap
@@ -397,6 +408,7 @@ def methods():
             "signed": m.signed,
             "streaming": m.streaming,
             "scale_free": m.scale_free,
+            "covariates": m.covariates,
             "statistic": m.statistic.__name__ if m.statistic else f"whole columns ({m.streaming})",
             "options": ", ".join(f"{k}={v!r}" for k, v in m.options.items()) or "-",
             "formula": m.formula,

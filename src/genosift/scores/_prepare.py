@@ -18,7 +18,7 @@ from .._validation import MAX_FLOAT_CLASSES, as_labels, as_matrix, is_continuous
 from ..engine import accumulate, is_chunk_stream, map_blocks
 from ._base import ScoreResult, Scores, Target, get_method
 
-__all__ = ["LabelCoding", "build_result", "check_classes", "check_options", "finish", "finite_blocks",
+__all__ = ["LabelCoding", "build_result", "check_classes", "check_options", "covariate_methods", "finish", "finite_blocks",
            "join_scores", "make_target", "score_blocks", "statistics", "target_values"]
 
 
@@ -120,8 +120,28 @@ class LabelCoding:
         return stats
 
 
-def make_target(spec, y, n_samples):
-    """The ``Target`` a whole-column method gets: class codes, numeric values, or neither."""
+def covariate_methods():
+    """The names of the methods that take covariates."""
+    from ._base import REGISTRY
+
+    return [name for name, m in REGISTRY.items() if m.covariates]
+
+
+def make_target(spec, y, n_samples, covariates=None):
+    """The ``Target`` a whole-column method gets: class codes, numeric values, or neither, and
+    the checked ``covariates`` (an ``(n_samples, c)`` float64 array) of a method that takes them."""
+    if covariates is not None and not spec.covariates:
+        raise ValueError(f"Method '{spec.name}' does not adjust for covariates; the methods that do: "
+                         f"{covariate_methods()}. Choose one of them, or leave out the covariates.")
+    target = _make_target(spec, y, n_samples)
+    if covariates is None:
+        return target
+    from dataclasses import replace
+
+    return replace(target, covariates=covariates)
+
+
+def _make_target(spec, y, n_samples):
     y = target_values(spec, y, n_samples)
     if y is None:
         return Target(n_samples)
