@@ -28,6 +28,7 @@ _PUBLIC = {
     "cross_validate_ks": ".model_selection",
     "Profile": ".profiles", "profile": ".profiles",
     "annotate_var": "._anndata",
+    "principal_coordinates": ".structure",
 }
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "load_golub",
     "methods",
     "presence",
+    "principal_coordinates",
     "profile",
     "score",
 ]
