@@ -29,6 +29,7 @@ _PUBLIC = {
     "Profile": ".profiles", "profile": ".profiles",
     "annotate_var": "._anndata",
     "principal_coordinates": ".structure",
+    "simulate_clonal_population": ".clonal",
 }
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "principal_coordinates",
     "profile",
     "score",
+    "simulate_clonal_population",
 ]
 
 
