@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from test_real_tools import seer_example  # noqa: F401  (the fixture of SEER's example files)
 
 import genosift as gs
+from genosift import structure
 from genosift.io import Dataset, open_store, read_kmers, write_store
 from genosift.structure import principal_coordinates
 
@@ -39,12 +40,12 @@ def _assert_up_to_sign(got, ref, rtol=1e-9):
         np.testing.assert_allclose(sign * got[:, c], ref[:, c], rtol=0, atol=rtol * scale, err_msg=f"PC{c + 1}")
 
 
-def _lineages(n=40, p=300, seed=0, density=0.5):
+def _lineages(n=40, p=300, seed=0, density=0.5, noise=0.08):
     """Presence/absence of three lineages with their own features and noise."""
     rng = np.random.default_rng(seed)
     group = rng.integers(0, 3, n)
     base = rng.random((3, p)) < density
-    X = base[group] ^ (rng.random((n, p)) < 0.08)
+    X = base[group] ^ (rng.random((n, p)) < noise)
     return X.astype(np.float64)
 
 
@@ -82,9 +83,12 @@ def test_binary_reads_counts_as_presence():
     _assert_up_to_sign(c.to_numpy(), _reference(X, 3, "euclidean")[0])
 
 
-@pytest.mark.parametrize("density", [0.5, 0.004])  # dense products by BLAS, and sparse products
-def test_every_input_form_gives_the_same_coordinates(tmp_path, density):
-    X = _lineages(n=36, p=2000, seed=3, density=density)
+@pytest.mark.parametrize("density, sparse_products", [(0.5, False), (0.004, True)])
+def test_every_input_form_gives_the_same_coordinates(tmp_path, monkeypatch, density, sparse_products):
+    X = _lineages(n=36, p=2000, seed=3, density=density, noise=density / 4)
+    choices = []
+    decide = structure._sparse_pays
+    monkeypatch.setattr(structure, "_sparse_pays", lambda block: choices.append(decide(block)) or choices[-1])
     ids = np.array([f"s{i}" for i in range(len(X))], dtype=object)
     names = np.array([f"k{j}" for j in range(X.shape[1])], dtype=object)
     ref = principal_coordinates(X, 3, samples=list(ids))
@@ -101,6 +105,7 @@ def test_every_input_form_gives_the_same_coordinates(tmp_path, density):
         np.testing.assert_allclose(got.to_numpy(), ref.to_numpy(), rtol=0, atol=1e-10, err_msg=name)
         assert got.index.tolist() == ids.tolist() or name in ("csr", "csc"), name
         np.testing.assert_allclose(got.attrs["eigenvalues"], ref.attrs["eigenvalues"], rtol=1e-10, err_msg=name)
+    assert choices and any(choices) == sparse_products  # some blocks multiplied as sparse, or none
 
 
 def test_samples_choose_and_order_the_rows(tmp_path):
