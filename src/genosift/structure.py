@@ -73,6 +73,15 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, chunk_
         squared distances times the root of its eigenvalue, its largest-magnitude entry positive.
         Indexed by the sample ids where known. ``.attrs``: ``eigenvalues``, ``explained`` (each
         eigenvalue's share of their total, the trace), ``metric``, ``binary``, ``n_features``.
+        kmds's distances are not euclidean: some eigenvalues are negative, and the shares of the
+        top ones can add up to more than 1.
+
+    Notes
+    -----
+    Time ``O(n^2 p)`` (one symmetric rank-k update per feature block, by BLAS on ``set_threads``
+    threads; very sparse blocks by a sparse product) and ``O(n^3)`` for the eigenpairs. A
+    coordinate whose largest magnitude is shared by entries of opposite signs (a symmetric
+    configuration) has no well-defined sign.
 
     Raises
     ------
@@ -104,9 +113,12 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, chunk_
     n, p = source.shape
     if not 1 <= n_components < n:
         raise param_error("n_components", _OWNER, f"an int in [1, n_samples - 1] = [1, {n - 1}]", n_components)
-    gram = cross_products(source, budget)
-    B, total = _centred_distances(gram, p, metric)
-    values, vectors = _top_eigenpairs(B, n_components)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=engine.threads(), user_api="blas"):  # genosift's --threads
+        gram = cross_products(source, budget)
+        B, total = _centred_distances(gram, p, metric)
+        values, vectors = _top_eigenpairs(B, n_components)
     coords = vectors * np.sqrt(values)
     top = np.argmax(np.abs(coords), axis=0)
     coords *= np.where(coords[top, np.arange(n_components)] < 0, -1.0, 1.0)
