@@ -73,6 +73,17 @@ def test_euclidean_is_principal_component_analysis():
     assert got.attrs["binary"] is False
 
 
+@pytest.mark.parametrize("metric", ["kmds", "euclidean"])
+def test_lanczos_and_lapack_agree(monkeypatch, metric):
+    X = _lineages(n=120, p=400, seed=7, noise=0.2)
+    lapack = principal_coordinates(X, 5, metric=metric)
+    monkeypatch.setattr(structure, "LANCZOS_FROM", 100)
+    lanczos = principal_coordinates(X, 5, metric=metric)
+    np.testing.assert_allclose(lanczos.to_numpy(), lapack.to_numpy(), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(lanczos.attrs["eigenvalues"], lapack.attrs["eigenvalues"], rtol=1e-12)
+    _assert_up_to_sign(lanczos.to_numpy(), _reference(X, 5, metric)[0])
+
+
 def test_binary_reads_counts_as_presence():
     X = _lineages(seed=4)
     counts = X * np.random.default_rng(1).integers(1, 9, X.shape)
@@ -83,16 +94,17 @@ def test_binary_reads_counts_as_presence():
     _assert_up_to_sign(c.to_numpy(), _reference(X, 3, "euclidean")[0])
 
 
+@pytest.mark.parametrize("metric", ["kmds", "euclidean"])
 @pytest.mark.parametrize("density, sparse_products", [(0.5, False), (0.004, True)])
-def test_every_input_form_gives_the_same_coordinates(tmp_path, monkeypatch, density, sparse_products):
+def test_every_input_form_gives_the_same_coordinates(tmp_path, monkeypatch, density, sparse_products, metric):
     X = _lineages(n=36, p=2000, seed=3, density=density, noise=density / 4)
     choices = []
     decide = structure._sparse_pays
     monkeypatch.setattr(structure, "_sparse_pays", lambda block: choices.append(decide(block)) or choices[-1])
     ids = np.array([f"s{i}" for i in range(len(X))], dtype=object)
     names = np.array([f"k{j}" for j in range(X.shape[1])], dtype=object)
-    ref = principal_coordinates(X, 3, samples=list(ids))
-    _assert_up_to_sign(ref.to_numpy(), _reference(X, 3, "kmds")[0])
+    ref = principal_coordinates(X, 3, samples=list(ids), metric=metric)
+    _assert_up_to_sign(ref.to_numpy(), _reference(X, 3, metric)[0])
     frame = pd.DataFrame(X, index=pd.Index(ids, name="id"), columns=names)
     forms = {"csr": sp.csr_matrix(X), "csc": sp.csc_matrix(X), "frame": frame,
              "sparse frame": frame.astype(pd.SparseDtype(float, 0.0)), "dataset": Dataset(sp.csr_matrix(X), ids, names)}
@@ -101,7 +113,7 @@ def test_every_input_form_gives_the_same_coordinates(tmp_path, monkeypatch, dens
         forms[f"{kind} store"] = write_store(Dataset(M, ids, names), tmp_path / f"{kind}.gs.h5ad")
     forms["Store"] = open_store(forms["sparse store"])
     for name, form in forms.items():
-        got = principal_coordinates(form, 3, chunk_bytes=36 * 8 * 64)  # blocks of 64 features or fewer
+        got = principal_coordinates(form, 3, chunk_bytes=36 * 8 * 64, metric=metric)  # blocks of <= 64 features
         np.testing.assert_allclose(got.to_numpy(), ref.to_numpy(), rtol=0, atol=1e-10, err_msg=name)
         assert got.index.tolist() == ids.tolist() or name in ("csr", "csc"), name
         np.testing.assert_allclose(got.attrs["eigenvalues"], ref.attrs["eigenvalues"], rtol=1e-10, err_msg=name)
@@ -173,6 +185,9 @@ def test_equals_seers_kmds_on_its_example(seer_example, tmp_path):  # noqa: F811
         b = theirs.iloc[:, c].to_numpy()
         assert np.abs(b).max() == pytest.approx(1.0)
         np.testing.assert_allclose(np.sign(a @ b) * a, b, rtol=0, atol=1e-10)
+    from_file = principal_coordinates(kmers, 2)  # a k-mer file path: read into memory, sparse
+    pd.testing.assert_frame_equal(from_file, principal_coordinates(read_kmers(kmers), 2))
+    assert len(from_file) == 2415
 
 
 @pytest.mark.slow
