@@ -237,7 +237,10 @@ def main(argv=None):
         "process on 2 threads: wall time and peak resident memory of that process. Per k-mer: wall time over "
         "the k-mers SEER tested.", "",
         "| genomes | k-mers | tested | command | wall s | peak MiB | us per k-mer |",
-        "|---:|---:|---:|---|---:|---:|---:|", *table, "", "## Agreement and notes", "", *notes, ""])
+        "|---:|---:|---:|---|---:|---:|---:|", *table, "", "## Agreement and notes", "", *notes,
+        "- SEER prints chi-square p-values below about 1e-4 up to a few percent away from the exact value "
+        "(see `test_chi_square_on_all_of_seers_phenotypes_is_exact` in `tests/test_real_tools.py`); hence the "
+        "second line of each comparison, over the printed p-values of at least 1e-4.", ""])
     Path(args.output).write_text(text)
     print(text)
 
