@@ -120,7 +120,7 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, chunk_
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=engine.threads(), user_api="blas"):  # genosift's --threads
-        gram = cross_products(source, budget)
+        gram = _cross_products(source, budget)
         B, total = _centred_distances(gram, p, metric)
         values, vectors = _top_eigenpairs(B, n_components)
     coords = vectors * np.sqrt(values)
@@ -214,7 +214,7 @@ def _select(source, ids, samples):
     return source, np.asarray(wanted, dtype=object)
 
 
-def cross_products(source, budget):
+def _cross_products(source, budget):
     """``G`` (n x n, float64, Fortran order) with ``G_ii + G_jj - 2 G_ij = |x_i - x_j|^2``, summed
     over feature blocks: the centred cross-products of dense blocks, the plain ones of sparse
     blocks (both give the same distances: a shift of a feature changes none)."""
