@@ -169,8 +169,11 @@ def residual_fits(block, target):
     reference="ordinary least squares with covariates; statsmodels OLS; Frisch & Waugh (1933), Lovell (1963)",
 )
 def regression(block, target):
-    """Least-squares t statistic of each feature's coefficient, given the covariates."""
+    """Least-squares t statistic of each feature's coefficient, given the covariates.
+
+    Columns: ``beta``, the feature's coefficient, and ``se``, its standard error (feature units).
+    """
     fit = residual_fits(block, target)
     t = ratio(fit.signal, np.sqrt(fit.s2))
     p = 2.0 * special.stdtr(fit.df, -np.abs(t))
-    return Scores(t, p)
+    return Scores(t, p, columns={"beta": fit.beta, "se": fit.se})
