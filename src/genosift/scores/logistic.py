@@ -27,11 +27,13 @@ from numba import njit
 from scipy import special
 
 from ._base import Scores, register
-from .regression import COLLINEAR, design_basis, project_out
+from .regression import COLLINEAR, design_basis
 
-#: Newton steps stop when the decrement ``g' I^-1 g`` falls below this: the log-likelihood is then
-#: within ~1e-20 of its maximum and the coefficients within ~1e-7 of theirs, relative.
-TOLERANCE = 1e-14
+#: Newton steps stop when the decrement ``g' I^-1 g`` falls below this; the step it gives is
+#: taken, after which the log-likelihood is within ~1e-20 of its maximum. Firth's steps (the
+#: modified score with the information of the unpenalised model) converge more slowly: stricter.
+TOLERANCE = 1e-8
+FIRTH_TOLERANCE = 1e-15
 MAX_STEPS = 50
 #: A standard error above this, per range of the feature, marks a (quasi-)separated fit (SEER, pyseer).
 MAX_SE = 3.0
@@ -43,35 +45,65 @@ FIRTH_MODES = {"auto": 0, "always": 1, "never": 2}
 
 
 @njit(cache=True, nogil=True)
-def _evaluate(D, y, theta, mu, w):
-    """Fill ``mu``, ``w = mu (1 - mu)`` at ``theta``; return the log-likelihood."""
-    n, m = D.shape
+def _dot(u, v):
+    """``sum(u * v)`` in four interleaved partial sums (a fixed order: the same bits every time)."""
+    n = u.shape[0]
+    s0 = s1 = s2 = s3 = 0.0
+    top = n - n % 4
+    for i in range(0, top, 4):
+        s0 += u[i] * v[i]
+        s1 += u[i + 1] * v[i + 1]
+        s2 += u[i + 2] * v[i + 2]
+        s3 += u[i + 3] * v[i + 3]
+    for i in range(top, n):
+        s0 += u[i] * v[i]
+    return (s0 + s1) + (s2 + s3)
+
+
+@njit(cache=True, nogil=True)
+def _pass(D, y, theta, with_ll, mu, w, g, L, tmp):
+    """One pass over the samples at ``theta`` (``D``: the design, one row per column of it):
+    ``mu``, ``w = mu (1 - mu)``; the score ``D (y - mu)`` into ``g`` and the information
+    ``D W D'`` into the lower triangle of ``L`` (``tmp``: work space (n,)). Returns the log-likelihood if ``with_ll``
+    (else 0: its logarithms are the costly part)."""
+    m, n = D.shape
     ll = 0.0
+    w[:] = 0.0
+    for k in range(m):
+        t = theta[k]
+        for i in range(n):
+            w[i] += D[k, i] * t
     for i in range(n):
-        eta = 0.0
-        for k in range(m):
-            eta += D[i, k] * theta[k]
+        eta = w[i]
         e = math.exp(-abs(eta))
-        if eta >= 0.0:
-            mu[i] = 1.0 / (1.0 + e)
-            ll += y[i] * eta - eta - math.log1p(e)
-        else:
-            mu[i] = e / (1.0 + e)
-            ll += y[i] * eta - math.log1p(e)
+        mu[i] = 1.0 / (1.0 + e) if eta >= 0.0 else e / (1.0 + e)
+        if with_ll:
+            ll += y[i] * eta - max(eta, 0.0) - math.log1p(e)
+        w[i] = y[i] - mu[i]
+    for a in range(m):
+        g[a] = _dot(D[a], w)
+    for i in range(n):
         w[i] = mu[i] * (1.0 - mu[i])
+    _information(D, w, L, tmp)
     return ll
 
 
 @njit(cache=True, nogil=True)
-def _cholesky(D, w, L):
-    """``L``: the Cholesky factor of the information ``D' W D``; False if it is not positive definite."""
-    n, m = D.shape
+def _information(D, w, L, work):
+    """``D W D'`` into the lower triangle of ``L`` (``work``: (n,), overwritten)."""
+    m, n = D.shape
     for a in range(m):
+        for i in range(n):
+            work[i] = D[a, i] * w[i]
         for b in range(a + 1):
-            s = 0.0
-            for i in range(n):
-                s += D[i, a] * w[i] * D[i, b]
-            L[a, b] = s
+            L[a, b] = _dot(work, D[b])
+
+
+@njit(cache=True, nogil=True)
+def _factor(L):
+    """Cholesky factor of the matrix in the lower triangle of ``L``, in place; False if it is not
+    positive definite."""
+    m = L.shape[0]
     for a in range(m):
         for b in range(a + 1):
             s = L[a, b]
@@ -103,116 +135,176 @@ def _solve(L, g, out):
 
 
 @njit(cache=True, nogil=True)
-def _score(D, y, mu, w, L, firth, g, z):
-    """The (penalised) score ``D' (y - mu + h (1/2 - mu))`` into ``g`` (``h``: the hat diagonal,
-    Firth only); returns ``log det I / 2`` (0 without Firth). ``z``: work space (m,)."""
-    n, m = D.shape
+def _firth_score(D, mu, w, L, g, z):
+    """Add Firth's term ``D (h (1/2 - mu))`` to the score ``g`` (``h``: the diagonal of the hat
+    matrix, ``w_i |L^-1 d_i|^2``); return ``log det I / 2``. ``z``: work space (m,)."""
+    m, n = D.shape
     half_logdet = 0.0
-    if firth:
-        for a in range(m):
-            half_logdet += math.log(L[a, a])
     for a in range(m):
-        g[a] = 0.0
+        half_logdet += math.log(L[a, a])
     for i in range(n):
-        r = y[i] - mu[i]
-        if firth:
-            h = 0.0
-            for a in range(m):  # h_i = w_i |L^-1 d_i|^2
-                s = D[i, a]
-                for k in range(a):
-                    s -= L[a, k] * z[k]
-                z[a] = s / L[a, a]
-                h += z[a] * z[a]
-            r += w[i] * h * (0.5 - mu[i])
+        h = 0.0
         for a in range(m):
-            g[a] += D[i, a] * r
+            s = D[a, i]
+            for k in range(a):
+                s -= L[a, k] * z[k]
+            z[a] = s / L[a, a]
+            h += z[a] * z[a]
+        r = w[i] * h * (0.5 - mu[i])
+        for a in range(m):
+            g[a] += D[a, i] * r
     return half_logdet
 
 
 @njit(cache=True, nogil=True)
-def _fit(D, y, theta, firth, mu, w, L, g, step, z, old):
-    """Maximise the (penalised) log-likelihood from ``theta`` (updated in place) by Newton steps
-    with step halving. Returns ``(converged, loglik, variance of the last coefficient)``."""
-    m = D.shape[1]
+def _at(D, y, theta, firth, with_ll, mu, w, L, g, z, tmp):
+    """``(ok, log-likelihood)`` at ``theta`` (penalised with Firth), with the score in ``g`` and the
+    information's Cholesky factor in ``L``; ok False where the information is singular."""
+    ll = _pass(D, y, theta, with_ll or firth, mu, w, g, L, tmp)
+    if not _factor(L):
+        return False, np.nan
+    if firth:
+        ll += _firth_score(D, mu, w, L, g, z)
+    return True, ll
+
+
+@njit(cache=True, nogil=True)
+def _fit(D, y, theta, firth, mu, w, L, g, step, z, old, tmp):
+    """Maximise the (penalised) log-likelihood from ``theta`` (updated in place) by Newton steps.
+    A step past the maximum along its line (the slope there turned clearly negative) is cut back
+    to where the secant puts the slope at zero; with Firth, a step that lowers the penalised
+    likelihood is also halved (the ordinary fit needs no likelihood: its logarithms are the
+    costly part of a pass). Returns True when converged."""
+    m = D.shape[0]
     best = -np.inf
     old[:] = theta
     step[:] = 0.0
+    check = firth
+    decrement = 0.0
     for _ in range(MAX_STEPS):
-        ll = _evaluate(D, y, theta, mu, w)
-        ok = _cholesky(D, w, L)
-        if ok:
-            ll += _score(D, y, mu, w, L, firth, g, z)
-        if not ok or not ll >= best - 1e-12 * abs(best):  # worse: halve the last step
-            for halving in range(30):
+        ok, ll = _at(D, y, theta, firth, check, mu, w, L, g, z, tmp)
+        if ok and decrement > 0.0:
+            # Firth's steps (the modified score with the unpenalised information) can overshoot
+            # and oscillate about the maximum, and a long Newton step can overshoot
+            slope = 0.0
+            for a in range(m):
+                slope += g[a] * step[a]
+            if slope < -0.1 * decrement:
+                t = decrement / (decrement - slope)
+                for a in range(m):
+                    step[a] *= t
+                    theta[a] = old[a] + step[a]
+                ok, ll = _at(D, y, theta, firth, check, mu, w, L, g, z, tmp)
+        if not ok or check and not ll >= best - 1e-12 * abs(best):  # worse: halve the last step
+            for _halving in range(30):
                 for a in range(m):
                     step[a] *= 0.5
                     theta[a] = old[a] + step[a]
-                ll = _evaluate(D, y, theta, mu, w)
-                ok = _cholesky(D, w, L)
-                if ok:
-                    ll += _score(D, y, mu, w, L, firth, g, z)
-                    if ll >= best - 1e-12 * abs(best):
-                        break
+                ok, ll = _at(D, y, theta, firth, check, mu, w, L, g, z, tmp)
+                if ok and (not check or ll >= best - 1e-12 * abs(best)):
+                    break
             if not ok:
-                return False, np.nan, np.nan
+                return False
         best = ll
         _solve(L, g, step)
         decrement = 0.0
         for a in range(m):
             decrement += g[a] * step[a]
-        if decrement < TOLERANCE:
-            for a in range(m):
-                theta[a] += step[a]
-            # (I^-1)_mm = 1 / L_mm^2; the last Newton step's gain is decrement / 2 (ML)
-            return True, ll + (0.0 if firth else 0.5 * decrement), 1.0 / (L[m - 1, m - 1] * L[m - 1, m - 1])
         for a in range(m):
             old[a] = theta[a]
             theta[a] += step[a]
-    return False, np.nan, np.nan
+        if decrement < (FIRTH_TOLERANCE if firth else TOLERANCE):
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True)
-def _standardise(x, Q, r):
-    """``r``: ``x`` divided by a power of two, centred, divided by its range and with its part in
-    the span of ``Q`` removed. Returns ``(factor, norm, two_valued)``: ``x`` in standard units is
-    ``x / factor``; ``r / norm`` is the column fitted (``norm`` 0: constant or in the span)."""
-    n = x.shape[0]
-    top, lo, hi = 0.0, np.inf, -np.inf
+def _gain(D, y, theta, eta0, mu0, nu0, firth, w, L, tmp):
+    """``(l(theta) - l(null), variance of the last coefficient)``, the gain plus
+    ``log det I(theta) / 2`` with Firth. Summed sample by sample as
+    ``y d - log((1 + e^eta) / (1 + e^eta0))`` with ``d = eta - eta0``, in the form without
+    cancellation: small differences of likelihoods near -n log 2 keep their relative precision."""
+    m, n = D.shape
+    w[:] = 0.0
+    for k in range(m):
+        t = theta[k]
+        for i in range(n):
+            w[i] += D[k, i] * t
+    total = 0.0
     for i in range(n):
-        top = max(top, abs(x[i]))
-        lo = min(lo, x[i])
-        hi = max(hi, x[i])
-    if lo == hi:
-        return 1.0, 0.0, False
-    scale = 2.0 ** np.floor(np.log2(top))
+        eta = w[i]
+        d = eta - eta0[i]
+        # mu = mu0 e^d / (1 + mu0 (e^d - 1)), 1 - mu = nu0 / (1 + mu0 (e^d - 1)), and mirrored
+        if d >= 0.0:
+            grow = mu0[i] * math.expm1(d)
+            total += y[i] * d - math.log1p(grow)
+            w[i] = (mu0[i] + grow) * nu0[i] / ((1.0 + grow) * (1.0 + grow))
+        else:
+            grow = nu0[i] * math.expm1(-d)
+            total += (y[i] - 1.0) * d - math.log1p(grow)
+            w[i] = (nu0[i] + grow) * mu0[i] / ((1.0 + grow) * (1.0 + grow))
+    _information(D, w, L, tmp)
+    if not _factor(L):
+        return np.nan, np.nan
+    if firth:
+        for a in range(m):
+            total += math.log(L[a, a])
+    return total, 1.0 / (L[m - 1, m - 1] * L[m - 1, m - 1])
+
+
+@njit(cache=True, nogil=True)
+def _extremes(x):
+    """``(lo, hi, scale, two_valued)``: ``scale`` the power of two at or below the largest magnitude."""
+    top, lo, hi = 0.0, np.inf, -np.inf
+    for v in x:
+        top = max(top, abs(v))
+        lo = min(lo, v)
+        hi = max(hi, v)
+    two = True
+    for v in x:
+        if v != lo and v != hi:
+            two = False
+            break
+    return lo, hi, 2.0 ** np.floor(np.log2(top)) if top > 0.0 else 1.0, two
+
+
+@njit(cache=True, nogil=True)
+def _standardise(x, lo, hi, scale, D, q, r):
+    """``r``: ``x`` divided by ``scale`` (exact), centred, divided by its range, and with its part in
+    the span of the orthonormal rows ``D[:q]`` removed (twice, for rounding). Returns ``r``'s norm
+    (0: in the span)."""
+    n = x.shape[0]
     span = hi / scale - lo / scale
     mean = 0.0
     for i in range(n):
         mean += x[i] / scale
     mean /= n
-    css = 0.0
-    two = True
     for i in range(n):
-        r[i, 0] = (x[i] / scale - mean) / span
-        css += r[i, 0] * r[i, 0]
-        two = two and (x[i] == lo or x[i] == hi)
-    project_out(Q, r)
-    project_out(Q, r)
-    rr = 0.0
-    for i in range(n):
-        rr += r[i, 0] * r[i, 0]
-    if not rr > COLLINEAR * css:
-        return scale * span, 0.0, two
-    return scale * span, math.sqrt(rr), two
+        r[i] = (x[i] / scale - mean) / span
+    css = _dot(r, r)
+    for _ in range(2):
+        for k in range(q):
+            c = _dot(D[k], r)
+            for i in range(n):
+                r[i] -= c * D[k, i]
+    rr = _dot(r, r)
+    return math.sqrt(rr) if rr > COLLINEAR * css else 0.0
 
 
 @njit(cache=True, nogil=True)
-def _bad_table(x, y):
-    """A two-valued feature's 2x2 table against the classes has a cell <= 1 or two cells <= 5."""
+def _table(x, y):
+    """The 2x2 table of a two-valued feature against the classes: counts of (low, y=0), (low, 1),
+    (high, 0), (high, 1)."""
     hi = x.max()
     cells = np.zeros(4)
     for i in range(x.shape[0]):
         cells[2 * int(x[i] == hi) + int(y[i])] += 1.0
+    return cells
+
+
+@njit(cache=True, nogil=True)
+def _bad_table(cells):
+    """A cell <= 1, or two cells <= 5: the ordinary fit is unreliable (pyseer's rule)."""
     low = 0
     for c in cells:
         if c <= 1.0:
@@ -222,58 +314,107 @@ def _bad_table(x, y):
 
 
 @njit(cache=True, nogil=True)
-def _constant(x):
-    for i in range(x.shape[0]):
-        if x[i] != x[0]:
-            return False
-    return True
+def _table_fit(cells, firth):
+    """The fit of a two-valued feature without covariates, in closed form: the fitted
+    probabilities are the columns' shares of y = 1 (with Firth's penalty, of the table with 1/2
+    added to every cell). Returns ``(beta, se, gain)`` for the feature coded 0/1, the gain over
+    the null as ``_gain`` gives it (the penalty for the intercept coded 1 / sqrt(n), as ``Q``);
+    NaN where a cell is empty and there is no maximum-likelihood fit."""
+    add = 0.5 if firth else 0.0
+    n = cells.sum()
+    share = (cells[1] + cells[3]) / n
+    gain, w, logit = 0.0, np.ones(2), np.zeros(2)
+    for col in range(2):
+        no, yes = cells[2 * col] + add, cells[2 * col + 1] + add
+        if not (no > 0.0 and yes > 0.0):
+            return np.nan, np.nan, np.nan
+        p = yes / (no + yes)
+        logit[col] = math.log(yes / no)
+        w[col] = (cells[2 * col] + cells[2 * col + 1]) * p * (1.0 - p)
+        if cells[2 * col + 1] > 0.0:
+            gain += cells[2 * col + 1] * math.log(p / share)
+        if cells[2 * col] > 0.0:
+            gain += cells[2 * col] * math.log((1.0 - p) / (1.0 - share))
+    if firth:
+        gain += 0.5 * math.log(w[0] * w[1] / n)
+    return logit[1] - logit[0], math.sqrt(1.0 / w[0] + 1.0 / w[1]), gain
 
 
 @njit(cache=True, nogil=True)
-def _logistic_block(X, y, Q, null, null_firth, mode):
+def _closed_form(cells, code, mode, out):
+    """``out[:4]`` of a two-valued feature without covariates (see ``_logistic_block``), by the
+    same rules as the iterative fit."""
+    if code == ML:
+        beta, se, gain = _table_fit(cells, False)
+        if not np.isfinite(beta):
+            code = NO_CONVERGENCE
+        elif not se <= MAX_SE:
+            code = HIGH_SE
+        if mode == 2 and code == NO_CONVERGENCE:
+            out[3] = code
+            return
+    if code != ML and mode != 2:
+        beta, se, gain = _table_fit(cells, True)
+    out[0], out[1], out[2], out[3] = beta, se, gain, code
+
+
+@njit(cache=True, nogil=True)
+def _logistic_block(X, y, Q, null, null_firth, eta0, mu0, nu0, mode):
     """Fit every column of ``X``. Rows of the result (6, b): beta and se in standard units, the
-    log-likelihood (penalised for Firth, in standard units), the note code, and ``factor``
-    (standard units are ``x / factor``)."""
+    gain in log-likelihood over the null fit (``_gain``; penalised for Firth, for the column in
+    standard units), the note code, and the range and scale (standard units are
+    ``x / scale / range``, centred)."""
     n, b = X.shape
     q = Q.shape[1]
     m = q + 1
-    out = np.full((5, b), np.nan)
-    D = np.empty((n, m))
-    D[:, :q] = Q
-    r = np.empty((n, 1))
+    out = np.full((6, b), np.nan)
+    D = np.empty((m, n))
+    D[:q] = Q.T
+    r = np.empty(n)
     theta, g, step, z, old = np.empty(m), np.empty(m), np.empty(m), np.empty(m), np.empty(m)
-    mu, w, L = np.empty(n), np.empty(n), np.zeros((m, m))
+    mu, w, tmp, L = np.empty(n), np.empty(n), np.empty(n), np.zeros((m, m))
     for j in range(b):
-        factor, norm, two = _standardise(X[:, j], Q, r)
-        out[4, j] = factor
+        lo, hi, scale, two = _extremes(X[:, j])
+        if lo == hi:
+            out[3, j] = CONSTANT
+            continue
+        out[4, j] = hi / scale - lo / scale  # standard units: x / scale / this
+        out[5, j] = scale
+        cells = _table(X[:, j], y) if two else np.zeros(4)
+        code = BAD_TABLE if mode == 1 or mode == 0 and two and _bad_table(cells) else ML
+        if two and q == 1:  # no covariates: closed form
+            _closed_form(cells, code, mode, out[:, j])
+            continue
+        norm = _standardise(X[:, j], lo, hi, scale, D, q, r)
         if norm == 0.0:
-            out[3, j] = CONSTANT if _constant(X[:, j]) else COLLINEAR_CODE
+            out[3, j] = COLLINEAR_CODE
             continue
         for i in range(n):
-            D[i, q] = r[i, 0] / norm
-        code = BAD_TABLE if mode == 1 or mode == 0 and two and _bad_table(X[:, j], y) else ML
+            D[q, i] = r[i] / norm
+        gain, var = np.nan, np.nan
         if code == ML:
             theta[:q] = null
             theta[q] = 0.0
-            converged, ll, var = _fit(D, y, theta, False, mu, w, L, g, step, z, old)
-            if not converged:
+            if not _fit(D, y, theta, False, mu, w, L, g, step, z, old, tmp):
                 code = NO_CONVERGENCE
-            elif math.sqrt(var) / norm > MAX_SE:
-                code = HIGH_SE
+            else:
+                gain, var = _gain(D, y, theta, eta0, mu0, nu0, False, w, L, tmp)
+                if not math.sqrt(var) / norm <= MAX_SE:
+                    code = HIGH_SE
             if mode == 2 and code == NO_CONVERGENCE:  # never Firth: no result
                 out[3, j] = code
                 continue
         if code != ML and mode != 2:
             theta[:q] = null_firth
             theta[q] = 0.0
-            converged, ll, var = _fit(D, y, theta, True, mu, w, L, g, step, z, old)
-            if not converged:
+            if not _fit(D, y, theta, True, mu, w, L, g, step, z, old, tmp):
                 out[3, j] = FIRTH_FAIL
                 continue
-            ll += math.log(norm)  # the penalty of the standardised column, not of r / norm
+            gain, var = _gain(D, y, theta, eta0, mu0, nu0, True, w, L, tmp)
+            gain += math.log(norm)  # the penalty of the standardised column, not of r / norm
         out[0, j] = theta[q] / norm
         out[1, j] = math.sqrt(var) / norm
-        out[2, j] = ll
+        out[2, j] = gain
         out[3, j] = code
     return out
 
@@ -290,25 +431,28 @@ class NullFit:
         if n < q + 2:
             raise ValueError(f"A logistic regression on {q - 1} covariate(s) and a feature needs more than {q + 1} "
                              f"samples; got {n}. Use fewer covariates or more samples.")
-        self.ml, self.ll = self._fit(False)
-        self.firth, self.ll_firth = self._fit(True)
+        self.ml = self._fit(False)
+        self.eta = self.Q @ self.ml
+        self.mu, self.nu = special.expit(self.eta), special.expit(-self.eta)
+        self.firth = self._fit(True)
+        #: the penalised null's log-likelihood, relative to the ordinary null's
+        self.gain_firth = _gain(np.ascontiguousarray(self.Q.T), self.y, self.firth, self.eta, self.mu, self.nu, True,
+                                np.empty(n), np.zeros((q, q)), np.empty(n))[0]
 
     def _fit(self, firth):
         n, q = self.Q.shape
         theta = np.zeros(q)
         theta[0] = special.logit(self.y.mean()) * np.sqrt(n)  # the first column of Q is 1 / sqrt(n)
-        m = q
-        converged, ll, var = _fit(self.Q, self.y, theta, firth, np.empty(n), np.empty(n), np.zeros((m, m)),
-                                  np.empty(m), np.empty(m), np.empty(m), np.empty(m))
-        if not converged:
+        if not _fit(np.ascontiguousarray(self.Q.T), self.y, theta, firth, np.empty(n), np.empty(n), np.zeros((q, q)),
+                    np.empty(q), np.empty(q), np.empty(q), np.empty(q), np.empty(n)):
             raise ValueError("The covariates separate the classes: the logistic regression of y on the covariates "
                              "alone does not converge. Remove or merge the covariates that predict y perfectly.")
-        return theta, ll
+        return theta
 
 
 @register(
     "logistic", invariance="affine", task="classification", binary_only=True, streaming="blocks", pvalues=True,
-    signed=True, covariates=True,
+    covariates=True,
     formula="logit P(y=1) = b0 + Z g + beta x by maximum likelihood (Firth's penalty under separation); "
             "statistic beta, score 2 (l1 - l0), p from chi2(1)",
     reference="SEER (Lees et al. 2016) and pyseer (Lees et al. 2018); Firth (1993); statsmodels Logit",
@@ -333,11 +477,11 @@ def logistic(block, target, *, firth="auto"):
                          f"Got {firth!r} instead.")
     null = NullFit(target)
     out = _logistic_block(np.ascontiguousarray(block, dtype=np.float64), null.y, null.Q, null.ml, null.firth,
-                          FIRTH_MODES[firth])
+                          null.eta, null.mu, null.nu, FIRTH_MODES[firth])
     code = out[3].astype(np.intp)
     penalised = (code > ML) & (code < CONSTANT) & (firth != "never")
-    lrt = np.maximum(2.0 * (out[2] - np.where(penalised, null.ll_firth, null.ll)), 0.0)
-    beta, se = out[0] / out[4], out[1] / out[4]
+    lrt = np.maximum(2.0 * (out[2] - np.where(penalised, null.gain_firth, 0.0)), 0.0)
+    beta, se = out[0] / out[4] / out[5], out[1] / out[4] / out[5]
     columns = {"beta": beta, "se": se, "wald_pvalue": 2.0 * special.ndtr(-np.abs(out[0] / out[1])),
                "lrt_pvalue": special.chdtrc(1.0, lrt), "firth": np.where(np.isnan(out[2]), np.nan, penalised * 1.0),
                "note": NOTES[code]}
