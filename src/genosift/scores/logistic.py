@@ -12,9 +12,10 @@ problem); Newton steps with step halving then start from the null fit.
 Separation, as SEER and pyseer handle it: a two-valued feature whose 2x2 table against the
 classes has a cell of at most 1 or two cells of at most 5, a fit that does not converge, or a
 standard error above 3 (per range of the feature: for a 0/1 feature, in log odds) is refitted
-with Firth's penalised likelihood ``l + log det I / 2`` (Firth 1993; Heinze & Schemper 2002),
-and its likelihood ratio compares the penalised fits of both models. The penalty is computed for
-the feature coded ``(x - mean) / (max - min)``: for a 0/1 feature the usual coding. A fit that
+with Firth's penalised likelihood ``l + log det I / 2`` (Firth 1993), and tested by the penalised
+likelihood ratio of Heinze & Schemper (2002), as R's logistf does: the null keeps the feature's
+coefficient at 0 under the same penalty (pyseer fits the null with its own penalty, and SEER
+compares with the unpenalised null; both can give a negative statistic). A fit that
 fails either way, a constant feature and a feature in the span of the covariates are NaN; the
 ``note`` column says which.
 """
@@ -34,6 +35,9 @@ from .regression import COLLINEAR, design_basis
 #: modified score with the information of the unpenalised model) converge more slowly: stricter.
 TOLERANCE = 1e-8
 FIRTH_TOLERANCE = 1e-15
+#: The null model converges quadratically to this, while a separated one (coefficients running to
+#: infinity) only gains about a factor e per step.
+NULL_TOLERANCE = 1e-20
 MAX_STEPS = 50
 #: A standard error above this, per range of the feature, marks a (quasi-)separated fit (SEER, pyseer).
 MAX_SE = 3.0
@@ -169,12 +173,14 @@ def _at(D, y, theta, firth, with_ll, mu, w, L, g, z, tmp):
 
 
 @njit(cache=True, nogil=True)
-def _fit(D, y, theta, firth, mu, w, L, g, step, z, old, tmp):
+def _fit(D, y, theta, firth, mu, w, L, g, step, z, old, tmp, free, tol):
     """Maximise the (penalised) log-likelihood from ``theta`` (updated in place) by Newton steps.
     A step past the maximum along its line (the slope there turned clearly negative) is cut back
     to where the secant puts the slope at zero; with Firth, a step that lowers the penalised
     likelihood is also halved (the ordinary fit needs no likelihood: its logarithms are the
-    costly part of a pass). Returns True when converged."""
+    costly part of a pass). Only the first ``free`` coefficients move (the others stay as given:
+    the null of a penalised test keeps the feature's coefficient at 0 and its penalty). Returns
+    True when converged: the decrement fell below ``tol``."""
     m = D.shape[0]
     best = -np.inf
     old[:] = theta
@@ -206,14 +212,15 @@ def _fit(D, y, theta, firth, mu, w, L, g, step, z, old, tmp):
             if not ok:
                 return False
         best = ll
-        _solve(L, g, step)
+        _solve(L, g[:free], step[:free])  # the leading block of L factors the free part
+        step[free:] = 0.0
         decrement = 0.0
-        for a in range(m):
+        for a in range(free):
             decrement += g[a] * step[a]
         for a in range(m):
             old[a] = theta[a]
             theta[a] += step[a]
-        if decrement < (FIRTH_TOLERANCE if firth else TOLERANCE):
+        if decrement < tol:
             return True
     return False
 
@@ -317,8 +324,8 @@ def _bad_table(cells):
 def _table_fit(cells, firth):
     """The fit of a two-valued feature without covariates, in closed form: the fitted
     probabilities are the columns' shares of y = 1 (with Firth's penalty, of the table with 1/2
-    added to every cell). Returns ``(beta, se, gain)`` for the feature coded 0/1, the gain over
-    the null as ``_gain`` gives it (the penalty for the intercept coded 1 / sqrt(n), as ``Q``);
+    added to every cell). Returns ``(beta, se, gain)`` for the feature coded 0/1: the gain in
+    log-likelihood over the null (with Firth, of the penalised fits, as in the iterative path);
     NaN where a cell is empty and there is no maximum-likelihood fit."""
     add = 0.5 if firth else 0.0
     n = cells.sum()
@@ -336,7 +343,13 @@ def _table_fit(cells, firth):
         if cells[2 * col] > 0.0:
             gain += cells[2 * col] * math.log((1.0 - p) / (1.0 - share))
     if firth:
-        gain += 0.5 * math.log(w[0] * w[1] / n)
+        # minus the penalised null: the feature's coefficient 0, the full model's penalty, at its
+        # maximum mu = (k + 1) / (n + 2)
+        k = cells[1] + cells[3]
+        mu = (k + 1.0) / (n + 2.0)
+        gain += 0.5 * math.log(w[0] * w[1])
+        gain -= k * math.log(mu / share) + (n - k) * math.log((1.0 - mu) / (1.0 - share)) + math.log(mu * (1.0 - mu))
+        gain -= 0.5 * math.log((cells[0] + cells[1]) * (cells[2] + cells[3]))
     return logit[1] - logit[0], math.sqrt(1.0 / w[0] + 1.0 / w[1]), gain
 
 
@@ -350,7 +363,7 @@ def _closed_form(cells, code, mode, out):
             code = NO_CONVERGENCE
         elif not se <= MAX_SE:
             code = HIGH_SE
-        if mode == 2 and code == NO_CONVERGENCE:
+        if mode == 2 and code != ML:
             out[3] = code
             return
     if code != ML and mode != 2:
@@ -395,23 +408,31 @@ def _logistic_block(X, y, Q, null, null_firth, eta0, mu0, nu0, mode):
         if code == ML:
             theta[:q] = null
             theta[q] = 0.0
-            if not _fit(D, y, theta, False, mu, w, L, g, step, z, old, tmp):
+            if not _fit(D, y, theta, False, mu, w, L, g, step, z, old, tmp, m, TOLERANCE):
                 code = NO_CONVERGENCE
             else:
                 gain, var = _gain(D, y, theta, eta0, mu0, nu0, False, w, L, tmp)
                 if not math.sqrt(var) / norm <= MAX_SE:
                     code = HIGH_SE
-            if mode == 2 and code == NO_CONVERGENCE:  # never Firth: no result
+            if mode == 2 and code != ML:  # never Firth: no result
                 out[3, j] = code
                 continue
         if code != ML and mode != 2:
             theta[:q] = null_firth
             theta[q] = 0.0
-            if not _fit(D, y, theta, True, mu, w, L, g, step, z, old, tmp):
+            if not _fit(D, y, theta, True, mu, w, L, g, step, z, old, tmp, m, FIRTH_TOLERANCE):
                 out[3, j] = FIRTH_FAIL
                 continue
             gain, var = _gain(D, y, theta, eta0, mu0, nu0, True, w, L, tmp)
-            gain += math.log(norm)  # the penalty of the standardised column, not of r / norm
+            beta = theta[q]
+            # the null: the feature's coefficient held at 0, the penalty still the full model's
+            theta[:q] = null_firth
+            theta[q] = 0.0
+            if not _fit(D, y, theta, True, mu, w, L, g, step, z, old, tmp, q, FIRTH_TOLERANCE):
+                out[3, j] = FIRTH_FAIL
+                continue
+            gain -= _gain(D, y, theta, eta0, mu0, nu0, True, w, L, tmp)[0]
+            theta[q] = beta
         out[0, j] = theta[q] / norm
         out[1, j] = math.sqrt(var) / norm
         out[2, j] = gain
@@ -434,17 +455,16 @@ class NullFit:
         self.ml = self._fit(False)
         self.eta = self.Q @ self.ml
         self.mu, self.nu = special.expit(self.eta), special.expit(-self.eta)
-        self.firth = self._fit(True)
-        #: the penalised null's log-likelihood, relative to the ordinary null's
-        self.gain_firth = _gain(np.ascontiguousarray(self.Q.T), self.y, self.firth, self.eta, self.mu, self.nu, True,
-                                np.empty(n), np.zeros((q, q)), np.empty(n))[0]
+        self.firth = self._fit(True)  # where the penalised fits start
 
     def _fit(self, firth):
         n, q = self.Q.shape
         theta = np.zeros(q)
         theta[0] = special.logit(self.y.mean()) * np.sqrt(n)  # the first column of Q is 1 / sqrt(n)
         if not _fit(np.ascontiguousarray(self.Q.T), self.y, theta, firth, np.empty(n), np.empty(n), np.zeros((q, q)),
-                    np.empty(q), np.empty(q), np.empty(q), np.empty(q), np.empty(n)):
+                    np.empty(q), np.empty(q), np.empty(q), np.empty(q), np.empty(n), q,
+                    FIRTH_TOLERANCE if firth else NULL_TOLERANCE) or not firth and np.abs(self.Q @ theta).max() > 25:
+            # separated, the fit runs off to infinity: fitted probabilities within 1e-11 of 0 or 1
             raise ValueError("The covariates separate the classes: the logistic regression of y on the covariates "
                              "alone does not converge. Remove or merge the covariates that predict y perfectly.")
         return theta
@@ -466,7 +486,7 @@ def logistic(block, target, *, firth="auto"):
         "auto": Firth's penalised likelihood where separation breaks the ordinary fit (a bad 2x2
         table, no convergence or a standard error above 3 per range of the feature), as SEER and
         pyseer do; "always": every feature penalised; "never": ordinary fits only (a fit that does
-        not converge is NaN).
+        not converge or has a standard error above 3 is NaN, with the note).
 
     Columns: ``beta`` and ``se`` (feature units), ``wald_pvalue``, ``lrt_pvalue``, ``firth`` (1 where
     the penalised fit was used, 0 where not) and ``note`` (why: bad-chisq, high-se,
@@ -480,7 +500,7 @@ def logistic(block, target, *, firth="auto"):
                           null.eta, null.mu, null.nu, FIRTH_MODES[firth])
     code = out[3].astype(np.intp)
     penalised = (code > ML) & (code < CONSTANT) & (firth != "never")
-    lrt = np.maximum(2.0 * (out[2] - np.where(penalised, null.gain_firth, 0.0)), 0.0)
+    lrt = np.maximum(2.0 * out[2], 0.0)
     beta, se = out[0] / out[4] / out[5], out[1] / out[4] / out[5]
     columns = {"beta": beta, "se": se, "wald_pvalue": 2.0 * special.ndtr(-np.abs(out[0] / out[1])),
                "lrt_pvalue": special.chdtrc(1.0, lrt), "firth": np.where(np.isnan(out[2]), np.nan, penalised * 1.0),
