@@ -169,6 +169,7 @@ AFFINE_INVARIANT = [m.name for m in gs.REGISTRY.values() if m.invariance == "aff
 MONOTONE_INVARIANT = {m.name: {"max_categories": 0} if "max_categories" in m.options else {}
                       for m in gs.REGISTRY.values() if m.invariance == "monotone"}
 # Not invariant, and what holds instead (tested below): variance scales by a^2 and ignores b;
+# moderated_t pools the variances of all features, so a scale of one feature moves every t;
 # chi2_counts reads counts (b would make them negative or non-counts) and its statistic scales by a;
 # wasserstein(normalize=False) is in the feature's units, so it scales by a and ignores b.
 NOT_INVARIANT = {m.name for m in gs.REGISTRY.values() if m.invariance == "none"}
@@ -179,7 +180,8 @@ STATISTIC_PER_UNIT = {"logistic"}
 
 def test_what_holds_instead_is_tested_for_every_method_without_invariance():
     """The methods that declare no invariance are those whose own transform tests follow."""
-    assert NOT_INVARIANT == {"variance", "chi2_counts"}, (
+    # moderated_t: tests/test_moderated.py (one scale for all features and a shift per feature)
+    assert NOT_INVARIANT == {"variance", "chi2_counts", "moderated_t"}, (
         "a method registered with invariance='none' needs a test of what holds instead of invariance")
 
 
