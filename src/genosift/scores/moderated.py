@@ -138,7 +138,8 @@ def moderate(scores):
         if np.isinf(d0):
             log_post[ok] = log_s0
         else:
-            log_post[ok] = np.logaddexp(np.log(d0) + log_s0, np.log(d) + log_s2[ok]) - np.log(d0 + d)
+            with np.errstate(divide="ignore"):  # d0 = 0 (one feature): no prior
+                log_post[ok] = np.logaddexp(np.log(d0) + log_s0, np.log(d) + log_s2[ok]) - np.log(d0 + d)
         with np.errstate(divide="ignore"):
             t[ok] = np.sign(coef[ok]) * np.exp(np.log(np.abs(coef[ok])) - np.log(su[ok]) - log_post[ok] / 2)
     df_total = np.where(ok, np.minimum(df + d0, np.nansum(np.where(ok, df, np.nan))), np.nan)
