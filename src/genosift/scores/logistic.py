@@ -266,7 +266,8 @@ class NullFit:
     covariates=True,
     formula="logit P(y=1) = b0 + Z g + beta x by maximum likelihood (Firth's penalty under separation); "
             "statistic beta, score 2 (l1 - l0), p from chi2(1)",
-    reference="SEER (Lees et al. 2016) and pyseer (Lees et al. 2018); Firth (1993); statsmodels Logit",
+    reference="SEER (Lees et al. 2016) and pyseer (Lees et al. 2018); Firth (1993); Heinze & Schemper (2002), "
+              "Stat. Med. 21:2409; statsmodels Logit",
 )
 def logistic(block, target, *, firth="auto"):
     """Logistic regression likelihood-ratio test of each feature, given the covariates.
