@@ -4,10 +4,12 @@ For every feature ``x`` the model is ``logit P(y = 1) = b0 + Z g + beta x`` (``y
 class that sorts last), fitted by maximum likelihood; the feature is tested by the
 likelihood-ratio statistic ``2 (l1 - l0)`` against the null model ``(1, Z)``, fitted once.
 
-The fit is batched over a block of features in one compiled kernel. Each feature is first made
-scale-free: divided by a power of two (exact), centred and divided by its range, then its part in
-the span of ``(1, Z)`` is removed (which leaves its coefficient unchanged and conditions the
-problem); Newton steps with step halving then start from the null fit.
+The fit is batched over a block of features in one compiled kernel (``logit_fit``). Each feature
+is first made scale-free: divided by a power of two (exact), centred and divided by its range,
+then its part in the span of ``(1, Z)`` is removed (which leaves its coefficient unchanged and
+conditions the problem); Newton steps then start from the null fit. A two-valued feature without
+covariates has a closed form (the fitted probabilities are the shares of the 2x2 table), which is
+what presence/absence k-mers without covariates get.
 
 Separation, as SEER and pyseer handle it: a two-valued feature whose 2x2 table against the
 classes has a cell of at most 1 or two cells of at most 5, a fit that does not converge, or a
