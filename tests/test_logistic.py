@@ -244,3 +244,25 @@ def test_table_columns_and_order():
     assert list(frame.columns) == ["feature", "score", "statistic", "pvalue", "qvalue", "beta", "se", "wald_pvalue",
                                    "lrt_pvalue", "firth", "note", "rank"]
     np.testing.assert_array_equal(frame["pvalue"], frame["lrt_pvalue"])
+
+
+def test_the_allele_frequency_filter_blanks_the_notes_of_untested_features():
+    rng = np.random.default_rng(8)
+    n = 40
+    y = np.arange(n) % 2
+    X = (rng.random((n, 6)) < 0.5).astype(float)
+    X[:, 0] = 0.0
+    X[:2, 0] = 1.0  # 5% of the samples: filtered out (its table would say bad-chisq)
+    res = gs.score(X, y, method="logistic", min_af=0.1)
+    full = gs.score(X, y, method="logistic")
+    assert full.columns["note"][0] == "bad-chisq" and res.columns["note"][0] == ""
+    assert np.isnan(res.columns["firth"][0]) and np.isnan(res.columns["beta"][0]) and np.isnan(res.scores[0])
+    np.testing.assert_array_equal(res.columns["lrt_pvalue"][1:], full.columns["lrt_pvalue"][1:])
+    assert list(res.to_frame().columns[-3:]) == ["note", "af", "rank"]
+
+
+def test_a_method_column_must_not_shadow_the_tables_own():
+    from genosift.scores import ScoreResult
+
+    with pytest.raises(ValueError, match="column 'rank' must be one value per feature"):
+        ScoreResult("x", np.zeros(3), np.zeros(3), None, 5, columns={"rank": np.zeros(3)})
