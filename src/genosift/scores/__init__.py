@@ -12,7 +12,7 @@ from ._af import CarrierTap, WithCarriers, af_tested, carriers, check_af, untest
 from ._prepare import (LabelCoding, build_result, check_classes, check_options, covariate_methods, finish,
                        finite_blocks, join_scores, make_target, score_blocks, statistics, target_values)
 # registers the methods; this order is the order of genosift.methods()
-from . import moments, ranks, contingency, distances, dcor, neighbours, models, regression  # noqa: E402,F401,I001
+from . import moments, ranks, contingency, distances, dcor, neighbours, models, regression, logistic, moderated  # noqa: E402,F401,I001
 
 __all__ = [
     "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "get_method", "methods",
