@@ -53,26 +53,51 @@ def test_simulated_population_is_as_described(tmp_path):
         simulate_clonal_population(tmp_path, n_genomes=5, n_lineages=3)
 
 
-def test_structure_moves_the_causal_gene_ahead_of_the_lineage_markers(tmp_path):
-    pop = simulate_clonal_population(tmp_path, n_genomes=50, seed=0)
-    ds = gs.io.read(count_kmers(pop, tmp_path))
+def _ranking(method, carried, y, covariates=None):
+    """The method's p-values and its order (smallest p first, then the largest |statistic|)."""
+    spec = gs.get_method(method)
+    result = spec.func(carried.astype(np.float64), make_target(spec, y, len(y), covariates))
+    order = np.lexsort((-np.abs(np.nan_to_num(result.statistic)), np.nan_to_num(result.pvalues, nan=2.0)))
+    return result.pvalues, order
+
+
+@pytest.fixture(scope="module")
+def counted(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("clonal")
+    pop = simulate_clonal_population(folder, n_genomes=50, seed=0)
+    ds = gs.io.read(count_kmers(pop, folder))
     table = pop.table.loc[ds.sample_ids]
-    y = table["phenotype"].to_numpy()
-    causal = _of_gene(ds.feature_names, pop.causal_gene)
     carried = (ds.X > 0).toarray()
+    causal = _of_gene(ds.feature_names, pop.causal_gene)
     in_lineage = table["lineage"].to_numpy() == pop.confounded_lineage
+    return ds, table["phenotype"].to_numpy(), carried, causal, in_lineage
 
-    marginal = gs.score(carried, y, method="chi2")
-    first = int(np.argmin(marginal.ranks))
-    agreement = np.mean(carried[:, first] == in_lineage)
-    assert not causal[first] and max(agreement, 1 - agreement) >= 0.95  # a marker of the confounded lineage
-    assert marginal.ranks[causal].min() > 1000 and marginal.pvalues[causal].min() > 0.01
 
+def _lineage_marker(carried, in_lineage, j):
+    agreement = np.mean(carried[:, j] == in_lineage)
+    return max(agreement, 1 - agreement) >= 0.95
+
+
+@pytest.mark.parametrize("method", ["chi2", "logistic"])
+def test_the_marginal_ranking_puts_a_lineage_marker_first(counted, method):
+    _, y, carried, causal, in_lineage = counted
+    if method == "chi2":
+        result = gs.score(carried, y, method="chi2")
+        order, pvalues = result.ranking, result.pvalues
+    else:
+        pvalues, order = _ranking(method, carried, y)
+    first = order[0]
+    assert not causal[first] and _lineage_marker(carried, in_lineage, first)
+    assert np.flatnonzero(causal[order])[0] > 1000 and np.nanmin(pvalues[causal]) > 0.01
+
+
+@pytest.mark.parametrize("method", ["regression", "logistic"])
+def test_structure_moves_the_causal_gene_ahead_of_the_lineage_markers(counted, method):
+    ds, y, carried, causal, in_lineage = counted
     pcs = principal_coordinates(ds, 3)
     assert pcs.index.tolist() == ds.sample_ids.tolist()
-    spec = gs.get_method("regression")
-    adjusted = spec.func(carried.astype(np.float64), make_target(spec, y, len(y), pcs.to_numpy()))
-    order = np.lexsort((-np.abs(np.nan_to_num(adjusted.statistic)), np.nan_to_num(adjusted.pvalues, nan=2.0)))
+    marker = gs.score(carried, y, method="chi2").ranking[0]
+    pvalues, order = _ranking(method, carried, y, pcs.to_numpy())
     assert causal[order[:3]].all()  # the three best adjusted k-mers are the causal gene's
-    assert adjusted.pvalues[order[0]] < 1e-3
-    assert np.flatnonzero(order == first)[0] > 100  # the lineage marker, given the lineages, says little
+    assert pvalues[order[0]] < 1e-3
+    assert np.flatnonzero(order == marker)[0] > 100  # the lineage marker, given the lineages, says little
