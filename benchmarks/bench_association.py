@@ -125,10 +125,11 @@ _ADJUSTED = ("import sys, numpy as np, pandas as pd, genosift as gs\n"
              "keep = np.flatnonzero(np.asarray(X.sum(axis=0)).ravel() >= 0.01 * len(y))\n"
              "spec = gs.get_method(sys.argv[4])\n"
              "target = make_target(spec, y, len(y), pcs.to_numpy())\n"
-             "p = np.concatenate([spec.func(X[:, keep[j:j + 4096]].toarray(), target).pvalues\n"
-             "                    for j in range(0, keep.size, 4096)])\n"
-             "pd.DataFrame({'feature': ds.feature_names[keep], 'pvalue': p}).to_csv(sys.argv[5], sep='\\t', "
-             "index=False)\n")
+             "parts = [spec.func(X[:, keep[j:j + 4096]].toarray(), target) for j in range(0, keep.size, 4096)]\n"
+             "table = {'feature': ds.feature_names[keep], 'pvalue': np.concatenate([r.pvalues for r in parts])}\n"
+             "if parts and 'firth' in (parts[0].columns or {}):\n"
+             "    table['firth'] = np.concatenate([r.columns['firth'] for r in parts])\n"
+             "pd.DataFrame(table).to_csv(sys.argv[5], sep='\\t', index=False)\n")
 
 
 def genosift_runs(folder, kmers, meta):
@@ -183,11 +184,15 @@ def agreement(folder, outputs):
     for key, seer_file, column in pairs:
         if key not in outputs:
             continue
-        ours = pd.read_csv(outputs[key], sep="\t").set_index("feature")["pvalue"]
+        frame = pd.read_csv(outputs[key], sep="\t").set_index("feature")
+        ours = frame["pvalue"]
         seer = seer_table(folder / seer_file)
-        for floor in (0.0, 1e-4):
-            n, rel, off = printed_agreement(ours, seer[column], floor)
-            where = f"printed p >= {floor:g}" if floor else "all"
+        subsets = [(0.0, "all", seer.index), (1e-4, "printed p >= 0.0001", seer.index)]
+        if "firth" in frame.columns and "comments" in seer.columns:
+            plain = seer.index[seer["comments"].isna()].intersection(frame.index[frame["firth"] == 0])
+            subsets.append((0.0, "ordinary fits in both: no SEER comment, no Firth penalty", plain))
+        for floor, where, rows in subsets:
+            n, rel, off = printed_agreement(ours, seer.loc[rows, column], floor)
             lines.append(f"- genosift `{key}` p-values against SEER's `{column}` ({seer_file}, {where}): {n:,} "
                          f"k-mers, largest relative difference {rel:.2e}, {off:,} beyond half a printed step")
     return lines
