@@ -68,6 +68,16 @@ def labels_of(adata, y, *, what="y", required=False):
     return y
 
 
+def covariates_of(adata, covariates):
+    """The covariates of the observations of ``adata``: ``obs`` columns by name (a list of
+    names, or one), or a DataFrame / Series indexed by ``obs_names`` put in their order;
+    anything else (an array, one row per observation) as it is."""
+    from .scores import align_covariates, covariate_columns
+
+    named = covariate_columns(covariates, adata.obs, what="adata.obs")
+    return named if named is not covariates else align_covariates(covariates, names_of(adata.obs_names))
+
+
 def _pick(adata, layer, owner):
     """``adata.X`` or ``adata.layers[layer]`` as the object anndata holds (backed or in memory)."""
     if layer is not None:

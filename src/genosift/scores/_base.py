@@ -116,6 +116,8 @@ class ScoreResult:
                                 feature (value above 0); set when an allele-frequency filter is given
     af_range : (float, float) or None   the filter ``(min_af, max_af)``: features outside it are
                                 not tested (score, statistic, p- and q-value NaN; ranked last)
+    covariates : tuple of str or None   the names of the covariates the method adjusted for
+                                (``check_covariates``'s columns); None without covariates
 
     ``qvalues``, ``ranking`` and ``feature_names`` (the defaults, or a store's names) each need
     a pass over all features (two of them a sort), so they are computed on first use and kept.
@@ -133,6 +135,7 @@ class ScoreResult:
     names_loader: Callable[[], Sequence[str]] | None = field(default=None, repr=False)
     af: np.ndarray | None = field(default=None, repr=False)
     af_range: tuple | None = None
+    covariates: tuple | None = None
 
     def __post_init__(self):
         if self.names is not None:
@@ -224,6 +227,8 @@ class ScoreResult:
         }
         if self.af_range is not None:
             out.update(min_af=self.af_range[0], max_af=self.af_range[1], n_tested=self.n_tested)
+        if self.covariates is not None:
+            out["covariates"] = list(self.covariates)
         return out
 
     def __repr__(self):
