@@ -19,7 +19,7 @@ LAYERS = {
     "scores": ("scores",),
     "io": ("io", "_anndata", "datasets"),
     "scoring": ("scoring", "dask", "profiles"),
-    "selectors": ("selection", "redundancy", "mrmr", "model_selection"),
+    "selectors": ("score_funcs", "selection", "redundancy", "mrmr", "model_selection"),
     "top": ("workflow", "report", "figures", "cli", "pipeline", "__main__"),
 }
 

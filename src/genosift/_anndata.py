@@ -178,10 +178,12 @@ def fit_accepts_anndata(fit):
 
 
 def fit_on_matrix(selector, fit, adata, y, **kwargs):
-    """``fit(matrix, labels, **kwargs)`` on the matrix of ``adata`` (``y`` and a ``groups``
-    keyword may name ``obs`` columns), then ``feature_names_in_`` from its ``var_names``."""
+    """``fit(matrix, labels, **kwargs)`` on the matrix of ``adata`` (``y``, a ``groups`` keyword
+    and ``covariates`` may name ``obs`` columns), then ``feature_names_in_`` from its ``var_names``."""
     if isinstance(kwargs.get("groups"), str):
         kwargs["groups"] = labels_of(adata, kwargs["groups"], what="groups")
+    if kwargs.get("covariates") is not None:
+        kwargs["covariates"] = covariates_of(adata, kwargs["covariates"])
     out = fit(matrix_of(adata, owner=type(selector).__name__), labels_of(adata, y), **kwargs)
     selector.feature_names_in_ = names_of(adata.var_names)
     result = selector.__dict__.get("result_")
