@@ -18,6 +18,7 @@ def _score_job(args):
         raise ValueError(f"--fdr needs p-values, and method '{spec.name}' has none. Use --top K.")
     scoring = scoring_options(args, spec)  # before any file is read
     labelled = labelled_samples(args)
+    scoring["covariates"] = covariates_of(args, labelled, rows=labelled.train)
     if args.scheduler and not isinstance(labelled.X_train, pipeline.StoreRows):
         raise ValueError(f"--scheduler scores a store (.gs.h5ad) on Dask workers, which read it themselves; "
                          f"{args.data!r} is read into memory here. Convert it once with `genosift convert`, "
@@ -42,6 +43,7 @@ def scoring_options(args, spec):
         check_af(args.min_af, args.max_af)
     except ValueError as exc:
         raise UsageError(cli_message(exc)) from None
+    _check_covariate_options(args, spec)
     options = {}
     for key, value in args.method_option or []:
         if isinstance(value, str) and value.lower() in ("true", "false", "none"):  # as typed in a shell
@@ -64,6 +66,38 @@ def scoring_options(args, spec):
     return {"min_af": args.min_af, "max_af": args.max_af, "options": options}
 
 
+def _check_covariate_options(args, spec):
+    """``--covariates`` / ``--covariate`` only with a method that takes covariates (exit 2)."""
+    from .._validation import UsageError
+    from ..scores import refuse_covariates
+    from .spelling import cli_message
+
+    if args.covariates_id and not args.covariates:
+        raise UsageError("--covariates-id names the sample-id column of --covariates: pass --covariates FILE too.")
+    if args.covariates_sep and not args.covariates:
+        raise UsageError("--covariates-sep is the separator of --covariates: pass --covariates FILE too.")
+    if args.covariates or args.covariate:
+        try:
+            refuse_covariates(spec)
+        except ValueError as exc:
+            raise UsageError(cli_message(exc)) from None
+
+
+def covariates_of(args, labelled, *, rows=None):
+    """The covariates of the labelled samples ``rows`` (None: all) from ``--covariates`` and
+    ``--covariate``, or None; how the table matched is added to ``labelled.notes``."""
+    from ..io import read_covariates
+    from ..workflow.covariates import labelled_covariates
+
+    if not (args.covariates or args.covariate):
+        return None
+    table = (read_covariates(args.covariates, id_column=args.covariates_id, sep=args.covariates_sep)
+             if args.covariates else None)
+    frame, notes = labelled_covariates(labelled, table=table, columns=args.covariate or (), rows=rows)
+    labelled.notes.extend(notes)
+    return frame
+
+
 def command_line():
     """The command as typed, when run as ``genosift`` (None when called from Python)."""
     return " ".join(["genosift", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("genosift") else None
@@ -72,7 +106,8 @@ def command_line():
 def _provenance(args, labelled, result, mask, started):
     from .. import pipeline
 
-    return pipeline.run_provenance(labelled, result, mask, inputs=(args.data, args.meta), target=args.target,
+    return pipeline.run_provenance(labelled, result, mask, inputs=(args.data, args.meta, args.covariates),
+                                   target=args.target,
                                    top=args.top, fdr=args.fdr, started=started, command=command_line())
 
 
@@ -101,7 +136,7 @@ def score_command(args):
     out = Path(args.output)
     sidecar = out.with_name(out.name + ".json")
     pipeline.check_table_name(out)
-    pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta))
+    pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta, args.covariates))
     labelled, result, mask, prof = _score_job(args)
     frame = pipeline.ranking_frame(result, mask, prof)
     pipeline.write_frame(frame, out, sidecar=sidecar, provenance=_provenance(args, labelled, result, mask, started),
@@ -120,7 +155,7 @@ def select_command(args):
     out = Path(args.output)
     sidecar = out.with_name(out.name + ".json")
     pipeline.check_table_name(out)
-    pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta))
+    pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta, args.covariates))
     labelled, result, mask, prof = _score_job(args)
     reduced = pipeline.reduced_frame(labelled, mask, result.feature_names, chunk_bytes=args.chunk_bytes)
     provenance = _provenance(args, labelled, result, mask, started)

@@ -237,8 +237,10 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
                 "one label per row of the store, or one per sample kept."
             )
         y = as_labels(y, n)[rows] if rows is not None and len(y) == n else as_labels(y, m)
-    Z, covariate_names = prepare_covariates(covariate_columns(covariates, store.obs, what="the store"), n, rows=rows,
-                                            sample_ids=store.sample_ids, owner="score_store")
+    Z, covariate_names = None, []
+    if covariates is not None:  # the client reads the store's sample table only then
+        Z, covariate_names = prepare_covariates(covariate_columns(covariates, store.obs, what="the store"), n,
+                                                rows=rows, sample_ids=store.sample_ids, owner="score_store")
     target_ = make_target(spec, y, m, Z)
     check_classes(spec, target_)  # before reading: wrong labels fail at once
     if scheduler is not None or current_scheduler() is not None:

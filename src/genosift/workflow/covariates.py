@@ -1,0 +1,63 @@
+"""The covariates of labelled samples, from a covariates table and from their metadata columns."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._messages import FixError
+from .._validation import names_list
+
+__all__ = ["labelled_covariates"]
+
+
+def labelled_covariates(labelled, *, table=None, columns=(), rows=None):
+    """``(covariates, notes)`` of the labelled samples ``rows`` (a boolean mask; None: all).
+
+    Parameters
+    ----------
+    labelled : genosift.pipeline.Labelled
+        The labelled samples (``genosift.pipeline.load_labelled``).
+    table : pandas.DataFrame, optional
+        A covariates table indexed by sample id (``genosift.io.read_covariates``), matched by id
+        (``genosift.io.match_covariates``: every sample needs a row).
+    columns : sequence of str
+        Per-sample columns of the labelled samples (their metadata, ``--meta``) to use as
+        covariates too; text columns are one-hot encoded when scored.
+    rows : boolean array, optional
+        The samples whose covariates are wanted (the training samples of a score), in order.
+
+    Returns
+    -------
+    (pandas.DataFrame or None, list of str)
+        The table's columns, then ``columns``, one row per sample in the order of the samples,
+        with a plain row index; None without covariates. ``notes``: how the table matched.
+    """
+    import pandas as pd
+
+    from ..io.covariate_table import match_covariates
+
+    dataset = labelled.dataset
+    keep = np.arange(len(dataset.sample_ids)) if rows is None else np.flatnonzero(rows)
+    parts, notes = [], []
+    if table is not None:
+        frame, report = match_covariates(np.asarray(dataset.sample_ids)[keep], table)
+        parts.append(frame)
+        notes.append(str(report))
+    if columns:
+        obs = dataset.obs
+        have = [] if obs is None else [str(c) for c in obs.columns]
+        missing = [c for c in columns if c not in have]
+        if missing:
+            raise FixError(f"{{covariate}} names column(s) {names_list(missing)} that the samples' metadata do not "
+                           f"have; their columns: {names_list(have, 20) or 'none'}. Name columns of {{meta}}, or pass "
+                           "a covariates table with {covariates}.", owner="labelled_covariates",
+                           covariate=FixError.ANY, meta=FixError.ANY, covariates=FixError.ANY)
+        parts.append(obs[list(columns)].iloc[keep].reset_index(drop=True))
+    if not parts:
+        return None, notes
+    names = [str(c) for part in parts for c in part.columns]
+    repeated = sorted({c for c in names if names.count(c) > 1})
+    if repeated:
+        raise FixError(f"The covariate column(s) {names_list(repeated)} come twice (from the covariates table and "
+                       "from the metadata, or named twice): give each covariate once, in {covariates} or with "
+                       "{covariate}.", owner="labelled_covariates", covariates=FixError.ANY, covariate=FixError.ANY)
+    return pd.concat(parts, axis=1), notes
