@@ -14,7 +14,7 @@ import pytest
 import genosift as gs
 from genosift.scores import covariate_methods
 
-METHOD = covariate_methods()[0]
+METHOD = "regression"  # a numeric target (--target pheno) and two classes (--target label)
 N, P = 40, 25
 RNG = np.random.default_rng(3)
 IDS = np.array([f"iso{i:02d}" for i in range(N)])
@@ -117,3 +117,11 @@ def test_samples_without_covariates_and_unknown_columns_are_named(files):
     done = _cli(*_base(files), "--target", "pheno", "--covariates", files / "pcs.csv", "--covariates-id", "id",
                 "-o", files / "r.tsv")
     assert done.returncode == 1 and "Pass --covariates-id one of them" in done.stderr
+
+
+def test_collinear_covariates_are_named_with_the_options(files):
+    pd.DataFrame({"isolate": IDS, "PC1": PC[:, 0], "twice": 2 * PC[:, 0] - 1}).to_csv(files / "bad.csv", index=False)
+    done = _cli(*_base(files), "--target", "pheno", "--covariates", files / "bad.csv", "-o", files / "r.tsv")
+    assert done.returncode == 1
+    assert "The covariate 'twice' is a linear combination of the intercept and 'PC1'" in done.stderr
+    assert "Leave one of them out of --covariates / --covariate" in done.stderr

@@ -95,6 +95,7 @@ def _add_data_options(p):
 
 def _add_run_options(p):
     p.add_argument("--threads", type=_positive_int, metavar="N", help="threads to use (default: all CPUs)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars (they show only on a terminal)")
 
 
 def _add_covariate_options(p):
@@ -107,7 +108,6 @@ def _add_covariate_options(p):
                    help="the field separator of --covariates (default: by its suffix, else guessed from its header)")
     p.add_argument("--covariate", action="append", metavar="COLUMN",
                    help="a column of --meta to adjust for (repeatable); categorical columns are one-hot encoded")
-    p.add_argument("--quiet", action="store_true", help="no progress bars (they show only on a terminal)")
 
 
 def _int_list(text):
