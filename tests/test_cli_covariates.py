@@ -125,3 +125,9 @@ def test_collinear_covariates_are_named_with_the_options(files):
     assert done.returncode == 1
     assert "The covariate 'twice' is a linear combination of the intercept and 'PC1'" in done.stderr
     assert "Leave one of them out of --covariates / --covariate" in done.stderr
+    pc1 = PC[:, 0].copy()
+    pc1[5] = np.nan
+    pd.DataFrame({"isolate": IDS, "PC1": pc1}).to_csv(files / "gap.csv", index=False)
+    done = _cli(*_base(files), "--target", "pheno", "--covariates", files / "gap.csv", "-o", files / "r.tsv")
+    assert done.returncode == 1
+    assert "missing or infinite values in column(s) 'PC1', at sample(s) 'iso05'" in done.stderr

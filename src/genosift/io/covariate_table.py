@@ -59,7 +59,7 @@ class CovariateMatch:
 
 def match_covariates(sample_ids, table):
     """``(covariates, CovariateMatch)``: the rows of ``table`` (indexed by sample id) in the order
-    of ``sample_ids``, with a plain row index, and the report of the ids on one side.
+    of ``sample_ids`` (indexed by them, as text), and the report of the ids on one side.
 
     A sample without a row is an error naming a few of them and the fix.
     """
@@ -80,6 +80,6 @@ def match_covariates(sample_ids, table):
         dup = sorted(set(index[index.duplicated()]))
         raise FixError(f"{named} lists sample id(s) {names_list(dup)} more than once; give each sample one row "
                        "of {covariates}.", owner="match_covariates", covariates=FixError.ANY)
-    frame = table.set_axis(index, axis=0).loc[ids].reset_index(drop=True)
+    frame = table.set_axis(index, axis=0).loc[ids]
     others = sorted(set(index) - set(ids))
     return frame, CovariateMatch(len(ids), others, named)

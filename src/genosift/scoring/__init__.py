@@ -198,21 +198,17 @@ def _covariates_for(spec, X, covariates):
                          "stream of row chunks. Pass an array, a sparse matrix, a DataFrame or a store.")
     if is_anndata(X):
         return covariates_of(X, covariates)
-    index = getattr(X, "index", None)
-    if hasattr(X, "columns") and index is not None and not _is_dask_frame(X) and not _plain_index(index):
-        return align_covariates(covariates, np.asarray(index, dtype=object))
-    return covariates
+    ids = _frame_ids(X)
+    return covariates if ids is None else align_covariates(covariates, ids)
 
 
-def _plain_index(index):
+def _frame_ids(X):
+    """The sample ids of a pandas DataFrame ``X``: its index, unless a plain ``RangeIndex``; else None."""
     import pandas as pd
 
-    return isinstance(index, pd.RangeIndex)
-
-
-def _is_dask_frame(X):
-    """Whether ``X`` is a Dask DataFrame (its index is not the samples' ids in memory)."""
-    return type(X).__module__.partition(".")[0] in ("dask", "dask_expr")
+    if isinstance(X, pd.DataFrame) and not isinstance(X.index, pd.RangeIndex):
+        return np.asarray(X.index, dtype=object)
+    return None
 
 
 def _by_sample(covariates, sample_ids, obs):

@@ -29,7 +29,7 @@ def labelled_covariates(labelled, *, table=None, columns=(), rows=None):
     -------
     (pandas.DataFrame or None, list of str)
         The table's columns, then ``columns``, one row per sample in the order of the samples,
-        with a plain row index; None without covariates. ``notes``: how the table matched.
+        indexed by their ids (as text, so that messages name them); None without covariates. ``notes``: how the table matched.
     """
     import pandas as pd
 
@@ -37,9 +37,10 @@ def labelled_covariates(labelled, *, table=None, columns=(), rows=None):
 
     dataset = labelled.dataset
     keep = np.arange(len(dataset.sample_ids)) if rows is None else np.flatnonzero(rows)
+    ids = pd.Index([str(s) for s in np.asarray(dataset.sample_ids)[keep]])
     parts, notes = [], []
     if table is not None:
-        frame, report = match_covariates(np.asarray(dataset.sample_ids)[keep], table)
+        frame, report = match_covariates(ids, table)
         parts.append(frame)
         notes.append(str(report))
     if columns:
@@ -51,7 +52,7 @@ def labelled_covariates(labelled, *, table=None, columns=(), rows=None):
                            f"have; their columns: {names_list(have, 20) or 'none'}. Name columns of {{meta}}, or pass "
                            "a covariates table with {covariates}.", owner="labelled_covariates",
                            covariate=FixError.ANY, meta=FixError.ANY, covariates=FixError.ANY)
-        parts.append(obs[list(columns)].iloc[keep].reset_index(drop=True))
+        parts.append(obs[list(columns)].iloc[keep].set_axis(ids, axis=0))
     if not parts:
         return None, notes
     names = [str(c) for part in parts for c in part.columns]
