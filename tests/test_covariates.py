@@ -183,3 +183,13 @@ def test_methods_without_covariates_and_streams_refuse_them_before_reading(tmp_p
         gs.score(chunks, method=METHODS[0], covariates=Z)
     with pytest.raises(ValueError, match=r"covariates have 47 rows, but 48 samples are scored"):
         gs.score(X, Y, method="regression", covariates=Z[1:])
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_table_file_with_covariate_columns(tmp_path, method):
+    frame = pd.DataFrame(X, columns=[f"k{j}" for j in range(P)]).assign(age=AGE, site=SITE, target=_target(method))
+    frame.insert(0, "sample", IDS)
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    _same(gs.score(tmp_path / "d.csv", "target", method=method, covariates=["age", "site"]), _reference(method))
+    frame.drop(columns=["age", "site", "target"]).to_csv(tmp_path / "x.csv", index=False)  # ids matched to COV's
+    _same(gs.score(tmp_path / "x.csv", _target(method), method=method, covariates=COV.iloc[::-1]), _reference(method))

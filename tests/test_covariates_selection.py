@@ -120,3 +120,12 @@ def test_scores_that_take_no_covariates_refuse_them():
         RFE(LogisticRegression()).fit(X, Y, covariates=Z)
     with pytest.raises(ValueError, match=r"covariates have 59 rows, but 60 samples"):
         gs.SelectKCV(METHODS[0], ks=[2]).fit(X, Y, covariates=Z[1:])
+
+
+def test_a_covariate_constant_on_a_training_fold_names_the_fold():
+    site = SITE.copy()
+    test_rows = FOLDS[2][1]
+    site[test_rows[:2]] = "d"  # a level that only two held-out samples of fold 3 have
+    with pytest.raises(ValueError, match=r"Fold 3/4, scored on its \d+ training rows: The covariate\(s\) 'site=d' "
+                                         r"are constant"):
+        gs.SelectKCV(METHODS[0], ks=[2], cv=FOLDS).fit(X, Y, covariates=pd.DataFrame({"site": site}))

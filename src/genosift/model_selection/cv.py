@@ -16,6 +16,7 @@ from sklearn.utils.validation import validate_data
 
 from .. import engine
 from .._anndata import fit_accepts_anndata
+from .._messages import FixError
 from .._validation import as_labels, as_matrix, check_fit_input, is_int, param_error
 from ..score_funcs import covariate_frame, refuse_covariates_for
 from ..scores import check_af
@@ -78,8 +79,14 @@ def _fold(X, y, train, test, score_func, score_params, estimator, ks, visit, bar
     bar = bar or engine.Silent()
     bar.describe(f"{name}: scoring the features")
     X_train, y_train = X[train], y[train]
-    scores, _, ranking = rank_features(score_func, score_params, X_train, y_train,
-                                       None if covariates is None else covariates.iloc[train])
+    try:
+        scores, _, ranking = rank_features(score_func, score_params, X_train, y_train,
+                                           None if covariates is None else covariates.iloc[train])
+    except FixError as exc:  # a covariate constant or collinear on this fold's rows: say which fold
+        if covariates is None:
+            raise
+        raise FixError(f"{name or 'A fold'}, scored on its {len(train)} training rows: {exc.template}",
+                       owner=exc.owner, **exc.params) from None
     X_test = X[test]
     out = []
     for k in ks:

@@ -165,8 +165,9 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
                 X = open_store(X.path, binary=True)
             return score_store(X, y, method=spec.name, chunk_bytes=chunk_bytes, scheduler=scheduler, min_af=min_af,
                                max_af=max_af, covariates=covariates, **opts)
-        table = isinstance(y, str) and format_of(X) in ("csv", "tsv", "parquet")
-        data = read(X, format="h5ad", layer=layer) if layer is not None else read(X, keep=(y,)) if table else read(X)
+        named = ([y] if isinstance(y, str) else []) + _column_names(covariates)
+        table = bool(named) and format_of(X) in ("csv", "tsv", "parquet")
+        data = read(X, format="h5ad", layer=layer) if layer is not None else read(X, keep=named) if table else read(X)
         if isinstance(y, str):
             if data.obs is None or y not in data.obs.columns:
                 have = [] if data.obs is None else list(data.obs.columns)
@@ -209,6 +210,15 @@ def _frame_ids(X):
     if isinstance(X, pd.DataFrame) and not isinstance(X.index, pd.RangeIndex):
         return np.asarray(X.index, dtype=object)
     return None
+
+
+def _column_names(covariates):
+    """The per-sample columns ``covariates`` names (a name, or a list of names), else none."""
+    if isinstance(covariates, str):
+        return [covariates]
+    if isinstance(covariates, (list, tuple)) and all(isinstance(c, str) for c in covariates):
+        return list(covariates)
+    return []
 
 
 def _by_sample(covariates, sample_ids, obs):
