@@ -129,3 +129,15 @@ def test_a_covariate_constant_on_a_training_fold_names_the_fold():
     with pytest.raises(ValueError, match=r"Fold 3/4, scored on its \d+ training rows: The covariate\(s\) 'site=d' "
                                          r"are constant"):
         gs.SelectKCV(METHODS[0], ks=[2], cv=FOLDS).fit(X, Y, covariates=pd.DataFrame({"site": site}))
+
+
+def test_metadata_routing_requests_covariates():
+    from sklearn import config_context
+
+    method = METHODS[0]
+    with config_context(enable_metadata_routing=True):
+        pipe = Pipeline([("select", gs.SelectKBest(method, k=5).set_fit_request(covariates=True)),
+                         ("model", LogisticRegression())])
+        out = cross_validate(pipe, X, Y, cv=FOLDS, params={"covariates": Z}, return_estimator=True)
+    for (train, _), fitted in zip(FOLDS, out["estimator"]):
+        np.testing.assert_array_equal(fitted.named_steps["select"].scores_, _score(method, train).scores)
