@@ -141,3 +141,20 @@ def test_metadata_routing_requests_covariates():
         out = cross_validate(pipe, X, Y, cv=FOLDS, params={"covariates": Z}, return_estimator=True)
     for (train, _), fitted in zip(FOLDS, out["estimator"]):
         np.testing.assert_array_equal(fitted.named_steps["select"].scores_, _score(method, train).scores)
+
+
+def test_rows_match_by_sample_id_only_where_both_have_ids():
+    method = METHODS[0]
+    ids = [f"s{i}" for i in range(N)]
+    frame, by_id = pd.DataFrame(X, index=ids), COV.set_axis(ids)
+    want = _score(method)
+    for selector in (gs.SelectKBest(method, k=5), gs.RedundancyFilter(method, k=5, max_corr=0.9)):
+        np.testing.assert_array_equal(selector.fit(frame, Y, covariates=by_id.iloc[::-1]).scores_, want.scores)
+    np.testing.assert_array_equal(gs.SelectKCV(method, ks=[2], cv=FOLDS).fit(frame, Y, covariates=by_id.iloc[::-1])
+                                  .scores_, want.scores)
+    # cross-validation takes the same rows of X (default index) and of covariates indexed by id: by position
+    pipe = Pipeline([("select", gs.SelectKBest(method, k=5)), ("model", LogisticRegression())])
+    out = cross_validate(pipe, pd.DataFrame(X), Y, cv=FOLDS, params={"select__covariates": by_id},
+                         return_estimator=True)
+    for (train, _), fitted in zip(FOLDS, out["estimator"]):
+        np.testing.assert_array_equal(fitted.named_steps["select"].scores_, _score(method, train).scores)

@@ -23,7 +23,14 @@ from sklearn.utils.validation import check_is_fitted
 from ._anndata import AnnDataTransformMixin, fit_accepts_anndata
 from ._validation import as_matrix, default_feature_names, is_int, is_real, param_error
 from .engine import block_width
-from .score_funcs import callable_scores, refuse_covariates_for, resolve_score_func, score_func_tags, validate_scored
+from .score_funcs import (
+    callable_scores,
+    matched_covariates,
+    refuse_covariates_for,
+    resolve_score_func,
+    score_func_tags,
+    validate_scored,
+)
 from .scores import rank_order, score
 
 
@@ -121,6 +128,7 @@ class RankedSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         params = getattr(self, self._params_param)
         spec = self._score_spec(params)
         refuse_covariates_for(spec, covariates, type(self).__name__)
+        covariates = matched_covariates(X, covariates)
         X, y = validate_scored(self, X, y, spec)
         X, _ = as_matrix(X)  # canonical CSR (a copy only if the input is not), or a numeric ndarray
         self._check_k(X.shape[1])

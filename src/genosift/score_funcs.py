@@ -10,7 +10,7 @@ from ._messages import FixError
 from ._validation import check_fit_input, check_options_dict, param_error
 from .scores import REGISTRY, covariate_methods, get_method, refuse_covariates
 
-__all__ = ["callable_scores", "covariate_frame", "refuse_covariates_for", "resolve_score_func", "score_func_tags",
+__all__ = ["callable_scores", "covariate_frame", "matched_covariates", "refuse_covariates_for", "resolve_score_func", "score_func_tags",
            "validate_scored"]
 
 
@@ -69,6 +69,15 @@ def refuse_covariates_for(spec, covariates, owner):
                        f"covariates ({covariate_methods()}), or leave out {{covariates}}.",
                        owner=owner, covariates=FixError.ANY)
     refuse_covariates(spec, owner)
+
+
+def matched_covariates(X, covariates):
+    """``covariates`` in the order of the rows of ``X`` when both are pandas objects indexed by
+    sample id (``genosift.scores.align_covariates``); else as given, one row per row of ``X``.
+    Call it before ``X`` is validated into an array, which loses the ids."""
+    from .scores import align_covariates, frame_sample_ids
+
+    return None if covariates is None else align_covariates(covariates, frame_sample_ids(X))
 
 
 def covariate_frame(covariates, n_samples, owner):

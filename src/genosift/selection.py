@@ -16,6 +16,7 @@ from ._messages import plain
 from ._validation import as_labels, check_options_dict, is_int, is_real, param_error
 from .score_funcs import (
     callable_scores,
+    matched_covariates,
     refuse_covariates_for,
     resolve_score_func,
     score_func_tags,
@@ -89,6 +90,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
             self.__dict__.pop(attr, None)
         if covariates is not None:  # before any data are read
             refuse_covariates_for(None if callable(self.score_func) else self._spec(), covariates, type(self).__name__)
+            covariates = matched_covariates(X, covariates)
         if is_anndata(X) and callable(self.score_func):  # a callable scores the matrix in memory
             return fit_on_matrix(self, lambda M, labels: self._fit_chunk(M, labels, reset=True), X, y)
         if _on_disk(X) or is_dask_collection(X) or is_anndata(X):

@@ -18,7 +18,7 @@ from .. import engine
 from .._anndata import fit_accepts_anndata
 from .._messages import FixError
 from .._validation import as_labels, as_matrix, check_fit_input, is_int, param_error
-from ..score_funcs import covariate_frame, refuse_covariates_for
+from ..score_funcs import covariate_frame, matched_covariates, refuse_covariates_for
 from ..scores import check_af
 from .models import ModelSelector, check_finite_for, check_score_func, is_estimator, rank_features, rows_ready
 
@@ -183,6 +183,7 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None,
     owner = "cross_validate_ks"
     spec = check_score_func(score_func, score_params, owner)
     refuse_covariates_for(spec, covariates, owner)
+    covariates = matched_covariates(X, covariates)
     af = check_af(min_af, max_af, owner)
     if af is not None:  # applied by _rank on each fold's training rows
         score_params = {**(score_params or {}), "min_af": af[0], "max_af": af[1]}
@@ -308,6 +309,7 @@ class SelectKCV(ModelSelector):
 
         spec = check_score_func(self.score_func, self.score_params, "SelectKCV")
         refuse_covariates_for(spec, covariates, "SelectKCV")
+        covariates = matched_covariates(X, covariates)
         estimator = self._model()
         if not is_estimator(estimator):
             raise param_error("estimator", "SelectKCV", "a scikit-learn estimator (with fit and predict) or None",

@@ -10,7 +10,7 @@ from sklearn.utils.validation import validate_data
 from .._anndata import fit_accepts_anndata
 from .._messages import plain
 from .._validation import check_fit_input, is_int, is_real, param_error
-from ..score_funcs import refuse_covariates_for
+from ..score_funcs import matched_covariates, refuse_covariates_for
 from .models import ModelSelector, check_finite_for, check_score_func, is_estimator, model_importances, rank_features
 
 
@@ -102,6 +102,7 @@ class RFE(ModelSelector):
             refuse_covariates_for(None if self.prefilter is None or callable(self.prefilter)
                                   else check_score_func(self.prefilter, None, "RFE", param="prefilter"),
                                   covariates, "RFE")
+            covariates = matched_covariates(X, covariates)
         check_fit_input(X, y)
         X, y = validate_data(self, X, y, accept_sparse="csc", ensure_all_finite=False)
         check_finite_for(X, getattr(self, "feature_names_in_", None), None, self.estimator)

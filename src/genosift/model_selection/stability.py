@@ -12,7 +12,7 @@ from sklearn.utils.validation import validate_data
 
 from .._anndata import fit_accepts_anndata
 from .._validation import check_fit_input, is_int, is_real, param_error
-from ..score_funcs import covariate_frame, refuse_covariates_for
+from ..score_funcs import covariate_frame, matched_covariates, refuse_covariates_for
 from ..scores import rank_order
 from .models import (
     ModelSelector,
@@ -130,6 +130,7 @@ class StabilitySelection(ModelSelector):
         """
         spec, model = self._check_params()
         refuse_covariates_for(spec, covariates, "StabilitySelection")
+        covariates = matched_covariates(X, covariates)
         check_fit_input(X, y)
         X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype="numeric", ensure_all_finite=False)
         check_finite_for(X, getattr(self, "feature_names_in_", None), spec, model)

@@ -12,7 +12,8 @@ from ._af import CarrierTap, WithCarriers, af_tested, carriers, check_af, untest
 from ._prepare import (LabelCoding, build_result, check_classes, check_options, covariate_methods, finish,
                        finite_blocks, join_scores, make_target, refuse_covariates, score_blocks, statistics,
                        target_values)
-from .covariates import align_covariates, check_covariates, covariate_columns, prepare_covariates, with_covariates
+from .covariates import (align_covariates, check_covariates, covariate_columns, frame_sample_ids, has_sample_ids,
+                         prepare_covariates, with_covariates)
 # registers the methods; this order is the order of genosift.methods()
 from . import moments, ranks, contingency, distances, dcor, neighbours, models, regression  # noqa: E402,F401,I001
 
@@ -22,7 +23,7 @@ __all__ = [
     "LabelCoding", "describe", "carriers", "check_af", "with_af", "check_option_values", "CarrierTap",
     "WithCarriers", "af_tested", "untested_last", "build_result", "check_classes", "finite_blocks", "join_scores",
     "target_values", "covariate_methods", "refuse_covariates", "check_covariates", "align_covariates",
-    "prepare_covariates", "with_covariates", "covariate_columns", "check_bins", "discretize", "n_codes",
+    "prepare_covariates", "with_covariates", "covariate_columns", "has_sample_ids", "frame_sample_ids", "check_bins", "discretize", "n_codes",
 ]
 
 # ``genosift.scores.score`` and ``check_option_values`` run data through a driver, which lives a

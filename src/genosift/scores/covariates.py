@@ -16,7 +16,9 @@ import numpy as np
 from .._messages import FixError, plain
 from .._validation import names_list
 
-__all__ = ["COLLINEAR_COVARIATES", "align_covariates", "check_covariates", "covariate_columns", "prepare_covariates", "with_covariates"]
+__all__ = ["COLLINEAR_COVARIATES", "align_covariates", "check_covariates", "covariate_columns", "frame_sample_ids",
+           "has_sample_ids",
+           "prepare_covariates", "with_covariates"]
 
 #: A covariate whose part outside the span of the intercept and the covariates before it has a
 #: sum of squares below this share of its own (its R^2 on them above 1 - 1e-10) is collinear.
@@ -67,7 +69,7 @@ def _frame_columns(frame, owner):
 
     from .._validation import is_numeric_dtype
 
-    labels = None if isinstance(frame.index, pd.RangeIndex) else frame.index
+    labels = frame.index if has_sample_ids(frame) else None
     numeric = {col: is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for col, t in frame.dtypes.items()}
     values = {col: frame[col].to_numpy(dtype=np.float64, na_value=np.nan) if numeric[col]
               else frame[col].to_numpy(dtype=object) for col in frame.columns}
@@ -211,18 +213,34 @@ def check_covariates(covariates, n_samples, *, owner="score"):
     return np.ascontiguousarray(Z), names
 
 
+def has_sample_ids(frame):
+    """Whether a pandas DataFrame or Series is indexed by sample ids: an index of labels (text,
+    categories), not of integers. An integer index, the default ``RangeIndex`` or the positions
+    left by taking rows (``frame.iloc[train]``, as cross-validation does), means row positions."""
+    import pandas as pd
+
+    index = getattr(frame, "index", None)
+    return isinstance(index, pd.Index) and not pd.api.types.is_integer_dtype(index.dtype)
+
+
+def frame_sample_ids(X):
+    """The sample ids of a pandas DataFrame ``X``: its index when of labels (``has_sample_ids``),
+    else None (no ids: the covariates' rows are taken in the order of ``X``'s rows)."""
+    if not (_is_frame(X) and type(X).__module__.partition(".")[0] == "pandas") or not has_sample_ids(X):
+        return None
+    return np.asarray(X.index, dtype=object)
+
+
 def align_covariates(covariates, sample_ids, *, owner="score"):
     """``covariates`` in the order of ``sample_ids`` when it is a DataFrame or Series indexed by
-    sample id (an index other than a plain ``RangeIndex``); anything else as it is.
+    sample id (see ``has_sample_ids``); anything else as it is (its rows in the samples' order).
 
     Every sample scored needs a row; rows of other samples are left out. Missing ids are an
     error naming a few of them.
     """
     import pandas as pd
 
-    if sample_ids is None or not (_is_frame(covariates) or _is_series(covariates)):
-        return covariates
-    if isinstance(covariates.index, pd.RangeIndex):
+    if sample_ids is None or not (_is_frame(covariates) or _is_series(covariates)) or not has_sample_ids(covariates):
         return covariates
     ids = pd.Index([str(s) for s in sample_ids])
     index = pd.Index([str(s) for s in covariates.index])

@@ -191,7 +191,7 @@ def _covariates_for(spec, X, covariates):
     columns by name and a table indexed by ``obs_names`` resolved; for a DataFrame ``X`` indexed
     by sample id, a table indexed by sample id put in its row order."""
     from .._anndata import covariates_of, is_anndata
-    from ..scores import align_covariates, refuse_covariates
+    from ..scores import align_covariates, frame_sample_ids, refuse_covariates
 
     refuse_covariates(spec)
     if is_chunk_stream(X):
@@ -199,17 +199,7 @@ def _covariates_for(spec, X, covariates):
                          "stream of row chunks. Pass an array, a sparse matrix, a DataFrame or a store.")
     if is_anndata(X):
         return covariates_of(X, covariates)
-    ids = _frame_ids(X)
-    return covariates if ids is None else align_covariates(covariates, ids)
-
-
-def _frame_ids(X):
-    """The sample ids of a pandas DataFrame ``X``: its index, unless a plain ``RangeIndex``; else None."""
-    import pandas as pd
-
-    if isinstance(X, pd.DataFrame) and not isinstance(X.index, pd.RangeIndex):
-        return np.asarray(X.index, dtype=object)
-    return None
+    return align_covariates(covariates, frame_sample_ids(X))
 
 
 def _column_names(covariates):

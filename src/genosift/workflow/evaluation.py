@@ -121,7 +121,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     """
     from .. import get_method
     from ..model_selection import cross_validate_ks
-    from ..score_funcs import covariate_frame
+    from ..score_funcs import covariate_frame, matched_covariates
     from ..scores import check_af, refuse_covariates
 
     spec = get_method(method)
@@ -131,6 +131,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
                          "Choose a classification method (genosift methods).")
     if covariates is not None:
         refuse_covariates(spec, "evaluate")
+        covariates = matched_covariates(X, covariates)
     if metric not in METRICS:
         raise param_error("metric", "evaluate", f"one of {list(METRICS)}", metric)
     X, y, feature_names, classes = _checked_data(X, y, feature_names, binary=binary, metric=metric)
