@@ -65,6 +65,7 @@ def test_score_adjusts_for_a_table_and_metadata_columns(files):
     np.testing.assert_allclose(table["pvalue"], want.pvalues[want.ranking], rtol=1e-12)
     prov = json.loads((files / "rank.tsv.json").read_text())
     assert prov["covariates"] == ["PC1", "PC2", "site=y", "site=z"] and len(prov["inputs"]) == 3
+    assert "adjusted for 4 covariate(s): PC1, PC2, site=y, site=z" in done.stdout
 
 
 def test_select_from_a_store_scores_the_training_samples_with_their_covariates(files):
@@ -91,6 +92,7 @@ def test_evaluate_scores_each_fold_with_its_covariates(files):
     assert done.returncode == 0, done.stderr
     run = json.loads((out / "run.json").read_text())
     assert run["covariates"] == ["PC1", "PC2"] and run["method"] == METHOD
+    assert "Adjusted for 2 covariate(s) (PC1, PC2), each fold" in done.stdout
     want = gs.score(X, LABEL, method=METHOD, covariates=PC, feature_names=NAMES)
     ranking = pd.read_csv(out / "scores.tsv", sep="\t")
     assert ranking["feature"].tolist()[:5] == want.top(5).tolist()

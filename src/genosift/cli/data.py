@@ -121,6 +121,8 @@ def _summary(result, mask, labelled, started, out, prof=None):
           f"{int(mask.sum())} selected; {time.perf_counter() - started:.1f} s, peak memory {peak:.0f} MB")
     for note in labelled.notes:
         print(f"  {note}")
+    if result.covariates:
+        print(f"  adjusted for {len(result.covariates)} covariate(s): {', '.join(result.covariates)}")
     frame = result.to_frame().head(10)
     for j, row in zip(result.ranking, frame.itertuples()):
         p = "" if np.isnan(row.pvalue) else f"  q={row.qvalue:.2e}"

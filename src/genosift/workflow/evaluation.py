@@ -151,7 +151,9 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     folds = cross_validate_ks(X, y, score_func=spec.name, estimator=estimator, ks=ks, cv=splits,
                               score_params=score_params, random_state=random_state, min_af=min_af, max_af=max_af,
                               covariates=covariates)
-    af_notes = []
+    af_notes = [] if covariates is None else [
+        f"Adjusted for {covariates.shape[1]} covariate(s) ({', '.join(map(str, covariates.columns))}), each fold "
+        "with its training samples' rows; the models see the selected features only."]
     if af is not None:  # per fold, the features inside the range of its training samples
         tested = [len(fold["ranking"]) for fold in folds]
         af_notes.append(f"Allele-frequency filter [{af[0]}, {af[1]}] (on each fold's training samples): "
