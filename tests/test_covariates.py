@@ -151,7 +151,7 @@ def test_anndata_in_memory_and_backed(tmp_path, method):
     adata.write_h5ad(tmp_path / "a.h5ad")
     backed = anndata.read_h5ad(tmp_path / "a.h5ad", backed="r")
     _same(gs.score(backed, y, method=method, covariates=["age", "site"], chunk_bytes=3000), _reference(method))
-    rows = np.array([9, 3, 1, 30, 31, 32, 20, 21, 22, 40, 41, 44, 2, 5, 7, 12, 15, 16, 18, 25])
+    rows = np.r_[np.arange(47, 20, -1), np.arange(0, 15)]  # a view in another order than the file's
     view = gs.score(backed[rows], y, method=method, covariates=["age", "site"])
     _same(view, _reference(method, rows), exact=False)
     _same(view, _reference(method, np.sort(rows)))  # read in file order: the same sums, bit for bit

@@ -75,7 +75,7 @@ def test_redundancy_mrmr_stability_and_rfe_prefilter(method):
     np.testing.assert_array_equal(red.scores_, want.scores)
     mrmr = gs.MRMR(k=5, relevance=method).fit(X, Y, covariates=Z)
     np.testing.assert_array_equal(mrmr.relevance_, want.scores)
-    stab = StabilitySelection(method, k=5, n_resamples=4, random_state=0).fit(X, Y, covariates=COV)
+    stab = StabilitySelection(method, k=5, n_resamples=4, sample_fraction=0.8, random_state=0).fit(X, Y, covariates=COV)
     counts = np.zeros(P)
     for rows in stab.subsamples_:
         counts[_score(method, rows).ranking[:5]] += 1
