@@ -17,8 +17,8 @@ LAYERS = {
     "ground": ("_version", "_validation", "_kernels", "stats", "engine", "_files", "_messages", "transforms",
                "_sparse_check", "choices"),
     "scores": ("scores",),
-    "io": ("io", "_anndata", "datasets"),
-    "scoring": ("scoring", "dask", "profiles"),
+    "io": ("io", "_anndata", "datasets", "clonal"),
+    "scoring": ("scoring", "dask", "profiles", "structure"),
     "selectors": ("score_funcs", "selection", "redundancy", "mrmr", "model_selection"),
     "top": ("workflow", "report", "figures", "cli", "pipeline", "__main__"),
 }

@@ -28,6 +28,8 @@ _PUBLIC = {
     "cross_validate_ks": ".model_selection",
     "Profile": ".profiles", "profile": ".profiles",
     "annotate_var": "._anndata",
+    "principal_coordinates": ".structure",
+    "simulate_clonal_population": ".clonal",
 }
 
 __all__ = [
@@ -50,8 +52,10 @@ __all__ = [
     "load_golub",
     "methods",
     "presence",
+    "principal_coordinates",
     "profile",
     "score",
+    "simulate_clonal_population",
 ]
 
 

@@ -15,7 +15,7 @@ from ._prepare import (LabelCoding, build_result, check_classes, check_options, 
 from .covariates import (align_covariates, check_covariates, covariate_columns, frame_sample_ids, has_sample_ids,
                          prepare_covariates, with_covariates)
 # registers the methods; this order is the order of genosift.methods()
-from . import moments, ranks, contingency, distances, dcor, neighbours, models, regression  # noqa: E402,F401,I001
+from . import moments, ranks, contingency, distances, dcor, neighbours, models, regression, logistic, moderated  # noqa: E402,F401,I001
 
 __all__ = [
     "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "get_method", "methods",

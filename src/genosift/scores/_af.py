@@ -21,6 +21,8 @@ import scipy.sparse as sp
 
 from .._messages import FixError
 from .._validation import param_error
+from ._base import Scores, get_method
+from ._prepare import result_arrays
 
 __all__ = ["CarrierTap", "WithCarriers", "carriers", "check_af", "untested_last", "with_af"]
 
@@ -132,7 +134,9 @@ def af_tested(af, bounds):
 
 def with_af(result, counts, bounds):
     """``result`` with the filter applied: the allele frequency of every feature (``af``), and the
-    features outside ``bounds`` not tested (score, statistic, p-value NaN; ranked last)."""
+    features outside ``bounds`` not tested (score, statistic, p-value and the method's numeric
+    columns NaN, its text columns empty; ranked last). A method that pools all features
+    (``combine``, an empirical-Bayes prior) pools the tested ones only."""
     if bounds is None:
         return result
     p = result.n_features
@@ -147,5 +151,18 @@ def with_af(result, counts, bounds):
         values[untested] = np.nan
         return values
 
-    return replace(result, scores=cut(result.scores), statistic=cut(result.statistic), pvalues=cut(result.pvalues),
-                   rank_key=cut(result.rank_key), af=af, af_range=tuple(bounds))
+    def blank(values):
+        values = np.array(values, dtype=object, copy=True)
+        values[untested] = ""
+        return values
+
+    columns = None if result.columns is None else {
+        name: cut(values) if values.dtype.kind == "f" else blank(values) for name, values in result.columns.items()}
+    fields = {"scores": result.scores, "statistic": result.statistic, "pvalues": result.pvalues,
+              "rank_key": result.rank_key, "columns": columns}
+    spec = get_method(result.method)
+    if spec.combine is not None and untested.any():
+        fields = result_arrays(spec, spec.combine(Scores(cut(result.statistic), cut(result.pvalues), None, None,
+                                                         columns)))
+    fields.update((key, cut(fields[key])) for key in ("scores", "statistic", "pvalues", "rank_key"))
+    return replace(result, **fields, af=af, af_range=tuple(bounds))

@@ -18,6 +18,8 @@ TASKS = ("classification", "regression", "any", "unsupervised")
 STREAMING = ("rows", "blocks", "matrix")
 #: What a method's scores do not see of a feature (see ``register``).
 INVARIANCES = ("affine", "monotone", "none")
+#: The columns of ``ScoreResult.to_frame`` that a method's own ``columns`` may not take.
+FRAME_COLUMNS = ("feature", "score", "statistic", "pvalue", "qvalue", "af", "rank")
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,12 +89,17 @@ def bh_qvalues(pvalues):
 
 
 class Scores(NamedTuple):
-    """What a method function returns; ``scores`` defaults to ``statistic`` (abs if signed)."""
+    """What a method function returns; ``scores`` defaults to ``statistic`` (abs if signed).
+
+    ``columns``: more per-feature results, ``{name: array (p,)}`` (float64, or text such as a
+    note on how a feature was fitted), in the order the result table shows them; or None.
+    """
 
     statistic: np.ndarray
     pvalues: np.ndarray | None = None
     scores: np.ndarray | None = None
     rank_key: np.ndarray | None = None
+    columns: dict | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,6 +123,8 @@ class ScoreResult:
                                 feature (value above 0); set when an allele-frequency filter is given
     af_range : (float, float) or None   the filter ``(min_af, max_af)``: features outside it are
                                 not tested (score, statistic, p- and q-value NaN; ranked last)
+    columns : dict or None      the method's other per-feature results, ``{name: array (p,)}``
+                                (a regression's ``beta`` and ``se``, ...), shown by ``to_frame``
     covariates : tuple of str or None   the names of the covariates the method adjusted for
                                 (``check_covariates``'s columns); None without covariates
 
@@ -135,9 +144,14 @@ class ScoreResult:
     names_loader: Callable[[], Sequence[str]] | None = field(default=None, repr=False)
     af: np.ndarray | None = field(default=None, repr=False)
     af_range: tuple | None = None
+    columns: dict | None = field(default=None, repr=False)
     covariates: tuple | None = None
 
     def __post_init__(self):
+        for name, values in (self.columns or {}).items():
+            if name in FRAME_COLUMNS or len(values) != self.scores.shape[0]:
+                raise ValueError(f"A method's column {name!r} must be one value per feature "
+                                 f"({self.scores.shape[0]}) named unlike {FRAME_COLUMNS}; got {len(values)}.")
         if self.names is not None:
             if len(self.names) != self.scores.shape[0]:
                 raise ValueError(f"The 'feature_names' parameter of score must be one name per feature "
@@ -193,9 +207,9 @@ class ScoreResult:
         return self.feature_names[self.ranking[:min(k, self.n_tested)]]
 
     def to_frame(self, *, sort=True):
-        """A tidy DataFrame: feature, score, statistic, pvalue, qvalue, rank (1 = best); with an
-        allele-frequency filter, an ``af`` column (the share of samples carrying the feature)
-        before ``rank``."""
+        """A tidy DataFrame: feature, score, statistic, pvalue, qvalue, the method's own columns
+        (``columns``), then with an allele-frequency filter an ``af`` column (the share of
+        samples carrying the feature), and rank (1 = best)."""
         import pandas as pd
 
         nan = np.full(self.n_features, np.nan)
@@ -205,6 +219,7 @@ class ScoreResult:
             "statistic": self.statistic,
             "pvalue": nan if self.pvalues is None else self.pvalues,
             "qvalue": nan if self.qvalues is None else self.qvalues,
+            **(self.columns or {}),
         }
         if self.af is not None:
             columns["af"] = self.af
@@ -259,6 +274,7 @@ class Method:
     scale_free: bool = False
     invariance: str = "none"
     covariates: bool = False
+    combine: Callable | None = None
 
     @property
     def options(self):
@@ -352,8 +368,8 @@ REGISTRY: dict[str, Method] = {}
 
 
 def register(name, *, task, invariance, statistic=None, streaming="rows", binary_only=False, pvalues=False,
-             signed=False, min_class_size=1, sparse_blocks=False, scale_free=False, covariates=False, formula,
-             reference):
+             signed=False, min_class_size=1, sparse_blocks=False, scale_free=False, covariates=False, combine=None,
+             formula, reference):
     """Register a method under ``name``.
 
     The function's first two arguments depend on ``streaming``: ``func(stats, **options)`` for
@@ -368,6 +384,10 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
     only the order of the values) or ``"none"``; the property tests check it for every method.
     ``covariates``: the method adjusts for covariates (``Target.covariates``, a "blocks" method);
     the others refuse them.
+    ``combine``: a step after the blocks' ``Scores`` are joined, ``combine(scores) -> Scores``, for a
+    method that pools information across all features (an empirical-Bayes prior); it reads what
+    it needs from ``scores.columns``, ignores the features whose columns are NaN (not tested),
+    and every driver gets it through ``build_result``.
     """
     if invariance not in INVARIANCES:
         raise ValueError(f"bad registration of {name!r}: invariance in {INVARIANCES}, not {invariance!r}")
@@ -381,7 +401,7 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
         summary = next(iter((func.__doc__ or "").strip().splitlines()), "")
         REGISTRY[name] = Method(name, func, statistic, task, binary_only, pvalues, signed, streaming,
                                 min_class_size, sparse_blocks, formula, reference, summary, scale_free, invariance,
-                                covariates)
+                                covariates, combine)
         return func
 
     return wrap

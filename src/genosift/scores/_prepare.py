@@ -19,7 +19,8 @@ from ..engine import accumulate, is_chunk_stream, map_blocks
 from ._base import ScoreResult, Scores, Target, get_method
 
 __all__ = ["LabelCoding", "build_result", "check_classes", "check_options", "covariate_methods", "finish", "finite_blocks",
-           "join_scores", "make_target", "refuse_covariates", "score_blocks", "statistics", "target_values"]
+           "join_scores", "make_target", "refuse_covariates", "result_arrays", "score_blocks", "statistics",
+           "target_values"]
 
 
 def check_options(spec, options):
@@ -191,8 +192,12 @@ def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None):
 
 
 def join_scores(parts):
-    """The ``Scores`` of consecutive feature blocks, joined into one."""
-    return Scores(*(None if parts[0][i] is None else np.concatenate([q[i] for q in parts]) for i in range(4)))
+    """The ``Scores`` of consecutive feature blocks, joined into one (their ``columns`` too)."""
+    arrays = (None if parts[0][i] is None else np.concatenate([q[i] for q in parts]) for i in range(4))
+    columns = parts[0].columns
+    if columns is not None:
+        columns = {name: np.concatenate([q.columns[name] for q in parts]) for name in columns}
+    return Scores(*arrays, columns)
 
 
 def statistics(spec, X, y=None, *, feature_names=None):
@@ -279,21 +284,36 @@ def build_result(spec, out, data, feature_names, opts):
     """Build the ``ScoreResult`` of ``out``; ``data`` (statistics or Target) gives n and classes.
 
     ``feature_names``: the names, None (``x0, x1, ...``), or a function that returns them when the
-    result first needs them.
+    result first needs them. A method with a ``combine`` step (one that pools all features) gets
+    it here, on the joined ``out``.
     """
-    statistic = np.asarray(out.statistic, dtype=np.float64)
-    scores = out.scores if out.scores is not None else (np.abs(statistic) if spec.signed else statistic)
-    # p-values are probabilities: clip the last-bit excursions above 1 (2 * 0.5000000000000001)
-    pvalues = None if out.pvalues is None else np.clip(np.asarray(out.pvalues, dtype=np.float64), 0.0, 1.0)
+    if spec.combine is not None:
+        out = spec.combine(out)
     return ScoreResult(
         method=spec.name,
-        scores=np.asarray(scores, dtype=np.float64),
-        statistic=statistic,
-        pvalues=pvalues,
+        **result_arrays(spec, out),
         n_samples=int(data.n_samples),
         classes=data.classes if spec.task in ("classification", "any") else None,
         options=opts,
         names=None if feature_names is None or callable(feature_names) else np.asarray(feature_names, dtype=object),
         names_loader=feature_names if callable(feature_names) else None,
-        rank_key=out.rank_key,
     )
+
+
+def result_arrays(spec, out):
+    """The per-feature fields of a ``ScoreResult`` from a method's ``Scores``: float64 arrays,
+    ``scores`` by default the statistic (its absolute value if signed), p-values in [0, 1]."""
+    statistic = np.asarray(out.statistic, dtype=np.float64)
+    scores = out.scores if out.scores is not None else (np.abs(statistic) if spec.signed else statistic)
+    columns = None
+    if out.columns is not None:
+        columns = {name: np.asarray(values, dtype=np.float64) if np.asarray(values).dtype.kind in "biuf"
+                   else np.asarray(values, dtype=object) for name, values in out.columns.items()}
+    return {
+        "scores": np.asarray(scores, dtype=np.float64),
+        "statistic": statistic,
+        # p-values are probabilities: clip the last-bit excursions above 1 (2 * 0.5000000000000001)
+        "pvalues": None if out.pvalues is None else np.clip(np.asarray(out.pvalues, dtype=np.float64), 0.0, 1.0),
+        "rank_key": out.rank_key,
+        "columns": columns,
+    }

@@ -51,7 +51,7 @@ def _orthonormal(Z):
 
 
 @njit(cache=True, nogil=True)
-def _project_out(Q, R):
+def project_out(Q, R):
     """``R -= Q (Q^T R)`` in place, the sums over samples in sample order."""
     n, b = R.shape
     q = Q.shape[1]
@@ -95,8 +95,8 @@ def _fits(X, Q, yr, collinear):
         for j in range(b):
             d = R[i, j] - mean[j] / n
             css[j] += d * d
-    _project_out(Q, R)
-    _project_out(Q, R)
+    project_out(Q, R)
+    project_out(Q, R)
     sxx, sxy = np.zeros(b), np.zeros(b)
     for i in range(n):
         for j in range(b):
@@ -151,8 +151,8 @@ def residual_fits(block, target):
         raise ValueError(f"A regression on {q - 1} covariate(s) and a feature needs more than {q + 1} samples; "
                          f"got {n}. Use fewer covariates or more samples.")
     yr = np.array(target.values, dtype=np.float64)[:, None]
-    _project_out(Q, yr)
-    _project_out(Q, yr)
+    project_out(Q, yr)
+    project_out(Q, yr)
     yr = yr[:, 0]
     beta, sxx, rss, scale = _fits(np.ascontiguousarray(block, dtype=np.float64), Q, yr, COLLINEAR)
     # an exact fit leaves rounding only: call it exact, so the feature scores +inf
@@ -169,8 +169,11 @@ def residual_fits(block, target):
     reference="ordinary least squares with covariates; statsmodels OLS; Frisch & Waugh (1933), Lovell (1963)",
 )
 def regression(block, target):
-    """Least-squares t statistic of each feature's coefficient, given the covariates."""
+    """Least-squares t statistic of each feature's coefficient, given the covariates.
+
+    Columns: ``beta``, the feature's coefficient, and ``se``, its standard error (feature units).
+    """
     fit = residual_fits(block, target)
     t = ratio(fit.signal, np.sqrt(fit.s2))
     p = 2.0 * special.stdtr(fit.df, -np.abs(t))
-    return Scores(t, p)
+    return Scores(t, p, columns={"beta": fit.beta, "se": fit.se})

@@ -1,0 +1,181 @@
+"""A simulated clonal bacterial population with a known truth: genomes as FASTA files and a
+binary phenotype confounded by lineage.
+
+The population is a tree of mutations. A random ancestral core genome splits into lineages, each
+with its own substitutions; every genome adds a few private ones. Accessory genes are carried by
+lineage (each lineage has genes that its members carry and the others seldom do) or at random.
+One causal gene, spread across all lineages (acquired horizontally), raises the odds of the
+phenotype; so does membership of one lineage (say, a lineage common where a drug is used), which
+confounds: a k-mer that marks that lineage is associated with the phenotype without causing it.
+Marginal scores rank the lineage markers first; a regression that adjusts for the lineages (the
+principal coordinates of the samples as covariates) ranks the causal gene first.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ._validation import is_int, is_real, param_error
+
+__all__ = ["ClonalPopulation", "simulate_clonal_population"]
+
+_OWNER = "simulate_clonal_population"
+_BASES = np.frombuffer(b"ACGT", dtype=np.uint8)
+
+
+@dataclass(frozen=True)
+class ClonalPopulation:
+    """What ``simulate_clonal_population`` wrote, and the truth behind it.
+
+    Attributes
+    ----------
+    samples : list of str            genome ids, lineage by lineage
+    fasta : list of Path             one FASTA file per genome (``core`` and one record per gene)
+    file_list : Path                 ``id<TAB>path`` lines: fsm-lite's ``-l`` input
+    phenotype : Path                 TSV: ``sample``, ``lineage``, ``causal`` (0/1), ``phenotype`` (0/1)
+    table : pandas.DataFrame         the phenotype file's table, indexed by sample
+    causal_gene : str                the causal gene's sequence
+    lineage_genes : dict             lineage -> the sequences of the genes that mark it
+    confounded_lineage : int         the lineage whose members have raised odds of the phenotype
+    """
+
+    samples: list
+    fasta: list
+    file_list: Path
+    phenotype: Path
+    table: object
+    causal_gene: str
+    lineage_genes: dict
+    confounded_lineage: int
+
+
+def simulate_clonal_population(directory, *, n_genomes=60, n_lineages=4, core_length=3000, lineage_snps=60,
+                               private_snps=3, genes_per_lineage=3, n_random_genes=4, gene_length=400,
+                               causal_frequency=0.35, causal_log_odds=3.0, lineage_log_odds=5.0,
+                               baseline_log_odds=-2.5, seed=0):
+    """Write the genomes of a simulated clonal population and their phenotype to ``directory``.
+
+    Parameters
+    ----------
+    directory : path
+        Created if absent; the files are ``<sample>.fa``, ``genomes.txt`` and ``phenotype.tsv``.
+    n_genomes, n_lineages : int
+        Genomes in all, split as evenly as possible into lineages (at least 2 genomes each).
+    core_length : int
+        Bases of the core genome that every genome carries.
+    lineage_snps, private_snps : int
+        Substitutions of the core on each lineage's branch, and on each genome's own.
+    genes_per_lineage : int
+        Accessory genes per lineage, carried by 95% of its members and 3% of the others.
+    n_random_genes : int
+        Accessory genes carried at random (each by a share drawn in [0.2, 0.8]).
+    gene_length : int
+        Bases of each accessory gene (the causal gene included).
+    causal_frequency : float
+        Share of genomes, in every lineage alike, that carry the causal gene.
+    causal_log_odds, lineage_log_odds, baseline_log_odds : float
+        The phenotype's model: ``logit P(y = 1) = baseline + causal * carries + lineage * [lineage 0]``.
+    seed : int
+        The seed of everything drawn; the same seed writes the same files.
+
+    Returns
+    -------
+    ClonalPopulation
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> pop = simulate_clonal_population(tempfile.mkdtemp(), n_genomes=12, n_lineages=3, seed=1)
+    >>> len(pop.fasta), pop.table["lineage"].value_counts().sort_index().tolist()
+    (12, [4, 4, 4])
+    >>> pop.file_list.read_text().splitlines()[0].split("\\t")[0]
+    'iso_000'
+    """
+    _check(n_genomes, n_lineages, core_length, lineage_snps, private_snps, genes_per_lineage, n_random_genes,
+           gene_length, causal_frequency, seed)
+    rng = np.random.default_rng(seed)
+    lineage = np.repeat(np.arange(n_lineages), [len(a) for a in np.array_split(np.arange(n_genomes), n_lineages)])
+    cores = _core_genomes(rng, lineage, core_length, lineage_snps, private_snps)
+    marking = [[_random_sequence(rng, gene_length) for _ in range(genes_per_lineage)] for _ in range(n_lineages)]
+    random_genes = [_random_sequence(rng, gene_length) for _ in range(n_random_genes)]
+    causal_gene = _random_sequence(rng, gene_length)
+    genes, carried = _accessory(rng, lineage, marking, random_genes)
+    causal = rng.random(n_genomes) < causal_frequency
+    logit = baseline_log_odds + causal_log_odds * causal + lineage_log_odds * (lineage == 0)
+    phenotype = (rng.random(n_genomes) < 1.0 / (1.0 + np.exp(-logit))).astype(int)
+    samples = [f"iso_{i:03d}" for i in range(n_genomes)]
+    return _write(Path(directory), samples, cores, genes + [causal_gene], np.column_stack([carried, causal]),
+                  lineage, causal, phenotype, marking)
+
+
+def _check(n_genomes, n_lineages, core_length, lineage_snps, private_snps, genes_per_lineage, n_random_genes,
+           gene_length, causal_frequency, seed):
+    if not is_int(n_lineages) or n_lineages < 2:
+        raise param_error("n_lineages", _OWNER, "an int of at least 2", n_lineages)
+    if not is_int(n_genomes) or n_genomes < 2 * n_lineages:
+        raise param_error("n_genomes", _OWNER, f"an int of at least 2 * n_lineages = {2 * n_lineages}", n_genomes)
+    for name, value, low in (("core_length", core_length, 1), ("gene_length", gene_length, 1),
+                             ("lineage_snps", lineage_snps, 0), ("private_snps", private_snps, 0),
+                             ("genes_per_lineage", genes_per_lineage, 0), ("n_random_genes", n_random_genes, 0),
+                             ("seed", seed, 0)):
+        if not is_int(value) or value < low:
+            raise param_error(name, _OWNER, f"an int of at least {low}", value)
+    if lineage_snps + private_snps > core_length:
+        raise param_error("lineage_snps", _OWNER, f"at most core_length - private_snps = {core_length - private_snps}",
+                          lineage_snps)
+    if not is_real(causal_frequency) or not 0 < causal_frequency < 1:
+        raise param_error("causal_frequency", _OWNER, "a real number in (0, 1)", causal_frequency)
+
+
+def _random_sequence(rng, length):
+    return _BASES[rng.integers(0, 4, length)].tobytes().decode()
+
+
+def _substitute(rng, genome, count):
+    """``genome`` (uint8 codes 0-3) with ``count`` random positions changed to another base."""
+    out = genome.copy()
+    where = rng.choice(genome.size, size=count, replace=False)
+    out[where] = (out[where] + rng.integers(1, 4, count)) % 4
+    return out
+
+
+def _core_genomes(rng, lineage, length, lineage_snps, private_snps):
+    """The core genome of each sample: the ancestor, its lineage's substitutions, its own."""
+    ancestor = rng.integers(0, 4, length).astype(np.uint8)
+    founders = [_substitute(rng, ancestor, lineage_snps) for _ in range(lineage.max() + 1)]
+    return [_BASES[_substitute(rng, founders[k], private_snps)].tobytes().decode() for k in lineage]
+
+
+def _accessory(rng, lineage, marking, random_genes):
+    """Every accessory gene but the causal one, and who carries it (samples x genes, bool)."""
+    genes, columns = [], []
+    for k, sequences in enumerate(marking):
+        for sequence in sequences:
+            genes.append(sequence)
+            columns.append(rng.random(lineage.size) < np.where(lineage == k, 0.95, 0.03))
+    for sequence in random_genes:
+        genes.append(sequence)
+        columns.append(rng.random(lineage.size) < rng.uniform(0.2, 0.8))
+    carried = np.column_stack(columns) if columns else np.zeros((lineage.size, 0), dtype=bool)
+    return genes, carried
+
+
+def _write(folder, samples, cores, genes, carried, lineage, causal, phenotype, marking):
+    import pandas as pd
+
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i, sample in enumerate(samples):
+        records = [f">core\n{cores[i]}\n"] + [f">gene{g}\n{genes[g]}\n" for g in np.flatnonzero(carried[i])]
+        path = folder / f"{sample}.fa"
+        path.write_text("".join(records))
+        paths.append(path)
+    file_list = folder / "genomes.txt"
+    file_list.write_text("".join(f"{s}\t{p.resolve()}\n" for s, p in zip(samples, paths)))
+    table = pd.DataFrame({"lineage": lineage, "causal": causal.astype(int), "phenotype": phenotype},
+                         index=pd.Index(samples, name="sample"))
+    table.to_csv(folder / "phenotype.tsv", sep="\t")
+    return ClonalPopulation(samples, paths, file_list, folder / "phenotype.tsv", table, genes[-1],
+                            {k: list(v) for k, v in enumerate(marking)}, 0)

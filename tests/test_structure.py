@@ -1,0 +1,218 @@
+"""Principal coordinates of the samples: against MDS computed from the full distance matrix, in every
+input form (dense, sparse, DataFrame, store read in many blocks), and against SEER's own kmds."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from test_real_tools import seer_example  # noqa: F401  (the fixture of SEER's example files)
+
+import genosift as gs
+from genosift import structure
+from genosift.io import Dataset, open_store, read_kmers, write_store
+from genosift.structure import principal_coordinates
+
+
+def _reference(X, k, metric):
+    """Classical MDS by its definition: every distance, double centring, numpy's full eigh."""
+    X = np.asarray(X, dtype=np.float64)
+    diff = X[:, None, :] - X[None, :, :]
+    squared = (diff ** 2).sum(axis=2)
+    P = (squared / X.shape[1]) ** 2 if metric == "kmds" else squared
+    n = len(X)
+    J = np.eye(n) - np.full((n, n), 1.0 / n)
+    B = -0.5 * J @ P @ J
+    values, vectors = np.linalg.eigh(B)
+    order = np.argsort(values)[::-1][:k]
+    return vectors[:, order] * np.sqrt(values[order]), values[order], np.trace(B)
+
+
+def _assert_up_to_sign(got, ref, rtol=1e-9):
+    for c in range(ref.shape[1]):
+        sign = np.sign(got[:, c] @ ref[:, c])
+        scale = np.abs(ref[:, c]).max()
+        np.testing.assert_allclose(sign * got[:, c], ref[:, c], rtol=0, atol=rtol * scale, err_msg=f"PC{c + 1}")
+
+
+def _lineages(n=40, p=300, seed=0, density=0.5, noise=0.08):
+    """Presence/absence of three lineages with their own features and noise."""
+    rng = np.random.default_rng(seed)
+    group = rng.integers(0, 3, n)
+    base = rng.random((3, p)) < density
+    X = base[group] ^ (rng.random((n, p)) < noise)
+    return X.astype(np.float64)
+
+
+@pytest.mark.parametrize("metric", ["kmds", "euclidean"])
+def test_coordinates_equal_mds_of_the_full_distance_matrix(metric):
+    X = _lineages()
+    got = principal_coordinates(X, 4, metric=metric)
+    ref, values, trace = _reference(X, 4, metric)
+    _assert_up_to_sign(got.to_numpy(), ref)
+    np.testing.assert_allclose(got.attrs["eigenvalues"], values, rtol=1e-10)
+    np.testing.assert_allclose(got.attrs["explained"], values / trace, rtol=1e-10)
+    assert list(got.columns) == ["PC1", "PC2", "PC3", "PC4"] and got.attrs["metric"] == metric
+    coords = got.to_numpy()
+    top = np.abs(coords).argmax(axis=0)
+    assert (coords[top, np.arange(4)] > 0).all()  # the sign convention
+
+
+def test_euclidean_is_principal_component_analysis():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 12)) * np.arange(1, 13) + 1000.0  # a large offset: centred exactly per block
+    got = principal_coordinates(X, 3, metric="euclidean", chunk_bytes=30 * 8 * 5)
+    U, S, _ = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)
+    _assert_up_to_sign(got.to_numpy(), U[:, :3] * S[:3], rtol=1e-8)
+    np.testing.assert_allclose(got.attrs["explained"], S[:3] ** 2 / (S ** 2).sum(), rtol=1e-9)
+    assert got.attrs["binary"] is False
+
+
+@pytest.mark.parametrize("metric", ["kmds", "euclidean"])
+def test_lanczos_and_lapack_agree(monkeypatch, metric):
+    X = _lineages(n=120, p=400, seed=7, noise=0.2)
+    lapack = principal_coordinates(X, 5, metric=metric)
+    monkeypatch.setattr(structure, "LANCZOS_FROM", 100)
+    lanczos = principal_coordinates(X, 5, metric=metric)
+    np.testing.assert_allclose(lanczos.to_numpy(), lapack.to_numpy(), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(lanczos.attrs["eigenvalues"], lapack.attrs["eigenvalues"], rtol=1e-12)
+    _assert_up_to_sign(lanczos.to_numpy(), _reference(X, 5, metric)[0])
+
+
+def test_binary_reads_counts_as_presence():
+    X = _lineages(seed=4)
+    counts = X * np.random.default_rng(1).integers(1, 9, X.shape)
+    a = principal_coordinates(counts, 3)  # kmds reads presence by default
+    b = principal_coordinates(X, 3)
+    np.testing.assert_allclose(a.to_numpy(), b.to_numpy(), rtol=0, atol=1e-12)
+    c = principal_coordinates(counts, 3, metric="euclidean", binary=True)
+    _assert_up_to_sign(c.to_numpy(), _reference(X, 3, "euclidean")[0])
+
+
+@pytest.mark.parametrize("metric", ["kmds", "euclidean"])
+@pytest.mark.parametrize("density, sparse_products", [(0.5, False), (0.004, True)])
+def test_every_input_form_gives_the_same_coordinates(tmp_path, monkeypatch, density, sparse_products, metric):
+    X = _lineages(n=36, p=2000, seed=3, density=density, noise=density / 4)
+    choices = []
+    decide = structure._sparse_pays
+    monkeypatch.setattr(structure, "_sparse_pays", lambda block: choices.append(decide(block)) or choices[-1])
+    ids = np.array([f"s{i}" for i in range(len(X))], dtype=object)
+    names = np.array([f"k{j}" for j in range(X.shape[1])], dtype=object)
+    ref = principal_coordinates(X, 3, samples=list(ids), metric=metric)
+    _assert_up_to_sign(ref.to_numpy(), _reference(X, 3, metric)[0])
+    frame = pd.DataFrame(X, index=pd.Index(ids, name="id"), columns=names)
+    forms = {"csr": sp.csr_matrix(X), "csc": sp.csc_matrix(X), "frame": frame,
+             "sparse frame": frame.astype(pd.SparseDtype(float, 0.0)), "dataset": Dataset(sp.csr_matrix(X), ids, names)}
+    for kind in ("sparse", "dense"):
+        M = sp.csr_matrix(X) if kind == "sparse" else X
+        forms[f"{kind} store"] = write_store(Dataset(M, ids, names), tmp_path / f"{kind}.gs.h5ad")
+    forms["Store"] = open_store(forms["sparse store"])
+    for name, form in forms.items():
+        got = principal_coordinates(form, 3, chunk_bytes=36 * 8 * 64, metric=metric)  # blocks of <= 64 features
+        np.testing.assert_allclose(got.to_numpy(), ref.to_numpy(), rtol=0, atol=1e-10, err_msg=name)
+        assert got.index.tolist() == ids.tolist() or name in ("csr", "csc"), name
+        np.testing.assert_allclose(got.attrs["eigenvalues"], ref.attrs["eigenvalues"], rtol=1e-10, err_msg=name)
+    assert choices and any(choices) == sparse_products  # some blocks multiplied as sparse, or none
+
+
+def test_samples_choose_and_order_the_rows(tmp_path):
+    X = _lineages(n=30, seed=5)
+    ids = np.array([f"s{i}" for i in range(30)], dtype=object)
+    path = write_store(Dataset(sp.csr_matrix(X * 3), ids, np.array([f"k{j}" for j in range(X.shape[1])])),
+                       tmp_path / "d.gs.h5ad")
+    pick = [f"s{i}" for i in (29, 3, 17, 8, 0, 11, 25, 4, 14, 20, 6)]
+    got = principal_coordinates(str(path), 2, samples=pick, chunk_bytes=4096)
+    rows = [int(s[1:]) for s in pick]
+    assert got.index.tolist() == pick
+    np.testing.assert_allclose(got.to_numpy(), principal_coordinates(X[rows], 2).to_numpy(), atol=1e-12)
+    with pytest.raises(ValueError, match="must be samples of the data; 1 are not"):
+        principal_coordinates(path, 2, samples=["s1", "nope"])
+
+
+def test_errors_name_the_problem():
+    X = _lineages(n=10)
+    for k in (0, 10, 2.0, True):
+        with pytest.raises(ValueError, match="'n_components' parameter of principal_coordinates"):
+            principal_coordinates(X, k)
+    with pytest.raises(ValueError, match="'metric' parameter"):
+        principal_coordinates(X, 2, metric="jaccard")
+    with pytest.raises(ValueError, match="constant data set"):
+        principal_coordinates(np.ones((6, 4)), 2)
+    with pytest.raises(ValueError, match="vary in only 1 dimension"):
+        principal_coordinates(np.repeat([[0.0, 1.0], [1.0, 0.0]], 3, axis=0), 2)
+    bad = X.copy()
+    bad[1, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        principal_coordinates(bad, 2, metric="euclidean")
+    with pytest.raises(ValueError, match="'samples' parameter"):
+        principal_coordinates(X, 2, samples=["a"])
+
+
+def test_exported_lazily():
+    assert gs.principal_coordinates is principal_coordinates
+
+
+def _kmds(kmers, pheno, folder, n_components):
+    """Run SEER's kmds (one thread: its threaded distances skip pairs) and read its coordinates."""
+    h5py = pytest.importorskip("h5py")
+    subprocess.run(["kmds", "-k", str(kmers), "-p", str(pheno), "--pc", str(n_components), "--no_filtering",
+                    "-o", str(folder / "structure")], capture_output=True, text=True, check=True, cwd=folder)
+    with h5py.File(folder / "structure.dsm", "r") as f:
+        coords = f["dataset"][()].T  # armadillo writes the matrix column by column
+    ids = (folder / "structure.dsm.samples").read_text().split()
+    return pd.DataFrame(coords, index=ids)
+
+
+def test_equals_seers_kmds_on_its_example(seer_example, tmp_path):  # noqa: F811
+    """kmds's squared distances are (share of k-mers carried by one sample only)^2; its coordinates
+    are each divided by their largest magnitude (sign kept): ours divided alike are the same."""
+    if shutil.which("kmds") is None:
+        pytest.skip("SEER's kmds is not installed (apt-get install seer)")
+    kmers, pheno, _ = seer_example
+    theirs = _kmds(kmers, pheno, tmp_path, 3)
+    phenotyped = pd.read_csv(pheno, sep=r"\s+", header=None, dtype=str)[1].tolist()
+    with pytest.warns(UserWarning):  # samples of the k-mer file without a phenotype, and the reverse
+        ds = read_kmers(kmers, samples=phenotyped)
+    ours = principal_coordinates(ds, 3, samples=list(theirs.index), chunk_bytes=200 * 8 * 16)
+    assert len(ours) == 200 and ours.attrs["n_features"] == 200
+    for c in range(3):
+        a = ours.iloc[:, c].to_numpy() / np.abs(ours.iloc[:, c]).max()
+        b = theirs.iloc[:, c].to_numpy()
+        assert np.abs(b).max() == pytest.approx(1.0)
+        np.testing.assert_allclose(np.sign(a @ b) * a, b, rtol=0, atol=1e-10)
+    everyone = read_kmers(kmers)
+    some = list(everyone.sample_ids[::8])
+    from_file = principal_coordinates(kmers, 2, samples=some)  # a k-mer file path: read into memory, sparse
+    pd.testing.assert_frame_equal(from_file, principal_coordinates(everyone, 2, samples=some))
+    assert from_file.index.tolist() == some and len(some) == 302
+
+
+@pytest.mark.slow
+def test_memory_of_a_large_store_is_bounded(tmp_path):
+    if not Path("/proc/self/status").exists():
+        pytest.skip("reads the peak memory from /proc (Linux)")
+    """1,000 samples x 200,000 presence/absence features: the n x n matrix and the blocks only."""
+    path = tmp_path / "big.gs.h5ad"
+    rng = np.random.default_rng(0)
+    n, p = 1000, 200_000
+    blocks = [sp.random(n, 20_000, density=0.1, format="csr", random_state=rng, dtype=np.float64)
+              for _ in range(p // 20_000)]
+    X = sp.hstack(blocks, format="csr")
+    X.data[:] = 1.0
+    write_store(Dataset(X, np.array([f"s{i}" for i in range(n)]), np.array([f"k{j}" for j in range(p)])), path)
+    del X, blocks
+    # VmHWM: the peak of this process's own memory (ru_maxrss would count the parent's at exec)
+    code = ("import re; import genosift as gs, numpy, scipy.linalg, pandas, h5py\n"
+            "peak = lambda: int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
+            "before = peak()\n"
+            f"pcs = gs.principal_coordinates({str(path)!r}, 10, chunk_bytes=16 * 2**20)\n"
+            "print(before, peak(), pcs.shape)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    before, after = int(out[0]) * 1024, int(out[1]) * 1024
+    print(f"peak RSS {after / 2**20:.0f} MiB, {(after - before) / 2**20:.0f} MiB above the imports")
+    assert after - before < 224 * 2**20, (before, after)  # measured: 147 MiB, 41 of them arrays
