@@ -133,3 +133,49 @@ def test_collinear_covariates_are_named_with_the_options(files):
     done = _cli(*_base(files), "--target", "pheno", "--covariates", files / "gap.csv", "-o", files / "r.tsv")
     assert done.returncode == 1
     assert "missing or infinite values in column(s) 'PC1', at sample(s) 'iso05'" in done.stderr
+
+
+def test_structure_adds_principal_coordinates_and_writes_them_for_reuse(files):
+    from genosift.structure import principal_coordinates
+
+    out, pcs = files / "rank.tsv", files / "structure.tsv"
+    done = _cli(*_base(files), "--target", "pheno", "--covariate", "site", "--structure", 2, "--structure-out", pcs,
+                "-o", out)
+    assert done.returncode == 0, done.stderr
+    want_pcs = principal_coordinates(X, 2, samples=list(IDS))
+    written = pd.read_csv(pcs, sep="\t", dtype={"sample": str})
+    assert written["sample"].tolist() == IDS.tolist() and list(written.columns) == ["sample", "PC1", "PC2"]
+    np.testing.assert_allclose(written[["PC1", "PC2"]].to_numpy(), want_pcs.to_numpy(), rtol=1e-12)
+    want = gs.score(X, PHENO, method=METHOD, feature_names=NAMES,
+                    covariates=pd.DataFrame({"site": SITE}).join(want_pcs.reset_index(drop=True)))
+    table = pd.read_csv(out, sep="\t")
+    assert table["feature"].tolist() == want.feature_names[want.ranking].tolist()
+    np.testing.assert_allclose(table["statistic"], want.statistic[want.ranking], rtol=1e-9)
+    prov = json.loads((files / "rank.tsv.json").read_text())
+    assert prov["covariates"] == ["site=y", "site=z", "PC1", "PC2"]
+    again = _cli(*_base(files), "--target", "pheno", "--covariate", "site", "--covariates", pcs, "-o", files / "r2.tsv")
+    assert again.returncode == 0, again.stderr
+    np.testing.assert_allclose(pd.read_csv(files / "r2.tsv", sep="\t")["statistic"], table["statistic"], rtol=1e-9)
+    done = _cli(*_base(files), "--target", "pheno", "--covariates", pcs, "--structure", 2, "-o", files / "r3.tsv")
+    assert done.returncode == 1 and "'PC1', 'PC2' come twice" in done.stderr
+
+
+def test_structure_of_a_store_uses_the_training_samples(files):
+    from genosift.structure import principal_coordinates
+
+    store = files / "d.gs.h5ad"
+    assert _cli("convert", files / "data.csv", "-o", store).returncode == 0
+    done = _cli("score", store, "--meta", files / "meta.tsv", "--id", "sample", "--method", METHOD, "--target", "pheno",
+                "--group", "site", "--train-groups", "x,y", "--structure", 3, "--structure-metric", "euclidean",
+                "-o", files / "s.tsv")
+    assert done.returncode == 0, done.stderr
+    train = SITE != "z"
+    pcs = principal_coordinates(X[train], 3, metric="euclidean")
+    want = gs.score(X[train], PHENO[train], method=METHOD, covariates=pcs.to_numpy(), feature_names=NAMES)
+    np.testing.assert_allclose(pd.read_csv(files / "s.tsv", sep="\t")["statistic"], want.statistic[want.ranking],
+                               rtol=1e-9)
+    done = _cli(*_base(files), "--target", "pheno", "--structure-out", files / "x.tsv", "-o", files / "r.tsv")
+    assert done.returncode == 2 and "pass --structure K too" in done.stderr
+    done = _cli("score", files / "data.csv", "--meta", files / "meta.tsv", "--id", "sample", "--target", "pheno",
+                "--structure", 2, "-o", files / "r.tsv")
+    assert done.returncode == 2 and "does not adjust for covariates" in done.stderr

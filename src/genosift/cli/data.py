@@ -76,7 +76,14 @@ def _check_covariate_options(args, spec):
         raise UsageError("--covariates-id names the sample-id column of --covariates: pass --covariates FILE too.")
     if args.covariates_sep and not args.covariates:
         raise UsageError("--covariates-sep is the separator of --covariates: pass --covariates FILE too.")
-    if args.covariates or args.covariate:
+    if args.structure_out and not args.structure:
+        raise UsageError("--structure-out writes the coordinates of --structure K: pass --structure K too.")
+    if args.structure_out:
+        from .. import pipeline
+
+        pipeline.check_table_name(args.structure_out)
+        pipeline.check_outputs([args.structure_out], force=args.force, inputs=(args.data, args.meta, args.covariates))
+    if args.covariates or args.covariate or args.structure:
         try:
             refuse_covariates(spec)
         except ValueError as exc:
@@ -84,16 +91,28 @@ def _check_covariate_options(args, spec):
 
 
 def covariates_of(args, labelled, *, rows=None):
-    """The covariates of the labelled samples ``rows`` (None: all) from ``--covariates`` and
-    ``--covariate``, or None; how the table matched is added to ``labelled.notes``."""
+    """The covariates of the labelled samples ``rows`` (None: all) from ``--covariates``,
+    ``--covariate`` and ``--structure`` (written to ``--structure-out``), or None; how the table
+    matched is added to ``labelled.notes``."""
+    from .. import pipeline
     from ..io import read_covariates
-    from ..workflow.covariates import labelled_covariates
+    from ..workflow.covariates import labelled_covariates, structure_covariates
 
-    if not (args.covariates or args.covariate):
+    if not (args.covariates or args.covariate or args.structure):
         return None
     table = (read_covariates(args.covariates, id_column=args.covariates_id, sep=args.covariates_sep)
              if args.covariates else None)
-    frame, notes = labelled_covariates(labelled, table=table, columns=args.covariate or (), rows=rows)
+    structure = None
+    if args.structure:
+        metric = {} if args.structure_metric is None else {"metric": args.structure_metric}
+        structure = structure_covariates(labelled, args.structure, rows=rows,
+                                         chunk_bytes=getattr(args, "chunk_bytes", None), **metric)
+        if args.structure_out:
+            pipeline.write_frame(structure.rename_axis("sample").reset_index(), args.structure_out, force=args.force)
+            labelled.notes.append(f"Wrote the {args.structure} principal coordinates ({structure.attrs['metric']}) "
+                                  f"of {len(structure)} samples to {args.structure_out}.")
+    frame, notes = labelled_covariates(labelled, table=table, columns=args.covariate or (), rows=rows,
+                                       structure=structure)
     labelled.notes.extend(notes)
     return frame
 

@@ -108,6 +108,14 @@ def _add_covariate_options(p):
                    help="the field separator of --covariates (default: by its suffix, else guessed from its header)")
     p.add_argument("--covariate", action="append", metavar="COLUMN",
                    help="a column of --meta to adjust for (repeatable); categorical columns are one-hot encoded")
+    p.add_argument("--structure", type=_positive_int, metavar="K",
+                   help="adjust for population structure too: the top K principal coordinates of the samples, "
+                        "computed from the data themselves (no labels), added to the covariates")
+    p.add_argument("--structure-metric", type=_structure_metric, metavar="NAME",
+                   help="the distance between samples of --structure: kmds (SEER's: the share of features one "
+                        "sample carries and the other lacks; the default) or euclidean (principal components)")
+    p.add_argument("--structure-out", metavar="FILE",
+                   help="write the --structure coordinates as a TSV with the sample ids, for reuse with --covariates")
 
 
 def _int_list(text):
@@ -213,6 +221,14 @@ def _method_name(text):
 
     if text not in REGISTRY:
         raise argparse.ArgumentTypeError(f"must be one of {sorted(REGISTRY)} (see `genosift methods`), got {text!r}")
+    return text
+
+
+def _structure_metric(text):
+    from ..structure import METRICS
+
+    if text not in METRICS:
+        raise argparse.ArgumentTypeError(f"must be one of {list(METRICS)}, got {text!r}")
     return text
 
 
