@@ -47,7 +47,8 @@ from .schedulers import (
 from .schedulers import slots as scheduler_slots
 
 __all__ = ["FAN_IN", "RUNS_PER_THREAD", "TASK_BYTES", "as_array", "compute", "current_scheduler", "is_dask_collection",
-           "merge_tree", "opened", "require_dask", "score_collection", "score_store_tasks", "use_scheduler"]
+           "merge_tree", "opened", "require_dask", "row_block_tasks", "score_collection", "score_store_tasks",
+           "use_scheduler", "with_target"]
 
 #: Most statistics merged by one task of the tree reduction (fewer when they are large).
 FAN_IN = 8
@@ -131,6 +132,17 @@ def merge_tree(parts, n_classes, n_features):
     return parts[0]
 
 
+def row_block_tasks(X, labels, task, *args):
+    """One delayed ``task(block, labels of its rows or None, *args)`` per block of rows of the Dask
+    array ``X``, each block holding every feature (``X`` is rechunked along its columns when it
+    has several column chunks: choose row chunks with that in mind)."""
+    delayed = require_dask().delayed
+    X = X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
+    bounds = np.cumsum((0,) + X.chunks[0])
+    return [delayed(task, pure=False)(block, None if labels is None else labels[a:b], *args)
+            for block, a, b in zip(X.to_delayed()[:, 0], bounds[:-1], bounds[1:])]
+
+
 def _n_classes(target):
     return 1 if target.classes is None else len(target.classes)
 
@@ -203,6 +215,15 @@ def as_array(X, feature_names, scheduler):
     return X, names
 
 
+def with_target(X, y, feature_names, scheduler):
+    """``(X as a Dask array, feature names or None, y)``: ``as_array``, and ``y`` computed on
+    ``scheduler`` (n values) when it is a Dask array or Series."""
+    X, names = as_array(X, feature_names, scheduler)
+    if is_dask_collection(y):
+        y = np.asarray(compute(y, scheduler))
+    return X, names, y
+
+
 def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None, af=None):
     """Score a Dask array or DataFrame with the registered method ``spec``: a ``ScoreResult``.
 
@@ -220,23 +241,17 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None,
         raise _whole_matrix_error(spec, "a Dask array")
     dask = require_dask()
     with opened(scheduler) as chosen:
-        X, names = as_array(X, feature_names, chosen)
+        X, names, y = with_target(X, y, feature_names, chosen)
         n, p = X.shape
-        if is_dask_collection(y):
-            y = np.asarray(compute(y, chosen))
         target = make_target(spec, y, n)
         check_classes(spec, target)  # before reading: wrong labels fail at once
         if spec.streaming == "rows":
             labels = target_values(spec, y, n)
-            X = X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
-            bounds = np.cumsum((0,) + X.chunks[0])
-            blocks = X.to_delayed()[:, 0]
 
             def build(names_arg):
                 key = None if names_arg is None else dask.delayed(names_arg, pure=False)
-                return merge_tree([dask.delayed(_chunk_statistic, pure=False)(
-                    block, None if labels is None else labels[a:b], spec.name, key, af is not None)
-                    for block, a, b in zip(blocks, bounds[:-1], bounds[1:])], _n_classes(target), p)
+                tasks = row_block_tasks(X, labels, _chunk_statistic, spec.name, key, af is not None)
+                return merge_tree(tasks, _n_classes(target), p)
 
             merged = _merged(build, names, chosen)
             if af is None:
