@@ -67,13 +67,18 @@ def _add_match_option(p):
                         "samples each (e.g. 0.9); without it, matching less than half of either side only warns")
 
 
-def _add_data_options(p):
+def _add_labelled_input(p):
+    """The data, its samples, the --meta join, the target and the scoring method."""
     _add_input_options(p)
     _add_sample_options(p)
     _add_match_option(p)
     p.add_argument("--target", required=True, help="the label column (in --meta, or in the data table)")
     p.add_argument("--method", default="fisher", type=_method_name,
                    help="scoring method (see `genosift methods`; default fisher)")
+
+
+def _add_data_options(p):
+    _add_labelled_input(p)
     _add_scoring_options(p)
     p.add_argument("--top", type=_positive_int, help="select the K best features")
     p.add_argument("--fdr", type=_fraction, help="select features with BH q-value <= Q")
@@ -255,12 +260,7 @@ def _add_data_commands(sub):
 
 def _add_model_commands(sub):
     p = sub.add_parser("evaluate", help="select features and fit a model for a grid of k, cross-validated")
-    _add_input_options(p)
-    _add_sample_options(p)
-    _add_match_option(p)
-    p.add_argument("--target", required=True, help="the label column (in --meta, or in the data table)")
-    p.add_argument("--method", default="fisher", type=_method_name,
-                   help="scoring method (see `genosift methods`; default fisher)")
+    _add_labelled_input(p)
     p.add_argument("--k", type=_int_list, default=[10, 100, 1000], help="numbers of top features to try (default 10,100,1000)")
     p.add_argument("--model", default="logistic", choices=list(MODELS),
                    help="the classifier (default logistic)")
