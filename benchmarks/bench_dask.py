@@ -91,7 +91,7 @@ def cluster(n_workers, memory_limit):
 
 
 def warm_up(client, tiny):
-    from genosift.io import score_store
+    from genosift.scoring.store import score_store
 
     for method in ("fisher", "auc"):
         score_store(tiny, "phenotype", method=method, scheduler=client)
@@ -113,7 +113,7 @@ def same(a, b):
 
 def bounded_memory(big, big_bytes, tiny, limit_mb, task_bytes, repeats):
     """Score the big store on 1 and 2 workers (best of ``repeats``): rows of the table."""
-    from genosift.io import score_store
+    from genosift.scoring.store import score_store
 
     local_s, local = best_of(lambda: score_store(big, "phenotype", method="fisher"), repeats)
     rows = []
@@ -142,7 +142,7 @@ def overhead(small, small_X, tiny, repeats):
     import dask.array as da
 
     import genosift as gs
-    from genosift.io import score_store
+    from genosift.scoring.store import score_store
 
     rows = []
     c, client = cluster(2, "auto")

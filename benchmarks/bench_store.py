@@ -139,7 +139,8 @@ def child(args):
     import scipy.sparse as sp
 
     from genosift.io import Dataset
-    from genosift.io.store import score_store, write_store
+    from genosift.io.store import write_store
+    from genosift.scoring.store import score_store
 
     with tempfile.TemporaryDirectory() as tmp:  # load the numba kernels on a tiny store
         X = sp.random(20, 50, density=0.3, format="csr", random_state=0)

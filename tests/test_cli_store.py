@@ -15,7 +15,8 @@ import scipy.sparse as sp
 import genosift as gs
 from genosift import engine
 from genosift.cli import build_parser, main
-from genosift.io import Dataset, open_store, score_store, write_store
+from genosift.io import Dataset, open_store, write_store
+from genosift.scoring.store import score_store
 
 pytest.importorskip("h5py", reason="genosift stores need h5py (genosift[io])")
 pytestmark = pytest.mark.filterwarnings("ignore:The 'future.infer_string' option is deprecated")

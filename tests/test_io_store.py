@@ -13,8 +13,9 @@ import scipy.sparse as sp
 
 import genosift as gs
 from genosift.io import Dataset, convert_kmers, format_of, read
-from genosift.io.store import SUFFIX, Store, convert, open_store, score_store, write_store
+from genosift.io.store import SUFFIX, Store, convert, open_store, write_store
 from genosift.io.store import write as store_write
+from genosift.scoring.store import score_store
 
 from conftest import load_shared, require_shared
 

@@ -43,7 +43,7 @@ def test_string_labels_in_a_store_with_tiny_chunks(method, tmp_path):
                                pd.DataFrame({"label": y}, index=ids)), tmp_path / "d.gs.h5ad")
     ref = gs.score(X, y, method=method)
     for budget in (64, 200, None):  # down to one row per chunk
-        got = gs.io.score_store(path, "label", method=method, chunk_bytes=budget)
+        got = gs.score(path, "label", method=method, chunk_bytes=budget)
         np.testing.assert_allclose(got.statistic, ref.statistic, rtol=1e-12, atol=1e-14)
 
 

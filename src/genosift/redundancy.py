@@ -23,7 +23,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._anndata import AnnDataTransformMixin, fit_accepts_anndata
 from ._validation import as_matrix, default_feature_names, is_int, is_real, param_error
 from .engine import block_width
-from .scores import rank_order, score
+from .scores import rank_order
+from .scoring import score
 from .selection import callable_scores, resolve_score_func, score_func_tags, validate_scored
 
 

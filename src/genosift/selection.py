@@ -101,7 +101,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         """Score the features of ``X`` against ``y``.
 
         ``X`` may also be a store (a ``.gs.h5ad`` path or ``genosift.io.Store``), scored out of
-        core by ``genosift.io.score_store``, or any data file ``genosift.io.read`` reads; ``y``
+        core by ``genosift.scoring.store.score_store``, or any data file ``genosift.io.read`` reads; ``y``
         may then name a per-sample column of the file. ``feature_names_in_`` (and
         ``get_feature_names_out``) are the file's feature names, read when first asked for;
         ``transform`` takes arrays (scikit-learn warns that they carry no names) or DataFrames

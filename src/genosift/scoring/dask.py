@@ -346,7 +346,7 @@ def _store_block_scores(source, j0, j1, rows, target, method, options, af=False)
 def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, scheduler=None, af=None):
     """Score a store on a Dask scheduler, the workers reading it: a ``ScoreResult``.
 
-    What ``genosift.io.score_store(..., scheduler=...)`` runs once it has checked its inputs.
+    What ``genosift.scoring.store.score_store(..., scheduler=...)`` runs once it has checked its inputs.
     Row-mergeable methods: the rows are cut into ranges holding at most ``chunk_bytes`` of stored
     values and indices (default ``TASK_BYTES``); each of ``RUNS_PER_THREAD`` tasks per scheduler
     thread reads a run of consecutive ranges, one at a time, merging their statistics as it goes
