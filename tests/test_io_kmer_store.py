@@ -268,7 +268,8 @@ def test_store_result_names_are_read_on_first_use(tmp_path):
     assert set(res.top(3)) == set(markers)
 
 
-@pytest.mark.parametrize("method", [m.name for m in gs.REGISTRY.values() if m.streaming == "rows" and m.task != "regression"])
+@pytest.mark.parametrize("method",
+                         [m.name for m in gs.REGISTRY.values() if m.streaming == "rows" and m.task != "regression"])
 def test_sparse_store_scores_are_the_in_memory_numbers_bit_for_bit(tmp_path, method):
     src = tmp_path / "a.kmers"
     X, ids = write_kmers(src, n_samples=60, n_kmers=3000, seed=9)

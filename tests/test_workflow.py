@@ -87,7 +87,8 @@ def test_results_folder_and_predict(golub, tmp_path):
     np.testing.assert_allclose(selected["pvalue"], ref.pvalues[ref.ranking[: ev.best_k]], rtol=1e-9)
     stability = pd.read_csv(out / "stability.tsv", sep="\t")
     in_folds = pd.Series(np.concatenate([names[f["ranking"][: ev.best_k]] for f in ev.folds])).value_counts() / 3
-    np.testing.assert_allclose(stability.set_index("feature")["frequency"], in_folds.loc[stability["feature"]], rtol=1e-9)
+    np.testing.assert_allclose(stability.set_index("feature")["frequency"], in_folds.loc[stability["feature"]],
+                               rtol=1e-9)
     assert len(stability) == len(in_folds) and stability["frequency"].is_monotonic_decreasing
     top_values = pd.read_csv(out / "top_values.tsv", sep="\t")
     assert list(top_values.columns[2:]) == list(ref.top(12))
@@ -167,7 +168,8 @@ def test_cli_evaluate_then_predict(tmp_path, capsys):
     data = pd.DataFrame(X[:, :400], columns=names[:400])
     data.insert(0, "sample", ids)
     data.to_csv(tmp_path / "expr.csv", index=False)
-    pd.DataFrame({"sample": ids, "type": y, "site": (["a", "b", "c"] * 13)[:38]}).to_csv(tmp_path / "meta.csv", index=False)
+    pd.DataFrame({"sample": ids, "type": y, "site": (["a", "b", "c"] * 13)[:38]}).to_csv(tmp_path / "meta.csv",
+                                                                                         index=False)
     out = tmp_path / "results"
     argv = ["evaluate", str(tmp_path / "expr.csv"), "--meta", str(tmp_path / "meta.csv"), "--id", "sample",
             "--target", "type", "--method", "fisher", "--k", "5,50", "--cv", "3", "--model", "random_forest",

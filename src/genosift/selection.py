@@ -173,7 +173,8 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         if is_dask_collection(X):
             keep = self.get_support()
             if X.shape[1] != keep.shape[0]:
-                raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted on {keep.shape[0]}.")
+                raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted on "
+                                 f"{keep.shape[0]}.")
             return X[list(X.columns[keep])] if hasattr(X, "columns") else X[:, np.flatnonzero(keep)]
         if _on_disk(X):
             raise TypeError(

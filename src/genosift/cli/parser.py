@@ -261,7 +261,8 @@ def _add_data_commands(sub):
 def _add_model_commands(sub):
     p = sub.add_parser("evaluate", help="select features and fit a model for a grid of k, cross-validated")
     _add_labelled_input(p)
-    p.add_argument("--k", type=_int_list, default=[10, 100, 1000], help="numbers of top features to try (default 10,100,1000)")
+    p.add_argument("--k", type=_int_list, default=[10, 100, 1000],
+                   help="numbers of top features to try (default 10,100,1000)")
     p.add_argument("--model", default="logistic", choices=list(MODELS),
                    help="the classifier (default logistic)")
     p.add_argument("--model-option", type=_key_value, action="append", metavar="KEY=VALUE",
@@ -271,7 +272,8 @@ def _add_model_commands(sub):
     p.add_argument("--metric", default="balanced_accuracy", choices=list(METRICS),
                    help="the metric that picks the best k (default balanced_accuracy)")
     p.add_argument("--seed", type=int, default=0, help="seed of the folds and models (default 0)")
-    p.add_argument("--group", help="metadata column of groups: folds keep groups whole; or with --val-groups, the split")
+    p.add_argument("--group",
+                   help="metadata column of groups: folds keep groups whole; or with --val-groups, the split")
     p.add_argument("--train-groups", help="comma-separated groups to train on (the others validate)")
     p.add_argument("--val-groups", help="comma-separated groups held out for validation (instead of --cv)")
     p.add_argument("--classes", help="comma-separated labels to keep (others are left out)")
@@ -280,7 +282,8 @@ def _add_model_commands(sub):
     p.add_argument("--force", action="store_true", help="replace an existing results folder")
     _add_run_options(p)
     p.set_defaults(func=evaluate_command)
-    p = sub.add_parser("predict", help="apply a model saved by `evaluate` to new data (the model file runs code: trust it)")
+    p = sub.add_parser("predict",
+                       help="apply a model saved by `evaluate` to new data (the model file runs code: trust it)")
     p.add_argument("model", help="model.joblib (or the results folder) of a `genosift evaluate` run")
     _add_input_options(p)
     p.add_argument("--target", help="the column of true labels (in --meta, or in the data table), to compare")
