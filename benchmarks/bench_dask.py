@@ -91,7 +91,7 @@ def cluster(n_workers, memory_limit):
 
 
 def warm_up(client, tiny):
-    from genosift.io import score_store
+    from genosift.scoring.store import score_store
 
     for method in ("fisher", "auc"):
         score_store(tiny, "phenotype", method=method, scheduler=client)
@@ -113,7 +113,7 @@ def same(a, b):
 
 def bounded_memory(big, big_bytes, tiny, limit_mb, task_bytes, repeats):
     """Score the big store on 1 and 2 workers (best of ``repeats``): rows of the table."""
-    from genosift.io import score_store
+    from genosift.scoring.store import score_store
 
     local_s, local = best_of(lambda: score_store(big, "phenotype", method="fisher"), repeats)
     rows = []
@@ -142,7 +142,7 @@ def overhead(small, small_X, tiny, repeats):
     import dask.array as da
 
     import genosift as gs
-    from genosift.io import score_store
+    from genosift.scoring.store import score_store
 
     rows = []
     c, client = cluster(2, "auto")
@@ -188,13 +188,17 @@ def report(args, sizes, big_bytes, limit_mb, task_bytes, local_s, big_rows, over
     lines = ["# genosift on a Dask cluster: bounded worker memory, throughput, overhead", "",
              header(args, sizes), "",
              "## A store larger than a worker's memory limit", "",
-             f"`score_store(path, 'phenotype', method='fisher', scheduler=client, chunk_bytes={task_bytes // MiB} MiB)`: "
+             "`score_store(path, 'phenotype', method='fisher', scheduler=client, "
+             f"chunk_bytes={task_bytes // MiB} MiB)`: "
              f"{big_bytes / 1e6:,.0f} MB of stored matrix (CSR values, column indices, row pointers), workers of one "
              f"thread limited to {limit_mb} MB each (dask pauses a worker at 80 % and restarts it at 95 %). "
-             f"Wall time: best of {args.repeats}. Peak = each worker's peak RSS over its life (imports, warm-up and all "
-             f"runs included; its RSS after the warm-up in brackets). The local engine (the same call without a "
-             f"scheduler, 256 MiB chunks, 2 threads) takes {local_s:.2f} s ({big_bytes / local_s / 1e6:,.0f} MB/s).", "",
-             "| workers | wall s | MB/s | peak RSS per worker, MiB (after warm-up) | under the limit | worker restarted | pauses | equal to local |",
+             f"Wall time: best of {args.repeats}. Peak = each worker's peak RSS over its life (imports, warm-up "
+             "and all runs included; its RSS after the warm-up in brackets). The local engine (the same call "
+             f"without a scheduler, 256 MiB chunks, 2 threads) takes {local_s:.2f} s "
+             f"({big_bytes / local_s / 1e6:,.0f} MB/s).",
+             "",
+             "| workers | wall s | MB/s | peak RSS per worker, MiB (after warm-up) | under the limit | worker "
+             "restarted | pauses | equal to local |",
              "|---:|---:|---:|---|---|---|---:|---|"]
     for r in big_rows:
         peaks = ", ".join(f"{p:.0f} ({b:.0f})" for p, b in zip(r["peaks"], r["base"]))
@@ -210,7 +214,8 @@ def report(args, sizes, big_bytes, limit_mb, task_bytes, local_s, big_rows, over
               "| comparison | method | local s | Dask s | ratio | target | equal |", "|---|---|---:|---:|---:|---|---|"]
     for what, method, local, dsk, equal in over_rows:
         ratio = dsk / local
-        lines.append(f"| {what} | {method} | {local:.3f} | {dsk:.3f} | {ratio:.2f} | {'pass' if ratio < 1.5 else 'FAIL'} | "
+        lines.append(f"| {what} | {method} | {local:.3f} | {dsk:.3f} | {ratio:.2f} | "
+                     f"{'pass' if ratio < 1.5 else 'FAIL'} | "
                      f"{'yes' if equal else 'NO'} |")
     return "\n".join(lines) + "\n"
 
@@ -241,7 +246,8 @@ def main(argv=None):
         small_X, small_bytes = counts_store(small, *small_shape, column_copy=True)
         over_rows = overhead(small, small_X, tiny, args.repeats)
     sizes = (f"Large store: {big_shape[0]:,} samples x {big_shape[1]:,} features, density {big_shape[2]}; "
-             f"in memory: {small_shape[0]:,} x {small_shape[1]:,}, density {small_shape[2]} ({small_bytes / 1e6:,.0f} MB); "
+             f"in memory: {small_shape[0]:,} x {small_shape[1]:,}, density {small_shape[2]} "
+             f"({small_bytes / 1e6:,.0f} MB); "
              f"seed {SEED}. "
              f"Whole run {time.perf_counter() - started:.0f} s.")
     text = report(args, sizes, big_bytes, args.memory_limit, task_bytes, local_s, big_rows, over_rows)

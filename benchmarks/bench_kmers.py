@@ -127,7 +127,8 @@ def main(argv=None):
                f"Best of {args.repeats} after one untimed call. Baseline: GenoLearn, {BASELINE:,} non-zeros/s; "
                f"target >= {TARGET:.0f}x. A 2 GB file (1,000 samples x 2,000,000 k-mers) converted and "
                "scored in < 1 GB: `pytest -m slow tests/test_io_kmer_store.py`.\n")
-    out.append("| file | what | non-zeros | file MB | seconds | M non-zeros/s | x GenoLearn | target 30x | peak bytes / non-zero |")
+    out.append("| file | what | non-zeros | file MB | seconds | M non-zeros/s | x GenoLearn | target 30x | peak bytes "
+               "/ non-zero |")
     out.append("|---|---|---:|---:|---:|---:|---:|---|---:|")
     for name, what, count, size, seconds, rate, per in rows:
         ratio = rate / BASELINE

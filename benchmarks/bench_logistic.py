@@ -125,7 +125,8 @@ def main(argv=None):
     lines = [f"# logistic against SEER: {args.features} k-mers x {args.samples} samples", "",
              f"`{' '.join([Path(sys.executable).name, *sys.argv])}`; {platform.node()}, {os.cpu_count()} CPUs, "
              f"load average {os.getloadavg()[0]:.2f} at the start", "",
-             "| covariates | genosift scoring (s) | SEER (s) | speed-up | p-values compared | largest relative difference |",
+             "| covariates | genosift scoring (s) | SEER (s) | speed-up | p-values compared "
+             "| largest relative difference |",
              "|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -143,7 +144,8 @@ def main(argv=None):
             else:
                 lines.append(f"| {c} | {ours:.2f} | (seer not installed) | | | |")
     lines += ["", f"Reading the k-mer file with `genosift.io.read_kmers`: {reading:.2f} s (once; not in the "
-              "scoring column).", "", "genosift: `score_blocks` on 2 threads (blocks of 4096 k-mers, the data in memory); SEER: "
+              "scoring column).", "",
+              "genosift: `score_blocks` on 2 threads (blocks of 4096 k-mers, the data in memory); SEER: "
               "`seer --threads 2 --pval 1 --chisq 1 --maf 0` (with `--covar_file --covar_list 2q,3q,4q`), "
               "reading its k-mer file. SEER prints p-values to 4 digits, with a bound for z >= 5."]
     text = "\n".join(lines) + "\n"

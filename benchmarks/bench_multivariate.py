@@ -142,7 +142,8 @@ def _mrmr(rows, checks, quick):
                                verdict=f"{'PASS' if speed >= SPEED_TARGET else 'FAIL'} ({speed:.0f}x)"))
     speed = t_peer / t_full.best
     rows.append(runner.Row(case, "genosift `MRMR` (anova / pearson / quotient), all threads", "full", t_full,
-                           target=f">= {SPEED_TARGET:g}x faster than mrmr_selection (extrapolated), peak < {limit:,.0f} MB",
+                           target=f">= {SPEED_TARGET:g}x faster than mrmr_selection (extrapolated), "
+                                  f"peak < {limit:,.0f} MB",
                            verdict=f"{'PASS' if speed >= SPEED_TARGET else 'FAIL'} ({speed:.0f}x), "
                                    f"{'PASS' if t_full.peak_mb < limit else 'FAIL'} (memory)",
                            notes=[f"mrmr_selection at {p:,} features, extrapolated from the subsets (not run): "
@@ -188,7 +189,8 @@ def _filter(rows, checks, quick):
     R = np.corrcoef(X[:, kept].toarray().T)
     worst = np.abs(R[np.triu_indices(len(kept), 1)]).max()
     checks.append(("multivariate: RedundancyFilter keeps at most one copy per group",
-                   f"{len(in_group)} kept from {len(np.unique(group[in_group]))} groups", "PASS" if one_each else "FAIL"))
+                   f"{len(in_group)} kept from {len(np.unique(group[in_group]))} groups",
+                   "PASS" if one_each else "FAIL"))
     checks.append(("multivariate: RedundancyFilter, max |r| among the kept features (dense recomputation)",
                    f"{worst:.3f}", "PASS" if worst <= 0.7 else "FAIL"))
 

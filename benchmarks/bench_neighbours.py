@@ -73,7 +73,8 @@ def run_vs_skrebate(rows, checks, quick):
     diff = float(np.max(np.abs(res.scores - theirs)))
     same = np.allclose(res.scores, theirs, rtol=1e-10, atol=1e-14)
     rows.append(runner.Row(case, "genosift `relieff`", "full", t_gs, target=">= 20x faster than skrebate, same scores",
-                        verdict=f"{'PASS' if speed >= 20 else 'FAIL'} ({speed:.0f}x), {'PASS' if same else 'FAIL'} (scores)"))
+                        verdict=f"{'PASS' if speed >= 20 else 'FAIL'} ({speed:.0f}x), "
+                                f"{'PASS' if same else 'FAIL'} (scores)"))
     rows.append(runner.Row(case, f"skrebate `ReliefF(n_neighbors={K})`", "full", t_sk,
                         notes=["skrebate timed once after one untimed run; it builds the n x n distance matrix "
                                "(scipy pdist + squareform) and scores in a Python loop over samples and features"]))

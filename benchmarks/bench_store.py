@@ -108,7 +108,8 @@ def parts(path):
                 sizes["X (CSR)" if name.startswith("X/") else "column copy (CSC)"] += obj.id.get_storage_size()
         f.visititems(visit)
         blob = f["var/_genosift_names"].id.get_storage_size()
-    sizes["names (HDF5 strings for AnnData + a NUL-joined blob) and the rest"] = os.path.getsize(path) - sum(sizes.values())
+    rest = os.path.getsize(path) - sum(sizes.values())
+    sizes["names (HDF5 strings for AnnData + a NUL-joined blob) and the rest"] = rest
     return sizes, blob
 
 
@@ -139,7 +140,8 @@ def child(args):
     import scipy.sparse as sp
 
     from genosift.io import Dataset
-    from genosift.io.store import score_store, write_store
+    from genosift.io.store import write_store
+    from genosift.scoring.store import score_store
 
     with tempfile.TemporaryDirectory() as tmp:  # load the numba kernels on a tiny store
         X = sp.random(20, 50, density=0.3, format="csr", random_state=0)
@@ -260,8 +262,10 @@ def main(argv=None):
         print(f"| &nbsp; of which {key} | {value / mb:.0f} MB |")
     print(f"| disk read rate, whole file, cold (page cache of the file dropped) | {disk_rate:,.0f} MB/s |")
     print(f"| memory read rate, whole file, warm (in page cache) | {size / warm_read / mb:,.0f} MB/s |")
-    print(f"| Store.row_chunks(), all CSR chunks, cold | {chunks_cold[1] / chunks_cold[0] / mb:,.0f} MB/s ({chunks_cold[0]:.3f} s) |")
-    print(f"| Store.row_chunks(), all CSR chunks, warm | {chunks_warm[1] / chunks_warm[0] / mb:,.0f} MB/s ({chunks_warm[0]:.3f} s) |")
+    print(f"| Store.row_chunks(), all CSR chunks, cold | {chunks_cold[1] / chunks_cold[0] / mb:,.0f} MB/s "
+          f"({chunks_cold[0]:.3f} s) |")
+    print(f"| Store.row_chunks(), all CSR chunks, warm | {chunks_warm[1] / chunks_warm[0] / mb:,.0f} MB/s "
+          f"({chunks_warm[0]:.3f} s) |")
     print()
     read_bytes = csr
     print(f"Scoring reads the matrix: {read_bytes / mb:.0f} MB of CSR rows (the column copy, about as large, for "

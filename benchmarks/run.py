@@ -529,7 +529,8 @@ def render(args, rows, checks, phases, loads, started, elapsed):
         "x floor = time / time of `X.sum(axis=0)` on the same data; speedup = f_classif time / "
         "time (computed on the same data).",
         "",
-        "| case | method | data | time (s) | x floor | speedup vs f_classif | peak RSS increment (MB) | target | result |",
+        "| case | method | data | time (s) | x floor | speedup vs f_classif | peak RSS increment (MB) | target | "
+        "result |",
         "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |",
     ]
     notes = []
@@ -592,7 +593,8 @@ def main(argv=None):
     ap.add_argument("--skip-sparse", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--skip-dense", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--families", default=",".join(FAMILIES),
-                    help=f"comma-separated score families to add after the core cases (default: {','.join(FAMILIES)}; '' for none)")
+                    help="comma-separated score families to add after the core cases "
+                         f"(default: {','.join(FAMILIES)}; '' for none)")
     args = ap.parse_args(argv)
     global REPEATS
     REPEATS = max(1, args.repeats)

@@ -216,7 +216,8 @@ def test_stores_share_of_the_scored_samples_only(method, tmp_path):
     """With ``samples``, the allele frequency is that of the rows scored (local engine and Dask tasks)."""
     pytest.importorskip("h5py")
     pytest.importorskip("dask")
-    from genosift.io import Dataset, score_store, write_store
+    from genosift.io import Dataset, write_store
+    from genosift.scoring.store import score_store
 
     X, y = _data()
     ids = np.array([f"s{i}" for i in range(X.shape[0])], dtype=object)

@@ -94,12 +94,14 @@ def test_layer_and_the_ways_to_give_the_target():
     got = gs.score(view, "status", method="kruskal")
     _same(got, gs.score(X[keep, 3:], Y[keep], method="kruskal"))
     assert got.feature_names.tolist() == NAMES[3:]
-    assert gs.score(plain, "status", method="fisher", feature_names=[f"f{j}" for j in range(P)]).feature_names[0] == "f0"
+    assert gs.score(plain, "status", method="fisher",
+                    feature_names=[f"f{j}" for j in range(P)]).feature_names[0] == "f0"
 
 
 def test_bad_anndata_input_is_named():
     adata = _adata(sp.csr_matrix(X), counts=sp.csr_matrix(X))
-    with pytest.raises(ValueError, match=r"y='cell_type' names no column of adata.obs \(its columns: \['status', 'age', "
+    with pytest.raises(ValueError,
+                       match=r"y='cell_type' names no column of adata.obs \(its columns: \['status', 'age', "
                                          r"'batch'\]\)"):
         gs.score(adata, "cell_type", method="fisher")
     with pytest.raises(ValueError, match=r"The 'layer' parameter of score must be one of \['counts'\]. Got 'raw'"):
@@ -188,7 +190,8 @@ def test_backed_row_chunks_through_anndata(tmp_path, monkeypatch):
     real = type(backed.X).__getitem__
     monkeypatch.setattr(type(backed.X), "__getitem__", lambda self, index: reads.append(index) or real(self, index))
     for method in ("fisher", "welch", "chi2_counts", "pearson", "variance"):
-        _same(gs.score(backed, _target(method), method=method, chunk_bytes=3000), gs.score(X, _labels(method), method=method))
+        _same(gs.score(backed, _target(method), method=method, chunk_bytes=3000),
+              gs.score(X, _labels(method), method=method))
     assert len(reads) > 5 and all(isinstance(i, slice) for i in reads)  # row slices only
     with pytest.raises(ValueError, match=r"Method 'auc' needs every sample of a feature at once, which this backed "
                                          r"AnnData .* Load it with adata.to_memory\(\)"):
@@ -227,7 +230,8 @@ def test_backed_scoring_holds_a_chunk_not_the_matrix(tmp_path, form):
     y = np.where(np.arange(n) % 2, "a", "b")
     obs = pd.DataFrame({"y": y}, index=[f"s{i}" for i in range(n)])
     stored = FORMS[form](M)
-    anndata.AnnData(stored, obs=obs, var=pd.DataFrame(index=[f"k{j}" for j in range(p)])).write_h5ad(tmp_path / "m.h5ad")
+    anndata.AnnData(stored, obs=obs,
+                    var=pd.DataFrame(index=[f"k{j}" for j in range(p)])).write_h5ad(tmp_path / "m.h5ad")
     del stored
     size = M.nbytes if form == "dense" else sp.csr_matrix(M).data.nbytes * 1.5
     backed = anndata.read_h5ad(tmp_path / "m.h5ad", backed="r")
@@ -297,7 +301,8 @@ def _mean_score(M, y):
     return np.asarray(M.mean(axis=0)).ravel()
 
 
-SELECTORS = [gs.SelectKBest("welch", k=3), gs.SelectPercentile("kruskal", percentile=10), gs.SelectFdr("anova", alpha=0.05),
+SELECTORS = [gs.SelectKBest("welch", k=3), gs.SelectPercentile("kruskal", percentile=10),
+             gs.SelectFdr("anova", alpha=0.05),
              gs.SelectKBest(_mean_score, k=2),
              gs.RedundancyFilter("fisher", k=3), gs.MRMR(k=3), gs.RFE(LogisticRegression(), n_features_to_select=3),
              gs.SelectKCV("fisher", LogisticRegression(), ks=(2, 3), cv=3, random_state=0),

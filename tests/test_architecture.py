@@ -8,7 +8,11 @@ test, so that the lists only shrink.
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 from pathlib import Path
+
+import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -24,24 +28,10 @@ LAYERS = {
 }
 
 #: Imports that point up the layers today: ``(importer, imported)``.
-UPWARD = {
-    # genosift.scores.score and genosift.scores.check_option_values: kept, resolved on first use,
-    # for code written against genosift.scores before scoring had its own layer.
-    ("genosift.scores", "genosift.scoring"): "compatibility alias",
-    ("genosift.scores", "genosift.scoring.memory"): "compatibility alias",
-    # genosift.io.score_store and genosift.io.store.score_store: the same, for genosift.io.
-    ("genosift.io", "genosift.scoring.store"): "compatibility alias",
-    ("genosift.io.store", "genosift.scoring.store"): "compatibility alias",
-}
+UPWARD = {}
 
 #: Imports that close a cycle today: ``(importer, imported)``; the cycle check leaves them out.
-CYCLIC = {
-    # the compatibility aliases above
-    ("genosift.scores", "genosift.scoring"): "compatibility alias",
-    ("genosift.scores", "genosift.scoring.memory"): "compatibility alias",
-    ("genosift.io", "genosift.scoring.store"): "compatibility alias",
-    ("genosift.io.store", "genosift.scoring.store"): "compatibility alias",
-}
+CYCLIC = {}
 
 #: ``(importer, module)`` pairs where the importer takes ``_private`` names (or a private module)
 #: today; each is for the owner of that part of the package to make public.
@@ -171,3 +161,21 @@ def test_no_private_names_cross_modules():
     found = _private_uses()
     assert found - set(PRIVATE) == set(), "make these public (and documented) where they are defined"
     _stale(set(PRIVATE) - found, "PRIVATE")
+
+
+@pytest.mark.parametrize("module, name, new_place", [
+    ("genosift.scores", "score", "genosift.score"),
+    ("genosift.scores", "check_option_values", "genosift.scoring.memory.check_option_values"),
+    ("genosift.io", "score_store", "genosift.score(path"),
+    ("genosift.io.store", "score_store", "genosift.scoring.store.score_store"),
+])
+def test_names_moved_up_the_layers_say_where_they_went(module, name, new_place):
+    """The old spellings of the scoring drivers are no imports up the layers: asking for one is an
+    AttributeError naming its new place; other missing names keep Python's message."""
+    mod = importlib.import_module(module)
+    with pytest.raises(AttributeError, match=rf"^{re.escape(module)}\.{name} is no longer here: use .*"
+                                             rf"{re.escape(new_place)}"):
+        getattr(mod, name)
+    assert not hasattr(mod, name) and name not in getattr(mod, "__all__", ())
+    with pytest.raises(AttributeError, match=rf"^module {re.escape(repr(module))} has no attribute 'no_such_name'$"):
+        _ = mod.no_such_name

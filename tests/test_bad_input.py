@@ -115,7 +115,8 @@ SCORE_ERRORS = {
                                  r"X has duplicated feature names: 'a' \(2 times\)\. Each feature needs its own name"),
     "y of the wrong shape": (lambda X, y: (X, np.c_[y, y]), ValueError, r"y must be 1-D, one label per sample"),
     "1-D X": (lambda X, y: (X[:, 0], y), ValueError, r"X must be 2-D .* use X\.reshape\(-1, 1\)"),
-    "complex X": (lambda X, y: (X.astype(complex), y), TypeError, r"X has dtype complex128, which is not a real number"),
+    "complex X": (lambda X, y: (X.astype(complex), y), TypeError,
+                  r"X has dtype complex128, which is not a real number"),
 }
 
 
@@ -130,13 +131,15 @@ def test_score_bad_input_is_a_clear_error(method, case):
 
 def _one_sample_message(spec):
     if spec.task == "classification":
-        return rf"y has only one class \(.*0.*\) in 1 sample\(s\); method '{spec.name}' compares classes and needs at least two"
+        return (rf"y has only one class \(.*0.*\) in 1 sample\(s\); method '{spec.name}' compares classes "
+                "and needs at least two")
     return rf"Method '{spec.name}' needs at least 2 samples; got 1"
 
 
 def _one_class_message(spec):
     if spec.task == "classification":
-        return rf"y has only one class \(.*1.*\) in 24 sample\(s\); method '{spec.name}' compares classes .* Check the labels"
+        return (rf"y has only one class \(.*1.*\) in 24 sample\(s\); method '{spec.name}' compares classes "
+                r".* Check the labels")
     return rf"y is constant.*: method '{spec.name}' needs a target that varies"
 
 
@@ -216,7 +219,8 @@ def test_a_class_of_one_sample(method):
     y3 = _three_classes(y)
     spec = SPECS[method]
     if spec.binary_only:
-        with pytest.raises(ValueError, match=rf"Method '{method}' compares two classes, but y has 3: .* keep two classes"):
+        with pytest.raises(ValueError,
+                           match=rf"Method '{method}' compares two classes, but y has 3: .* keep two classes"):
             gs.score(X, y3, method=method)
         return
     res = gs.score(X, y3, method=method)
@@ -250,7 +254,8 @@ def test_huge_integer_counts_are_exact(method):
     _same(res.scores, ref.scores, rtol=1e-12)
     _same(res.pvalues, ref.pvalues, rtol=1e-12)
     if method == "anova":
-        _same(res.statistic, st.f_oneway(counts[y == 0].astype(float), counts[y == 1].astype(float)).statistic, rtol=1e-10)
+        _same(res.statistic, st.f_oneway(counts[y == 0].astype(float), counts[y == 1].astype(float)).statistic,
+              rtol=1e-10)
     if method == "chi2_counts":
         _same(res.statistic, sk_chi2(counts.astype(float), y)[0], rtol=1e-10)
     if method == "variance":
@@ -284,7 +289,8 @@ def test_negative_values_where_counts_are_required():
     X, y = _data()
     X[3, 2] = -1.5
     with pytest.raises(ValueError, match=r"Method 'chi2_counts' needs non-negative counts or frequencies, but "
-                                         r"feature\(s\) 'x2' have negative values \(smallest -1\.5\)\. Use method 'chi2'"):
+                                         r"feature\(s\) 'x2' have negative values \(smallest -1\.5\)\. "
+                                         r"Use method 'chi2'"):
         gs.score(X, y, method="chi2_counts")
     with pytest.raises(ValueError, match=r"feature\(s\) 'x2' have negative values"):
         gs.score(sp.csr_matrix(X), y, method="chi2_counts")
@@ -375,7 +381,8 @@ STREAM_ERRORS = {
     "NaN in a later chunk": (lambda: _stream((np.ones((3, 2)), [0, 1, 0]), (np.array([[1, np.nan], [2, 3]]), [0, 1])),
                              "anova", ValueError, r"X contains NaN or infinity in feature\(s\) 'x1'"),
     "chunks of different widths": (lambda: _stream((np.ones((3, 2)), [0, 1, 0]), (np.ones((3, 3)), [0, 1, 1])),
-                                   "anova", ValueError, r"Chunk columns differ from the first chunk's \(3 vs 2 features\)"),
+                                   "anova", ValueError,
+                                   r"Chunk columns differ from the first chunk's \(3 vs 2 features\)"),
     "chunks without labels": (lambda: _stream(np.ones((3, 2))), "anova", TypeError,
                               r"A chunk stream must yield \(X_chunk, y_chunk\) pairs"),
     "whole-column method": (lambda: _stream((np.ones((3, 2)), [0, 1, 0])), "auc", ValueError,
@@ -434,26 +441,33 @@ SELECTOR_ERRORS = {
     "missing label": (lambda X, y: (X, _missing_label(y)), ValueError, r"y has missing labels at positions \[4\]", {}),
     # scikit-learn's message for empty input, which its estimator checks require
     "no samples": (lambda X, y: (X[:0], y[:0]), ValueError,
-                   r"Found array with 0 sample\(s\) \(shape=\(0, 5\)\) while a minimum of 1 is required by {name}\.", {}),
+                   r"Found array with 0 sample\(s\) \(shape=\(0, 5\)\) while a minimum of 1 is required by {name}\.",
+                   {}),
     "no features": (lambda X, y: (X[:, :0], y), ValueError,
-                    r"Found array with 0 feature\(s\) \(shape=\(24, 0\)\) while a minimum of 1 is required by {name}\.", {}),
+                    r"Found array with 0 feature\(s\) \(shape=\(24, 0\)\) while a minimum of 1 is required by {name}\.",
+                    {}),
     "one sample": (lambda X, y: (X[:1], y[:1]), ValueError, r"y has only one class \(.*\) in 1 sample\(s\)",
                    {"RFE": r"y has only one class \(.*\) in 1 sample\(s\); RFE fits the classifier estimator",
-                    "SelectKCV": r"The 'cv' parameter of SelectKCV must be an int in \[2, n_samples\] \(n_samples = 1\)\. "
-                                 r"Got 3 instead\."}),
-    "one class": (lambda X, y: (X, np.zeros(24, dtype=int)), ValueError, r"y has only one class \(.*0.*\) in \d+ sample\(s\)",
+                    "SelectKCV": r"The 'cv' parameter of SelectKCV must be an int in \[2, n_samples\] "
+                                 r"\(n_samples = 1\)\. Got 3 instead\."}),
+    "one class": (lambda X, y: (X, np.zeros(24, dtype=int)), ValueError,
+                  r"y has only one class \(.*0.*\) in \d+ sample\(s\)",
                   {"RFE": r"RFE fits the classifier estimator, which needs at least two\. Check the labels"}),
     "length mismatch": (lambda X, y: (X, y[:-1]), ValueError,
                         r"X and y have different numbers of samples: X has 24 rows, y has 23 values", {}),
     "non-numeric cell": (lambda X, y: (_object_cell(X), y), TypeError,
                          r"X holds a value that is not a number \(could not convert string to float: 'x'\)", {}),
-    "non-numeric column": (lambda X, y: (_text_column(X), y), TypeError, r"X has non-numeric columns 'f1'\. Encode or drop", {}),
+    "non-numeric column": (lambda X, y: (_text_column(X), y), TypeError,
+                           r"X has non-numeric columns 'f1'\. Encode or drop", {}),
     "duplicated feature names": (lambda X, y: (_frame(X, ["a", "b", "a", "c", "d"]), y), ValueError,
-                                 r"X has duplicated feature names: 'a' \(2 times\)\. Each feature needs its own name", {}),
+                                 r"X has duplicated feature names: 'a' \(2 times\)\. Each feature needs its own name",
+                                 {}),
     "values near 1e300": (lambda X, y: (X * 1e300, y), ValueError,
-                          r"X has values too large to square in float64 in feature\(s\) 'x0'.* Rescale", {"RFE": _RFE_NO_RANKING}),
+                          r"X has values too large to square in float64 in feature\(s\) 'x0'.* Rescale",
+                          {"RFE": _RFE_NO_RANKING}),
     "values near 1e-300": (lambda X, y: (X * 1e-300, y), ValueError,
-                           r"X has values too close together to square in float64 .* Rescale", {"RFE": _RFE_NO_RANKING}),
+                           r"X has values too close together to square in float64 .* Rescale",
+                           {"RFE": _RFE_NO_RANKING}),
 }
 
 
@@ -596,7 +610,8 @@ _DAMAGED_GZIP = r"Cannot read '.*{file}' as {kind}: .*The file is damaged or inc
 
 #: (reader, file name, content: str, bytes or callable(tmp_path) -> bytes, exception, message regex)
 READER_ERRORS = [
-    ("csv", "empty.csv", "", ValueError, r"empty\.csv' is empty\. A table needs a header line and at least one data row"),
+    ("csv", "empty.csv", "", ValueError,
+     r"empty\.csv' is empty\. A table needs a header line and at least one data row"),
     ("csv", "header.csv", "id,a,b\n", ValueError, r"header\.csv' has a header \(line 1\) but no data rows"),
     ("csv", "text.csv", "id,a,b\ns1,1,x\ns2,3,4\n", ValueError,
      r"text\.csv' line 2, column 'b': 'x' is not a number\. .*keep="),
@@ -614,22 +629,29 @@ READER_ERRORS = [
     ("tsv", "empty.tsv", "", ValueError, r"empty\.tsv' is empty"),
     ("tsv", "truncated.tsv.gz", _gz(GOOD_CSV.replace(",", "\t") * 40, cut=True), ValueError,
      _DAMAGED_GZIP.format(file=r"truncated\.tsv\.gz", kind="a delimited table")),
-    ("tsv", "latin1.tsv", "id\ta\ns\xe9\t1\n".encode("latin-1"), ValueError, r"latin1\.tsv' is not UTF-8 text .*`iconv"),
+    ("tsv", "latin1.tsv", "id\ta\ns\xe9\t1\n".encode("latin-1"), ValueError,
+     r"latin1\.tsv' is not UTF-8 text .*`iconv"),
     ("parquet", "empty.parquet", "", ValueError, _DAMAGED.format(file=r"empty\.parquet", kind="a Parquet file")),
-    ("parquet", "garbage.parquet", "not parquet at all", ValueError, _DAMAGED.format(file=r"garbage\.parquet", kind="a Parquet file")),
+    ("parquet", "garbage.parquet", "not parquet at all", ValueError,
+     _DAMAGED.format(file=r"garbage\.parquet", kind="a Parquet file")),
     ("npy", "empty.npy", "", ValueError, _DAMAGED.format(file=r"empty\.npy", kind=r"a NumPy \.npy file")),
     ("npy", "garbage.npy", "not a numpy file", ValueError,
-     r"garbage\.npy' as a NumPy \.npy file: it starts with neither the \.npy header nor a zip \(\.npz\) header\. The file is damaged"),
+     r"garbage\.npy' as a NumPy \.npy file: it starts with neither the \.npy header nor a zip \(\.npz\) header\. The "
+     r"file is damaged"),
     ("npy", "truncated.npy", _npy_bytes(np.arange(12.0).reshape(4, 3))[:-10], ValueError,
      _DAMAGED.format(file=r"truncated\.npy", kind=r"a NumPy \.npy file")),
-    ("npy", "text.npy", _npy_bytes(np.array([["a", "b"]])), ValueError, r"text\.npy' holds values of type <U1, which are not real numbers"),
-    ("npy", "vector.npy", _npy_bytes(np.arange(3.0)), ValueError, r"vector\.npy' holds a 1-D array of shape \(3,\); a data matrix must be 2-D"),
+    ("npy", "text.npy", _npy_bytes(np.array([["a", "b"]])), ValueError,
+     r"text\.npy' holds values of type <U1, which are not real numbers"),
+    ("npy", "vector.npy", _npy_bytes(np.arange(3.0)), ValueError,
+     r"vector\.npy' holds a 1-D array of shape \(3,\); a data matrix must be 2-D"),
     ("npz", "empty.npz", "", ValueError, _DAMAGED.format(file=r"empty\.npz", kind=r"a NumPy \.npz archive")),
     ("npz", "garbage.npz", "not a zip", ValueError, r"garbage\.npz' as a NumPy \.npz archive: it starts with neither"),
-    ("npz", "truncated.npz", lambda tmp: _npz_bytes()[:200], ValueError, _DAMAGED.format(file=r"truncated\.npz", kind=r"a NumPy \.npz archive")),
+    ("npz", "truncated.npz", lambda tmp: _npz_bytes()[:200], ValueError,
+     _DAMAGED.format(file=r"truncated\.npz", kind=r"a NumPy \.npz archive")),
     ("mtx", "empty.mtx", "", ValueError, _DAMAGED.format(file=r"empty\.mtx", kind="a Matrix Market file")),
     ("mtx", "garbage.mtx", "hello\n", ValueError, r"garbage\.mtx' as a Matrix Market file: .*Missing banner"),
-    ("mtx", "truncated.mtx.gz", _gz("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 2\n3 3 3\n" * 30, cut=True),
+    ("mtx", "truncated.mtx.gz", _gz("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 2\n3 3 3\n" * 30,
+                                    cut=True),
      ValueError, _DAMAGED_GZIP.format(file=r"truncated\.mtx\.gz", kind="a Matrix Market file")),
     ("h5ad", "empty.h5ad", "", ValueError, _DAMAGED.format(file=r"empty\.h5ad", kind=r"an AnnData \.h5ad file")),
     ("h5ad", "truncated.h5ad", lambda tmp: _h5ad_bytes(tmp)[:3000], ValueError,
@@ -641,9 +663,12 @@ READER_ERRORS = [
     ("kmers", "empty.kmers.txt", "", ValueError, r"empty\.kmers\.txt' holds no k-mer lines"),
     ("kmers", "word.kmers.txt", "ACGT | s1:x s2:5\n", ValueError,
      r"word\.kmers\.txt', line 1: the count 'x' of sample 's1' is not a non-negative integer"),
-    ("kmers", "negative.kmers.txt", "ACGT | s1:-3\n", ValueError, r"line 1: the count '-3' of sample 's1' is not a non-negative integer"),
-    ("kmers", "dupsample.kmers.txt", "ACGT | s1:3 s1:5\n", ValueError, r"line 1: sample 's1' is listed twice for the same k-mer"),
-    ("kmers", "dupkmer.kmers.txt", "ACGT | s1:3\nACGT | s2:5\n", ValueError, r"line 2: the k-mer 'ACGT' is also on line 1"),
+    ("kmers", "negative.kmers.txt", "ACGT | s1:-3\n", ValueError,
+     r"line 1: the count '-3' of sample 's1' is not a non-negative integer"),
+    ("kmers", "dupsample.kmers.txt", "ACGT | s1:3 s1:5\n", ValueError,
+     r"line 1: sample 's1' is listed twice for the same k-mer"),
+    ("kmers", "dupkmer.kmers.txt", "ACGT | s1:3\nACGT | s2:5\n", ValueError,
+     r"line 2: the k-mer 'ACGT' is also on line 1"),
     ("kmers", "truncated.kmers.txt.gz", _gz("".join(f"A{i:06d} | s1:{i}\n" for i in range(3000)), cut=True), ValueError,
      r"truncated\.kmers\.txt\.gz': it is truncated"),
     ("kmers", "corrupt.kmers.txt.gz", _gz("".join(f"A{i:06d} | s1:{i}\n" for i in range(3000)), flip=True), ValueError,
@@ -683,7 +708,9 @@ def test_every_reader_refuses_a_folder_and_a_missing_file(tmp_path, reader):
 def test_unknown_format_and_suffix():
     with pytest.raises(ValueError, match=r"The format= option must be one of \['csv', .*\]\. Got 'xlsx' instead"):
         gs.io.read(__file__, format="xlsx")
-    with pytest.raises(ValueError, match=r"Cannot tell the format of '.*test_bad_input\.py' from its name or its first bytes\. Known suffixes"):
+    with pytest.raises(ValueError,
+                       match=r"Cannot tell the format of '.*test_bad_input\.py' from its name or its first bytes\. "
+                       r"Known suffixes"):
         gs.io.read(__file__)
 
 
@@ -763,7 +790,8 @@ def test_metadata_and_store_writing(tmp_path):
     with pytest.raises(ValueError, match=r"meta\.csv' lists 1 sample id\(s\) of column 'id' more than once: 's1'\. "
                                          r"Each sample must have one row"):
         gs.io.read_metadata(tmp_path / "meta.csv", id_column="id")
-    with pytest.raises(ValueError, match=r"The id column 'sample' is not in '.*meta\.csv'; its columns are \['id', 'label'\]"):
+    with pytest.raises(ValueError,
+                       match=r"The id column 'sample' is not in '.*meta\.csv'; its columns are \['id', 'label'\]"):
         gs.io.read_metadata(tmp_path / "meta.csv", id_column="sample")
     data = gs.io.Dataset(np.ones((2, 2)), np.array(["a", "b"], dtype=object), np.array(["f", "g"], dtype=object))
     gs.io.write_store(data, tmp_path / "x.gs.h5ad")
@@ -828,21 +856,29 @@ _SCORE = ["--target", "label"]
 CLI_CASES = [
     ("methods: extra argument", ["methods", "fisher", "x"], 2, r"unrecognized arguments: x"),
     ("methods: unknown method", ["methods", "x"], 2, r"argument name: must be one of \[.*'welch'\].*got 'x'"),
-    ("demo: --fdr out of range", ["demo", "--fdr", "2", "-o", "{o}/demo"], 2, r"argument --fdr: must be a number in \(0, 1\]"),
+    ("demo: --fdr out of range", ["demo", "--fdr", "2", "-o", "{o}/demo"], 2,
+     r"argument --fdr: must be a number in \(0, 1\]"),
     ("demo: --top 0", ["demo", "--top", "0", "-o", "{o}/demo"], 2, r"argument --top: must be a whole number >= 1"),
-    ("demo: output folder under a file", ["demo", "-o", "{d}/afile/demo"], 1, r"genosift: error: .*Not a directory.*afile"),
-    ("convert: missing input", ["convert", "{d}/missing.csv", "-o", "{o}/c.gs.h5ad"], 1, r"No such file: '.*missing\.csv'"),
+    ("demo: output folder under a file", ["demo", "-o", "{d}/afile/demo"], 1,
+     r"genosift: error: .*Not a directory.*afile"),
+    ("convert: missing input", ["convert", "{d}/missing.csv", "-o", "{o}/c.gs.h5ad"], 1,
+     r"No such file: '.*missing\.csv'"),
     ("convert: empty file", ["convert", "{d}/empty.csv", "-o", "{o}/c.gs.h5ad"], 1, r"empty\.csv' is empty"),
-    ("convert: input is a folder", ["convert", "{d}/folder.csv", "-o", "{o}/c.gs.h5ad"], 1, r"folder\.csv' is a folder, not a data file"),
+    ("convert: input is a folder", ["convert", "{d}/folder.csv", "-o", "{o}/c.gs.h5ad"], 1,
+     r"folder\.csv' is a folder, not a data file"),
     ("convert: truncated gzip", ["convert", "{d}/truncated.csv.gz", "-o", "{o}/c.gs.h5ad"], 1,
      r"Cannot read '.*truncated\.csv\.gz' .* damaged"),
-    ("convert: corrupt gzip", ["convert", "{d}/corrupt.csv.gz", "-o", "{o}/c.gs.h5ad"], 1, r"Cannot read '.*corrupt\.csv\.gz' .* damaged"),
+    ("convert: corrupt gzip", ["convert", "{d}/corrupt.csv.gz", "-o", "{o}/c.gs.h5ad"], 1,
+     r"Cannot read '.*corrupt\.csv\.gz' .* damaged"),
     ("convert: non-numeric cell", ["convert", "{d}/data.csv", "-o", "{o}/c.gs.h5ad"], 1,
      r"data\.csv' line 2, column 'label': 'a' is not a number"),
-    ("convert: output exists", ["convert", "{d}/numeric.csv", "-o", "{d}/taken.gs.h5ad"], 1, r"taken\.gs\.h5ad' already exists.*--force"),
-    ("convert: output folder missing", ["convert", "{d}/numeric.csv", "-o", "{o}/no/c.gs.h5ad"], 1, r"'.*no' does not exist"),
+    ("convert: output exists", ["convert", "{d}/numeric.csv", "-o", "{d}/taken.gs.h5ad"], 1,
+     r"taken\.gs\.h5ad' already exists.*--force"),
+    ("convert: output folder missing", ["convert", "{d}/numeric.csv", "-o", "{o}/no/c.gs.h5ad"], 1,
+     r"'.*no' does not exist"),
     ("convert: output folder is a file", ["convert", "{d}/numeric.csv", "-o", "{d}/afile/c.gs.h5ad"], 1, r"afile"),
-    ("convert: --meta without --id", ["convert", "{d}/counts.kmers.txt", "--meta", "{d}/meta.csv", "-o", "{o}/c.gs.h5ad"], 2,
+    ("convert: --meta without --id", ["convert", "{d}/counts.kmers.txt", "--meta", "{d}/meta.csv", "-o",
+                                      "{o}/c.gs.h5ad"], 2,
      r"genosift convert: error: --meta needs --id"),
     ("convert: two tables", ["convert", "{d}/numeric.csv", "{d}/numeric.csv", "-o", "{o}/c.gs.h5ad"], 1,
      r"Several inputs are combined only for k-mer count files"),
@@ -852,9 +888,12 @@ CLI_CASES = [
 for command in ("score", "select"):
     rule = ["--top", "2"] if command == "select" else []
     CLI_CASES += [
-        (f"{command}: missing input", [command, "{d}/missing.csv", *_SCORE, *rule, "-o", "{o}/out.tsv"], 1, r"No such file"),
-        (f"{command}: empty file", [command, "{d}/empty.csv", *_SCORE, *rule, "-o", "{o}/out.tsv"], 1, r"empty\.csv' is empty"),
-        (f"{command}: input is a folder", [command, "{d}/folder.csv", *_SCORE, *rule, "-o", "{o}/out.tsv"], 1, r"is a folder, not a data file"),
+        (f"{command}: missing input", [command, "{d}/missing.csv", *_SCORE, *rule, "-o", "{o}/out.tsv"], 1,
+         r"No such file"),
+        (f"{command}: empty file", [command, "{d}/empty.csv", *_SCORE, *rule, "-o", "{o}/out.tsv"], 1,
+         r"empty\.csv' is empty"),
+        (f"{command}: input is a folder", [command, "{d}/folder.csv", *_SCORE, *rule, "-o", "{o}/out.tsv"], 1,
+         r"is a folder, not a data file"),
         (f"{command}: truncated gzip", [command, "{d}/truncated.csv.gz", *_SCORE, *rule, "-o", "{o}/out.tsv"], 1,
          r"truncated\.csv\.gz' as a delimited table: .*damaged"),
         (f"{command}: corrupt gzip", [command, "{d}/corrupt.csv.gz", *_SCORE, *rule, "-o", "{o}/out.tsv"], 1,
@@ -867,7 +906,8 @@ for command in ("score", "select"):
          r"y has only one class \('a'\) in 24 sample\(s\); method 'fisher' compares classes"),
         (f"{command}: duplicated sample ids", [command, "{d}/dupid.csv", *_SCORE, *rule, "-o", "{o}/out.tsv"], 1,
          r"dupid\.csv' has duplicated sample ids: 's1' \(2 times\)"),
-        (f"{command}: unknown target column", [command, "{d}/data.csv", "--target", "nope", *rule, "-o", "{o}/out.tsv"], 1,
+        (f"{command}: unknown target column", [command, "{d}/data.csv", "--target", "nope", *rule, "-o", "{o}/out.tsv"],
+         1,
          r"has no column named 'nope'"),
         (f"{command}: output exists", [command, "{d}/data.csv", *_SCORE, *rule, "-o", "{d}/taken.tsv"], 1,
          r"taken\.tsv' already exists\. Pass --force to replace it"),
@@ -875,17 +915,21 @@ for command in ("score", "select"):
          r"The output folder '.*no' does not exist\. Create it first"),
         (f"{command}: output folder is a file", [command, "{d}/data.csv", *_SCORE, *rule, "-o", "{d}/afile/out.tsv"], 1,
          r"The output folder '.*afile' is a file\. Choose another output path \(-o\)"),
-        (f"{command}: unknown method", [command, "{d}/data.csv", *_SCORE, *rule, "--method", "nope", "-o", "{o}/out.tsv"], 2,
+        (f"{command}: unknown method", [command, "{d}/data.csv", *_SCORE, *rule, "--method", "nope", "-o",
+                                        "{o}/out.tsv"], 2,
          r"argument --method: must be one of \['anova', .*\] \(see `genosift methods`\), got 'nope'"),
         (f"{command}: --top 0", [command, "{d}/data.csv", *_SCORE, "--top", "0", "-o", "{o}/out.tsv"], 2,
          r"argument --top: must be a whole number >= 1"),
         (f"{command}: no --target", [command, "{d}/data.csv", *rule, "-o", "{o}/out.tsv"], 2,
          r"the following arguments are required: --target"),
-        (f"{command}: --top and --fdr", [command, "{d}/data.csv", *_SCORE, "--method", "anova", "--top", "2", "--fdr", "0.1",
-                                          "-o", "{o}/out.tsv"], 2, rf"genosift {command}: error: Choose one selection rule"),
+        (f"{command}: --top and --fdr", [command, "{d}/data.csv", *_SCORE, "--method", "anova", "--top", "2", "--fdr",
+                                         "0.1",
+                                          "-o", "{o}/out.tsv"], 2,
+         rf"genosift {command}: error: Choose one selection rule"),
         (f"{command}: --meta without --id", [command, "{d}/numeric.csv", "--meta", "{d}/meta.csv", *_SCORE, *rule,
                                              "-o", "{o}/out.tsv"], 2, rf"genosift {command}: error: --meta needs --id"),
-        (f"{command}: --fdr without p-values", [command, "{d}/data.csv", *_SCORE, "--fdr", "0.1", "-o", "{o}/out.tsv"], 1,
+        (f"{command}: --fdr without p-values", [command, "{d}/data.csv", *_SCORE, "--fdr", "0.1", "-o", "{o}/out.tsv"],
+         1,
          r"--fdr needs p-values, and method 'fisher' has none\. Use --top K"),
     ]
 CLI_CASES += [
@@ -895,36 +939,46 @@ CLI_CASES += [
      r"y has only one class \('a'\); evaluate needs at least two"),
     ("evaluate: NaN in a feature", ["evaluate", "{d}/nan.csv", *_SCORE, "--k", "1", "--cv", "3", "-o", "{o}/ev"], 1,
      r"X contains NaN or infinity in feature\(s\) 'g1'"),
-    ("evaluate: more folds than samples of a class", ["evaluate", "{d}/data.csv", *_SCORE, "--k", "1", "--cv", "50", "-o", "{o}/ev"], 1,
+    ("evaluate: more folds than samples of a class", ["evaluate", "{d}/data.csv", *_SCORE, "--k", "1", "--cv", "50",
+                                                      "-o", "{o}/ev"], 1,
      r"The smallest class has 12 sample\(s\), fewer than the 50 folds asked for\. Ask for at most 12 folds \(--cv\)"),
     ("evaluate: empty file", ["evaluate", "{d}/empty.csv", *_SCORE, "-o", "{o}/ev"], 1, r"empty\.csv' is empty"),
     ("evaluate: output exists", ["evaluate", "{d}/data.csv", *_SCORE, "-o", "{d}/results"], 1,
      r"results' already exists\. Pass --force to replace it"),
-    ("evaluate: --k 0", ["evaluate", "{d}/data.csv", *_SCORE, "--k", "0", "-o", "{o}/ev"], 2, r"argument --k: must be comma-separated"),
+    ("evaluate: --k 0", ["evaluate", "{d}/data.csv", *_SCORE, "--k", "0", "-o", "{o}/ev"], 2,
+     r"argument --k: must be comma-separated"),
     ("evaluate: unknown model", ["evaluate", "{d}/data.csv", *_SCORE, "--model", "tree", "-o", "{o}/ev"], 2,
      r"argument --model: invalid choice: 'tree'"),
     ("evaluate: output folder under a file", ["evaluate", "{d}/data.csv", *_SCORE, "--k", "1", "--cv", "3",
                                               "-o", "{d}/afile/ev"], 1,
      r"The output folder '.*afile' is a file\. Choose another output path \(-o\)"),
-    ("evaluate: unknown model option", ["evaluate", "{d}/data.csv", *_SCORE, "--k", "1", "--cv", "3", "--model-option", "nope=1",
-                                        "-o", "{o}/ev"], 1, r"Unknown option\(s\) \['nope'\] for model 'logistic'; its options are"),
+    ("evaluate: unknown model option", ["evaluate", "{d}/data.csv", *_SCORE, "--k", "1", "--cv", "3", "--model-option",
+                                        "nope=1",
+                                        "-o", "{o}/ev"], 1,
+     r"Unknown option\(s\) \['nope'\] for model 'logistic'; its options are"),
     ("predict: no model", ["predict", "{d}/nomodel", "{d}/numeric.csv", "-o", "{o}/p.tsv"], 1,
      r"No model at '.*nomodel.*'; give the model\.joblib of a `genosift evaluate` run"),
     ("predict: damaged model file", ["predict", "{d}/bad.joblib", "{d}/numeric.csv", "-o", "{o}/p.tsv"], 1,
      r"Cannot load '.*bad\.joblib' as a genosift model \(.*\)\. Give the model\.joblib that `genosift evaluate` wrote"),
     ("predict: empty data", ["predict", "{d}/results", "{d}/empty.csv", "-o", "{o}/p.tsv"], 1, r"empty\.csv' is empty"),
-    ("predict: truncated gzip", ["predict", "{d}/results", "{d}/truncated.csv.gz", "-o", "{o}/p.tsv"], 1, r"truncated\.csv\.gz'.*damaged"),
-    ("predict: output exists", ["predict", "{d}/results", "{d}/numeric.csv", "-o", "{d}/taken.tsv"], 1, r"taken\.tsv' already exists"),
+    ("predict: truncated gzip", ["predict", "{d}/results", "{d}/truncated.csv.gz", "-o", "{o}/p.tsv"], 1,
+     r"truncated\.csv\.gz'.*damaged"),
+    ("predict: output exists", ["predict", "{d}/results", "{d}/numeric.csv", "-o", "{d}/taken.tsv"], 1,
+     r"taken\.tsv' already exists"),
     ("predict: output folder is a file", ["predict", "{d}/results", "{d}/numeric.csv", "-o", "{d}/afile/p.tsv"], 1,
      r"The output folder '.*afile' is a file"),
-    ("predict: --meta without --id", ["predict", "{d}/results", "{d}/numeric.csv", "--meta", "{d}/meta.csv", "-o", "{o}/p.tsv"], 2,
+    ("predict: --meta without --id", ["predict", "{d}/results", "{d}/numeric.csv", "--meta", "{d}/meta.csv", "-o",
+                                      "{o}/p.tsv"], 2,
      r"genosift predict: error: --meta needs --id \(the sample-id column\) and --target"),
-    ("report: no results folder", ["report", "{d}/nothing", "-o", "{o}/r.html"], 1, r"The results folder '.*nothing' does not exist"),
-    ("report: results is a file", ["report", "{d}/afile", "-o", "{o}/r.html"], 1, r"afile' is a file, not a results folder"),
+    ("report: no results folder", ["report", "{d}/nothing", "-o", "{o}/r.html"], 1,
+     r"The results folder '.*nothing' does not exist"),
+    ("report: results is a file", ["report", "{d}/afile", "-o", "{o}/r.html"], 1,
+     r"afile' is a file, not a results folder"),
     ("report: empty folder", ["report", "{d}/folder.csv", "-o", "{o}/r.html"], 1, r"folder\.csv' has no run\.json"),
     ("report: output folder missing", ["report", "{d}/results", "-o", "{o}/no/r.html"], 1,
      r"The output folder '.*no' does not exist"),
-    ("report: output exists", ["report", "{d}/results", "-o", "{d}/taken.tsv"], 1, r"taken\.tsv' already exists\. Pass --force"),
+    ("report: output exists", ["report", "{d}/results", "-o", "{d}/taken.tsv"], 1,
+     r"taken\.tsv' already exists\. Pass --force"),
 ]
 
 
@@ -944,7 +998,8 @@ def test_cli_bad_input(files, tmp_path, capsys, case):
     assert re.search(message, err), err
     assert "Traceback" not in err
     # the fix is spelled as options, never as Python keywords or library calls
-    assert not re.search(r"\b(keep|id_column|sep|features_in_rows|method|metric|cv)=|genosift\.(io|score)\b|np\.\w+\(", err), err
+    assert not re.search(r"\b(keep|id_column|sep|features_in_rows|method|metric|cv)=|genosift\.(io|score)\b|np\.\w+\(",
+                         err), err
     assert not list(out.iterdir())  # nothing written, not even a temporary file
     assert {p: p.read_bytes() for p in files.iterdir() if p.name.startswith("taken")} == taken
 

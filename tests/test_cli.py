@@ -126,7 +126,8 @@ def test_select_scores_on_training_groups_and_writes_every_sample(golub_files):
 )
 def test_score_data_errors_exit_1(golub_files, capsys, extra, message):
     d = golub_files[0]
-    argv = ["score", str(d / "expr.csv"), "--meta", str(d / "meta.tsv"), "--id", "sample", *extra, "-o", str(d / "x.tsv")]
+    argv = ["score", str(d / "expr.csv"), "--meta", str(d / "meta.tsv"), "--id", "sample", *extra, "-o",
+            str(d / "x.tsv")]
     assert main(argv) == 1
     assert message in capsys.readouterr().err
     assert not (d / "x.tsv").exists()

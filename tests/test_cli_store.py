@@ -15,7 +15,8 @@ import scipy.sparse as sp
 import genosift as gs
 from genosift import engine
 from genosift.cli import build_parser, main
-from genosift.io import Dataset, open_store, score_store, write_store
+from genosift.io import Dataset, open_store, write_store
+from genosift.scoring.store import score_store
 
 pytest.importorskip("h5py", reason="genosift stores need h5py (genosift[io])")
 pytestmark = pytest.mark.filterwarnings("ignore:The 'future.infer_string' option is deprecated")
@@ -172,7 +173,8 @@ def test_set_threads_caps_numba_and_workers_follow(restore_engine):
     assert engine.map_blocks(lambda _: numba.get_num_threads(), range(4), n_jobs=2) == [1, 1, 1, 1]
     assert engine.set_threads(None) == 1 and numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
     for bad in (0, -2, 1.5, True, "2"):
-        with pytest.raises(ValueError, match=re.escape("The 'n' parameter of set_threads must be a positive int or None")):
+        with pytest.raises(ValueError,
+                           match=re.escape("The 'n' parameter of set_threads must be a positive int or None")):
             engine.set_threads(bad)
 
 
@@ -297,7 +299,8 @@ def test_cli_store_errors(stores, tmp_path, capsys):
     X, names, obs, paths = stores
     out = str(tmp_path / "r.tsv")
     assert main(["score", str(paths["copy"]), "--target", "nope", "-o", out]) == 1
-    assert "Column(s) ['nope'] not found among the sample columns ['y', 'bin', 'mic', 'batch']" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Column(s) ['nope'] not found among the sample columns ['y', 'bin', 'mic', 'batch']" in err
     assert main(["score", str(paths["copy"]), "--target", "y", "--features-in-rows", "-o", out]) == 1
     assert "do not apply to a store" in capsys.readouterr().err
     (tmp_path / "t.csv").write_text("id,f1,f2,y\na,1,2,R\nb,0,7,S\nc,1,1,R\nd,3,0,S\n")

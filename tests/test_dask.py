@@ -26,8 +26,9 @@ from distributed import Client, LocalCluster  # noqa: E402
 import genosift as gs  # noqa: E402
 import genosift.scoring.dask as gdask  # noqa: E402  (the Dask driver, and its task functions)
 from genosift.cli import main  # noqa: E402
-from genosift.io import Dataset, open_store, score_store, write_store  # noqa: E402
+from genosift.io import Dataset, open_store, write_store  # noqa: E402
 from genosift.scoring import schedulers  # noqa: E402  (resolving a scheduler argument)
+from genosift.scoring.store import score_store  # noqa: E402
 
 METHODS = sorted(gs.REGISTRY)
 pytestmark = pytest.mark.filterwarnings("ignore:The 'future.infer_string' option is deprecated")

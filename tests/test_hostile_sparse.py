@@ -122,7 +122,7 @@ CHILD = textwrap.dedent(r"""
     import numpy as np, scipy.sparse as sp, h5py
     import genosift as gs
     from genosift.io import Dataset, read, write_store
-    from genosift.io.store import score_store
+    from genosift.scoring.store import score_store
     sys.path.insert(0, {tests!r})
     from test_hostile_sparse import FAULTS, METHODS, _crafted, _valid
 

@@ -234,7 +234,8 @@ def test_cli_convert_and_score_a_list_file(tmp_path, capsys):
 def test_cli_reports_a_bad_dump_with_its_file_and_line(tmp_path, capsys):
     _write(tmp_path / "a.txt", "ACGT\t1\nACGT\t1.5\n")
     assert main(["convert", str(tmp_path), "-o", str(tmp_path.parent / "bad.gs.h5ad")]) == 1
-    assert "a.txt', line 2: the count '1.5' of the k-mer 'ACGT' is not a non-negative integer" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "a.txt', line 2: the count '1.5' of the k-mer 'ACGT' is not a non-negative integer" in err
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,14 +298,17 @@ def test_bad_folders(tmp_path):
     twice.mkdir()
     _write(twice / "S1.txt", "AAA\t1\n")
     _write(twice / "S1.txt.gz", "AAA\t1\n", "gz")
-    with pytest.raises(ValueError, match=r"The files 'S1\.txt' and 'S1\.txt\.gz' of the folder .* are both sample 'S1'"):
+    with pytest.raises(ValueError,
+                       match=r"The files 'S1\.txt' and 'S1\.txt\.gz' of the folder .* are both sample 'S1'"):
         gs.io.read(twice)
     tables = tmp_path / "tables"
     tables.mkdir()
     _write(tables / "t.csv", "id,a\ns,1\n")
     with pytest.raises(IsADirectoryError, match=r"a folder is read only when it holds k-mer count dumps"):
         gs.io.read(tables)
-    with pytest.raises(ValueError, match=r"'samples' parameter of read_dumps must name samples of .*tables', each once; 1 are not among them: 'S9'\. "
+    with pytest.raises(ValueError,
+                       match=r"'samples' parameter of read_dumps must name samples of .*tables', each once; 1 are not "
+                       r"among them: 'S9'\. "
                        r"Its samples: 't\.csv'"):
         read_dumps(tables, samples=["S9"])
 

@@ -164,7 +164,7 @@ def test_real_kmer_file_streamed(tmp_path):
 
 def test_planted_markers_are_found_from_a_streamed_store(tmp_path):
     from genosift.datasets import write_synthetic_kmers
-    from genosift.io import score_store
+    from genosift.scoring.store import score_store
 
     src = tmp_path / "syn.kmers.gz"
     pheno, markers = write_synthetic_kmers(src, n_samples=120, n_kmers=4000, density=0.1, n_markers=8,
@@ -179,7 +179,8 @@ def test_planted_markers_are_found_from_a_streamed_store(tmp_path):
 
 _CHILD = """
 import json, sys, time
-from genosift.io import convert_kmers, score_store, read_metadata
+from genosift.io import convert_kmers, read_metadata
+from genosift.scoring.store import score_store
 src, out, meta, budget = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 t0 = time.perf_counter()
 convert_kmers(src, out, metadata=read_metadata(meta, id_column="sample"), chunk_bytes=budget)
@@ -248,8 +249,8 @@ def test_store_result_names_are_read_on_first_use(tmp_path):
     import pickle
 
     from genosift.datasets import write_synthetic_kmers
-    from genosift.io import score_store
     from genosift.io.store import Store
+    from genosift.scoring.store import score_store
 
     src = tmp_path / "syn.kmers"
     pheno, markers = write_synthetic_kmers(src, n_samples=80, n_kmers=500, n_markers=3, seed=5)
@@ -267,7 +268,8 @@ def test_store_result_names_are_read_on_first_use(tmp_path):
     assert set(res.top(3)) == set(markers)
 
 
-@pytest.mark.parametrize("method", [m.name for m in gs.REGISTRY.values() if m.streaming == "rows" and m.task != "regression"])
+@pytest.mark.parametrize("method",
+                         [m.name for m in gs.REGISTRY.values() if m.streaming == "rows" and m.task != "regression"])
 def test_sparse_store_scores_are_the_in_memory_numbers_bit_for_bit(tmp_path, method):
     src = tmp_path / "a.kmers"
     X, ids = write_kmers(src, n_samples=60, n_kmers=3000, seed=9)
@@ -276,7 +278,7 @@ def test_sparse_store_scores_are_the_in_memory_numbers_bit_for_bit(tmp_path, met
     meta = pd.DataFrame({"y": y}, index=pd.Index(ref_ds.sample_ids, name="id"))
     path, _ = convert_kmers(src, tmp_path / f"a{SUFFIX}", metadata=meta)
     import genosift as gs
-    from genosift.io import score_store
+    from genosift.scoring.store import score_store
 
     target = None if method == "variance" else "y"
     ref = gs.score(ref_ds.X, None if target is None else y, method=method)
@@ -291,7 +293,8 @@ def test_sparse_store_scores_are_the_in_memory_numbers_bit_for_bit(tmp_path, met
 
 
 def test_sparse_store_with_a_bad_value_names_the_feature(tmp_path):
-    from genosift.io import Dataset, score_store, write_store
+    from genosift.io import Dataset, write_store
+    from genosift.scoring.store import score_store
 
     X = sp.random(30, 50, density=0.3, format="csr", random_state=1)
     X.data[5] = np.inf

@@ -13,8 +13,9 @@ import scipy.sparse as sp
 
 import genosift as gs
 from genosift.io import Dataset, convert_kmers, format_of, read
-from genosift.io.store import SUFFIX, Store, convert, open_store, score_store, write_store
+from genosift.io.store import SUFFIX, Store, convert, open_store, write_store
 from genosift.io.store import write as store_write
+from genosift.scoring.store import score_store
 
 from conftest import load_shared, require_shared
 
@@ -211,7 +212,9 @@ def test_row_chunks_by_budget(tmp_path):
         sizes = [c.nnz * 12 for c in chunks]
         assert all(size <= limit or c.shape[0] == 1 for size, c in zip(sizes, chunks))
     assert len(list(store.row_chunks(chunk_bytes=10**6))) == 1  # fits: one chunk
-    with pytest.raises(ValueError, match=r"The 'rows_per_chunk' parameter of Store.row_chunks must be a positive int or None. Got 0 instead."):
+    with pytest.raises(ValueError,
+                       match=r"The 'rows_per_chunk' parameter of Store.row_chunks must be a positive int or None. Got "
+                       r"0 instead."):
         list(store.row_chunks(0))
     with pytest.raises(ValueError, match=r"The 'chunk_bytes' parameter of Store.row_chunks must be a positive int"):
         list(store.row_chunks(chunk_bytes=-1))
@@ -509,5 +512,6 @@ def test_labels_are_checked_before_reading(scored, monkeypatch):
         score_store(store, "y", method="welch")
     with pytest.raises(ValueError, match=r"y has only one class \(.*'a'.*\) in 60 sample\(s\)"):
         score_store(store, ["a"] * 60, method="fisher")
-    with pytest.raises(ValueError, match=r"The 'n_jobs' parameter of score_store must be a positive int or None. Got 0"):
+    with pytest.raises(ValueError,
+                       match=r"The 'n_jobs' parameter of score_store must be a positive int or None. Got 0"):
         score_store(store, "bin", method="auc", n_jobs=0)

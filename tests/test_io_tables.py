@@ -263,7 +263,8 @@ def test_wrong_separator_and_options(tmp_path):
         f"{q(path)} has no column named 'c' (the keep= option); the header (line 1) names 'id', "
         "'a', 'b'. Check the spelling, or give a 0-based position."
     )
-    with pytest.raises(ValueError, match=r"The id_column= option must be a column name or a 0-based column position in \[0, 2\]"):
+    with pytest.raises(ValueError,
+                       match=r"The id_column= option must be a column name or a 0-based column position in \[0, 2\]"):
         read(path, sep=" ", id_column=3)
     with pytest.raises(ValueError, match=r"with features_in_rows=True every column"):
         read(path, sep=" ", keep=["a"], features_in_rows=True)

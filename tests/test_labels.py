@@ -43,7 +43,7 @@ def test_string_labels_in_a_store_with_tiny_chunks(method, tmp_path):
                                pd.DataFrame({"label": y}, index=ids)), tmp_path / "d.gs.h5ad")
     ref = gs.score(X, y, method=method)
     for budget in (64, 200, None):  # down to one row per chunk
-        got = gs.io.score_store(path, "label", method=method, chunk_bytes=budget)
+        got = gs.score(path, "label", method=method, chunk_bytes=budget)
         np.testing.assert_allclose(got.statistic, ref.statistic, rtol=1e-12, atol=1e-14)
 
 
@@ -85,9 +85,11 @@ def test_odd_text_labels_warn_naming_them(labels, words):
 
 
 @pytest.mark.parametrize("y, message", [
-    (np.array([1, "a", 1, "a", 2, "a"], dtype=object), r"y mixes labels of different kinds: 1 \(number\) and 'a' \(text\)"),
+    (np.array([1, "a", 1, "a", 2, "a"], dtype=object),
+     r"y mixes labels of different kinds: 1 \(number\) and 'a' \(text\)"),
     (pd.array(["a", pd.NA, "b", "a", "b", "a"], dtype="string"), r"y has missing labels at positions \[1\]"),
-    (pd.array([0, 1, None, 1, 0, 1], dtype="Int64"), r"y (has missing labels|contains NaN or infinity) at positions \[2\]"),
+    (pd.array([0, 1, None, 1, 0, 1], dtype="Int64"),
+     r"y (has missing labels|contains NaN or infinity) at positions \[2\]"),
     (np.array([1 + 1j, 2, 1 + 1j, 2, 1 + 1j, 2]), "y holds complex numbers"),
     (np.array([None, "a", "b", "a", "b", "a"], dtype=object), r"missing labels at positions \[0\]"),
 ])

@@ -185,7 +185,7 @@ def test_relieff_on_a_store_in_python_names_the_calls(files, tmp_path):
     store = tmp_path / "t.gs.h5ad"
     gs.io.convert(files["csv"], store, keep=["label", "batch"])
     with pytest.raises(FixError) as err:
-        gs.io.score_store(store, "label", method="relieff")
+        gs.score(store, "label", method="relieff")
     assert "genosift.io.read(path) and call genosift.score" in str(err.value)
     assert "another method=" in str(err.value) and "genosift.methods()" in str(err.value)
 

@@ -16,7 +16,8 @@ from scipy import stats
 
 import genosift as gs
 from genosift.cli import main
-from genosift.scores import REGISTRY, check_option_values, describe
+from genosift.scores import REGISTRY, describe
+from genosift.scoring.memory import check_option_values
 
 
 def _data(n=40, p=6, seed=1):

@@ -370,7 +370,8 @@ def test_real_sparse_filter_and_mrmr():
 # --------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("selector, match", [
-    (gs.RedundancyFilter(k=31), r"The 'k' parameter of RedundancyFilter must be an int in \[1, n_features\] \(n_features = 30\)"),
+    (gs.RedundancyFilter(k=31),
+     r"The 'k' parameter of RedundancyFilter must be an int in \[1, n_features\] \(n_features = 30\)"),
     (gs.RedundancyFilter(k=0), "The 'k' parameter of RedundancyFilter"),
     (gs.RedundancyFilter(max_corr=1.5), r"The 'max_corr' parameter of RedundancyFilter must be a number in \[0, 1\]"),
     (gs.RedundancyFilter(max_corr=-0.1), "The 'max_corr' parameter"),

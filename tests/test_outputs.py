@@ -29,7 +29,8 @@ def _frame():
 
 
 def _same_bits(a, b):
-    return np.array_equal(np.asarray(a, dtype=np.float64).view(np.int64), np.asarray(b, dtype=np.float64).view(np.int64))
+    return np.array_equal(np.asarray(a, dtype=np.float64).view(np.int64), np.asarray(b,
+                                                                                     dtype=np.float64).view(np.int64))
 
 
 @pytest.mark.parametrize("writer, suffix", [("write_frame", ".tsv"), ("write_frame", ".csv"),

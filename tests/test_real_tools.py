@@ -438,7 +438,8 @@ def test_pangenome_presence_absence_tables(tmp_path, name, capsys):
     assert pd.read_csv(tmp_path / "r.tsv", sep="\t")["feature"][0] == "mecA~~~mecA_2"
 
 
-@pytest.mark.parametrize("first", ["ACGT | s1:3 s2:4", "ACGT|s1:3", "ACGT\t5.0\t0.1\t|\ts#1:8", "ACGT |", "  ACGT | s1:3\r"])
+@pytest.mark.parametrize("first", ["ACGT | s1:3 s2:4", "ACGT|s1:3", "ACGT\t5.0\t0.1\t|\ts#1:8", "ACGT |",
+                                   "  ACGT | s1:3\r"])
 def test_kmer_lines_in_any_spacing_are_recognised(tmp_path, first):
     path = tmp_path / "noname"
     path.write_text(f"\n{first}\nCCCC | s1:1\n")

@@ -250,10 +250,12 @@ BROKEN = [
     ("curve.tsv", None, FileNotFoundError, r"no curve\.tsv"),
     ("run.json", None, FileNotFoundError, r"no run\.json"),
     ("run.json", lambda t: t[:-5], ValueError, r"run\.json.*not valid JSON"),
-    ("run.json", lambda t: t.replace('"best_k": 200', '"best_k": 7'), ValueError, r"best_k = 7, which is not a k of curve\.tsv"),
+    ("run.json", lambda t: t.replace('"best_k": 200', '"best_k": 7'), ValueError,
+     r"best_k = 7, which is not a k of curve\.tsv"),
     ("run.json", lambda t: t.replace('"metric"', '"the_metric"'), ValueError, r"lacks the key\(s\) 'metric'"),
     ("curve.tsv", _replace_header("k\t", "n\t"), ValueError, r"curve\.tsv.*lacks the column\(s\) 'k'"),
-    ("curve.tsv", lambda t: t.replace("\n200\t", "\n200.5\t"), ValueError, r"curve\.tsv.*'k' that is not a whole number"),
+    ("curve.tsv", lambda t: t.replace("\n200\t", "\n200.5\t"), ValueError,
+     r"curve\.tsv.*'k' that is not a whole number"),
     ("scores.tsv", lambda t: t.replace("X95735_at\t", "X95735_at\tabc", 1), ValueError,
      r"scores\.tsv.*not a number in column 'score', row 1: 'abc"),
     ("scores.tsv", lambda t: t.replace("True", "maybe", 1), ValueError, r"scores\.tsv.*'selected' value .*'maybe'"),
@@ -398,7 +400,8 @@ def test_report_renders_in_headless_chromium(golub_report, tmp_path):
     if browser is None:
         pytest.skip("no chromium binary on PATH (apt-get install chromium); the browser rendering is not checked")
     url = golub_report.html.resolve().as_uri()
-    flags = ["--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}"]
+    flags = ["--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
+             f"--user-data-dir={tmp_path / 'profile'}"]
     shot = tmp_path / "shot.png"
     subprocess.run([browser, *flags, f"--screenshot={shot}", "--window-size=1200,3000", url],
                    check=True, capture_output=True, timeout=120)

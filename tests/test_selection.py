@@ -198,7 +198,8 @@ def test_fit_on_a_file_refits_and_explains_transform(store_path, tmp_path):
     frame.insert(0, "label", y)
     frame.insert(0, "id", [f"s{i}" for i in range(60)])
     frame.to_csv(tmp_path / "t.csv", index=False)
-    np.testing.assert_array_equal(gs.SelectKBest(score_func="welch", k=4).fit(tmp_path / "t.csv", "label").get_support(),
+    np.testing.assert_array_equal(gs.SelectKBest(score_func="welch", k=4).fit(tmp_path / "t.csv",
+                                                                              "label").get_support(),
                                   sel.get_support())
     with pytest.raises(TypeError, match=r"transform reduces arrays, not the file '.*d\.gs\.h5ad'\. Read the selected "
                                         r"columns with genosift\.io\.open_store\(path\)\.read_columns"):

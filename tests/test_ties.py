@@ -52,7 +52,7 @@ def test_top_k_is_the_same_in_every_form(camda, method):
             assert set(got.ranking[:k]) == set(ref.ranking[:k]), (name, k)
         np.testing.assert_allclose(got.scores, ref.scores, rtol=1e-9, atol=1e-12, err_msg=name)
     for budget in (1 << 20, None):
-        got = gs.io.score_store(store, "y", method=method, chunk_bytes=budget)
+        got = gs.score(store, "y", method=method, chunk_bytes=budget)
         for k in KS:
             assert set(got.ranking[:k]) == set(ref.ranking[:k]), ("store", budget, k)
 

@@ -45,7 +45,8 @@ def labels_of(adata, y, *, what="y", required=False):
         return None
     if isinstance(y, str):
         if y not in adata.obs.columns:
-            raise ValueError(f"{what}={y!r} names no column of adata.obs (its columns: {_obs_columns(adata) or 'none'}). "
+            raise ValueError(f"{what}={y!r} names no column of adata.obs (its columns: "
+                             f"{_obs_columns(adata) or 'none'}). "
                              "Pass the name of an obs column, or the labels as an array.")
         return adata.obs[y].to_numpy()
     if hasattr(y, "index") and hasattr(y, "reindex") and getattr(y, "ndim", 1) == 1:  # a pandas Series

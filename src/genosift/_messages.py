@@ -1,6 +1,6 @@
 """Message pieces shared by every layer: values written as plain Python, fixes spelled per caller.
 
-Two jobs, one helper each:
+Three jobs, one helper each:
 
 - :func:`plain` writes a value (a label, a list of labels, a cell) the way a user typed it:
   ``1``, ``'a'``, ``[0, 1]``, never numpy's ``np.int64(1)`` or ``array([...])``.
@@ -8,6 +8,8 @@ Two jobs, one helper each:
   fields. ``str()`` spells them as Python keywords (``keep=['label']``); the command line
   spells the same error with its options (``--keep label``) through :meth:`FixError.spelled`,
   so each caller reads a fix it can apply.
+- :func:`moved_error` is the ``AttributeError`` of a name a module no longer holds, naming where
+  it went.
 """
 from __future__ import annotations
 
@@ -130,3 +132,15 @@ def python_spelling(owner, name, value):
     if value is FixError.ANY:
         return f"{name}="
     return f"{name}={plain(value)}"
+
+
+def moved_error(module, name, moved):
+    """The ``AttributeError`` for ``module.name`` (a module's ``__getattr__`` raises it): when
+    ``moved`` (old name -> new place) lists the name, the message says where to find it.
+
+    >>> str(moved_error("genosift.io", "score_store", {"score_store": "genosift.score(path, y, ...)"}))
+    'genosift.io.score_store is no longer here: use genosift.score(path, y, ...) instead.'
+    """
+    if name in moved:
+        return AttributeError(f"{module}.{name} is no longer here: use {moved[name]} instead.")
+    return AttributeError(f"module {module!r} has no attribute {name!r}")

@@ -128,7 +128,9 @@ def check_integer_range(M, names=None, *, source="X"):
     low, high = values.min(), values.max()
     if high <= EXACT_INTEGERS and (values.dtype.kind == "u" or low >= -EXACT_INTEGERS):
         return
-    wide = (values > EXACT_INTEGERS) if values.dtype.kind == "u" else (values > EXACT_INTEGERS) | (values < -EXACT_INTEGERS)
+    wide = values > EXACT_INTEGERS
+    if values.dtype.kind != "u":
+        wide |= values < -EXACT_INTEGERS
     if sp.issparse(M):
         major = np.repeat(np.arange(M.shape[0] if M.format == "csr" else M.shape[1]), np.diff(M.indptr))
         cols = np.unique((M.indices if M.format == "csr" else major)[wide])

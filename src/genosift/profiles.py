@@ -193,7 +193,7 @@ def _chunk_target(kind, y, n):
     return y
 
 
-def _from_chunk(stat, kind, X, y):
+def _from_chunk(X, y, stat, kind):
     """The statistic of one chunk (a Dask task or a store's chunk); an empty chunk gives the empty value."""
     if X.shape[0] == 0:
         return stat.empty()
@@ -288,7 +288,7 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
             Xc, yc = chunk
             M, names = as_matrix(Xc) if np.shape(Xc)[0] else (Xc, None)
             first.setdefault("names", names)
-            return _from_chunk(stat, kind, M, yc)
+            return _from_chunk(M, yc, stat, kind)
 
         stats = accumulate(X, summarize, stat.empty())
         if stats.n_features == 0:
@@ -297,7 +297,7 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
     M, names = as_matrix(X)
     names = names if feature_names is None else feature_names
     kind = _resolve(target, y, M.shape[0])
-    return _finish(_from_chunk(_statistic(kind), kind, M, y), kind, names)
+    return _finish(_from_chunk(M, y, _statistic(kind), kind), kind, names)
 
 
 def _resolve(target, y, n):
@@ -341,32 +341,26 @@ def _profile_store(source, y, target, feature_names, samples, chunk_bytes, binar
         y = as_labels(y, m)
     kind = _resolve(target, y, m)
     stat = _statistic(kind)
-    stats = accumulate(labelled_chunks(store, y, budget, rows), lambda c: _from_chunk(stat, kind, *c), stat.empty())
+    stats = accumulate(labelled_chunks(store, y, budget, rows), lambda c: _from_chunk(*c, stat, kind), stat.empty())
     names = feature_names if feature_names is not None else store.feature_names
     return _finish(stats, kind, names)
 
 
 def _profile_dask(X, y, target, feature_names, scheduler, binary):
     """One task per block of rows (all features), the statistics merged in a tree of tasks."""
-    from .scoring.dask import as_array, compute, is_dask_collection, merge_tree, opened, require_dask
+    from .scoring.dask import compute, merge_tree, opened, row_block_tasks, with_target
 
-    dask = require_dask()
     if binary:
         from .transforms import presence
 
         X = X.map_partitions(presence) if hasattr(X, "map_partitions") else X.map_blocks(presence, dtype=np.float64)
     with opened(scheduler) as chosen:
-        X, names = as_array(X, feature_names, chosen)
+        X, names, y = with_target(X, y, feature_names, chosen)
         n, p = X.shape
-        if is_dask_collection(y):
-            y = np.asarray(compute(y, chosen))
         kind = _resolve(target, y, n)
         labels = None if y is None else _chunk_target(kind, y, n)
         stat = _statistic(kind)
-        X = X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
-        bounds = np.cumsum((0,) + X.chunks[0])
-        parts = [dask.delayed(_from_chunk, pure=False)(stat, kind, block, None if labels is None else labels[a:b])
-                 for block, a, b in zip(X.to_delayed()[:, 0], bounds[:-1], bounds[1:])]
+        parts = row_block_tasks(X, labels, _from_chunk, stat, kind)
         k = 1 if labels is None or kind == "numeric" else len(np.unique(labels))
         stats = compute(merge_tree(parts, 2 * k, p), chosen)
     return _finish(stats, kind, names)

@@ -31,7 +31,8 @@ from .score_funcs import (
     score_func_tags,
     validate_scored,
 )
-from .scores import rank_order, score
+from .scores import rank_order
+from .scoring import score
 
 
 class _Block:
@@ -120,7 +121,8 @@ class RankedSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
 
     def _check_k(self, n_features):
         if not is_int(self.k) or not 1 <= self.k <= n_features:
-            raise param_error("k", type(self).__name__, f"an int in [1, n_features] (n_features = {n_features})", self.k)
+            raise param_error("k", type(self).__name__, f"an int in [1, n_features] (n_features = {n_features})",
+                              self.k)
 
     def _score_features(self, X, y, covariates=None):
         """Validate ``X`` and score its features (given the ``covariates`` of its rows, for the
@@ -156,9 +158,10 @@ class RankedSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
 def _greedy_walk(candidates, order, k, max_corr):
     """Keep ``order``'s features unless |r| with a kept one exceeds ``max_corr``, until ``k`` are kept.
 
-    Candidates are taken in blocks (doubling from ``max(64, 2k)`` up to a dense block of ``engine.BLOCK_BYTES``, 64 MiB);
-    each block is correlated with the features kept before it in one product, then walked in
-    order: every time one of its candidates is kept, the rest of the block is correlated with it.
+    Candidates are taken in blocks (doubling from ``max(64, 2k)`` up to a dense block of
+    ``engine.BLOCK_BYTES``, 64 MiB); each block is correlated with the features kept before it in
+    one product, then walked in order: every time one of its candidates is kept, the rest of the
+    block is correlated with it.
     Returns ``(kept, rejected, most correlated kept feature of each rejected, that |r|)``.
     """
     n = candidates.M.shape[0]

@@ -10,8 +10,8 @@ from ._messages import FixError
 from ._validation import check_fit_input, check_options_dict, param_error
 from .scores import REGISTRY, covariate_methods, get_method, refuse_covariates
 
-__all__ = ["callable_scores", "covariate_frame", "matched_covariates", "refuse_covariates_for", "resolve_score_func", "score_func_tags",
-           "validate_scored"]
+__all__ = ["callable_scores", "covariate_frame", "matched_covariates", "refuse_covariates_for", "resolve_score_func",
+           "score_func_tags", "validate_scored"]
 
 
 def resolve_score_func(func, owner, *, param="score_func", params=None, params_param="score_params"):

@@ -73,7 +73,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         ``cross_validate(..., params={"covariates": C})`` gives each fold its rows.
 
         ``X`` may also be a store (a ``.gs.h5ad`` path or ``genosift.io.Store``), scored out of
-        core by ``genosift.io.score_store``, or any data file ``genosift.io.read`` reads; ``y``
+        core by ``genosift.scoring.store.score_store``, or any data file ``genosift.io.read`` reads; ``y``
         may then name a per-sample column of the file. ``feature_names_in_`` (and
         ``get_feature_names_out``) are the file's feature names, read when first asked for;
         ``transform`` takes arrays (scikit-learn warns that they carry no names) or DataFrames
@@ -148,7 +148,8 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         if is_dask_collection(X):
             keep = self.get_support()
             if X.shape[1] != keep.shape[0]:
-                raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted on {keep.shape[0]}.")
+                raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted on "
+                                 f"{keep.shape[0]}.")
             return X[list(X.columns[keep])] if hasattr(X, "columns") else X[:, np.flatnonzero(keep)]
         if _on_disk(X):
             raise TypeError(

@@ -36,7 +36,8 @@ def scoring_options(args, spec):
     """``--min-af`` / ``--max-af`` and ``--method-option`` of `score`, `select` and `evaluate`,
     checked against each other and against the method's declared options (a usage error, exit 2)."""
     from .._validation import UsageError
-    from ..scores import check_af, check_option_values
+    from ..scores import check_af
+    from ..scoring.memory import check_option_values
     from .spelling import cli_message
 
     try:

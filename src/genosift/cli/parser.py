@@ -67,13 +67,18 @@ def _add_match_option(p):
                         "samples each (e.g. 0.9); without it, matching less than half of either side only warns")
 
 
-def _add_data_options(p):
+def _add_labelled_input(p):
+    """The data, its samples, the --meta join, the target and the scoring method."""
     _add_input_options(p)
     _add_sample_options(p)
     _add_match_option(p)
     p.add_argument("--target", required=True, help="the label column (in --meta, or in the data table)")
     p.add_argument("--method", default="fisher", type=_method_name,
                    help="scoring method (see `genosift methods`; default fisher)")
+
+
+def _add_data_options(p):
+    _add_labelled_input(p)
     _add_scoring_options(p)
     _add_covariate_options(p)
     p.add_argument("--top", type=_positive_int, help="select the K best features")
@@ -103,7 +108,8 @@ def _add_covariate_options(p):
                    help="a table (CSV/TSV) of covariates to adjust for, one row per sample, joined on the sample "
                         "ids like --meta; for the methods that take covariates (`genosift methods`); text "
                         "columns are one-hot encoded")
-    p.add_argument("--covariates-id", metavar="COLUMN", help="the sample-id column of --covariates (default: the first)")
+    p.add_argument("--covariates-id", metavar="COLUMN",
+                   help="the sample-id column of --covariates (default: the first)")
     p.add_argument("--covariates-sep", type=_separator, metavar="CHAR",
                    help="the field separator of --covariates (default: by its suffix, else guessed from its header)")
     p.add_argument("--covariate", action="append", metavar="COLUMN",
@@ -284,13 +290,9 @@ def _add_data_commands(sub):
 
 def _add_model_commands(sub):
     p = sub.add_parser("evaluate", help="select features and fit a model for a grid of k, cross-validated")
-    _add_input_options(p)
-    _add_sample_options(p)
-    _add_match_option(p)
-    p.add_argument("--target", required=True, help="the label column (in --meta, or in the data table)")
-    p.add_argument("--method", default="fisher", type=_method_name,
-                   help="scoring method (see `genosift methods`; default fisher)")
-    p.add_argument("--k", type=_int_list, default=[10, 100, 1000], help="numbers of top features to try (default 10,100,1000)")
+    _add_labelled_input(p)
+    p.add_argument("--k", type=_int_list, default=[10, 100, 1000],
+                   help="numbers of top features to try (default 10,100,1000)")
     p.add_argument("--model", default="logistic", choices=list(MODELS),
                    help="the classifier (default logistic)")
     p.add_argument("--model-option", type=_key_value, action="append", metavar="KEY=VALUE",
@@ -301,7 +303,8 @@ def _add_model_commands(sub):
     p.add_argument("--metric", default="balanced_accuracy", choices=list(METRICS),
                    help="the metric that picks the best k (default balanced_accuracy)")
     p.add_argument("--seed", type=int, default=0, help="seed of the folds and models (default 0)")
-    p.add_argument("--group", help="metadata column of groups: folds keep groups whole; or with --val-groups, the split")
+    p.add_argument("--group",
+                   help="metadata column of groups: folds keep groups whole; or with --val-groups, the split")
     p.add_argument("--train-groups", help="comma-separated groups to train on (the others validate)")
     p.add_argument("--val-groups", help="comma-separated groups held out for validation (instead of --cv)")
     p.add_argument("--classes", help="comma-separated labels to keep (others are left out)")
@@ -310,7 +313,8 @@ def _add_model_commands(sub):
     p.add_argument("--force", action="store_true", help="replace an existing results folder")
     _add_run_options(p)
     p.set_defaults(func=evaluate_command)
-    p = sub.add_parser("predict", help="apply a model saved by `evaluate` to new data (the model file runs code: trust it)")
+    p = sub.add_parser("predict",
+                       help="apply a model saved by `evaluate` to new data (the model file runs code: trust it)")
     p.add_argument("model", help="model.joblib (or the results folder) of a `genosift evaluate` run")
     _add_input_options(p)
     p.add_argument("--target", help="the column of true labels (in --meta, or in the data table), to compare")

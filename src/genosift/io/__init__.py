@@ -11,7 +11,7 @@ from .registry import READERS, Dataset, Reader, register_reader  # noqa: F401
 __all__ = [
     "CovariateMatch", "Dataset", "MatchReport", "READERS", "Store", "attach_metadata", "convert", "convert_dumps",
     "convert_kmers", "format_of", "match_covariates", "open_store", "read", "read_covariates", "read_dumps",
-    "read_kmers", "read_metadata", "register_reader", "score_store", "sniff_format", "write_store",
+    "read_kmers", "read_metadata", "register_reader", "sniff_format", "write_store",
 ]
 
 
@@ -25,11 +25,10 @@ from .kmer_store import convert_kmers  # noqa: E402
 from .dumps import convert_dumps, read_dumps  # noqa: E402
 
 
-def __getattr__(name):
-    # ``genosift.io.score_store`` (scoring lives in ``genosift.scoring.store``), resolved on first
-    # use so that reading data never imports the scoring drivers.
-    if name == "score_store":
-        from ..scoring.store import score_store
+from .store import MOVED  # noqa: E402  (names moved to the scoring layer)
 
-        return score_store
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name):
+    from .._messages import moved_error
+
+    raise moved_error(__name__, name, MOVED)

@@ -32,7 +32,8 @@ _VARIANTS = (b"##fileformat=VCF", b"BCF\x02")
 _HEAD_BYTES = 1 << 20  # text read to decide: the start of the first line is enough
 # a k-mer, optional statistics columns, the bar, then SAMPLE:COUNT entries (a cut last one allowed)
 _DUMP_LINE = re.compile(rb"[ \t]*\S+[ \t]+\d+[ \t\r]*")  # a k-mer dump: KMER COUNT
-_KMER_LINE = re.compile(rb"[ \t]*[^\s|:]+(?:[ \t]+[^\s|]+)*[ \t]*\|[ \t]*(?:\S*:\d+(?:[ \t]+\S*:\d+)*)?(?:[ \t]+\S*)?[ \t\r]*")
+_KMER_LINE = re.compile(rb"[ \t]*[^\s|:]+(?:[ \t]+[^\s|]+)*[ \t]*\|"  # the k-mer, statistics columns, the bar
+                        rb"[ \t]*(?:\S*:\d+(?:[ \t]+\S*:\d+)*)?(?:[ \t]+\S*)?[ \t\r]*")
 
 
 def _by_suffix(path):

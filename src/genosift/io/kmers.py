@@ -64,7 +64,8 @@ from .kmer_options import (
 )
 from .registry import Dataset, register_reader
 
-__all__ = ["BLOCK_SIZE", "KmerReader", "check_block_size", "check_count_dtype", "check_max_count", "check_paths", "check_samples",
+__all__ = ["BLOCK_SIZE", "KmerReader", "check_block_size", "check_count_dtype", "check_max_count", "check_paths",
+           "check_samples",
            "exact_limit", "read_kmers", "warn_unmatched"]
 
 #: Bytes of (decompressed) text parsed per kernel call; a line longer than this is still read

@@ -59,8 +59,8 @@ def read_metadata(path, *, id_column, sep=None):
         A delimited text file with a header row; gzip, bzip2, xz or zstd compression is told from
         the first bytes.
     id_column : str or None
-        The column holding the sample ids (None: the first column). Ids are read as text (``'007'`` stays ``'007'``) with
-        surrounding whitespace removed; they must be present and unique.
+        The column holding the sample ids (None: the first column). Ids are read as text (``'007'`` stays
+        ``'007'``) with surrounding whitespace removed; they must be present and unique.
     sep : str, optional
         The separator. By default ``,`` for ``.csv``, a tab for ``.tsv`` / ``.tab``, otherwise the
         most frequent of tab, ``,`` and ``;`` in the header line (runs of spaces if none).

@@ -24,7 +24,9 @@ from .models import ModelSelector, check_finite_for, check_score_func, is_estima
 
 
 def check_ks(ks, n_features, owner):
-    """Sorted distinct ks; values above ``n_features`` become ``n_features`` (with a warning)."""
+    """The k-grid rule of every selector and workflow that tries several k: the sorted, distinct
+    ks (an int or a non-empty sequence of ints >= 1, else an error); a k above ``n_features`` is
+    tried as ``n_features`` (all the features), with a warning naming it."""
     values = np.atleast_1d(np.asarray(ks, dtype=object))
     if values.ndim != 1 or values.size == 0 or not all(is_int(k) and k >= 1 for k in values):
         raise param_error("ks", owner, "a non-empty sequence of ints >= 1", ks)
@@ -36,7 +38,12 @@ def check_ks(ks, n_features, owner):
 
 
 def cv_splits(cv, X, y, groups, classifier, random_state, owner):
-    """The ``(train, test)`` index pairs of ``cv``: an int (k folds), a splitter or the pairs."""
+    """The ``(train, test)`` index pairs of ``cv``: an int (k folds), a splitter or the pairs.
+
+    The fold rule of every cross-validation here: an int gives that many folds, stratified for a
+    ``classifier`` on class labels (``StratifiedGroupKFold`` with ``groups``), shuffled with
+    ``random_state`` when it is not None, else in row order. Only the length of ``X`` is read.
+    """
     from sklearn.model_selection import GroupKFold, KFold, StratifiedGroupKFold, StratifiedKFold
 
     def bad():

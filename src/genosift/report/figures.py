@@ -101,7 +101,8 @@ def score_distribution(scores, *, best_k):
     the count axis when the tail of selected features would otherwise be too short to see.
 
     >>> import pandas as pd
-    >>> frame = pd.DataFrame({"score": [5.0, 3.0, 1.0, 0.5], "rank": [1, 2, 3, 4], "selected": [True, True, False, False]})
+    >>> frame = pd.DataFrame({"score": [5.0, 3.0, 1.0, 0.5], "rank": [1, 2, 3, 4],
+    ...                       "selected": [True, True, False, False]})
     >>> fig = score_distribution(frame, best_k=2)
     >>> fig.axes[0].get_xlabel()
     'score'
@@ -134,7 +135,8 @@ def score_distribution(scores, *, best_k):
     n_nan = int((~finite).sum())
     ax.set_xlabel("score" + (" (log scale)" if log_x else ""))
     ax.set_ylabel("features" + (" (log scale)" if ax.get_yscale() == "log" else ""))
-    ax.set_title(f"Score distribution of {finite.sum():,} features" + (f" ({n_nan:,} without a score)" if n_nan else ""))
+    without = f" ({n_nan:,} without a score)" if n_nan else ""
+    ax.set_title(f"Score distribution of {finite.sum():,} features{without}")
     ax.legend(frameon=False)
     return fig
 
@@ -388,7 +390,8 @@ def selection_stability(stability, *, selected=(), max_features=30):
     width = 0.8 * (np.diff(levels).min() if levels.size > 1 else 0.2)
     left.bar(levels, how_many, width=width, color=PALETTE[0])
     for level, count in zip(levels, how_many):
-        left.annotate(f"{count:,}", (level, count), xytext=(0, 2), textcoords="offset points", ha="center", fontsize=7.5)
+        left.annotate(f"{count:,}", (level, count), xytext=(0, 2), textcoords="offset points", ha="center",
+                      fontsize=7.5)
     left.set_xlim(0, 1.05)
     if levels.size <= 10:
         left.set_xticks(levels, [f"{v:.2g}" for v in levels])

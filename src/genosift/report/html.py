@@ -40,7 +40,8 @@ def _table(frame, *, formats=None, highlight=None, classes=""):
 
 def _setting(key, value):
     if key == "inputs" and isinstance(value, dict):
-        return "; ".join(f"{path} (sha256 {str((info or {}).get('sha256', ''))[:12]}\u2026)" for path, info in value.items())
+        return "; ".join(f"{path} (sha256 {str((info or {}).get('sha256', ''))[:12]}\u2026)"
+                         for path, info in value.items())
     if isinstance(value, dict):
         return ", ".join(f"{k}={_setting(k, v)}" for k, v in value.items()) or "\u2013"
     if isinstance(value, (list, tuple)):
@@ -118,12 +119,15 @@ def _selected_html(selected, limit=100):
 
 
 _CSS = """
-body{margin:0;background:#f6f7f9;color:#1d2330;font:15px/1.5 -apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+body{margin:0;background:#f6f7f9;color:#1d2330;\
+font:15px/1.5 -apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
 main{max-width:1060px;margin:0 auto;padding:24px 28px 48px;background:#fff;box-shadow:0 0 12px rgba(0,0,0,.06)}
-h1{font-size:26px;margin:8px 0 4px}h2{font-size:20px;margin:36px 0 10px;padding-bottom:4px;border-bottom:2px solid #e3e6ec}
+h1{font-size:26px;margin:8px 0 4px}\
+h2{font-size:20px;margin:36px 0 10px;padding-bottom:4px;border-bottom:2px solid #e3e6ec}
 h3{font-size:16px;margin:24px 0 8px}.lead{color:#4a5263;margin-top:0}
 nav{margin:14px 0;font-size:14px}nav a{margin-right:14px;color:#0b62a4;text-decoration:none}
-.summary{display:flex;gap:22px;align-items:center;background:#eef5fb;border-left:5px solid #0072B2;padding:12px 18px;margin:16px 0}
+.summary{display:flex;gap:22px;align-items:center;background:#eef5fb;border-left:5px solid #0072B2;\
+padding:12px 18px;margin:16px 0}
 .summary .big{font-size:22px;font-weight:700;white-space:nowrap}
 table{border-collapse:collapse;margin:8px 0 16px;font-size:13.5px}
 th,td{padding:4px 10px;border-bottom:1px solid #e6e8ee;text-align:left;vertical-align:top}
@@ -157,7 +161,8 @@ def page(results, figures, missing):
              if "n_samples" in run and "n_features" in run else "")
     parts = [
         f"<h1>{e(title)}</h1>",
-        f'<p class="lead">Features scored by <b>{e(str(run["method"]))}</b>, classified by <b>{e(str(run["model"]))}</b>; '
+        f'<p class="lead">Features scored by <b>{e(str(run["method"]))}</b>, classified by '
+        f'<b>{e(str(run["model"]))}</b>; '
         f"{e(shape)}classes {e(classes)}.</p>",
         _summary_html(results),
         '<nav><a href="#performance">Performance</a><a href="#classes">Per class</a>'

@@ -53,7 +53,8 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False):
     >>> folder = Path(tempfile.mkdtemp())
     >>> _ = (folder / "run.json").write_text(json.dumps({"method": "fisher", "model": "logistic",
     ...     "best_k": 2, "metric": "accuracy", "classes": ["a", "b"], "ks": [1, 2]}))
-    >>> write_table(pd.DataFrame({"k": [1, 2], "accuracy_mean": [0.8, 0.9], "accuracy_std": [0.1, 0.05]}), folder / "curve.tsv")
+    >>> write_table(pd.DataFrame({"k": [1, 2], "accuracy_mean": [0.8, 0.9], "accuracy_std": [0.1, 0.05]}),
+    ...             folder / "curve.tsv")
     >>> scores = pd.DataFrame({"feature": ["g1", "g2", "g3"], "score": [3.0, 2.0, 0.5], "rank": [1, 2, 3],
     ...                        "selected": [True, True, False]})
     >>> write_table(scores, folder / "scores.tsv")

@@ -13,7 +13,8 @@ _TABLES = {
     "curve.tsv": (("k",), None, True),
     "scores.tsv": (("feature", "score", "rank", "selected"), ("score", "statistic", "pvalue", "qvalue", "rank"), True),
     "selected.tsv": (("feature", "rank", "score"), ("rank", "score", "pvalue", "qvalue", "importance"), True),
-    "per_class.tsv": (("class", "precision", "recall", "f1", "support"), ("precision", "recall", "f1", "support"), False),
+    "per_class.tsv": (("class", "precision", "recall", "f1", "support"), ("precision", "recall", "f1", "support"),
+                      False),
     "confusion.tsv": (("true",), None, False),
     "stability.tsv": (("feature", "frequency"), ("frequency",), False),
     "top_values.tsv": (("sample", "label"), None, False),
@@ -82,7 +83,9 @@ def _read_table(path, required, numeric):
         raise _bad(path, f"is not a readable tab-separated table ({exc})") from None
     missing = [c for c in required if c not in frame.columns]
     if missing:
-        raise _bad(path, f"lacks the column(s) {', '.join(map(repr, missing))} (it has {', '.join(map(repr, frame.columns[:8]))})")
+        raise _bad(path,
+                   f"lacks the column(s) {', '.join(map(repr, missing))} (it has "
+                   f"{', '.join(map(repr, frame.columns[:8]))})")
     if frame.empty:
         raise _bad(path, "has a header but no rows")
     columns = ([c for c in frame.columns if c not in _TEXT[path.name]] if numeric is None
@@ -102,7 +105,8 @@ def _read_table(path, required, numeric):
         flags = frame["selected"].str.strip().str.lower()
         unknown = ~flags.isin(["true", "false", "1", "0"])
         if unknown.any():
-            raise _bad(path, f"has a 'selected' value that is not True or False: {frame['selected'][unknown].iloc[0]!r}")
+            raise _bad(path,
+                       f"has a 'selected' value that is not True or False: {frame['selected'][unknown].iloc[0]!r}")
         frame["selected"] = flags.isin(["true", "1"])
     return frame
 

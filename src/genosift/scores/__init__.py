@@ -19,25 +19,22 @@ from . import moments, ranks, contingency, distances, dcor, neighbours, models, 
 
 __all__ = [
     "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "get_method", "methods",
-    "rank_order", "register", "score", "score_blocks", "statistics", "finish", "check_options", "make_target",
-    "LabelCoding", "describe", "carriers", "check_af", "with_af", "check_option_values", "CarrierTap",
+    "rank_order", "register", "score_blocks", "statistics", "finish", "check_options", "make_target",
+    "LabelCoding", "describe", "carriers", "check_af", "with_af", "CarrierTap",
     "WithCarriers", "af_tested", "untested_last", "build_result", "check_classes", "finite_blocks", "join_scores",
     "target_values", "covariate_methods", "refuse_covariates", "check_covariates", "align_covariates",
-    "prepare_covariates", "with_covariates", "covariate_columns", "has_sample_ids", "frame_sample_ids", "check_bins", "discretize", "n_codes",
+    "prepare_covariates", "with_covariates", "covariate_columns", "has_sample_ids", "frame_sample_ids", "check_bins",
+    "discretize", "n_codes",
 ]
 
-# ``genosift.scores.score`` and ``check_option_values`` run data through a driver, which lives a
-# layer above (``genosift.scoring``); they stay reachable here, resolved on first use, for code
-# written against this module (the one upward import, listed in tests/test_architecture.py).
+# Names that moved up to the scoring layer (``genosift.scoring``): a clear error, not an import.
+_MOVED = {
+    "score": "genosift.score (or genosift.scoring.score)",
+    "check_option_values": "genosift.scoring.memory.check_option_values",
+}
 
 
 def __getattr__(name):
-    if name == "score":
-        from ..scoring import score
+    from .._messages import moved_error
 
-        return score
-    if name == "check_option_values":
-        from ..scoring.memory import check_option_values
-
-        return check_option_values
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise moved_error(__name__, name, _MOVED)

@@ -18,9 +18,9 @@ from .._validation import MAX_FLOAT_CLASSES, as_labels, as_matrix, is_continuous
 from ..engine import accumulate, is_chunk_stream, map_blocks
 from ._base import ScoreResult, Scores, Target, get_method
 
-__all__ = ["LabelCoding", "build_result", "check_classes", "check_options", "covariate_methods", "finish", "finite_blocks",
-           "join_scores", "make_target", "refuse_covariates", "result_arrays", "score_blocks", "statistics",
-           "target_values"]
+__all__ = ["LabelCoding", "build_result", "check_classes", "check_options", "covariate_methods", "finish",
+           "finite_blocks", "join_scores", "make_target", "refuse_covariates", "result_arrays", "score_blocks",
+           "statistics", "target_values"]
 
 
 def check_options(spec, options):
@@ -221,7 +221,8 @@ def statistics(spec, X, y=None, *, feature_names=None):
             return spec.statistic.empty()
         M, names = as_matrix(Xc)
         if not first:
-            first.update(p=M.shape[1], names=names if feature_names is None else np.asarray(feature_names, dtype=object))
+            given = None if feature_names is None else np.asarray(feature_names, dtype=object)
+            first.update(p=M.shape[1], names=names if given is None else given)
         same_names = names is None or first["names"] is None or np.array_equal(first["names"], names)
         if M.shape[1] != first["p"] or not same_names:
             raise ValueError(
@@ -243,7 +244,8 @@ def check_classes(spec, stats):
         if stats.n_samples < 2:
             raise ValueError(f"Method '{spec.name}' needs at least 2 samples; got {int(stats.n_samples)}.")
         if stats.classes is not None and len(stats.classes) < 2 or stats.classes is None and stats.m2_y == 0:
-            raise ValueError(f"y is constant (only one class or value): method '{spec.name}' needs a target that varies.")
+            raise ValueError(f"y is constant (only one class or value): method '{spec.name}' needs a target that "
+                             "varies.")
         return
     if spec.task != "classification":
         if spec.task == "regression":

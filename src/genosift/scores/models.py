@@ -48,7 +48,8 @@ def _check(model, C, max_iter, random_state):
 
 
 def _column_moments(M):
-    """``(non-zeros, mean, M2 / scale**2, min, max, scale)`` of every column, summed over the non-zero values in row order.
+    """``(non-zeros, mean, M2 / scale**2, min, max, scale)`` of every column, summed over the
+    non-zero values in row order.
 
     The same additions in the same order for a dense array and for the CSR copy of its non-zeros
     (adding a zero changes no sum), so both give the same bits. The sums are of ``x / scale``,

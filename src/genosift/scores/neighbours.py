@@ -245,7 +245,8 @@ def _miss_weights(count, miss_weight):
     elif miss_weight == "equal":
         weight = np.full((C, C), 1.0 / (C - 1))
     else:
-        raise ValueError(f"The 'miss_weight' parameter of relieff must be 'prior' or 'equal'. Got {miss_weight!r} instead.")
+        raise ValueError(f"The 'miss_weight' parameter of relieff must be 'prior' or 'equal'. Got {miss_weight!r} "
+                         "instead.")
     np.fill_diagonal(weight, -1.0)
     return weight
 

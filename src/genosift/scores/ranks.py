@@ -210,7 +210,8 @@ def _correlation_p(r, n):
 
 
 @register(
-    "spearman", invariance="monotone", task="regression", streaming="blocks", pvalues=True, signed=True, sparse_blocks=True,
+    "spearman", invariance="monotone", task="regression", streaming="blocks", pvalues=True, signed=True,
+    sparse_blocks=True,
     formula="rho = Pearson r of the average ranks of x and y; p from t = rho sqrt((n-2)/(1-rho^2)), n-2 df",
     reference="scipy.stats.spearmanr",
 )
@@ -323,7 +324,8 @@ def kendall(block, target, *, p_method="auto"):
 
 
 @register(
-    "auc", invariance="monotone", task="classification", streaming="blocks", binary_only=True, pvalues=True, sparse_blocks=True,
+    "auc", invariance="monotone", task="classification", streaming="blocks", binary_only=True, pvalues=True,
+    sparse_blocks=True,
     formula="AUC = U1 / (n0 n1), U1 = R1 - n1(n1+1)/2 (R1 rank sum of classes[1]); score = max(AUC, 1 - AUC); "
             "p: Mann-Whitney U, normal approximation with tie and continuity correction",
     reference="Mann & Whitney (1947); Hanley & McNeil (1982); sklearn.metrics.roc_auc_score; "

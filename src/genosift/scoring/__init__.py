@@ -172,7 +172,8 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
             if data.obs is None or y not in data.obs.columns:
                 have = [] if data.obs is None else list(data.obs.columns)
                 raise ValueError(f"y names the column {y!r}, which {str(X)!r} does not have (sample columns: {have}). "
-                                 "Pass the labels as an array, or read the file with genosift.io.read(..., keep=[...]).")
+                                 "Pass the labels as an array, or read the file with genosift.io.read(..., "
+                                 "keep=[...]).")
             y = data.obs[y].to_numpy()
         X, feature_names = data.X, data.feature_names if feature_names is None else feature_names
         covariates = _by_sample(covariates, data.sample_ids, data.obs)

@@ -1,7 +1,7 @@
 """Scoring the ``X`` of a backed AnnData (``anndata.read_h5ad(path, backed="r")``) without loading it.
 
 - ``X`` stored by rows (CSR) or dense: the file is read as a genosift store
-  (``genosift.io.score_store``), row chunks or feature blocks within ``chunk_bytes``; a view
+  (``genosift.scoring.store.score_store``), row chunks or feature blocks within ``chunk_bytes``; a view
   (``adata[rows, cols]``) reads its rows only and keeps its features' results;
 - ``X`` stored by columns (CSC): blocks of features through anndata's backed access
   (``adata.X[:, j0:j1]``), each within ``chunk_bytes``;

@@ -49,7 +49,8 @@ from .schedulers import (
 from .schedulers import slots as scheduler_slots
 
 __all__ = ["FAN_IN", "RUNS_PER_THREAD", "TASK_BYTES", "as_array", "compute", "current_scheduler", "is_dask_collection",
-           "merge_tree", "opened", "require_dask", "score_collection", "score_store_tasks", "use_scheduler"]
+           "merge_tree", "opened", "require_dask", "row_block_tasks", "score_collection", "score_store_tasks",
+           "use_scheduler", "with_target"]
 
 #: Most statistics merged by one task of the tree reduction (fewer when they are large).
 FAN_IN = 8
@@ -133,6 +134,17 @@ def merge_tree(parts, n_classes, n_features):
     return parts[0]
 
 
+def row_block_tasks(X, labels, task, *args):
+    """One delayed ``task(block, labels of its rows or None, *args)`` per block of rows of the Dask
+    array ``X``, each block holding every feature (``X`` is rechunked along its columns when it
+    has several column chunks: choose row chunks with that in mind)."""
+    delayed = require_dask().delayed
+    X = X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
+    bounds = np.cumsum((0,) + X.chunks[0])
+    return [delayed(task, pure=False)(block, None if labels is None else labels[a:b], *args)
+            for block, a, b in zip(X.to_delayed()[:, 0], bounds[:-1], bounds[1:])]
+
+
 def _n_classes(target):
     return 1 if target.classes is None else len(target.classes)
 
@@ -205,6 +217,15 @@ def as_array(X, feature_names, scheduler):
     return X, names
 
 
+def with_target(X, y, feature_names, scheduler):
+    """``(X as a Dask array, feature names or None, y)``: ``as_array``, and ``y`` computed on
+    ``scheduler`` (n values) when it is a Dask array or Series."""
+    X, names = as_array(X, feature_names, scheduler)
+    if is_dask_collection(y):
+        y = np.asarray(compute(y, scheduler))
+    return X, names, y
+
+
 def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None, af=None, covariates=None):
     """Score a Dask array or DataFrame with the registered method ``spec``: a ``ScoreResult``.
 
@@ -223,10 +244,8 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None,
         raise _whole_matrix_error(spec, "a Dask array")
     dask = require_dask()
     with opened(scheduler) as chosen:
-        X, names = as_array(X, feature_names, chosen)
+        X, names, y = with_target(X, y, feature_names, chosen)
         n, p = X.shape
-        if is_dask_collection(y):
-            y = np.asarray(compute(y, chosen))
         if is_dask_collection(covariates):
             covariates = compute(covariates, chosen)
         Z, covariate_names = check_covariates(covariates, n)
@@ -234,15 +253,11 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None,
         check_classes(spec, target)  # before reading: wrong labels fail at once
         if spec.streaming == "rows":
             labels = target_values(spec, y, n)
-            X = X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
-            bounds = np.cumsum((0,) + X.chunks[0])
-            blocks = X.to_delayed()[:, 0]
 
             def build(names_arg):
                 key = None if names_arg is None else dask.delayed(names_arg, pure=False)
-                return merge_tree([dask.delayed(_chunk_statistic, pure=False)(
-                    block, None if labels is None else labels[a:b], spec.name, key, af is not None)
-                    for block, a, b in zip(blocks, bounds[:-1], bounds[1:])], _n_classes(target), p)
+                tasks = row_block_tasks(X, labels, _chunk_statistic, spec.name, key, af is not None)
+                return merge_tree(tasks, _n_classes(target), p)
 
             merged = _merged(build, names, chosen)
             if af is None:
@@ -338,7 +353,7 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
                       covariates=None):
     """Score a store on a Dask scheduler, the workers reading it: a ``ScoreResult``.
 
-    What ``genosift.io.score_store(..., scheduler=...)`` runs once it has checked its inputs.
+    What ``genosift.scoring.store.score_store(..., scheduler=...)`` runs once it has checked its inputs.
     Row-mergeable methods: the rows are cut into ranges holding at most ``chunk_bytes`` of stored
     values and indices (default ``TASK_BYTES``); each of ``RUNS_PER_THREAD`` tasks per scheduler
     thread reads a run of consecutive ranges, one at a time, merging their statistics as it goes

@@ -93,7 +93,7 @@ def opened(scheduler):
 def use_scheduler(scheduler):
     """Run genosift's Dask work on ``scheduler`` inside the ``with`` block.
 
-    Scoring a store (``genosift.io.score_store``, ``genosift.score`` on a ``.gs.h5ad`` path) then
+    Scoring a store (``genosift.score`` on a ``.gs.h5ad`` path or a ``Store``) then
     runs on the cluster's workers, and Dask arrays are computed there; the command line's
     ``--scheduler`` does this for one run.
 

@@ -269,7 +269,8 @@ def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None):
             if rows is not None:
                 block = block[rows]
             if sp.issparse(block):
-                block = block.astype(np.float64, copy=False) if spec.sparse_blocks else block.toarray().astype(np.float64, copy=False)
+                block = block if spec.sparse_blocks else block.toarray()
+                block = block.astype(np.float64, copy=False)
             else:
                 block = np.ascontiguousarray(block, dtype=np.float64)
             bar.advance(j1 - j0)

@@ -2,11 +2,13 @@
 accumulated values, and the shifted base class (see ``genosift.stats``)."""
 from __future__ import annotations
 
+from dataclasses import dataclass, fields, replace
+
 import numpy as np
 import scipy.sparse as sp
 
 from .. import _kernels
-from .._validation import raise_nonfinite, raise_tiny_spread
+from .._validation import as_matrix, raise_nonfinite, raise_tiny_spread
 
 
 def chan(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
@@ -25,6 +27,17 @@ def class_codes(y, n_samples):
         return np.zeros(1, dtype=object), np.zeros(n_samples, dtype=np.intp)
     classes, codes = np.unique(np.asarray(y), return_inverse=True)
     return classes, codes.astype(np.intp, copy=False)
+
+
+def labelled_chunk(X, y, feature_names):
+    """A block of rows as the per-class statistics read it: ``(M, names, classes, codes)``.
+
+    ``M`` is the checked matrix, ``names`` the given ``feature_names`` (else the block's own),
+    ``codes`` index the sorted ``classes``; ``y=None`` puts every row in one class.
+    """
+    M, names = as_matrix(X)
+    classes, codes = class_codes(y, M.shape[0])
+    return M, names if feature_names is None else feature_names, classes, codes
 
 
 def moments_kernel(M, codes, k, w):
@@ -118,3 +131,46 @@ class Shifted:
         return None
 
 
+
+
+@dataclass(frozen=True, eq=False)
+class PerClass(Shifted):
+    """What the per-class statistics share: sorted ``classes``, the ``count`` of samples of each
+    (float64) and the per-feature ``shift`` (None for the empty value); subclasses add (k, p) arrays."""
+
+    classes: np.ndarray
+    count: np.ndarray
+    shift: np.ndarray | None
+
+    @classmethod
+    def empty(cls):
+        """The identity of ``merge``: no classes, no samples."""
+        arrays = [np.zeros((0, 0)) for _ in fields(cls)[3:]]
+        return cls(np.empty(0, dtype=object), np.zeros(0), None, *arrays)
+
+    @property
+    def n_samples(self):
+        return float(self.count.sum())
+
+    def merge(self, other):
+        """Combine with the statistics of other rows (classes are matched by label)."""
+        done = self._merge_with_empty(other)
+        if done is not None:
+            return done
+        return self._merge_classes(other, np.union1d(self.classes, other.classes))
+
+    def _absorb_with(self, other, update):
+        """``absorb``: ``update(where)`` writes ``other`` over this value's arrays, at the rows
+        ``where`` of its classes, and the counts are added. An empty side, or a class of ``other``
+        this value lacks, is left to ``merge``."""
+        done = self._merge_with_empty(other)
+        if done is not None:
+            return done
+        where = np.searchsorted(self.classes, other.classes)
+        last = len(self.classes) - 1
+        if np.any(where > last) or np.any(self.classes[np.minimum(where, last)] != other.classes):
+            return self.merge(other)
+        update(where)
+        count = self.count.copy()
+        count[where] += other.count
+        return replace(self, count=count)

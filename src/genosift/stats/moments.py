@@ -10,18 +10,19 @@ from .. import _kernels
 from .._validation import as_matrix
 from .base import (
     SQUARABLE,
+    PerClass,
     Shifted,
     chan,
     check_finite,
     check_spread,
-    class_codes,
+    labelled_chunk,
     moments_kernel,
     reshift,
 )
 
 
 @dataclass(frozen=True, eq=False)
-class ClassMoments(Shifted):
+class ClassMoments(PerClass):
     """Per-class count, mean and sum of squared deviations (M2) of every feature.
 
     Attributes
@@ -49,23 +50,13 @@ class ClassMoments(Shifted):
     True
     """
 
-    classes: np.ndarray
-    count: np.ndarray
-    shift: np.ndarray | None
     mean: np.ndarray
     m2: np.ndarray
 
     @classmethod
-    def empty(cls):
-        """The identity of ``merge``: no classes, no samples."""
-        return cls(np.empty(0, dtype=object), np.zeros(0), None, np.zeros((0, 0)), np.zeros((0, 0)))
-
-    @classmethod
     def from_chunk(cls, X, y=None, *, feature_names=None):
         """Statistics of one block of rows. ``y=None`` puts every row in one class."""
-        M, names = as_matrix(X)
-        names = names if feature_names is None else feature_names
-        classes, codes = class_codes(y, M.shape[0])
+        M, names, classes, codes = labelled_chunk(X, y, feature_names)
         count, shift, mean, m2, _ = moments_kernel(M, codes, len(classes), np.zeros(0))
         check_finite(M, names, mean, m2)
         check_spread(M, names, m2)
@@ -137,16 +128,7 @@ class ClassMoments(Shifted):
             return None
         return cls(np.asarray(classes), count, shift, mean, m2)
 
-    @property
-    def n_samples(self):
-        return float(self.count.sum())
-
-    def merge(self, other):
-        """Combine with the statistics of other rows (classes are matched by label)."""
-        done = self._merge_with_empty(other)
-        if done is not None:
-            return done
-        classes = np.union1d(self.classes, other.classes)
+    def _merge_classes(self, other, classes):
         k, p = len(classes), self.n_features
         rows_a = np.full(k, -1, np.int64)
         rows_b = np.full(k, -1, np.int64)
@@ -167,19 +149,13 @@ class ClassMoments(Shifted):
         merged without allocating new (k, p) arrays. Other holders of this value must not use
         it afterwards.
         """
-        done = self._merge_with_empty(other)
-        if done is not None:
-            return done
-        where = np.searchsorted(self.classes, other.classes)
-        if np.any(where >= len(self.classes)) or np.any(self.classes[np.minimum(where, len(self.classes) - 1)] != other.classes):
-            return self.merge(other)
-        rows_b = np.full(len(self.classes), -1, np.int64)
-        rows_b[where] = np.arange(len(other.classes))
-        _kernels.chan_merge(np.arange(len(self.classes)), rows_b, self.count, self.mean, self.m2, other.count,
-                            other.mean, other.m2, other.shift - self.shift, self.mean, self.m2)
-        count = self.count.copy()
-        count[where] += other.count
-        return ClassMoments(self.classes, count, self.shift, self.mean, self.m2)
+        def update(where):
+            rows_b = np.full(len(self.classes), -1, np.int64)
+            rows_b[where] = np.arange(len(other.classes))
+            _kernels.chan_merge(np.arange(len(self.classes)), rows_b, self.count, self.mean, self.m2, other.count,
+                                other.mean, other.m2, other.shift - self.shift, self.mean, self.m2)
+
+        return self._absorb_with(other, update)
 
     def means(self):
         """Class means in the units of the data, (k, p)."""

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from .. import _kernels
 from .._validation import as_matrix, default_feature_names, names_list, raise_nonfinite
-from .base import Shifted, class_codes
+from .base import PerClass, labelled_chunk
 from .moments import CoMoments
 
 
@@ -27,7 +27,7 @@ def _class_sums(M, codes, k):
 
 
 @dataclass(frozen=True, eq=False)
-class ClassSums(Shifted):
+class ClassSums(PerClass):
     """Per-class sums of every feature, with each feature's minimum and maximum.
 
     The sufficient statistic of ``chi2_counts``. Features must be non-negative (counts or
@@ -55,9 +55,6 @@ class ClassSums(Shifted):
     ([[4.0, 2.0], [2.0, 10.0]], [0.0, 0.0])
     """
 
-    classes: np.ndarray
-    count: np.ndarray
-    shift: np.ndarray | None
     sums: np.ndarray
     minimum: np.ndarray | None
     maximum: np.ndarray | None
@@ -70,9 +67,7 @@ class ClassSums(Shifted):
     @classmethod
     def from_chunk(cls, X, y=None, *, feature_names=None):
         """Statistics of one block of rows. ``y=None`` puts every row in one class."""
-        M, names = as_matrix(X)
-        names = names if feature_names is None else feature_names
-        classes, codes = class_codes(y, M.shape[0])
+        M, names, classes, codes = labelled_chunk(X, y, feature_names)
         k = len(classes)
         shift, sums, lo, hi = _class_sums(M, codes, k)
         ok = np.isfinite(sums).all(axis=0) & np.isfinite(lo) & np.isfinite(hi)
@@ -89,30 +84,29 @@ class ClassSums(Shifted):
             )
         return cls(classes, np.bincount(codes, minlength=k).astype(np.float64), shift, sums, lo, hi)
 
-    @property
-    def n_samples(self):
-        return float(self.count.sum())
-
     def class_sums(self):
         """Class sums of ``x`` in the units of the data, (k, p)."""
         return self.sums + self.count[:, None] * self.shift
 
-    def merge(self, other):
-        """Combine with the statistics of other rows (classes are matched by label)."""
-        done = self._merge_with_empty(other)
-        if done is not None:
-            return done
-        classes = np.union1d(self.classes, other.classes)
-        count, sums = np.zeros(len(classes)), np.zeros((len(classes), self.n_features))
-        at = np.searchsorted(classes, self.classes)
-        count[at] += self.count
-        sums[at] += self.sums
-        at = np.searchsorted(classes, other.classes)
-        count[at] += other.count
-        # sums of x - other.shift, re-expressed about self.shift
-        sums[at] += other.sums + other.count[:, None] * (other.shift - self.shift)
+    def _merge_classes(self, other, classes):
+        count = _by_class(classes, (self.classes, self.count), (other.classes, other.count))
+        sums = _by_class(classes, (self.classes, self.sums), (other.classes, _rebased_sums(self, other)))
         return ClassSums(classes, count, self.shift, sums, np.minimum(self.minimum, other.minimum),
                          np.maximum(self.maximum, other.maximum))
+
+
+def _by_class(classes, *parts):
+    """Per-class arrays added under the sorted labels ``classes``: each part is ``(labels, values)``."""
+    out = np.zeros((len(classes),) + parts[0][1].shape[1:])
+    for labels, values in parts:
+        out[np.searchsorted(classes, labels)] += values
+    return out
+
+
+def _rebased_sums(own, other):
+    """``other``'s class sums of ``x - other.shift`` re-expressed about ``own.shift``."""
+    with np.errstate(over="ignore", invalid="ignore"):  # sums beyond float64 stay infinite
+        return other.sums + other.count[:, None] * (other.shift - own.shift)
 
 
 def _class_positives(M, codes, k):
@@ -125,7 +119,7 @@ def _class_positives(M, codes, k):
 
 
 @dataclass(frozen=True, eq=False)
-class ClassProfile(Shifted):
+class ClassProfile(PerClass):
     """Per-class count, sum and number of positive values (x > 0) of every feature.
 
     What the ranking tables show beside the scores: the mean of each feature in each class and
@@ -151,23 +145,13 @@ class ClassProfile(Shifted):
     ([[1.5, 1.0], [0.5, 5.0]], [[0.5, 0.5], [0.5, 1.0]])
     """
 
-    classes: np.ndarray
-    count: np.ndarray
-    shift: np.ndarray | None
     sums: np.ndarray
     positive: np.ndarray
 
     @classmethod
-    def empty(cls):
-        """The identity of ``merge``: no classes, no samples."""
-        return cls(np.empty(0, dtype=object), np.zeros(0), None, np.zeros((0, 0)), np.zeros((0, 0)))
-
-    @classmethod
     def from_chunk(cls, X, y=None, *, feature_names=None):
         """Statistics of one block of rows. ``y=None`` puts every row in one class."""
-        M, names = as_matrix(X)
-        names = names if feature_names is None else feature_names
-        classes, codes = class_codes(y, M.shape[0])
+        M, names, classes, codes = labelled_chunk(X, y, feature_names)
         k = len(classes)
         shift, sums, _, _ = _class_sums(M, codes, k)
         if not np.isfinite(sums).all():
@@ -177,10 +161,6 @@ class ClassProfile(Shifted):
                 raise_nonfinite(M, bad, names)
         positive = _class_positives(M, codes, k)
         return cls(classes, np.bincount(codes, minlength=k).astype(np.float64), shift, sums, positive)
-
-    @property
-    def n_samples(self):
-        return float(self.count.sum())
 
     def means(self):
         """Class means in the units of the data, (k, p): the class sum over the class count, so
@@ -192,41 +172,20 @@ class ClassProfile(Shifted):
         """Share of each class's samples with x > 0, (k, p)."""
         return self.positive / self.count[:, None]
 
-    def merge(self, other):
-        """Combine with the statistics of other rows (classes are matched by label)."""
-        done = self._merge_with_empty(other)
-        if done is not None:
-            return done
-        classes = np.union1d(self.classes, other.classes)
-        k, p = len(classes), self.n_features
-        count, sums, positive = np.zeros(k), np.zeros((k, p)), np.zeros((k, p))
-        at = np.searchsorted(classes, self.classes)
-        count[at] += self.count
-        sums[at] += self.sums
-        positive[at] += self.positive
-        at = np.searchsorted(classes, other.classes)
-        count[at] += other.count
-        with np.errstate(over="ignore", invalid="ignore"):  # sums of x - other.shift, about self.shift
-            sums[at] += other.sums + other.count[:, None] * (other.shift - self.shift)
-        positive[at] += other.positive
+    def _merge_classes(self, other, classes):
+        count = _by_class(classes, (self.classes, self.count), (other.classes, other.count))
+        sums = _by_class(classes, (self.classes, self.sums), (other.classes, _rebased_sums(self, other)))
+        positive = _by_class(classes, (self.classes, self.positive), (other.classes, other.positive))
         return ClassProfile(classes, count, self.shift, sums, positive)
 
     def absorb(self, other):
         """``merge``, written over this value's arrays when ``other``'s classes are among its own
         (for an accumulator that owns this value, ``engine.accumulate``: no new (k, p) arrays)."""
-        done = self._merge_with_empty(other)
-        if done is not None:
-            return done
-        where = np.searchsorted(self.classes, other.classes)
-        if np.any(where >= len(self.classes)) or np.any(self.classes[np.minimum(where, len(self.classes) - 1)]
-                                                        != other.classes):
-            return self.merge(other)
-        with np.errstate(over="ignore", invalid="ignore"):
-            self.sums[where] += other.sums + other.count[:, None] * (other.shift - self.shift)
-        self.positive[where] += other.positive
-        count = self.count.copy()
-        count[where] += other.count
-        return ClassProfile(self.classes, count, self.shift, self.sums, self.positive)
+        def update(where):
+            self.sums[where] += _rebased_sums(self, other)
+            self.positive[where] += other.positive
+
+        return self._absorb_with(other, update)
 
 
 @dataclass(frozen=True, eq=False)

@@ -72,9 +72,9 @@ def labelled_covariates(labelled, *, table=None, columns=(), rows=None, structur
         have = [] if obs is None else [str(c) for c in obs.columns]
         missing = [c for c in columns if c not in have]
         if missing:
-            raise FixError(f"{{covariate}} names column(s) {names_list(missing)} that the samples' metadata do not "
-                           f"have; their columns: {names_list(have, 20) or 'none'}. Name columns of {{meta}} (or of the "
-                           "data table, kept with {keep}), or pass a covariates table with {covariates}.",
+            raise FixError(f"{{covariate}} names column(s) {names_list(missing)} that the samples' metadata "
+                           f"do not have; their columns: {names_list(have, 20) or 'none'}. Name columns of {{meta}} "
+                           "(or of the data table, kept with {keep}), or pass a covariates table with {covariates}.",
                            owner="labelled_covariates", covariate=FixError.ANY, meta=FixError.ANY,
                            covariates=FixError.ANY, keep=FixError.ANY)
         parts.append(obs[list(columns)].iloc[keep].set_axis(ids, axis=0))

@@ -7,7 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._messages import FixError, plain
-from .._validation import param_error
+from .._validation import is_int, param_error
 from .models import METRICS, fold_metrics, importance, make_model
 
 
@@ -41,21 +41,6 @@ class Evaluation:
 
 
 
-def _check_grid(ks, n_features):
-    if isinstance(ks, (int, np.integer)):
-        ks = [ks]
-    try:
-        ks = sorted({int(k) for k in ks})
-    except (TypeError, ValueError):
-        raise param_error("ks", "evaluate", "a list of ints >= 1", ks) from None
-    if not ks or ks[0] < 1:
-        raise param_error("ks", "evaluate", "a non-empty list of ints >= 1", ks)
-    too_big = [k for k in ks if k > n_features]
-    if too_big:
-        raise ValueError(f"k = {too_big} is more than the {n_features} features; choose ks up to {n_features}.")
-    return ks
-
-
 def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", model_options=None, cv=5,
              groups=None, validation=None, metric="balanced_accuracy", sample_ids=None, feature_names=None,
              score_params=None, random_state=0, n_jobs=None, binary=False, min_af=None, max_af=None, covariates=None):
@@ -68,13 +53,15 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     method : str
         A classification method of the registry (``genosift.methods()``), or a regression
         method for two classes (it scores the classes coded 0 and 1).
-    ks : list of int
-        Numbers of top features to try.
+    ks : int or list of int
+        Numbers of top features to try (each >= 1; sorted, repeats dropped). A k above the number
+        of features is tried as that number, with a warning (``model_selection.check_ks``).
     model : {"logistic", "random_forest", "linear_svm"}
     model_options : dict, optional
         Options of the model (``MODELS``).
     cv : int
-        Stratified folds (shuffled with ``random_state``); ignored when ``validation`` is given.
+        Stratified folds (``model_selection.cv_splits``: shuffled with ``random_state`` unless it
+        is None); ignored when ``validation`` is given.
     groups : array-like, optional
         Group of each sample: folds never split a group (``StratifiedGroupKFold``).
     validation : boolean array, optional
@@ -120,7 +107,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     (True, True)
     """
     from .. import get_method
-    from ..model_selection import cross_validate_ks
+    from ..model_selection import check_ks, cross_validate_ks
     from ..score_funcs import covariate_frame, matched_covariates
     from ..scores import check_af, refuse_covariates
 
@@ -141,7 +128,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
                          "(genosift methods), or keep two classes.")
     n, p = X.shape
     covariates = covariate_frame(covariates, n, "evaluate")
-    ks = _check_grid(ks, p)
+    ks = check_ks(ks, p, "evaluate").tolist()
     estimator = make_model(model, options=model_options, random_state=random_state, sparse=sp.issparse(X),
                            n_jobs=n_jobs)
     if validation is not None:
@@ -213,7 +200,7 @@ def _checked_data(X, y, feature_names, *, binary, metric):
 
 def _splits(y, *, cv, groups, validation, metric, random_state):
     """The (train, test) index pairs: one validation split, or stratified (group) folds."""
-    from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+    from ..model_selection import cv_splits
 
     n = len(y)
     if validation is not None:
@@ -229,19 +216,14 @@ def _splits(y, *, cv, groups, validation, metric, random_state):
                 owner="evaluate", metric=FixError.ANY,
             )
         return [(train_idx, test_idx)], {"kind": "validation", "folds": 1, "seed": random_state}
-    if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
+    if not is_int(cv) or cv < 2:
         raise param_error("cv", "evaluate", "an int >= 2", cv)
     smallest = int(np.unique(y, return_counts=True)[1].min())
     if smallest < cv:
         raise FixError(f"The smallest class has {smallest} sample(s), fewer than the {cv} folds "
                        f"asked for. Ask for at most {smallest} folds ({{cv}}), or leave the class out "
                        "(--min-count).", owner="evaluate", cv=FixError.ANY)
-    if groups is not None:
-        splitter = StratifiedGroupKFold(n_splits=int(cv), shuffle=True, random_state=random_state)
-        splits = list(splitter.split(np.zeros(n), y, groups))
-    else:
-        splitter = StratifiedKFold(n_splits=int(cv), shuffle=True, random_state=random_state)
-        splits = list(splitter.split(np.zeros(n), y))
+    splits = cv_splits(int(cv), np.zeros(n), y, groups, True, random_state, "evaluate")
     cv_info = {"kind": "groups" if groups is not None else "stratified_kfold", "folds": int(cv),
                "seed": random_state}
     return splits, cv_info

@@ -119,8 +119,9 @@ def load_model(path):
     try:
         saved = joblib.load(path)
     except Exception as exc:  # a damaged, truncated or foreign file fails anywhere inside unpickling
-        raise ValueError(f"Cannot load {str(path)!r} as a genosift model ({type(exc).__name__}: {exc}). Give the "
-                         "model.joblib that `genosift evaluate` wrote; a damaged or other file cannot be read.") from None
+        raise ValueError(f"Cannot load {str(path)!r} as a genosift model ({type(exc).__name__}: {exc}). Give "
+                         "the model.joblib that `genosift evaluate` wrote; a damaged or other file cannot be "
+                         "read.") from None
     if not isinstance(saved, dict) or "pipeline" not in saved or "features" not in saved:
         raise ValueError(f"{str(path)!r} is not a genosift model (written by `genosift evaluate`).")
     return saved

@@ -1,8 +1,9 @@
 """The genosift store: one AnnData-compatible HDF5 file, read in row chunks and feature blocks.
 
-Convert a data set once (``write_store``, ``kmer_store.convert_kmers``), then score it out of core as often
-as needed (``genosift.io.score_store``, run by ``genosift.scoring.store``): row-mergeable methods read chunks of samples, whole-column methods
-read blocks of features, and memory stays bounded by a chunk budget, never by the data size.
+Convert a data set once (``write_store``, ``kmer_store.convert_kmers``), then score it out of core
+as often as needed (``genosift.score(path, ...)``, run by ``genosift.scoring.store``): row-mergeable
+methods read chunks of samples, whole-column methods read blocks of features, and memory stays
+bounded by a chunk budget, never by the data size.
 
 Why this format
 ---------------
@@ -80,11 +81,13 @@ _NamesOf = NamesOf
 _Presence = Presence
 
 
-def __getattr__(name):
-    # ``genosift.io.store.score_store``: scoring a store is a driver's job (``genosift.scoring.store``),
-    # resolved here on first use so that this module imports nothing of scoring.
-    if name == "score_store":
-        from ...scoring.store import score_store
+#: Names this package and ``genosift.io`` no longer hold, and where they went: scoring a store is
+#: the scoring layer's job (``genosift.scoring.store``). Asking for one is a clear error, not an import.
+MOVED = {"score_store": "genosift.score(path, y, method=..., chunk_bytes=...) "
+                        "(or genosift.scoring.store.score_store, for samples= and n_jobs=)"}
 
-        return score_store
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name):
+    from ..._messages import moved_error
+
+    raise moved_error(__name__, name, MOVED)

@@ -92,7 +92,8 @@ class Store(ColumnReads):
         except FileNotFoundError:
             same = False
         if not same:
-            raise ValueError(f"The store {str(self.path)!r} was replaced or removed since it was opened; open it again.")
+            raise ValueError(f"The store {str(self.path)!r} was replaced or removed since it was opened; "
+                             "open it again.")
 
     def _open(self, f):
         where = str(self.path)
@@ -215,7 +216,8 @@ class Store(ColumnReads):
         """
         n, p = self.shape
         if rows_per_chunk is not None:
-            if isinstance(rows_per_chunk, bool) or not isinstance(rows_per_chunk, (int, np.integer)) or rows_per_chunk < 1:
+            if (isinstance(rows_per_chunk, bool) or not isinstance(rows_per_chunk, (int, np.integer))
+                    or rows_per_chunk < 1):
                 raise param_error("rows_per_chunk", "Store.row_chunks", "a positive int or None", rows_per_chunk)
             return [(a, min(n, a + int(rows_per_chunk))) for a in range(0, n, int(rows_per_chunk))], None
         per_entry = self.dtype.itemsize + (self._indices.dtype.itemsize if self.sparse else 0)

@@ -88,8 +88,9 @@ class ColumnReads:
                 gather(M.data, M.indices, M.indptr, a, J0, J1, cursor, out_data, out_rows, self._canonical)
             for j0, j1 in zip(bounds[g0:g1], bounds[g0 + 1:g1 + 1]):
                 lo, hi = int(colptr[j0]) - base, int(colptr[j1]) - base
+                pointers = (colptr[j0:j1 + 1] - colptr[j0]).astype(index_dtype(max(hi - lo, n)))
                 block = sp.csc_matrix(
-                    (out_data[lo:hi], out_rows[lo:hi], (colptr[j0:j1 + 1] - colptr[j0]).astype(index_dtype(max(hi - lo, n)))),
+                    (out_data[lo:hi], out_rows[lo:hi], pointers),
                     shape=(n, int(j1 - j0)),
                 )
                 if not block.has_canonical_format:
@@ -164,7 +165,8 @@ class ColumnReads:
         if not ok:
             order = "increasing " if increasing else ""
             raise param_error(what, "Store.read_columns", f"a boolean mask of {size} values or {order}indices in "
-                              f"[0, {size})", index.tolist() if index.size <= 10 else f"an array of shape {index.shape}")
+                              f"[0, {size})",
+                              index.tolist() if index.size <= 10 else f"an array of shape {index.shape}")
         return index.astype(np.int64)
 
     def _columns_from_copy(self, wanted):

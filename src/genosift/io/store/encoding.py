@@ -122,7 +122,8 @@ def _write_column(g, key, series):
     sub = g.create_group(key)
     set_encoding(sub, "nullable-string-array", "0.1.0")
     text = np.where(missing, "", values).astype(object)
-    ds = sub.create_dataset("values", data=string_blob(text, f"value of column {key!r}")[0], dtype=h5py.string_dtype("utf-8"))
+    ds = sub.create_dataset("values", data=string_blob(text, f"value of column {key!r}")[0],
+                            dtype=h5py.string_dtype("utf-8"))
     set_encoding(ds, "string-array", "0.2.0")
     sub.create_dataset("mask", data=missing)
 

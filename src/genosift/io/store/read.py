@@ -75,7 +75,8 @@ class StoredVector:
         while done < len(view):
             got = os.preadv(reader.fd, [view[done:done + _MAX_READ]], pos + done)
             if got <= 0:
-                raise ValueError(f"{str(reader.path)!r} is truncated: {self.name} ends before its stated size. Write the store again.")
+                raise ValueError(f"{str(reader.path)!r} is truncated: {self.name} ends before its stated size. Write "
+                                 "the store again.")
             done += got
         return raw.astype(out_dtype, copy=False)
 
