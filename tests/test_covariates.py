@@ -9,6 +9,7 @@ import scipy.sparse as sp
 
 import genosift as gs
 from genosift.scores import check_covariates, covariate_methods
+from genosift.scoring.store import score_store
 
 METHODS = covariate_methods()
 N, P = 48, 23
@@ -125,7 +126,7 @@ def _store(tmp_path):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_stores_rows_and_ids(tmp_path, method):
-    from genosift.io import open_store, score_store
+    from genosift.io import open_store
 
     path = _store(tmp_path)
     y = "target" if gs.get_method(method).task == "regression" else "label"
@@ -166,9 +167,9 @@ def test_dask_arrays_and_stores_on_a_scheduler(tmp_path, method):
                    covariates=da.from_array(Z, chunks=(10, 3)), scheduler="sync"), _reference(method), names=None)
     path = _store(tmp_path)
     rows = np.arange(0, N, 2)
-    _same(gs.io.score_store(path, _target(method), method=method, covariates=COV, scheduler="sync"),
+    _same(score_store(path, _target(method), method=method, covariates=COV, scheduler="sync"),
           _reference(method))
-    _same(gs.io.score_store(path, _target(method)[rows], method=method, samples=rows, covariates=COV,
+    _same(score_store(path, _target(method)[rows], method=method, samples=rows, covariates=COV,
                             scheduler="processes"), _reference(method, rows))
 
 
@@ -177,7 +178,7 @@ def test_methods_without_covariates_and_streams_refuse_them_before_reading(tmp_p
                                          r".*\(method=\), or leave out covariates="):
         gs.score(tmp_path / "no such file.gs.h5ad", "y", method="fisher", covariates=Z)
     with pytest.raises(ValueError, match="does not adjust for covariates"):
-        gs.io.score_store(tmp_path / "nope.gs.h5ad", "y", method="anova", covariates=Z)
+        score_store(tmp_path / "nope.gs.h5ad", "y", method="anova", covariates=Z)
     chunks = ((X[i:i + 10], Y[i:i + 10]) for i in range(0, N, 10))
     with pytest.raises(ValueError, match="cannot read a stream of row chunks"):
         gs.score(chunks, method=METHODS[0], covariates=Z)
