@@ -19,7 +19,7 @@ LAYERS = {
     "scores": ("scores",),
     "io": ("io", "_anndata", "datasets", "clonal"),
     "scoring": ("scoring", "dask", "profiles", "structure"),
-    "selectors": ("selection", "redundancy", "mrmr", "model_selection"),
+    "selectors": ("score_funcs", "selection", "redundancy", "mrmr", "model_selection"),
     "top": ("workflow", "report", "figures", "cli", "pipeline", "__main__"),
 }
 

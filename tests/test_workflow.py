@@ -137,8 +137,10 @@ def test_bad_parameters(golub):
         evaluate(X, y, ks=[10], cv=12)
     with pytest.raises(ValueError, match="Unknown option"):
         evaluate(X, y, ks=[10], model_options={"depth": 3})
-    with pytest.raises(ValueError, match="for regression targets"):
-        evaluate(X, y, method="pearson", ks=[10])
+    with pytest.raises(ValueError, match="is for numeric targets and scores two classes.*but y has 3"):
+        evaluate(X, np.array(["a", "b", "c"] * 13)[:38], method="pearson", ks=[10])
+    with pytest.raises(ValueError, match="takes no target"):
+        evaluate(X, y, method="variance", ks=[10])
 
 
 def test_cli_evaluate_then_predict(tmp_path, capsys):

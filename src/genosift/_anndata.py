@@ -68,6 +68,16 @@ def labels_of(adata, y, *, what="y", required=False):
     return y
 
 
+def covariates_of(adata, covariates):
+    """The covariates of the observations of ``adata``: ``obs`` columns by name (a list of
+    names, or one), or a DataFrame / Series indexed by ``obs_names`` put in their order;
+    anything else (an array, one row per observation) as it is."""
+    from .scores import align_covariates, covariate_columns
+
+    named = covariate_columns(covariates, adata.obs, what="adata.obs")
+    return named if named is not covariates else align_covariates(covariates, names_of(adata.obs_names))
+
+
 def _pick(adata, layer, owner):
     """``adata.X`` or ``adata.layers[layer]`` as the object anndata holds (backed or in memory)."""
     if layer is not None:
@@ -168,10 +178,12 @@ def fit_accepts_anndata(fit):
 
 
 def fit_on_matrix(selector, fit, adata, y, **kwargs):
-    """``fit(matrix, labels, **kwargs)`` on the matrix of ``adata`` (``y`` and a ``groups``
-    keyword may name ``obs`` columns), then ``feature_names_in_`` from its ``var_names``."""
+    """``fit(matrix, labels, **kwargs)`` on the matrix of ``adata`` (``y``, a ``groups`` keyword
+    and ``covariates`` may name ``obs`` columns), then ``feature_names_in_`` from its ``var_names``."""
     if isinstance(kwargs.get("groups"), str):
         kwargs["groups"] = labels_of(adata, kwargs["groups"], what="groups")
+    if kwargs.get("covariates") is not None:
+        kwargs["covariates"] = covariates_of(adata, kwargs["covariates"])
     out = fit(matrix_of(adata, owner=type(selector).__name__), labels_of(adata, y), **kwargs)
     selector.feature_names_in_ = names_of(adata.var_names)
     result = selector.__dict__.get("result_")

@@ -281,10 +281,14 @@ class MRMR(RankedSelector):
         return check_bins("MRMR", self.bins, self.max_categories)
 
     @fit_accepts_anndata
-    def fit(self, X, y=None):
-        """Score the relevance of every feature, then choose ``k`` of them one at a time."""
+    def fit(self, X, y=None, covariates=None):
+        """Score the relevance of every feature, then choose ``k`` of them one at a time.
+
+        ``covariates``: one row per sample of ``X``, for a ``relevance`` method that adjusts for
+        covariates (``genosift.scores.covariate_methods()``); the redundancy terms do not use them.
+        """
         bins, max_categories = self._check_params()
-        X, relevance, _ = self._score_features(X, y)
+        X, relevance, _ = self._score_features(X, y, covariates)
         self.relevance_ = relevance
         if self.redundancy == "pearson":
             terms = _Correlations(X, getattr(self, "feature_names_in_", None))

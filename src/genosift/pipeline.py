@@ -214,16 +214,17 @@ def _take_rows(dataset, rows):
     return replace(dataset, X=dataset.X[rows], sample_ids=dataset.sample_ids[rows], obs=obs)
 
 
-def score_labelled(labelled, *, method, chunk_bytes=None, min_af=None, max_af=None, options=None):
+def score_labelled(labelled, *, method, chunk_bytes=None, min_af=None, max_af=None, options=None, covariates=None):
     """Score the training samples: streamed from a store, or on the matrix in memory.
 
     ``min_af`` / ``max_af``: the allele-frequency filter, on the training samples (see
-    ``genosift.score``); ``options``: the method's options.
+    ``genosift.score``); ``options``: the method's options; ``covariates``: one row per
+    training sample, in their order (``genosift.workflow.covariates.labelled_covariates``).
     """
     from .scoring import score
 
     X = labelled.X_train
-    af = dict(min_af=min_af, max_af=max_af)
+    af = dict(min_af=min_af, max_af=max_af, covariates=covariates)
     if isinstance(X, StoreRows):
         from .scoring.store import score_store
 

@@ -23,8 +23,15 @@ from sklearn.utils.validation import check_is_fitted
 from ._anndata import AnnDataTransformMixin, fit_accepts_anndata
 from ._validation import as_matrix, default_feature_names, is_int, is_real, param_error
 from .engine import block_width
+from .score_funcs import (
+    callable_scores,
+    matched_covariates,
+    refuse_covariates_for,
+    resolve_score_func,
+    score_func_tags,
+    validate_scored,
+)
 from .scores import rank_order, score
-from .selection import callable_scores, resolve_score_func, score_func_tags, validate_scored
 
 
 class _Block:
@@ -115,10 +122,13 @@ class RankedSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         if not is_int(self.k) or not 1 <= self.k <= n_features:
             raise param_error("k", type(self).__name__, f"an int in [1, n_features] (n_features = {n_features})", self.k)
 
-    def _score_features(self, X, y):
-        """Validate ``X`` and score its features: ``(X, scores, pvalues)``."""
+    def _score_features(self, X, y, covariates=None):
+        """Validate ``X`` and score its features (given the ``covariates`` of its rows, for the
+        methods that adjust for them): ``(X, scores, pvalues)``."""
         params = getattr(self, self._params_param)
         spec = self._score_spec(params)
+        refuse_covariates_for(spec, covariates, type(self).__name__)
+        covariates = matched_covariates(X, covariates)
         X, y = validate_scored(self, X, y, spec)
         X, _ = as_matrix(X)  # canonical CSR (a copy only if the input is not), or a numeric ndarray
         self._check_k(X.shape[1])
@@ -128,7 +138,8 @@ class RankedSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
                 raise ValueError(f"The '{self._score_param}' callable of {type(self).__name__} must return one "
                                  f"score per feature, shape ({X.shape[1]},). Got shape {scores.shape} instead.")
             return X, scores, pvalues
-        res = score(X, y, method=spec.name, feature_names=getattr(self, "feature_names_in_", None), **(params or {}))
+        res = score(X, y, method=spec.name, feature_names=getattr(self, "feature_names_in_", None),
+                    covariates=covariates, **(params or {}))
         return X, res.scores, res.pvalues
 
     def _names(self):
@@ -256,13 +267,19 @@ class RedundancyFilter(RankedSelector):
         self.score_params = score_params
 
     @fit_accepts_anndata
-    def fit(self, X, y=None):
-        """Score the features of ``X`` against ``y`` and walk down the ranking."""
+    def fit(self, X, y=None, covariates=None):
+        """Score the features of ``X`` against ``y`` and walk down the ranking.
+
+        ``covariates``: one row per sample of ``X``, for a ``score_func`` that adjusts for
+        covariates (``genosift.scores.covariate_methods()``); a fit parameter aligned with the
+        samples (``Pipeline.fit(..., redundancyfilter__covariates=C)``). The correlations
+        between features do not use them.
+        """
         if not is_real(self.max_corr) or not 0 <= self.max_corr <= 1:
             raise param_error("max_corr", "RedundancyFilter", "a number in [0, 1]", self.max_corr)
         if not is_int(self.k) or self.k < 1:
             raise param_error("k", "RedundancyFilter", "an int in [1, n_features]", self.k)
-        X, self.scores_, self.pvalues_ = self._score_features(X, y)
+        X, self.scores_, self.pvalues_ = self._score_features(X, y, covariates)
         self.ranking_ = rank_order(self.scores_)
         order = self.ranking_[:np.count_nonzero(~np.isnan(self.scores_))]
         self.selected_, self.rejected_, self.rejected_by_, self.rejected_corr_ = _greedy_walk(

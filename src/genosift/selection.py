@@ -9,11 +9,19 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.feature_selection import SelectorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._anndata import AnnDataTransformMixin, fit_on_matrix, is_anndata
 from ._messages import plain
-from ._validation import as_labels, check_fit_input, check_options_dict, is_int, is_real, param_error
+from ._validation import as_labels, check_options_dict, is_int, is_real, param_error
+from .score_funcs import (
+    callable_scores,
+    matched_covariates,
+    refuse_covariates_for,
+    resolve_score_func,
+    score_func_tags,
+    validate_scored,
+)
 from .scores import (
     REGISTRY,
     LabelCoding,
@@ -22,55 +30,13 @@ from .scores import (
     carriers,
     check_af,
     finish,
-    get_method,
     rank_order,
     untested_last,
     with_af,
 )
 from .scoring import score
 
-
-def resolve_score_func(func, owner, *, param="score_func", params=None, params_param="score_params"):
-    """The registered method that ``func`` names, or None for a scoring callable.
-
-    The one resolver of every selector's score: ``params`` (the method's options, checked as a
-    dict or None under the name ``params_param``) and an unknown name give the one-format error.
-    """
-    check_options_dict(params, params_param, owner)
-    if callable(func):
-        return None
-    try:
-        return get_method(func)
-    except ValueError:
-        raise param_error(param, owner, f"a callable or one of {sorted(REGISTRY)}", func) from None
-
-
-def callable_scores(func, X, y):
-    """``(scores, pvalues or None)``, float64, of a callable ``f(X, y) -> scores`` or ``-> (scores, pvalues)``."""
-    out = func(X, y)
-    scores, pvalues = out if isinstance(out, (tuple, list)) else (out, None)
-    return np.asarray(scores, dtype=np.float64), None if pvalues is None else np.asarray(pvalues, dtype=np.float64)
-
-
-def score_func_tags(tags, func):
-    """scikit-learn tags of a selector scored by ``func``: a target unless unsupervised; sparse input."""
-    spec = REGISTRY.get(func) if isinstance(func, str) else None
-    tags.target_tags.required = spec is None or spec.task != "unsupervised"
-    tags.input_tags.sparse = True
-    return tags
-
-
-def validate_scored(estimator, X, y, spec, *, reset=True):
-    """``validate_data`` for a selector scored by ``spec`` (None: a callable): ``(X, y)``.
-
-    Clear messages first (``check_fit_input``); no target for an unsupervised method; non-finite
-    values are left to the registered methods, which name the features.
-    """
-    check_fit_input(X, y, supervised=spec is None or spec.task != "unsupervised")
-    kwargs = dict(accept_sparse=("csr", "csc"), dtype="numeric", reset=reset, ensure_all_finite=spec is None)
-    if spec is not None and spec.task == "unsupervised":
-        return validate_data(estimator, X, **kwargs), None
-    return validate_data(estimator, X, y, **kwargs)
+__all__ = ["SelectFdr", "SelectKBest", "SelectPercentile"]
 
 
 def _on_disk(X):
@@ -97,8 +63,14 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
     def _spec(self):
         return resolve_score_func(self.score_func, type(self).__name__)
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, covariates=None):
         """Score the features of ``X`` against ``y``.
+
+        ``covariates``: for the methods that adjust for covariates
+        (``genosift.scores.covariate_methods()``), one row per sample of ``X`` (see
+        ``genosift.score``). A fit parameter aligned with the samples, as ``sample_weight`` is
+        in scikit-learn: ``Pipeline.fit(X, y, selectkbest__covariates=C)``, and
+        ``cross_validate(..., params={"covariates": C})`` gives each fold its rows.
 
         ``X`` may also be a store (a ``.gs.h5ad`` path or ``genosift.io.Store``), scored out of
         core by ``genosift.io.score_store``, or any data file ``genosift.io.read`` reads; ``y``
@@ -116,13 +88,16 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
 
         for attr in ("stats_", "result_", "pending_", "classes_", "carriers_", "tested_", "af_"):
             self.__dict__.pop(attr, None)
+        if covariates is not None:  # before any data are read
+            refuse_covariates_for(None if callable(self.score_func) else self._spec(), covariates, type(self).__name__)
+            covariates = matched_covariates(X, covariates)
         if is_anndata(X) and callable(self.score_func):  # a callable scores the matrix in memory
             return fit_on_matrix(self, lambda M, labels: self._fit_chunk(M, labels, reset=True), X, y)
         if _on_disk(X) or is_dask_collection(X) or is_anndata(X):
-            return self._fit_file(X, y)
-        return self._fit_chunk(X, y, reset=True)
+            return self._fit_file(X, y, covariates)
+        return self._fit_chunk(X, y, reset=True, covariates=covariates)
 
-    def _fit_file(self, X, y):
+    def _fit_file(self, X, y, covariates=None):
         from .scoring.dask import is_dask_collection
 
         self._check_params()
@@ -133,7 +108,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
                 "name from genosift.methods() as score_func, or read the file into arrays first."
             )
         self.__dict__.pop("feature_names_in_", None)
-        self.result_ = score(X, y, method=spec.name, min_af=self.min_af, max_af=self.max_af,
+        self.result_ = score(X, y, method=spec.name, min_af=self.min_af, max_af=self.max_af, covariates=covariates,
                              **(self.score_params or {}))
         if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):  # a Dask DataFrame
             self.feature_names_in_ = np.asarray(X.columns, dtype=object)
@@ -260,7 +235,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
                 raise ValueError(f"y holds label(s) {plain(outside)} that are not among classes={plain(known)} "
                                  "given to partial_fit. Give every label in classes on the first call.")
 
-    def _fit_chunk(self, X, y, reset, partial=False):
+    def _fit_chunk(self, X, y, reset, partial=False, covariates=None):
         self._check_params()
         spec = self._spec()
         X, y = validate_scored(self, X, y, spec, reset=reset)
@@ -279,7 +254,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         names = getattr(self, "feature_names_in_", None)
         if spec.streaming != "rows":
             self.result_ = score(X, y, method=spec.name, feature_names=names, min_af=self.min_af, max_af=self.max_af,
-                                 **(self.score_params or {}))
+                                 covariates=covariates, **(self.score_params or {}))
             self._keep_result()
             return self
         if reset or not hasattr(self, "_label_coding"):

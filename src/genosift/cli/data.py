@@ -18,6 +18,7 @@ def _score_job(args):
         raise ValueError(f"--fdr needs p-values, and method '{spec.name}' has none. Use --top K.")
     scoring = scoring_options(args, spec)  # before any file is read
     labelled = labelled_samples(args)
+    scoring["covariates"] = covariates_of(args, labelled, rows=labelled.train)
     if args.scheduler and not isinstance(labelled.X_train, pipeline.StoreRows):
         raise ValueError(f"--scheduler scores a store (.gs.h5ad) on Dask workers, which read it themselves; "
                          f"{args.data!r} is read into memory here. Convert it once with `genosift convert`, "
@@ -42,6 +43,7 @@ def scoring_options(args, spec):
         check_af(args.min_af, args.max_af)
     except ValueError as exc:
         raise UsageError(cli_message(exc)) from None
+    _check_covariate_options(args, spec)
     options = {}
     for key, value in args.method_option or []:
         if isinstance(value, str) and value.lower() in ("true", "false", "none"):  # as typed in a shell
@@ -64,6 +66,57 @@ def scoring_options(args, spec):
     return {"min_af": args.min_af, "max_af": args.max_af, "options": options}
 
 
+def _check_covariate_options(args, spec):
+    """``--covariates`` / ``--covariate`` only with a method that takes covariates (exit 2)."""
+    from .._validation import UsageError
+    from ..scores import refuse_covariates
+    from .spelling import cli_message
+
+    if args.covariates_id and not args.covariates:
+        raise UsageError("--covariates-id names the sample-id column of --covariates: pass --covariates FILE too.")
+    if args.covariates_sep and not args.covariates:
+        raise UsageError("--covariates-sep is the separator of --covariates: pass --covariates FILE too.")
+    if args.structure_out and not args.structure:
+        raise UsageError("--structure-out writes the coordinates of --structure K: pass --structure K too.")
+    if args.structure_out:
+        from .. import pipeline
+
+        pipeline.check_table_name(args.structure_out)
+        pipeline.check_outputs([args.structure_out], force=args.force, inputs=(args.data, args.meta, args.covariates))
+    if args.covariates or args.covariate or args.structure:
+        try:
+            refuse_covariates(spec)
+        except ValueError as exc:
+            raise UsageError(cli_message(exc)) from None
+
+
+def covariates_of(args, labelled, *, rows=None):
+    """The covariates of the labelled samples ``rows`` (None: all) from ``--covariates``,
+    ``--covariate`` and ``--structure`` (written to ``--structure-out``), or None; how the table
+    matched is added to ``labelled.notes``."""
+    from .. import pipeline
+    from ..io import read_covariates
+    from ..workflow.covariates import labelled_covariates, structure_covariates
+
+    if not (args.covariates or args.covariate or args.structure):
+        return None
+    table = (read_covariates(args.covariates, id_column=args.covariates_id, sep=args.covariates_sep)
+             if args.covariates else None)
+    structure = None
+    if args.structure:
+        metric = {} if args.structure_metric is None else {"metric": args.structure_metric}
+        structure = structure_covariates(labelled, args.structure, rows=rows,
+                                         chunk_bytes=getattr(args, "chunk_bytes", None), **metric)
+        if args.structure_out:
+            pipeline.write_frame(structure.rename_axis("sample").reset_index(), args.structure_out, force=args.force)
+            labelled.notes.append(f"Wrote the {args.structure} principal coordinates ({structure.attrs['metric']}) "
+                                  f"of {len(structure)} samples to {args.structure_out}.")
+    frame, notes = labelled_covariates(labelled, table=table, columns=args.covariate or (), rows=rows,
+                                       structure=structure)
+    labelled.notes.extend(notes)
+    return frame
+
+
 def command_line():
     """The command as typed, when run as ``genosift`` (None when called from Python)."""
     return " ".join(["genosift", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("genosift") else None
@@ -72,7 +125,8 @@ def command_line():
 def _provenance(args, labelled, result, mask, started):
     from .. import pipeline
 
-    return pipeline.run_provenance(labelled, result, mask, inputs=(args.data, args.meta), target=args.target,
+    return pipeline.run_provenance(labelled, result, mask, inputs=(args.data, args.meta, args.covariates),
+                                   target=args.target,
                                    top=args.top, fdr=args.fdr, started=started, command=command_line())
 
 
@@ -86,6 +140,8 @@ def _summary(result, mask, labelled, started, out, prof=None):
           f"{int(mask.sum())} selected; {time.perf_counter() - started:.1f} s, peak memory {peak:.0f} MB")
     for note in labelled.notes:
         print(f"  {note}")
+    if result.covariates:
+        print(f"  adjusted for {len(result.covariates)} covariate(s): {', '.join(result.covariates)}")
     frame = result.to_frame().head(10)
     for j, row in zip(result.ranking, frame.itertuples()):
         p = "" if np.isnan(row.pvalue) else f"  q={row.qvalue:.2e}"
@@ -101,7 +157,7 @@ def score_command(args):
     out = Path(args.output)
     sidecar = out.with_name(out.name + ".json")
     pipeline.check_table_name(out)
-    pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta))
+    pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta, args.covariates))
     labelled, result, mask, prof = _score_job(args)
     frame = pipeline.ranking_frame(result, mask, prof)
     pipeline.write_frame(frame, out, sidecar=sidecar, provenance=_provenance(args, labelled, result, mask, started),
@@ -120,7 +176,7 @@ def select_command(args):
     out = Path(args.output)
     sidecar = out.with_name(out.name + ".json")
     pipeline.check_table_name(out)
-    pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta))
+    pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta, args.covariates))
     labelled, result, mask, prof = _score_job(args)
     reduced = pipeline.reduced_frame(labelled, mask, result.feature_names, chunk_bytes=args.chunk_bytes)
     provenance = _provenance(args, labelled, result, mask, started)

@@ -5,7 +5,7 @@ import sys
 import time
 from pathlib import Path
 
-from .data import command_line, labelled_samples, scoring_options
+from .data import command_line, covariates_of, labelled_samples, scoring_options
 from .spelling import read_options
 
 
@@ -16,12 +16,13 @@ def evaluate_command(args):
 
     started = time.perf_counter()
     out = Path(args.output)
-    inputs = (args.data, args.meta)
+    inputs = (args.data, args.meta, args.covariates)
     check_output(out, force=args.force, inputs=inputs, folder=True)  # before any work
     from ..scores import get_method
 
     scoring = scoring_options(args, get_method(args.method))
     labelled = labelled_samples(args)
+    covariates = covariates_of(args, labelled)
     X = pipeline.in_memory(labelled.dataset.X)
     held_out = args.train_groups or args.val_groups
     groups = pipeline.fold_groups(labelled, args.group) if args.group and not held_out else None
@@ -30,7 +31,8 @@ def evaluate_command(args):
                   validation=~labelled.train if held_out else None, metric=args.metric,
                   sample_ids=labelled.dataset.sample_ids, feature_names=labelled.dataset.feature_names,
                   random_state=args.seed, n_jobs=args.threads, binary=args.binary,
-                  score_params=scoring["options"] or None, min_af=scoring["min_af"], max_af=scoring["max_af"])
+                  score_params=scoring["options"] or None, min_af=scoring["min_af"], max_af=scoring["max_af"],
+                  covariates=covariates)
     ev.notes.extend(labelled.notes)
     provenance = {"command": command_line(), "inputs": pipeline.input_digests(inputs), "target": args.target,
                   "seconds": round(time.perf_counter() - started, 3)}

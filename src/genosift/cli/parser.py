@@ -75,6 +75,7 @@ def _add_data_options(p):
     p.add_argument("--method", default="fisher", type=_method_name,
                    help="scoring method (see `genosift methods`; default fisher)")
     _add_scoring_options(p)
+    _add_covariate_options(p)
     p.add_argument("--top", type=_positive_int, help="select the K best features")
     p.add_argument("--fdr", type=_fraction, help="select features with BH q-value <= Q")
     p.add_argument("--group", help="metadata column of groups for --train-groups / --val-groups")
@@ -95,6 +96,26 @@ def _add_data_options(p):
 def _add_run_options(p):
     p.add_argument("--threads", type=_positive_int, metavar="N", help="threads to use (default: all CPUs)")
     p.add_argument("--quiet", action="store_true", help="no progress bars (they show only on a terminal)")
+
+
+def _add_covariate_options(p):
+    p.add_argument("--covariates", metavar="FILE",
+                   help="a table (CSV/TSV) of covariates to adjust for, one row per sample, joined on the sample "
+                        "ids like --meta; for the methods that take covariates (`genosift methods`); text "
+                        "columns are one-hot encoded")
+    p.add_argument("--covariates-id", metavar="COLUMN", help="the sample-id column of --covariates (default: the first)")
+    p.add_argument("--covariates-sep", type=_separator, metavar="CHAR",
+                   help="the field separator of --covariates (default: by its suffix, else guessed from its header)")
+    p.add_argument("--covariate", action="append", metavar="COLUMN",
+                   help="a column of --meta to adjust for (repeatable); categorical columns are one-hot encoded")
+    p.add_argument("--structure", type=_positive_int, metavar="K",
+                   help="adjust for population structure too: the top K principal coordinates of the samples, "
+                        "computed from the data themselves (no labels), added to the covariates")
+    p.add_argument("--structure-metric", type=_structure_metric, metavar="NAME",
+                   help="the distance between samples of --structure: kmds (SEER's: the share of features one "
+                        "sample carries and the other lacks; the default) or euclidean (principal components)")
+    p.add_argument("--structure-out", metavar="FILE",
+                   help="write the --structure coordinates as a TSV with the sample ids, for reuse with --covariates")
 
 
 def _int_list(text):
@@ -203,6 +224,14 @@ def _method_name(text):
     return text
 
 
+def _structure_metric(text):
+    from ..structure import METRICS
+
+    if text not in METRICS:
+        raise argparse.ArgumentTypeError(f"must be one of {list(METRICS)}, got {text!r}")
+    return text
+
+
 def _positive_int(text):
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
@@ -267,6 +296,7 @@ def _add_model_commands(sub):
     p.add_argument("--model-option", type=_key_value, action="append", metavar="KEY=VALUE",
                    help="a model option, e.g. C=0.1 or n_estimators=1000 (repeatable)")
     _add_scoring_options(p)
+    _add_covariate_options(p)
     p.add_argument("--cv", type=_positive_int, default=5, help="stratified folds (default 5)")
     p.add_argument("--metric", default="balanced_accuracy", choices=list(METRICS),
                    help="the metric that picks the best k (default balanced_accuracy)")

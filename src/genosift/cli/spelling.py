@@ -30,6 +30,13 @@ _CLI_SPELLING = {
     ("attach_metadata", "data_sep"): "--sep",
     ("score_store", "in_memory"): "Read the store into memory with --format h5ad",
     ("dask", "in_memory"): "Leave out --scheduler and read the data into memory (for a store: --format h5ad)",
+    "covariates": "--covariates / --covariate",
+    ("match_covariates", "covariates"): "--covariates",
+    ("labelled_covariates", "covariates"): "--covariates",
+    ("match_covariates", "covariates_id"): "--covariates-id",
+    ("read_covariates", "id_column"): "--covariates-id",
+    ("read_covariates", "sep"): "--covariates-sep",
+    "covariate": "--covariate",
 }
 
 

@@ -58,8 +58,8 @@ def read_metadata(path, *, id_column, sep=None):
     path : path
         A delimited text file with a header row; gzip, bzip2, xz or zstd compression is told from
         the first bytes.
-    id_column : str
-        The column holding the sample ids. Ids are read as text (``'007'`` stays ``'007'``) with
+    id_column : str or None
+        The column holding the sample ids (None: the first column). Ids are read as text (``'007'`` stays ``'007'``) with
         surrounding whitespace removed; they must be present and unique.
     sep : str, optional
         The separator. By default ``,`` for ``.csv``, a tab for ``.tsv`` / ``.tab``, otherwise the
@@ -86,8 +86,8 @@ def read_metadata(path, *, id_column, sep=None):
         raise FileNotFoundError(f"No such file: {str(path)!r}.")
     if path.is_dir():
         raise IsADirectoryError(f"{str(path)!r} is a folder, not a metadata table.")
-    if not isinstance(id_column, str):
-        raise param_error("id_column", "read_metadata", "a column name (str)", id_column)
+    if id_column is not None and not isinstance(id_column, str):
+        raise param_error("id_column", "read_metadata", "a column name (str) or None (the first)", id_column)
     try:
         if sep is None:
             sep = _sniff_sep(path)
@@ -95,6 +95,7 @@ def read_metadata(path, *, id_column, sep=None):
         options = dict(sep=sep, index_col=False, encoding="utf-8", **EXACT_FLOATS)
         with _opened(path) as fh:
             columns = [str(c) for c in pd.read_csv(fh, nrows=0, **options).columns]
+        id_column = columns[0] if id_column is None else id_column
         if id_column not in columns:
             raise FixError(
                 f"The id column {id_column!r} is not in {str(path)!r}; its columns are {columns} "

@@ -16,7 +16,9 @@ from sklearn.utils.validation import validate_data
 
 from .. import engine
 from .._anndata import fit_accepts_anndata
+from .._messages import FixError
 from .._validation import as_labels, as_matrix, check_fit_input, is_int, param_error
+from ..score_funcs import covariate_frame, matched_covariates, refuse_covariates_for
 from ..scores import check_af
 from .models import ModelSelector, check_finite_for, check_score_func, is_estimator, rank_features, rows_ready
 
@@ -66,8 +68,9 @@ def cv_splits(cv, X, y, groups, classifier, random_state, owner):
     return [(np.asarray(train), np.asarray(test)) for train, test in pairs]
 
 
-def _fold(X, y, train, test, score_func, score_params, estimator, ks, visit, bar=None, name=""):
-    """Score on the training rows, then per k fit a clone on the top-k columns and ``visit`` it.
+def _fold(X, y, train, test, score_func, score_params, estimator, ks, visit, bar=None, name="", covariates=None):
+    """Score on the training rows (with their rows of ``covariates``, a ``covariate_frame``),
+    then per k fit a clone on the top-k columns (the features only) and ``visit`` it.
 
     Returns ``(scores, ranking, [visit(model, X_test_k) for k in ks])``; the top-k columns are
     taken in feature order (as ``SelectKBest`` passes them). ``bar`` (``engine.progress``) is
@@ -76,7 +79,14 @@ def _fold(X, y, train, test, score_func, score_params, estimator, ks, visit, bar
     bar = bar or engine.Silent()
     bar.describe(f"{name}: scoring the features")
     X_train, y_train = X[train], y[train]
-    scores, _, ranking = rank_features(score_func, score_params, X_train, y_train)
+    try:
+        scores, _, ranking = rank_features(score_func, score_params, X_train, y_train,
+                                           None if covariates is None else covariates.iloc[train])
+    except FixError as exc:  # a covariate constant or collinear on this fold's rows: say which fold
+        if covariates is None:
+            raise
+        raise FixError(f"{name or 'A fold'}, scored on its {len(train)} training rows: {exc.template}",
+                       owner=exc.owner, **exc.params) from None
     X_test = X[test]
     out = []
     for k in ks:
@@ -105,7 +115,7 @@ def _aligned(values, model_classes, classes, fill):
 
 
 def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None, groups=None,
-                      random_state=None, min_af=None, max_af=None):
+                      random_state=None, min_af=None, max_af=None, covariates=None):
     """Out-of-fold predictions of ``estimator`` on the top-k features, every k from one ranking per fold.
 
     In each fold the features are scored on the training rows only (never the held-out rows);
@@ -135,6 +145,11 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None,
         Allele-frequency filter (as ``genosift.score``), applied in each fold with the shares of
         that fold's training rows that carry each feature (never the held-out rows): features
         outside it score NaN and are never chosen; a k above the number inside it takes them all.
+    covariates : array-like (n_samples, c) or DataFrame, optional
+        For a method that adjusts for covariates (``genosift.scores.covariate_methods()``): one
+        row per sample, checked once (``genosift.scores.check_covariates``); each fold scores
+        its training rows with their rows of the covariates. The models are fitted on the
+        selected features only, not on the covariates.
 
     Returns
     -------
@@ -167,6 +182,8 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None,
     """
     owner = "cross_validate_ks"
     spec = check_score_func(score_func, score_params, owner)
+    refuse_covariates_for(spec, covariates, owner)
+    covariates = matched_covariates(X, covariates)
     af = check_af(min_af, max_af, owner)
     if af is not None:  # applied by _rank on each fold's training rows
         score_params = {**(score_params or {}), "min_af": af[0], "max_af": af[1]}
@@ -174,6 +191,7 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None,
         raise param_error("estimator", owner, "a scikit-learn estimator (with fit and predict)", estimator)
     M, names = as_matrix(X)
     y = as_labels(y, M.shape[0])
+    covariates = covariate_frame(covariates, M.shape[0], owner)
     check_finite_for(M, names, spec, estimator)
     ks = check_ks(ks, M.shape[1], owner)
     classifier = is_classifier(estimator)
@@ -182,10 +200,10 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None,
     splits = cv_splits(cv, M, y, groups, classifier, random_state, owner)
     title = "Validation split" if len(splits) == 1 else "Cross-validation"
     with engine.progress(title, total=len(splits) * len(ks), unit="fits") as bar:
-        return _folds(M, y, splits, ks, classes, score_func, score_params, estimator, bar, folds)
+        return _folds(M, y, splits, ks, classes, score_func, score_params, estimator, bar, folds, covariates)
 
 
-def _folds(M, y, splits, ks, classes, score_func, score_params, estimator, bar, folds):
+def _folds(M, y, splits, ks, classes, score_func, score_params, estimator, bar, folds, covariates):
     for (train, test), name in zip(splits, _fold_names(len(splits))):
         def visit(model, X_test):
             model_classes = getattr(model, "classes_", None)
@@ -196,7 +214,8 @@ def _folds(M, y, splits, ks, classes, score_func, score_params, estimator, bar, 
                 decision = None if decision is None else _aligned(decision, model_classes, classes, -np.inf)
             return model.predict(X_test), proba, decision
 
-        scores, ranking, out = _fold(M, y, train, test, score_func, score_params, estimator, ks, visit, bar, name)
+        scores, ranking, out = _fold(M, y, train, test, score_func, score_params, estimator, ks, visit, bar, name,
+                                     covariates)
         folds.append({
             "train": train, "test": test, "scores": scores, "ranking": ranking, "ks": ks,
             "predicted": {int(k): o[0] for k, o in zip(ks, out)},
@@ -215,6 +234,11 @@ class SelectKCV(ModelSelector):
     columns of the training rows and scoring it on the held-out rows. The best k has the highest
     mean score (the smallest such k on ties). Then the features are scored on all rows and the
     best k of them are selected.
+
+    ``fit(X, y, covariates=C)``: for a method that adjusts for covariates
+    (``genosift.scores.covariate_methods()``), each fold scores its training rows with their
+    rows of ``C``, and the final ranking all rows with all of ``C``. The estimator is fitted on
+    the selected features only (the covariates adjust the scores, they are not model inputs).
 
     Parameters
     ----------
@@ -279,11 +303,13 @@ class SelectKCV(ModelSelector):
         return self.estimator
 
     @fit_accepts_anndata
-    def fit(self, X, y, groups=None):
+    def fit(self, X, y, groups=None, covariates=None):
         """Choose k by cross-validation, then select the best k features of all rows."""
         from sklearn.metrics import check_scoring
 
         spec = check_score_func(self.score_func, self.score_params, "SelectKCV")
+        refuse_covariates_for(spec, covariates, "SelectKCV")
+        covariates = matched_covariates(X, covariates)
         estimator = self._model()
         if not is_estimator(estimator):
             raise param_error("estimator", "SelectKCV", "a scikit-learn estimator (with fit and predict) or None",
@@ -297,6 +323,7 @@ class SelectKCV(ModelSelector):
         X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype="numeric", ensure_all_finite=False)
         check_finite_for(X, getattr(self, "feature_names_in_", None), spec, estimator)
         X = rows_ready(X)
+        covariates = covariate_frame(covariates, X.shape[0], "SelectKCV")
         ks = check_ks(self.ks, X.shape[1], "SelectKCV")
         splits = cv_splits(self.cv, X, y, groups, is_classifier(estimator), self.random_state, "SelectKCV")
         fold_scores = np.empty((len(splits), ks.size))
@@ -304,7 +331,7 @@ class SelectKCV(ModelSelector):
         with engine.progress("Cross-validation", total=len(splits) * ks.size, unit="fits") as bar:
             for i, ((train, test), name) in enumerate(zip(splits, _fold_names(len(splits)))):
                 _, ranking, out = _fold(X, y, train, test, self.score_func, self.score_params, estimator, ks,
-                                        lambda model, X_test: scorer(model, X_test, y[test]), bar, name)
+                                        lambda model, X_test: scorer(model, X_test, y[test]), bar, name, covariates)
                 fold_scores[i] = out
                 rankings[i] = ranking[: ks[-1]]
         mean, std = fold_scores.mean(axis=0), fold_scores.std(axis=0)
@@ -317,7 +344,8 @@ class SelectKCV(ModelSelector):
                             **{f"split{i}_test_score": fold_scores[i] for i in range(len(splits))}}
         self.best_k_, self.best_score_ = int(ks[best]), float(mean[best])
         self.cv_splits_, self.cv_rankings_ = splits, rankings
-        self.scores_, self.pvalues_, self.ranking_ = rank_features(self.score_func, self.score_params, X, y)
+        self.scores_, self.pvalues_, self.ranking_ = rank_features(self.score_func, self.score_params, X, y,
+                                                                   covariates)
         self.support_ = np.zeros(X.shape[1], dtype=bool)
         self.support_[self.ranking_[: self.best_k_]] = True
         self.estimator_ = clone(estimator).fit(X[:, self.support_], y)

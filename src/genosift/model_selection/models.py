@@ -17,9 +17,9 @@ from sklearn.utils.validation import check_is_fitted
 from .._anndata import AnnDataTransformMixin
 from .._validation import check_finite, param_error
 from ..choices import METRICS, MODELS  # noqa: F401  (re-exported by genosift.model_selection)
+from ..score_funcs import callable_scores, resolve_score_func
 from ..scores import af_tested, carriers, check_af, rank_order
 from ..scoring import score
-from ..selection import callable_scores, resolve_score_func
 
 
 def make_model(name="logistic", *, options=None, random_state=0, sparse=False, n_jobs=None):
@@ -114,7 +114,7 @@ def is_estimator(obj):
 def check_score_func(func, params, owner, param="score_func"):
     """The registered method ``func`` names, or None for a callable; clear errors otherwise.
 
-    ``genosift.selection.resolve_score_func``, and a callable takes no ``score_params``.
+    ``genosift.score_funcs.resolve_score_func``, and a callable takes no ``score_params``.
     """
     spec = resolve_score_func(func, owner, param=param, params=params)
     if spec is None and params:
@@ -130,8 +130,11 @@ def check_finite_for(X, names, spec, model):
         check_finite(X, names)
 
 
-def rank_features(func, params, X, y):
+def rank_features(func, params, X, y, covariates=None):
     """``(scores, pvalues or None, ranking)`` of the features of ``X``: a registered method or a callable.
+
+    ``covariates``: those of the rows of ``X``, for a method that adjusts for them (refused
+    before for the others, see ``genosift.score_funcs.refuse_covariates_for``).
 
     ``params`` may hold ``min_af`` / ``max_af`` (an allele-frequency filter, the shares carrying a
     feature counted on these rows): the features outside it score NaN and the ranking holds only
@@ -148,8 +151,8 @@ def rank_features(func, params, X, y):
         order = rank_order(scores)
         ranking = order if tested is None else order[tested[order]]
     else:
-        res = score(X, y, method=func, **params) if af is None else \
-            score(X, y, method=func, min_af=af[0], max_af=af[1], **params)
+        bounds = {} if af is None else {"min_af": af[0], "max_af": af[1]}
+        res = score(X, y, method=func, covariates=covariates, **bounds, **params)
         scores, pvalues, ranking = res.scores, res.pvalues, res.ranking[:res.n_tested]
     if not ranking.size:
         raise ValueError(f"No feature of the {X.shape[0]} samples scored has an allele frequency in "

@@ -10,6 +10,7 @@ from sklearn.utils.validation import validate_data
 from .._anndata import fit_accepts_anndata
 from .._messages import plain
 from .._validation import check_fit_input, is_int, is_real, param_error
+from ..score_funcs import matched_covariates, refuse_covariates_for
 from .models import ModelSelector, check_finite_for, check_score_func, is_estimator, model_importances, rank_features
 
 
@@ -91,8 +92,17 @@ class RFE(ModelSelector):
                               self.prefilter_k)
 
     @fit_accepts_anndata
-    def fit(self, X, y):
-        """Eliminate features of ``X`` by the importances of models fitted to ``y``."""
+    def fit(self, X, y, covariates=None):
+        """Eliminate features of ``X`` by the importances of models fitted to ``y``.
+
+        ``covariates``: one row per sample, for a ``prefilter`` method that adjusts for them
+        (``genosift.scores.covariate_methods()``); the models see the features only.
+        """
+        if covariates is not None:
+            refuse_covariates_for(None if self.prefilter is None or callable(self.prefilter)
+                                  else check_score_func(self.prefilter, None, "RFE", param="prefilter"),
+                                  covariates, "RFE")
+            covariates = matched_covariates(X, covariates)
         check_fit_input(X, y)
         X, y = validate_data(self, X, y, accept_sparse="csc", ensure_all_finite=False)
         check_finite_for(X, getattr(self, "feature_names_in_", None), None, self.estimator)
@@ -104,7 +114,7 @@ class RFE(ModelSelector):
         if self.prefilter is None:
             candidates = np.arange(p)
         else:
-            candidates = np.sort(rank_features(self.prefilter, None, X, y)[2][: self.prefilter_k])
+            candidates = np.sort(rank_features(self.prefilter, None, X, y, covariates)[2][: self.prefilter_k])
         Xc = X if candidates.size == p else X[:, candidates]
         m = candidates.size
         nsel = self.n_features_to_select

@@ -12,6 +12,7 @@ from sklearn.utils.validation import validate_data
 
 from .._anndata import fit_accepts_anndata
 from .._validation import check_fit_input, is_int, is_real, param_error
+from ..score_funcs import covariate_frame, matched_covariates, refuse_covariates_for
 from ..scores import rank_order
 from .models import (
     ModelSelector,
@@ -121,13 +122,20 @@ class StabilitySelection(ModelSelector):
         return spec, model
 
     @fit_accepts_anndata
-    def fit(self, X, y):
-        """Count how often each feature is among the k best of a subsample."""
+    def fit(self, X, y, covariates=None):
+        """Count how often each feature is among the k best of a subsample.
+
+        ``covariates``: one row per sample, for a ``score_func`` method that adjusts for them
+        (``genosift.scores.covariate_methods()``); each subsample is scored with its rows.
+        """
         spec, model = self._check_params()
+        refuse_covariates_for(spec, covariates, "StabilitySelection")
+        covariates = matched_covariates(X, covariates)
         check_fit_input(X, y)
         X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype="numeric", ensure_all_finite=False)
         check_finite_for(X, getattr(self, "feature_names_in_", None), spec, model)
         X = rows_ready(X)
+        covariates = covariate_frame(covariates, X.shape[0], "StabilitySelection")
         p = X.shape[1]
         if self.k > p:
             warnings.warn(f"k={self.k} is greater than n_features={p}. All the features will be kept.", UserWarning)
@@ -142,7 +150,8 @@ class StabilitySelection(ModelSelector):
             if model is not None:
                 ranking = rank_order(model_importances(clone(model).fit(X[rows], y[rows])))
             else:
-                ranking = rank_features(self.score_func, self.score_params, X[rows], y[rows])[2]
+                ranking = rank_features(self.score_func, self.score_params, X[rows], y[rows],
+                                        None if covariates is None else covariates.iloc[rows])[2]
             counts[ranking[:k]] += 1
         self.frequencies_ = counts / self.n_resamples
         self.support_ = self.frequencies_ >= self.threshold

@@ -10,7 +10,10 @@ from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, d
 from ._discretize import check_bins, discretize, n_codes
 from ._af import CarrierTap, WithCarriers, af_tested, carriers, check_af, untested_last, with_af
 from ._prepare import (LabelCoding, build_result, check_classes, check_options, covariate_methods, finish,
-                       finite_blocks, join_scores, make_target, score_blocks, statistics, target_values)
+                       finite_blocks, join_scores, make_target, refuse_covariates, score_blocks, statistics,
+                       target_values)
+from .covariates import (align_covariates, check_covariates, covariate_columns, frame_sample_ids, has_sample_ids,
+                         prepare_covariates, with_covariates)
 # registers the methods; this order is the order of genosift.methods()
 from . import moments, ranks, contingency, distances, dcor, neighbours, models, regression, logistic, moderated  # noqa: E402,F401,I001
 
@@ -19,7 +22,8 @@ __all__ = [
     "rank_order", "register", "score", "score_blocks", "statistics", "finish", "check_options", "make_target",
     "LabelCoding", "describe", "carriers", "check_af", "with_af", "check_option_values", "CarrierTap",
     "WithCarriers", "af_tested", "untested_last", "build_result", "check_classes", "finite_blocks", "join_scores",
-    "target_values", "covariate_methods", "check_bins", "discretize", "n_codes",
+    "target_values", "covariate_methods", "refuse_covariates", "check_covariates", "align_covariates",
+    "prepare_covariates", "with_covariates", "covariate_columns", "has_sample_ids", "frame_sample_ids", "check_bins", "discretize", "n_codes",
 ]
 
 # ``genosift.scores.score`` and ``check_option_values`` run data through a driver, which lives a

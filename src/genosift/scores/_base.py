@@ -125,6 +125,8 @@ class ScoreResult:
                                 not tested (score, statistic, p- and q-value NaN; ranked last)
     columns : dict or None      the method's other per-feature results, ``{name: array (p,)}``
                                 (a regression's ``beta`` and ``se``, ...), shown by ``to_frame``
+    covariates : tuple of str or None   the names of the covariates the method adjusted for
+                                (``check_covariates``'s columns); None without covariates
 
     ``qvalues``, ``ranking`` and ``feature_names`` (the defaults, or a store's names) each need
     a pass over all features (two of them a sort), so they are computed on first use and kept.
@@ -143,6 +145,7 @@ class ScoreResult:
     af: np.ndarray | None = field(default=None, repr=False)
     af_range: tuple | None = None
     columns: dict | None = field(default=None, repr=False)
+    covariates: tuple | None = None
 
     def __post_init__(self):
         for name, values in (self.columns or {}).items():
@@ -239,6 +242,8 @@ class ScoreResult:
         }
         if self.af_range is not None:
             out.update(min_af=self.af_range[0], max_af=self.af_range[1], n_tested=self.n_tested)
+        if self.covariates is not None:
+            out["covariates"] = list(self.covariates)
         return out
 
     def __repr__(self):

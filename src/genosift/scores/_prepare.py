@@ -13,13 +13,14 @@ import threading
 import numpy as np
 import scipy.sparse as sp
 
-from .._messages import plain
+from .._messages import FixError, plain
 from .._validation import MAX_FLOAT_CLASSES, as_labels, as_matrix, is_continuous, numeric_target
 from ..engine import accumulate, is_chunk_stream, map_blocks
 from ._base import ScoreResult, Scores, Target, get_method
 
 __all__ = ["LabelCoding", "build_result", "check_classes", "check_options", "covariate_methods", "finish", "finite_blocks",
-           "join_scores", "make_target", "result_arrays", "score_blocks", "statistics", "target_values"]
+           "join_scores", "make_target", "refuse_covariates", "result_arrays", "score_blocks", "statistics",
+           "target_values"]
 
 
 def check_options(spec, options):
@@ -127,12 +128,20 @@ def covariate_methods():
     return [name for name, m in REGISTRY.items() if m.covariates]
 
 
+def refuse_covariates(spec, owner="score"):
+    """Raise the error for covariates given to a method that does not take them (call it before
+    reading data); a method that takes them passes."""
+    if not spec.covariates:
+        raise FixError(f"Method '{spec.name}' does not adjust for covariates; the methods that do: "
+                       f"{covariate_methods()}. Choose one of them ({{method}}), or leave out {{covariates}}.",
+                       owner=owner, method=FixError.ANY, covariates=FixError.ANY)
+
+
 def make_target(spec, y, n_samples, covariates=None):
     """The ``Target`` a whole-column method gets: class codes, numeric values, or neither, and
     the checked ``covariates`` (an ``(n_samples, c)`` float64 array) of a method that takes them."""
-    if covariates is not None and not spec.covariates:
-        raise ValueError(f"Method '{spec.name}' does not adjust for covariates; the methods that do: "
-                         f"{covariate_methods()}. Choose one of them, or leave out the covariates.")
+    if covariates is not None:
+        refuse_covariates(spec)
     target = _make_target(spec, y, n_samples)
     if covariates is None:
         return target

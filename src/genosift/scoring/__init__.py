@@ -21,7 +21,7 @@ __all__ = ["score"]
 
 
 def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, scheduler=None, binary=False,
-          min_af=None, max_af=None, layer=None, **options):
+          min_af=None, max_af=None, layer=None, covariates=None, **options):
     """Score every feature of ``X`` against ``y`` with one registered method.
 
     Parameters
@@ -67,6 +67,17 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
     layer : str, optional
         Score ``adata.layers[layer]`` (for example raw ``"counts"``) instead of ``X``, for an
         AnnData or an ``.h5ad`` file.
+    covariates : array-like (n_samples, c), pandas DataFrame or Series, or list of str, optional
+        For the methods that adjust for covariates (``genosift.scores.covariate_methods()``):
+        one row per sample, in the order of the rows scored, checked by
+        ``genosift.scores.check_covariates`` (text and categorical columns of a DataFrame are
+        one-hot encoded; constant and collinear covariates are an error naming them). A
+        DataFrame or Series indexed by sample id is matched to the samples' ids (a DataFrame's
+        index, an AnnData's ``obs_names``, a store's sample ids); for an AnnData or a store, a
+        list of names of ``obs`` columns. For a store with ``samples``, one row per row of the
+        store or one per sample kept. Given to any other method, or with a stream of row chunks,
+        it is an error before any data are read. The result records their names
+        (``ScoreResult.covariates``, and ``provenance()``).
     **options
         Options of the method (see ``genosift.methods()``).
 
@@ -115,6 +126,8 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
     if not isinstance(binary, (bool, np.bool_)):
         raise param_error("binary", "score", "True or False", binary)
     bounds = check_af(min_af, max_af)
+    if covariates is not None:
+        covariates = _covariates_for(spec, X, covariates)
     if is_anndata(X):
         from .._anndata import unpack
 
@@ -122,7 +135,7 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
             from .anndata import score_backed
 
             return score_backed(X, y, spec, opts, score=score, feature_names=feature_names, chunk_bytes=chunk_bytes,
-                                scheduler=scheduler, binary=binary, af=bounds)
+                                scheduler=scheduler, binary=binary, af=bounds, covariates=covariates)
         X, y, feature_names = unpack(X, y, spec, layer=layer, feature_names=feature_names)
     elif layer is not None:
         from ..io import format_of
@@ -139,7 +152,8 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
             X = X.map_partitions(presence) if hasattr(X, "map_partitions") else X.map_blocks(presence, dtype=np.float64)
         from .dask import score_collection
 
-        return score_collection(X, y, spec, opts, feature_names=feature_names, scheduler=scheduler, af=bounds)
+        return score_collection(X, y, spec, opts, feature_names=feature_names, scheduler=scheduler, af=bounds,
+                                covariates=covariates)
     if isinstance(X, (str, os.PathLike)) or hasattr(X, "row_chunks"):
         from ..io import format_of, open_store, read
         from .store import score_store
@@ -150,9 +164,10 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
             elif binary and not X.binary:  # a store opened as it is, read as presence here
                 X = open_store(X.path, binary=True)
             return score_store(X, y, method=spec.name, chunk_bytes=chunk_bytes, scheduler=scheduler, min_af=min_af,
-                               max_af=max_af, **opts)
-        table = isinstance(y, str) and format_of(X) in ("csv", "tsv", "parquet")
-        data = read(X, format="h5ad", layer=layer) if layer is not None else read(X, keep=(y,)) if table else read(X)
+                               max_af=max_af, covariates=covariates, **opts)
+        named = ([y] if isinstance(y, str) else []) + _column_names(covariates)
+        table = bool(named) and format_of(X) in ("csv", "tsv", "parquet")
+        data = read(X, format="h5ad", layer=layer) if layer is not None else read(X, keep=named) if table else read(X)
         if isinstance(y, str):
             if data.obs is None or y not in data.obs.columns:
                 have = [] if data.obs is None else list(data.obs.columns)
@@ -160,10 +175,47 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
                                  "Pass the labels as an array, or read the file with genosift.io.read(..., keep=[...]).")
             y = data.obs[y].to_numpy()
         X, feature_names = data.X, data.feature_names if feature_names is None else feature_names
+        covariates = _by_sample(covariates, data.sample_ids, data.obs)
     if binary:
         X = ((presence(c), *rest) for c, *rest in X) if is_chunk_stream(X) else presence(X)
     if scheduler is not None:
         raise ValueError("The 'scheduler' parameter of score must be None for data in memory (it runs Dask "
                          "arrays and stores; wrap X with dask.array.from_array(X, chunks=...) to score it by "
                          f"Dask tasks). Got {scheduler!r} instead.")
-    return score_memory(spec, X, y, feature_names, opts, bounds)
+    return score_memory(spec, X, y, feature_names, opts, bounds, covariates)
+
+
+def _covariates_for(spec, X, covariates):
+    """The covariates of ``X`` as its driver takes them, checked for what can be checked before
+    any data are read: a method that takes them, not a chunk stream; for an AnnData, ``obs``
+    columns by name and a table indexed by ``obs_names`` resolved; for a DataFrame ``X`` indexed
+    by sample id, a table indexed by sample id put in its row order."""
+    from .._anndata import covariates_of, is_anndata
+    from ..scores import align_covariates, frame_sample_ids, refuse_covariates
+
+    refuse_covariates(spec)
+    if is_chunk_stream(X):
+        raise ValueError(f"Method '{spec.name}' adjusts for covariates on whole columns: it cannot read a "
+                         "stream of row chunks. Pass an array, a sparse matrix, a DataFrame or a store.")
+    if is_anndata(X):
+        return covariates_of(X, covariates)
+    return align_covariates(covariates, frame_sample_ids(X))
+
+
+def _column_names(covariates):
+    """The per-sample columns ``covariates`` names (a name, or a list of names), else none."""
+    if isinstance(covariates, str):
+        return [covariates]
+    if isinstance(covariates, (list, tuple)) and all(isinstance(c, str) for c in covariates):
+        return list(covariates)
+    return []
+
+
+def _by_sample(covariates, sample_ids, obs):
+    """The covariates of a data file read into memory: columns of its ``obs`` by name, or a table
+    indexed by sample id matched to its ``sample_ids``."""
+    from ..scores import align_covariates, covariate_columns
+
+    if covariates is None:
+        return None
+    return align_covariates(covariate_columns(covariates, obs, what="the data file"), sample_ids)

@@ -27,6 +27,7 @@ from ..scores import (
     CarrierTap,
     build_result,
     check_classes,
+    check_covariates,
     finish,
     join_scores,
     make_target,
@@ -34,6 +35,7 @@ from ..scores import (
     statistics,
     target_values,
     with_af,
+    with_covariates,
 )
 from ..transforms import presence
 from .store import score_store
@@ -42,15 +44,19 @@ __all__ = ["score_backed"]
 
 
 def score_backed(adata, y, spec, opts, *, score, feature_names=None, chunk_bytes=None, scheduler=None, binary=False,
-                 af=None):
+                 af=None, covariates=None):
     """``genosift.score`` of the ``X`` of a backed AnnData, never loaded whole (see the module's notes).
 
     ``score`` is ``genosift.score`` itself, for the views whose values anndata reads into memory.
+    ``covariates``: one row per observation (``genosift._anndata.covariates_of`` resolves names
+    of ``obs`` columns and tables indexed by ``obs_names`` first).
     """
     y = labels_of(adata, y, required=spec.task != "unsupervised")
     names = names_of(adata.var_names) if feature_names is None else np.asarray(feature_names, dtype=object)
-    return _score_backed(adata, y, spec, opts, names, chunk_bytes=chunk_bytes, scheduler=scheduler, binary=binary,
-                         af=af, score=score)
+    Z, covariate_names = check_covariates(covariates, adata.n_obs)
+    res = _score_backed(adata, y, spec, opts, names, chunk_bytes=chunk_bytes, scheduler=scheduler, binary=binary,
+                        af=af, score=score, covariates=Z)
+    return with_covariates(res, covariate_names)
 
 
 def _positions(index, size):
@@ -112,7 +118,7 @@ def _take_features(res, cols, names):
     return dataclasses.replace(res, names=names, names_loader=None, **subset)
 
 
-def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary, af, score):
+def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary, af, score, covariates=None):
     bounds = {} if af is None else {"min_af": af[0], "max_af": af[1]}
     budget = chunk_budget(chunk_bytes, "score")
     if spec.streaming == "matrix":
@@ -130,27 +136,28 @@ def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary
             rows = rows[order]
             if rows.size and (np.diff(rows) == 0).any():  # a view that repeats rows: read by anndata
                 store = None
-            elif y is not None:
-                y = as_labels(y, len(order))[order]  # the rows in file order; scores do not depend on it
+            else:  # the rows in file order; scores do not depend on it
+                y = None if y is None else as_labels(y, len(order))[order]
+                covariates = None if covariates is None else covariates[order]
     if store is not None:
         res = score_store(store, y, method=spec.name, samples=rows, chunk_bytes=chunk_bytes, scheduler=scheduler,
-                          **bounds, **opts)
+                          covariates=covariates, **bounds, **opts)
         if cols is not None:
             return _take_features(res, cols, names)
         return dataclasses.replace(res, names=names, names_loader=None)
     if adata.is_view and parent is not None:  # the view's values only, read in file order
         return score(_view_values(parent, view_rows, cols), y, method=spec.name, feature_names=names,
-                     scheduler=scheduler, binary=binary, **bounds, **opts)
+                     scheduler=scheduler, binary=binary, covariates=covariates, **bounds, **opts)
     if adata.is_view or parent is None:  # anndata reads the view's values only
         return score(matrix_of(adata), y, method=spec.name, feature_names=names, scheduler=scheduler,
-                     binary=binary, **bounds, **opts)
+                     binary=binary, covariates=covariates, **bounds, **opts)
     if scheduler is not None:
         raise ValueError(f"A backed AnnData whose X is stored as {getattr(adata.X, 'format', 'this layout')!r} is "
                          "read through anndata here, not by Dask tasks. Leave out scheduler, or write the data to a "
                          "store (genosift.io.write_store) and score that on the scheduler.")
     X = adata.X
     if getattr(X, "format", None) == "csc":
-        return _score_column_blocks(X, y, spec, opts, names, budget, binary, af)
+        return _score_column_blocks(X, y, spec, opts, names, budget, binary, af, covariates)
     if spec.streaming != "rows":
         raise ValueError(
             f"Method '{spec.name}' needs every sample of a feature at once, which this backed AnnData (X stored "
@@ -187,7 +194,7 @@ def _score_row_chunks(X, y, spec, opts, names, budget, binary, af):
     return with_af(finish(spec, stats, names, opts), tap.counts, af)
 
 
-def _score_column_blocks(X, y, spec, opts, names, budget, binary, af):
+def _score_column_blocks(X, y, spec, opts, names, budget, binary, af, covariates=None):
     """Any block or row method over blocks of features ``X[:, j0:j1]`` of a backed matrix stored by columns."""
     n, p = X.shape
     per_value, _, per_col = _bytes_per_value(X)
@@ -195,7 +202,7 @@ def _score_column_blocks(X, y, spec, opts, names, budget, binary, af):
     column_bytes = per_col * per_value + (per_col * 16 if sparse_out else n * 8)  # as read, and as scored
     jobs = engine.threads()
     width = int(max(1, budget // (2 * jobs + 1) // max(1, column_bytes)))
-    target = make_target(spec, y, n)
+    target = make_target(spec, y, n, covariates)
     check_classes(spec, target)  # before reading: wrong labels fail at once
 
     def blocks():

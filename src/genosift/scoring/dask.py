@@ -28,6 +28,7 @@ from ..scores import (
     build_result,
     carriers,
     check_classes,
+    check_covariates,
     finish,
     finite_blocks,
     get_method,
@@ -35,6 +36,7 @@ from ..scores import (
     make_target,
     target_values,
     with_af,
+    with_covariates,
 )
 from .schedulers import (
     compute,
@@ -203,7 +205,7 @@ def as_array(X, feature_names, scheduler):
     return X, names
 
 
-def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None, af=None):
+def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None, af=None, covariates=None):
     """Score a Dask array or DataFrame with the registered method ``spec``: a ``ScoreResult``.
 
     What ``genosift.score`` runs for Dask input. Row-mergeable methods need blocks that span
@@ -214,7 +216,8 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None,
     chunks are kept); sparse row chunks are turned to CSC first, whose columns slice cheaply.
     ``y`` may be a Dask array or Series; it is computed (n values) first. ``af``: an
     allele-frequency filter ``(min_af, max_af)`` (``genosift.score``'s ``min_af`` and ``max_af``),
-    its carriers counted by the same tasks.
+    its carriers counted by the same tasks. ``covariates``: one row per row of ``X`` (a Dask
+    array or DataFrame is computed first, c values per sample), sent to the tasks with the target.
     """
     if spec.streaming == "matrix":
         raise _whole_matrix_error(spec, "a Dask array")
@@ -224,7 +227,10 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None,
         n, p = X.shape
         if is_dask_collection(y):
             y = np.asarray(compute(y, chosen))
-        target = make_target(spec, y, n)
+        if is_dask_collection(covariates):
+            covariates = compute(covariates, chosen)
+        Z, covariate_names = check_covariates(covariates, n)
+        target = make_target(spec, y, n, Z)
         check_classes(spec, target)  # before reading: wrong labels fail at once
         if spec.streaming == "rows":
             labels = target_values(spec, y, n)
@@ -253,7 +259,7 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None,
             af is not None)
             for block, j0, j1 in zip(X.to_delayed()[0], starts[:-1], starts[1:])]
         out, counts = _split_carriers(compute(parts, chosen), af is not None)
-        return with_af(build_result(spec, out, target, names, options), counts, af)
+        return with_covariates(with_af(build_result(spec, out, target, names, options), counts, af), covariate_names)
 
 
 # --------------------------------------------------------------------------------------------
@@ -328,7 +334,8 @@ def _store_block_scores(source, j0, j1, rows, target, method, options, af=False)
     return _block_scores(block if rows is None else block[rows], target, method, options, j0, j1, None, af)
 
 
-def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, scheduler=None, af=None):
+def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, scheduler=None, af=None,
+                      covariates=None):
     """Score a store on a Dask scheduler, the workers reading it: a ``ScoreResult``.
 
     What ``genosift.io.score_store(..., scheduler=...)`` runs once it has checked its inputs.
@@ -341,7 +348,9 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
     None for all) keeps some samples; ``y`` has one value per sample kept. The store's path must be
     the same on every worker. Small stores are cut into at least as many tasks as the scheduler
     has threads, so that every thread has work. ``af``: an allele-frequency filter
-    ``(min_af, max_af)``, its carriers counted by the same tasks.
+    ``(min_af, max_af)``, its carriers counted by the same tasks. ``covariates``: the checked
+    ``(m, c)`` array of the samples kept (``genosift.scores.check_covariates``), sent to the
+    tasks with the target.
     """
     if spec.streaming == "matrix":
         raise _whole_matrix_error(spec, "a store")
@@ -353,7 +362,7 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
     n, p = store.shape
     m = n if rows is None else rows.size
     source = _StoreOnWorker(store)
-    target = make_target(spec, y, m)
+    target = make_target(spec, y, m, covariates)
     with opened(scheduler) as chosen:
         slots = scheduler_slots(chosen)
         if spec.streaming == "rows":

@@ -12,6 +12,7 @@ from ..scores import (
     build_result,
     carriers,
     check_classes,
+    check_covariates,
     check_options,
     finish,
     finite_blocks,
@@ -20,6 +21,7 @@ from ..scores import (
     score_blocks,
     statistics,
     with_af,
+    with_covariates,
 )
 
 __all__ = ["check_option_values", "score_memory"]
@@ -45,8 +47,8 @@ def check_option_values(spec, options):
     return opts
 
 
-def _score_columns(spec, X, y, names, opts):
-    """Run a "blocks" or "matrix" method on in-memory data."""
+def _score_columns(spec, X, y, names, opts, covariates=None):
+    """Run a "blocks" or "matrix" method on in-memory data (with the ``covariates`` of its rows)."""
     if is_chunk_stream(X):
         raise ValueError(
             f"Method '{spec.name}' needs every sample of a feature at once (it works on whole "
@@ -55,7 +57,8 @@ def _score_columns(spec, X, y, names, opts):
         )
     M, frame_names = as_matrix(X)
     names = frame_names if names is None else np.asarray(names, dtype=object)
-    target = make_target(spec, y, M.shape[0])
+    Z, covariate_names = check_covariates(covariates, M.shape[0])
+    target = make_target(spec, y, M.shape[0], Z)
     check_classes(spec, target)
     blocks = column_blocks(M, block_width(*M.shape), keep_sparse=spec.sparse_blocks)
     if spec.streaming == "matrix":
@@ -66,7 +69,7 @@ def _score_columns(spec, X, y, names, opts):
 
             M = rescale_huge(M)
         return build_result(spec, spec.func(M, target, **opts), target, names, opts)
-    return score_blocks(spec, blocks, target, names, opts)
+    return with_covariates(score_blocks(spec, blocks, target, names, opts), covariate_names)
 
 
 def _score_kept(spec, M, y, names, opts, counts, bounds):
@@ -99,7 +102,7 @@ def _score_kept(spec, M, y, names, opts, counts, bounds):
     return build_result(spec, out, target, names, opts)
 
 
-def _score_af(spec, X, y, feature_names, opts, bounds):
+def _score_af(spec, X, y, feature_names, opts, bounds, covariates=None):
     """``score`` on data in memory or a chunk stream, with the allele-frequency filter ``bounds``."""
     if is_chunk_stream(X):
         if spec.streaming != "rows":
@@ -113,19 +116,20 @@ def _score_af(spec, X, y, feature_names, opts, bounds):
     if spec.streaming == "matrix":
         result = _score_kept(spec, M, y, names, opts, counts, bounds)
     elif spec.streaming == "blocks":
-        result = _score_columns(spec, M, y, names, opts)
+        result = _score_columns(spec, M, y, names, opts, covariates)
     else:
         stats, names = statistics(spec, M, y, feature_names=names)
         result = finish(spec, stats, names, opts)
     return with_af(result, counts, bounds)
 
 
-def score_memory(spec, X, y, feature_names, opts, bounds=None):
+def score_memory(spec, X, y, feature_names, opts, bounds=None, covariates=None):
     """``genosift.score`` of data in memory or a stream of ``(X, y)`` row chunks, with the
-    checked options ``opts`` and the allele-frequency filter ``bounds`` (None: none)."""
+    checked options ``opts``, the allele-frequency filter ``bounds`` (None: none) and the
+    ``covariates`` of the rows (one row per sample, for the methods that take them)."""
     if bounds is not None:
-        return _score_af(spec, X, y, feature_names, opts, bounds)
+        return _score_af(spec, X, y, feature_names, opts, bounds, covariates)
     if spec.streaming != "rows":
-        return _score_columns(spec, X, y, feature_names, opts)
+        return _score_columns(spec, X, y, feature_names, opts, covariates)
     stats, names = statistics(spec, X, y, feature_names=feature_names)
     return finish(spec, stats, names, opts)

@@ -20,12 +20,16 @@ from ..scores import (
     check_af,
     check_classes,
     check_options,
+    covariate_columns,
     finish,
     get_method,
     make_target,
+    prepare_covariates,
+    refuse_covariates,
     score_blocks,
     statistics,
     with_af,
+    with_covariates,
 )
 from ..stats import ClassMoments
 from .dask import current_scheduler, score_store_tasks
@@ -133,7 +137,7 @@ def rows_kept(samples, n):
 
 
 def score_store(source, target=None, *, method="fisher", samples=None, chunk_bytes=None, n_jobs=None,
-                scheduler=None, min_af=None, max_af=None, **options):
+                scheduler=None, min_af=None, max_af=None, covariates=None, **options):
     """Score every feature of a store against a target, out of core.
 
     Row-mergeable methods (``streaming == "rows"`` in ``genosift.methods()``) read the store in
@@ -170,6 +174,12 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
         Test only the features carried (value above 0) by a share of the scored samples (those
         ``samples`` keeps) in ``[min_af, max_af]``, as ``genosift.score``. The carriers are
         counted in the same pass over the store as the statistics.
+    covariates : array-like, pandas DataFrame or Series, or list of str, optional
+        For the methods that adjust for covariates: one row per row of the store (in the
+        store's row order) or one per sample kept by ``samples``; a DataFrame or Series indexed
+        by sample id, matched to the store's sample ids; or names of columns of the store's
+        ``obs``. Checked by ``genosift.scores.check_covariates`` before any data are read; the
+        workers of a Dask scheduler get them with the target.
     **options
         Options of the method.
 
@@ -198,9 +208,11 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
     >>> score_store(path, "y", samples=[0, 1, 2, 3]).n_samples  # the first four samples only
     4
     """
+    spec = get_method(method)
+    if covariates is not None:
+        refuse_covariates(spec, "score_store")
     store = source if isinstance(source, Store) else Store(source)
     budget = chunk_budget(chunk_bytes, "score_store")
-    spec = get_method(method)
     opts = check_options(spec, options)
     af = check_af(min_af, max_af, "score_store")
     y = _target_of(store, target, spec)
@@ -225,16 +237,23 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
                 "one label per row of the store, or one per sample kept."
             )
         y = as_labels(y, n)[rows] if rows is not None and len(y) == n else as_labels(y, m)
-    target_ = make_target(spec, y, m)
+    Z, covariate_names = None, []
+    if covariates is not None:  # the client reads the store's sample table only then
+        Z, covariate_names = prepare_covariates(covariate_columns(covariates, store.obs, what="the store"), n,
+                                                rows=rows, sample_ids=store.sample_ids, owner="score_store")
+    target_ = make_target(spec, y, m, Z)
     check_classes(spec, target_)  # before reading: wrong labels fail at once
     if scheduler is not None or current_scheduler() is not None:
         if n_jobs is not None:
             raise ValueError("n_jobs sets the threads of the local engine; on a Dask scheduler the workers' "
                              "threads do the work. Leave out n_jobs or scheduler.")
-        return score_store_tasks(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, scheduler=scheduler, af=af)
-    if spec.streaming == "rows":
-        return _score_rows(store, y, spec, opts, budget, rows, af)
-    return _score_blocks(store, target_, spec, opts, budget, rows, n_jobs, af)
+        res = score_store_tasks(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, scheduler=scheduler, af=af,
+                                covariates=Z)
+    elif spec.streaming == "rows":
+        res = _score_rows(store, y, spec, opts, budget, rows, af)
+    else:
+        res = _score_blocks(store, target_, spec, opts, budget, rows, n_jobs, af)
+    return with_covariates(res, covariate_names)
 
 
 def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None):

@@ -58,7 +58,7 @@ def _check_grid(ks, n_features):
 
 def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", model_options=None, cv=5,
              groups=None, validation=None, metric="balanced_accuracy", sample_ids=None, feature_names=None,
-             score_params=None, random_state=0, n_jobs=None, binary=False, min_af=None, max_af=None):
+             score_params=None, random_state=0, n_jobs=None, binary=False, min_af=None, max_af=None, covariates=None):
     """Select features and fit a model for every k of a grid, scored inside each training fold.
 
     Parameters
@@ -66,7 +66,8 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     X : array-like or sparse (n_samples, n_features)
     y : array-like of class labels
     method : str
-        A classification method of the registry (``genosift.methods()``).
+        A classification method of the registry (``genosift.methods()``), or a regression
+        method for two classes (it scores the classes coded 0 and 1).
     ks : list of int
         Numbers of top features to try.
     model : {"logistic", "random_forest", "linear_svm"}
@@ -98,6 +99,12 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         tested and can be chosen (the held-out samples never count); the final ranking and model
         use the shares of all training samples. A k above the number of features inside the
         range takes all of them (a note says so).
+    covariates : array-like (n_samples, c) or DataFrame, optional
+        For a method that adjusts for covariates (``genosift.scores.covariate_methods()``): one
+        row per sample (``genosift.scores.check_covariates``). Each fold scores its training
+        samples with their covariates, and the final ranking all training samples with theirs.
+        The models are fitted on the selected features only: the covariates adjust the scores,
+        they are not inputs of the model (``predict`` needs the features only).
 
     Returns
     -------
@@ -114,17 +121,26 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     """
     from .. import get_method
     from ..model_selection import cross_validate_ks
-    from ..scores import check_af
+    from ..score_funcs import covariate_frame, matched_covariates
+    from ..scores import check_af, refuse_covariates
 
     spec = get_method(method)
     af = check_af(min_af, max_af, "evaluate")
-    if spec.task not in ("classification", "any"):
-        raise ValueError(f"evaluate fits classifiers; method '{spec.name}' is for {spec.task} targets. "
+    if spec.task == "unsupervised":
+        raise ValueError(f"evaluate fits classifiers; method '{spec.name}' takes no target. "
                          "Choose a classification method (genosift methods).")
+    if covariates is not None:
+        refuse_covariates(spec, "evaluate")
+        covariates = matched_covariates(X, covariates)
     if metric not in METRICS:
         raise param_error("metric", "evaluate", f"one of {list(METRICS)}", metric)
     X, y, feature_names, classes = _checked_data(X, y, feature_names, binary=binary, metric=metric)
+    if spec.task == "regression" and len(classes) != 2:
+        raise ValueError(f"evaluate fits classifiers; method '{spec.name}' is for numeric targets and scores two "
+                         f"classes (coded 0 and 1), but y has {len(classes)}. Choose a classification method "
+                         "(genosift methods), or keep two classes.")
     n, p = X.shape
+    covariates = covariate_frame(covariates, n, "evaluate")
     ks = _check_grid(ks, p)
     estimator = make_model(model, options=model_options, random_state=random_state, sparse=sp.issparse(X),
                            n_jobs=n_jobs)
@@ -133,8 +149,11 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     splits, cv_info = _splits(y, cv=cv, groups=groups, validation=validation, metric=metric,
                               random_state=random_state)
     folds = cross_validate_ks(X, y, score_func=spec.name, estimator=estimator, ks=ks, cv=splits,
-                              score_params=score_params, random_state=random_state, min_af=min_af, max_af=max_af)
-    af_notes = []
+                              score_params=score_params, random_state=random_state, min_af=min_af, max_af=max_af,
+                              covariates=covariates)
+    af_notes = [] if covariates is None else [
+        f"Adjusted for {covariates.shape[1]} covariate(s) ({', '.join(map(str, covariates.columns))}), each fold "
+        "with its training samples' rows; the models see the selected features only."]
     if af is not None:  # per fold, the features inside the range of its training samples
         tested = [len(fold["ranking"]) for fold in folds]
         af_notes.append(f"Allele-frequency filter [{af[0]}, {af[1]}] (on each fold's training samples): "
@@ -153,7 +172,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     train = np.ones(n, dtype=bool) if validation is None else ~validation
     result, pipeline, prof, weights = _final_model(
         X, y, train, spec.name, estimator, best_k, feature_names=feature_names, score_params=score_params,
-        min_af=min_af, max_af=max_af)
+        min_af=min_af, max_af=max_af, covariates=None if covariates is None else covariates.iloc[np.flatnonzero(train)])
     return Evaluation(
         method=spec.name, model_name=model, model_options=dict(model_options or {}), ks=ks, metric=metric,
         notes=af_notes, classes=classes, cv=cv_info, folds=folds, cv_metrics=cv_metrics, curve=curve, best_k=best_k,
@@ -249,8 +268,10 @@ def _curve(folds, ks, y, classes, *, one_split):
     return cv_metrics, curve
 
 
-def _final_model(X, y, train, method, estimator, best_k, *, feature_names, score_params, min_af, max_af):
-    """The ranking, model and class profile of every training sample; the importances in ranking order."""
+def _final_model(X, y, train, method, estimator, best_k, *, feature_names, score_params, min_af, max_af,
+                 covariates=None):
+    """The ranking, model and class profile of every training sample (``covariates``: theirs);
+    the importances in ranking order."""
     from sklearn.base import clone
     from sklearn.pipeline import Pipeline
 
@@ -263,14 +284,14 @@ def _final_model(X, y, train, method, estimator, best_k, *, feature_names, score
     with engine.progress("Final model", total=2, unit="steps") as bar:
         bar.describe("Final model: scoring the training samples")
         result = score(X_train, y_train, method=method, feature_names=feature_names, min_af=min_af,
-                       max_af=max_af, **(score_params or {}))
+                       max_af=max_af, covariates=covariates, **(score_params or {}))
         bar.advance()
         bar.describe(f"Final model: fitting k = {best_k:,}")
         select = SelectKBest(method, k=min(best_k, result.n_tested), score_params=score_params, min_af=min_af,
                              max_af=max_af)
         pipeline = Pipeline([("select", select),
                              ("model", clone(estimator))])
-        pipeline.fit(X_train, y_train)
+        pipeline.fit(X_train, y_train, **({} if covariates is None else {"select__covariates": covariates}))
         bar.advance()
     prof = profile(X_train, y_train, target="classes", feature_names=result.feature_names)
     chosen = np.flatnonzero(pipeline.named_steps["select"].get_support())

@@ -83,6 +83,7 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
             "notes": ev.notes, "method_options": dict(ev.result.options),
             **({} if ev.result.af_range is None
                else {"min_af": ev.result.af_range[0], "max_af": ev.result.af_range[1]}),
+            **({} if ev.result.covariates is None else {"covariates": list(ev.result.covariates)}),
             **(provenance or {}),
         }
         write_json(run, tmp / "run.json")

@@ -1,0 +1,91 @@
+"""The covariates of labelled samples, from a covariates table and from their metadata columns."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._messages import FixError
+from .._validation import names_list
+
+__all__ = ["labelled_covariates", "structure_covariates"]
+
+
+def structure_covariates(labelled, n_components, *, rows=None, metric="kmds", chunk_bytes=None):
+    """The top ``n_components`` principal coordinates of the labelled samples ``rows`` (a boolean
+    mask; None: all), computed from their data (``genosift.structure.principal_coordinates``:
+    a store read in feature blocks within ``chunk_bytes``, never loaded), indexed by the
+    samples' ids as text, columns ``PC1 .. PCk``. No label is used: population structure only."""
+    from ..pipeline import StoreRows
+    from ..structure import principal_coordinates
+
+    dataset = labelled.dataset
+    keep = np.arange(len(dataset.sample_ids)) if rows is None else np.flatnonzero(rows)
+    ids = [str(s) for s in np.asarray(dataset.sample_ids)[keep]]
+    X = dataset.X
+    if isinstance(X, StoreRows):  # the store's own rows, picked by id
+        store_ids = np.asarray(X.store.sample_ids, dtype=object)[X.rows[keep]]
+        frame = principal_coordinates(X.store, n_components, metric=metric, chunk_bytes=chunk_bytes,
+                                      samples=list(store_ids))
+    else:
+        frame = principal_coordinates(X[keep], n_components, metric=metric, chunk_bytes=chunk_bytes, samples=ids)
+    return frame.set_axis(ids, axis=0)
+
+
+def labelled_covariates(labelled, *, table=None, columns=(), rows=None, structure=None):
+    """``(covariates, notes)`` of the labelled samples ``rows`` (a boolean mask; None: all).
+
+    Parameters
+    ----------
+    labelled : genosift.pipeline.Labelled
+        The labelled samples (``genosift.pipeline.load_labelled``).
+    table : pandas.DataFrame, optional
+        A covariates table indexed by sample id (``genosift.io.read_covariates``), matched by id
+        (``genosift.io.match_covariates``: every sample needs a row).
+    columns : sequence of str
+        Per-sample columns of the labelled samples (their metadata, ``--meta``) to use as
+        covariates too; text columns are one-hot encoded when scored.
+    rows : boolean array, optional
+        The samples whose covariates are wanted (the training samples of a score), in order.
+    structure : pandas.DataFrame, optional
+        Principal coordinates of those samples (``structure_covariates``), added last.
+
+    Returns
+    -------
+    (pandas.DataFrame or None, list of str)
+        The table's columns, then ``columns``, then ``structure``'s, one row per sample in the
+        order of the samples, indexed by their ids (as text, so that messages name them); None
+        without covariates. ``notes``: how the table matched.
+    """
+    import pandas as pd
+
+    from ..io.covariate_table import match_covariates
+
+    dataset = labelled.dataset
+    keep = np.arange(len(dataset.sample_ids)) if rows is None else np.flatnonzero(rows)
+    ids = pd.Index([str(s) for s in np.asarray(dataset.sample_ids)[keep]])
+    parts, notes = [], []
+    if table is not None:
+        frame, report = match_covariates(ids, table)
+        parts.append(frame)
+        notes.append(str(report))
+    if columns:
+        obs = dataset.obs
+        have = [] if obs is None else [str(c) for c in obs.columns]
+        missing = [c for c in columns if c not in have]
+        if missing:
+            raise FixError(f"{{covariate}} names column(s) {names_list(missing)} that the samples' metadata do not "
+                           f"have; their columns: {names_list(have, 20) or 'none'}. Name columns of {{meta}} (or of the "
+                           "data table, kept with {keep}), or pass a covariates table with {covariates}.",
+                           owner="labelled_covariates", covariate=FixError.ANY, meta=FixError.ANY,
+                           covariates=FixError.ANY, keep=FixError.ANY)
+        parts.append(obs[list(columns)].iloc[keep].set_axis(ids, axis=0))
+    if structure is not None:
+        parts.append(structure.set_axis(ids, axis=0))
+    if not parts:
+        return None, notes
+    names = [str(c) for part in parts for c in part.columns]
+    repeated = sorted({c for c in names if names.count(c) > 1})
+    if repeated:
+        raise FixError(f"The covariate column(s) {names_list(repeated)} come twice (from the covariates table and "
+                       "from the metadata, or named twice): give each covariate once, in {covariates} or with "
+                       "{covariate}.", owner="labelled_covariates", covariates=FixError.ANY, covariate=FixError.ANY)
+    return pd.concat(parts, axis=1), notes
