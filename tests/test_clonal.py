@@ -11,7 +11,6 @@ import pytest
 
 import genosift as gs
 from genosift.clonal import simulate_clonal_population
-from genosift.scores import make_target
 from genosift.structure import principal_coordinates
 
 _COMPLEMENT = str.maketrans("ACGT", "TGCA")
@@ -54,11 +53,9 @@ def test_simulated_population_is_as_described(tmp_path):
 
 
 def _ranking(method, carried, y, covariates=None):
-    """The method's p-values and its order (smallest p first, then the largest |statistic|)."""
-    spec = gs.get_method(method)
-    result = spec.func(carried.astype(np.float64), make_target(spec, y, len(y), covariates))
-    order = np.lexsort((-np.abs(np.nan_to_num(result.statistic)), np.nan_to_num(result.pvalues, nan=2.0)))
-    return result.pvalues, order
+    """The method's p-values and its ranking (``gs.score``'s order, best first)."""
+    result = gs.score(carried, y, method=method, covariates=covariates)
+    return result.pvalues, result.ranking
 
 
 @pytest.fixture(scope="module")
@@ -81,11 +78,7 @@ def _lineage_marker(carried, in_lineage, j):
 @pytest.mark.parametrize("method", ["chi2", "logistic"])
 def test_the_marginal_ranking_puts_a_lineage_marker_first(counted, method):
     _, y, carried, causal, in_lineage = counted
-    if method == "chi2":
-        result = gs.score(carried, y, method="chi2")
-        order, pvalues = result.ranking, result.pvalues
-    else:
-        pvalues, order = _ranking(method, carried, y)
+    pvalues, order = _ranking(method, carried, y)
     first = order[0]
     assert not causal[first] and _lineage_marker(carried, in_lineage, first)
     assert np.flatnonzero(causal[order])[0] > 1000 and np.nanmin(pvalues[causal]) > 0.01
@@ -97,7 +90,7 @@ def test_structure_moves_the_causal_gene_ahead_of_the_lineage_markers(counted, m
     pcs = principal_coordinates(ds, 3)
     assert pcs.index.tolist() == ds.sample_ids.tolist()
     marker = gs.score(carried, y, method="chi2").ranking[0]
-    pvalues, order = _ranking(method, carried, y, pcs.to_numpy())
+    pvalues, order = _ranking(method, carried, y, pcs)  # rows in the data's order
     assert causal[order[:3]].all()  # the three best adjusted k-mers are the causal gene's
     assert pvalues[order[0]] < 1e-3
     assert np.flatnonzero(order == marker)[0] > 100  # the lineage marker, given the lineages, says little
