@@ -27,7 +27,7 @@ _SPECIAL = ('"', "\n", "\r")
 
 def _fast_kind(dtype):
     """Whether a column of ``dtype`` is written here (else pandas writes the whole frame)."""
-    return isinstance(dtype, np.dtype) and (dtype.kind in "fiub" or dtype == object)
+    return isinstance(dtype, np.dtype) and dtype.kind in "fiubO"
 
 
 def _floats(values):
