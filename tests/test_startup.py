@@ -2,6 +2,7 @@
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 HEAVY = ("sklearn", "numba", "scipy", "dask", "h5py", "anndata", "matplotlib")
@@ -42,3 +43,40 @@ def test_command_help_and_version_load_no_heavy_package(option):
     imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
     assert not sorted(m for m in imported if m.split(".")[0] in HEAVY)
     assert "genosift" in imported
+
+
+#: What a plain ``genosift score`` never needs: models, rank statistics, plots, clusters, stores.
+SCORE_LAZY = ("sklearn", "scipy.stats", "matplotlib", "dask", "h5py", "anndata")
+
+
+def _lazy_loaded(modules):
+    return sorted(m for m in modules if any(m == lazy or m.startswith(lazy + ".") for lazy in SCORE_LAZY))
+
+
+def test_registry_writer_and_covariates_load_no_models_or_scipy_stats():
+    code = ("import sys, genosift.scores, genosift.pipeline, genosift.tabletext, genosift.workflow.covariates\n"
+            "assert len(genosift.scores.methods()) > 10\n"
+            "print(sorted(sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert _lazy_loaded(eval(out.stdout.strip().splitlines()[-1])) == []
+
+
+@pytest.mark.parametrize("extra", [[], ["--structure", "2"]])
+def test_score_command_on_kmers_loads_no_models_or_scipy_stats(tmp_path, extra):
+    rng = np.random.default_rng(0)
+    samples = [f"s{i}" for i in range(12)]
+    lines = []
+    for k in range(40):
+        present = [s for s in samples if rng.random() < 0.5] or samples[:1]
+        lines.append("ACGT" + "ACGT"[k % 4] * (k + 1) + " | " + " ".join(f"{s}:1" for s in present))
+    (tmp_path / "kmers.txt").write_text("\n".join(lines) + "\n")
+    rows = "".join(f"{s}\t{i % 2}\n" for i, s in enumerate(samples))
+    (tmp_path / "meta.tsv").write_text("sample\tphenotype\n" + rows)
+    command = [sys.executable, "-X", "importtime", "-m", "genosift", "score", str(tmp_path / "kmers.txt"),
+               "--meta", str(tmp_path / "meta.tsv"), "--id", "sample", "--target", "phenotype", "--binary",
+               "--method", "logistic", "--quiet", "-o", str(tmp_path / "out.tsv"), *extra]
+    out = subprocess.run(command, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+    assert _lazy_loaded(imported) == []
+    assert (tmp_path / "out.tsv").read_text().startswith("feature\tscore\t")

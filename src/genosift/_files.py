@@ -252,7 +252,9 @@ def write_json(obj, path, *, force=True):
 def write_table(frame, path, *, force=True):
     """A DataFrame as a tab-separated file without its index, written whole or not at all; every
     float64 and int64 is written exactly (the shortest text that reads back to the same number)."""
-    write_text(path, frame.to_csv(sep="\t", index=False), force=force)
+    from .tabletext import frame_text
+
+    write_text(path, frame_text(frame, sep="\t"), force=force)
 
 
 def fresh_folder(base):

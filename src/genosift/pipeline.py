@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from ._files import check_output, json_text, staged
 from ._messages import plain
 from ._validation import UsageError, param_error
+from .tabletext import write_delimited
 from .transforms import presence
 
 
@@ -369,9 +370,8 @@ def write_frame(frame, path, *, sidecar=None, provenance=None, force=True):
         if name.endswith((".parquet", ".pq")):
             frame.to_parquet(tmp, index=False)
         else:  # in blocks of rows: the text of a ranking of millions of features is never held whole
-            rows = max(1, 2**14 // max(1, frame.shape[1]))
             with open(tmp, "w", encoding="utf-8", newline="") as fh:
-                frame.to_csv(fh, sep="," if name.endswith(".csv") else "\t", index=False, chunksize=rows)
+                write_delimited(frame, fh, sep="," if name.endswith(".csv") else "\t")
         if sidecar is not None:
             temps[1].write_text(json_text(provenance), encoding="utf-8")
 

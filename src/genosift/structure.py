@@ -228,7 +228,8 @@ def _cross_products(source, budget):
             product = sp.triu(block @ block.T, format="coo")
             gram[product.row, product.col] += product.data
             continue
-        dense = block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
+        # C order, so that the transposed block handed to syrk is already in Fortran order (no copy)
+        dense = block.toarray(order="C") if sp.issparse(block) else np.asarray(block, dtype=np.float64)
         if not (dense.flags.owndata and dense.flags.writeable and dense.dtype == np.float64):
             dense = np.array(dense, dtype=np.float64)  # never centre the caller's array
         if not np.isfinite(dense).all():

@@ -95,12 +95,12 @@ def covariates_of(args, labelled, *, rows=None):
     """The covariates of the labelled samples ``rows`` (None: all) from ``--covariates``,
     ``--covariate`` and ``--structure`` (written to ``--structure-out``), or None; how the table
     matched is added to ``labelled.notes``."""
+    if not (args.covariates or args.covariate or args.structure):
+        return None
     from .. import pipeline
     from ..io import read_covariates
     from ..workflow.covariates import labelled_covariates, structure_covariates
 
-    if not (args.covariates or args.covariate or args.structure):
-        return None
     table = (read_covariates(args.covariates, id_column=args.covariates_id, sep=args.covariates_sep)
              if args.covariates else None)
     structure = None

@@ -78,13 +78,26 @@ def rank_order(key):
 
 
 def bh_qvalues(pvalues):
-    """Benjamini-Hochberg adjusted p-values; NaN p-values stay NaN and are not counted."""
-    from scipy.stats import false_discovery_control
+    """Benjamini-Hochberg adjusted p-values; NaN p-values stay NaN and are not counted.
 
+    The same arithmetic, in the same order, as ``scipy.stats.false_discovery_control(p, method="bh")``
+    (so the same bits), without importing ``scipy.stats`` on every run."""
     q = np.full(pvalues.shape, np.nan)
     ok = ~np.isnan(pvalues)
-    if ok.any():
-        q[ok] = false_discovery_control(pvalues[ok], method="bh")
+    p = np.asarray(pvalues[ok], dtype=np.float64)
+    if not np.all((p >= 0.0) & (p <= 1.0)):
+        raise ValueError("`ps` must include only numbers between 0 and 1.")
+    if p.size <= 1:
+        q[ok] = p
+        return q
+    order = np.argsort(p, kind="stable")
+    ps = p[order]
+    m = ps.size
+    ps *= m / np.arange(1, m + 1, dtype=np.float64)
+    np.minimum.accumulate(ps[::-1], out=ps[::-1])
+    adjusted = np.empty_like(ps)
+    adjusted[order] = ps
+    q[ok] = np.clip(adjusted, 0.0, 1.0)
     return q
 
 

@@ -28,7 +28,6 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 from scipy import special
-from scipy.stats import rankdata
 
 from .._validation import param_error
 from ._base import Scores, ratio, register
@@ -225,6 +224,8 @@ def spearman(block, target):
     >>> gs.score(X, [1.0, 2.0, 3.0, 4.0], method="spearman").statistic.tolist()
     [1.0, -0.8]
     """
+    from scipy.stats import rankdata
+
     n = target.n_samples
     ry = rankdata(target.values) - 0.5 * (n + 1)
     C, S = _rank_sums(block, np.zeros(n, dtype=np.intp), ry, 1)

@@ -9,11 +9,28 @@ new data.
 
 Models: ``"logistic"`` (L2 logistic regression on standardised features), ``"random_forest"``
 and ``"linear_svm"`` (on standardised features; no class probabilities).
+
+The names load on first use (scikit-learn with them), so that ``genosift.workflow.covariates``
+serves ``genosift score --structure`` without loading the models.
 """
-from .evaluation import Evaluation, evaluate
-from .models import METRICS, MODELS, make_model  # noqa: F401  (METRICS: the metrics evaluate measures)
-from .prediction import held_out_metrics, predict
-from .results import load_model, write_results
+from importlib import import_module
 
 __all__ = ["MODELS", "Evaluation", "evaluate", "held_out_metrics", "load_model", "make_model", "predict",
            "write_results"]
+
+#: Where each public name lives (``METRICS``: the metrics ``evaluate`` measures).
+_HOMES = {"Evaluation": ".evaluation", "evaluate": ".evaluation", "METRICS": ".models", "MODELS": ".models",
+          "make_model": ".models", "held_out_metrics": ".prediction", "predict": ".prediction",
+          "load_model": ".results", "write_results": ".results"}
+
+
+def __getattr__(name):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_HOMES[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_HOMES))

@@ -26,7 +26,8 @@ def structure_covariates(labelled, n_components, *, rows=None, metric="kmds", ch
         frame = principal_coordinates(X.store, n_components, metric=metric, chunk_bytes=chunk_bytes,
                                       samples=list(store_ids))
     else:
-        frame = principal_coordinates(X[keep], n_components, metric=metric, chunk_bytes=chunk_bytes, samples=ids)
+        rows_of = X if rows is None else X[keep]  # every row: the data themselves, not a copy
+        frame = principal_coordinates(rows_of, n_components, metric=metric, chunk_bytes=chunk_bytes, samples=ids)
     return frame.set_axis(ids, axis=0)
 
 
