@@ -198,7 +198,9 @@ def csc_int_cols(data, indices, indptr, codes, count, mean, m2):
     for s in prange(stripes):
         acc = np.empty((1, k, 2))
         for j in range(s * per, min(p, (s + 1) * per)):
-            acc[:] = 0.0
+            for c in range(k):
+                acc[0, c, 0] = 0.0
+                acc[0, c, 1] = 0.0
             for q in range(indptr[j], indptr[j + 1]):
                 x = np.float64(data[q])
                 if not (abs(x) <= EXACT_SQUARE and x == np.floor(x)):
@@ -258,7 +260,9 @@ def csc_cols(data, indices, indptr, codes, count, mean, m2):
     for s in prange(stripes):
         acc = np.empty((1, k, N_ACC))
         for j in range(s * per, min(p, (s + 1) * per)):
-            acc[:] = 0.0
+            for c in range(k):
+                for f in range(N_ACC):
+                    acc[0, c, f] = 0.0
             for q in range(indptr[j], indptr[j + 1]):
                 _add_entry(acc, 0, codes[indices[q]], np.float64(data[q]))
             for c in range(k):
