@@ -60,6 +60,8 @@ def top_order(key, k, tested=None):
     for i, inside in enumerate(groups):
         if left == 0:
             break
+        if i == 0 and left and inside.all():  # no NaN and nothing left out: no gather
+            return _smallest(neg, np.arange(neg.shape[0]), left)
         where = np.flatnonzero(inside)
         out.append(_smallest(neg[where], where, left) if i != 1 else where[:left])
         left -= out[-1].size
