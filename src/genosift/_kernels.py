@@ -5,15 +5,14 @@ applies the same update to ``(mean, m2)`` of the shifted value ``x - shift[j]``:
 
     d = x - mean;  mean += d / n_c;  m2 += d * (x - mean)
 
-so the dense row-major, dense column-major and CSR kernels give the same numbers for the same
-data. An optional weight vector ``w`` adds a co-moment with a numeric target ``t``:
+so the dense row-major and column-major kernels give the same numbers for the same data. An
+optional weight vector ``w`` adds a co-moment with a numeric target ``t``:
 
 - dense kernels: ``cross += d * w_i`` with ``d`` the Welford deviation above and
   ``w_i = t_i - (running mean of t in the class, row i included)``, the online co-moment update,
   accurate whatever the shift;
-- CSR kernel: ``cross += x * w_i`` over the stored entries with ``w_i = t_i - mean(t)`` (the
-  implicit zeros add nothing), so ``cross`` is the co-moment about the mean up to ``mean_x *
-  sum(w)``.
+- the sparse kernels live in ``_sparse_kernels`` (sums over the stored entries, zeros added in
+  closed form).
 
 Accumulators are float64 whatever the input dtype.
 """
@@ -21,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
+from ._sparse_kernels import row_start
 
 _JIT = dict(nogil=True, cache=True, error_model="numpy", fastmath={"contract"})
 
@@ -104,108 +105,6 @@ def dense_col_major(X, codes, inv, shift, w, mean, m2, cross):
                 cross[c, j] += d * w[i]
 
 
-@njit(**_JIT)
-def _row_start(indices, lo, hi, j0):
-    """First position in ``indices[lo:hi]`` (sorted) holding a column ``>= j0``: binary search."""
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if indices[mid] < j0:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(**_JIT)
-def _stored_block(data, indices, indptr, codes, j0, j1, bn, bm, bq, bs, base):
-    """Welford update of the stored entries of columns ``[j0, j1)``, row after row.
-
-    Per (class, column ``j - base``): the count, mean and M2 of the stored entries and their sum.
-    The same sequence of updates whatever the arrays, so a stream of row chunks continued into
-    the same arrays gives the same numbers as one matrix.
-    """
-    for i in range(indptr.shape[0] - 1):
-        q = _row_start(indices, indptr[i], indptr[i + 1], j0)
-        c = codes[i]
-        end = indptr[i + 1]
-        while q < end and indices[q] < j1:
-            j = indices[q] - base
-            x = np.float64(data[q])
-            cnt = bn[c, j] + 1.0
-            bn[c, j] = cnt
-            d = x - bm[c, j]
-            mu = bm[c, j] + d / cnt
-            bm[c, j] = mu
-            bq[c, j] += d * (x - mu)
-            bs[c, j] += x
-            q += 1
-
-
-@njit(**_JIT)
-def _with_zeros(stored, sm, sq, ssum, nc):
-    """(mean, M2) of a class: its stored entries' (count, mean, M2, sum) and ``nc - stored`` zeros.
-
-    The mean is taken as sum / count: exact sums (integer counts) give correctly rounded means,
-    so classes with equal means get exactly equal values and no spurious between-class spread.
-    """
-    return ssum / nc, sq + sm * sm * (stored * (nc - stored) / nc)
-
-
-@njit(parallel=True, **_JIT)
-def csr_rows(data, indices, indptr, codes, count, w, mean, m2, cross, width):
-    """CSR rows with sorted indices: moments of every (class, feature), implicit zeros included.
-
-    Parallel over blocks of ``width`` features whose accumulators stay in cache; each block
-    finds its entries in every row by binary search, runs the Welford update over the stored
-    entries, then merges in the ``count[c] - stored`` zeros of each (class, feature).
-    """
-    n = indptr.shape[0] - 1
-    k, p = mean.shape
-    has_w = w.shape[0] > 0
-    n_blocks = (p + width - 1) // width
-    for b in prange(n_blocks):
-        j0 = b * width
-        j1 = min(p, j0 + width)
-        bn = np.zeros((k, j1 - j0))
-        bm = np.zeros((k, j1 - j0))
-        bq = np.zeros((k, j1 - j0))
-        bc = np.zeros((k, j1 - j0))
-        bs = np.zeros((k, j1 - j0))
-        if has_w:
-            for i in range(n):
-                q = _row_start(indices, indptr[i], indptr[i + 1], j0)
-                c = codes[i]
-                wi = w[i]
-                while q < indptr[i + 1] and indices[q] < j1:
-                    bc[c, indices[q] - j0] += np.float64(data[q]) * wi
-                    q += 1
-        _stored_block(data, indices, indptr, codes, j0, j1, bn, bm, bq, bs, j0)
-        for c in range(k):
-            nc = count[c]
-            for j in range(j1 - j0):
-                mean[c, j0 + j], m2[c, j0 + j] = _with_zeros(bn[c, j], bm[c, j], bq[c, j], bs[c, j], nc)
-                if has_w:
-                    cross[c, j0 + j] = bc[c, j]
-
-
-@njit(parallel=True, **_JIT)
-def csr_stored_moments(data, indices, indptr, codes, bn, bm, bq, bs, width):
-    """Continue the stored-entry moments ``(bn, bm, bq, bs)``, (k, p) each, with more CSR rows."""
-    p = bn.shape[1]
-    for b in prange((p + width - 1) // width):
-        j0 = b * width
-        _stored_block(data, indices, indptr, codes, j0, min(p, j0 + width), bn, bm, bq, bs, 0)
-
-
-@njit(parallel=True, **_JIT)
-def csr_moments_with_zeros(bn, bm, bq, bs, count, mean, m2):
-    """``mean``, ``m2`` (k, p) from the stored-entry moments and the class counts (zeros added)."""
-    k, p = bn.shape
-    for j in prange(p):
-        for c in range(k):
-            mean[c, j], m2[c, j] = _with_zeros(bn[c, j], bm[c, j], bq[c, j], bs[c, j], count[c])
-
-
 @njit(parallel=True, **_JIT)
 def csr_class_sums(data, indices, indptr, codes, k, p, width):
     """Per-class sums, minimum and maximum of every column of a CSR matrix (sorted indices).
@@ -226,7 +125,7 @@ def csr_class_sums(data, indices, indptr, codes, k, p, width):
         stored = np.zeros(j1 - j0)
         for i in range(n):
             c = codes[i]
-            q = _row_start(indices, indptr[i], indptr[i + 1], j0)
+            q = row_start(indices, indptr[i], indptr[i + 1], j0)
             end = indptr[i + 1]
             while q < end and indices[q] < j1:
                 j = indices[q] - j0

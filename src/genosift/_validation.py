@@ -51,8 +51,9 @@ def default_feature_names(n_features):
     return np.array([f"x{j}" for j in range(n_features)], dtype=object)
 
 
-def as_matrix(X):
-    """Return ``(M, feature_names)``: ``M`` a numeric 2-D ndarray or a canonical CSR matrix.
+def as_matrix(X, *, keep_csc=False):
+    """Return ``(M, feature_names)``: ``M`` a numeric 2-D ndarray or a canonical CSR matrix (a
+    canonical CSC matrix stays CSC with ``keep_csc``, for kernels that read columns).
 
     Dense input keeps its dtype (integers are accumulated in float64 later, never overflowing);
     sparse input is never densified. DataFrame columns become the feature names; other input
@@ -70,7 +71,7 @@ def as_matrix(X):
         check_unique_names(names)
         X = _frame_values(X)
     if sp.issparse(X):
-        M = _as_csr(X)
+        M = _as_csr(X, keep_csc)
     else:
         M = _as_dense(X)
     n, p = M.shape
@@ -200,10 +201,11 @@ def _as_dense(X):
     return M
 
 
-def _as_csr(X):
+def _as_csr(X, keep_csc=False):
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D sparse matrix. Got {X.ndim} dimension(s).")
-    M = check_sparse_matrix(X).tocsr()
+    M = check_sparse_matrix(X)
+    M = M if keep_csc and M.format == "csc" else M.tocsr()
     if M.dtype.kind == "b":
         M = M.astype(np.uint8)
     elif M.dtype.kind not in "iuf":

@@ -281,7 +281,7 @@ def select_mask(result, *, top=None, fdr=None):
         if not isinstance(top, (int, np.integer)) or top < 1:
             raise param_error("top", "select_mask", "an int >= 1", top)
         mask[:] = False
-        mask[result.ranking[:top]] = True
+        mask[result.top_indices(top)] = True
     elif fdr is not None:
         if result.qvalues is None:
             raise ValueError(f"--fdr needs p-values, and method '{result.method}' has none. Use --top K.")

@@ -121,6 +121,9 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
     def __getattr__(self, name):
         # ``feature_names_in_`` after a fit on a file, store or AnnData: the names of that fit's
         # result, decoded when first asked for (millions of k-mer names cost nothing until then)
+        if name == "ranking_" and "result_" in self.__dict__ and "scores_" in self.__dict__:
+            self.__dict__[name] = self.result_.ranking
+            return self.__dict__[name]
         if name == "feature_names_in_":
             result = self.__dict__.get("_names_from")
             if result is not None and result is self.__dict__.get("result_"):
@@ -132,7 +135,8 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
     def _keep_result(self):
         """The fitted attributes from ``result_``."""
         res = self.result_
-        self.scores_, self.pvalues_, self.ranking_ = res.scores, res.pvalues, res.ranking
+        self.scores_, self.pvalues_ = res.scores, res.pvalues
+        self.__dict__.pop("ranking_", None)  # the full ranking is sorted on first use (``__getattr__``)
         self.tested_ = res.tested
         if res.af is not None:
             self.af_ = res.af
@@ -286,7 +290,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         if getattr(self, "pending_", None) is not None:
             raise NotFittedError(f"The rows given to partial_fit so far cannot be scored: {self.pending_} "
                                  "Add rows with partial_fit, or call fit.")
-        check_is_fitted(self, "ranking_")
+        check_is_fitted(self, "scores_")
 
     def _n_tested(self):
         tested = getattr(self, "tested_", None)
@@ -299,7 +303,9 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         if k > n_tested and n_tested < self.scores_.shape[0]:
             warnings.warn(f"k={k} is greater than the {n_tested} features inside the allele-frequency range "
                           f"[{self.min_af}, {self.max_af}]; only those are kept.", UserWarning)
-        mask[self.ranking_[:min(k, n_tested)]] = True
+        k = min(k, n_tested)
+        # the first k of the ranking: by partition when only a fit's result knows the scores
+        mask[self.ranking_[:k] if "ranking_" in self.__dict__ else self.result_.top_indices(k)] = True
         return mask
 
 

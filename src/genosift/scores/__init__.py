@@ -6,7 +6,8 @@ any kind of input lives in ``genosift.scoring`` (``genosift.score``).
 from __future__ import annotations
 
 from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, describe, get_method, methods,
-                    rank_order, register)
+                    register)
+from ._order import TIE_BITS, rank_order, tie_key, top_order
 from ._discretize import check_bins, discretize, n_codes
 from ._af import CarrierTap, WithCarriers, af_tested, carriers, check_af, untested_last, with_af
 from ._prepare import (LabelCoding, build_result, check_classes, check_options, covariate_methods, finish,
@@ -19,7 +20,8 @@ from . import moments, ranks, contingency, distances, dcor, neighbours, models, 
 
 __all__ = [
     "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "get_method", "methods",
-    "rank_order", "register", "score_blocks", "statistics", "finish", "check_options", "make_target",
+    "rank_order", "top_order", "tie_key", "TIE_BITS",
+    "register", "score_blocks", "statistics", "finish", "check_options", "make_target",
     "LabelCoding", "describe", "carriers", "check_af", "with_af", "CarrierTap",
     "WithCarriers", "af_tested", "untested_last", "build_result", "check_classes", "finite_blocks", "join_scores",
     "target_values", "covariate_methods", "refuse_covariates", "check_covariates", "align_covariates",

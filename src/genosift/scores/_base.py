@@ -10,6 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._validation import check_unique_names, default_feature_names
+from ._order import TIE_BITS, rank_order, tie_key, top_order  # noqa: F401  (TIE_BITS, tie_key: re-exported)
 
 TASKS = ("classification", "regression", "any", "unsupervised")
 #: How a method reads the data: "rows" merges statistics over row chunks; "blocks" needs every
@@ -49,32 +50,6 @@ def ratio(num, den):
     """``num / den`` elementwise, quietly: x/0 is +-inf and 0/0 is NaN, as the conventions want."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return num / den
-
-
-#: Scores that agree in their leading 32 significant bits (about 10 decimal digits) rank as
-#: ties. Their last bits depend on the order of the arithmetic, which differs between dense,
-#: sparse, chunked and distributed copies of the same data; without this, two features with
-#: equal scores in exact arithmetic could swap places between the copies.
-TIE_BITS = 32
-_LOW_BITS = np.int64((1 << (52 - (TIE_BITS - 1))) - 1)
-_HALF = np.int64(1 << (52 - TIE_BITS))
-
-
-def tie_key(key):
-    """``key`` rounded to :data:`TIE_BITS` significant bits (to nearest, so that a value one unit
-    in the last place from a round number such as 0.1875 rounds to it): values that agree to
-    that precision become equal; order is kept otherwise (rounding is monotone)."""
-    key = np.asarray(key, dtype=np.float64)
-    finite = np.isfinite(key)
-    with np.errstate(over="ignore"):
-        magnitude = ((np.abs(key).view(np.int64) + _HALF) & ~_LOW_BITS).view(np.float64)
-    return np.where(finite, np.copysign(magnitude, key), key)
-
-
-def rank_order(key):
-    """Feature indices, best first: higher key first, NaN last; ties (values equal to about
-    ten significant digits, see :data:`TIE_BITS`) by lower index."""
-    return np.argsort(-tie_key(key), kind="stable")
 
 
 def bh_qvalues(pvalues):
@@ -215,9 +190,16 @@ class ScoreResult:
         ranks[self.ranking] = np.arange(1, self.n_features + 1)
         return ranks
 
+    def top_indices(self, k):
+        """Indices of the ``k`` best features, best first: ``ranking[:k]``, without sorting all the
+        scores unless the full ranking is already known."""
+        if "ranking" in self.__dict__:
+            return self.ranking[:k]
+        return top_order(self.scores if self.rank_key is None else self.rank_key, k, self.tested)
+
     def top(self, k):
         """Names of the ``k`` best features, best first (tested features only)."""
-        return self.feature_names[self.ranking[:min(k, self.n_tested)]]
+        return self.feature_names[self.top_indices(min(k, self.n_tested))]
 
     def to_frame(self, *, sort=True):
         """A tidy DataFrame: feature, score, statistic, pvalue, qvalue, the method's own columns

@@ -204,7 +204,9 @@ def statistics(spec, X, y=None, *, feature_names=None):
     """``(stats, feature_names)`` of in-memory data, or of a stream of ``(X, y)`` chunks."""
     spec = get_method(spec)
     if not is_chunk_stream(X):
-        M, names = as_matrix(X)
+        # a sparse matrix goes as it is to from_chunk, which checks it (one pass over its indices,
+        # and a CSC matrix stays CSC for the statistics that read columns)
+        M, names = (X, None) if sp.issparse(X) else as_matrix(X)
         names = names if feature_names is None else np.asarray(feature_names, dtype=object)
         return spec.statistic.from_chunk(M, target_values(spec, y, M.shape[0]), feature_names=names), names
     if y is not None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 import scipy.sparse as sp
 
-from .. import _kernels
+from .. import _kernels, _sparse_kernels
 from .._validation import as_matrix, raise_nonfinite, raise_tiny_spread
 
 
@@ -29,13 +29,14 @@ def class_codes(y, n_samples):
     return classes, codes.astype(np.intp, copy=False)
 
 
-def labelled_chunk(X, y, feature_names):
+def labelled_chunk(X, y, feature_names, *, keep_csc=False):
     """A block of rows as the per-class statistics read it: ``(M, names, classes, codes)``.
 
-    ``M`` is the checked matrix, ``names`` the given ``feature_names`` (else the block's own),
-    ``codes`` index the sorted ``classes``; ``y=None`` puts every row in one class.
+    ``M`` is the checked matrix (CSC input stays CSC with ``keep_csc``), ``names`` the given
+    ``feature_names`` (else the block's own), ``codes`` index the sorted ``classes``; ``y=None``
+    puts every row in one class.
     """
-    M, names = as_matrix(X)
+    M, names = as_matrix(X, keep_csc=keep_csc)
     classes, codes = class_codes(y, M.shape[0])
     return M, names if feature_names is None else feature_names, classes, codes
 
@@ -47,10 +48,16 @@ def moments_kernel(M, codes, k, w):
     mean = np.zeros((k, p))
     m2 = np.zeros((k, p))
     cross = np.zeros((k, p)) if w.shape[0] else np.zeros((0, 0))
-    if sp.issparse(M):
+    if sp.issparse(M) and M.format == "csc":  # class moments only (no weights)
         shift = np.zeros(p)
-        width = int(max(1024, min(65536, 2**15 // max(k, 1))))
-        _kernels.csr_rows(M.data, M.indices, M.indptr, codes, count, w, mean, m2, cross, width)
+        if not _sparse_kernels.csc_int_cols(M.data, M.indices, M.indptr, codes, count, mean, m2):
+            _sparse_kernels.csc_cols(M.data, M.indices, M.indptr, codes, count, mean, m2)
+    elif sp.issparse(M):
+        shift = np.zeros(p)
+        # integer counts: two exact sums per (feature, class), else the shifted sums; the same numbers
+        if w.shape[0] or not _sparse_kernels.csr_int_rows(M.data, M.indices, M.indptr, codes, count, mean, m2,
+                                                   *csr_blocks(k, p, 2)):
+            _sparse_kernels.csr_rows(M.data, M.indices, M.indptr, codes, count, w, mean, m2, cross, *csr_blocks(k, p))
     else:
         shift = M[0].astype(np.float64)
         inv = _kernels.running_inverse_counts(codes, k)
@@ -60,6 +67,14 @@ def moments_kernel(M, codes, k, w):
         else:
             _kernels.dense_col_major(M, codes, inv, shift, w, mean, m2, cross)
     return count, shift, mean, m2, cross
+
+
+def csr_blocks(k, p, n_acc=_sparse_kernels.N_ACC):
+    """``(width, stripes)`` of the CSR moment kernels: blocks of features whose accumulators
+    (``width * k * n_acc`` float64) fit in a core's cache, in up to 64 runs for the threads.
+    Any value gives the same numbers."""
+    width = int(max(256, min(16384, 2**15 // (max(k, 1) * n_acc))))
+    return width, int(min(64, (p + width - 1) // width))
 
 
 def check_finite(M, names, *arrays):
@@ -87,7 +102,8 @@ def check_spread(M, names, m2):
     maybe = np.atleast_2d(m2).sum(axis=0) < np.finfo(np.float64).tiny
     if sp.issparse(M):
         near = (M.data != 0) & (np.abs(M.data) < 2.0**53 * SQUARABLE)
-        cols = np.unique(M.indices[near])
+        cols = np.unique(M.indices[near] if M.format == "csr"
+                         else np.repeat(np.arange(M.shape[1]), np.diff(M.indptr))[near])
         blocks = [cols[maybe[cols]]]
     else:
         cols = np.flatnonzero(maybe)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .. import _kernels
+from .. import _kernels, _sparse_kernels
 from .._validation import as_matrix
 from .base import (
     SQUARABLE,
@@ -15,6 +15,7 @@ from .base import (
     chan,
     check_finite,
     check_spread,
+    csr_blocks,
     labelled_chunk,
     moments_kernel,
     reshift,
@@ -56,7 +57,7 @@ class ClassMoments(PerClass):
     @classmethod
     def from_chunk(cls, X, y=None, *, feature_names=None):
         """Statistics of one block of rows. ``y=None`` puts every row in one class."""
-        M, names, classes, codes = labelled_chunk(X, y, feature_names)
+        M, names, classes, codes = labelled_chunk(X, y, feature_names, keep_csc=True)
         count, shift, mean, m2, _ = moments_kernel(M, codes, len(classes), np.zeros(0))
         check_finite(M, names, mean, m2)
         check_spread(M, names, m2)
@@ -66,18 +67,20 @@ class ClassMoments(PerClass):
     def from_csr_stream(cls, chunks, classes, n_features):
         """Statistics of a stream of CSR row chunks, identical to ``from_chunk`` of all the rows.
 
-        ``chunks`` yields ``(csr_chunk, codes)``, the codes indexing ``classes``. The Welford
-        update of the stored entries simply continues from chunk to chunk, and the implicit zeros
+        ``chunks`` yields ``(csr_chunk, codes)``, the codes indexing ``classes``. The sums over
+        the stored entries (exact integer sums for integer values, as ``from_chunk`` takes them)
+        simply continue from chunk to chunk, row after row, and the implicit zeros
         are added once at the end, so the numbers do not depend on where the chunks are cut (a
         merge of per-chunk statistics rounds differently for each cut), and no per-chunk (k, p)
         arrays are made. Returns None, having read only part of the stream, when a chunk needs
         ``from_chunk``'s checks to name a problem (values that are not finite, too large or too
-        close together to square, unsorted indices): score the stream that way to get the message.
+        close together to square, unsorted indices), or when integer values give way to others or
+        outgrow exact sums (``from_chunk`` would then use the shifted sums): score the stream that
+        way to get the message or the numbers.
         """
         k, p = len(classes), int(n_features)
-        acc = [np.zeros((k, p)) for _ in range(4)]  # stored count, mean, M2, sum
+        acc = np.zeros((p, k, 2))  # integer sums per (feature, class) while the values are integers
         count = np.zeros(k)
-        width = int(max(1024, min(65536, 2**15 // max(k, 1))))
         for M, codes in chunks:
             data = M.data
             if M.shape[1] != p or not (sp.issparse(M) and M.format == "csr" and M.has_canonical_format):
@@ -85,10 +88,20 @@ class ClassMoments(PerClass):
             if data.dtype.kind == "f" and not _kernels.plain_values(data, 1e150, 2.0**53 * SQUARABLE):
                 return None
             codes = np.asarray(codes, dtype=np.intp)
+            if acc.shape[2] == 2 and not _sparse_kernels.csr_int_stored(data, M.indices, M.indptr, codes, acc,
+                                                                  *csr_blocks(k, p, 2)):
+                if count.any():  # integers so far, not in this chunk: from_chunk would use the shifted sums
+                    return None
+                acc = np.zeros((p, k, _sparse_kernels.N_ACC))  # the first chunk: shifted sums from the start
+            if acc.shape[2] != 2:
+                _sparse_kernels.csr_stored_moments(data, M.indices, M.indptr, codes, acc, *csr_blocks(k, p))
             count += np.bincount(codes, minlength=k)
-            _kernels.csr_stored_moments(data, M.indices, M.indptr, codes, *acc, width)
         mean, m2 = np.empty((k, p)), np.empty((k, p))
-        _kernels.csr_moments_with_zeros(*acc, count, mean, m2)
+        if acc.shape[2] == 2:
+            if not _sparse_kernels.csr_int_with_zeros(acc, count, mean, m2):
+                return None  # sums too large to be exact: from_chunk uses the shifted sums
+        else:
+            _sparse_kernels.csr_moments_with_zeros(acc, count, mean, m2)
         if not (np.isfinite(mean).all() and np.isfinite(m2).all()):
             return None
         return cls(np.asarray(classes), count, np.zeros(p), mean, m2)

@@ -1,0 +1,296 @@
+"""Compiled one-pass kernels for per-class moments of sparse matrices (CSR rows, CSC columns).
+
+Each (feature, class) accumulates over its stored entries only, row after row; the implicit
+zeros are added in closed form at the end. Integer values (counts) take two exact sums, the sum
+and the sum of squares; other values take sums of ``x - shift`` and its square about a shift, the
+first stored value of the class, so that large offsets do not cancel. Both give correctly rounded
+moments for integer counts, so they agree bit for bit there, and CSR, CSC and a stream of row
+chunks apply the same updates in the same order: every form gives the same numbers. With a
+weight vector ``w`` (co-moments with a numeric target), ``cross += x * w_i`` over the stored
+entries, with ``w_i = t_i - mean(t)``: the co-moment about the mean up to ``mean_x * sum(w)``.
+
+Accumulators are float64 whatever the input dtype.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+#: No contraction into fused multiply-adds: every kernel (CSR, CSC, continued over row chunks)
+#: rounds each update the same way, so they agree bit for bit.
+_EXACT = dict(nogil=True, cache=True, error_model="numpy")
+
+
+@njit(**_EXACT)
+def row_start(indices, lo, hi, j0):
+    """First position in ``indices[lo:hi]`` (sorted) holding a column ``>= j0``: binary search."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if indices[mid] < j0:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+#: Accumulators of one (feature, class) over its stored entries: count, sum, shift (the first
+#: stored value), and the sums of ``x - shift`` and of its square.
+N_ACC = 5
+
+
+@njit(inline="always", **_EXACT)
+def _add_entry(acc, j, c, x):
+    """Add the stored value ``x`` to the accumulators ``acc[j, c]`` (see :data:`N_ACC`)."""
+    n = acc[j, c, 0]
+    if n == 0.0:
+        acc[j, c, 2] = x
+    d = x - acc[j, c, 2]
+    acc[j, c, 0] = n + 1.0
+    acc[j, c, 1] += x
+    acc[j, c, 3] += d
+    acc[j, c, 4] += d * d
+
+
+@njit(inline="always", **_EXACT)
+def _class_moments(acc, j, c, nc):
+    """(mean, M2) of a class of ``nc`` rows from its stored entries' accumulators, zeros included.
+
+    The mean is sum / nc (exact sums of integer counts give correctly rounded means, so classes
+    with equal means get exactly equal values). M2 is ``(nc S2 - S1^2) / nc`` with S1, S2 the
+    sums of ``x - shift`` and its square over the class, the zeros (``-shift`` each) added in
+    closed form: one rounding for integer counts (exact sums), and exactly 0 for a class whose
+    values are all equal. The shift, a value of the class, keeps large offsets from cancelling.
+    """
+    n = acc[j, c, 0]
+    if n == 0.0:
+        return 0.0, 0.0
+    z = nc - n
+    h = acc[j, c, 2]
+    s1 = acc[j, c, 3] - z * h
+    s2 = acc[j, c, 4] + z * (h * h)
+    num = nc * s2 - s1 * s1
+    m2 = num / nc if np.isfinite(num) else s2 - s1 * (s1 / nc)
+    return acc[j, c, 1] / nc, max(m2, 0.0)
+
+
+@njit(**_EXACT)
+def _csr_block(data, indices, indptr, codes, pos, j1, acc, base):
+    """Add the entries of columns ``[.., j1)`` of every row, from ``pos[i]`` on, to ``acc[j - base]``."""
+    for i in range(indptr.shape[0] - 1):
+        c = codes[i]
+        q = pos[i]
+        end = indptr[i + 1]
+        while q < end and indices[q] < j1:
+            _add_entry(acc, indices[q] - base, c, np.float64(data[q]))
+            q += 1
+        pos[i] = q
+
+
+#: Below this magnitude an integer's square is exact in float64 (2**26).
+EXACT_SQUARE = 2.0**26
+#: Sums of integers stay exact up to here (2**53).
+EXACT_SUM = 2.0**53
+
+
+@njit(**_EXACT)
+def _csr_int_block(data, indices, indptr, codes, pos, j1, acc, base):
+    """Add the entries of columns ``[.., j1)`` of every row, from ``pos[i]`` on, to the integer
+    sums ``acc[j - base]`` (sum and sum of squares); False, at once, on a value that is not an
+    integer of magnitude at most :data:`EXACT_SQUARE` (or NaN)."""
+    for i in range(indptr.shape[0] - 1):
+        c = codes[i]
+        q = pos[i]
+        end = indptr[i + 1]
+        while q < end and indices[q] < j1:
+            x = np.float64(data[q])
+            if not (abs(x) <= EXACT_SQUARE and x == np.floor(x)):
+                return False
+            j = indices[q] - base
+            acc[j, c, 0] += x
+            acc[j, c, 1] += x * x
+            q += 1
+        pos[i] = q
+    return True
+
+
+@njit(inline="always", **_EXACT)
+def _int_moments(acc, j, c, nc):
+    """(mean, M2, exact) of a class from its integer sums: ``(nc S2 - S1^2) / nc`` is the correctly
+    rounded M2 when ``nc S2`` is at most :data:`EXACT_SUM` (``exact``), as ``_class_moments`` gives."""
+    s1 = acc[j, c, 0]
+    s2 = acc[j, c, 1]
+    return s1 / nc, (nc * s2 - s1 * s1) / nc, nc * s2 <= EXACT_SUM
+
+
+@njit(parallel=True, **_EXACT)
+def csr_int_rows(data, indices, indptr, codes, count, mean, m2, width, stripes):
+    """``csr_rows`` for integer values: two sums per (feature, class), no shift, no branch on the
+    first value, and the same numbers as ``csr_rows`` gives them (both correctly rounded).
+
+    False when a value is not an integer of magnitude at most :data:`EXACT_SQUARE`, or a sum
+    of squares grew past exactness: then ``mean`` and ``m2`` are incomplete; use ``csr_rows``.
+    """
+    n = indptr.shape[0] - 1
+    k, p = mean.shape
+    n_blocks = (p + width - 1) // width
+    per = (n_blocks + stripes - 1) // stripes
+    ok = np.ones(stripes, np.bool_)
+    for s in prange(stripes):
+        b0, b1 = s * per, min(n_blocks, (s + 1) * per)
+        pos = np.empty(n, np.int64)
+        for i in range(n):
+            pos[i] = row_start(indices, indptr[i], indptr[i + 1], b0 * width)
+        acc = np.empty((width, k, 2))
+        for b in range(b0, b1):
+            j0, j1 = b * width, min(p, (b + 1) * width)
+            acc[:] = 0.0
+            if not _csr_int_block(data, indices, indptr, codes, pos, j1, acc, j0):
+                ok[s] = False
+                break
+            for j in range(j1 - j0):
+                for c in range(k):
+                    mean[c, j0 + j], m2[c, j0 + j], exact = _int_moments(acc, j, c, count[c])
+                    if not exact:
+                        ok[s] = False
+    return ok.all()
+
+
+@njit(parallel=True, **_EXACT)
+def csr_int_stored(data, indices, indptr, codes, acc, width, stripes):
+    """Continue the integer sums ``acc`` (p, k, 2) with more CSR rows; False as ``csr_int_rows``
+    (the sums are then incomplete)."""
+    n = indptr.shape[0] - 1
+    p = acc.shape[0]
+    n_blocks = (p + width - 1) // width
+    per = (n_blocks + stripes - 1) // stripes
+    ok = np.ones(stripes, np.bool_)
+    for s in prange(stripes):
+        b0, b1 = s * per, min(n_blocks, (s + 1) * per)
+        pos = np.empty(n, np.int64)
+        for i in range(n):
+            pos[i] = row_start(indices, indptr[i], indptr[i + 1], b0 * width)
+        for b in range(b0, b1):
+            if not _csr_int_block(data, indices, indptr, codes, pos, min(p, (b + 1) * width), acc, 0):
+                ok[s] = False
+                break
+    return ok.all()
+
+
+@njit(parallel=True, **_EXACT)
+def csr_int_with_zeros(acc, count, mean, m2):
+    """``mean``, ``m2`` (k, p) from the integer sums; False when one is not exact (see ``csr_int_rows``)."""
+    k, p = mean.shape
+    ok = np.ones(p, np.bool_)
+    for j in prange(p):
+        for c in range(k):
+            mean[c, j], m2[c, j], exact = _int_moments(acc, j, c, count[c])
+            ok[j] &= exact
+    return ok.all()
+
+
+@njit(parallel=True, **_EXACT)
+def csc_int_cols(data, indices, indptr, codes, count, mean, m2):
+    """``csr_int_rows`` for CSC columns (rows sorted in each)."""
+    k, p = mean.shape
+    stripes = min(p, 256)
+    per = (p + stripes - 1) // stripes
+    ok = np.ones(stripes, np.bool_)
+    for s in prange(stripes):
+        acc = np.empty((1, k, 2))
+        for j in range(s * per, min(p, (s + 1) * per)):
+            for c in range(k):
+                acc[0, c, 0] = 0.0
+                acc[0, c, 1] = 0.0
+            for q in range(indptr[j], indptr[j + 1]):
+                x = np.float64(data[q])
+                if not (abs(x) <= EXACT_SQUARE and x == np.floor(x)):
+                    ok[s] = False
+                c = codes[indices[q]]
+                acc[0, c, 0] += x
+                acc[0, c, 1] += x * x
+            for c in range(k):
+                mean[c, j], m2[c, j], exact = _int_moments(acc, 0, c, count[c])
+                if not exact:
+                    ok[s] = False
+    return ok.all()
+
+
+@njit(parallel=True, **_EXACT)
+def csr_rows(data, indices, indptr, codes, count, w, mean, m2, cross, width, stripes):
+    """CSR rows with sorted indices: moments of every (class, feature), implicit zeros included.
+
+    One pass over the stored entries: each of ``stripes`` threads walks its run of blocks of
+    ``width`` features left to right with a cursor per row, so the block's accumulators stay in
+    cache and every entry is read once; then the class moments of the block are written out.
+    With weights ``w``, ``cross`` gets ``sum x w`` over the stored entries.
+    """
+    n = indptr.shape[0] - 1
+    k, p = mean.shape
+    n_blocks = (p + width - 1) // width
+    per = (n_blocks + stripes - 1) // stripes
+    for s in prange(stripes):
+        b0, b1 = s * per, min(n_blocks, (s + 1) * per)
+        if b0 >= b1:
+            continue
+        pos = np.empty(n, np.int64)
+        for i in range(n):
+            pos[i] = row_start(indices, indptr[i], indptr[i + 1], b0 * width)
+        acc = np.empty((width, k, N_ACC))
+        for b in range(b0, b1):
+            j0, j1 = b * width, min(p, (b + 1) * width)
+            acc[:] = 0.0
+            if w.shape[0] > 0:
+                for i in range(n):
+                    q = pos[i]
+                    while q < indptr[i + 1] and indices[q] < j1:
+                        cross[codes[i], indices[q]] += np.float64(data[q]) * w[i]
+                        q += 1
+            _csr_block(data, indices, indptr, codes, pos, j1, acc, j0)
+            for j in range(j1 - j0):
+                for c in range(k):
+                    mean[c, j0 + j], m2[c, j0 + j] = _class_moments(acc, j, c, count[c])
+
+
+@njit(parallel=True, **_EXACT)
+def csc_cols(data, indices, indptr, codes, count, mean, m2):
+    """``csr_rows`` for CSC columns (rows sorted in each): the same updates in the same order."""
+    k, p = mean.shape
+    stripes = min(p, 256)
+    per = (p + stripes - 1) // stripes
+    for s in prange(stripes):
+        acc = np.empty((1, k, N_ACC))
+        for j in range(s * per, min(p, (s + 1) * per)):
+            for c in range(k):
+                for f in range(N_ACC):
+                    acc[0, c, f] = 0.0
+            for q in range(indptr[j], indptr[j + 1]):
+                _add_entry(acc, 0, codes[indices[q]], np.float64(data[q]))
+            for c in range(k):
+                mean[c, j], m2[c, j] = _class_moments(acc, 0, c, count[c])
+
+
+@njit(parallel=True, **_EXACT)
+def csr_stored_moments(data, indices, indptr, codes, acc, width, stripes):
+    """Continue the stored-entry accumulators ``acc`` (p, k, N_ACC) with more CSR rows."""
+    n = indptr.shape[0] - 1
+    p = acc.shape[0]
+    n_blocks = (p + width - 1) // width
+    per = (n_blocks + stripes - 1) // stripes
+    for s in prange(stripes):
+        b0, b1 = s * per, min(n_blocks, (s + 1) * per)
+        if b0 >= b1:
+            continue
+        pos = np.empty(n, np.int64)
+        for i in range(n):
+            pos[i] = row_start(indices, indptr[i], indptr[i + 1], b0 * width)
+        for b in range(b0, b1):
+            _csr_block(data, indices, indptr, codes, pos, min(p, (b + 1) * width), acc, 0)
+
+
+@njit(parallel=True, **_EXACT)
+def csr_moments_with_zeros(acc, count, mean, m2):
+    """``mean``, ``m2`` (k, p) from the stored-entry accumulators and the class counts (zeros added)."""
+    k, p = mean.shape
+    for j in prange(p):
+        for c in range(k):
+            mean[c, j], m2[c, j] = _class_moments(acc, j, c, count[c])
