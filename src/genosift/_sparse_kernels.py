@@ -33,6 +33,16 @@ def row_start(indices, lo, hi, j0):
     return lo
 
 
+@njit(**_EXACT)
+def row_cursors(indices, indptr, j0):
+    """For every CSR row, the position of its first stored entry in a column ``>= j0``."""
+    n = indptr.shape[0] - 1
+    pos = np.empty(n, np.int64)
+    for i in range(n):
+        pos[i] = row_start(indices, indptr[i], indptr[i + 1], j0)
+    return pos
+
+
 #: Accumulators of one (feature, class) over its stored entries: count, sum, shift (the first
 #: stored value), and the sums of ``x - shift`` and of its square.
 N_ACC = 5
@@ -130,16 +140,13 @@ def csr_int_rows(data, indices, indptr, codes, count, mean, m2, width, stripes):
     False when a value is not an integer of magnitude at most :data:`EXACT_SQUARE`, or a sum
     of squares grew past exactness: then ``mean`` and ``m2`` are incomplete; use ``csr_rows``.
     """
-    n = indptr.shape[0] - 1
     k, p = mean.shape
     n_blocks = (p + width - 1) // width
     per = (n_blocks + stripes - 1) // stripes
     ok = np.ones(stripes, np.bool_)
     for s in prange(stripes):
         b0, b1 = s * per, min(n_blocks, (s + 1) * per)
-        pos = np.empty(n, np.int64)
-        for i in range(n):
-            pos[i] = row_start(indices, indptr[i], indptr[i + 1], b0 * width)
+        pos = row_cursors(indices, indptr, b0 * width)
         acc = np.empty((width, k, 2))
         for b in range(b0, b1):
             j0, j1 = b * width, min(p, (b + 1) * width)
@@ -159,16 +166,13 @@ def csr_int_rows(data, indices, indptr, codes, count, mean, m2, width, stripes):
 def csr_int_stored(data, indices, indptr, codes, acc, width, stripes):
     """Continue the integer sums ``acc`` (p, k, 2) with more CSR rows; False as ``csr_int_rows``
     (the sums are then incomplete)."""
-    n = indptr.shape[0] - 1
     p = acc.shape[0]
     n_blocks = (p + width - 1) // width
     per = (n_blocks + stripes - 1) // stripes
     ok = np.ones(stripes, np.bool_)
     for s in prange(stripes):
         b0, b1 = s * per, min(n_blocks, (s + 1) * per)
-        pos = np.empty(n, np.int64)
-        for i in range(n):
-            pos[i] = row_start(indices, indptr[i], indptr[i + 1], b0 * width)
+        pos = row_cursors(indices, indptr, b0 * width)
         for b in range(b0, b1):
             if not _csr_int_block(data, indices, indptr, codes, pos, min(p, (b + 1) * width), acc, 0):
                 ok[s] = False
@@ -232,9 +236,7 @@ def csr_rows(data, indices, indptr, codes, count, w, mean, m2, cross, width, str
         b0, b1 = s * per, min(n_blocks, (s + 1) * per)
         if b0 >= b1:
             continue
-        pos = np.empty(n, np.int64)
-        for i in range(n):
-            pos[i] = row_start(indices, indptr[i], indptr[i + 1], b0 * width)
+        pos = row_cursors(indices, indptr, b0 * width)
         acc = np.empty((width, k, N_ACC))
         for b in range(b0, b1):
             j0, j1 = b * width, min(p, (b + 1) * width)
@@ -272,7 +274,6 @@ def csc_cols(data, indices, indptr, codes, count, mean, m2):
 @njit(parallel=True, **_EXACT)
 def csr_stored_moments(data, indices, indptr, codes, acc, width, stripes):
     """Continue the stored-entry accumulators ``acc`` (p, k, N_ACC) with more CSR rows."""
-    n = indptr.shape[0] - 1
     p = acc.shape[0]
     n_blocks = (p + width - 1) // width
     per = (n_blocks + stripes - 1) // stripes
@@ -280,9 +281,7 @@ def csr_stored_moments(data, indices, indptr, codes, acc, width, stripes):
         b0, b1 = s * per, min(n_blocks, (s + 1) * per)
         if b0 >= b1:
             continue
-        pos = np.empty(n, np.int64)
-        for i in range(n):
-            pos[i] = row_start(indices, indptr[i], indptr[i + 1], b0 * width)
+        pos = row_cursors(indices, indptr, b0 * width)
         for b in range(b0, b1):
             _csr_block(data, indices, indptr, codes, pos, min(p, (b + 1) * width), acc, 0)
 

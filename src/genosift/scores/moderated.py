@@ -26,7 +26,7 @@ from numba import njit
 from scipy import special
 
 from ._base import Scores, register
-from .regression import design_basis, project_out
+from .regression import column_scales, design_basis, project_out
 
 #: limma's floor of the residual variances before their logarithms are taken, as a share of
 #: their median
@@ -39,16 +39,7 @@ def _responses(X, Q, yr):
     orthogonal to ``Q``): the column is divided by ``scale``, the power of two at or below its
     largest magnitude; NaN for a constant column."""
     n, b = X.shape
-    scale = np.ones(b)
-    same = np.ones(b, dtype=np.bool_)
-    for j in range(b):
-        top = 0.0
-        for i in range(n):
-            top = max(top, abs(X[i, j]))
-            if X[i, j] != X[0, j]:
-                same[j] = False
-        if top > 0.0:
-            scale[j] = 2.0 ** np.floor(np.log2(top))
+    scale, same = column_scales(X)
     R = np.empty((n, b))
     for i in range(n):
         for j in range(b):

@@ -69,10 +69,10 @@ def project_out(Q, R):
 
 
 @njit(cache=True, nogil=True)
-def _fits(X, Q, yr, collinear):
-    """``(beta, sxx, rss, scale)`` of each column of ``X`` divided by ``scale``, the power of two
-    at or below its largest magnitude (exact), so that squares neither overflow nor underflow;
-    ``beta`` and ``sxx`` NaN for a column in the span of ``Q``."""
+def column_scales(X):
+    """``(scale, same)`` of each column of ``X``: the power of two at or below its largest
+    magnitude (1 for an all-zero column), by which it can be divided exactly, and whether all
+    its values are equal."""
     n, b = X.shape
     scale = np.ones(b)
     same = np.ones(b, dtype=np.bool_)
@@ -84,6 +84,16 @@ def _fits(X, Q, yr, collinear):
                 same[j] = False
         if top > 0.0:
             scale[j] = 2.0 ** np.floor(np.log2(top))
+    return scale, same
+
+
+@njit(cache=True, nogil=True)
+def _fits(X, Q, yr, collinear):
+    """``(beta, sxx, rss, scale)`` of each column of ``X`` divided by ``scale``, the power of two
+    at or below its largest magnitude (exact), so that squares neither overflow nor underflow;
+    ``beta`` and ``sxx`` NaN for a column in the span of ``Q``."""
+    n, b = X.shape
+    scale, same = column_scales(X)
     R = np.empty((n, b))
     mean = np.zeros(b)
     for i in range(n):
