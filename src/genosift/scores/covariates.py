@@ -17,8 +17,7 @@ from .._messages import FixError, plain
 from .._validation import names_list
 
 __all__ = ["COLLINEAR_COVARIATES", "align_covariates", "check_covariates", "covariate_columns", "frame_sample_ids",
-           "has_sample_ids",
-           "prepare_covariates", "with_covariates"]
+           "has_sample_ids", "missing_columns", "prepare_covariates", "with_covariates"]
 
 #: A covariate whose part outside the span of the intercept and the covariates before it has a
 #: sum of squares below this share of its own (its R^2 on them above 1 - 1e-10) is collinear.
@@ -258,6 +257,13 @@ def align_covariates(covariates, sample_ids, *, owner="score"):
     return aligned.set_axis(pd.Index(list(sample_ids)), axis=0)
 
 
+def missing_columns(obs, names):
+    """``(have, missing)``: the column names of the per-sample table ``obs`` (a DataFrame, or
+    None), and those of ``names`` it lacks."""
+    have = [] if obs is None else [str(c) for c in obs.columns]
+    return have, [c for c in names if c not in have]
+
+
 def covariate_columns(covariates, obs, *, what, owner="score"):
     """The columns of the per-sample table ``obs`` (a DataFrame, or None) that ``covariates``
     names when it is a list of column names (or one name); any other ``covariates`` as it is.
@@ -266,8 +272,7 @@ def covariate_columns(covariates, obs, *, what, owner="score"):
         covariates = [covariates]
     if not (isinstance(covariates, (list, tuple)) and covariates and all(isinstance(c, str) for c in covariates)):
         return covariates
-    have = [] if obs is None else [str(c) for c in obs.columns]
-    missing = [c for c in covariates if c not in have]
+    have, missing = missing_columns(obs, covariates)
     if missing:
         raise FixError(f"The covariates name column(s) {names_list(missing)} that {what} does not have; its "
                        f"per-sample columns: {names_list(have, 20) or 'none'}. Name columns it has in "

@@ -24,6 +24,7 @@ fails either way, a constant feature and a feature in the span of the covariates
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from numba import njit
@@ -232,7 +233,7 @@ def _logistic_block(X, y, Q, null, null_firth, eta0, mu0, nu0, mode):
 
 
 class NullFit:
-    """The null model ``(1, Z)`` of a target, fitted once: by maximum likelihood and penalised."""
+    """The null model ``(1, Z)`` of a target: by maximum likelihood and penalised."""
 
     def __init__(self, target):
         if target.classes is None or len(target.classes) != 2:
@@ -263,6 +264,13 @@ class NullFit:
         return theta
 
 
+@lru_cache(maxsize=4)
+def null_fit(target):
+    """The ``NullFit`` of ``target``, fitted once for all its blocks of features (a ``Target``
+    hashes by identity; it and its fit are never changed)."""
+    return NullFit(target)
+
+
 @register(
     "logistic", invariance="affine", task="classification", binary_only=True, streaming="blocks", pvalues=True,
     covariates=True,
@@ -289,7 +297,7 @@ def logistic(block, target, *, firth="auto"):
     if firth not in FIRTH_MODES:
         raise ValueError(f"The 'firth' option of method 'logistic' must be one of {sorted(FIRTH_MODES)}. "
                          f"Got {firth!r} instead.")
-    null = NullFit(target)
+    null = null_fit(target)
     # one feature after another: each column contiguous
     out = _logistic_block(np.asfortranarray(block, dtype=np.float64), null.y, null.Q, null.ml, null.firth,
                           null.eta, null.mu, null.nu, FIRTH_MODES[firth])

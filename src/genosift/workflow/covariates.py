@@ -5,6 +5,7 @@ import numpy as np
 
 from .._messages import FixError
 from .._validation import names_list
+from ..scores.covariates import missing_columns
 
 __all__ = ["labelled_covariates", "structure_covariates"]
 
@@ -70,8 +71,7 @@ def labelled_covariates(labelled, *, table=None, columns=(), rows=None, structur
         notes.append(str(report))
     if columns:
         obs = dataset.obs
-        have = [] if obs is None else [str(c) for c in obs.columns]
-        missing = [c for c in columns if c not in have]
+        have, missing = missing_columns(obs, columns)
         if missing:
             raise FixError(f"{{covariate}} names column(s) {names_list(missing)} that the samples' metadata "
                            f"do not have; their columns: {names_list(have, 20) or 'none'}. Name columns of {{meta}} "
