@@ -218,19 +218,20 @@ def block_width(n_samples, n_features=None, block_bytes=None):
     return width
 
 
-def column_blocks(M, width, *, keep_sparse=False):
-    """Yield ``(j0, j1, block)`` over the columns of ``M``.
+def column_blocks(M, width, *, keep_sparse=False, columns=None):
+    """Yield ``(j0, j1, block)`` over the columns of ``M`` (or over ``M[:, columns]``, for an
+    array of column indices, never copied whole).
 
     Dense input gives float64 blocks (a copy of ``width`` columns at a time). Sparse input is
     converted to CSC once (a copy of its non-zeros) and gives CSC blocks if ``keep_sparse``,
     else dense float64 blocks; the whole matrix is never densified.
     """
-    p = M.shape[1]
+    p = M.shape[1] if columns is None else len(columns)
     if sp.issparse(M):
         M = M.tocsc()
     for j0 in range(0, p, width):
         j1 = min(p, j0 + width)
-        block = M[:, j0:j1]
+        block = M[:, j0:j1] if columns is None else M[:, columns[j0:j1]]
         if sp.issparse(block):
             block = block.astype(np.float64) if keep_sparse else block.toarray().astype(np.float64, copy=False)
         else:

@@ -11,8 +11,8 @@ from ._order import TIE_BITS, rank_order, tie_key, top_order
 from ._discretize import check_bins, discretize, n_codes
 from ._af import CarrierTap, WithCarriers, af_tested, carriers, check_af, untested_last, with_af
 from ._prepare import (LabelCoding, build_result, check_classes, check_options, covariate_methods, finish,
-                       finite_blocks, join_scores, make_target, refuse_covariates, score_blocks, statistics,
-                       target_values)
+                       finite_blocks, join_scores, make_target, refuse_covariates, score_block, score_blocks,
+                       statistics, take_scores, target_values)
 from .covariates import (align_covariates, check_covariates, covariate_columns, frame_sample_ids, has_sample_ids,
                          prepare_covariates, with_covariates)
 # registers the methods; this order is the order of genosift.methods()
@@ -21,7 +21,7 @@ from . import moments, ranks, contingency, distances, dcor, neighbours, models, 
 __all__ = [
     "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "get_method", "methods",
     "rank_order", "top_order", "tie_key", "TIE_BITS",
-    "register", "score_blocks", "statistics", "finish", "check_options", "make_target",
+    "register", "score_block", "score_blocks", "take_scores", "statistics", "finish", "check_options", "make_target",
     "LabelCoding", "describe", "carriers", "check_af", "with_af", "CarrierTap",
     "WithCarriers", "af_tested", "untested_last", "build_result", "check_classes", "finite_blocks", "join_scores",
     "target_values", "covariate_methods", "refuse_covariates", "check_covariates", "align_covariates",

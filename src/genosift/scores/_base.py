@@ -270,6 +270,7 @@ class Method:
     invariance: str = "none"
     covariates: bool = False
     combine: Callable | None = None
+    distinct: bool = False
 
     @property
     def options(self):
@@ -364,7 +365,7 @@ REGISTRY: dict[str, Method] = {}
 
 def register(name, *, task, invariance, statistic=None, streaming="rows", binary_only=False, pvalues=False,
              signed=False, min_class_size=1, sparse_blocks=False, scale_free=False, covariates=False, combine=None,
-             formula, reference):
+             distinct=False, formula, reference):
     """Register a method under ``name``.
 
     The function's first two arguments depend on ``streaming``: ``func(stats, **options)`` for
@@ -383,20 +384,24 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
     method that pools information across all features (an empirical-Bayes prior); it reads what
     it needs from ``scores.columns``, ignores the features whose columns are NaN (not tested),
     and every driver gets it through ``build_result``.
+    ``distinct``: a "blocks" method whose result for a feature depends on that feature's values
+    alone (and the target), not on the other features of its block: identical columns are scored
+    once (``score_block``), which the contract tests check bit for bit.
     """
     if invariance not in INVARIANCES:
         raise ValueError(f"bad registration of {name!r}: invariance in {INVARIANCES}, not {invariance!r}")
     if task not in TASKS or streaming not in STREAMING or (streaming == "rows") != (statistic is not None):
         raise ValueError(f"bad registration of {name!r}: task in {TASKS}, streaming in {STREAMING}, "
                          "and a statistic exactly when streaming is 'rows'")
-    if covariates and streaming != "blocks":
-        raise ValueError(f"bad registration of {name!r}: a method that takes covariates works on column blocks")
+    if (covariates or distinct) and streaming != "blocks":
+        raise ValueError(f"bad registration of {name!r}: a method that takes covariates or scores distinct columns "
+                         "once works on column blocks")
 
     def wrap(func):
         summary = next(iter((func.__doc__ or "").strip().splitlines()), "")
         REGISTRY[name] = Method(name, func, statistic, task, binary_only, pvalues, signed, streaming,
                                 min_class_size, sparse_blocks, formula, reference, summary, scale_free, invariance,
-                                covariates, combine)
+                                covariates, combine, distinct)
         return func
 
     return wrap

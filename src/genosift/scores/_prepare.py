@@ -13,14 +13,15 @@ import threading
 import numpy as np
 import scipy.sparse as sp
 
+from .._distinct import distinct_columns
 from .._messages import FixError, plain
-from .._validation import MAX_FLOAT_CLASSES, as_labels, as_matrix, is_continuous, numeric_target
+from .._validation import MAX_FLOAT_CLASSES, as_labels, as_matrix, default_feature_names, is_continuous, numeric_target
 from ..engine import accumulate, is_chunk_stream, map_blocks
 from ._base import ScoreResult, Scores, Target, get_method
 
 __all__ = ["LabelCoding", "build_result", "check_classes", "check_options", "covariate_methods", "finish",
-           "finite_blocks", "join_scores", "make_target", "refuse_covariates", "result_arrays", "score_blocks",
-           "statistics", "target_values"]
+           "finite_blocks", "join_scores", "make_target", "refuse_covariates", "result_arrays", "score_block",
+           "score_blocks", "statistics", "take_scores", "target_values"]
 
 
 def check_options(spec, options):
@@ -170,7 +171,7 @@ def _make_target(spec, y, n_samples):
 def finite_blocks(blocks, names, scale_free=False):
     """Pass ``(j0, j1, block)`` through, raising the non-finite error (naming the features);
     with ``scale_free``, features too large to square come out rescaled (``rescale_huge``)."""
-    from .._validation import default_feature_names, raise_nonfinite, rescale_huge
+    from .._validation import raise_nonfinite, rescale_huge
 
     for j0, j1, block in blocks:
         values = block.data if sp.issparse(block) else block
@@ -181,14 +182,39 @@ def finite_blocks(blocks, names, scale_free=False):
         yield j0, j1, rescale_huge(block) if scale_free else block
 
 
-def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None):
+def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None, inverse=None):
     """Run a "blocks" method over ``(j0, j1, block)`` column blocks, in order: a ``ScoreResult``.
 
     The one loop behind in-memory arrays and on-disk stores; blocks run on ``n_jobs`` threads.
+    ``inverse``: the blocks hold the distinct columns of the data (``distinct_columns``), feature
+    ``j``'s being column ``inverse[j]``; ``feature_names`` name the data's features.
     """
-    parts = map_blocks(lambda jb: spec.func(jb[2], target, **options),
-                       finite_blocks(blocks, feature_names, spec.scale_free), n_jobs=n_jobs)
-    return build_result(spec, join_scores(parts), target, feature_names, options)
+    names = feature_names
+    if inverse is not None:
+        first = np.unique(inverse, return_index=True)[1]
+        names = (default_feature_names(inverse.size) if names is None else np.asarray(names, dtype=object))[first]
+    parts = map_blocks(lambda jb: score_block(spec, jb[2], target, options),
+                       finite_blocks(blocks, names, spec.scale_free), n_jobs=n_jobs)
+    joined = join_scores(parts)
+    return build_result(spec, joined if inverse is None else take_scores(joined, inverse), target, feature_names,
+                        options)
+
+
+def score_block(spec, block, target, options):
+    """A "blocks" method on one checked block: ``spec.func``, run on the block's distinct columns
+    only if the method is registered ``distinct`` (their results copied to the duplicates)."""
+    found = distinct_columns(block) if spec.distinct else None
+    if found is None:
+        return spec.func(block, target, **options)
+    first, inverse = found
+    return take_scores(spec.func(block[:, first], target, **options), inverse)
+
+
+def take_scores(scores, index):
+    """``scores`` of the features ``index`` (a ``Scores`` indexed like an array, columns too)."""
+    arrays = (None if values is None else values[index] for values in scores[:4])
+    columns = None if scores.columns is None else {name: values[index] for name, values in scores.columns.items()}
+    return Scores(*arrays, columns)
 
 
 def join_scores(parts):

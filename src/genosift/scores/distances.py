@@ -182,7 +182,7 @@ def _check_bool(name, value):
 
 
 @register(
-    "wasserstein", invariance="monotone", task="classification", streaming="blocks",
+    "wasserstein", invariance="monotone", task="classification", streaming="blocks", distinct=True,
     formula="sum_c (n_c/n) W1(p(x), p(x|c)), W1 = integral |F(t) - F_c(t)| dt; normalize: on "
             "u = (average rank - 1/2)/n",
     reference="Vallender (1974), Theory Probab. Appl. 18:784 (W1 on the line); "
@@ -229,7 +229,7 @@ def _n_bins(bins, n):
 
 
 @register(
-    "jensen_shannon", invariance="monotone", task="classification", streaming="blocks",
+    "jensen_shannon", invariance="monotone", task="classification", streaming="blocks", distinct=True,
     formula="sum_c (n_c/n) JS(h, h_c), JS base 2 between the histograms of u = (average rank - "
             "1/2)/n over all samples and over class c, `bins` equal bins on [0, 1]",
     reference="Lin (1991), IEEE Trans. Inf. Theory 37:145; scipy.spatial.distance.jensenshannon(base=2)**2",

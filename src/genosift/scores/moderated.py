@@ -142,7 +142,7 @@ def moderate(scores):
 
 @register(
     "moderated_t", invariance="none", task="regression", streaming="blocks", pvalues=True, signed=True,
-    covariates=True, combine=moderate,
+    covariates=True, combine=moderate, distinct=True,
     formula="x = b0 + Z g + coef y + e per feature; t = coef / (stdev_unscaled sqrt(s2_post)), "
             "s2_post = (d0 s0^2 + d s2) / (d0 + d), p from t(d + d0)",
     reference="limma lmFit + eBayes (Smyth 2004, Stat Appl Genet Mol Biol 3:3)",

@@ -269,7 +269,7 @@ def _kendall_exact_p(n, c):
 
 
 @register(
-    "kendall", invariance="monotone", task="regression", streaming="blocks", pvalues=True, signed=True,
+    "kendall", invariance="monotone", task="regression", streaming="blocks", pvalues=True, signed=True, distinct=True,
     formula="tau_b = (P - Q) / sqrt((n0 - n1)(n0 - n2)), n0 = n(n-1)/2, n1/n2 pairs tied in x/y; "
             "p exact (n <= 33, no ties) or normal with the tie-corrected variance of P - Q",
     reference="Kendall (1945); scipy.stats.kendalltau (variant='b', method='auto')",

@@ -174,7 +174,7 @@ def residual_fits(block, target):
 
 @register(
     "regression", invariance="affine", task="regression", streaming="blocks", pvalues=True, signed=True,
-    covariates=True,
+    covariates=True, distinct=True,
     formula="y = b0 + Z g + beta x + e by least squares; t = beta / se(beta), two-sided p from t(n - c - 2)",
     reference="ordinary least squares with covariates; statsmodels OLS; Frisch & Waugh (1933), Lovell (1963)",
 )

@@ -34,6 +34,7 @@ from ..scores import (
     get_method,
     join_scores,
     make_target,
+    score_block,
     target_values,
     with_af,
     with_covariates,
@@ -106,7 +107,7 @@ def _block_scores(block, target, method, options, j0, j1, names, af=False):
     ((_, _, block),) = finite_blocks([(j0, j1, block)] if names is None else [(0, j1 - j0, block)], names,
                                      spec.scale_free)
     with _one_thread():
-        out = spec.func(block, target, **options)
+        out = score_block(spec, block, target, options)
     return (out, carriers(block)) if af else out
 
 

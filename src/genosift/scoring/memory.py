@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
+from .._distinct import distinct_columns
 from .._validation import as_matrix
 from ..engine import block_width, column_blocks, is_chunk_stream
 from ..scores import (
@@ -60,7 +62,12 @@ def _score_columns(spec, X, y, names, opts, covariates=None):
     Z, covariate_names = check_covariates(covariates, M.shape[0])
     target = make_target(spec, y, M.shape[0], Z)
     check_classes(spec, target)
-    blocks = column_blocks(M, block_width(*M.shape), keep_sparse=spec.sparse_blocks)
+    columns = inverse = None
+    if spec.distinct:  # each distinct column scored once
+        M = M.tocsc() if sp.issparse(M) else M
+        columns, inverse = distinct_columns(M) or (None, None)
+    width = block_width(M.shape[0], M.shape[1] if columns is None else len(columns))
+    blocks = column_blocks(M, width, keep_sparse=spec.sparse_blocks, columns=columns)
     if spec.streaming == "matrix":
         for _ in finite_blocks(blocks, names):  # the finiteness check, one block at a time
             pass
@@ -69,7 +76,7 @@ def _score_columns(spec, X, y, names, opts, covariates=None):
 
             M = rescale_huge(M)
         return build_result(spec, spec.func(M, target, **opts), target, names, opts)
-    return with_covariates(score_blocks(spec, blocks, target, names, opts), covariate_names)
+    return with_covariates(score_blocks(spec, blocks, target, names, opts, inverse=inverse), covariate_names)
 
 
 def _score_kept(spec, M, y, names, opts, counts, bounds):

@@ -1,0 +1,136 @@
+"""The distinct columns of a matrix, found by hashing and then compared value for value.
+
+Methods whose result for a feature depends on that feature's values alone (registered with
+``distinct=True``) score each distinct column once and copy its result to the identical ones.
+K-mers that occur in exactly the same genomes share one presence pattern: in a clonal bacterial
+collection there are several times fewer patterns than k-mers (SEER's 120-genome example: 13,769
+patterns for 134,298 k-mers), so a per-feature model fit costs several times less.
+
+Columns are identical when their values are identical bit for bit (dense), or when they store the
+same entries in the same order (CSC). That is stricter than equal values (``-0.0`` and ``0.0``,
+or an explicitly stored zero, make columns distinct) and never wrong: identical input gives the
+method identical work, so the copied results are the very bits it would have computed.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+__all__ = ["distinct_columns"]
+
+_SEED = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S1, _S2, _S3 = np.uint64(30), np.uint64(27), np.uint64(31)
+
+
+@njit(cache=True, nogil=True)
+def _mix(h):
+    """A 64-bit finaliser (splitmix64's): every input bit reaches every output bit."""
+    h = (h ^ (h >> _S1)) * _M1
+    h = (h ^ (h >> _S2)) * _M2
+    return h ^ (h >> _S3)
+
+
+@njit(cache=True, nogil=True)
+def _hashes(dense, indptr, indices, values, b, is_dense):
+    """One 64-bit hash per column: of a dense matrix's values (as unsigned bits, read row by row),
+    or of a CSC matrix's stored (row, value) pairs."""
+    h = np.full(b, _SEED, dtype=np.uint64)
+    if is_dense:
+        for i in range(dense.shape[0]):
+            for j in range(b):
+                h[j] = _mix(h[j] ^ np.uint64(dense[i, j]))
+        return h
+    for j in range(b):
+        x = h[j]
+        for k in range(indptr[j], indptr[j + 1]):
+            x = _mix(x ^ np.uint64(indices[k]))
+            x = _mix(x ^ np.uint64(values[k]))
+        h[j] = _mix(x ^ np.uint64(indptr[j + 1] - indptr[j]))
+    return h
+
+
+@njit(cache=True, nogil=True)
+def _same(dense, indptr, indices, values, a, c, is_dense):
+    """Whether columns ``a`` and ``c`` are identical."""
+    if is_dense:
+        for i in range(dense.shape[0]):
+            if dense[i, a] != dense[i, c]:
+                return False
+        return True
+    s, t, m = indptr[a], indptr[c], indptr[a + 1] - indptr[a]
+    if indptr[c + 1] - t != m:
+        return False
+    for k in range(m):
+        if indices[s + k] != indices[t + k] or values[s + k] != values[t + k]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _representatives(order, h, dense, indptr, indices, values, is_dense):
+    """``rep[j]``: the first column identical to column ``j`` (``j`` itself if none before it).
+    ``order`` sorts the hashes ``h`` stably, so each run of equal hashes lists its columns in
+    increasing order; a column is compared with the run's earlier representatives only (one
+    comparison, unless two different columns share a hash)."""
+    b = order.shape[0]
+    rep = np.empty(b, dtype=np.int64)
+    start = 0
+    while start < b:
+        stop = start + 1
+        while stop < b and h[order[stop]] == h[order[start]]:
+            stop += 1
+        for k in range(start, stop):
+            j = order[k]
+            rep[j] = j
+            for m in range(start, k):
+                r = order[m]
+                if rep[r] == r and _same(dense, indptr, indices, values, r, j, is_dense):
+                    rep[j] = r
+                    break
+        start = stop
+    return rep
+
+
+def _unsigned(values):
+    """``values`` seen as unsigned integers of the same width (bit patterns, compared exactly)."""
+    values = np.asarray(values)
+    if values.dtype.itemsize not in (1, 2, 4, 8):
+        values = values.astype(np.float64)
+    return values.view(np.dtype(f"u{values.dtype.itemsize}"))
+
+
+def distinct_columns(M):
+    """The distinct columns of ``M`` (an ndarray, or a CSC matrix) and where each column's copy is.
+
+    Returns ``(first, inverse)``: ``first`` the index of the first occurrence of each distinct
+    column, in increasing order, and ``inverse`` (one entry per column) the position in ``first``
+    of its copy, so that ``M[:, first][:, inverse]`` is ``M``; or None when all columns differ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> first, inverse = distinct_columns(np.array([[1., 0., 1.], [0., 2., 0.]]))
+    >>> first.tolist(), inverse.tolist()
+    ([0, 1], [0, 1, 0])
+    """
+    b = M.shape[1]
+    if b < 2:
+        return None
+    if sp.issparse(M):
+        if M.format != "csc":
+            raise TypeError("distinct_columns reads dense arrays and CSC matrices.")
+        args = (np.empty((0, 0), dtype=np.uint64), M.indptr, M.indices, _unsigned(M.data), b, False)
+    else:
+        one = np.empty(1, dtype=np.int64)
+        args = (_unsigned(M), one, one, np.empty(1, dtype=np.uint64), b, True)
+    h = _hashes(*args)
+    rep = _representatives(np.argsort(h, kind="stable"), h, *args[:4], args[5])
+    first = np.flatnonzero(rep == np.arange(b))
+    if first.size == b:
+        return None
+    position = np.empty(b, dtype=np.intp)
+    position[first] = np.arange(first.size)
+    return first, position[rep]
