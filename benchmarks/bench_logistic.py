@@ -166,7 +166,7 @@ def main(argv=None):
               "`seer --threads 2 --pval 1 --chisq 1 --maf 0` (with `--covar_file --covar_list 2q,3q,4q`), "
               "reading its k-mer file. SEER prints p-values to 4 digits, with a bound for z >= 5."]
     if args.scaling:
-        lines += ["", f"Scaling of genosift's fit (10,000 simulated k-mers, nearly all distinct, 2 threads): "
+        lines += ["", "Scaling of genosift's fit (10,000 simulated k-mers, nearly all distinct, 2 threads): "
                   "microseconds per k-mer and the share of k-mers refitted with Firth's penalty", "",
                   "| samples n | covariates c | us per k-mer | Firth |", "|---:|---:|---:|---:|", *scaling()]
     text = "\n".join(lines) + "\n"
