@@ -95,12 +95,17 @@ def test_binary_reads_counts_as_presence():
 
 
 @pytest.mark.parametrize("metric", ["kmds", "euclidean"])
-@pytest.mark.parametrize("density, sparse_products", [(0.5, False), (0.004, True)])
+@pytest.mark.parametrize("density, sparse_products", [(0.5, False), (0.004, True), (0.5, "exact")])
 def test_every_input_form_gives_the_same_coordinates(tmp_path, monkeypatch, density, sparse_products, metric):
+    """Through the exact integer products (presence/absence: every form the same bits), or, for
+    values that are not integers, the centred dense and the sparse products."""
     X = _lineages(n=36, p=2000, seed=3, density=density, noise=density / 4)
+    X[:, 100:200] = X[:, :100]  # copies: the exact path multiplies each distinct column once
     choices = []
     decide = structure._sparse_pays
     monkeypatch.setattr(structure, "_sparse_pays", lambda block: choices.append(decide(block)) or choices[-1])
+    if sparse_products != "exact":
+        monkeypatch.setattr(structure._ExactProducts, "add", lambda self, block: False)
     ids = np.array([f"s{i}" for i in range(len(X))], dtype=object)
     names = np.array([f"k{j}" for j in range(X.shape[1])], dtype=object)
     ref = principal_coordinates(X, 3, samples=list(ids), metric=metric)
@@ -117,7 +122,12 @@ def test_every_input_form_gives_the_same_coordinates(tmp_path, monkeypatch, dens
         np.testing.assert_allclose(got.to_numpy(), ref.to_numpy(), rtol=0, atol=1e-10, err_msg=name)
         assert got.index.tolist() == ids.tolist() or name in ("csr", "csc"), name
         np.testing.assert_allclose(got.attrs["eigenvalues"], ref.attrs["eigenvalues"], rtol=1e-10, err_msg=name)
-    assert choices and any(choices) == sparse_products  # some blocks multiplied as sparse, or none
+        if sparse_products == "exact":
+            assert got.to_numpy().tobytes() == ref.to_numpy().tobytes(), name
+    if sparse_products == "exact":
+        assert not choices  # every block exact
+    else:
+        assert choices and any(choices) == sparse_products  # some blocks multiplied as sparse, or none
 
 
 def test_samples_choose_and_order_the_rows(tmp_path):
@@ -216,3 +226,14 @@ def test_memory_of_a_large_store_is_bounded(tmp_path):
     before, after = int(out[0]) * 1024, int(out[1]) * 1024
     print(f"peak RSS {after / 2**20:.0f} MiB, {(after - before) / 2**20:.0f} MiB above the imports")
     assert after - before < 224 * 2**20, (before, after)  # measured: 147 MiB, 41 of them arrays
+
+
+def test_exact_products_take_integers_whose_sums_stay_below_2_to_the_53():
+    gram = np.zeros((2, 2), order="F")
+    exact = structure._ExactProducts(gram)
+    assert not exact.add(np.array([[0.5, 1.0], [1.0, 0.0]]))  # not integers
+    assert not exact.add(np.full((2, 4), 2.0**26))  # 4 x 2^52 = 2^54: sums could round
+    A = np.array([[1.0, 3.0, 1.0], [-2.0, 4.0, -2.0]])  # a copy of a column: counted twice
+    assert exact.add(sp.csr_matrix(A)) and exact.add(A)
+    assert np.array_equal(np.triu(gram), np.triu(2 * A @ A.T))
+    assert not exact.add(np.array([[np.inf, 0.0], [0.0, 0.0]]))

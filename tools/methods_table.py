@@ -30,8 +30,8 @@ def table():
     lines = ["| method | task | statistic | p-value | reads | options | reference |", "|---|---|---|---|---|---|---|"]
     for m in REGISTRY.values():
         options = ", ".join(f"`{k}={v!r}`" for k, v in m.options.items()) or "-"
-        cells = [f"`{m.name}`", task_text(m), m.formula, "yes" if m.has_pvalues else "-", m.streaming, options,
-                 m.reference]
+        reads = m.streaming + (", each distinct column once" if m.distinct else "")
+        cells = [f"`{m.name}`", task_text(m), m.formula, "yes" if m.has_pvalues else "-", reads, options, m.reference]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(lines)
 

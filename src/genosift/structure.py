@@ -21,7 +21,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from scipy.linalg import get_blas_funcs
+
 from . import engine
+from ._distinct import distinct_columns
 from ._validation import is_int, param_error
 
 __all__ = ["LANCZOS_FROM", "METRICS", "principal_coordinates"]
@@ -82,7 +85,8 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, chunk_
     Notes
     -----
     Time ``O(n^2 p)`` (one symmetric rank-k update per feature block, by BLAS on ``set_threads``
-    threads; very sparse blocks by a sparse product) and ``O(n^3)`` for the eigenpairs (Lanczos
+    threads; very sparse blocks by a sparse product; integer values, such as presence/absence, in
+    exact integer arithmetic, each distinct column once) and ``O(n^3)`` for the eigenpairs (Lanczos
     iterations, ``O(n^2)`` each, from ``LANCZOS_FROM`` samples on). A
     coordinate whose largest magnitude is shared by entries of opposite signs (a symmetric
     configuration) has no well-defined sign.
@@ -216,14 +220,16 @@ def _select(source, ids, samples):
 
 def _cross_products(source, budget):
     """``G`` (n x n, float64, Fortran order) with ``G_ii + G_jj - 2 G_ij = |x_i - x_j|^2``, summed
-    over feature blocks: the centred cross-products of dense blocks, the plain ones of sparse
-    blocks (both give the same distances: a shift of a feature changes none)."""
-    from scipy.linalg import get_blas_funcs
-
+    over feature blocks: the plain cross-products of integer-valued blocks, exactly (``_ExactProducts``),
+    else the centred cross-products of dense blocks and the plain ones of sparse blocks (all give
+    the same distances: a shift of a feature changes none)."""
     n = source.shape[0]
     gram = np.zeros((n, n), order="F")
     syrk = get_blas_funcs("syrk", dtype=np.float64)
+    exact = _ExactProducts(gram)
     for block in source.blocks(engine.share_budget(budget)):
+        if exact.add(block):
+            continue
         if sp.issparse(block) and _sparse_pays(block):
             product = sp.triu(block @ block.T, format="coo")
             gram[product.row, product.col] += product.data
@@ -236,9 +242,45 @@ def _cross_products(source, budget):
             raise ValueError(f"The data given to {_OWNER} hold NaN or infinite values; principal coordinates need "
                              "finite values. Drop or impute them first.")
         dense -= dense.mean(axis=0)
-        gram = syrk(1.0, np.asfortranarray(dense.T), beta=1.0, c=gram, trans=1, lower=0, overwrite_c=1)
+        out = syrk(1.0, np.asfortranarray(dense.T), beta=1.0, c=gram, trans=1, lower=0, overwrite_c=1)
+        if out is not gram:
+            gram[...] = out
     _mirror_upper(gram)
     return gram
+
+
+class _ExactProducts:
+    """Integer-valued blocks (presence/absence, counts) added to ``gram`` exactly: their plain
+    cross-products are integers, and while every sum stays below 2^53 float64 holds them exactly
+    in any order of summation (BLAS's, any block width). So each distinct column (``distinct_columns``:
+    k-mers carried by the same genomes) is multiplied once, weighted by its number of copies, and
+    the result is the same bits as summing every column."""
+
+    def __init__(self, gram):
+        self.gram, self.bound = gram, 0.0
+        self.gemm = get_blas_funcs("gemm", dtype=np.float64)
+
+    def add(self, block):
+        """Add ``block @ block.T`` to the upper triangle of ``gram`` if it is exact; else False."""
+        values = block.data if sp.issparse(block) else np.asarray(block)
+        if values.size and not (np.isfinite(values).all() and np.array_equal(values, np.trunc(values))):
+            return False
+        top = float(np.abs(values).max()) if values.size else 0.0
+        bound = self.bound + top * top * block.shape[1]
+        if not bound < 2.0 ** 53:
+            return False
+        self.bound = bound
+        block = block.tocsc() if sp.issparse(block) else block
+        found = distinct_columns(block)
+        if found is not None:
+            block = block[:, found[0]]
+        # C order: its transpose is the Fortran (p x n) matrix BLAS reads without a copy
+        dense = block.toarray(order="C") if sp.issparse(block) else np.ascontiguousarray(block, dtype=np.float64)
+        weighted = dense if found is None else dense * np.bincount(found[1]).astype(np.float64)
+        out = self.gemm(1.0, weighted.T, dense.T, beta=1.0, c=self.gram, trans_a=1, overwrite_c=1)
+        if out is not self.gram:  # in place for a Fortran-ordered float64 gram, as it is
+            self.gram[...] = out
+        return True
 
 
 def _mirror_upper(gram, step=512):
