@@ -143,7 +143,7 @@ _ADJUSTED = ("import sys, numpy as np, pandas as pd, genosift as gs\n"
 
 def genosift_runs(folder, kmers, meta):
     base = [sys.executable, "-m", "genosift", "score", kmers, "--meta", meta, "--id", "sample", "--target",
-            "phenotype", "--binary", "--min-af", "0.01", "--threads", "2", "--quiet"]
+            "phenotype", "--binary", "--min-af", "0.01", "--threads", "2", "--quiet", "--force"]
     rows, outputs = {}, {}
     rows[f"genosift principal_coordinates K={K} alone (Python, file to table)"] = timed(
         [sys.executable, "-c", _PCS, kmers, meta, K, folder / "pcs.tsv"])
