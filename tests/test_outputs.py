@@ -101,6 +101,39 @@ def test_score_ranking_holds_the_exact_scores(tmp_path, capsys):
         assert _same_bits(back.loc[[f"g{j}" for j in range(5)], column], values), column
 
 
+@pytest.mark.parametrize("suffix", [".tsv", ".csv", ".parquet"])
+@pytest.mark.parametrize("method", ["logistic", "welch", "chi2"])
+def test_score_writes_its_ranking_in_pieces_as_one_table(tmp_path, monkeypatch, capsys, suffix, method):
+    """The ranking is built and written a few rows at a time: the file is the whole table's, byte
+    for byte (text), or the same frame (Parquet), whatever the size of the pieces."""
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    rng = np.random.RandomState(2)
+    n, p = 40, 23
+    frame = pd.DataFrame((rng.random_sample((n, p)) < 0.4) * rng.randint(1, 4, (n, p)),
+                         columns=[f"g,{j}" if j % 5 == 0 else f"g{j}" for j in range(p)])
+    frame.insert(0, "id", [f"s{i}" for i in range(n)])
+    frame["label"] = np.where(np.arange(n) % 3 == 0, "R", "S")
+    frame.to_csv(tmp_path / "d.tsv", sep="\t", index=False)
+    outputs = []
+    for rows in (pipeline.RANKING_ROWS, 4, 1):
+        monkeypatch.setattr(pipeline, "RANKING_ROWS", rows)
+        out = tmp_path / f"r{rows}{suffix}"
+        assert main(["score", str(tmp_path / "d.tsv"), "--target", "label", "--method", method, "--top", "5",
+                     "-o", str(out)]) == 0
+        outputs.append(out)
+    capsys.readouterr()
+    if suffix == ".parquet":
+        frames = [pd.read_parquet(out) for out in outputs]
+        for other in frames[1:]:
+            pd.testing.assert_frame_equal(other, frames[0])
+        assert len(frames[0]) == p and frames[0]["selected"].sum() == 5
+    else:
+        texts = [out.read_bytes() for out in outputs]
+        assert texts[1] == texts[0] and texts[2] == texts[0]
+        assert texts[0].count(b"\n") == p + 1
+
+
 # --------------------------------------------------------------------------------------------
 # no clobbering, whole or nothing
 

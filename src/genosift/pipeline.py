@@ -259,16 +259,37 @@ def profile_labelled(labelled, *, method, chunk_bytes=None):
     return profile(X, y, target=target, feature_names=labelled.dataset.feature_names)
 
 
-def ranking_frame(result, mask, prof):
+#: Rows of a ranking table built and written at a time (``ranking_frames``).
+RANKING_ROWS = 1 << 16
+
+
+def ranking_frame(result, mask, prof, rows=None):
     """The ranking table of ``score``: the result's columns, ``selected``, and the profile's
-    columns (means, the signed effect, prevalence), best feature first."""
+    columns (means, the signed effect, prevalence), best feature first; or of the features
+    ``rows`` (indices), in that order."""
     import pandas as pd
 
-    frame = result.to_frame(sort=False)
-    frame["selected"] = mask
+    rows = result.ranking if rows is None else np.asarray(rows, dtype=np.intp)
+    frame = result.to_frame(rows=rows)
+    frame["selected"] = mask[rows]
     if prof is not None:
-        frame = pd.concat([frame, prof.columns()], axis=1)
-    return frame.iloc[result.ranking].reset_index(drop=True)
+        frame = pd.concat([frame, prof.columns(rows)], axis=1)
+    return frame
+
+
+def ranking_frames(result, mask, prof, *, batch=None):
+    """The ranking table in consecutive pieces of ``batch`` rows (default ``RANKING_ROWS``), best
+    first (for ``write_frame``: the table of millions of features is never held whole)."""
+    batch = RANKING_ROWS if batch is None else batch
+    ranking = result.ranking
+    for start in range(0, max(len(ranking), 1), batch):
+        yield ranking_frame(result, mask, prof, ranking[start:start + batch])
+
+
+def selected_frame(result, mask, prof):
+    """The rows of the ranking table that ``mask`` selects, best first."""
+    ranking = result.ranking
+    return ranking_frame(result, mask, prof, ranking[mask[ranking]])
 
 
 def select_mask(result, *, top=None, fdr=None):
@@ -309,8 +330,8 @@ def run_provenance(labelled, result, mask, *, inputs, target, top, fdr, started,
 
 
 def selected_records(ranking):
-    """The selected rows of a ranking table (:func:`ranking_frame`) as JSON records: scores, class
-    means, the signed effect, prevalence; NaN (no p-value) as null."""
+    """The selected rows of a ranking table (:func:`ranking_frame`, :func:`selected_frame`) as JSON
+    records: scores, class means, the signed effect, prevalence; NaN (no p-value) as null."""
     return [{k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
             for row in ranking[ranking["selected"]].drop(columns="selected").to_dict("records")]
 
@@ -359,21 +380,43 @@ def check_table_name(path):
 
 
 def write_frame(frame, path, *, sidecar=None, provenance=None, force=True):
-    """A DataFrame as TSV / CSV (by suffix, every number exact) or Parquet, and its JSON sidecar
-    if given: published together, whole, or not at all; existing files replaced only if ``force``."""
+    """A DataFrame (or an iterable of DataFrames with the same columns, written one after the
+    other as one table) as TSV / CSV (by suffix, every number exact) or Parquet, and its JSON
+    sidecar if given: published together, whole, or not at all; existing files replaced only if
+    ``force``."""
     path = Path(path)
     check_table_name(path)
     name = path.name.lower()
     paths = [path] if sidecar is None else [path, Path(sidecar)]
+    pieces = [frame] if hasattr(frame, "columns") else frame
     with staged(*paths, force=force) as temps:
         tmp = temps[0] if sidecar is not None else temps
         if name.endswith((".parquet", ".pq")):
-            frame.to_parquet(tmp, index=False)
+            _write_parquet(pieces, tmp)
         else:  # in blocks of rows: the text of a ranking of millions of features is never held whole
             with open(tmp, "w", encoding="utf-8", newline="") as fh:
-                write_delimited(frame, fh, sep="," if name.endswith(".csv") else "\t")
+                for i, piece in enumerate(pieces):
+                    write_delimited(piece, fh, sep="," if name.endswith(".csv") else "\t", header=i == 0)
         if sidecar is not None:
             temps[1].write_text(json_text(provenance), encoding="utf-8")
+
+
+def _write_parquet(pieces, path):
+    """DataFrames as one Parquet file, a row group each (with the first one's schema)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer = None
+    try:
+        for piece in pieces:
+            table = pa.Table.from_pandas(piece, preserve_index=False,
+                                         schema=None if writer is None else writer.schema)
+            if writer is None:
+                writer = pq.ParquetWriter(path, table.schema)
+            writer.write_table(table)
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 def reduced_frame(labelled, mask, feature_names, *, chunk_bytes=None):

@@ -72,8 +72,9 @@ class Profile:
             return "diff_means" if len(self.classes) == 2 else "highest_mean"
         return None
 
-    def columns(self):
-        """The columns the ranking tables get, in feature order (a DataFrame without ``feature``).
+    def columns(self, rows=None):
+        """The columns the ranking tables get, in feature order, or of the features ``rows`` (indices)
+        in that order (a DataFrame without ``feature``).
 
         Two classes: ``mean_<a>``, ``mean_<b>``, ``diff_means``, ``prevalence_<a>``,
         ``prevalence_<b>``; several classes: the ``mean_<class>`` columns, ``highest_mean``, the
@@ -82,19 +83,20 @@ class Profile:
         """
         import pandas as pd
 
+        take = (lambda values: values) if rows is None else (lambda values: values[rows])
         if self.kind == "classes":
             labels = [_label_text(c) for c in self.classes]
-            out = {f"mean_{c}": self.means[i] for i, c in enumerate(labels)}
+            out = {f"mean_{c}": take(self.means[i]) for i, c in enumerate(labels)}
             if len(labels) == 2:
-                out["diff_means"] = self.effect
+                out["diff_means"] = take(self.effect)
             else:
-                out["highest_mean"] = self.highest
-            out.update({f"prevalence_{c}": self.prevalence[i] for i, c in enumerate(labels)})
+                out["highest_mean"] = take(self.highest)
+            out.update({f"prevalence_{c}": take(self.prevalence[i]) for i, c in enumerate(labels)})
         else:
-            out = {"mean": self.means[0]}
+            out = {"mean": take(self.means[0])}
             if self.kind == "numeric":
-                out["correlation_sign"] = self.effect
-            out["prevalence"] = self.prevalence[0]
+                out["correlation_sign"] = take(self.effect)
+            out["prevalence"] = take(self.prevalence[0])
         return pd.DataFrame(out)
 
     def to_frame(self):

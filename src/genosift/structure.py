@@ -21,8 +21,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from scipy.linalg import get_blas_funcs
-
 from . import engine
 from ._distinct import distinct_columns
 from ._validation import is_int, param_error
@@ -223,6 +221,8 @@ def _cross_products(source, budget):
     over feature blocks: the plain cross-products of integer-valued blocks, exactly (``_ExactProducts``),
     else the centred cross-products of dense blocks and the plain ones of sparse blocks (all give
     the same distances: a shift of a feature changes none)."""
+    from scipy.linalg import get_blas_funcs
+
     n = source.shape[0]
     gram = np.zeros((n, n), order="F")
     syrk = get_blas_funcs("syrk", dtype=np.float64)
@@ -257,6 +257,8 @@ class _ExactProducts:
     the result is the same bits as summing every column."""
 
     def __init__(self, gram):
+        from scipy.linalg import get_blas_funcs
+
         self.gram, self.bound = gram, 0.0
         self.gemm = get_blas_funcs("gemm", dtype=np.float64)
 

@@ -80,9 +80,9 @@ def _column_text(values, isna, writer, buf, sep):
     return _objects(values, isna, writer, buf, sep)
 
 
-def write_delimited(frame, fh, *, sep="\t", block_rows=BLOCK_ROWS):
-    """Write ``frame`` (header, no index) to the text handle ``fh`` with the separator ``sep``;
-    ``fh`` should be opened with ``newline=""``, as for :mod:`csv`.
+def write_delimited(frame, fh, *, sep="\t", block_rows=BLOCK_ROWS, header=True):
+    """Write ``frame`` (its header unless ``header=False``, no index) to the text handle ``fh``
+    with the separator ``sep``; ``fh`` should be opened with ``newline=""``, as for :mod:`csv`.
 
     >>> import pandas as pd
     >>> buf = io.StringIO()
@@ -94,11 +94,12 @@ def write_delimited(frame, fh, *, sep="\t", block_rows=BLOCK_ROWS):
 
     columns = [frame.iloc[:, j] for j in range(frame.shape[1])]
     if len(columns) < 2 or isinstance(frame.columns, MultiIndex) or not all(_fast_kind(c.dtype) for c in columns):
-        frame.to_csv(fh, sep=sep, index=False, chunksize=max(1, block_rows // max(1, frame.shape[1])))
+        frame.to_csv(fh, sep=sep, index=False, header=header, chunksize=max(1, block_rows // max(1, frame.shape[1])))
         return
     end = os.linesep
     options = dict(lineterminator=end, delimiter=sep, quoting=csv.QUOTE_MINIMAL, doublequote=True, quotechar='"')
-    csv.writer(fh, **options).writerow(list(frame.columns))
+    if header:
+        csv.writer(fh, **options).writerow(list(frame.columns))
     buf = io.StringIO(newline="")
     writer = csv.writer(buf, **options)
     arrays = [c.to_numpy() for c in columns]

@@ -143,7 +143,7 @@ def _summary(result, mask, labelled, started, out, prof=None):
         print(f"  {note}")
     if result.covariates:
         print(f"  adjusted for {len(result.covariates)} covariate(s): {', '.join(result.covariates)}")
-    frame = result.to_frame().head(10)
+    frame = result.to_frame(rows=result.ranking[:10])
     for j, row in zip(result.ranking, frame.itertuples()):
         p = "" if np.isnan(row.pvalue) else f"  q={row.qvalue:.2e}"
         way = "" if prof is None or not prof.direction(j) else f"  {prof.direction(j)}"
@@ -160,9 +160,8 @@ def score_command(args):
     pipeline.check_table_name(out)
     pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta, args.covariates))
     labelled, result, mask, prof = _score_job(args)
-    frame = pipeline.ranking_frame(result, mask, prof)
-    pipeline.write_frame(frame, out, sidecar=sidecar, provenance=_provenance(args, labelled, result, mask, started),
-                     force=args.force)
+    pipeline.write_frame(pipeline.ranking_frames(result, mask, prof), out, sidecar=sidecar,
+                         provenance=_provenance(args, labelled, result, mask, started), force=args.force)
     _summary(result, mask, labelled, started, f"{out} and {sidecar.name}", prof)
     return 0
 
@@ -181,7 +180,7 @@ def select_command(args):
     labelled, result, mask, prof = _score_job(args)
     reduced = pipeline.reduced_frame(labelled, mask, result.feature_names, chunk_bytes=args.chunk_bytes)
     provenance = _provenance(args, labelled, result, mask, started)
-    provenance["selected_features"] = pipeline.selected_records(pipeline.ranking_frame(result, mask, prof))
+    provenance["selected_features"] = pipeline.selected_records(pipeline.selected_frame(result, mask, prof))
     pipeline.write_frame(reduced, out, sidecar=sidecar, provenance=provenance, force=args.force)
     _summary(result, mask, labelled, started, f"{out} and {sidecar.name}", prof)
     return 0

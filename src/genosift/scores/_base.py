@@ -201,27 +201,34 @@ class ScoreResult:
         """Names of the ``k`` best features, best first (tested features only)."""
         return self.feature_names[self.top_indices(min(k, self.n_tested))]
 
-    def to_frame(self, *, sort=True):
+    def to_frame(self, *, sort=True, rows=None):
         """A tidy DataFrame: feature, score, statistic, pvalue, qvalue, the method's own columns
         (``columns``), then with an allele-frequency filter an ``af`` column (the share of
-        samples carrying the feature), and rank (1 = best)."""
+        samples carrying the feature), and rank (1 = best).
+
+        Best first if ``sort``, else in feature order; ``rows`` (feature indices): those features
+        only, in that order (a slice of a ranking of millions, without the whole table)."""
         import pandas as pd
 
-        nan = np.full(self.n_features, np.nan)
+        if rows is None and sort:
+            rows = self.ranking
+        take = (lambda values: values) if rows is None else (lambda values: values[rows])
+        size = self.n_features if rows is None else len(rows)
+        nan = np.full(size, np.nan)
         columns = {
-            "feature": self.feature_names,
-            "score": self.scores,
-            "statistic": self.statistic,
-            "pvalue": nan if self.pvalues is None else self.pvalues,
-            "qvalue": nan if self.qvalues is None else self.qvalues,
-            **(self.columns or {}),
+            "feature": take(self.feature_names),
+            "score": take(self.scores),
+            "statistic": take(self.statistic),
+            "pvalue": nan if self.pvalues is None else take(self.pvalues),
+            "qvalue": nan if self.qvalues is None else take(self.qvalues),
+            **{name: take(values) for name, values in (self.columns or {}).items()},
         }
         if self.af is not None:
-            columns["af"] = self.af
-        columns["rank"] = self.ranks
+            columns["af"] = take(self.af)
+        columns["rank"] = take(self.ranks)
         frame = pd.DataFrame(columns)
         frame.attrs.update(self.provenance())
-        return frame.iloc[self.ranking].reset_index(drop=True) if sort else frame
+        return frame
 
     def provenance(self):
         """Method, options, version and data shape, as plain JSON-ready values."""
