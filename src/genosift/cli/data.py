@@ -45,11 +45,7 @@ def scoring_options(args, spec):
     except ValueError as exc:
         raise UsageError(cli_message(exc)) from None
     _check_covariate_options(args, spec)
-    options = {}
-    for key, value in args.method_option or []:
-        if isinstance(value, str) and value.lower() in ("true", "false", "none"):  # as typed in a shell
-            value = {"true": True, "false": False, "none": None}[value.lower()]
-        options[key] = value
+    options = dict(args.method_option or [])  # values read as typed in a shell (parser._literal)
     if options:
         declared = spec.options
         listed = ", ".join(f"{k} (default {v!r})" for k, v in declared.items())

@@ -84,6 +84,7 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
             **({} if ev.result.af_range is None
                else {"min_af": ev.result.af_range[0], "max_af": ev.result.af_range[1]}),
             **({} if ev.result.covariates is None else {"covariates": list(ev.result.covariates)}),
+            **_grid_record(ev),
             **(provenance or {}),
         }
         write_json(run, tmp / "run.json")
@@ -91,7 +92,7 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
             "features": [str(f) for f in ev.feature_names], "selected": [str(f) for f in ev.feature_names[chosen]],
             "classes": [str(c) for c in ev.classes], "method": ev.method, "k": ev.best_k, "model": ev.model_name,
             "model_options": ev.model_options, "genosift_version": __version__, "seed": ev.seed,
-            "binary": ev.binary,
+            "binary": ev.binary, **({"options": ev.best_options} if ev.best_options else {}),
             # the samples the final model was fitted on (None: evaluate had row numbers, not ids)
             "training_samples": ([str(s) for s in ev.sample_ids[ev.train]]
                                  if getattr(ev, "named_samples", True) else None),
@@ -102,6 +103,15 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
         if overwrite and folder.exists():  # checked again: it may have changed during the run
             check_output(folder, force=True, inputs=inputs, folder=True)
     return folder
+
+
+def _grid_record(ev):
+    """run.json's record of a grid of model options (nothing without one): the options that varied
+    with their values (simplest first), the settings by name in that order, and the best one."""
+    grid = getattr(ev, "grid", None)
+    if grid is None or grid.size == 1:
+        return {}
+    return {"model_grid": grid.varying, "options": grid.labels, "best_options": ev.best_options}
 
 
 def load_model(path):
