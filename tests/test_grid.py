@@ -262,3 +262,62 @@ def test_report_of_a_grid(golub, tmp_path):
     image = fig.axes[0].images[0].get_array()
     expected = ev.curve.pivot(index="options", columns="k", values="balanced_accuracy_mean").loc[ev.grid.labels]
     np.testing.assert_allclose(np.asarray(image), expected.to_numpy(), rtol=1e-15)
+
+
+# ------------------------------------------------------------------ samples without a label
+def test_evaluate_predicts_the_unlabelled_samples(golub, tmp_path):
+    X, y, names = golub
+    rng = np.random.default_rng(4)
+    counts = rng.poisson(0.8, size=(len(y), 200)).astype(np.float64)  # counts: presence/absence differs
+    counts[y == "AML", :10] += rng.poisson(2.0, size=(int((y == "AML").sum()), 10))
+    others = np.arange(len(y)) % 5 == 0  # these have data but no label
+    ids = np.array([f"p{i}" for i in range(len(y))], dtype=object)
+    ev = evaluate(counts[~others], y[~others], ks=[5, 50], cv=3, binary=True, sample_ids=ids[~others],
+                  feature_names=names[:200], unlabelled=counts[others], unlabelled_ids=ids[others])
+    frame = ev.unlabelled
+    assert frame["sample"].tolist() == ids[others].tolist()
+    present = (counts[others] > 0).astype(np.float64)
+    np.testing.assert_array_equal(frame["predicted"], ev.pipeline.predict(present))
+    np.testing.assert_array_equal(frame[["proba_ALL", "proba_AML"]].to_numpy(), ev.pipeline.predict_proba(present))
+    assert not np.array_equal(ev.pipeline.predict_proba(counts[others]), ev.pipeline.predict_proba(present))
+    out = write_results(ev, tmp_path / "res", X=counts[~others], y=y[~others])
+    written = pd.read_csv(out / "unlabelled_predictions.tsv", sep="\t", float_precision="round_trip")
+    pd.testing.assert_frame_equal(written, frame.astype({"sample": str}), check_dtype=False)
+    assert "unlabelled_predictions.tsv" in json.loads((out / ".genosift-results.json").read_text())["files"]
+    assert not set(json.loads((out / "model.json").read_text())["training_samples"]) & set(ids[others])
+    # no probabilities from a linear SVM: the predicted classes only
+    svm = evaluate(X[~others], y[~others], ks=[5], cv=3, model="linear_svm", unlabelled=X[others])
+    assert list(svm.unlabelled.columns) == ["sample", "predicted"]
+    assert svm.unlabelled["sample"].tolist() == [str(i) for i in range(others.sum())]
+    with pytest.raises(ValueError, match=r"unlabelled samples have 10 feature column\(s\); the labelled data have "
+                                         r"3051\. Give unlabelled= the same features"):
+        evaluate(X[~others], y[~others], ks=[5], cv=3, unlabelled=X[others, :10])
+
+
+def test_cli_evaluate_predicts_the_samples_without_a_label(golub, tmp_path, capsys):
+    X, y, names = golub
+    argv = _files(tmp_path, golub)
+    meta = pd.read_csv(tmp_path / "meta.csv")
+    blank = np.arange(len(y)) % 4 == 1
+    meta.loc[blank, "type"] = None  # a row in the metadata, an empty label
+    meta.to_csv(tmp_path / "meta.csv", index=False)
+    out = tmp_path / "res"
+    assert main([*argv, "--cv", "3", "--model-option", "C=0.1,1", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert f"{int(blank.sum())} sample(s) without a 'type' label were kept apart" in text
+    assert f"Predicted the {int(blank.sum())} sample(s) without a label" in text
+    table = pd.read_csv(out / "unlabelled_predictions.tsv", sep="\t", float_precision="round_trip")
+    assert table["sample"].tolist() == meta["sample"][blank].tolist()
+    run = json.loads((out / "run.json").read_text())
+    assert run["n_samples"] == int((~blank).sum())  # they are not scored nor used in training
+    # the same predictions as `genosift predict` on those samples
+    preds = tmp_path / "pred.tsv"
+    assert main(["predict", str(out), str(tmp_path / "expr.csv"), "-o", str(preds)]) == 0
+    predicted = pd.read_csv(preds, sep="\t", float_precision="round_trip").set_index("sample").loc[table["sample"]]
+    np.testing.assert_array_equal(predicted["predicted"], table["predicted"])
+    np.testing.assert_array_equal(predicted[["proba_ALL", "proba_AML"]], table[["proba_ALL", "proba_AML"]])
+    assert not predicted["in_training"].any()
+    # every sample labelled: no file
+    pd.DataFrame({"sample": meta["sample"], "type": y}).to_csv(tmp_path / "meta_all.csv", index=False)
+    assert main([*argv[:3], str(tmp_path / "meta_all.csv"), *argv[4:], "--cv", "3", "-o", str(tmp_path / "all")]) == 0
+    assert not (tmp_path / "all" / "unlabelled_predictions.tsv").exists()

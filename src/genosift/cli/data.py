@@ -230,12 +230,13 @@ def convert_command(args):
     return 0
 
 
-def labelled_samples(args):
-    """The labelled samples of `score`, `select` and `evaluate`."""
+def labelled_samples(args, *, unlabelled=False):
+    """The labelled samples of `score`, `select` and `evaluate` (``unlabelled``: those without a label too)."""
     from .. import pipeline
 
     return pipeline.load_labelled(
-        args.data, target=args.target, meta=args.meta, id_column=args.id, group_column=args.group,
+        args.data, unlabelled=unlabelled, target=args.target, meta=args.meta, id_column=args.id,
+        group_column=args.group,
         train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
         min_count=args.min_count, format=args.format, meta_sep=args.meta_sep, read_options=read_options(args),
         absent=args.absent_samples, binary=args.binary, min_matched=args.min_matched,

@@ -21,9 +21,10 @@ def evaluate_command(args):
     from ..scores import get_method
 
     scoring = scoring_options(args, get_method(args.method))
-    labelled = labelled_samples(args)
+    labelled = labelled_samples(args, unlabelled=True)
     covariates = covariates_of(args, labelled)
     X = pipeline.in_memory(labelled.dataset.X)
+    others = labelled.unlabelled  # samples with data but no label: predicted by the final model
     held_out = args.train_groups or args.val_groups
     groups = pipeline.fold_groups(labelled, args.group) if args.group and not held_out else None
     ev = evaluate(X, labelled.y, method=args.method, ks=args.k, model=args.model,
@@ -32,7 +33,8 @@ def evaluate_command(args):
                   sample_ids=labelled.dataset.sample_ids, feature_names=labelled.dataset.feature_names,
                   random_state=args.seed, n_jobs=args.threads, binary=args.binary,
                   score_params=scoring["options"] or None, min_af=scoring["min_af"], max_af=scoring["max_af"],
-                  covariates=covariates)
+                  covariates=covariates, unlabelled=None if others is None else pipeline.in_memory(others.X),
+                  unlabelled_ids=None if others is None else others.sample_ids)
     ev.notes.extend(labelled.notes)
     provenance = {"command": command_line(), "inputs": pipeline.input_digests(inputs), "target": args.target,
                   "seconds": round(time.perf_counter() - started, 3)}
@@ -71,6 +73,9 @@ def _print_evaluation(ev, n_samples, out, started):
            else f"({best[ev.metric + '_mean']:.3f}, the mean over the folds)")
     print(f"Best k = {ev.best_k}" + (f" with {ev.best_options}" if grid else "") + f" by {ev.metric} {how}; "
           "top features: " + ", ".join(str(f) for f in ev.result.top(min(5, ev.best_k))))
+    if ev.unlabelled is not None:
+        print(f"Predicted the {len(ev.unlabelled)} sample(s) without a label with the final model: "
+              "unlabelled_predictions.tsv")
     print(f"Wrote {out}/ (tables, model.joblib, run.json) in {time.perf_counter() - started:.1f} s")
     return 0
 

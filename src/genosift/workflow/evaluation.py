@@ -40,6 +40,7 @@ class Evaluation:
     binary: bool = False             # features read as presence/absence (x > 0)
     named_samples: bool = True       # sample_ids were given (not row numbers): the model lists its training ids
     profile: object = None           # genosift.Profile of the training samples: class means, prevalence
+    unlabelled: object = None        # DataFrame: the final model's predictions of the samples without a label
     grid: object = None              # the grid.Grid of model options (one setting without a grid)
     best_setting: int = 0            # the position of the final model's options in grid.settings
 
@@ -51,7 +52,8 @@ class Evaluation:
 
 def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", model_options=None, cv=5,
              groups=None, validation=None, metric="balanced_accuracy", sample_ids=None, feature_names=None,
-             score_params=None, random_state=0, n_jobs=None, binary=False, min_af=None, max_af=None, covariates=None):
+             score_params=None, random_state=0, n_jobs=None, binary=False, min_af=None, max_af=None, covariates=None,
+             unlabelled=None, unlabelled_ids=None):
     """Select features and fit a model for every k of a grid, scored inside each training fold.
 
     Parameters
@@ -105,6 +107,11 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         samples with their covariates, and the final ranking all training samples with theirs.
         The models are fitted on the selected features only: the covariates adjust the scores,
         they are not inputs of the model (``predict`` needs the features only).
+    unlabelled : array-like or sparse (m, n_features), optional
+        Samples with data but no label (the same features, in the same order): never scored nor
+        used in training; the final model predicts them (``Evaluation.unlabelled``: sample,
+        predicted, ``proba_<class>`` when the model gives probabilities), read as presence/absence
+        with ``binary``. ``unlabelled_ids``: their ids (default: their row numbers).
 
     Returns
     -------
@@ -140,6 +147,8 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
                          f"classes (coded 0 and 1), but y has {len(classes)}. Choose a classification method "
                          "(genosift methods), or keep two classes.")
     n, p = X.shape
+    if unlabelled is not None:  # checked before any work
+        unlabelled = _checked_unlabelled(unlabelled, unlabelled_ids, p, binary=binary, feature_names=feature_names)
     covariates = covariate_frame(covariates, n, "evaluate")
     ks = check_ks(ks, p, "evaluate").tolist()
     grid = option_grid(model, model_options)
@@ -174,6 +183,10 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         X, y, train, spec.name, estimators[best_setting], best_k, feature_names=feature_names,
         score_params=score_params, min_af=min_af, max_af=max_af,
         covariates=None if covariates is None else covariates.iloc[np.flatnonzero(train)])
+    if unlabelled is not None:
+        from .prediction import predict_frame
+
+        unlabelled = predict_frame(pipeline, unlabelled, sample_ids=unlabelled_ids, classes=classes)
     return Evaluation(
         method=spec.name, model_name=model, model_options=dict(grid.settings[best_setting]), ks=ks, metric=metric,
         notes=af_notes, classes=classes, cv=cv_info, folds=folds, cv_metrics=cv_metrics, curve=curve, best_k=best_k,
@@ -182,6 +195,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         sample_ids=np.asarray(sample_ids if sample_ids is not None else np.arange(n).astype(str), dtype=object),
         feature_names=np.asarray(result.feature_names, dtype=object), seed=random_state, train=train,
         binary=bool(binary), named_samples=sample_ids is not None, profile=prof, grid=grid, best_setting=best_setting,
+        unlabelled=unlabelled,
     )
 
 
@@ -293,3 +307,23 @@ def _out_of_fold(folds, cell, y, classes, sample_ids):
     return pd.concat(parts, ignore_index=True)
 
 
+
+
+def _checked_unlabelled(X, sample_ids, n_features, *, binary, feature_names):
+    """The samples without a label, checked (and read as presence/absence with ``binary``)."""
+    from .._validation import as_matrix, check_finite
+
+    X, _ = as_matrix(X)
+    if X.ndim != 2 or X.shape[1] != n_features:
+        raise FixError(f"The unlabelled samples have {X.shape[1] if X.ndim == 2 else 'no'} feature column(s); the "
+                       f"labelled data have {n_features}. Give {{unlabelled}} the same features, in the same order.",
+                       owner="evaluate", unlabelled=FixError.ANY)
+    if sample_ids is not None and len(sample_ids) != X.shape[0]:
+        raise FixError(f"{len(sample_ids)} unlabelled_ids for {X.shape[0]} unlabelled samples; give one id per row "
+                       "({unlabelled_ids}).", owner="evaluate", unlabelled_ids=FixError.ANY)
+    if binary:
+        from ..transforms import presence
+
+        X = presence(X)
+    check_finite(X, feature_names)
+    return X

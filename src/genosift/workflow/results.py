@@ -47,7 +47,9 @@ def results_tables(ev, X, y):
     top_values = pd.DataFrame(values, columns=[str(f) for f in res.feature_names[top]])
     top_values.insert(0, "label", np.asarray(y)[rows].astype(str))
     top_values.insert(0, "sample", ev.sample_ids[rows])
+    unlabelled = getattr(ev, "unlabelled", None)
     return {
+        **({} if unlabelled is None else {"unlabelled_predictions.tsv": unlabelled}),
         "cv_metrics.tsv": ev.cv_metrics, "curve.tsv": ev.curve, "per_class.tsv": per_class,
         "confusion.tsv": confusion, "predictions.tsv": ev.oof, "scores.tsv": frame, "selected.tsv": selected,
         "stability.tsv": stability, "top_values.tsv": top_values,
