@@ -12,7 +12,8 @@ import numpy as np
 _TABLES = {
     "curve.tsv": (("k",), None, True),
     "scores.tsv": (("feature", "score", "rank", "selected"), ("score", "statistic", "pvalue", "qvalue", "rank"), True),
-    "selected.tsv": (("feature", "rank", "score"), ("rank", "score", "pvalue", "qvalue", "importance"), True),
+    "selected.tsv": (("feature", "rank", "score"),
+                     ("rank", "score", "pvalue", "qvalue", "importance", "importance_folds"), True),
     "per_class.tsv": (("class", "precision", "recall", "f1", "support"), ("precision", "recall", "f1", "support"),
                       False),
     "confusion.tsv": (("true",), None, False),

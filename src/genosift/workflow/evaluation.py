@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from .._messages import FixError, plain
 from .._validation import is_int, param_error
 from .grid import best_cell, grid_metrics, invalid_option, option_grid
-from .models import METRICS, importance, make_model
+from .models import IMPORTANCE, METRICS, importance, make_model
 
 
 @dataclass
@@ -41,6 +41,7 @@ class Evaluation:
     named_samples: bool = True       # sample_ids were given (not row numbers): the model lists its training ids
     profile: object = None           # genosift.Profile of the training samples: class means, prevalence
     unlabelled: object = None        # DataFrame: the final model's predictions of the samples without a label
+    importance_folds: object = None  # permutation importance: per selected feature, the folds it is a mean over
     grid: object = None              # the grid.Grid of model options (one setting without a grid)
     best_setting: int = 0            # the position of the final model's options in grid.settings
 
@@ -66,7 +67,10 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     ks : int or list of int
         Numbers of top features to try (each >= 1; sorted, repeats dropped). A k above the number
         of features is tried as that number, with a warning (``model_selection.check_ks``).
-    model : {"logistic", "random_forest", "linear_svm"}
+    model : {"logistic", "random_forest", "hist_gradient_boosting", "linear_svm"}
+        The importance of the selected features (``genosift.choices.IMPORTANCE``) is the norm of
+        their coefficients, their impurity decrease, or (gradient boosting) their permutation
+        importance on the validation folds (``importance.fold_permutation_importance``).
     model_options : dict, optional
         Options of the model (``MODELS``). A list of values is a grid: ``{"C": [0.01, 0.1, 1]}``
         tries each, crossed with every other option given a list and with every k, all from the
@@ -153,7 +157,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     ks = check_ks(ks, p, "evaluate").tolist()
     grid = option_grid(model, model_options)
     estimators = [make_model(model, options=setting, random_state=random_state, sparse=sp.issparse(X),
-                             n_jobs=n_jobs) for setting in grid.settings]
+                             n_jobs=n_jobs, n_classes=len(classes)) for setting in grid.settings]
     if validation is not None:
         validation = np.asarray(validation, dtype=bool)
     splits, cv_info = _splits(y, cv=cv, groups=groups, validation=validation, metric=metric,
@@ -183,6 +187,14 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         X, y, train, spec.name, estimators[best_setting], best_k, feature_names=feature_names,
         score_params=score_params, min_af=min_af, max_af=max_af,
         covariates=None if covariates is None else covariates.iloc[np.flatnonzero(train)])
+    importance_folds = None
+    if IMPORTANCE[model] == "permutation":  # on the validation folds, for the features of the final model
+        from .importance import fold_permutation_importance
+
+        values, counts = fold_permutation_importance(X, y, folds, estimators[best_setting], best_k, metric=metric,
+                                                     random_state=random_state)
+        chosen = result.ranking[: min(best_k, result.n_tested)]
+        weights, importance_folds = values[chosen], counts[chosen]
     if unlabelled is not None:
         from .prediction import predict_frame
 
@@ -195,7 +207,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         sample_ids=np.asarray(sample_ids if sample_ids is not None else np.arange(n).astype(str), dtype=object),
         feature_names=np.asarray(result.feature_names, dtype=object), seed=random_state, train=train,
         binary=bool(binary), named_samples=sample_ids is not None, profile=prof, grid=grid, best_setting=best_setting,
-        unlabelled=unlabelled,
+        unlabelled=unlabelled, importance_folds=importance_folds,
     )
 
 
@@ -314,13 +326,12 @@ def _checked_unlabelled(X, sample_ids, n_features, *, binary, feature_names):
     from .._validation import as_matrix, check_finite
 
     X, _ = as_matrix(X)
-    if X.ndim != 2 or X.shape[1] != n_features:
-        raise FixError(f"The unlabelled samples have {X.shape[1] if X.ndim == 2 else 'no'} feature column(s); the "
-                       f"labelled data have {n_features}. Give {{unlabelled}} the same features, in the same order.",
-                       owner="evaluate", unlabelled=FixError.ANY)
+    if X.ndim != 2 or X.shape[1] != n_features:  # (Python only: the command line takes them from the same data)
+        raise ValueError(f"The unlabelled samples have {X.shape[1] if X.ndim == 2 else 'no'} feature column(s); the "
+                         f"labelled data have {n_features}. Give unlabelled= the same features, in the same order.")
     if sample_ids is not None and len(sample_ids) != X.shape[0]:
-        raise FixError(f"{len(sample_ids)} unlabelled_ids for {X.shape[0]} unlabelled samples; give one id per row "
-                       "({unlabelled_ids}).", owner="evaluate", unlabelled_ids=FixError.ANY)
+        raise ValueError(f"{len(sample_ids)} unlabelled_ids for {X.shape[0]} unlabelled samples; give one id per "
+                         "row (unlabelled_ids=).")
     if binary:
         from ..transforms import presence
 

@@ -28,6 +28,7 @@ def results_tables(ev, X, y):
         "pvalue": res.pvalues[chosen] if res.pvalues is not None else np.nan,
         "qvalue": res.qvalues[chosen] if res.qvalues is not None else np.nan,
         "importance": ev.importance,
+        **({} if getattr(ev, "importance_folds", None) is None else {"importance_folds": ev.importance_folds}),
     })
     if getattr(ev, "profile", None) is not None:  # class means, diff_means, prevalence (training samples)
         columns = ev.profile.columns()
@@ -82,7 +83,7 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
             "cv": ev.cv, "classes": [str(c) for c in ev.classes], "n_samples": len(ev.sample_ids),
             "n_features": int(ev.result.n_features), "has_pvalues": ev.result.pvalues is not None,
             "probabilities": bool(hasattr(ev.pipeline, "predict_proba") and ev.model_name != "linear_svm"),
-            "notes": ev.notes, "method_options": dict(ev.result.options),
+            "notes": ev.notes, "method_options": dict(ev.result.options), "importance": _importance_kind(ev),
             **({} if ev.result.af_range is None
                else {"min_af": ev.result.af_range[0], "max_af": ev.result.af_range[1]}),
             **({} if ev.result.covariates is None else {"covariates": list(ev.result.covariates)}),
@@ -105,6 +106,17 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
         if overwrite and folder.exists():  # checked again: it may have changed during the run
             check_output(folder, force=True, inputs=inputs, folder=True)
     return folder
+
+
+def _importance_kind(ev):
+    """What the ``importance`` column of selected.tsv holds."""
+    from ..choices import IMPORTANCE
+
+    return {"coefficients": "the L2 norm of the feature's coefficients over the classes (standardised features)",
+            "impurity": "the mean impurity decrease of the feature in the trees",
+            "permutation": f"the mean drop of {ev.metric} on the held-out samples of the folds that selected the "
+                           "feature (importance_folds) when its values are shuffled (5 shuffles)",
+            }[IMPORTANCE[ev.model_name]]
 
 
 def _grid_record(ev):
