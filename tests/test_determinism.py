@@ -274,9 +274,12 @@ def _models(folder, X):
     return out, {k: v for k, v in saved.items() if k != "pipeline"}
 
 
-@pytest.mark.parametrize("model", ["logistic", "random_forest"])
-def test_cli_evaluate_results_folder(files, golub, tmp_path, monkeypatch, model):
-    options = ["--model-option", "n_estimators=40"] if model == "random_forest" else []
+@pytest.mark.parametrize("model, options", [
+    ("logistic", []), ("random_forest", ["--model-option", "n_estimators=40"]),
+    # a grid of options crossed with the ks
+    ("logistic", ["--model-option", "C=0.1,1", "--model-option", "class_weight=None,balanced"]),
+], ids=["logistic", "random_forest", "logistic-grid"])
+def test_cli_evaluate_results_folder(files, golub, tmp_path, monkeypatch, model, options):
     base = ["evaluate", str(files / "values.csv"), "--meta", str(files / "pheno.tsv"), "--id", "sample",
             "--target", "label", "--model", model, *options, "--k", "3,20,200", "--cv", "3"]
     folders = {}

@@ -196,7 +196,7 @@ def test_roc_auc_with_three_classes_is_refused_before_any_fold(monkeypatch):
     def never(*args, **kwargs):
         raise AssertionError("cross-validation started")
 
-    monkeypatch.setattr(model_selection, "cross_validate_ks", never)
+    monkeypatch.setattr(model_selection, "cross_validate_grid", never)
     X = np.random.default_rng(1).normal(size=(12, 4))
     y = np.repeat([0, 1, 2], 4)
     with pytest.raises(ValueError, match=r"'roc_auc' needs two classes; y has 3: \[0, 1, 2\]\. Choose another metric="):

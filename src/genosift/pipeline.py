@@ -58,6 +58,7 @@ class Labelled:
     y: np.ndarray
     train: np.ndarray
     notes: list = field(default_factory=list)
+    unlabelled: object = None  # with load_labelled(unlabelled=True): the samples with data but no label
 
     @property
     def X_train(self):
@@ -74,7 +75,7 @@ def _split(text):
 
 def load_labelled(data, *, target, meta=None, id_column=None, group_column=None, train_groups=None,
                   val_groups=None, classes=None, min_count=None, format=None, read_options=None, meta_sep=None,
-                  absent=None, binary=False, min_matched=None):
+                  absent=None, binary=False, min_matched=None, unlabelled=False):
     """Read ``data`` (and ``meta``), attach labels and pick the training samples.
 
     Parameters
@@ -96,6 +97,9 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
         The fewest samples the ``meta`` join must match (``attach_metadata``): a whole number is a
         count, a number in (0, 1) a share of each side; fewer raise ``TooFewMatched``. Without
         it, a join matching less than half of either side warns and goes on.
+    unlabelled : bool
+        Keep the samples with data but an empty ``target`` (after the join) as ``Labelled.unlabelled``,
+        a Dataset, to predict them; otherwise they are left out (a note says how many either way).
 
     A store (``.gs.h5ad``) is not loaded: ``dataset.X`` is then a ``StoreRows``, and only the
     sample ids, feature names and per-sample table are read.
@@ -138,8 +142,10 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
         )
     labels = obs[target]
     keep = np.array(labels.notna(), dtype=bool)  # a copy: pandas may hand out a read-only view
+    none = None if keep.all() or not unlabelled else _take_rows(dataset, np.flatnonzero(~keep))
     if not keep.all():
-        notes.append(f"{int((~keep).sum())} sample(s) without a {target!r} label were left out.")
+        notes.append(f"{int((~keep).sum())} sample(s) without a {target!r} label were "
+                     + ("kept apart, to be predicted by the final model." if unlabelled else "left out."))
     y = labels.to_numpy().astype(str) if labels.dtype == object else labels.to_numpy()
     keep = _filter_classes(y, keep, classes=classes, min_count=min_count, target=target, notes=notes)
     rows = np.flatnonzero(keep)
@@ -155,7 +161,7 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
         notes.append(f"Scoring on {int(train.sum())} training sample(s); {int((~train).sum())} held out.")
     if not train.any():
         raise ValueError("No samples are left to score after the label, class and group filters.")
-    return Labelled(dataset, y, train, notes)
+    return Labelled(dataset, y, train, notes, none)
 
 
 def _filter_classes(y, keep, *, classes, min_count, target, notes):

@@ -45,11 +45,7 @@ def scoring_options(args, spec):
     except ValueError as exc:
         raise UsageError(cli_message(exc)) from None
     _check_covariate_options(args, spec)
-    options = {}
-    for key, value in args.method_option or []:
-        if isinstance(value, str) and value.lower() in ("true", "false", "none"):  # as typed in a shell
-            value = {"true": True, "false": False, "none": None}[value.lower()]
-        options[key] = value
+    options = dict(args.method_option or [])  # values read as typed in a shell (parser._literal)
     if options:
         declared = spec.options
         listed = ", ".join(f"{k} (default {v!r})" for k, v in declared.items())
@@ -233,12 +229,13 @@ def convert_command(args):
     return 0
 
 
-def labelled_samples(args):
-    """The labelled samples of `score`, `select` and `evaluate`."""
+def labelled_samples(args, *, unlabelled=False):
+    """The labelled samples of `score`, `select` and `evaluate` (``unlabelled``: those without a label too)."""
     from .. import pipeline
 
     return pipeline.load_labelled(
-        args.data, target=args.target, meta=args.meta, id_column=args.id, group_column=args.group,
+        args.data, unlabelled=unlabelled, target=args.target, meta=args.meta, id_column=args.id,
+        group_column=args.group,
         train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
         min_count=args.min_count, format=args.format, meta_sep=args.meta_sep, read_options=read_options(args),
         absent=args.absent_samples, binary=args.binary, min_matched=args.min_matched,

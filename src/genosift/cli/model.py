@@ -21,18 +21,20 @@ def evaluate_command(args):
     from ..scores import get_method
 
     scoring = scoring_options(args, get_method(args.method))
-    labelled = labelled_samples(args)
+    labelled = labelled_samples(args, unlabelled=True)
     covariates = covariates_of(args, labelled)
     X = pipeline.in_memory(labelled.dataset.X)
+    others = labelled.unlabelled  # samples with data but no label: predicted by the final model
     held_out = args.train_groups or args.val_groups
     groups = pipeline.fold_groups(labelled, args.group) if args.group and not held_out else None
     ev = evaluate(X, labelled.y, method=args.method, ks=args.k, model=args.model,
-                  model_options=dict(args.model_option or []), cv=args.cv, groups=groups,
+                  model_options=args.model_option or {}, cv=args.cv, groups=groups,
                   validation=~labelled.train if held_out else None, metric=args.metric,
                   sample_ids=labelled.dataset.sample_ids, feature_names=labelled.dataset.feature_names,
                   random_state=args.seed, n_jobs=args.threads, binary=args.binary,
                   score_params=scoring["options"] or None, min_af=scoring["min_af"], max_af=scoring["max_af"],
-                  covariates=covariates)
+                  covariates=covariates, unlabelled=None if others is None else pipeline.in_memory(others.X),
+                  unlabelled_ids=None if others is None else others.sample_ids)
     ev.notes.extend(labelled.notes)
     provenance = {"command": command_line(), "inputs": pipeline.input_digests(inputs), "target": args.target,
                   "seconds": round(time.perf_counter() - started, 3)}
@@ -42,30 +44,38 @@ def evaluate_command(args):
 
 
 def _print_evaluation(ev, n_samples, out, started):
-    """What `evaluate` prints: the split, the notes, the metrics per k and the best k."""
+    """What `evaluate` prints: the split, the notes, the metrics per (options,) k and the best of them."""
     from .. import __version__
     from ..workflow import METRICS
 
-    best = ev.curve.set_index("k").loc[ev.best_k]
+    grid = "options" in ev.curve  # a grid of model options: one row per (options, k)
+    rows = ev.curve.set_index(["options", "k"] if grid else "k")
+    best = rows.loc[(ev.best_options, ev.best_k) if grid else ev.best_k]
     split = ev.cv["kind"] == "validation"  # one train/validation split: one value per k, no spread
     n_val = int((~ev.train).sum())
-    print(f"genosift {__version__} evaluate: {ev.method} ranking, {ev.model_name} model, "
-          f"{n_samples} samples x {ev.result.n_features} features, "
+    print(f"genosift {__version__} evaluate: {ev.method} ranking, {ev.model_name} model"
+          + (f" over {ev.grid.size} settings of its options" if grid else "")
+          + f", {n_samples} samples x {ev.result.n_features} features, "
           + (f"one train/validation split ({int(ev.train.sum())} training, {n_val} validation samples)" if split
              else f"{ev.cv['folds']}-fold cross-validation"))
     for note in ev.notes:
         print(f"  {note}")
-    metrics = METRICS
+    width = max([len("options"), *map(len, ev.grid.labels)]) if grid else 0
     print(("  metrics on the validation samples" if split else "  mean +/- s.d. over the folds")
-          + f"\n  {'k':>7}  " + "  ".join(f"{m:>17}" for m in metrics))
-    for row in ev.curve.itertuples():
-        cells = [f"{getattr(row, m + '_mean'):.3f}" + ("" if split else f" +/- {getattr(row, m + '_std'):.3f}")
-                 for m in metrics]
-        print(f"  {row.k:>7}  " + "  ".join(f"{c:>17}" for c in cells) + ("  <- best" if row.k == ev.best_k else ""))
+          + "\n  " + (f"{'options':<{width}}  " if grid else "") + f"{'k':>7}  "
+          + "  ".join(f"{m:>17}" for m in METRICS))
+    for row in ev.curve.to_dict("records"):
+        cells = [f"{row[m + '_mean']:.3f}" + ("" if split else f" +/- {row[m + '_std']:.3f}") for m in METRICS]
+        chosen = row["k"] == ev.best_k and (not grid or row["options"] == ev.best_options)
+        print("  " + (f"{row['options']:<{width}}  " if grid else "") + f"{row['k']:>7}  "
+              + "  ".join(f"{c:>17}" for c in cells) + ("  <- best" if chosen else ""))
     how = (f"({best[ev.metric + '_mean']:.3f}), picked on the {n_val} validation samples of this one split" if split
            else f"({best[ev.metric + '_mean']:.3f}, the mean over the folds)")
-    print(f"Best k = {ev.best_k} by {ev.metric} {how}; top features: "
-          + ", ".join(str(f) for f in ev.result.top(min(5, ev.best_k))))
+    print(f"Best k = {ev.best_k}" + (f" with {ev.best_options}" if grid else "") + f" by {ev.metric} {how}; "
+          "top features: " + ", ".join(str(f) for f in ev.result.top(min(5, ev.best_k))))
+    if ev.unlabelled is not None:
+        print(f"Predicted the {len(ev.unlabelled)} sample(s) without a label with the final model: "
+              "unlabelled_predictions.tsv")
     print(f"Wrote {out}/ (tables, model.joblib, run.json) in {time.perf_counter() - started:.1f} s")
     return 0
 

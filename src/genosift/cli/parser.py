@@ -135,16 +135,66 @@ def _int_list(text):
 
 
 def _key_value(text):
-    import ast
-
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"must be KEY=VALUE, e.g. C=0.1; got {text!r}")
+    return key.strip(), _literal(value)
+
+
+def _literal(text):
+    """A value as typed: a Python literal (``0.1``, ``None``, ``{0: 1, 1: 5}``), ``true``, ``false``
+    or ``none`` in any case, else the text itself (``balanced``)."""
+    import ast
+
+    shell = {"true": True, "false": False, "none": None}
+    if text.strip().lower() in shell:
+        return shell[text.strip().lower()]
     try:
-        value = ast.literal_eval(value)
+        return ast.literal_eval(text.strip())
     except (ValueError, SyntaxError):
-        pass  # a plain string, e.g. class_weight=balanced
-    return key.strip(), value
+        return text.strip()  # a plain string, e.g. class_weight=balanced
+
+
+def _top_level_parts(text):
+    """``text`` cut at the commas outside brackets and quotes: ``0.1,{0: 1, 1: 5}`` is two parts."""
+    parts, depth, quote, start = [], 0, None, 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [*parts, text[start:]]
+
+
+def _key_values(text):
+    """``KEY=VALUE`` or ``KEY=V1,V2,...`` (the values of a grid, a list): each value as :func:`_literal`."""
+    key, sep, value = text.partition("=")
+    parts = _top_level_parts(value)
+    if not sep or not key.strip() or any(not p.strip() for p in parts):
+        raise argparse.ArgumentTypeError(f"must be KEY=VALUE or KEY=V1,V2,... (values to try), e.g. C=0.1 or "
+                                         f"C=0.01,0.1,1; got {text!r}")
+    values = [_literal(p) for p in parts]
+    return key.strip(), values if len(values) > 1 else values[0]
+
+
+class _OptionsAction(argparse.Action):
+    """Collects repeated ``KEY=VALUE`` options into a dict; a key given twice is a usage error."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        key, value = values
+        options = dict(getattr(namespace, self.dest) or {})
+        if key in options:
+            parser.error(f"{option_string} {key} is given twice; give its values once, comma-separated "
+                         f"(e.g. {key}=0.1,1).")
+        options[key] = value
+        setattr(namespace, self.dest, options)
 
 
 _SEPARATORS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "space": " ", "pipe": "|"}
@@ -295,8 +345,9 @@ def _add_model_commands(sub):
                    help="numbers of top features to try (default 10,100,1000)")
     p.add_argument("--model", default="logistic", choices=list(MODELS),
                    help="the classifier (default logistic)")
-    p.add_argument("--model-option", type=_key_value, action="append", metavar="KEY=VALUE",
-                   help="a model option, e.g. C=0.1 or n_estimators=1000 (repeatable)")
+    p.add_argument("--model-option", type=_key_values, action=_OptionsAction, metavar="KEY=VALUE[,VALUE...]",
+                   help="a model option, e.g. C=0.1 or n_estimators=1000 (repeatable); several values, e.g. "
+                        "C=0.01,0.1,1, are tried each, crossed with the other options and with --k")
     _add_scoring_options(p)
     _add_covariate_options(p)
     p.add_argument("--cv", type=_positive_int, default=5, help="stratified folds (default 5)")

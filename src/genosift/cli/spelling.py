@@ -37,6 +37,7 @@ _CLI_SPELLING = {
     ("read_covariates", "id_column"): "--covariates-id",
     ("read_covariates", "sep"): "--covariates-sep",
     "covariate": "--covariate",
+    "model_options": "--model-option",
 }
 
 

@@ -7,11 +7,11 @@ Feature scores come from a registered method (``genosift.methods()``), a callabl
 ``f(X, y) -> scores`` or ``-> (scores, pvalues)``, or, where an estimator is accepted, from the
 fitted model's ``coef_`` (squared, summed over classes) or ``feature_importances_``.
 """
-from .cv import SelectKCV, check_ks, cross_validate_ks, cv_splits
+from .cv import SelectKCV, check_ks, cross_validate_grid, cross_validate_ks, cv_splits
 from .models import METRICS, MODELS, make_model, model_importances, reported_importances
 from .rfe import RFE
 from .stability import StabilitySelection, subsamples
 
-__all__ = ["METRICS", "MODELS", "RFE", "SelectKCV", "StabilitySelection", "check_ks", "cross_validate_ks",
-           "cv_splits", "make_model", "model_importances", "reported_importances",
+__all__ = ["METRICS", "MODELS", "RFE", "SelectKCV", "StabilitySelection", "check_ks", "cross_validate_grid",
+           "cross_validate_ks", "cv_splits", "make_model", "model_importances", "reported_importances",
            "subsamples"]

@@ -1,5 +1,6 @@
 """Cross-validating the number of features: ``cross_validate_ks`` (out-of-fold predictions for
-every k from one ranking per fold) and ``SelectKCV`` (the k with the best cross-validated score).
+every k from one ranking per fold), ``cross_validate_grid`` (the same for several models, from the
+same rankings) and ``SelectKCV`` (the k with the best cross-validated score).
 
 Selection always happens inside the resampling loop: every fold scores the features on its own
 training rows only, and every model is a fresh clone of the estimator given.
@@ -75,13 +76,16 @@ def cv_splits(cv, X, y, groups, classifier, random_state, owner):
     return [(np.asarray(train), np.asarray(test)) for train, test in pairs]
 
 
-def _fold(X, y, train, test, score_func, score_params, estimator, ks, visit, bar=None, name="", covariates=None):
+def _fold(X, y, train, test, score_func, score_params, estimators, ks, visit, bar=None, name="", covariates=None,
+          labels=None):
     """Score on the training rows (with their rows of ``covariates``, a ``covariate_frame``),
-    then per k fit a clone on the top-k columns (the features only) and ``visit`` it.
+    then per k and per estimator fit a clone on the top-k columns (the features only) and ``visit`` it.
 
-    Returns ``(scores, ranking, [visit(model, X_test_k) for k in ks])``; the top-k columns are
-    taken in feature order (as ``SelectKBest`` passes them). ``bar`` (``engine.progress``) is
-    told the step under way, named ``name`` ("Fold 2/5"), and advanced once per k.
+    Returns ``(scores, ranking, out)``, ``out[(s, k)] = visit(model, X_test_k)`` for the estimator
+    ``estimators[s]``: the features are scored once, whatever the number of estimators. The top-k
+    columns are taken in feature order (as ``SelectKBest`` passes them). ``bar``
+    (``engine.progress``) is told the step under way, named ``name`` ("Fold 2/5") and the
+    estimator's ``labels[s]`` when there are several, and advanced once per fit.
     """
     bar = bar or engine.Silent()
     bar.describe(f"{name}: scoring the features")
@@ -95,13 +99,16 @@ def _fold(X, y, train, test, score_func, score_params, estimator, ks, visit, bar
         raise FixError(f"{name or 'A fold'}, scored on its {len(train)} training rows: {exc.template}",
                        owner=exc.owner, **exc.params) from None
     X_test = X[test]
-    out = []
+    out = {}
     for k in ks:
-        bar.describe(f"{name}: fitting k = {int(k):,}")
         cols = np.sort(ranking[:k])
-        model = clone(estimator).fit(X_train[:, cols], y_train)
-        out.append(visit(model, X_test[:, cols]))
-        bar.advance()
+        X_train_k, X_test_k = X_train[:, cols], X_test[:, cols]
+        for s, estimator in enumerate(estimators):
+            named = f", {labels[s]}" if labels is not None and len(estimators) > 1 else ""
+            bar.describe(f"{name}: fitting k = {int(k):,}{named}")
+            model = clone(estimator).fit(X_train_k, y_train)
+            out[s, int(k)] = visit(model, X_test_k)
+            bar.advance()
     return scores, ranking, out
 
 
@@ -187,50 +194,94 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None,
     >>> float(np.mean([np.mean(f["predicted"][3] == y[f["test"]]) for f in folds]))
     1.0
     """
-    owner = "cross_validate_ks"
+    folds = _cross_validate(X, y, score_func, [estimator], ks, cv, score_params=score_params, groups=groups,
+                            random_state=random_state, min_af=min_af, max_af=max_af, covariates=covariates,
+                            owner="cross_validate_ks")
+    for fold in folds:  # one estimator: by k
+        for key in ("predicted", "proba", "decision"):
+            fold[key] = {k: value for (_, k), value in fold[key].items()}
+    return folds
+
+
+def cross_validate_grid(X, y, *, score_func, estimators, ks, cv, labels=None, score_params=None, groups=None,
+                        random_state=None, min_af=None, max_af=None, covariates=None):
+    """``cross_validate_ks`` for several estimators (a grid of model options) from the same rankings.
+
+    Each fold scores its training rows once; every estimator is then fitted for every k on the
+    top-k columns of that one ranking. The folds are as ``cross_validate_ks`` returns them, with
+    ``predicted``, ``proba`` and ``decision`` keyed by ``(s, k)``, ``s`` the position of the
+    estimator in ``estimators``. ``labels``: a name for each estimator, shown in the progress.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 200)); y = np.repeat([0, 1], 20); X[y == 1, :3] += 3
+    >>> models = [LogisticRegression(C=c) for c in (0.01, 1.0)]
+    >>> folds = cross_validate_grid(X, y, score_func="anova", estimators=models, ks=[3, 50], cv=4)
+    >>> sorted(folds[0]["predicted"])
+    [(0, 3), (0, 50), (1, 3), (1, 50)]
+    """
+    if isinstance(estimators, (str, bytes)) or not hasattr(estimators, "__len__") or not len(estimators):
+        raise param_error("estimators", "cross_validate_grid", "a non-empty list of scikit-learn estimators",
+                          estimators)
+    if labels is not None and len(labels) != len(estimators):
+        raise ValueError(f"cross_validate_grid got {len(labels)} labels for {len(estimators)} estimators; "
+                         "give one label per estimator, or none.")
+    return _cross_validate(X, y, score_func, list(estimators), ks, cv, score_params=score_params, groups=groups,
+                           random_state=random_state, min_af=min_af, max_af=max_af, covariates=covariates,
+                           owner="cross_validate_grid", labels=labels)
+
+
+def _cross_validate(X, y, score_func, estimators, ks, cv, *, score_params, groups, random_state, min_af, max_af,
+                    covariates, owner, labels=None):
+    """The checks and the folds of ``cross_validate_ks`` and ``cross_validate_grid``."""
     spec = check_score_func(score_func, score_params, owner)
     refuse_covariates_for(spec, covariates, owner)
     covariates = matched_covariates(X, covariates)
     af = check_af(min_af, max_af, owner)
-    if af is not None:  # applied by _rank on each fold's training rows
+    if af is not None:  # applied by rank_features on each fold's training rows
         score_params = {**(score_params or {}), "min_af": af[0], "max_af": af[1]}
-    if not is_estimator(estimator):
-        raise param_error("estimator", owner, "a scikit-learn estimator (with fit and predict)", estimator)
+    for estimator in estimators:
+        if not is_estimator(estimator):
+            name = "estimator" if owner == "cross_validate_ks" else "estimators"
+            raise param_error(name, owner, "a scikit-learn estimator (with fit and predict)", estimator)
     M, names = as_matrix(X)
     y = as_labels(y, M.shape[0])
     covariates = covariate_frame(covariates, M.shape[0], owner)
-    check_finite_for(M, names, spec, estimator)
+    for estimator in estimators:
+        check_finite_for(M, names, spec, estimator)
     ks = check_ks(ks, M.shape[1], owner)
-    classifier = is_classifier(estimator)
+    classifier = is_classifier(estimators[0])
     classes = np.unique(y) if classifier else None
-    folds = []
     splits = cv_splits(cv, M, y, groups, classifier, random_state, owner)
     title = "Validation split" if len(splits) == 1 else "Cross-validation"
-    with engine.progress(title, total=len(splits) * len(ks), unit="fits") as bar:
-        return _folds(M, y, splits, ks, classes, score_func, score_params, estimator, bar, folds, covariates)
+    with engine.progress(title, total=len(splits) * len(ks) * len(estimators), unit="fits") as bar:
+        return [_one_fold(M, y, train, test, name, ks, classes, score_func, score_params, estimators, bar,
+                          covariates, labels)
+                for (train, test), name in zip(splits, _fold_names(len(splits)))]
 
 
-def _folds(M, y, splits, ks, classes, score_func, score_params, estimator, bar, folds, covariates):
-    for (train, test), name in zip(splits, _fold_names(len(splits))):
-        def visit(model, X_test):
-            model_classes = getattr(model, "classes_", None)
-            proba = model.predict_proba(X_test) if hasattr(model, "predict_proba") else None
-            decision = model.decision_function(X_test) if hasattr(model, "decision_function") else None
-            if classes is not None and model_classes is not None:
-                proba = None if proba is None else _aligned(proba, model_classes, classes, 0.0)
-                decision = None if decision is None else _aligned(decision, model_classes, classes, -np.inf)
-            return model.predict(X_test), proba, decision
+def _one_fold(M, y, train, test, name, ks, classes, score_func, score_params, estimators, bar, covariates, labels):
+    def visit(model, X_test):
+        model_classes = getattr(model, "classes_", None)
+        proba = model.predict_proba(X_test) if hasattr(model, "predict_proba") else None
+        decision = model.decision_function(X_test) if hasattr(model, "decision_function") else None
+        if classes is not None and model_classes is not None:
+            proba = None if proba is None else _aligned(proba, model_classes, classes, 0.0)
+            decision = None if decision is None else _aligned(decision, model_classes, classes, -np.inf)
+        return model.predict(X_test), proba, decision
 
-        scores, ranking, out = _fold(M, y, train, test, score_func, score_params, estimator, ks, visit, bar, name,
-                                     covariates)
-        folds.append({
-            "train": train, "test": test, "scores": scores, "ranking": ranking, "ks": ks,
-            "predicted": {int(k): o[0] for k, o in zip(ks, out)},
-            "proba": {int(k): o[1] for k, o in zip(ks, out)},
-            "decision": {int(k): o[2] for k, o in zip(ks, out)},
-            "classes": classes,
-        })
-    return folds
+    scores, ranking, out = _fold(M, y, train, test, score_func, score_params, estimators, ks, visit, bar, name,
+                                 covariates, labels)
+    return {
+        "train": train, "test": test, "scores": scores, "ranking": ranking, "ks": ks,
+        "predicted": {key: o[0] for key, o in out.items()},
+        "proba": {key: o[1] for key, o in out.items()},
+        "decision": {key: o[2] for key, o in out.items()},
+        "classes": classes,
+    }
 
 
 class SelectKCV(ModelSelector):
@@ -337,9 +388,9 @@ class SelectKCV(ModelSelector):
         rankings = np.empty((len(splits), ks[-1]), dtype=np.intp)
         with engine.progress("Cross-validation", total=len(splits) * ks.size, unit="fits") as bar:
             for i, ((train, test), name) in enumerate(zip(splits, _fold_names(len(splits)))):
-                _, ranking, out = _fold(X, y, train, test, self.score_func, self.score_params, estimator, ks,
+                _, ranking, out = _fold(X, y, train, test, self.score_func, self.score_params, [estimator], ks,
                                         lambda model, X_test: scorer(model, X_test, y[test]), bar, name, covariates)
-                fold_scores[i] = out
+                fold_scores[i] = [out[0, int(k)] for k in ks]
                 rankings[i] = ranking[: ks[-1]]
         mean, std = fold_scores.mean(axis=0), fold_scores.std(axis=0)
         if np.isnan(mean).all():

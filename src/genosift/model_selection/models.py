@@ -15,6 +15,7 @@ from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted
 
 from .._anndata import AnnDataTransformMixin
+from .._messages import FixError, plain
 from .._validation import check_finite, param_error
 from ..choices import METRICS, MODELS  # noqa: F401  (re-exported by genosift.model_selection)
 from ..score_funcs import callable_scores, resolve_score_func
@@ -22,29 +23,35 @@ from ..scores import af_tested, carriers, check_af, rank_order
 from ..scoring import score
 
 
-def make_model(name="logistic", *, options=None, random_state=0, sparse=False, n_jobs=None):
+def make_model(name="logistic", *, options=None, random_state=0, sparse=False, n_jobs=None, n_classes=None):
     """A fresh, unfitted scikit-learn classifier by name (see ``MODELS``).
 
     Parameters
     ----------
-    name : {"logistic", "random_forest", "linear_svm"}
+    name : {"logistic", "random_forest", "hist_gradient_boosting", "linear_svm"}
     options : dict, optional
-        Options of the model (keys of ``MODELS[name]``), e.g. ``{"C": 0.1}``.
+        Options of the model (keys of ``MODELS[name]``), e.g. ``{"C": 0.1}``. For ``logistic``,
+        ``penalty`` is "l2" (solver lbfgs), "l1" (liblinear for two classes, saga for more) or
+        "elasticnet" (saga, mixing by ``l1_ratio``).
     random_state : int
     sparse : bool
-        The data are sparse: features are scaled without centring, so nothing is densified.
+        The data are sparse: features are scaled without centring, so nothing is densified (the
+        gradient boosting, which takes dense input only, densifies the selected columns).
     n_jobs : int, optional
         Threads of the random forest.
+    n_classes : int, optional
+        The number of classes, which chooses the solver of an L1 logistic regression (None: saga).
 
     Examples
     --------
     >>> make_model("logistic", options={"C": 0.5}).named_steps["model"].C
     0.5
+    >>> make_model("logistic", options={"penalty": "l1"}, n_classes=2).named_steps["model"].solver
+    'liblinear'
     """
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.linear_model import LogisticRegression
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
     from sklearn.pipeline import Pipeline
-    from sklearn.preprocessing import StandardScaler
+    from sklearn.preprocessing import FunctionTransformer, StandardScaler
     from sklearn.svm import LinearSVC
 
     if name not in MODELS:
@@ -56,9 +63,39 @@ def make_model(name="logistic", *, options=None, random_state=0, sparse=False, n
     opts.update(options or {})
     if name == "random_forest":
         return RandomForestClassifier(random_state=random_state, n_jobs=n_jobs, **opts)
-    model = (LogisticRegression(random_state=random_state, **opts) if name == "logistic"
+    if name == "hist_gradient_boosting":
+        model = HistGradientBoostingClassifier(random_state=random_state, **opts)
+        return Pipeline([("dense", FunctionTransformer(dense, accept_sparse=True)), ("model", model)])
+    model = (_logistic(opts, random_state, n_classes) if name == "logistic"
              else LinearSVC(random_state=random_state, **opts))
     return Pipeline([("scale", StandardScaler(with_mean=not sparse)), ("model", model)])
+
+
+def dense(X):
+    """``X`` as a dense array (the selected columns, for a model that takes no sparse input)."""
+    return X.toarray() if sp.issparse(X) else X
+
+
+def _logistic(opts, random_state, n_classes):
+    """LogisticRegression for ``penalty`` / ``l1_ratio``, with the solver that fits that penalty.
+
+    scikit-learn 1.8 reads the penalty from ``l1_ratio`` alone (``penalty`` is deprecated there);
+    the versions before it take ``penalty``: both are built here from the same options.
+    """
+    import inspect
+
+    from sklearn.linear_model import LogisticRegression
+
+    penalty, l1_ratio = opts.pop("penalty"), opts.pop("l1_ratio")
+    solver = {"l2": "lbfgs", "elasticnet": "saga"}.get(penalty, "liblinear" if n_classes == 2 else "saga")
+    if penalty not in ("l1", "l2", "elasticnet"):
+        raise FixError(f"The model option penalty must be 'l2', 'l1' or 'elasticnet'; got {plain(penalty)}. "
+                       "Choose one ({model_options}).", owner="evaluate", model_options=FixError.ANY)
+    if inspect.signature(LogisticRegression).parameters["penalty"].default == "deprecated":
+        mixing = {"l2": 0.0, "l1": 1.0}.get(penalty, l1_ratio)
+        return LogisticRegression(random_state=random_state, solver=solver, l1_ratio=mixing, **opts)
+    mixing = {"l1_ratio": l1_ratio} if penalty == "elasticnet" else {}
+    return LogisticRegression(random_state=random_state, solver=solver, penalty=penalty, **mixing, **opts)
 
 
 def _coefficient_squares(final):

@@ -23,7 +23,7 @@ _STYLE = {
 }
 
 
-def _new_figure(width, height, *, mosaic=None, **subplot_options):
+def new_figure(width, height, *, mosaic=None, **subplot_options):
     """A Figure on an Agg canvas, with the report style, and its axes (a dict by name with a
     ``mosaic`` layout)."""
     try:
@@ -110,7 +110,7 @@ def score_distribution(scores, *, best_k):
     score = np.asarray(scores["score"], dtype=np.float64)
     selected = np.asarray(scores["selected"], dtype=bool)
     finite = np.isfinite(score)
-    fig, ax = _new_figure(8.0, 4.2)
+    fig, ax = new_figure(8.0, 4.2)
     if not finite.any():
         ax.text(0.5, 0.5, "no finite scores", ha="center", va="center", transform=ax.transAxes)
         return fig
@@ -161,7 +161,7 @@ def volcano(scores, *, alpha=0.05, n_labels=6):
     floor = positive.min() / 10 if positive.size else 1e-300
     capped = ok & (q <= 0)
     y = -np.log10(np.where(capped, floor, np.clip(q, floor, 1.0)))
-    fig, ax = _new_figure(8.0, 5.0)
+    fig, ax = new_figure(8.0, 5.0)
     for mask, colour, label, size in ((ok & ~selected, OTHER, "not selected", 8),
                                       (ok & selected, SELECTED, "selected", 18)):
         plain, top = mask & ~capped, mask & capped
@@ -278,7 +278,7 @@ def class_distributions(top_values, *, classes=None, max_features=12, columns=4)
     colours = class_colours(classes)
     columns = max(1, min(columns, len(features)))
     rows = max(1, math.ceil(len(features) / columns))
-    fig, axes = _new_figure(2.55 * columns + 0.6, 2.25 * rows + 0.7, nrows=rows, ncols=columns,
+    fig, axes = new_figure(2.55 * columns + 0.6, 2.25 * rows + 0.7, nrows=rows, ncols=columns,
                             squeeze=False)
     for ax, name in zip(axes.flat, features):
         values = np.asarray(top_values[name], dtype=np.float64)
@@ -302,7 +302,8 @@ def class_distributions(top_values, *, classes=None, max_features=12, columns=4)
     return fig
 
 
-def _is_log_spaced(ks):
+def is_log_spaced(ks):
+    """Whether the ks span a decade or more (drawn on a log axis)."""
     ks = np.asarray(ks, dtype=np.float64)
     return ks.size > 1 and ks.min() > 0 and ks.max() / ks.min() >= 10
 
@@ -328,8 +329,8 @@ def cv_curve(curve, *, best_k, metric=None, n_classes=None):
     columns = 2 if len(names) in (2, 4) else min(len(names), 3)
     rows = math.ceil(len(names) / columns)
     width = 4.6 if columns <= 2 else 3.9
-    fig, axes = _new_figure(width * columns + 0.4, 3.2 * rows + 0.3, nrows=rows, ncols=columns, squeeze=False)
-    log_x = _is_log_spaced(ks)
+    fig, axes = new_figure(width * columns + 0.4, 3.2 * rows + 0.3, nrows=rows, ncols=columns, squeeze=False)
+    log_x = is_log_spaced(ks)
     chance = {"balanced_accuracy": 1 / n_classes if n_classes else None, "roc_auc": 0.5 if n_classes else None}
     for i, (ax, m) in enumerate(zip(axes.flat, names)):
         colour = PALETTE[i % len(PALETTE)]
@@ -383,7 +384,7 @@ def selection_stability(stability, *, selected=(), max_features=30):
     n = len(top)
     chosen = set(map(str, selected))
     height = max(3.2, 0.24 * n + 1.5)
-    fig, axes = _new_figure(9.0, height, mosaic=[["levels", "top"], [".", "top"]], width_ratios=[1, 2.4],
+    fig, axes = new_figure(9.0, height, mosaic=[["levels", "top"], [".", "top"]], width_ratios=[1, 2.4],
                             height_ratios=[3.0, max(height - 3.0, 0.01)])
     left, ax = axes["levels"], axes["top"]
     levels, how_many = np.unique(np.round(frequency, 6), return_counts=True)
@@ -435,7 +436,7 @@ def confusion_matrix(confusion):
     n = max(len(classes), len(predicted))
     cell = 0.62 if n <= 6 else max(0.3, 4.4 / n)
     side = max(3.0, cell * n + 1.2)
-    fig, axes = _new_figure(2 * side + 0.6, side + 0.7, ncols=2)
+    fig, axes = new_figure(2 * side + 0.6, side + 0.7, ncols=2)
     longest = max(len(c) for c in predicted)
     long_names = longest > 6 or n > 6 and longest > 2
     font = 9 if n <= 6 else max(5.0, 9 - 0.35 * (n - 6))

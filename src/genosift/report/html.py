@@ -62,10 +62,12 @@ def _settings_html(run):
 def _curve_html(results):
     from .figures import METRIC_NAMES
 
-    curve = results.curve_values.sort_values("k")
+    curve = results.curve_values
+    curve = curve.sort_values("k", kind="stable") if results.grid is None else curve
     metrics = [m for m in METRICS if f"{m}_mean" in curve and np.isfinite(curve[f"{m}_mean"]).any()]
     metrics += [c[:-5] for c in curve.columns if c.endswith("_mean") and c[:-5] not in METRICS]
-    table = {"k": curve["k"].to_numpy()}
+    table = {} if results.grid is None else {"options": curve["options"].to_numpy()}
+    table["k"] = curve["k"].to_numpy()
     for m in metrics:
         std = curve[f"{m}_std"] if f"{m}_std" in curve else np.full(len(curve), np.nan)
         table[METRIC_NAMES.get(m, m)] = [f"{a:.3f} \u00b1 {b:.3f}" if np.isfinite(b) else _fmt(a)
@@ -73,6 +75,8 @@ def _curve_html(results):
     import pandas as pd
 
     best = curve["k"].to_numpy() == results.best_k
+    if results.grid is not None:
+        best &= curve["options"].to_numpy() == results.best_options
     return _table(pd.DataFrame(table), formats={c: str for c in table if c != "k"},
                   highlight=lambda i: best[i], classes="numbers")
 
@@ -81,7 +85,7 @@ def _summary_html(results):
     from .figures import METRIC_NAMES
 
     run, k = results.run, results.best_k
-    row = results.curve_values[results.curve_values["k"] == k].iloc[0]
+    row = results.best_curve[results.best_curve["k"] == k].iloc[0]
     metric = run["metric"]
     std = row.get(f"{metric}_std", np.nan)
     spread = f" \u00b1 {std:.3f}" if np.isfinite(std) else ""
@@ -94,7 +98,8 @@ def _summary_html(results):
     seed = f", seed {cv['seed']}" if "seed" in cv else ""
     by = in_sentence(METRIC_NAMES.get(metric, metric))
     picked = f"; best k picked on the validation samples of that split, by {by}" if results.one_split else ""
-    return (f'<div class="summary"><div class="big">best k = {k:,}</div><div>'
+    grid = (f'<div class="big">{html.escape(results.best_options)}</div>' if results.grid is not None else "")
+    return (f'<div class="summary"><div class="big">best k = {k:,}</div>{grid}<div>'
             f"{html.escape(METRIC_NAMES.get(metric, metric))} <b>{row[f'{metric}_mean']:.3f}{spread}</b> "
             f"({html.escape(how + seed + picked)})" + (f"; {html.escape(', '.join(others))}" if others else "")
             + "</div></div>")
@@ -169,6 +174,7 @@ def page(results, figures, missing):
         '<a href="#figures">Feature figures</a><a href="#features">Selected features</a>'
         '<a href="#settings">Run settings</a></nav>',
         '<section id="performance"><h2>Performance against k</h2>', figs["cv_curve"],
+        *(figs[n] for n in ("grid_heatmap", "grid_curves") if n in figs),
         ("<h3>Metrics on the validation samples (one split: one value per k)</h3>" if results.one_split
          else "<h3>Mean \u00b1 standard deviation over the folds</h3>"), _curve_html(results), "</section>",
         f'<section id="classes"><h2>Per-class results at k = {results.best_k:,}</h2>',

@@ -24,7 +24,8 @@ class _Figure(NamedTuple):
     png: bytes
 
 
-FIGURE_NAMES = ("cv_curve", "confusion", "score_distribution", "volcano", "class_distributions", "stability")
+FIGURE_NAMES = ("cv_curve", "grid_heatmap", "grid_curves", "confusion", "score_distribution", "volcano",
+                "class_distributions", "stability")
 
 
 def make_report(results_dir, out_html, *, png_dir=None, overwrite=False):
@@ -117,10 +118,13 @@ def _figures(results):
         title, how = "Cross-validated performance against k", "Each metric against the number of selected features "
         how += f"k: mean over {across} with a band of \u00b1 one standard deviation. "
     picked = " on the validation samples of this one split" if results.one_split else ""
-    add("cv_curve", title,
+    at = f" with the best model options ({results.best_options})" if results.grid is not None else ""
+    add("cv_curve", title + at,
         how + f"The dashed line marks the best k = {k}, chosen by {in_sentence(metric)}{picked}. Features were "
         "scored on the training samples only.",
-        lambda: fg.cv_curve(results.curve_values, best_k=k, metric=run["metric"], n_classes=len(run["classes"])))
+        lambda: fg.cv_curve(results.best_curve, best_k=k, metric=run["metric"], n_classes=len(run["classes"])))
+    if results.grid is not None:
+        _grid_figures(results, add, metric, picked)
     if results.confusion is not None:
         add("confusion", f"Confusion matrix at k = {k}",
             ("Predictions for the validation samples" if results.one_split else "Out-of-fold predictions")
@@ -164,3 +168,20 @@ def _figures(results):
     return made, missing
 
 
+
+
+def _grid_figures(results, add, metric, picked):
+    """The heat map and the per-options curves of a grid of model options."""
+    from . import grid_figures as gf
+
+    run, k, best = results.run, results.best_k, results.best_options
+    spread = "" if results.one_split else ", mean over the folds"
+    add("grid_heatmap", f"{metric} over model options and k",
+        f"{metric} of every model options (rows, simplest first) and k (columns){spread}; the outlined cell is "
+        f"the best, k = {k} with {best}{picked}. Every cell comes from the same per-fold rankings of the features.",
+        lambda: gf.grid_heatmap(results.curve_values, metric=run["metric"], best_options=best, best_k=k))
+    add("grid_curves", f"{metric} against k, per model options",
+        "One line per model options" + (", with a band of \u00b1 one standard deviation over the folds" if spread
+                                        else "") + f"; the star marks the best, k = {k} with {best}.",
+        lambda: gf.grid_curves(results.curve_values, metric=run["metric"], best_options=best, best_k=k,
+                               n_classes=len(run["classes"])))

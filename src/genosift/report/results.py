@@ -12,7 +12,8 @@ import numpy as np
 _TABLES = {
     "curve.tsv": (("k",), None, True),
     "scores.tsv": (("feature", "score", "rank", "selected"), ("score", "statistic", "pvalue", "qvalue", "rank"), True),
-    "selected.tsv": (("feature", "rank", "score"), ("rank", "score", "pvalue", "qvalue", "importance"), True),
+    "selected.tsv": (("feature", "rank", "score"),
+                     ("rank", "score", "pvalue", "qvalue", "importance", "importance_folds"), True),
     "per_class.tsv": (("class", "precision", "recall", "f1", "support"), ("precision", "recall", "f1", "support"),
                       False),
     "confusion.tsv": (("true",), None, False),
@@ -20,7 +21,7 @@ _TABLES = {
     "top_values.tsv": (("sample", "label"), None, False),
 }
 _PROFILE_NUMBERS = ("mean", "prevalence", "diff_means", "correlation_sign")  # see genosift.Profile.columns
-_TEXT = {"curve.tsv": (), "confusion.tsv": ("true",), "top_values.tsv": ("sample", "label")}
+_TEXT = {"curve.tsv": ("options",), "confusion.tsv": ("true",), "top_values.tsv": ("sample", "label")}
 _MISSING = {"", "nan", "NaN", "NA", "N/A", "null", "None"}
 _RUN_KEYS = ("method", "model", "best_k", "metric", "classes")
 
@@ -62,6 +63,27 @@ class Results:
             if c.endswith("_std"):
                 curve[c] = np.nan
         return curve
+
+    @property
+    def grid(self):
+        """The models of a grid of options (``curve.tsv`` has an ``options`` column, one row per
+        options and k): their names in the order of the table, simplest first; None without a grid."""
+        if "options" not in self.curve:
+            return None
+        return list(dict.fromkeys(self.curve["options"]))
+
+    @property
+    def best_options(self):
+        """The options of the final model, by name (run.json's ``best_options``; ``""`` without a grid)."""
+        return str(self.run.get("best_options", "")) if self.grid is not None else ""
+
+    @property
+    def best_curve(self):
+        """``curve_values`` of the final model's options only, one row per k (without the ``options`` column)."""
+        curve = self.curve_values
+        if self.grid is None:
+            return curve
+        return curve[curve["options"] == self.best_options].drop(columns="options").reset_index(drop=True)
 
     @property
     def has_pvalues(self):
@@ -154,6 +176,9 @@ def load_results(results_dir):
     if f"{run['metric']}_mean" not in curve:
         raise _bad(folder / "curve.tsv", f"has no column {run['metric'] + '_mean'!r} for the metric that chose "
                    f"best_k in run.json")
+    if "options" in curve and str(run.get("best_options")) not in set(curve["options"]):
+        raise _bad(folder / "run.json", f"gives best_options = {run.get('best_options')!r}, which are not options "
+                   "of curve.tsv")
     if run["best_k"] not in set(curve["k"]):
         raise _bad(folder / "run.json", f"gives best_k = {run['best_k']}, which is not a k of curve.tsv "
                    f"({', '.join(map(str, curve['k']))})")

@@ -7,8 +7,9 @@ samples at the best k. ``write_results`` writes the tables, the final model and 
 to a folder, which ``genosift report`` turns into figures; ``predict`` applies a saved model to
 new data.
 
-Models: ``"logistic"`` (L2 logistic regression on standardised features), ``"random_forest"``
-and ``"linear_svm"`` (on standardised features; no class probabilities).
+Models: ``"logistic"`` (L2, L1 or elastic-net logistic regression on standardised features),
+``"random_forest"``, ``"hist_gradient_boosting"`` and ``"linear_svm"`` (on standardised features;
+no class probabilities). A list of values of a model option is a grid, crossed with the ks.
 
 The names load on first use (scikit-learn with them), so that ``genosift.workflow.covariates``
 serves ``genosift score --structure`` without loading the models.

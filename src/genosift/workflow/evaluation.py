@@ -1,4 +1,5 @@
-"""``evaluate``: select features and fit a model over a grid of k, scored inside each training fold."""
+"""``evaluate``: select features and fit a model over a grid of k (and of model options), scored
+inside each training fold."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -8,7 +9,8 @@ import scipy.sparse as sp
 
 from .._messages import FixError, plain
 from .._validation import is_int, param_error
-from .models import METRICS, fold_metrics, importance, make_model
+from .grid import best_cell, grid_metrics, invalid_option, option_grid
+from .models import IMPORTANCE, METRICS, importance, make_model
 
 
 @dataclass
@@ -17,16 +19,16 @@ class Evaluation:
 
     method: str
     model_name: str
-    model_options: dict
+    model_options: dict              # the options of the final model (the best setting of the grid)
     ks: list
     metric: str
     classes: np.ndarray
     cv: dict
-    folds: list                      # per fold: dict(train, test, ranking, predicted {k}, proba {k})
-    cv_metrics: object               # DataFrame: k, fold, metrics, n_train, n_test
-    curve: object                    # DataFrame: k, <metric>_mean, <metric>_std
+    folds: list                      # per fold: dict(train, test, ranking, predicted {(s, k)}, proba {(s, k)})
+    cv_metrics: object               # DataFrame: [options], k, fold, metrics, n_train, n_test
+    curve: object                    # DataFrame: [options], k, <metric>_mean, <metric>_std
     best_k: int
-    oof: object                      # DataFrame of out-of-fold predictions at best_k
+    oof: object                      # DataFrame of out-of-fold predictions at the best (options, k)
     result: object                   # ScoreResult on all training samples
     pipeline: object                 # the final fitted Pipeline(select, model)
     importance: np.ndarray           # of the best_k selected features, in ranking order
@@ -38,12 +40,21 @@ class Evaluation:
     binary: bool = False             # features read as presence/absence (x > 0)
     named_samples: bool = True       # sample_ids were given (not row numbers): the model lists its training ids
     profile: object = None           # genosift.Profile of the training samples: class means, prevalence
+    unlabelled: object = None        # DataFrame: the final model's predictions of the samples without a label
+    importance_folds: object = None  # permutation importance: per selected feature, the folds it is a mean over
+    grid: object = None              # the grid.Grid of model options (one setting without a grid)
+    best_setting: int = 0            # the position of the final model's options in grid.settings
 
+    @property
+    def best_options(self):
+        """The best setting named by the options that vary (``""`` without a grid)."""
+        return "" if self.grid is None else self.grid.labels[self.best_setting]
 
 
 def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", model_options=None, cv=5,
              groups=None, validation=None, metric="balanced_accuracy", sample_ids=None, feature_names=None,
-             score_params=None, random_state=0, n_jobs=None, binary=False, min_af=None, max_af=None, covariates=None):
+             score_params=None, random_state=0, n_jobs=None, binary=False, min_af=None, max_af=None, covariates=None,
+             unlabelled=None, unlabelled_ids=None):
     """Select features and fit a model for every k of a grid, scored inside each training fold.
 
     Parameters
@@ -56,9 +67,14 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     ks : int or list of int
         Numbers of top features to try (each >= 1; sorted, repeats dropped). A k above the number
         of features is tried as that number, with a warning (``model_selection.check_ks``).
-    model : {"logistic", "random_forest", "linear_svm"}
+    model : {"logistic", "random_forest", "hist_gradient_boosting", "linear_svm"}
+        The importance of the selected features (``genosift.choices.IMPORTANCE``) is the norm of
+        their coefficients, their impurity decrease, or (gradient boosting) their permutation
+        importance on the validation folds (``importance.fold_permutation_importance``).
     model_options : dict, optional
-        Options of the model (``MODELS``).
+        Options of the model (``MODELS``). A list of values is a grid: ``{"C": [0.01, 0.1, 1]}``
+        tries each, crossed with every other option given a list and with every k, all from the
+        same per-fold rankings (the features are scored once per fold whatever the grid size).
     cv : int
         Stratified folds (``model_selection.cv_splits``: shuffled with ``random_state`` unless it
         is None); ignored when ``validation`` is given.
@@ -69,7 +85,10 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         curve then holds one value per k (its ``_std`` columns are NaN: no spread) and the best
         k is picked on the validation samples.
     metric : str
-        The metric whose mean over folds chooses the best k (ties: the smaller k).
+        The metric whose mean over folds chooses the best k and options. Ties (means within
+        ``grid.TIE``) go to the simpler model (``genosift.choices.SIMPLER``: smaller C, fewer or
+        shallower trees; otherwise the values in the order given, the options in the order
+        given), then to the smaller k.
     sample_ids, feature_names : optional
         Carried into the outputs; with ``sample_ids`` the saved model lists the ids of its
         training samples, so ``predict`` can flag them (``in_training``).
@@ -92,6 +111,11 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         samples with their covariates, and the final ranking all training samples with theirs.
         The models are fitted on the selected features only: the covariates adjust the scores,
         they are not inputs of the model (``predict`` needs the features only).
+    unlabelled : array-like or sparse (m, n_features), optional
+        Samples with data but no label (the same features, in the same order): never scored nor
+        used in training; the final model predicts them (``Evaluation.unlabelled``: sample,
+        predicted, ``proba_<class>`` when the model gives probabilities), read as presence/absence
+        with ``binary``. ``unlabelled_ids``: their ids (default: their row numbers).
 
     Returns
     -------
@@ -107,7 +131,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     (True, True)
     """
     from .. import get_method
-    from ..model_selection import check_ks, cross_validate_ks
+    from ..model_selection import check_ks, cross_validate_grid
     from ..score_funcs import covariate_frame, matched_covariates
     from ..scores import check_af, refuse_covariates
 
@@ -127,17 +151,26 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
                          f"classes (coded 0 and 1), but y has {len(classes)}. Choose a classification method "
                          "(genosift methods), or keep two classes.")
     n, p = X.shape
+    if unlabelled is not None:  # checked before any work
+        unlabelled = _checked_unlabelled(unlabelled, unlabelled_ids, p, binary=binary, feature_names=feature_names)
     covariates = covariate_frame(covariates, n, "evaluate")
     ks = check_ks(ks, p, "evaluate").tolist()
-    estimator = make_model(model, options=model_options, random_state=random_state, sparse=sp.issparse(X),
-                           n_jobs=n_jobs)
+    grid = option_grid(model, model_options)
+    estimators = [make_model(model, options=setting, random_state=random_state, sparse=sp.issparse(X),
+                             n_jobs=n_jobs, n_classes=len(classes)) for setting in grid.settings]
     if validation is not None:
         validation = np.asarray(validation, dtype=bool)
     splits, cv_info = _splits(y, cv=cv, groups=groups, validation=validation, metric=metric,
                               random_state=random_state)
-    folds = cross_validate_ks(X, y, score_func=spec.name, estimator=estimator, ks=ks, cv=splits,
-                              score_params=score_params, random_state=random_state, min_af=min_af, max_af=max_af,
-                              covariates=covariates)
+    try:
+        folds = cross_validate_grid(X, y, score_func=spec.name, estimators=estimators, ks=ks, cv=splits,
+                                    labels=grid.labels, score_params=score_params, random_state=random_state,
+                                    min_af=min_af, max_af=max_af, covariates=covariates)
+    except (ValueError, TypeError) as exc:  # scikit-learn refusing the value of a model option: name the fix
+        fix = invalid_option(exc, grid)
+        if fix is None:
+            raise
+        raise fix from None
     af_notes = [] if covariates is None else [
         f"Adjusted for {covariates.shape[1]} covariate(s) ({', '.join(map(str, covariates.columns))}), each fold "
         "with its training samples' rows; the models see the selected features only."]
@@ -146,28 +179,35 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         af_notes.append(f"Allele-frequency filter [{af[0]}, {af[1]}] (on each fold's training samples): "
                         f"{min(tested)}-{max(tested)} of {p} features tested per fold"
                         + ("; k above that number used all of them" if max(ks) > min(tested) else "") + ".")
-    cv_metrics, curve = _curve(folds, ks, y, classes, one_split=validation is not None)
-    chosen_by = curve[f"{metric}_mean"].to_numpy()
-    if np.isnan(chosen_by).all():  # roc_auc on test folds of one class, or a model without scores
-        raise FixError(
-            f"The metric {metric!r} could not be computed on any fold (each test fold needs both "
-            "classes, and the model class scores). Choose another {metric}.",
-            owner="evaluate", metric=FixError.ANY,
-        )
-    best_k = int(ks[int(np.nanargmax(chosen_by))])
-    oof = _out_of_fold(folds, best_k, y, classes, sample_ids)
+    cv_metrics, curve = grid_metrics(folds, ks, y, classes, grid, one_split=validation is not None)
+    best_setting, best_k = best_cell(curve, metric, grid)
+    oof = _out_of_fold(folds, (best_setting, best_k), y, classes, sample_ids)
     train = np.ones(n, dtype=bool) if validation is None else ~validation
     result, pipeline, prof, weights = _final_model(
-        X, y, train, spec.name, estimator, best_k, feature_names=feature_names, score_params=score_params,
-        min_af=min_af, max_af=max_af, covariates=None if covariates is None else covariates.iloc[np.flatnonzero(train)])
+        X, y, train, spec.name, estimators[best_setting], best_k, feature_names=feature_names,
+        score_params=score_params, min_af=min_af, max_af=max_af,
+        covariates=None if covariates is None else covariates.iloc[np.flatnonzero(train)])
+    importance_folds = None
+    if IMPORTANCE[model] == "permutation":  # on the validation folds, for the features of the final model
+        from .importance import fold_permutation_importance
+
+        values, counts = fold_permutation_importance(X, y, folds, estimators[best_setting], best_k, metric=metric,
+                                                     random_state=random_state)
+        chosen = result.ranking[: min(best_k, result.n_tested)]
+        weights, importance_folds = values[chosen], counts[chosen]
+    if unlabelled is not None:
+        from .prediction import predict_frame
+
+        unlabelled = predict_frame(pipeline, unlabelled, sample_ids=unlabelled_ids, classes=classes)
     return Evaluation(
-        method=spec.name, model_name=model, model_options=dict(model_options or {}), ks=ks, metric=metric,
+        method=spec.name, model_name=model, model_options=dict(grid.settings[best_setting]), ks=ks, metric=metric,
         notes=af_notes, classes=classes, cv=cv_info, folds=folds, cv_metrics=cv_metrics, curve=curve, best_k=best_k,
         oof=oof,
         result=result, pipeline=pipeline, importance=weights,
         sample_ids=np.asarray(sample_ids if sample_ids is not None else np.arange(n).astype(str), dtype=object),
         feature_names=np.asarray(result.feature_names, dtype=object), seed=random_state, train=train,
-        binary=bool(binary), named_samples=sample_ids is not None, profile=prof,
+        binary=bool(binary), named_samples=sample_ids is not None, profile=prof, grid=grid, best_setting=best_setting,
+        unlabelled=unlabelled, importance_folds=importance_folds,
     )
 
 
@@ -229,27 +269,6 @@ def _splits(y, *, cv, groups, validation, metric, random_state):
     return splits, cv_info
 
 
-def _curve(folds, ks, y, classes, *, one_split):
-    """Per fold and k, the metrics; and per k, their mean and spread over the folds."""
-    import pandas as pd
-
-    rows = []
-    for i, fold in enumerate(folds):
-        for k in ks:
-            m = fold_metrics(y[fold["test"]], fold["predicted"][k], fold["proba"][k], classes,
-                             fold.get("decision", {}).get(k))
-            rows.append({"k": k, "fold": i, **m, "n_train": len(fold["train"]), "n_test": len(fold["test"])})
-    cv_metrics = pd.DataFrame(rows)
-    grouped = cv_metrics.groupby("k")
-    curve = pd.DataFrame({"k": ks})
-    for m in METRICS:
-        curve[f"{m}_mean"] = grouped[m].mean().reindex(ks).to_numpy()
-        # one validation split: one value per k, no spread (NaN, not a standard deviation of 0)
-        curve[f"{m}_std"] = (np.nan if one_split
-                             else grouped[m].std(ddof=0).reindex(ks).to_numpy())
-    return cv_metrics, curve
-
-
 def _final_model(X, y, train, method, estimator, best_k, *, feature_names, score_params, min_af, max_af,
                  covariates=None):
     """The ranking, model and class profile of every training sample (``covariates``: theirs);
@@ -282,7 +301,8 @@ def _final_model(X, y, train, method, estimator, best_k, *, feature_names, score
     return result, pipeline, prof, weights[order]
 
 
-def _out_of_fold(folds, k, y, classes, sample_ids):
+def _out_of_fold(folds, cell, y, classes, sample_ids):
+    """The out-of-fold predictions of one (setting, k) ``cell``."""
     import pandas as pd
 
     parts = []
@@ -290,12 +310,31 @@ def _out_of_fold(folds, k, y, classes, sample_ids):
         test = fold["test"]
         frame = pd.DataFrame({
             "sample": (np.asarray(sample_ids, dtype=object)[test] if sample_ids is not None else test.astype(str)),
-            "fold": i, "true": y[test].astype(str), "predicted": np.asarray(fold["predicted"][k]).astype(str),
+            "fold": i, "true": y[test].astype(str), "predicted": np.asarray(fold["predicted"][cell]).astype(str),
         })
-        proba = fold["proba"][k]
+        proba = fold["proba"][cell]
         for c, name in enumerate(classes):
             frame[f"proba_{name}"] = proba[:, c] if proba is not None else np.nan
         parts.append(frame)
     return pd.concat(parts, ignore_index=True)
 
 
+
+
+def _checked_unlabelled(X, sample_ids, n_features, *, binary, feature_names):
+    """The samples without a label, checked (and read as presence/absence with ``binary``)."""
+    from .._validation import as_matrix, check_finite
+
+    X, _ = as_matrix(X)
+    if X.ndim != 2 or X.shape[1] != n_features:  # (Python only: the command line takes them from the same data)
+        raise ValueError(f"The unlabelled samples have {X.shape[1] if X.ndim == 2 else 'no'} feature column(s); the "
+                         f"labelled data have {n_features}. Give unlabelled= the same features, in the same order.")
+    if sample_ids is not None and len(sample_ids) != X.shape[0]:
+        raise ValueError(f"{len(sample_ids)} unlabelled_ids for {X.shape[0]} unlabelled samples; give one id per "
+                         "row (unlabelled_ids=).")
+    if binary:
+        from ..transforms import presence
+
+        X = presence(X)
+    check_finite(X, feature_names)
+    return X

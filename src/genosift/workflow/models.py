@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 # one model factory, metric list and importance for the selectors and the workflow
+from ..choices import IMPORTANCE  # noqa: F401
 from ..model_selection.models import METRICS, MODELS, make_model  # noqa: F401
 from ..model_selection.models import reported_importances as importance  # noqa: F401
 

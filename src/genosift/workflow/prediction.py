@@ -44,7 +44,6 @@ def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False):
         sample id; present when ``sample_ids`` are given and the model lists its training
         samples), ``proba_<class>`` per class; and notes on the columns matched.
     """
-    import pandas as pd
 
     names = [str(f) for f in feature_names]
     where = {f: j for j, f in enumerate(names)}
@@ -74,7 +73,6 @@ def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False):
         from ..transforms import presence
 
         X = presence(X)
-    n = X.shape[0]
     columns = np.array([where.get(f, -1) for f in wanted], dtype=np.int64)
     present = columns >= 0
     columns = np.maximum(columns, 0)  # absent features: any column, then zeroed (NaN there too)
@@ -93,12 +91,10 @@ def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False):
     scaler = model.steps[0][1] if hasattr(model, "steps") else None
     if sp.issparse(reduced) and getattr(scaler, "with_mean", False):  # a model trained on dense data
         reduced = reduced.toarray()
-    out = pd.DataFrame({"sample": np.asarray(sample_ids if sample_ids is not None else np.arange(n).astype(str),
-                                             dtype=object)})
-    out["predicted"] = np.asarray(model.predict(reduced)).astype(str)
+    out = predict_frame(model, reduced, sample_ids=sample_ids, classes=saved["classes"])
     training = saved.get("training_samples")
     if sample_ids is not None and training is not None:
-        out["in_training"] = out["sample"].astype(str).isin(set(map(str, training))).to_numpy()
+        out.insert(2, "in_training", out["sample"].astype(str).isin(set(map(str, training))).to_numpy())
     elif "training_samples" not in saved:
         notes.append("This model file does not list the samples it was trained on (it was written by an older "
                      "genosift): training samples cannot be told apart from new ones. Run evaluate again to "
@@ -106,12 +102,25 @@ def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False):
     elif training is None:
         notes.append("The model does not know the ids of its training samples (evaluate was given none): "
                      "training samples cannot be told apart from new ones.")
-    final = model.steps[-1][1] if hasattr(model, "steps") else model
-    if hasattr(final, "predict_proba"):
-        proba = model.predict_proba(reduced)
-        for c, name in enumerate(saved["classes"]):
-            out[f"proba_{name}"] = proba[:, c]
     return out, notes
+
+
+def predict_frame(model, X, *, sample_ids=None, classes):
+    """``sample``, ``predicted`` and, when the model gives them, ``proba_<class>`` per class of
+    ``classes``: a fitted model (or pipeline) applied to the rows of ``X``."""
+    import pandas as pd
+
+    ids = sample_ids if sample_ids is not None else np.arange(X.shape[0]).astype(str)
+    out = pd.DataFrame({"sample": np.asarray(ids, dtype=object)})
+    out["predicted"] = np.asarray(model.predict(X)).astype(str)
+    final = model
+    while hasattr(final, "steps"):  # a pipeline, possibly nested: its last step has the probabilities or not
+        final = final.steps[-1][1]
+    if hasattr(final, "predict_proba"):
+        proba = model.predict_proba(X)
+        for c, name in enumerate(classes):
+            out[f"proba_{name}"] = proba[:, c]
+    return out
 
 
 def held_out_metrics(predictions, truth):

@@ -28,6 +28,7 @@ def results_tables(ev, X, y):
         "pvalue": res.pvalues[chosen] if res.pvalues is not None else np.nan,
         "qvalue": res.qvalues[chosen] if res.qvalues is not None else np.nan,
         "importance": ev.importance,
+        **({} if getattr(ev, "importance_folds", None) is None else {"importance_folds": ev.importance_folds}),
     })
     if getattr(ev, "profile", None) is not None:  # class means, diff_means, prevalence (training samples)
         columns = ev.profile.columns()
@@ -47,7 +48,9 @@ def results_tables(ev, X, y):
     top_values = pd.DataFrame(values, columns=[str(f) for f in res.feature_names[top]])
     top_values.insert(0, "label", np.asarray(y)[rows].astype(str))
     top_values.insert(0, "sample", ev.sample_ids[rows])
+    unlabelled = getattr(ev, "unlabelled", None)
     return {
+        **({} if unlabelled is None else {"unlabelled_predictions.tsv": unlabelled}),
         "cv_metrics.tsv": ev.cv_metrics, "curve.tsv": ev.curve, "per_class.tsv": per_class,
         "confusion.tsv": confusion, "predictions.tsv": ev.oof, "scores.tsv": frame, "selected.tsv": selected,
         "stability.tsv": stability, "top_values.tsv": top_values,
@@ -80,10 +83,11 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
             "cv": ev.cv, "classes": [str(c) for c in ev.classes], "n_samples": len(ev.sample_ids),
             "n_features": int(ev.result.n_features), "has_pvalues": ev.result.pvalues is not None,
             "probabilities": bool(hasattr(ev.pipeline, "predict_proba") and ev.model_name != "linear_svm"),
-            "notes": ev.notes, "method_options": dict(ev.result.options),
+            "notes": ev.notes, "method_options": dict(ev.result.options), "importance": _importance_kind(ev),
             **({} if ev.result.af_range is None
                else {"min_af": ev.result.af_range[0], "max_af": ev.result.af_range[1]}),
             **({} if ev.result.covariates is None else {"covariates": list(ev.result.covariates)}),
+            **_grid_record(ev),
             **(provenance or {}),
         }
         write_json(run, tmp / "run.json")
@@ -91,7 +95,7 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
             "features": [str(f) for f in ev.feature_names], "selected": [str(f) for f in ev.feature_names[chosen]],
             "classes": [str(c) for c in ev.classes], "method": ev.method, "k": ev.best_k, "model": ev.model_name,
             "model_options": ev.model_options, "genosift_version": __version__, "seed": ev.seed,
-            "binary": ev.binary,
+            "binary": ev.binary, **({"options": ev.best_options} if ev.best_options else {}),
             # the samples the final model was fitted on (None: evaluate had row numbers, not ids)
             "training_samples": ([str(s) for s in ev.sample_ids[ev.train]]
                                  if getattr(ev, "named_samples", True) else None),
@@ -102,6 +106,26 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
         if overwrite and folder.exists():  # checked again: it may have changed during the run
             check_output(folder, force=True, inputs=inputs, folder=True)
     return folder
+
+
+def _importance_kind(ev):
+    """What the ``importance`` column of selected.tsv holds."""
+    from ..choices import IMPORTANCE
+
+    return {"coefficients": "the L2 norm of the feature's coefficients over the classes (standardised features)",
+            "impurity": "the mean impurity decrease of the feature in the trees",
+            "permutation": f"the mean drop of {ev.metric} on the held-out samples of the folds that selected the "
+                           "feature (importance_folds) when its values are shuffled (5 shuffles)",
+            }[IMPORTANCE[ev.model_name]]
+
+
+def _grid_record(ev):
+    """run.json's record of a grid of model options (nothing without one): the options that varied
+    with their values (simplest first), the settings by name in that order, and the best one."""
+    grid = getattr(ev, "grid", None)
+    if grid is None or grid.size == 1:
+        return {}
+    return {"model_grid": grid.varying, "options": grid.labels, "best_options": ev.best_options}
 
 
 def load_model(path):
