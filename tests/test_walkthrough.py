@@ -1,0 +1,84 @@
+"""The README's walk-through from genomes to a model, run line by line as a user types it."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+SRC = Path(__file__).resolve().parents[1] / "src"
+MARKER = "<!-- walkthrough: tests/test_walkthrough.py runs the commands of the next block -->"
+
+
+def walkthrough_commands():
+    """The commands of the README's walk-through block (continued lines joined, comments dropped)."""
+    text = README.read_text(encoding="utf-8")
+    assert MARKER in text, "the README's walk-through lost its marker"
+    block = re.search(r"```bash\n(.*?)```", text[text.index(MARKER):], re.S).group(1)
+    joined = block.replace("\\\n", " ")
+    return [line.strip() for line in joined.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def _shims(folder):
+    """`python` and `genosift` on the PATH as this interpreter and this source tree."""
+    folder.mkdir()
+    for name, line in (("python", f'exec "{sys.executable}" "$@"'),
+                       ("genosift", f'exec "{sys.executable}" -m genosift "$@"')):
+        path = folder / name
+        path.write_text(f"#!/bin/sh\n{line}\n")
+        path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return folder
+
+
+def test_the_walkthrough_names_every_step():
+    steps = [c.split()[0] + (" " + c.split()[1] if c.startswith("genosift") else "") for c in walkthrough_commands()]
+    assert steps == ["python", "awk", "fsm-lite", "genosift convert", "genosift score", "genosift evaluate",
+                     "genosift report", "genosift predict"]
+
+
+@pytest.mark.skipif(shutil.which("fsm-lite") is None, reason="fsm-lite is not installed (apt-get install fsm-lite)")
+def test_the_readme_walkthrough_runs_from_genomes_to_predictions(tmp_path):
+    pytest.importorskip("h5py", reason="genosift stores need h5py (genosift[io])")
+    pytest.importorskip("matplotlib", reason="the report needs matplotlib (genosift[report])")
+    bin_dir = _shims(tmp_path / "bin")
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+               PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]))
+    work = tmp_path / "work"
+    work.mkdir()
+    for command in walkthrough_commands():
+        run = subprocess.run(["bash", "-c", f"set -euo pipefail; {command}"], cwd=work, env=env,
+                             capture_output=True, text=True)
+        assert run.returncode == 0, f"{command}\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
+
+    truth = pd.read_csv(work / "genomes" / "phenotype.tsv", sep="\t", index_col="sample")
+    meta = pd.read_csv(work / "meta.tsv", sep="\t", index_col="sample")
+    assert meta["phenotype"].isna().sum() == 8 and meta["phenotype"].iloc[:40].notna().all()
+    # the ranking: logistic given the structure puts the causal gene's k-mers at the top
+    from genosift.clonal import simulate_clonal_population
+
+    gene = simulate_clonal_population(tmp_path / "again", n_genomes=48, seed=0).causal_gene
+    reverse = gene[::-1].translate(str.maketrans("ACGT", "TGCA"))
+    ranking = pd.read_csv(work / "ranking.tsv", sep="\t")
+    assert ranking["rank"].is_monotonic_increasing and ranking["pvalue"].notna().any()
+    causal = [k in gene or k in reverse for k in ranking["feature"]]
+    assert all(causal[:10]) and ranking["selected"].sum() == 50
+    # the evaluation: a grid of 3 C values x 3 k; the 8 isolates without a label predicted
+    curve = pd.read_csv(work / "results" / "curve.tsv", sep="\t")
+    assert sorted(curve["options"].unique()) == ["C=0.1", "C=1", "C=10"] and len(curve) == 9
+    new = pd.read_csv(work / "results" / "unlabelled_predictions.tsv", sep="\t", index_col="sample")
+    assert new.index.tolist() == truth.index[40:].tolist()
+    probabilities = new.filter(like="proba_")
+    assert probabilities.shape[1] == 2 and np.allclose(probabilities.sum(axis=1), 1.0)
+    assert (work / "report.html").stat().st_size > 10_000
+    predictions = pd.read_csv(work / "predictions.tsv", sep="\t", index_col="sample")
+    assert len(predictions) == 48 and predictions["in_training"].sum() == 40
+    # the final model's predictions of the new isolates are those evaluate wrote
+    assert predictions.loc[new.index, "predicted"].tolist() == new["predicted"].tolist()
