@@ -24,7 +24,7 @@ LAYERS = {
     "io": ("io", "_anndata", "datasets", "clonal"),
     "scoring": ("scoring", "dask", "profiles", "structure"),
     "selectors": ("score_funcs", "selection", "redundancy", "mrmr", "model_selection"),
-    "top": ("workflow", "report", "figures", "cli", "pipeline", "__main__"),
+    "top": ("workflow", "report", "figures", "cli", "pipeline", "outputs", "__main__"),
 }
 
 #: Imports that point up the layers today: ``(importer, imported)``.

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from genosift import _files, pipeline
+from genosift import _files, outputs, pipeline
 from genosift.cli import main
 from genosift.report import write_table
 
@@ -115,21 +115,21 @@ def test_score_writes_its_ranking_in_pieces_as_one_table(tmp_path, monkeypatch, 
     frame.insert(0, "id", [f"s{i}" for i in range(n)])
     frame["label"] = np.where(np.arange(n) % 3 == 0, "R", "S")
     frame.to_csv(tmp_path / "d.tsv", sep="\t", index=False)
-    outputs = []
-    for rows in (pipeline.RANKING_ROWS, 4, 1):
-        monkeypatch.setattr(pipeline, "RANKING_ROWS", rows)
+    written = []
+    for rows in (outputs.RANKING_ROWS, 4, 1):
+        monkeypatch.setattr(outputs, "RANKING_ROWS", rows)
         out = tmp_path / f"r{rows}{suffix}"
         assert main(["score", str(tmp_path / "d.tsv"), "--target", "label", "--method", method, "--top", "5",
                      "-o", str(out)]) == 0
-        outputs.append(out)
+        written.append(out)
     capsys.readouterr()
     if suffix == ".parquet":
-        frames = [pd.read_parquet(out) for out in outputs]
+        frames = [pd.read_parquet(out) for out in written]
         for other in frames[1:]:
             pd.testing.assert_frame_equal(other, frames[0])
         assert len(frames[0]) == p and frames[0]["selected"].sum() == 5
     else:
-        texts = [out.read_bytes() for out in outputs]
+        texts = [out.read_bytes() for out in written]
         assert texts[1] == texts[0] and texts[2] == texts[0]
         assert texts[0].count(b"\n") == p + 1
 

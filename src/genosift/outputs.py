@@ -1,0 +1,129 @@
+"""The tables ``score`` and ``select`` write: the ranking (built and written in pieces), the
+selected rows, and the one writer of result tables with their JSON sidecars (TSV / CSV with every
+number exact, or Parquet), published whole or not at all; checked before any work is done."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from ._files import check_output, json_text, staged
+from .tabletext import write_delimited
+
+#: Rows of a ranking table built and written at a time (``ranking_frames``).
+RANKING_ROWS = 1 << 16
+
+
+def ranking_frame(result, mask, prof, rows=None):
+    """The ranking table of ``score``: the result's columns, ``selected``, and the profile's
+    columns (means, the signed effect, prevalence), best feature first; or of the features
+    ``rows`` (indices), in that order."""
+    import pandas as pd
+
+    rows = result.ranking if rows is None else np.asarray(rows, dtype=np.intp)
+    frame = result.to_frame(rows=rows)
+    frame["selected"] = mask[rows]
+    if prof is not None:
+        frame = pd.concat([frame, prof.columns(rows)], axis=1)
+    return frame
+
+
+def ranking_frames(result, mask, prof, *, batch=None):
+    """The ranking table in consecutive pieces of ``batch`` rows (default ``RANKING_ROWS``), best
+    first (for ``write_frame``: the table of millions of features is never held whole)."""
+    batch = RANKING_ROWS if batch is None else batch
+    ranking = result.ranking
+    for start in range(0, max(len(ranking), 1), batch):
+        yield ranking_frame(result, mask, prof, ranking[start:start + batch])
+
+
+def selected_frame(result, mask, prof):
+    """The rows of the ranking table that ``mask`` selects, best first."""
+    ranking = result.ranking
+    return ranking_frame(result, mask, prof, ranking[mask[ranking]])
+
+
+def selected_records(ranking):
+    """The selected rows of a ranking table (:func:`ranking_frame`, :func:`selected_frame`) as JSON
+    records: scores, class means, the signed effect, prevalence; NaN (no p-value) as null."""
+    return [{k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
+            for row in ranking[ranking["selected"]].drop(columns="selected").to_dict("records")]
+
+
+def input_digests(paths):
+    """``{path: {"sha256": ...}}`` of the given input paths (``None`` entries left out)."""
+    return {str(p): {"sha256": file_digest(p)} for p in paths if p}
+
+
+def file_digest(path):
+    """SHA-256 of a file (or of the files under a folder), to tie outputs to their input."""
+    from . import engine
+
+    path = Path(path)
+    digest = hashlib.sha256()
+    files = [f for f in (sorted(path.rglob("*")) if path.is_dir() else [path]) if f.is_file()]
+    total = sum(f.stat().st_size for f in files) / 2**20
+    with engine.progress(f"Checksum of {path.name}", total=total, unit="MiB") as bar:
+        for f in files:
+            with open(f, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+                    bar.advance(len(block) / 2**20)
+    return digest.hexdigest()
+
+
+def check_outputs(paths, *, force, inputs=()):
+    """Check before any work that the outputs can be written (see ``_files.check_output``)."""
+    for path in paths:
+        check_output(path, force=force, inputs=inputs)
+
+
+TABLE_SUFFIXES = (".tsv", ".txt", ".tab", ".csv", ".parquet", ".pq")
+
+
+def check_table_name(path):
+    """The suffix of a table output must say its format: .tsv (.txt, .tab), .csv or .parquet."""
+    if not Path(path).name.lower().endswith(TABLE_SUFFIXES):
+        raise ValueError(f"The output {str(path)!r} has no table suffix: name it .tsv, .csv or .parquet "
+                         "(the suffix chooses the format).")
+
+
+def write_frame(frame, path, *, sidecar=None, provenance=None, force=True):
+    """A DataFrame (or an iterable of DataFrames with the same columns, written one after the
+    other as one table) as TSV / CSV (by suffix, every number exact) or Parquet, and its JSON
+    sidecar if given: published together, whole, or not at all; existing files replaced only if
+    ``force``."""
+    path = Path(path)
+    check_table_name(path)
+    name = path.name.lower()
+    paths = [path] if sidecar is None else [path, Path(sidecar)]
+    pieces = [frame] if hasattr(frame, "columns") else frame
+    with staged(*paths, force=force) as temps:
+        tmp = temps[0] if sidecar is not None else temps
+        if name.endswith((".parquet", ".pq")):
+            _write_parquet(pieces, tmp)
+        else:  # in blocks of rows: the text of a ranking of millions of features is never held whole
+            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+                for i, piece in enumerate(pieces):
+                    write_delimited(piece, fh, sep="," if name.endswith(".csv") else "\t", header=i == 0)
+        if sidecar is not None:
+            temps[1].write_text(json_text(provenance), encoding="utf-8")
+
+
+def _write_parquet(pieces, path):
+    """DataFrames as one Parquet file, a row group each (with the first one's schema)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer = None
+    try:
+        for piece in pieces:
+            table = pa.Table.from_pandas(piece, preserve_index=False,
+                                         schema=None if writer is None else writer.schema)
+            if writer is None:
+                writer = pq.ParquetWriter(path, table.schema)
+            writer.write_table(table)
+    finally:
+        if writer is not None:
+            writer.close()
