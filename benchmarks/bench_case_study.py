@@ -308,10 +308,14 @@ def run_step(command, folder, log, cap):
                                 start_new_session=True)
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
-        code = proc.wait()
-        wall = time.perf_counter() - start
-        done.set()
-        watcher.join()
+        try:
+            code = proc.wait()
+        finally:
+            wall = time.perf_counter() - start
+            done.set()
+            watcher.join()
+            if proc.poll() is None:  # interrupted: stop our child's process group too
+                os.killpg(proc.pid, signal.SIGKILL)
     if code and seen["ended"] == "ok":
         seen["ended"] = f"exit {code}"
     peak = seen["rss"]
