@@ -237,7 +237,8 @@ def write_case_study(folder, *, n_kmers=TENTH_KMERS, n_isolates=N_ISOLATES, seed
         for job in pending:
             fh.write(job.result())
     return {"kmers": path, "meta": meta, "markers": markers, "nnz": nnz, "carriers": carriers,
-            "seconds": time.perf_counter() - started, "n_isolates": n_isolates, "n_kmers": n_kmers}
+            "bytes": path.stat().st_size, "seconds": time.perf_counter() - started, "n_isolates": n_isolates,
+            "n_kmers": n_kmers}
 
 
 def generated_matrix(n_kmers, n_isolates=N_ISOLATES, seed=SEED):
@@ -407,6 +408,31 @@ def line_through(points, x):
     return y1 + (y1 - y0) / (x1 - x0) * (x - x1)
 
 
+def analysis_notes(runs, full, made, full_nnz):
+    """What the measurements say about the limits: the store's bytes per count, the cost of the ranking
+    table next to the scoring alone."""
+    lines = []
+    if runs.get("convert", {}).get("ended") == "ok":
+        per, text = runs["convert"]["disk"] / made["nnz"], made["bytes"] / made["nnz"]
+        lines.append(f"- The store takes {per:.1f} bytes per stored count (float64 values and int32 indices, kept "
+                     f"twice: by rows and the column copy): {per * full_nnz / 1e9:.0f} GB for the full case study, "
+                     f"where its gzip text takes {text * full_nnz / 1e9:.0f} GB.")
+    if "score fisher" in full and LIBRARY in full:
+        table = full["score fisher"]["slope"] - full[LIBRARY]["slope"]
+        seconds = runs["score fisher"]["seconds"] - runs[LIBRARY]["seconds"]
+        lines.append(f"- `score` is limited by its ranking table, not by the scoring: the command's peak grows by "
+                     f"{full['score fisher']['slope']:,.0f} bytes per k-mer, the scoring alone by "
+                     f"{full[LIBRARY]['slope']:,.0f} (about the per-class sums of fisher: 12 classes x 2 float64 = "
+                     f"192 bytes per k-mer). The other {table:,.0f} bytes per k-mer, and {seconds:.0f} of the "
+                     f"{runs['score fisher']['seconds']:.0f} seconds here, are the table of every k-mer with its "
+                     "per-class means and prevalences (computed, built in memory and written).")
+        if full[LIBRARY]["peak_rss"] > GOAL["bytes"]:
+            lines.append(f"- Even the scoring alone needs {gib(full[LIBRARY]['peak_rss'])} at {FULL_KMERS:,} k-mers: "
+                         "the per-class sums of every k-mer are held at once. Within 2 GB it needs the k-mers in "
+                         "blocks (the store's column copy) with only the scores kept, or smaller sums.")
+    return lines
+
+
 def evaluate_notes(runs, p):
     """`evaluate` holds the matrix in memory: its peak, scaled in proportion to the full case study."""
     lines = []
@@ -466,7 +492,8 @@ def report(args, made, runs, fits, checks, load_before):
         full[step] = {key: line_through([(q, r[key]) for q, r in points], FULL_KMERS)
                       for key in ("seconds", "peak_rss", "disk")}
         rate = nnz / runs[step]["seconds"] if step in runs else float("nan")
-        slope = (full[step]["peak_rss"] - points[-1][1]["peak_rss"]) / (FULL_KMERS - points[-1][0])
+        last_p, last = points[-1]
+        slope = full[step]["slope"] = (full[step]["peak_rss"] - last["peak_rss"]) / (FULL_KMERS - last_p)
         extra.append(f"| {step} | {full[step]['seconds'] / 60:.1f} min | {gib(full[step]['peak_rss'])} | "
                      f"{slope:,.0f} | {full[step]['disk'] / 1e9:.1f} GB | {rate / 1e6:.2f} M |")
     goal = [goal_line(full, "convert", "score fisher", "the commands `convert` and `score`")]
@@ -486,7 +513,7 @@ def report(args, made, runs, fits, checks, load_before):
         f"Python {sys.version.split()[0]}, numpy {np.__version__}", "",
         "## Data", "",
         f"{n:,} isolates x {p:,} k-mers (GenoLearn's case study: {N_ISOLATES:,} x {FULL_KMERS:,}), seed {args.seed}: "
-        f"{nnz:,} non-zero counts ({nnz / (n * p):.1%} dense), {made['kmers'].stat().st_size / 1e6:,.0f} MB of "
+        f"{nnz:,} non-zero counts ({nnz / (n * p):.1%} dense), {made['bytes'] / 1e6:,.0f} MB of "
         f"gzip text ({made['kmers'].name}), written in {made['seconds']:.0f} s by `write_case_study`. "
         f"12 regions of {checks['regions']} isolates; {N_LINEAGES} lineages; {len(made['markers'])} planted marker "
         "k-mers (5 per region). Counts: 1 + a geometric number (mean 1.11).", "",
@@ -517,7 +544,8 @@ def report(args, made, runs, fits, checks, load_before):
         f"million features gives {genolearn_fisher / 60:.0f} minutes).", "",
         "**Goal**: conversion + scoring of the full case study within 30 minutes and 2 GB on this 2-core machine "
         "(the steps run one after the other, so the larger of their peaks is what the machine needs).", "",
-        *goal, "", *checks["notes"], *evaluate_notes(runs, p), ""])
+        *goal, "", "## Where it goes", "", *analysis_notes(runs, full, made, full_nnz), *checks["notes"],
+        *evaluate_notes(runs, p), ""])
 
 
 def store_check(store, made):
@@ -588,7 +616,7 @@ def main(argv=None):
         made = write_case_study(folder, n_kmers=round(TENTH_KMERS * args.scale), n_isolates=args.isolates,
                                 seed=args.seed)
         print(f"generated {made['n_kmers']:,} k-mers x {made['n_isolates']:,} isolates, {made['nnz']:,} counts, "
-              f"{made['kmers'].stat().st_size / 1e6:,.0f} MB in {made['seconds']:.0f} s", file=sys.stderr)
+              f"{made['bytes'] / 1e6:,.0f} MB in {made['seconds']:.0f} s", file=sys.stderr)
         smoke = args.scale < 0.1
         models = (args.models or (SMOKE["models"] if smoke else ",".join(EVALUATIONS))).split(",")
         if not args.models and not smoke and model_grids():
