@@ -306,3 +306,33 @@ def test_cli_store_errors(stores, tmp_path, capsys):
     (tmp_path / "t.csv").write_text("id,f1,f2,y\na,1,2,R\nb,0,7,S\nc,1,1,R\nd,3,0,S\n")
     assert main(["score", str(tmp_path / "t.csv"), "--target", "y", "--chunk-bytes", "1M", "-o", out]) == 1
     assert "--chunk-bytes sets the memory budget of scoring a store" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "float32"])
+def test_convert_dtype_stores_smaller_counts_that_score_the_same(tmp_path, capsys, dtype):
+    """`convert --dtype`: counts in 1, 2 or 4 bytes, scored exactly as the float64 store; a count
+    the type cannot hold is refused with the option that fixes it."""
+    from genosift.datasets import write_synthetic_kmers
+
+    src = tmp_path / "k.kmers.gz"
+    pheno, markers = write_synthetic_kmers(src, n_samples=60, n_kmers=3000, n_markers=5, seed=3, compress=True)
+    pheno.to_csv(tmp_path / "pheno.csv")
+    stores = {}
+    for kind in ("float64", dtype):
+        stores[kind] = tmp_path / f"{kind}.gs.h5ad"
+        assert main(["convert", str(src), "--meta", str(tmp_path / "pheno.csv"), "--id", "sample", "--dtype", kind,
+                     "-o", str(stores[kind])]) == 0
+    small, full = open_store(stores[dtype]), open_store(stores["float64"])
+    x_small, x_full = small.to_dataset().X, full.to_dataset().X
+    assert x_small.dtype == np.dtype(dtype) and x_full.dtype == np.float64
+    assert (x_small != x_full).nnz == 0 and x_small.nnz == x_full.nnz
+    for method in ("fisher", "welch", "auc"):
+        a, b = score_store(stores[dtype], "phenotype", method=method), score_store(stores["float64"], "phenotype",
+                                                                                   method=method)
+        assert a.scores.tobytes() == b.scores.tobytes(), method
+    big = tmp_path / "big.kmers"
+    big.write_text("ACGT | s1:70000 s2:1\n")
+    capsys.readouterr()
+    assert main(["convert", str(big), "--dtype", "uint16", "-o", str(tmp_path / "big.gs.h5ad")]) == 1
+    assert "holds exactly (up to 65535). Pass --dtype float64" in capsys.readouterr().err
+    assert not (tmp_path / "big.gs.h5ad").exists()

@@ -218,7 +218,7 @@ def test_large_counts_are_exact(tmp_path):
     ds = read_kmers(path)
     assert ds.X.toarray().tolist() == [[65536, 0], [4294967296, 70000], [2**53, 0]]
     assert ds.X.nnz == 4  # the count 0 is read, not stored
-    with pytest.raises(ValueError, match=re.escape("holds exactly (up to 16777216). Pass dtype=np.float64")):
+    with pytest.raises(ValueError, match=re.escape("holds exactly (up to 16777216). Pass dtype='float64'")):
         read_kmers(kmer_file(tmp_path, "AAA | s1:16777217\n", "f32.kmers"), dtype=np.float32)
     small = read_kmers(kmer_file(tmp_path, "AAA | s1:16777216 s2:3\n", "ok.kmers"), dtype=np.int32)
     assert small.X.dtype == np.int32 and small.X.toarray().ravel().tolist() == [16777216, 3]

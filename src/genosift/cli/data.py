@@ -201,7 +201,7 @@ def convert_command(args):
     meta = read_metadata(args.meta, id_column=args.id, sep=args.meta_sep) if args.meta else None
     if kinds == {"kmers"}:
         read_options(args, data=args.inputs[0])  # refuses the table options
-        out, report = convert_kmers(args.inputs, args.output, metadata=meta, overwrite=args.force,
+        out, report = convert_kmers(args.inputs, args.output, metadata=meta, overwrite=args.force, dtype=args.dtype,
                                     chunk_bytes=args.chunk_bytes, absent=args.absent_samples or "zeros")
         if report is not None:
             print(report)
@@ -209,7 +209,7 @@ def convert_command(args):
         from ..io import convert_dumps
 
         read_options(args, data=args.inputs[0])
-        out, report = convert_dumps(args.inputs[0], args.output, metadata=meta, overwrite=args.force,
+        out, report = convert_dumps(args.inputs[0], args.output, metadata=meta, overwrite=args.force, dtype=args.dtype,
                                     chunk_bytes=args.chunk_bytes, absent=args.absent_samples or "drop")
         if report is not None:
             print(report)
@@ -217,7 +217,7 @@ def convert_command(args):
         if meta is not None or args.absent_samples:
             raise UsageError("--meta and --absent-samples are for k-mer inputs; other tables keep their own "
                              "per-sample columns with --keep COLUMNS.")
-        out = convert(args.inputs[0], args.output, format=args.format, overwrite=args.force,
+        out = convert(args.inputs[0], args.output, format=args.format, overwrite=args.force, dtype=args.dtype,
                       chunk_bytes=args.chunk_bytes, **read_options(args, data=args.inputs[0]))
     else:
         raise ValueError("Several inputs are combined only for k-mer count files; convert other files one at a time.")

@@ -317,6 +317,10 @@ def _add_info_commands(sub):
     p.set_defaults(func=demo_command)
 
 
+#: The stored value types `convert --dtype` offers.
+STORE_DTYPES = ("float64", "float32", "uint32", "uint16", "uint8")
+
+
 def _add_data_commands(sub):
     p = sub.add_parser("convert", help="convert k-mer counts (or any data file) to a chunked store once")
     p.add_argument("inputs", nargs="+", help="k-mer count files (combined by k-mer), or one data file, list file "
@@ -328,6 +332,10 @@ def _add_data_commands(sub):
     p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
                    help="memory budget for the counts, e.g. 512M (default 256M); k-mer counts beyond it "
                         "are spilled to a temporary file beside the output and written in batches")
+    p.add_argument("--dtype", choices=STORE_DTYPES, metavar="TYPE",
+                   help="stored type of the values: float64 (the default, exact up to 2**53), float32, or for "
+                        "counts uint8 / uint16 / uint32 (1, 2 or 4 bytes a count instead of 8; refused if a "
+                        f"count does not fit); one of {', '.join(STORE_DTYPES)}")
     _add_run_options(p)
     p.set_defaults(func=convert_command)
     p = sub.add_parser("score", help="rank every feature of a data file against a label column")

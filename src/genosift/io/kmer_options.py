@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._messages import FixError
 from .._validation import param_error
 from .quoting import names_list
 
@@ -27,9 +28,10 @@ def check_max_count(biggest, dtype):
     """Refuse counts up to ``biggest`` when ``dtype`` does not hold them all exactly."""
     limit = exact_limit(dtype)
     if biggest > limit:
-        raise ValueError(
+        raise FixError(
             f"The largest count, {int(biggest)}, is more than dtype {np.dtype(dtype).name} holds "
-            f"exactly (up to {limit}). Pass dtype=np.float64 (exact up to 2**53)."
+            f"exactly (up to {limit}). Pass {{dtype}} (exact up to 2**53), or a larger integer type.",
+            owner="convert_kmers", dtype="float64",
         )
 
 
