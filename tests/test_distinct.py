@@ -6,6 +6,7 @@ import dataclasses
 import functools
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 
@@ -138,7 +139,7 @@ def test_scores_of_distinct_columns_equal_scoring_every_column(method, form, eve
     y = _target(spec, rng, M.shape[0])
     covariates = rng.normal(size=(M.shape[0], 2)) if spec.covariates else None
     X = {"dense": M, "csr": sp.csr_matrix(M), "csc": sp.csc_matrix(M),
-         "frame": __import__("pandas").DataFrame(M, columns=[f"k{j}" for j in range(M.shape[1])])}[form]
+         "frame": pd.DataFrame(M, columns=[f"k{j}" for j in range(M.shape[1])])}[form]
     reference = plain(method, lambda: gs.score(X, y, method=method, covariates=covariates))
     counted(method)
     got = gs.score(X, y, method=method, covariates=covariates)
