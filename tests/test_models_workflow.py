@@ -165,3 +165,34 @@ def test_cli_new_models(golub, tmp_path, capsys):
     with pytest.raises(SystemExit) as usage:
         main([*base, "--model", "xgboost", "-o", str(tmp_path / "x")])
     assert usage.value.code == 2
+
+
+def test_threads_cap_the_models_openmp_pools(golub, monkeypatch):
+    """`set_threads(1)` (`--threads 1`) holds for the models too: gradient boosting's OpenMP pool
+    runs on the engine's threads during `evaluate`, and is given back afterwards."""
+    from threadpoolctl import threadpool_info
+
+    from genosift import engine
+    from genosift.workflow import evaluation
+
+    def openmp_threads():
+        return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "openmp"]
+
+    if not openmp_threads():
+        pytest.skip("no OpenMP runtime loaded in this process (scikit-learn built without OpenMP)")
+    seen = []
+
+    class Recording(LogisticRegression):
+        def fit(self, X, y, **kwargs):
+            seen.append(openmp_threads())
+            return super().fit(X, y, **kwargs)
+
+    monkeypatch.setattr(evaluation, "make_model", lambda *args, **kwargs: Recording(max_iter=1000))
+    before = openmp_threads()
+    previous = engine.set_threads(1)
+    try:
+        evaluate(golub[0], golub[1], ks=[5], cv=3)
+    finally:
+        engine.set_threads(previous)
+    assert seen and all(threads and set(threads) == {1} for threads in seen)
+    assert set(openmp_threads()) == set(before)  # (a library loaded meanwhile may add a pool of its own)

@@ -51,6 +51,24 @@ class Evaluation:
         return "" if self.grid is None else self.grid.labels[self.best_setting]
 
 
+def _threads_capped(func):
+    """Run ``func`` with the OpenMP pools of the models (gradient boosting's) capped at genosift's
+    threads (``set_threads``, ``--threads``), as numba's loops and the workers already are."""
+    import functools
+
+    @functools.wraps(func)
+    def capped(*args, **kwargs):
+        from threadpoolctl import threadpool_limits
+
+        from .. import engine
+
+        with threadpool_limits(limits=engine.threads(), user_api="openmp"):
+            return func(*args, **kwargs)
+
+    return capped
+
+
+@_threads_capped
 def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", model_options=None, cv=5,
              groups=None, validation=None, metric="balanced_accuracy", sample_ids=None, feature_names=None,
              score_params=None, random_state=0, n_jobs=None, binary=False, min_af=None, max_af=None, covariates=None,
