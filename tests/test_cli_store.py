@@ -336,3 +336,8 @@ def test_convert_dtype_stores_smaller_counts_that_score_the_same(tmp_path, capsy
     assert main(["convert", str(big), "--dtype", "uint16", "-o", str(tmp_path / "big.gs.h5ad")]) == 1
     assert "holds exactly (up to 65535). Pass --dtype float64" in capsys.readouterr().err
     assert not (tmp_path / "big.gs.h5ad").exists()
+    table = tmp_path / "t.csv"
+    pd.DataFrame({"id": ["a", "b"], "g1": [0.5, 2.0]}).to_csv(table, index=False)
+    out = str(tmp_path / "t.gs.h5ad")
+    assert main(["convert", str(table), "--id-column", "id", "--dtype", "uint8", "-o", out]) == 1
+    assert "does not convert exactly to dtype uint8. Pass --dtype float64 to keep" in capsys.readouterr().err

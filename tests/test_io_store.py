@@ -124,7 +124,7 @@ def test_checked_cast_of_counts(tmp_path):
     assert back[0, 1] == 2**40 + 1 and back[5, 29] == 2**53
     with pytest.raises(ValueError, match=re.escape(
         "The value 1099511627777.0 at row 0, feature 'kmer_1' does not convert exactly "
-        "to dtype uint32. Pass dtype=None to keep float64, or a type that holds it, such as float64."
+        "to dtype uint32. Pass dtype='float64' to keep the values' own type, or a type that holds it."
     )):
         write_store(dataset(X), tmp_path / f"u32{SUFFIX}", dtype=np.uint32)
     assert not (tmp_path / f"u32{SUFFIX}").exists()

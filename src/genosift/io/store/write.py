@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from ... import engine
 from ..._files import staged
-from ..._messages import FixExistsError, plain
+from ..._messages import FixError, FixExistsError, plain
 from ..._validation import check_integer_range, param_error
 from ..registry import Dataset
 from .encoding import require_h5py, set_encoding, string_blob, write_frame
@@ -75,9 +75,10 @@ def _cast(piece, dt, where):
         bad &= ~(np.isnan(piece) & np.isnan(back))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
+        raise FixError(
             f"The value {plain(piece[i])} {where(i)} does not convert exactly to dtype {dt.name}. "
-            f"Pass dtype=None to keep {piece.dtype.name}, or a type that holds it, such as float64."
+            "Pass {dtype} to keep the values' own type, or a type that holds it.",
+            owner="write_store", dtype=piece.dtype.name,
         )
     return out
 
