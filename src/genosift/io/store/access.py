@@ -16,7 +16,7 @@ from ..._validation import param_error
 from ...transforms import presence
 from ..registry import Dataset, register_reader
 from .columns import ColumnReads
-from .encoding import index_length, read_column, read_strings, require_h5py, split_names
+from .encoding import NameBlob, NamesOf, index_length, read_column, read_strings, require_h5py, split_names, string_blob
 from .read import FileReader, Presence, StoredVector
 from .write import SUFFIX, chunk_budget, index_dtype
 
@@ -59,6 +59,7 @@ class Store(ColumnReads):
                 if self.has_column_copy:
                     self._cdata = Presence(self._cdata)
         self._names = None
+        self._blob = None
         self._ids = None
         self._obs = None
         self._obs_read = False
@@ -167,20 +168,42 @@ class Store(ColumnReads):
     @property
     def feature_names(self):
         if self._names is None:
-            with self._file() as f:
-                var = f["var"]
-                p = self.shape[1]
-                names = None
-                if "_genosift_names" in var:
-                    ds = var["_genosift_names"]
-                    blob = bytearray(ds.shape[0])  # read in place: no second copy of the names
-                    if blob:
-                        ds.read_direct(np.frombuffer(blob, dtype=np.uint8))
-                    names = split_names(blob, p)
-                if names is None:
+            blob = self._stored_blob()
+            names = None if blob is None else split_names(blob, self.shape[1])
+            if names is None:
+                with self._file() as f:
+                    var = f["var"]
                     names = read_strings(var[var.attrs.get("_index", "_index")]).astype(object)
             self._names = names
         return self._names
+
+    @property
+    def name_blob(self):
+        """The feature names as a ``NameBlob``: their bytes and offsets, each name decoded only when
+        taken (about 40 bytes a k-mer, where ``feature_names`` costs some 90 more as Python strings)."""
+        if self._blob is None:
+            stored = self._stored_blob()
+            try:
+                self._blob = None if stored is None else NameBlob(np.frombuffer(stored, dtype=np.uint8),
+                                                                  self.shape[1])
+            except ValueError:  # not the store's own blob: the names AnnData reads
+                self._blob = None
+            if self._blob is None:
+                joined = string_blob(self.feature_names, "feature name")[1].encode("utf-8")
+                self._blob = NameBlob(np.frombuffer(joined, dtype=np.uint8), self.shape[1])
+        return self._blob
+
+    def _stored_blob(self):
+        """The bytes of ``/var/_genosift_names`` (a bytearray), or None where the file has none."""
+        with self._file() as f:
+            var = f["var"]
+            if "_genosift_names" not in var:
+                return None
+            ds = var["_genosift_names"]
+            blob = bytearray(ds.shape[0])  # read in place: no second copy of the names
+            if blob:
+                ds.read_direct(np.frombuffer(blob, dtype=np.uint8))
+            return blob
 
     @property
     def sample_ids(self):
@@ -355,16 +378,6 @@ class Store(ColumnReads):
         finally:
             reader.close()
         return Dataset(X, self.sample_ids, self.feature_names, self.obs)
-
-
-class NamesOf:
-    """The feature names of a store, read when called (a picklable loader for a ScoreResult)."""
-
-    def __init__(self, store):
-        self.store = store
-
-    def __call__(self):
-        return self.store.feature_names
 
 
 class StoreReader:

@@ -6,8 +6,8 @@ import numpy as np
 
 from ..._messages import FixError, PythonText
 
-__all__ = ["index_length", "read_column", "read_strings", "require_h5py", "set_encoding", "split_names",
-           "string_blob", "write_frame"]
+__all__ = ["NameBlob", "NamesOf", "index_length", "read_column", "read_strings", "require_h5py", "set_encoding",
+           "split_names", "string_blob", "write_frame"]
 
 
 def require_h5py():
@@ -193,3 +193,71 @@ def split_names(blob, p, piece=1 << 20):
         k += len(part)
         pos = end + 1
     return names if k == p else None
+
+
+class NameBlob:
+    """Names kept as one NUL-joined UTF-8 byte array with their offsets, decoded only when taken.
+
+    Millions of k-mer names as Python strings cost about 90 bytes each; here they cost their
+    bytes plus one offset, and ``take(rows)`` decodes just the names asked for.
+
+    Examples
+    --------
+    >>> blob = NameBlob(np.frombuffer("ACGT\\x00GGA\\x00T".encode(), dtype=np.uint8), 3)
+    >>> len(blob), blob.take(np.array([2, 0])).tolist()
+    (3, ['T', 'ACGT'])
+    """
+
+    def __init__(self, blob, p):
+        self.blob = np.asarray(blob, dtype=np.uint8)
+        ends = np.flatnonzero(self.blob == 0)
+        if (ends.size + 1 if p else 0) != p or (not p and self.blob.size):
+            raise ValueError(f"The names' blob holds {ends.size + 1 if self.blob.size or p else 0} names, not {p}.")
+        self.starts = np.empty(p + 1, dtype=np.int64)
+        self.starts[0] = 0
+        self.starts[1:p] = ends + 1
+        self.starts[p] = self.blob.size + 1  # the end of the last name, as if a NUL followed it
+
+    def __len__(self):
+        return self.starts.size - 1
+
+    def take(self, rows):
+        """The names ``rows`` (indices), an object array of str in that order."""
+        rows = np.asarray(rows, dtype=np.intp)
+        out = np.empty(rows.size, dtype=object)
+        view = memoryview(self.blob)
+        for i, (a, b) in enumerate(zip(self.starts[rows].tolist(), (self.starts[rows + 1] - 1).tolist())):
+            out[i] = str(view[a:b], "utf-8")
+        return out
+
+
+class NamesOf:
+    """The feature names of a store, read when called (a picklable loader for a ScoreResult), or a
+    few at a time: ``take(rows)``, indexing and ``len`` decode only the names asked for, so a
+    ``Dataset`` of a store can hold it in place of millions of Python strings."""
+
+    def __init__(self, store):
+        self.store = store
+
+    def __call__(self):
+        return self.store.feature_names
+
+    def __len__(self):
+        return self.store.shape[1]
+
+    def take(self, rows):
+        """The names of the features ``rows`` (indices), an object array in that order."""
+        if self.store._names is not None:  # decoded already
+            return self.store._names[np.asarray(rows, dtype=np.intp)]
+        return self.store.name_blob.take(rows)
+
+    def __getitem__(self, index):
+        if isinstance(index, (int, np.integer)):
+            return self.take(np.arange(len(self))[[index]])[0]
+        return self.take(np.arange(len(self))[index])
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.store.feature_names, dtype=dtype)
+
+    def __iter__(self):
+        return iter(self.store.feature_names)
