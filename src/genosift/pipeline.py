@@ -213,7 +213,8 @@ def _store_dataset(path, options, binary=False):
             f"{sorted(options)} do not apply to a store ({str(path)!r}): its samples are rows already."
         )
     store = open_store(path, binary=binary)
-    return Dataset(StoreRows(store), store.sample_ids, store.feature_names, store.obs)
+    # the names stay as the store's bytes until some are shown (NamesOf): millions of k-mers cost no strings
+    return Dataset(StoreRows(store), store.sample_ids, store.names_loader(), store.obs)
 
 
 def is_table(data, format):
@@ -316,8 +317,9 @@ def fold_groups(labelled, column):
     return labelled.dataset.obs[column].astype(str).to_numpy()
 
 
-def reduced_frame(labelled, mask, feature_names, *, chunk_bytes=None):
-    """The selected columns of every labelled sample, with the sample ids and label columns.
+def reduced_frame(labelled, mask, names, *, chunk_bytes=None):
+    """The selected columns of every labelled sample, with the sample ids and label columns;
+    ``names``: the names of the selected features, in feature order.
 
     From a store, only the selected columns are read (``Store.read_columns``).
     """
@@ -329,7 +331,7 @@ def reduced_frame(labelled, mask, feature_names, *, chunk_bytes=None):
     else:
         X = X[:, np.flatnonzero(mask)]
     X = X.toarray() if sp.issparse(X) else np.asarray(X)
-    frame = pd.DataFrame(X, columns=[str(n) for n in np.asarray(feature_names)[mask]])
+    frame = pd.DataFrame(X, columns=[str(n) for n in names])
     frame.insert(0, "sample", labelled.dataset.sample_ids)
     if labelled.dataset.obs is not None:
         for i, col in enumerate(labelled.dataset.obs.columns):

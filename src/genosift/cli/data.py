@@ -163,6 +163,8 @@ def score_command(args):
 
 
 def select_command(args):
+    import numpy as np
+
     from .. import pipeline
     from .._validation import UsageError
 
@@ -174,7 +176,8 @@ def select_command(args):
     pipeline.check_table_name(out)
     pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta, args.covariates))
     labelled, result, mask, prof = _score_job(args)
-    reduced = pipeline.reduced_frame(labelled, mask, result.feature_names, chunk_bytes=args.chunk_bytes)
+    chosen = result.names_of(np.flatnonzero(mask))
+    reduced = pipeline.reduced_frame(labelled, mask, chosen, chunk_bytes=args.chunk_bytes)
     provenance = _provenance(args, labelled, result, mask, started)
     provenance["selected_features"] = pipeline.selected_records(pipeline.selected_frame(result, mask, prof))
     pipeline.write_frame(reduced, out, sidecar=sidecar, provenance=provenance, force=args.force)

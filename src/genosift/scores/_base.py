@@ -199,7 +199,16 @@ class ScoreResult:
 
     def top(self, k):
         """Names of the ``k`` best features, best first (tested features only)."""
-        return self.feature_names[self.top_indices(min(k, self.n_tested))]
+        return self.names_of(self.top_indices(min(k, self.n_tested)))
+
+    def names_of(self, rows):
+        """The names of the features ``rows`` (indices), in that order; a store's names are decoded
+        for those features only (its loader's ``take``) unless all of them are already."""
+        rows = np.asarray(rows, dtype=np.intp)
+        take = getattr(self.names_loader, "take", None)
+        if self.names is not None or take is None or "feature_names" in self.__dict__:
+            return self.feature_names[rows]
+        return np.asarray(take(rows), dtype=object)
 
     def to_frame(self, *, sort=True, rows=None):
         """A tidy DataFrame: feature, score, statistic, pvalue, qvalue, the method's own columns
@@ -216,7 +225,7 @@ class ScoreResult:
         size = self.n_features if rows is None else len(rows)
         nan = np.full(size, np.nan)
         columns = {
-            "feature": take(self.feature_names),
+            "feature": self.feature_names if rows is None else self.names_of(rows),
             "score": take(self.scores),
             "statistic": take(self.statistic),
             "pvalue": nan if self.pvalues is None else take(self.pvalues),
