@@ -21,7 +21,7 @@ import numpy as np
 
 from ._validation import as_labels, as_matrix, is_continuous, numeric_target, param_error
 
-__all__ = ["Profile", "profile"]
+__all__ = ["Profile", "block_profile", "highest_class", "profile", "profile_records", "records_profile"]
 
 KINDS = ("auto", "classes", "numeric")
 
@@ -99,6 +99,9 @@ class Profile:
             out["prevalence"] = take(self.prevalence[0])
         return pd.DataFrame(out)
 
+    def close(self):
+        """Nothing to release: the profile is in memory (a store's ``StoredProfile`` has a file)."""
+
     def to_frame(self):
         """``feature`` and the columns of :meth:`columns`, one row per feature in feature order."""
         frame = self.columns()
@@ -167,12 +170,54 @@ def _finish(stats, kind, names):
             with np.errstate(invalid="ignore", over="ignore"):
                 effect = means[1] - means[0]
         else:
-            top = np.argmax(means, axis=0)
-            flat = (means == means[:1]).all(axis=0)
-            highest = np.array([None if f else _label_text(stats.classes[t]) for t, f in zip(top, flat)],
-                               dtype=object)
+            highest = _highest_labels(stats.classes, highest_class(means))
     classes = stats.classes if kind == "classes" else None
     return Profile(kind, classes, stats.count.copy(), means, prevalence, effect, highest, names)
+
+
+def highest_class(means):
+    """The class (row) with the highest mean of each feature (column), -1 where all are equal."""
+    top = np.argmax(means, axis=0)
+    top[(means == means[:1]).all(axis=0)] = -1
+    return top
+
+
+def _highest_labels(classes, codes):
+    labels = np.array([None] + [_label_text(c) for c in classes], dtype=object)
+    return labels[np.asarray(codes, dtype=np.intp) + 1]
+
+
+def profile_records(prof):
+    """A profile as records, one row of float64 per feature: the means (one per class, or one),
+    the prevalences, then the effect (``diff_means`` or ``correlation_sign``; with several
+    classes the index of the class of ``highest_mean``, -1 for none; 0 without a target).
+    ``records_profile`` gives the ``Profile`` back."""
+    k = prof.means.shape[0]
+    out = np.empty((prof.n_features, 2 * k + 1))
+    out[:, :k] = prof.means.T
+    out[:, k:2 * k] = prof.prevalence.T
+    if prof.effect is not None:
+        out[:, 2 * k] = prof.effect
+    elif prof.highest is not None:
+        out[:, 2 * k] = highest_class(prof.means)
+    else:
+        out[:, 2 * k] = 0.0
+    return out
+
+
+def records_profile(kind, classes, count, records, names=None):
+    """The ``Profile`` of ``records`` (rows of ``profile_records``) of a profile of that ``kind``,
+    ``classes`` and per-class ``count``."""
+    k = (records.shape[1] - 1) // 2
+    means, prevalence, last = records[:, :k].T, records[:, k:2 * k].T, records[:, 2 * k]
+    effect = highest = None
+    if kind == "numeric" or kind == "classes" and len(classes) == 2:
+        effect = last.copy()
+    elif kind == "classes":
+        highest = _highest_labels(classes, last)
+    names = np.empty(records.shape[0], dtype=object) if names is None else names
+    return Profile(kind, classes, count, np.ascontiguousarray(means), np.ascontiguousarray(prevalence), effect,
+                   highest, names)
 
 
 def _statistic(kind):
@@ -300,6 +345,12 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
     names = names if feature_names is None else feature_names
     kind = _resolve(target, y, M.shape[0])
     return _finish(_from_chunk(M, y, _statistic(kind), kind), kind, names)
+
+
+def block_profile(X, y, kind):
+    """The ``Profile`` of one block of whole columns (every sample of some features), without
+    names: ``y`` labels for ``kind`` "classes", numbers for "numeric", None for "none"."""
+    return _finish(_from_chunk(X, y, _statistic(kind), kind), kind, np.empty(X.shape[1], dtype=object))
 
 
 def _resolve(target, y, n):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 from .spelling import read_options
@@ -28,7 +29,8 @@ def _score_job(args):
     with use_scheduler(args.scheduler):  # None: the local engine
         result = pipeline.score_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes, **scoring)
     mask = pipeline.select_mask(result, top=args.top, fdr=args.fdr)
-    prof = pipeline.profile_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes)
+    prof = pipeline.profile_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes,
+                                     folder=Path(args.output).absolute().parent)
     return labelled, result, mask, prof
 
 
@@ -156,9 +158,10 @@ def score_command(args):
     pipeline.check_table_name(out)
     pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta, args.covariates))
     labelled, result, mask, prof = _score_job(args)
-    pipeline.write_frame(pipeline.ranking_frames(result, mask, prof), out, sidecar=sidecar,
-                         provenance=_provenance(args, labelled, result, mask, started), force=args.force)
-    _summary(result, mask, labelled, started, f"{out} and {sidecar.name}", prof)
+    with closing(prof):
+        pipeline.write_frame(pipeline.ranking_frames(result, mask, prof), out, sidecar=sidecar,
+                             provenance=_provenance(args, labelled, result, mask, started), force=args.force)
+        _summary(result, mask, labelled, started, f"{out} and {sidecar.name}", prof)
     return 0
 
 
@@ -176,12 +179,13 @@ def select_command(args):
     pipeline.check_table_name(out)
     pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta, args.covariates))
     labelled, result, mask, prof = _score_job(args)
-    chosen = result.names_of(np.flatnonzero(mask))
-    reduced = pipeline.reduced_frame(labelled, mask, chosen, chunk_bytes=args.chunk_bytes)
-    provenance = _provenance(args, labelled, result, mask, started)
-    provenance["selected_features"] = pipeline.selected_records(pipeline.selected_frame(result, mask, prof))
-    pipeline.write_frame(reduced, out, sidecar=sidecar, provenance=provenance, force=args.force)
-    _summary(result, mask, labelled, started, f"{out} and {sidecar.name}", prof)
+    with closing(prof):
+        chosen = result.names_of(np.flatnonzero(mask))
+        reduced = pipeline.reduced_frame(labelled, mask, chosen, chunk_bytes=args.chunk_bytes)
+        provenance = _provenance(args, labelled, result, mask, started)
+        provenance["selected_features"] = pipeline.selected_records(pipeline.selected_frame(result, mask, prof))
+        pipeline.write_frame(reduced, out, sidecar=sidecar, provenance=provenance, force=args.force)
+        _summary(result, mask, labelled, started, f"{out} and {sidecar.name}", prof)
     return 0
 
 

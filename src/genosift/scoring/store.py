@@ -17,12 +17,14 @@ from ..engine import block_width
 from ..io.store import Store, chunk_budget
 from ..scores import (
     CarrierTap,
+    build_result,
     check_af,
     check_classes,
     check_options,
     covariate_columns,
     finish,
     get_method,
+    join_scores,
     make_target,
     prepare_covariates,
     refuse_covariates,
@@ -34,7 +36,7 @@ from ..scores import (
 from ..stats import ClassMoments
 from .dask import current_scheduler, score_store_tasks
 
-__all__ = ["labelled_chunks", "rows_kept", "score_store"]
+__all__ = ["by_features", "labelled_chunks", "rows_kept", "score_store"]
 
 
 def _target_of(store, target, spec):
@@ -249,17 +251,40 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
                              "threads do the work. Leave out n_jobs or scheduler.")
         res = score_store_tasks(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, scheduler=scheduler, af=af,
                                 covariates=Z)
-    elif spec.streaming == "rows":
+    elif spec.streaming == "rows" and not by_features(store, spec, target_, budget):
         res = _score_rows(store, y, spec, opts, budget, rows, af)
     else:
         res = _score_blocks(store, target_, spec, opts, budget, rows, n_jobs, af)
     return with_covariates(res, covariate_names)
 
 
+def by_features(store, spec, target, budget):
+    """Whether a class-moment method reads the store's feature blocks rather than its rows: when
+    the moments of every feature (32 bytes per feature and class) would outgrow the budget and the
+    store holds its matrix by columns. The numbers are the same bit for bit (each feature's sums
+    run over its rows in order, exact for integer counts)."""
+    if spec.statistic is not ClassMoments or not (store.sparse and store.has_column_copy):
+        return False
+    k = 1 if target.classes is None else len(target.classes)
+    return 32 * k * store.shape[1] > budget
+
+
+def _moment_block(spec, block, j0, j1, target, opts, names):
+    """A class-moment method on a block of whole columns (``by_features``): its ``Scores``."""
+    try:
+        stats = ClassMoments.from_chunk(block, target.codes)
+    except ValueError:  # again, so that the message names the features
+        ClassMoments.from_chunk(block, target.codes, feature_names=names.take(np.arange(j0, j1)))
+        raise
+    return spec.func(stats, **opts)
+
+
 def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None):
-    """A whole-column method over the store's feature blocks (the ``rows`` kept), on threads."""
+    """A whole-column method (or a class-moment one, ``by_features``) over the store's feature
+    blocks (the ``rows`` kept), on threads."""
     n, p = store.shape
-    names = store.feature_names
+    names = store.names_loader()  # decoded where a message or the result shows them
+    moments = spec.streaming == "rows"
     # half the budget for the blocks in flight (2 per thread, one being read), half for reading
     jobs = int(n_jobs or engine.threads())
     width = block_width(n, p, max(1, budget // 2 // (2 * jobs + 1)))
@@ -269,7 +294,7 @@ def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None):
             if rows is not None:
                 block = block[rows]
             if sp.issparse(block):
-                block = block if spec.sparse_blocks else block.toarray()
+                block = block if spec.sparse_blocks or moments else block.toarray()
                 block = block.astype(np.float64, copy=False)
             else:
                 block = np.ascontiguousarray(block, dtype=np.float64)
@@ -281,4 +306,10 @@ def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None):
         blocks = prepared(store.feature_blocks(width, chunk_bytes=max(1, budget // 2)), bar)
         if af is not None:  # carriers of each block as it is read
             blocks = tap.blocks(blocks, p)
-        return with_af(score_blocks(spec, blocks, target, names, opts, n_jobs=jobs), tap.counts, af)
+        if moments:
+            parts = engine.map_blocks(lambda b: _moment_block(spec, b[2], b[0], b[1], target, opts, names), blocks,
+                                      n_jobs=jobs)
+            res = build_result(spec, join_scores(parts), target, names, opts)
+        else:
+            res = score_blocks(spec, blocks, target, names, opts, n_jobs=jobs)
+        return with_af(res, tap.counts, af)

@@ -57,7 +57,7 @@ from __future__ import annotations
 # the helpers other io modules (k-mer stores, dump conversion, spilling) write and read stores with,
 # importable from here as they were when the store was one module
 from .access import NamesOf, Store, StoreReader, open_store, read_store
-from .encoding import require_h5py, set_encoding, string_blob  # noqa: F401
+from .encoding import NameBlob, require_h5py, set_encoding, string_blob  # noqa: F401
 from .read import Presence, StoredVector  # noqa: F401
 from .write import (  # noqa: F401
     CHUNK_BYTES,
@@ -72,8 +72,8 @@ from .write import (  # noqa: F401
     write_store,
 )
 
-__all__ = ["CHUNK_BYTES", "SUFFIX", "Store", "StoreReader", "chunk_budget", "convert", "open_store", "read_store",
-           "write_store"]
+__all__ = ["CHUNK_BYTES", "SUFFIX", "NameBlob", "Store", "StoreReader", "chunk_budget", "convert", "open_store",
+           "read_store", "write_store"]
 
 # The paths pickles made when the store was one module name: a pickled ``ScoreResult`` holds a
 # ``_NamesOf`` of its store, and a binary store's values are ``_Presence`` vectors.

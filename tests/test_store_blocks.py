@@ -1,0 +1,165 @@
+"""A store scored and profiled by feature blocks: class-moment methods whose per-feature moments
+outgrow the budget read the column copy (bit for bit the row stream's numbers), the command
+line's profile is kept on disk (``StoredProfile``, bit for bit the in-memory profile), and a
+store's names are decoded only for the rows shown (``NameBlob``)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+import genosift as gs
+from genosift.cli import main
+from genosift.io import Dataset, open_store, write_store
+from genosift.io.store import NameBlob
+from genosift.outputs import ranking_frame
+from genosift.profiles import profile
+from genosift.scores import REGISTRY
+from genosift.scoring.store import by_features, score_store
+from genosift.scoring.stored_profile import StoredProfile, stored_profile
+from genosift.stats import ClassMoments
+
+pytest.importorskip("h5py", reason="genosift stores need h5py (genosift[io])")
+pytestmark = pytest.mark.filterwarnings("ignore:The 'future.infer_string' option is deprecated")
+
+MOMENT_METHODS = sorted(name for name, spec in REGISTRY.items() if spec.statistic is ClassMoments)
+N, P = 90, 700
+
+
+def _matrix(kind, seed=5):
+    rng = np.random.default_rng(seed)
+    X = sp.random(N, P, density=0.08, format="csr", random_state=seed)
+    X.data = np.ceil(X.data * 9) if kind == "counts" else X.data * 3.7 - 0.4
+    keep = np.ones(P)
+    keep[3] = 0.0  # a feature nobody carries
+    X = (X @ sp.diags(keep)).tocsr()
+    X.eliminate_zeros()
+    return X, rng
+
+
+@pytest.fixture(scope="module", params=["counts", "reals"])
+def store(request, tmp_path_factory):
+    X, rng = _matrix(request.param)
+    ids = np.array([f"s{i}" for i in range(N)], dtype=object)
+    names = np.array([f"ACGT{j}" if j % 3 else f"k-é{j}" for j in range(P)], dtype=object)  # some UTF-8
+    obs = pd.DataFrame({"five": np.array(list("abcde"))[rng.integers(0, 5, N)],
+                        "two": np.array(["R", "S"])[rng.integers(0, 2, N)],
+                        "mic": rng.normal(size=N)}, index=ids)
+    path = write_store(Dataset(X, ids, names, obs), tmp_path_factory.mktemp("blocks") / "d.gs.h5ad")
+    return X, names, obs, path
+
+
+def _same_bits(a, b):
+    for x, y in ((a.scores, b.scores), (a.statistic, b.statistic), (a.pvalues, b.pvalues)):
+        assert (x is None) == (y is None)
+        if x is not None:
+            assert np.array_equal(x.view(np.int64), y.view(np.int64))
+
+
+@pytest.mark.parametrize("method", MOMENT_METHODS)
+def test_moments_by_features_equal_the_row_stream_bit_for_bit(store, method, monkeypatch):
+    X, _, obs, path = store
+    spec = REGISTRY[method]
+    target = None if spec.task == "unsupervised" else ("two" if spec.binary_only else "five")
+    rows = np.flatnonzero(np.arange(N) % 4 != 1)
+    for samples, af in ((None, {}), (rows, {}), (None, {"min_af": 0.05, "max_af": 0.9})):
+        by_rows = score_store(path, target, method=method, samples=samples, **af)
+        streamed = []
+        real = ClassMoments.from_csr_stream.__func__
+        monkeypatch.setattr(ClassMoments, "from_csr_stream",
+                            classmethod(lambda cls, *a: streamed.append(1) or real(cls, *a)))
+        by_blocks = score_store(path, target, method=method, samples=samples, chunk_bytes=20_000, **af)
+        monkeypatch.undo()
+        assert not streamed, "the small budget must read feature blocks"
+        _same_bits(by_blocks, by_rows)
+        y = None if target is None else obs[target].to_numpy()
+        kept = slice(None) if samples is None else samples
+        in_memory = gs.score(X[kept], None if y is None else y[kept], method=method, **af)
+        _same_bits(by_blocks, in_memory)
+        assert by_blocks.ranking.tolist() == by_rows.ranking.tolist()
+
+
+def test_by_features_only_when_the_moments_outgrow_the_budget(store, tmp_path):
+    X, names, obs, path = store
+    spec, s = REGISTRY["fisher"], open_store(path)
+    target = gs.scores.make_target(spec, obs["five"].to_numpy(), N)
+    assert by_features(s, spec, target, 32 * 5 * P - 1) and not by_features(s, spec, target, 32 * 5 * P)
+    rows_only = write_store(Dataset(X, np.array(obs.index), names, obs), tmp_path / "r.gs.h5ad", column_copy=False)
+    assert not by_features(open_store(rows_only), spec, target, 1)  # no column copy: rows
+    assert not by_features(s, REGISTRY["auc"], target, 1)  # not a moment method
+
+
+def _profiles(store, kind, target, samples):
+    X, _, obs, path = store
+    y = None if target is None else obs[target].to_numpy()
+    kept = np.arange(N) if samples is None else samples
+    y = None if y is None else y[kept]
+    ref = profile(X[kept], y, target="auto" if kind == "none" else kind)
+    return ref, stored_profile(open_store(path), y, kind, rows=samples, chunk_bytes=30_000)
+
+
+@pytest.mark.parametrize("kind,target", [("classes", "five"), ("classes", "two"), ("numeric", "mic"),
+                                         ("none", None)])
+def test_stored_profile_equals_the_profile_in_memory(store, kind, target, monkeypatch):
+    monkeypatch.setattr(StoredProfile, "GATHER", 7)  # gathers of 7 features: the pieces join
+    rows = np.flatnonzero(np.arange(N) % 3 != 0)
+    for samples in (None, rows):
+        ref, stored = _profiles(store, kind, target, samples)
+        try:
+            order = np.random.default_rng(1).permutation(P)
+            pd.testing.assert_frame_equal(stored.columns(order), ref.columns(order), check_exact=True)
+            pd.testing.assert_frame_equal(stored.columns(), ref.columns(), check_exact=True)
+            assert [stored.direction(j) for j in order[:50]] == [ref.direction(j) for j in order[:50]]
+            assert stored.effect_column == ref.effect_column and stored.n_features == P
+            assert stored.records([]).shape == (0, stored.width)
+        finally:
+            stored.close()
+
+
+@pytest.mark.parametrize("method,target", [("fisher", "five"), ("welch", "two"), ("pearson", "mic"),
+                                           ("auc", "two")])
+def test_cli_ranking_of_a_store_equals_the_table_in_memory(store, method, target, tmp_path):
+    """The whole ranking table of ``score`` on a store (profile on disk, names taken as written,
+    moments by feature blocks) equals the table built from its result and the profile of the data
+    in memory, value for value."""
+    X, names, obs, path = store
+    out = tmp_path / f"{method}.tsv"
+    argv = ["score", str(path), "--method", method, "--chunk-bytes", "20000", "--top", "17", "-o", str(out)]
+    assert main([*argv, "--target", target]) == 0
+    assert not list(tmp_path.glob(".genosift-profile.*")), "the profile's file is unlinked"
+    y = obs[target].to_numpy()
+    result = score_store(path, y, method=method, chunk_bytes=20_000)  # pearson's rows merge: its own rounding
+    mask = np.zeros(P, dtype=bool)
+    mask[result.top_indices(17)] = True
+    expected = ranking_frame(result, mask, profile(X, y, target="numeric" if method == "pearson" else "classes"))
+    got = pd.read_csv(out, sep="\t", keep_default_na=False, na_values=[""], float_precision="round_trip")
+    expected = expected.astype({c: object for c in expected.columns if expected[c].dtype == object})
+    assert got.columns.tolist() == expected.columns.tolist()
+    for c in got.columns:
+        a, b = got[c].to_numpy(), expected[c].to_numpy()
+        if b.dtype.kind == "f":
+            assert np.array_equal(a.astype(np.float64), b, equal_nan=True), c
+        else:
+            assert ["" if v != v else str(v) for v in a] == ["" if v is None else str(v) for v in b], c
+
+
+def test_names_are_decoded_only_for_the_rows_shown(store):
+    _, names, obs, path = store
+    s = open_store(path)
+    res = score_store(s, obs["five"].to_numpy(), method="fisher")
+    frame = res.to_frame(rows=res.ranking[:10])
+    assert s._names is None, "showing ten rows must not decode every name"
+    assert frame["feature"].tolist() == names[res.ranking[:10]].tolist()
+    assert res.top(5).tolist() == names[res.ranking[:5]].tolist() and s._names is None
+    assert res.feature_names.tolist() == names.tolist()  # all of them, when asked for
+
+
+@pytest.mark.parametrize("names", [[], [""], ["", ""], ["a"], ["ACGT", "é", "", "TT"]])
+def test_name_blob_takes_any_names(names):
+    blob = NameBlob(np.frombuffer("\x00".join(names).encode(), dtype=np.uint8), len(names))
+    assert len(blob) == len(names)
+    order = np.arange(len(names))[::-1]
+    assert blob.take(order).tolist() == [names[i] for i in order]
+    with pytest.raises(ValueError, match="names"):
+        NameBlob(np.frombuffer("\x00".join(names).encode(), dtype=np.uint8), len(names) + 2)
