@@ -156,10 +156,14 @@ def test_names_are_decoded_only_for_the_rows_shown(store):
 
 
 @pytest.mark.parametrize("names", [[], [""], ["", ""], ["a"], ["ACGT", "é", "", "TT"]])
-def test_name_blob_takes_any_names(names):
-    blob = NameBlob(np.frombuffer("\x00".join(names).encode(), dtype=np.uint8), len(names))
+@pytest.mark.parametrize("piece", [1, 2, 3, 1 << 24])
+def test_name_blob_takes_any_names(names, piece):
+    data = np.frombuffer("\x00".join(names).encode(), dtype=np.uint8)
+    blob = NameBlob(data, len(names), piece)  # the names' ends found a piece of the blob at a time
     assert len(blob) == len(names)
     order = np.arange(len(names))[::-1]
     assert blob.take(order).tolist() == [names[i] for i in order]
-    with pytest.raises(ValueError, match="names"):
-        NameBlob(np.frombuffer("\x00".join(names).encode(), dtype=np.uint8), len(names) + 2)
+    wrong = [len(names) + 2] + ([len(names) - 1] if len(names) > 1 else []) + ([len(names) + 1] if names else [])
+    for p in wrong:  # one name more or fewer than the blob holds
+        with pytest.raises(ValueError, match="names"):
+            NameBlob(data, p, piece)

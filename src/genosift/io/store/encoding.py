@@ -208,15 +208,22 @@ class NameBlob:
     (3, ['T', 'ACGT'])
     """
 
-    def __init__(self, blob, p):
+    def __init__(self, blob, p, piece=1 << 24):
         self.blob = np.asarray(blob, dtype=np.uint8)
-        ends = np.flatnonzero(self.blob == 0)
-        if (ends.size + 1 if p else 0) != p or (not p and self.blob.size):
-            raise ValueError(f"The names' blob holds {ends.size + 1 if self.blob.size or p else 0} names, not {p}.")
-        self.starts = np.empty(p + 1, dtype=np.int64)
-        self.starts[0] = 0
-        self.starts[1:p] = ends + 1
+        self.starts = np.empty(max(p, 1) + 1, dtype=np.int64)
+        self.starts[0], k = 0, 1
+        for a in range(0, self.blob.size, piece):  # a piece at a time: no temporaries the size of the blob
+            ends = np.flatnonzero(self.blob[a:a + piece] == 0)
+            if k + ends.size > p:  # more names than p
+                k = -1
+                break
+            self.starts[k:k + ends.size] = ends + (a + 1)
+            k += ends.size
+        if k != max(p, 1) or (not p and self.blob.size):
+            raise ValueError(f"The names' blob holds {int((self.blob == 0).sum()) + 1 if self.blob.size or p else 0} "
+                             f"names, not {p}.")
         self.starts[p] = self.blob.size + 1  # the end of the last name, as if a NUL followed it
+        self.starts = self.starts[:p + 1]
 
     def __len__(self):
         return self.starts.size - 1
