@@ -90,27 +90,32 @@ def test_by_features_only_when_the_moments_outgrow_the_budget(store, tmp_path):
     assert not by_features(s, REGISTRY["auc"], target, 1)  # not a moment method
 
 
-def _profiles(store, kind, target, samples):
+def _profiles(store, kind, target, samples, ranks):
     X, _, obs, path = store
     y = None if target is None else obs[target].to_numpy()
     kept = np.arange(N) if samples is None else samples
     y = None if y is None else y[kept]
     ref = profile(X[kept], y, target="auto" if kind == "none" else kind)
-    return ref, stored_profile(open_store(path), y, kind, rows=samples, chunk_bytes=30_000)
+    return ref, stored_profile(open_store(path), y, kind, rows=samples, ranks=ranks, chunk_bytes=30_000)
 
 
 @pytest.mark.parametrize("kind,target", [("classes", "five"), ("classes", "two"), ("numeric", "mic"),
                                          ("none", None)])
 def test_stored_profile_equals_the_profile_in_memory(store, kind, target, monkeypatch):
-    monkeypatch.setattr(StoredProfile, "GATHER", 7)  # gathers of 7 features: the pieces join
+    monkeypatch.setattr(StoredProfile, "READ", 1000)  # reads of a few records: the pieces join
+    rng = np.random.default_rng(1)
     rows = np.flatnonzero(np.arange(N) % 3 != 0)
-    for samples in (None, rows):
-        ref, stored = _profiles(store, kind, target, samples)
+    ranking = rng.permutation(P)
+    ranks = np.empty(P, dtype=np.int64)
+    ranks[ranking] = np.arange(1, P + 1)
+    for samples, order in ((None, None), (rows, ranks)):  # feature order, or a ranking's
+        ref, stored = _profiles(store, kind, target, samples, order)
         try:
-            order = np.random.default_rng(1).permutation(P)
-            pd.testing.assert_frame_equal(stored.columns(order), ref.columns(order), check_exact=True)
+            shuffled = np.r_[rng.permutation(P), 5, 5, 0]  # any order, repeats too
+            for wanted in (shuffled, ranking[:64], ranking[64:300], ranking[::7], np.arange(P)):
+                pd.testing.assert_frame_equal(stored.columns(wanted), ref.columns(wanted), check_exact=True)
             pd.testing.assert_frame_equal(stored.columns(), ref.columns(), check_exact=True)
-            assert [stored.direction(j) for j in order[:50]] == [ref.direction(j) for j in order[:50]]
+            assert [stored.direction(j) for j in shuffled[:50]] == [ref.direction(j) for j in shuffled[:50]]
             assert stored.effect_column == ref.effect_column and stored.n_features == P
             assert stored.records([]).shape == (0, stored.width)
         finally:

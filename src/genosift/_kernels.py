@@ -147,6 +147,35 @@ def csr_class_sums(data, indices, indptr, codes, k, p, width):
 
 
 @njit(parallel=True, **_JIT)
+def csc_class_sums(data, indices, indptr, codes, k, p):
+    """``csr_class_sums`` of a CSC matrix (rows sorted in each column): the same sums, bit for bit
+    (each column's entries are added in row order in both), with the per-class counts of the
+    values above 0; parallel over columns: ``(sums, minimum, maximum, positive)``."""
+    n = codes.shape[0]
+    sums = np.zeros((k, p))
+    positive = np.zeros((k, p))
+    lo = np.empty(p)
+    hi = np.empty(p)
+    for j in prange(p):
+        a, b = indptr[j], indptr[j + 1]
+        t_lo, t_hi = np.inf, -np.inf
+        for q in range(a, b):
+            c = codes[indices[q]]
+            v = np.float64(data[q])
+            sums[c, j] += v
+            t_lo = min(t_lo, v)
+            t_hi = max(t_hi, v)
+            if v > 0:
+                positive[c, j] += 1.0
+        if b - a < n:  # implicit zeros
+            t_lo = min(t_lo, 0.0)
+            t_hi = max(t_hi, 0.0)
+        lo[j] = t_lo
+        hi[j] = t_hi
+    return sums, lo, hi, positive
+
+
+@njit(parallel=True, **_JIT)
 def dense_class_sums_row_major(X, codes, k, shift, tile):
     """Per-class sums of ``x - shift``, minimum and maximum of ``x``, C-contiguous ``X``.
 

@@ -256,14 +256,15 @@ def score_labelled(labelled, *, method, chunk_bytes=None, min_af=None, max_af=No
                  **(options or {}))
 
 
-def profile_labelled(labelled, *, method, chunk_bytes=None, folder=None):
+def profile_labelled(labelled, *, method, chunk_bytes=None, folder=None, ranks=None):
     """Per-class means and prevalence of every feature on the samples scored (``genosift.profile``).
 
     The kind of profile follows the method (``profiles.kind_for``): per class for class
     methods, the correlation's sign for a regression method on a numeric target, one group for
     unsupervised methods. A store is read once more: a sparse one with its column copy by
-    feature blocks, its profile kept in a temporary file in ``folder`` (a ``StoredProfile``:
-    close it when done), another in row chunks of ``chunk_bytes``.
+    feature blocks, its profile kept in a temporary file in ``folder`` in the order of ``ranks``
+    (each feature's rank, as ``ScoreResult.ranks``: the ranking table then reads it in one
+    sweep; a ``StoredProfile``: close it when done), another in row chunks of ``chunk_bytes``.
     """
     from .profiles import kind_for, profile
 
@@ -277,7 +278,7 @@ def profile_labelled(labelled, *, method, chunk_bytes=None, folder=None):
             from .scoring.store import rows_kept
             from .scoring.stored_profile import stored_profile
 
-            return stored_profile(X.store, y, kind, rows=rows_kept(X.rows, X.store.shape[0]),
+            return stored_profile(X.store, y, kind, rows=rows_kept(X.rows, X.store.shape[0]), ranks=ranks,
                                   chunk_bytes=chunk_bytes, folder=folder)
         return profile(X.store, y, target=target, samples=X.rows, chunk_bytes=chunk_bytes)
     return profile(X, y, target=target, feature_names=labelled.dataset.feature_names)

@@ -30,7 +30,7 @@ def _score_job(args):
         result = pipeline.score_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes, **scoring)
     mask = pipeline.select_mask(result, top=args.top, fdr=args.fdr)
     prof = pipeline.profile_labelled(labelled, method=spec.name, chunk_bytes=args.chunk_bytes,
-                                     folder=Path(args.output).absolute().parent)
+                                     folder=Path(args.output).absolute().parent, ranks=result.ranks)
     return labelled, result, mask, prof
 
 

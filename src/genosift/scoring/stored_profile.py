@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import engine
+from .._validation import as_labels
 from ..engine import block_width
 from ..io.store import chunk_budget
 from ..profiles import block_profile, profile_records, records_profile
@@ -21,16 +22,20 @@ __all__ = ["StoredProfile", "stored_profile"]
 
 class StoredProfile:
     """A ``Profile`` whose records (``profiles.profile_records``) are in an unlinked temporary
-    file: ``columns(rows)`` and ``direction(j)`` as a ``Profile``'s, reading only the features
-    asked for. ``close()`` gives the file's space back (so does the end of the process)."""
+    file, in the order of a ranking: ``columns(rows)`` and ``direction(j)`` as a ``Profile``'s,
+    reading only the features asked for (a piece of the ranking is one read). ``close()`` gives
+    the file's space back (so does the end of the process)."""
 
-    #: Features gathered per mapping of the file: the pages a gather touches count in the
-    #: process's resident memory until the mapping is dropped (8,192 features: at most 32 MiB).
-    GATHER = 8192
+    #: Bytes read from the file at a time.
+    READ = 1 << 24
 
-    def __init__(self, kind, classes, count, file, n_features, width):
+    def __init__(self, kind, classes, count, file, ranks, width):
         self.kind, self.classes, self.count = kind, classes, count
-        self.file, self.n_features, self.width = file, n_features, width
+        self.file, self.ranks, self.width = file, ranks, width
+
+    @property
+    def n_features(self):
+        return self.ranks.shape[0]
 
     def _profile(self, records):
         return records_profile(self.kind, self.classes, self.count, records)
@@ -40,14 +45,26 @@ class StoredProfile:
         return self._profile(np.empty((0, self.width))).effect_column
 
     def records(self, rows):
-        """The records of the features ``rows`` (indices), in that order: ``(len(rows), width)``."""
-        rows = np.asarray(rows, dtype=np.intp)
-        out = np.empty((rows.size, self.width))
-        for a in range(0, rows.size, self.GATHER):
-            mapped = np.memmap(self.file, dtype=np.float64, mode="r", shape=(self.n_features, self.width))
-            out[a:a + self.GATHER] = mapped[rows[a:a + self.GATHER]]
-            del mapped  # unmapped: the pages it touched leave the process's resident set
+        """The records of the features ``rows`` (indices), in that order: ``(len(rows), width)``;
+        each run of consecutive places in the file is one read."""
+        at = self.ranks[np.asarray(rows, dtype=np.intp)] - 1
+        out = np.empty((at.size, self.width))
+        order = np.argsort(at, kind="stable")
+        places = at[order]
+        cuts = np.flatnonzero(np.diff(places) != 1) + 1
+        step = max(1, self.READ // (self.width * 8))
+        for a, b in zip(np.r_[0, cuts].tolist(), np.r_[cuts, places.size].tolist()):
+            for c in range(a, b, step):  # reads of at most READ bytes
+                d = min(b, c + step)
+                out[order[c:d]] = self._read(int(places[c]), d - c)
         return out
+
+    def _read(self, first, count):
+        size = count * self.width * 8
+        data = os.pread(self.file.fileno(), size, first * self.width * 8)
+        if len(data) != size:
+            raise OSError(f"The profile's temporary file ended early: {len(data)} of {size} bytes read.")
+        return np.frombuffer(data, dtype=np.float64).reshape(count, self.width)
 
     def columns(self, rows=None):
         """The ranking table's profile columns (``Profile.columns``) of the features ``rows``."""
@@ -62,29 +79,39 @@ class StoredProfile:
         self.file.close()
 
 
-def stored_profile(store, y, kind, *, rows=None, chunk_bytes=None, folder=None):
+def stored_profile(store, y, kind, *, rows=None, ranks=None, chunk_bytes=None, folder=None):
     """The profile of a store's features (the ``rows`` kept) as a ``StoredProfile``, in one pass
     over its feature blocks (read from its column copy): ``y`` as ``profiles.block_profile``
-    takes it, one value per row kept; the temporary file goes in ``folder`` (default: the
-    system's temporary folder) and is unlinked at once."""
+    takes it, one value per row kept. The records are placed in the order of ``ranks`` (the
+    rank of each feature, 1 = first; default: feature order), so that the ranking table reads
+    them in one sweep; the temporary file goes in ``folder`` (default: the system's temporary
+    folder) and is unlinked at once."""
     budget = chunk_budget(chunk_bytes, "profile")
     n, p = store.shape
     m = n if rows is None else len(rows)
+    ranks = np.arange(1, p + 1) if ranks is None else np.asarray(ranks)
     first = block_profile(np.zeros((m, 1)), y, kind)  # its classes and counts
+    if kind == "classes":  # the blocks get class codes: the labels are checked once, here
+        y = np.searchsorted(first.classes, as_labels(y, m)).astype(np.intp)
     width = 2 * first.means.shape[0] + 1
     fd, name = tempfile.mkstemp(prefix=".genosift-profile.", suffix=".tmp", dir=folder)
     file = os.fdopen(fd, "w+b")
     os.unlink(name)  # gone with the process, however it ends
     try:
+        file.truncate(p * width * 8)
         with engine.progress("Profiling feature blocks", total=p, unit="features") as bar:
             half = max(1, budget // 2)
             for j0, j1, block in store.feature_blocks(block_width(n, p, half), chunk_bytes=half):
                 block = block if rows is None else block[rows]
                 block = block.astype(np.float64, copy=False) if sp.issparse(block) else np.asarray(block, np.float64)
-                file.write(memoryview(np.ascontiguousarray(profile_records(block_profile(block, y, kind)))).cast("B"))
+                # each record at its rank's place; the mapping is dropped after each block, so the
+                # pages it wrote leave the process's resident memory (they stay in the page cache)
+                mapped = np.memmap(file, dtype=np.float64, mode="r+", shape=(p, width))
+                mapped[ranks[j0:j1] - 1] = profile_records(block_profile(block, y, kind))
+                del mapped
                 bar.advance(j1 - j0)
         file.flush()
     except BaseException:
         file.close()
         raise
-    return StoredProfile(kind, first.classes, first.count, file, p, width)
+    return StoredProfile(kind, first.classes, first.count, file, ranks, width)

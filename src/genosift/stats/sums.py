@@ -17,6 +17,8 @@ def _class_sums(M, codes, k):
     """Per-class sums of ``x - shift`` of a checked matrix, and each column's minimum and maximum:
     ``(shift, sums, minimum, maximum)``; the shift is the first row (zero for sparse input)."""
     p = M.shape[1]
+    if sp.issparse(M) and M.format == "csc":
+        return (np.zeros(p), *_kernels.csc_class_sums(M.data, M.indices, M.indptr, codes, k, p)[:3])
     if sp.issparse(M):
         width = int(max(1024, min(65536, 2**15 // (k + 3))))  # tile accumulators in cache
         return (np.zeros(p), *_kernels.csr_class_sums(M.data, M.indices, M.indptr, codes, k, p, width))
@@ -67,7 +69,7 @@ class ClassSums(PerClass):
     @classmethod
     def from_chunk(cls, X, y=None, *, feature_names=None):
         """Statistics of one block of rows. ``y=None`` puts every row in one class."""
-        M, names, classes, codes = labelled_chunk(X, y, feature_names)
+        M, names, classes, codes = labelled_chunk(X, y, feature_names, keep_csc=True)
         k = len(classes)
         shift, sums, lo, hi = _class_sums(M, codes, k)
         ok = np.isfinite(sums).all(axis=0) & np.isfinite(lo) & np.isfinite(hi)
@@ -111,6 +113,8 @@ def _rebased_sums(own, other):
 
 def _class_positives(M, codes, k):
     """Per-class counts of the values above 0 of every column of a checked matrix, (k, p)."""
+    if sp.issparse(M) and M.format == "csc":
+        return _kernels.csc_class_sums(M.data, M.indices, M.indptr, codes, k, M.shape[1])[3]
     if sp.issparse(M):
         return _kernels.csr_class_positives(M.data, M.indices, M.indptr, codes, k, M.shape[1])
     if M.flags.c_contiguous:
@@ -151,15 +155,20 @@ class ClassProfile(PerClass):
     @classmethod
     def from_chunk(cls, X, y=None, *, feature_names=None):
         """Statistics of one block of rows. ``y=None`` puts every row in one class."""
-        M, names, classes, codes = labelled_chunk(X, y, feature_names)
+        M, names, classes, codes = labelled_chunk(X, y, feature_names, keep_csc=True)
         k = len(classes)
-        shift, sums, _, _ = _class_sums(M, codes, k)
+        positive = None
+        if sp.issparse(M) and M.format == "csc":  # one pass for the sums and the positives
+            sums, _, _, positive = _kernels.csc_class_sums(M.data, M.indices, M.indptr, codes, k, M.shape[1])
+            shift = np.zeros(M.shape[1])
+        else:
+            shift, sums, _, _ = _class_sums(M, codes, k)
         if not np.isfinite(sums).all():
             bad = np.flatnonzero(~np.isfinite(sums).all(axis=0))
             values = M[:, bad].toarray() if sp.issparse(M) else M[:, bad]
             if not np.isfinite(values).all():  # NaN or infinity in X, named; else sums beyond float64 (inf means)
                 raise_nonfinite(M, bad, names)
-        positive = _class_positives(M, codes, k)
+        positive = _class_positives(M, codes, k) if positive is None else positive
         return cls(classes, np.bincount(codes, minlength=k).astype(np.float64), shift, sums, positive)
 
     def means(self):
