@@ -265,6 +265,26 @@ def folder_bytes(folder):
     return total
 
 
+def unlinked_bytes(pid, folder):
+    """Disk bytes of the files in ``folder`` that ``pid`` or its descendants hold open after
+    unlinking them (the spill files of ``convert``, the profile of ``score``): no listing shows
+    them, the disk holds them all the same."""
+    total, prefix = 0, str(Path(folder).resolve()) + os.sep
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target.startswith(prefix) and target.endswith(" (deleted)"):
+                    total += os.stat(f"/proc/{pid}/fd/{fd}").st_blocks * 512
+            except OSError:
+                pass
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            total += sum(unlinked_bytes(int(child), folder) for child in fh.read().split())
+    except OSError:
+        pass
+    return total
+
+
 def rss_bytes(pid):
     """Resident bytes of ``pid`` and its descendants, from /proc (0 when gone)."""
     total = 0
@@ -279,7 +299,8 @@ def rss_bytes(pid):
 
 
 def run_step(command, folder, log, cap):
-    """Run one command; its wall time, peak RSS, peak and final bytes added to ``folder``, and how it ended
+    """Run one command; its wall time, peak RSS, peak and final bytes added to ``folder`` (files it
+    holds open after unlinking them included), and how it ended
     ('ok', 'exit N' or 'stopped above the memory cap'). A thread polls the folder's size and the RSS every
     0.5 s while this one waits for the process.
 
@@ -295,7 +316,7 @@ def run_step(command, folder, log, cap):
 
     def watch():
         while not done.wait(0.5):
-            seen["disk"] = max(seen["disk"], folder_bytes(folder))
+            seen["disk"] = max(seen["disk"], folder_bytes(folder) + unlinked_bytes(proc.pid, folder))
             rss = rss_bytes(proc.pid)
             seen["rss"] = max(seen["rss"], rss)
             if rss > cap:
@@ -418,18 +439,19 @@ def analysis_notes(runs, full, made, full_nnz):
                      f"twice: by rows and the column copy): {per * full_nnz / 1e9:.0f} GB for the full case study, "
                      f"where its gzip text takes {text * full_nnz / 1e9:.0f} GB.")
     if "score fisher" in full and LIBRARY in full:
-        table = full["score fisher"]["slope"] - full[LIBRARY]["slope"]
-        seconds = runs["score fisher"]["seconds"] - runs[LIBRARY]["seconds"]
-        lines.append(f"- `score` is limited by its ranking table, not by the scoring: the command's peak grows by "
-                     f"{full['score fisher']['slope']:,.0f} bytes per k-mer, the scoring alone by "
-                     f"{full[LIBRARY]['slope']:,.0f} (about the per-class sums of fisher: 12 classes x 2 float64 = "
-                     f"192 bytes per k-mer). The other {table:,.0f} bytes per k-mer, and {seconds:.0f} of the "
-                     f"{runs['score fisher']['seconds']:.0f} seconds here, are the table of every k-mer with its "
-                     "per-class means and prevalences (computed, built in memory and written).")
+        kept = 8 + 8 + 8 + 1 + (K + 1) + 8
+        record = (2 * N_REGIONS + 1) * 8
+        lines.append(
+            f"- `score`'s peak grows by {full['score fisher']['slope']:,.0f} bytes per k-mer, the scoring alone "
+            f"(the library call) by {full[LIBRARY]['slope']:,.0f}. What the command must keep for every k-mer: its "
+            f"score (8 bytes), the ranking and its rank (8 + 8), the selection (1), its name as bytes with an "
+            f"offset ({K} + 1 + 8): {kept} bytes. The rest is scored and profiled a block of k-mers at a time "
+            "from the store's column copy: the 12 classes' moments and sums of a block only, and the profile "
+            f"columns of the table (means and prevalences, {record} bytes per k-mer: "
+            f"{record * FULL_KMERS / 1e9:.1f} GB at {FULL_KMERS:,} k-mers) go to an unlinked temporary file "
+            "beside the output, written in the ranking's order and read back one piece of the table at a time.")
         if full[LIBRARY]["peak_rss"] > GOAL["bytes"]:
-            lines.append(f"- Even the scoring alone needs {gib(full[LIBRARY]['peak_rss'])} at {FULL_KMERS:,} k-mers: "
-                         "the per-class sums of every k-mer are held at once. Within 2 GB it needs the k-mers in "
-                         "blocks (the store's column copy) with only the scores kept, or smaller sums.")
+            lines.append(f"- Even the scoring alone needs {gib(full[LIBRARY]['peak_rss'])} at {FULL_KMERS:,} k-mers.")
     return lines
 
 
@@ -522,7 +544,8 @@ def report(args, made, runs, fits, checks, load_before):
         "## Steps", "",
         "Each step is one genosift command in its own process on 2 threads (`--threads 2 --quiet`). Peak RSS: the "
         "process's peak resident memory as GNU time reports it (`/usr/bin/time -f %M`). Disk: bytes the step "
-        "added to the work folder at its end, and at most while it ran (temporary spill files included).", "",
+        "added to the work folder at its end, and at most while it ran (temporary files included, those "
+        "the step holds open after unlinking them too, found through /proc).", "",
         "| k-mers | step | command | wall s | peak RSS MiB | disk MB | peak disk MB | outcome |",
         "|---:|---|---|---:|---:|---:|---:|---|", *rows, "",
         "## Checks", "",

@@ -206,10 +206,9 @@ def test_score_store_reports_progress(stores, restore_engine, monkeypatch):
 
     monkeypatch.setattr(engine, "progress", spy)
     engine.set_progress(True)
-    score_store(paths["copy"], "y", method="fisher")
+    score_store(paths["rows only"], "y", method="fisher", chunk_bytes=3000)
     score_store(paths["copy"], "bin", method="auc", chunk_bytes=3000)
-    # the moments of every feature (32 bytes per class and feature) outgrow 3,000 bytes: by features
-    score_store(paths["copy"], "y", method="fisher", chunk_bytes=3000)
+    score_store(paths["copy"], "y", method="fisher", chunk_bytes=3000)  # moments by its column copy
     assert seen == [("Reading rows", 70, "rows"), ("Reading feature blocks", 400, "features"),
                     ("Reading feature blocks", 400, "features")]
 

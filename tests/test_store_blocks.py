@@ -16,6 +16,7 @@ from genosift.io.store import NameBlob
 from genosift.outputs import ranking_frame
 from genosift.profiles import profile
 from genosift.scores import REGISTRY
+from genosift.scoring import store as store_driver
 from genosift.scoring.store import by_features, score_store
 from genosift.scoring.stored_profile import StoredProfile, stored_profile
 from genosift.stats import ClassMoments
@@ -64,14 +65,16 @@ def test_moments_by_features_equal_the_row_stream_bit_for_bit(store, method, mon
     target = None if spec.task == "unsupervised" else ("two" if spec.binary_only else "five")
     rows = np.flatnonzero(np.arange(N) % 4 != 1)
     for samples, af in ((None, {}), (rows, {}), (None, {"min_af": 0.05, "max_af": 0.9})):
+        monkeypatch.setattr(store_driver, "by_features", lambda *a: False)
         by_rows = score_store(path, target, method=method, samples=samples, **af)
+        monkeypatch.undo()
         streamed = []
         real = ClassMoments.from_csr_stream.__func__
         monkeypatch.setattr(ClassMoments, "from_csr_stream",
                             classmethod(lambda cls, *a: streamed.append(1) or real(cls, *a)))
         by_blocks = score_store(path, target, method=method, samples=samples, chunk_bytes=20_000, **af)
         monkeypatch.undo()
-        assert not streamed, "the small budget must read feature blocks"
+        assert not streamed, "a store with its column copy is read by feature blocks"
         _same_bits(by_blocks, by_rows)
         y = None if target is None else obs[target].to_numpy()
         kept = slice(None) if samples is None else samples
@@ -80,13 +83,15 @@ def test_moments_by_features_equal_the_row_stream_bit_for_bit(store, method, mon
         assert by_blocks.ranking.tolist() == by_rows.ranking.tolist()
 
 
-def test_by_features_only_when_the_moments_outgrow_the_budget(store, tmp_path):
+def test_by_features_whenever_the_store_has_its_column_copy(store, tmp_path):
     X, names, obs, path = store
     spec, s = REGISTRY["fisher"], open_store(path)
     target = gs.scores.make_target(spec, obs["five"].to_numpy(), N)
-    assert by_features(s, spec, target, 32 * 5 * P - 1) and not by_features(s, spec, target, 32 * 5 * P)
+    assert by_features(s, spec, target, 1) and by_features(s, spec, target, 1 << 40)
     rows_only = write_store(Dataset(X, np.array(obs.index), names, obs), tmp_path / "r.gs.h5ad", column_copy=False)
     assert not by_features(open_store(rows_only), spec, target, 1)  # no column copy: rows
+    dense = write_store(Dataset(X.toarray(), np.array(obs.index), names, obs), tmp_path / "d.gs.h5ad")
+    assert not by_features(open_store(dense), spec, target, 1)
     assert not by_features(s, REGISTRY["auc"], target, 1)  # not a moment method
 
 

@@ -260,13 +260,12 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
 
 def by_features(store, spec, target, budget):
     """Whether a class-moment method reads the store's feature blocks rather than its rows: when
-    the moments of every feature (32 bytes per feature and class) would outgrow the budget and the
-    store holds its matrix by columns. The numbers are the same bit for bit (each feature's sums
-    run over its rows in order, exact for integer counts)."""
-    if spec.statistic is not ClassMoments or not (store.sparse and store.has_column_copy):
-        return False
-    k = 1 if target.classes is None else len(target.classes)
-    return 32 * k * store.shape[1] > budget
+    the store holds its matrix by columns (a sparse store's column copy). Only the scores of
+    every feature are then kept, not their moments (32 bytes per feature and class), and the
+    blocks run on threads; the numbers are the same bit for bit (each feature's sums run over its
+    rows in order, exactly for integer counts). ``target`` and ``budget`` do not change the
+    choice: the memory is bounded either way by the chunk budget plus per-feature results."""
+    return spec.statistic is ClassMoments and store.sparse and store.has_column_copy
 
 
 def _moment_block(spec, block, j0, j1, target, opts, names):
