@@ -1,5 +1,5 @@
 """The command line's peak memory on a store of 2,000,000 features: `score` and `select` stay
-within the bound the README states (100 MB, 380 bytes per feature and twice the chunk budget),
+within the bound the README states (100 MB, 250 bytes per feature and twice the chunk budget),
 below 1 GB. The ranking is written in pieces and `select` builds only the rows it keeps."""
 from __future__ import annotations
 
@@ -68,8 +68,9 @@ def test_command_line_peak_memory_on_two_million_features(big_store, tmp_path, c
     pytest.importorskip("pyarrow")
     peak = _peak_bytes([command[0], str(big_store), "--target", "phenotype", "--chunk-bytes", "64M", "--quiet",
                         *command[1:]], tmp_path)
-    bound = 100e6 + 380 * N_FEATURES + 2 * 64 * 2**20  # the README's bound: imports, per feature, 2 x budget
-    assert peak < bound < 1e9, (peak, bound)
+    bound = 100e6 + 250 * N_FEATURES + 2 * 64 * 2**20  # the README's bound: imports, per feature, 2 x budget
+    print(f"{command[0]} {command[2]} peak {peak / 1e6:.0f} MB, bound {bound / 1e6:.0f} MB")
+    assert peak < bound < 0.8e9, (peak, bound)
     out = tmp_path / command[-1]
     if command[0] == "score" and out.suffix == ".tsv":
         ranking = pd.read_csv(out, sep="\t", usecols=["feature", "rank"])
