@@ -1,7 +1,8 @@
 """Scoring a genosift store out of core: ``score_store``.
 
 Row-mergeable methods fold the statistics of the store's row chunks (``Store.row_chunks``);
-whole-column methods score its feature blocks (``Store.feature_blocks``) on the local engine's
+whole-column methods, and the class-moment ones on a sparse store with its column copy
+(``by_features``), score its feature blocks (``Store.feature_blocks``) on the local engine's
 threads; with a Dask scheduler the workers read the store themselves (``scoring.dask``).
 Memory stays within the chunk budget, never the size of the data.
 """
@@ -144,8 +145,10 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
 
     Row-mergeable methods (``streaming == "rows"`` in ``genosift.methods()``) read the store in
     chunks of samples and merge their statistics exactly; whole-column methods (``"blocks"``) read
-    it in blocks of features. Memory holds at most about ``chunk_bytes`` of data, plus the
-    statistics (a few arrays of n_features x n_classes) and the feature names; never the matrix.
+    it in blocks of features, as do the class-moment methods (fisher, anova, welch, ...) on a
+    sparse store with its column copy (``by_features``: the same numbers, bit for bit). Memory
+    holds at most about ``chunk_bytes`` of data, plus the per-feature results and, for the row
+    chunks, the statistics (a few arrays of n_features x n_classes); never the matrix.
 
     Parameters
     ----------
@@ -251,20 +254,19 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
                              "threads do the work. Leave out n_jobs or scheduler.")
         res = score_store_tasks(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, scheduler=scheduler, af=af,
                                 covariates=Z)
-    elif spec.streaming == "rows" and not by_features(store, spec, target_, budget):
+    elif spec.streaming == "rows" and not by_features(store, spec):
         res = _score_rows(store, y, spec, opts, budget, rows, af)
     else:
         res = _score_blocks(store, target_, spec, opts, budget, rows, n_jobs, af)
     return with_covariates(res, covariate_names)
 
 
-def by_features(store, spec, target, budget):
-    """Whether a class-moment method reads the store's feature blocks rather than its rows: when
-    the store holds its matrix by columns (a sparse store's column copy). Only the scores of
-    every feature are then kept, not their moments (32 bytes per feature and class), and the
-    blocks run on threads; the numbers are the same bit for bit (each feature's sums run over its
-    rows in order, exactly for integer counts). ``target`` and ``budget`` do not change the
-    choice: the memory is bounded either way by the chunk budget plus per-feature results."""
+def by_features(store, spec):
+    """Whether a row-mergeable method reads the store's feature blocks rather than its rows: a
+    class-moment method on a store that holds its matrix by columns too (a sparse store's column
+    copy). Only the scores of every feature are then kept, not their moments (32 bytes per
+    feature and class), and the blocks run on threads; the numbers are the same bit for bit (each
+    feature's sums run over its rows in order, exactly for integer counts)."""
     return spec.statistic is ClassMoments and store.sparse and store.has_column_copy
 
 
