@@ -176,3 +176,17 @@ def test_name_blob_takes_any_names(names, piece):
     for p in wrong:  # one name more or fewer than the blob holds
         with pytest.raises(ValueError, match="names"):
             NameBlob(data, p, piece)
+
+
+@pytest.mark.parametrize("layout", ["rows only", "dense"])
+def test_stored_profile_of_stores_without_a_column_copy(store, layout, tmp_path):
+    X, names, obs, _ = store
+    data = X.toarray() if layout == "dense" else X
+    path = write_store(Dataset(data, np.array(obs.index), names, obs), tmp_path / "s.gs.h5ad",
+                       **({"column_copy": False} if layout == "rows only" else {}))
+    y = obs["five"].to_numpy()
+    stored = stored_profile(open_store(path), y, "classes", chunk_bytes=30_000)
+    try:  # the profile of the same data in memory, dense or sparse as stored
+        pd.testing.assert_frame_equal(stored.columns(), profile(data, y).columns(), check_exact=True)
+    finally:
+        stored.close()

@@ -302,9 +302,14 @@ def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None):
             bar.advance(j1 - j0)
             yield j0, j1, block
 
+    reads = store.feature_blocks(width, chunk_bytes=max(1, budget // 2))
+    if moments:  # sparse blocks cut by their entries (a float64 copy of each value too), results per feature
+        share = max(1, budget // 2 // (2 * jobs + 1))
+        k = 1 if target.classes is None else len(target.classes)
+        reads = store.feature_blocks(max(1, share // (32 * k)), chunk_bytes=share, entry_bytes=store.entry_bytes + 8)
     tap = CarrierTap()
     with engine.progress("Reading feature blocks", total=p, unit="features") as bar:
-        blocks = prepared(store.feature_blocks(width, chunk_bytes=max(1, budget // 2)), bar)
+        blocks = prepared(reads, bar)
         if af is not None:  # carriers of each block as it is read
             blocks = tap.blocks(blocks, p)
         if moments:

@@ -101,7 +101,12 @@ def stored_profile(store, y, kind, *, rows=None, ranks=None, chunk_bytes=None, f
         file.truncate(p * width * 8)
         with engine.progress("Profiling feature blocks", total=p, unit="features") as bar:
             half = max(1, budget // 2)
-            for j0, j1, block in store.feature_blocks(block_width(n, p, half), chunk_bytes=half):
+            if store.sparse and store.has_column_copy:  # cut by entries (and a float64 copy of each)
+                blocks = store.feature_blocks(max(1, half // (64 * width)), chunk_bytes=half,
+                                              entry_bytes=store.entry_bytes + 8)
+            else:
+                blocks = store.feature_blocks(block_width(n, p, half), chunk_bytes=half)
+            for j0, j1, block in blocks:
                 block = block if rows is None else block[rows]
                 block = block.astype(np.float64, copy=False) if sp.issparse(block) else np.asarray(block, np.float64)
                 # each record at its rank's place; the mapping is dropped after each block, so the

@@ -17,7 +17,7 @@ __all__ = ["ColumnReads"]
 class ColumnReads:
     """The feature-wise reads of a ``Store`` (which this class is a base of)."""
 
-    def feature_blocks(self, width=None, *, chunk_bytes=None):
+    def feature_blocks(self, width=None, *, chunk_bytes=None, entry_bytes=None):
         """Yield ``(j0, j1, block)``: every sample of the features ``j0 <= j < j1``, in order.
 
         Parameters
@@ -27,6 +27,11 @@ class ColumnReads:
             fit ``chunk_bytes`` (the width in-memory scoring uses for that budget).
         chunk_bytes : int, optional
             The budget (default ``CHUNK_BYTES``).
+        entry_bytes : int, optional
+            For a sparse store with its column copy: cut the blocks by their stored entries
+            instead, each holding at most ``chunk_bytes`` at ``entry_bytes`` per entry (what one
+            entry costs its reader in memory) and at most ``width`` features, and at least one
+            feature: blocks of rare k-mers are wide, blocks of common ones narrow.
 
         Yields
         ------
@@ -54,9 +59,14 @@ class ColumnReads:
                     yield j0, j1, self._dense(reader.h5["X"][:, j0:j1])
             elif self.has_column_copy:
                 colptr = self._column_pointers(reader)
-                for j0 in range(0, p, width):
-                    j1 = min(p, j0 + width)
-                    yield j0, j1, self._column_block(reader, j0, j1, colptr)
+                if entry_bytes is None:
+                    bounds = range(0, p + width, width)
+                else:
+                    bounds = _by_entries(colptr, width, max(1, budget // max(1, int(entry_bytes))))
+                for j0, j1 in zip(bounds, bounds[1:]):
+                    j0, j1 = int(j0), min(p, int(j1))
+                    if j0 < j1:
+                        yield j0, j1, self._column_block(reader, j0, j1, colptr)
             else:
                 yield from self._blocks_by_rows(reader, width, budget)
         finally:
@@ -194,3 +204,15 @@ class ColumnReads:
         M = sp.csc_matrix((data, row_idx, indptr), shape=(n, wanted.size), copy=False)
         M.has_canonical_format = True
         return M
+
+
+def _by_entries(colptr, width, entries):
+    """Block bounds over the features: each block holds at most ``entries`` stored entries (at
+    least one feature) and at most ``width`` features."""
+    p = colptr.shape[0] - 1
+    bounds, j = [0], 0
+    while j < p:
+        end = int(np.searchsorted(colptr, colptr[j] + entries, side="right")) - 1
+        j = min(p, j + width, max(j + 1, end))
+        bounds.append(j)
+    return bounds
