@@ -190,3 +190,22 @@ def test_stored_profile_of_stores_without_a_column_copy(store, layout, tmp_path)
         pd.testing.assert_frame_equal(stored.columns(), profile(data, y).columns(), check_exact=True)
     finally:
         stored.close()
+
+
+def test_no_room_for_the_profile_is_a_clear_error(store, tmp_path, monkeypatch, capsys):
+    """A full disk beside the output stops `score` before any page is written, naming the space
+    it needs and where; the output is not written."""
+    import errno
+    import os
+
+    _, _, _, path = store
+
+    def full(fd, offset, size):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", full, raising=False)
+    out = tmp_path / "r.tsv"
+    code = main(["score", str(path), "--target", "five", "--method", "fisher", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code != 0 and "No room for the table's class profile" in err and str(tmp_path) in err, err
+    assert not out.exists() and not list(tmp_path.iterdir())

@@ -5,6 +5,7 @@ table of millions of features gets its profile columns piece by piece and never 
 of all of them (16 bytes per feature and class) in memory."""
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 
@@ -98,7 +99,7 @@ def stored_profile(store, y, kind, *, rows=None, ranks=None, chunk_bytes=None, f
     file = os.fdopen(fd, "w+b")
     os.unlink(name)  # gone with the process, however it ends
     try:
-        file.truncate(p * width * 8)
+        _reserve(file, p * width * 8, folder)
         with engine.progress("Profiling feature blocks", total=p, unit="features") as bar:
             half = max(1, budget // 2)
             if store.sparse and store.has_column_copy:  # cut by entries (and a float64 copy of each)
@@ -120,3 +121,19 @@ def stored_profile(store, y, kind, *, rows=None, ranks=None, chunk_bytes=None, f
         file.close()
         raise
     return StoredProfile(kind, first.classes, first.count, file, ranks, width)
+
+
+def _reserve(file, size, folder):
+    """Give the file its ``size`` bytes on disk now: a full disk is then a clear error here, not a
+    fault when a mapped page is first written."""
+    file.truncate(size)
+    if size and hasattr(os, "posix_fallocate"):
+        try:
+            os.posix_fallocate(file.fileno(), 0, size)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise  # a file system without the call: the space comes as the pages are written
+            raise OSError(exc.errno, f"No room for the table's class profile: it needs {size / 1e9:.2f} GB "
+                                     f"of temporary space in {str(folder or tempfile.gettempdir())!r}, beside "
+                                     "the output. Free some space there, or write the output to another "
+                                     "disk.") from None
