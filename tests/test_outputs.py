@@ -385,3 +385,23 @@ def test_write_error_messages():
         err = _files._named(OSError(code, os.strerror(code)), Path("/x/o.tsv"))
         assert str(err).startswith("Cannot write '/x/o.tsv': ") and words in str(err) and "[Errno" not in str(err)
         assert err.errno == code
+
+
+@pytest.mark.parametrize("size", [0, 1, 1 << 18, (1 << 18) + 1, 3_000_001])
+def test_file_digest_is_sha256_across_its_buffer(tmp_path, size):
+    import hashlib
+
+    from genosift.outputs import file_digest
+
+    path = tmp_path / "input.bin"
+    path.write_bytes(np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8).tobytes())
+    assert file_digest(path) == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_meanwhile_gives_the_value_or_the_error():
+    from genosift.outputs import Meanwhile
+
+    assert Meanwhile(lambda a, b: a + b, 2, 3).result() == 5
+    failing = Meanwhile(lambda: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        failing.result()

@@ -56,6 +56,33 @@ def input_digests(paths):
     return {str(p): {"sha256": file_digest(p)} for p in paths if p}
 
 
+class Meanwhile:
+    """``func(*args)`` run in a daemon thread from now on; ``result()`` waits for its value (or
+    raises its error). The checksums of a command's inputs (a store of tens of GB takes a minute
+    to hash) are taken while its table is written on the other core; a command that fails meanwhile
+    exits without waiting for them."""
+
+    def __init__(self, func, *args):
+        import threading
+
+        self._out = {}
+
+        def run():
+            try:
+                self._out["value"] = func(*args)
+            except BaseException as exc:  # handed to the caller of result()
+                self._out["error"] = exc
+
+        self._thread = threading.Thread(target=run, name="genosift-meanwhile", daemon=True)
+        self._thread.start()
+
+    def result(self):
+        self._thread.join()
+        if "error" in self._out:
+            raise self._out["error"]
+        return self._out["value"]
+
+
 def file_digest(path):
     """SHA-256 of a file (or of the files under a folder), to tie outputs to their input."""
     from . import engine
@@ -64,12 +91,14 @@ def file_digest(path):
     digest = hashlib.sha256()
     files = [f for f in (sorted(path.rglob("*")) if path.is_dir() else [path]) if f.is_file()]
     total = sum(f.stat().st_size for f in files) / 2**20
+    buffer = bytearray(1 << 18)  # one buffer, read into: a few hundred KiB however large the input
+    view = memoryview(buffer)
     with engine.progress(f"Checksum of {path.name}", total=total, unit="MiB") as bar:
         for f in files:
             with open(f, "rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(block)
-                    bar.advance(len(block) / 2**20)
+                while size := fh.readinto(buffer):
+                    digest.update(view[:size])
+                    bar.advance(size / 2**20)
     return digest.hexdigest()
 
 
@@ -93,7 +122,7 @@ def write_frame(frame, path, *, sidecar=None, provenance=None, force=True):
     """A DataFrame (or an iterable of DataFrames with the same columns, written one after the
     other as one table) as TSV / CSV (by suffix, every number exact) or Parquet, and its JSON
     sidecar if given: published together, whole, or not at all; existing files replaced only if
-    ``force``."""
+    ``force``. ``provenance`` may be a function, called once the table is written."""
     path = Path(path)
     check_table_name(path)
     name = path.name.lower()
@@ -108,7 +137,7 @@ def write_frame(frame, path, *, sidecar=None, provenance=None, force=True):
                 for i, piece in enumerate(pieces):
                     write_delimited(piece, fh, sep="," if name.endswith(".csv") else "\t", header=i == 0)
         if sidecar is not None:
-            temps[1].write_text(json_text(provenance), encoding="utf-8")
+            temps[1].write_text(json_text(provenance() if callable(provenance) else provenance), encoding="utf-8")
 
 
 def _write_parquet(pieces, path):

@@ -16,6 +16,7 @@ from ._validation import UsageError, param_error
 from .outputs import (  # noqa: F401  (the pipeline's outputs, used as pipeline.<name>)
     RANKING_ROWS,
     TABLE_SUFFIXES,
+    Meanwhile,
     check_outputs,
     check_table_name,
     file_digest,
@@ -305,13 +306,14 @@ def select_mask(result, *, top=None, fdr=None):
     return mask
 
 
-def run_provenance(labelled, result, mask, *, inputs, target, top, fdr, started, command=None):
-    """The sidecar of ``score`` and ``select``: the result's provenance, the inputs' checksums, the
-    selection rule, the samples scored and their class counts, and the seconds since ``started``."""
+def run_provenance(labelled, result, mask, *, inputs, target, top, fdr, started, command=None, digests=None):
+    """The sidecar of ``score`` and ``select``: the result's provenance, the inputs' checksums
+    (``digests``, ``input_digests(inputs)`` if not given), the selection rule, the samples scored
+    and their class counts, and the seconds since ``started``."""
     return {
         **result.provenance(),
         "command": command,
-        "inputs": input_digests(inputs),
+        "inputs": input_digests(inputs) if digests is None else digests,
         "target": target,
         "selection": {"top": top, "fdr": fdr, "n_selected": int(mask.sum())},
         "samples_used": [str(s) for s in labelled.dataset.sample_ids[labelled.train]],

@@ -121,12 +121,19 @@ def command_line():
     return " ".join(["genosift", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("genosift") else None
 
 
-def _provenance(args, labelled, result, mask, started):
+def _provenance(args, labelled, result, mask, started, digests=None):
     from .. import pipeline
 
     return pipeline.run_provenance(labelled, result, mask, inputs=(args.data, args.meta, args.covariates),
-                                   target=args.target,
-                                   top=args.top, fdr=args.fdr, started=started, command=command_line())
+                                   target=args.target, top=args.top, fdr=args.fdr, started=started,
+                                   command=command_line(), digests=digests)
+
+
+def _digests(args):
+    """The inputs' checksums, taken in a thread while the outputs are written (``Meanwhile``)."""
+    from .. import pipeline
+
+    return pipeline.Meanwhile(pipeline.input_digests, (args.data, args.meta, args.covariates))
 
 
 def _summary(result, mask, labelled, started, out, prof=None):
@@ -158,9 +165,10 @@ def score_command(args):
     pipeline.check_table_name(out)
     pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta, args.covariates))
     labelled, result, mask, prof = _score_job(args)
+    digests = _digests(args)
     with closing(prof):
-        pipeline.write_frame(pipeline.ranking_frames(result, mask, prof), out, sidecar=sidecar,
-                             provenance=_provenance(args, labelled, result, mask, started), force=args.force)
+        pipeline.write_frame(pipeline.ranking_frames(result, mask, prof), out, sidecar=sidecar, force=args.force,
+                             provenance=lambda: _provenance(args, labelled, result, mask, started, digests.result()))
         _summary(result, mask, labelled, started, f"{out} and {sidecar.name}", prof)
     return 0
 
@@ -179,11 +187,16 @@ def select_command(args):
     pipeline.check_table_name(out)
     pipeline.check_outputs([out, sidecar], force=args.force, inputs=(args.data, args.meta, args.covariates))
     labelled, result, mask, prof = _score_job(args)
+    digests = _digests(args)
     with closing(prof):
         chosen = result.names_of(np.flatnonzero(mask))
         reduced = pipeline.reduced_frame(labelled, mask, chosen, chunk_bytes=args.chunk_bytes)
-        provenance = _provenance(args, labelled, result, mask, started)
-        provenance["selected_features"] = pipeline.selected_records(pipeline.selected_frame(result, mask, prof))
+        selected = pipeline.selected_records(pipeline.selected_frame(result, mask, prof))
+
+        def provenance():
+            return {**_provenance(args, labelled, result, mask, started, digests.result()),
+                    "selected_features": selected}
+
         pipeline.write_frame(reduced, out, sidecar=sidecar, provenance=provenance, force=args.force)
         _summary(result, mask, labelled, started, f"{out} and {sidecar.name}", prof)
     return 0
