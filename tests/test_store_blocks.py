@@ -209,3 +209,30 @@ def test_no_room_for_the_profile_is_a_clear_error(store, tmp_path, monkeypatch, 
     err = capsys.readouterr().err
     assert code != 0 and "No room for the table's class profile" in err and str(tmp_path) in err, err
     assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_a_file_system_without_fallocate_still_gets_the_profile(store, tmp_path, monkeypatch):
+    import errno
+    import os
+
+    _, _, _, path = store
+
+    def unsupported(fd, offset, size):
+        raise OSError(errno.EOPNOTSUPP, "Operation not supported")
+
+    monkeypatch.setattr(os, "posix_fallocate", unsupported, raising=False)
+    out = tmp_path / "r.tsv"
+    assert main(["score", str(path), "--target", "five", "--method", "fisher", "-o", str(out)]) == 0
+    assert len(pd.read_csv(out, sep="\t")) == P
+
+
+def test_a_stores_names_index_like_an_array(store):
+    _, names, _, path = store
+    lazy = open_store(path).names_loader()
+    mask = np.arange(P) % 7 == 3
+    assert len(lazy) == P and lazy[0] == names[0] and lazy[-1] == names[-1]
+    for index in (slice(3, 40, 5), slice(None, None, -9), np.array([9, 2, 9]), mask, [P - 1, 0]):
+        assert lazy[index].tolist() == names[index].tolist()
+    with pytest.raises(IndexError):
+        lazy[P]
+    assert np.asarray(lazy).tolist() == list(lazy) == names.tolist()

@@ -21,7 +21,7 @@ import numpy as np
 
 from ._validation import as_labels, as_matrix, is_continuous, numeric_target, param_error
 
-__all__ = ["Profile", "block_profile", "highest_class", "profile", "profile_records", "records_profile"]
+__all__ = ["Profile", "block_records", "profile", "records_profile"]
 
 KINDS = ("auto", "classes", "numeric")
 
@@ -158,24 +158,30 @@ def _finish(stats, kind, names):
     """A ``Profile`` from merged statistics."""
     from ._validation import default_feature_names
 
-    p = stats.n_features
-    names = default_feature_names(p) if names is None else np.asarray(names, dtype=object)
+    names = default_feature_names(stats.n_features) if names is None else np.asarray(names, dtype=object)
+    classes, count, means, prevalence, effect, top = _arrays(stats, kind)
+    highest = None if top is None else _highest_labels(classes, top)
+    return Profile(kind, classes, count, means, prevalence, effect, highest, names)
+
+
+def _arrays(stats, kind):
+    """``(classes, count, means, prevalence, effect, top)`` of a profile from merged statistics;
+    ``top``: with several classes, the index of the class with the highest mean (``_highest_class``)."""
     if kind == "numeric":
-        return Profile("numeric", None, np.array([stats.n_samples]), stats.means()[None, :],
-                       stats.prevalence()[None, :], stats.correlation_sign(), None, names)
+        return (None, np.array([stats.n_samples]), stats.means()[None, :], stats.prevalence()[None, :],
+                stats.correlation_sign(), None)
     means, prevalence = stats.means(), stats.prevalence()
-    effect = highest = None
+    effect = top = None
     if kind == "classes":
         if len(stats.classes) == 2:
             with np.errstate(invalid="ignore", over="ignore"):
                 effect = means[1] - means[0]
         else:
-            highest = _highest_labels(stats.classes, highest_class(means))
-    classes = stats.classes if kind == "classes" else None
-    return Profile(kind, classes, stats.count.copy(), means, prevalence, effect, highest, names)
+            top = _highest_class(means)
+    return stats.classes if kind == "classes" else None, stats.count.copy(), means, prevalence, effect, top
 
 
-def highest_class(means):
+def _highest_class(means):
     """The class (row) with the highest mean of each feature (column), -1 where all are equal."""
     top = np.argmax(means, axis=0)
     top[(means == means[:1]).all(axis=0)] = -1
@@ -187,26 +193,8 @@ def _highest_labels(classes, codes):
     return labels[np.asarray(codes, dtype=np.intp) + 1]
 
 
-def profile_records(prof):
-    """A profile as records, one row of float64 per feature: the means (one per class, or one),
-    the prevalences, then the effect (``diff_means`` or ``correlation_sign``; with several
-    classes the index of the class of ``highest_mean``, -1 for none; 0 without a target).
-    ``records_profile`` gives the ``Profile`` back."""
-    k = prof.means.shape[0]
-    out = np.empty((prof.n_features, 2 * k + 1))
-    out[:, :k] = prof.means.T
-    out[:, k:2 * k] = prof.prevalence.T
-    if prof.effect is not None:
-        out[:, 2 * k] = prof.effect
-    elif prof.highest is not None:
-        out[:, 2 * k] = highest_class(prof.means)
-    else:
-        out[:, 2 * k] = 0.0
-    return out
-
-
 def records_profile(kind, classes, count, records, names=None):
-    """The ``Profile`` of ``records`` (rows of ``profile_records``) of a profile of that ``kind``,
+    """The ``Profile`` of ``records`` (rows of ``block_records``) of a profile of that ``kind``,
     ``classes`` and per-class ``count``."""
     k = (records.shape[1] - 1) // 2
     means, prevalence, last = records[:, :k].T, records[:, k:2 * k].T, records[:, 2 * k]
@@ -347,10 +335,20 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
     return _finish(_from_chunk(M, y, _statistic(kind), kind), kind, names)
 
 
-def block_profile(X, y, kind):
-    """The ``Profile`` of one block of whole columns (every sample of some features), without
-    names: ``y`` labels for ``kind`` "classes", numbers for "numeric", None for "none"."""
-    return _finish(_from_chunk(X, y, _statistic(kind), kind), kind, np.empty(X.shape[1], dtype=object))
+def block_records(X, y, kind):
+    """The profile of one block of whole columns (every sample of some features) as records, one
+    row of float64 per feature: the means (one per class, or one), the prevalences, then the
+    effect (``diff_means`` or ``correlation_sign``; with several classes the index of the class
+    of ``highest_mean``, -1 for none; 0 without a target). Returns ``(records, classes, count)``;
+    ``records_profile`` gives the ``Profile`` back. ``y``: labels for ``kind`` "classes", numbers
+    for "numeric", None for "none"."""
+    classes, count, means, prevalence, effect, top = _arrays(_from_chunk(X, y, _statistic(kind), kind), kind)
+    k = means.shape[0]
+    out = np.empty((means.shape[1], 2 * k + 1))
+    out[:, :k] = means.T
+    out[:, k:2 * k] = prevalence.T
+    out[:, 2 * k] = effect if effect is not None else top if top is not None else 0.0
+    return out, classes, count
 
 
 def _resolve(target, y, n):

@@ -37,7 +37,7 @@ from ..scores import (
 from ..stats import ClassMoments
 from .dask import current_scheduler, score_store_tasks
 
-__all__ = ["by_features", "labelled_chunks", "rows_kept", "score_store"]
+__all__ = ["by_features", "entry_blocks", "float_block", "labelled_chunks", "rows_kept", "score_store"]
 
 
 def _target_of(store, target, spec):
@@ -292,21 +292,14 @@ def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None):
 
     def prepared(blocks, bar):
         for j0, j1, block in blocks:
-            if rows is not None:
-                block = block[rows]
-            if sp.issparse(block):
-                block = block if spec.sparse_blocks or moments else block.toarray()
-                block = block.astype(np.float64, copy=False)
-            else:
-                block = np.ascontiguousarray(block, dtype=np.float64)
             bar.advance(j1 - j0)
-            yield j0, j1, block
+            yield j0, j1, float_block(block, rows, keep_sparse=spec.sparse_blocks or moments)
 
-    reads = store.feature_blocks(width, chunk_bytes=max(1, budget // 2))
-    if moments:  # sparse blocks cut by their entries (a float64 copy of each value too), results per feature
-        share = max(1, budget // 2 // (2 * jobs + 1))
+    if moments:  # results per feature and class; sparse blocks cut by their entries
         k = 1 if target.classes is None else len(target.classes)
-        reads = store.feature_blocks(max(1, share // (32 * k)), chunk_bytes=share, entry_bytes=store.entry_bytes + 8)
+        reads = entry_blocks(store, max(1, budget // 2 // (2 * jobs + 1)), 32 * k)
+    else:
+        reads = store.feature_blocks(width, chunk_bytes=max(1, budget // 2))
     tap = CarrierTap()
     with engine.progress("Reading feature blocks", total=p, unit="features") as bar:
         blocks = prepared(reads, bar)
@@ -319,3 +312,20 @@ def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None):
         else:
             res = score_blocks(spec, blocks, target, names, opts, n_jobs=jobs)
         return with_af(res, tap.counts, af)
+
+
+def float_block(block, rows=None, *, keep_sparse=True):
+    """A block read from a store as the scorers take it: its ``rows`` kept (all if None), in
+    float64, a sparse one kept sparse (or made dense)."""
+    if rows is not None:
+        block = block[rows]
+    if sp.issparse(block):
+        return (block if keep_sparse else block.toarray()).astype(np.float64, copy=False)
+    return np.ascontiguousarray(block, dtype=np.float64)
+
+
+def entry_blocks(store, share, per_feature):
+    """The feature blocks of a sparse store with its column copy for a pass that keeps
+    ``per_feature`` bytes of results for each feature of a block: each block within ``share``
+    bytes of stored entries (a float64 copy of each counted) and of results."""
+    return store.feature_blocks(max(1, share // per_feature), chunk_bytes=share, entry_bytes=store.entry_bytes + 8)

@@ -10,19 +10,19 @@ import os
 import tempfile
 
 import numpy as np
-import scipy.sparse as sp
 
 from .. import engine
 from .._validation import as_labels
 from ..engine import block_width
 from ..io.store import chunk_budget
-from ..profiles import block_profile, profile_records, records_profile
+from ..profiles import block_records, records_profile
+from .store import entry_blocks, float_block
 
 __all__ = ["StoredProfile", "stored_profile"]
 
 
 class StoredProfile:
-    """A ``Profile`` whose records (``profiles.profile_records``) are in an unlinked temporary
+    """A ``Profile`` whose records (``profiles.block_records``) are in an unlinked temporary
     file, in the order of a ranking: ``columns(rows)`` and ``direction(j)`` as a ``Profile``'s,
     reading only the features asked for (a piece of the ranking is one read). ``close()`` gives
     the file's space back (so does the end of the process)."""
@@ -82,7 +82,7 @@ class StoredProfile:
 
 def stored_profile(store, y, kind, *, rows=None, ranks=None, chunk_bytes=None, folder=None):
     """The profile of a store's features (the ``rows`` kept) as a ``StoredProfile``, in one pass
-    over its feature blocks (read from its column copy): ``y`` as ``profiles.block_profile``
+    over its feature blocks (read from its column copy): ``y`` as ``profiles.block_records``
     takes it, one value per row kept. The records are placed in the order of ``ranks`` (the
     rank of each feature, 1 = first; default: feature order), so that the ranking table reads
     them in one sweep; the temporary file goes in ``folder`` (default: the system's temporary
@@ -91,10 +91,10 @@ def stored_profile(store, y, kind, *, rows=None, ranks=None, chunk_bytes=None, f
     n, p = store.shape
     m = n if rows is None else len(rows)
     ranks = np.arange(1, p + 1) if ranks is None else np.asarray(ranks)
-    first = block_profile(np.zeros((m, 1)), y, kind)  # its classes and counts
+    first, classes, count = block_records(np.zeros((m, 1)), y, kind)  # the classes and their counts
     if kind == "classes":  # the blocks get class codes: the labels are checked once, here
-        y = np.searchsorted(first.classes, as_labels(y, m)).astype(np.intp)
-    width = 2 * first.means.shape[0] + 1
+        y = np.searchsorted(classes, as_labels(y, m)).astype(np.intp)
+    width = first.shape[1]
     fd, name = tempfile.mkstemp(prefix=".genosift-profile.", suffix=".tmp", dir=folder)
     file = os.fdopen(fd, "w+b")
     os.unlink(name)  # gone with the process, however it ends
@@ -102,25 +102,22 @@ def stored_profile(store, y, kind, *, rows=None, ranks=None, chunk_bytes=None, f
         _reserve(file, p * width * 8, folder)
         with engine.progress("Profiling feature blocks", total=p, unit="features") as bar:
             half = max(1, budget // 2)
-            if store.sparse and store.has_column_copy:  # cut by entries (and a float64 copy of each)
-                blocks = store.feature_blocks(max(1, half // (64 * width)), chunk_bytes=half,
-                                              entry_bytes=store.entry_bytes + 8)
+            if store.sparse and store.has_column_copy:
+                blocks = entry_blocks(store, half, 64 * width)
             else:
                 blocks = store.feature_blocks(block_width(n, p, half), chunk_bytes=half)
             for j0, j1, block in blocks:
-                block = block if rows is None else block[rows]
-                block = block.astype(np.float64, copy=False) if sp.issparse(block) else np.asarray(block, np.float64)
                 # each record at its rank's place; the mapping is dropped after each block, so the
                 # pages it wrote leave the process's resident memory (they stay in the page cache)
                 mapped = np.memmap(file, dtype=np.float64, mode="r+", shape=(p, width))
-                mapped[ranks[j0:j1] - 1] = profile_records(block_profile(block, y, kind))
+                mapped[ranks[j0:j1] - 1] = block_records(float_block(block, rows), y, kind)[0]
                 del mapped
                 bar.advance(j1 - j0)
         file.flush()
     except BaseException:
         file.close()
         raise
-    return StoredProfile(kind, first.classes, first.count, file, ranks, width)
+    return StoredProfile(kind, classes, count, file, ranks, width)
 
 
 def _reserve(file, size, folder):
@@ -132,7 +129,7 @@ def _reserve(file, size, folder):
             os.posix_fallocate(file.fileno(), 0, size)
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
-                raise  # a file system without the call: the space comes as the pages are written
+                return  # a file system without the call: the space comes as the pages are written
             raise OSError(exc.errno, f"No room for the table's class profile: it needs {size / 1e9:.2f} GB "
                                      f"of temporary space in {str(folder or tempfile.gettempdir())!r}, beside "
                                      "the output. Free some space there, or write the output to another "

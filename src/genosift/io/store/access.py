@@ -193,6 +193,13 @@ class Store(ColumnReads):
                 self._blob = NameBlob(np.frombuffer(joined, dtype=np.uint8), self.shape[1])
         return self._blob
 
+    def take_names(self, rows):
+        """The names of the features ``rows`` (indices), an object array in that order: from
+        ``feature_names`` once they are decoded, else from ``name_blob`` (those names only)."""
+        if self._names is not None:
+            return self._names[np.asarray(rows, dtype=np.intp)]
+        return self.name_blob.take(rows)
+
     def _stored_blob(self):
         """The bytes of ``/var/_genosift_names`` (a bytearray), or None where the file has none."""
         with self._file() as f:

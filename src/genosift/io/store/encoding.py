@@ -254,14 +254,16 @@ class NamesOf:
 
     def take(self, rows):
         """The names of the features ``rows`` (indices), an object array in that order."""
-        if self.store._names is not None:  # decoded already
-            return self.store._names[np.asarray(rows, dtype=np.intp)]
-        return self.store.name_blob.take(rows)
+        return self.store.take_names(rows)
 
     def __getitem__(self, index):
+        """One name (an int), or an array of them (a slice, indices or a boolean mask)."""
         if isinstance(index, (int, np.integer)):
-            return self.take(np.arange(len(self))[[index]])[0]
-        return self.take(np.arange(len(self))[index])
+            return self.take([range(len(self))[index]])[0]
+        if isinstance(index, slice):
+            return self.take(np.arange(*index.indices(len(self))))
+        index = np.asarray(index)
+        return self.take(np.flatnonzero(index) if index.dtype == bool else index)
 
     def __array__(self, dtype=None, copy=None):
         return np.asarray(self.store.feature_names, dtype=dtype)
