@@ -265,36 +265,47 @@ def folder_bytes(folder):
     return total
 
 
+def process_tree(pid):
+    """``pid`` and its descendants that are still running, from /proc."""
+    out = [pid]
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            for child in fh.read().split():
+                out += process_tree(int(child))
+    except OSError:
+        pass
+    return out
+
+
 def unlinked_bytes(pid, folder):
     """Disk bytes of the files in ``folder`` that ``pid`` or its descendants hold open after
     unlinking them (the spill files of ``convert``, the profile of ``score``): no listing shows
     them, the disk holds them all the same."""
     total, prefix = 0, str(Path(folder).resolve()) + os.sep
-    try:
-        for fd in os.listdir(f"/proc/{pid}/fd"):
+    for proc in process_tree(pid):
+        try:
+            fds = os.listdir(f"/proc/{proc}/fd")
+        except OSError:  # gone
+            continue
+        for fd in fds:
             try:
-                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                target = os.readlink(f"/proc/{proc}/fd/{fd}")
                 if target.startswith(prefix) and target.endswith(" (deleted)"):
-                    total += os.stat(f"/proc/{pid}/fd/{fd}").st_blocks * 512
-            except OSError:
+                    total += os.stat(f"/proc/{proc}/fd/{fd}").st_blocks * 512
+            except OSError:  # closed while we looked
                 pass
-        with open(f"/proc/{pid}/task/{pid}/children") as fh:
-            total += sum(unlinked_bytes(int(child), folder) for child in fh.read().split())
-    except OSError:
-        pass
     return total
 
 
 def rss_bytes(pid):
     """Resident bytes of ``pid`` and its descendants, from /proc (0 when gone)."""
     total = 0
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            total = next((int(line.split()[1]) * 1024 for line in fh if line.startswith("VmRSS:")), 0)
-        with open(f"/proc/{pid}/task/{pid}/children") as fh:
-            total += sum(rss_bytes(int(child)) for child in fh.read().split())
-    except OSError:
-        pass
+    for proc in process_tree(pid):
+        try:
+            with open(f"/proc/{proc}/status") as fh:
+                total += next((int(line.split()[1]) * 1024 for line in fh if line.startswith("VmRSS:")), 0)
+        except OSError:
+            pass
     return total
 
 
