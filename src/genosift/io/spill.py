@@ -12,7 +12,7 @@ import os
 import tempfile
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit, prange
 
 __all__ = ["Spill", "StreamWriter", "by_column", "by_row"]
 
@@ -80,28 +80,55 @@ class Spill:
 
 
 @njit(**_JIT)
-def by_column(nnz, samp, row_of, out_rows, out_pos, col_counts):
-    """Kept entries of a batch of lines, rows sorted within each line (column).
+def by_column(nnz, samp, counts, row_of, out_rows, out_vals, col_counts, row_counts):
+    """Kept entries of a batch of lines (columns), rows rising within each line.
 
-    ``out_pos[i]`` is the position in the batch of the i-th kept entry; returns their number.
+    ``out_rows``, ``out_vals``: the row and the count (cast to ``out_vals``' type, exact: checked
+    by the caller) of each kept entry; ``col_counts``: kept entries per line; ``row_counts``
+    (added to): kept entries per row. Returns the number of kept entries.
     """
     e = 0
     m = 0
     for i in range(nnz.size):
         start = m
+        rising = True
         for _ in range(nnz[i]):
             r = row_of[samp[e]]
             if r >= 0:
+                if m > start and r < out_rows[m - 1]:
+                    rising = False
                 out_rows[m] = r
-                out_pos[m] = e
+                out_vals[m] = counts[e]
+                row_counts[r] += 1
                 m += 1
             e += 1
-        if m - start > 1:
+        if not rising:  # a line's samples are distinct: any sort gives the same order
             order = np.argsort(out_rows[start:m])
             out_rows[start:m] = out_rows[start:m][order]
-            out_pos[start:m] = out_pos[start:m][order]
+            out_vals[start:m] = out_vals[start:m][order]
         col_counts[i] = m - start
     return m
+
+
+@njit(parallel=True, **_JIT)
+def row_scatter(rows, vals, col_counts, col0, row_start, cuts, out_cols, out_vals):
+    """Entries in column order (``col_counts`` per column from ``col0``) placed by row: row ``r``
+    fills ``out_*[row_start[r]:row_start[r + 1]]``, columns rising. Each thread takes the rows
+    ``cuts[t]:cuts[t + 1]`` (about equal numbers of entries) and reads every entry."""
+    for t in prange(cuts.size - 1):
+        r0, r1 = cuts[t], cuts[t + 1]
+        cursor = row_start[:-1].copy()
+        e = 0
+        for i in range(col_counts.size):
+            j = col0 + i
+            for _ in range(col_counts[i]):
+                r = rows[e]
+                if r >= r0 and r < r1:
+                    q = cursor[r]
+                    out_cols[q] = j
+                    out_vals[q] = vals[e]
+                    cursor[r] = q + 1
+                e += 1
 
 
 @njit(**_JIT)
@@ -185,43 +212,42 @@ class StreamWriter:
     def write(self, blocks, row_of):
         """Write parsed blocks of the next columns; ``row_of``: the row of each sample index (-1: left out)."""
         kmer = np.concatenate([b[0] for b in blocks])
-        nnz = np.concatenate([b[1] for b in blocks])
-        samp = np.concatenate([b[2] for b in blocks])
-        counts = np.concatenate([b[3].astype(np.float64, copy=False) for b in blocks])
         if kmer.size and (kmer[0] != self.next_col or np.any(np.diff(kmer) != 1)):
             raise RuntimeError("k-mer columns arrived out of order while converting")  # guarded by the caller
+        nnz = np.concatenate([b[1] for b in blocks])
+        samp = np.concatenate([b[2] for b in blocks])
+        counts = np.concatenate([b[3] for b in blocks])  # uint32, or float64 where a block needs it
         col_counts = np.zeros(kmer.size, np.int64)
-        rows = np.empty(samp.size, np.int64)
-        pos = np.empty(samp.size, np.int64)
-        m = by_column(nnz, samp, row_of, rows, pos, col_counts)
-        rows, pos = rows[:m], pos[:m]
-        values = counts[pos].astype(self.dt, copy=False)
-        del counts
-        cols = np.repeat(kmer, col_counts)
+        row_counts = np.zeros(self.n, np.int64)
+        rows = np.empty(samp.size, self.crows.dtype if self.column_copy else np.int64)
+        values = np.empty(samp.size, self.dt)
+        m = by_column(nnz, samp, counts, row_of, rows, values, col_counts, row_counts)
+        del nnz, samp, counts
+        rows, values = rows[:m], values[:m]
         if self.column_copy:
-            a = self.written
-            self.cdata.put(a, values)
-            self.crows.put(a, rows)
+            self.cdata.put(self.written, values)
+            self.crows.put(self.written, rows)
         self.written += m
         if kmer.size:
             j0, j1 = int(kmer[0]), int(kmer[-1]) + 1
             self.colptr[j0 + 1:j1 + 1] = self.colptr[j0] + np.cumsum(col_counts)
             self.next_col = j1
-        row_counts = np.zeros(self.n, np.int64)
-        by_row_cols = np.empty(m, np.int64)
-        by_row_pos = np.empty(m, np.int64)
-        by_row(rows, cols, self.n, by_row_cols, by_row_pos, row_counts)
-        del rows, cols
-        values = values[by_row_pos]
-        by_row_cols = by_row_cols.astype(self.indices.dtype, copy=False)
-        k = 0
+        row_start = np.zeros(self.n + 1, np.int64)
+        np.cumsum(row_counts, out=row_start[1:])
+        parts = max(1, min(get_num_threads(), self.n))
+        cuts = np.searchsorted(row_start, np.arange(parts + 1) * (m / parts)).astype(np.int64)
+        cuts[0], cuts[-1] = 0, self.n
+        by_row_cols = np.empty(m, self.indices.dtype)
+        by_row_vals = np.empty(m, self.dt)
+        row_scatter(rows, values, col_counts, int(kmer[0]) if kmer.size else 0, row_start, cuts,
+                    by_row_cols, by_row_vals)
+        del rows, values
         for r in np.flatnonzero(row_counts):
-            c = int(row_counts[r])
-            a = int(self.cursor[r])
-            self.data.put(a, values[k:k + c])
-            self.indices.put(a, by_row_cols[k:k + c])
-            self.cursor[r] = a + c
-            k += c
+            a, b = int(row_start[r]), int(row_start[r + 1])
+            at = int(self.cursor[r])
+            self.data.put(at, by_row_vals[a:b])
+            self.indices.put(at, by_row_cols[a:b])
+            self.cursor[r] = at + b - a
 
     def close(self):
         if self.fd is not None:
