@@ -446,9 +446,9 @@ def analysis_notes(runs, full, made, full_nnz):
     lines = []
     if runs.get("convert", {}).get("ended") == "ok":
         per, text = runs["convert"]["disk"] / made["nnz"], made["bytes"] / made["nnz"]
-        lines.append(f"- The store takes {per:.1f} bytes per stored count (float64 values and int32 indices, kept "
-                     f"twice: by rows and the column copy): {per * full_nnz / 1e9:.0f} GB for the full case study, "
-                     f"where its gzip text takes {text * full_nnz / 1e9:.0f} GB.")
+        lines.append(f"- The store takes {per:.1f} bytes per stored count (counts in the type the Checks give, "
+                     f"int32 indices, kept twice: by rows and the column copy): {per * full_nnz / 1e9:.0f} GB for "
+                     f"the full case study, where its gzip text takes {text * full_nnz / 1e9:.0f} GB.")
     if "score fisher" in full and LIBRARY in full:
         kept = 8 + 8 + 8 + 1 + (K + 1) + 8
         record = (2 * N_REGIONS + 1) * 8

@@ -234,6 +234,9 @@ def convert_command(args):
         if report is not None:
             print(report)
     elif len(args.inputs) == 1:
+        if args.dtype == "auto":
+            raise UsageError("--dtype auto is for k-mer counts, whose largest count is known once read; a table keeps "
+                             "float64 (the default), or pass the type its values fit, e.g. --dtype uint8.")
         if meta is not None or args.absent_samples:
             raise UsageError("--meta and --absent-samples are for k-mer inputs; other tables keep their own "
                              "per-sample columns with --keep COLUMNS.")

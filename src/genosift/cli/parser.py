@@ -318,7 +318,7 @@ def _add_info_commands(sub):
 
 
 #: The stored value types `convert --dtype` offers.
-STORE_DTYPES = ("float64", "float32", "uint32", "uint16", "uint8")
+STORE_DTYPES = ("auto", "float64", "float32", "uint32", "uint16", "uint8")
 
 
 def _add_data_commands(sub):
@@ -333,9 +333,10 @@ def _add_data_commands(sub):
                    help="memory budget for the counts, e.g. 512M (default 256M); k-mer counts beyond it "
                         "are spilled to a temporary file beside the output and written in batches")
     p.add_argument("--dtype", choices=STORE_DTYPES, metavar="TYPE",
-                   help="stored type of the values: float64 (the default, exact up to 2**53), float32, or for "
-                        "counts uint8 / uint16 / uint32 (1, 2 or 4 bytes a count instead of 8; refused if a "
-                        f"count does not fit); one of {', '.join(STORE_DTYPES)}")
+                   help="stored type of the values. k-mer counts: auto (the default), the smallest of uint8, "
+                        "uint16 and uint32 that holds the largest count (1, 2 or 4 bytes a count); other tables: "
+                        "float64 (the default, exact up to 2**53). float32, or uint8 / uint16 / uint32 for counts, "
+                        f"are refused if a value does not fit; one of {', '.join(STORE_DTYPES)}")
     _add_run_options(p)
     p.set_defaults(func=convert_command)
     p = sub.add_parser("score", help="rank every feature of a data file against a label column")

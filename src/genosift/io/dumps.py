@@ -49,6 +49,7 @@ from .kmer_kernels import (
     NSTATE,
     parse_dumps,
 )
+from .kmer_options import count_dtype
 from .kmer_store import check_store_dtype
 from .kmers import BLOCK_SIZE, KmerReader, check_block_size, check_count_dtype, check_max_count
 from .quoting import names_list, shown
@@ -319,7 +320,7 @@ def read_dumps(source, *, samples=None, dtype=np.float64, block_size=BLOCK_SIZE)
     return _dataset(reader, rows, [s for s, _ in plan], dt)
 
 
-def convert_dumps(source, out_path, *, metadata=None, samples=None, dtype=None, column_copy=True,
+def convert_dumps(source, out_path, *, metadata=None, samples=None, dtype="auto", column_copy=True,
                   overwrite=False, chunk_bytes=None, block_size=BLOCK_SIZE, absent="drop"):
     """Per-sample k-mer dumps (a list file or a folder, as for ``read_dumps``) to a store, in bounded memory.
 
@@ -332,8 +333,11 @@ def convert_dumps(source, out_path, *, metadata=None, samples=None, dtype=None, 
     metadata : pandas.DataFrame, optional
         Per-sample table indexed by sample id (``read_metadata``): only the samples it describes
         are read, and its columns are stored as ``obs``.
-    dtype, column_copy, overwrite
-        As for ``write_store`` (default dtype float64; a smaller one only if every count fits).
+    dtype : numpy dtype or "auto", default "auto"
+        As for ``convert_kmers``: by default the smallest of uint8, uint16 and uint32 that holds
+        the largest count.
+    column_copy, overwrite
+        As for ``write_store``.
     chunk_bytes : int, optional
         Memory budget for the counts (default ``CHUNK_BYTES``, 256 MiB). The rows (8 bytes a
         count) are kept in memory while they fit, beyond it spilled to a temporary file beside
@@ -365,6 +369,7 @@ def convert_dumps(source, out_path, *, metadata=None, samples=None, dtype=None, 
 
     try:
         reader = _read_rows(plan, block_size, keep)
+        dt = count_dtype(int(reader.st[D_MAX])) if dt is None else dt
         args = (np.array(sizes, np.int64), [s for s, _ in plan], obs, out_path, dt, column_copy, overwrite, budget)
         return _write_rows(reader, spill, *args), report
     finally:

@@ -12,8 +12,11 @@ from .._messages import FixError
 from .._validation import param_error
 from .quoting import names_list
 
-__all__ = ["check_block_size", "check_count_dtype", "check_max_count", "check_paths", "check_samples", "exact_limit",
-           "warn_unmatched"]
+__all__ = ["COUNT_TYPES", "check_block_size", "check_count_dtype", "check_max_count", "check_paths", "check_samples",
+           "count_dtype", "exact_limit", "warn_unmatched"]
+
+#: The types a store of counts takes by default (``dtype="auto"``), smallest first.
+COUNT_TYPES = (np.uint8, np.uint16, np.uint32)
 
 
 def exact_limit(dtype):
@@ -22,6 +25,15 @@ def exact_limit(dtype):
     if dt.kind == "f":
         return 2 ** (np.finfo(dt).nmant + 1)
     return int(np.iinfo(dt).max)
+
+
+def count_dtype(biggest):
+    """The smallest of :data:`COUNT_TYPES` that holds every count up to ``biggest``; float64 beyond
+    (exact up to 2**53, ``check_max_count`` refuses more)."""
+    for t in COUNT_TYPES:
+        if biggest <= np.iinfo(t).max:
+            return np.dtype(t)
+    return np.dtype(np.float64)
 
 
 def check_max_count(biggest, dtype):

@@ -1,7 +1,7 @@
 """k-mer count files to a store, in memory bounded by a budget, whatever the size of the files.
 
-The text is read once. Its parsed counts (about 8 bytes per count: the sample's index and the
-count) are kept in memory while they fit ``chunk_bytes``; the data set is then written as
+The text is read once. Its parsed counts (8 bytes per count: the sample's index and the count)
+are kept in memory while they fit ``chunk_bytes``; the data set is then written as
 ``write_store`` writes any other. Beyond the budget they are spilled, block by block, to a
 temporary file beside the output, and written into the store in a second, sequential pass:
 
@@ -26,25 +26,31 @@ from .._messages import FixError
 from .._validation import param_error
 from .arena import ArenaNames
 from .kmer_kernels import KB, KN, MAX, SB, SN
+from .kmer_options import count_dtype
 from .kmers import BLOCK_SIZE, KmerReader, check_block_size, check_max_count, check_paths, check_samples
 from .registry import Dataset
 from .spill import Spill, StreamWriter
 
 __all__ = ["check_store_dtype", "convert_kmers"]
 
-# bytes per count of a batch written out of core: the sample indices and counts read back (12),
-# rows and positions (16), values and columns (16), their copies sorted by row (24), index cast (4)
-_BYTES_PER_COUNT = 72
+# bytes per count of a batch written out of core, at most: the sample indices and counts read back
+# and joined (16), rows and values by column (16), columns and values by row (16)
+_BYTES_PER_COUNT = 48
 
 
 def check_store_dtype(dtype, owner):
-    """The stored type of the counts ``owner`` converts: ``dtype`` (default float64), a number type."""
-    from .store import check_dtype
-
-    dt = check_dtype(dtype, np.float64)
-    if dt.kind == "b":
-        raise param_error("dtype", owner, "a number type such as np.float64 or np.uint32", dtype)
-    return dt
+    """The stored type of the counts ``owner`` converts: a number type, or None for ``"auto"`` (and
+    None): the smallest unsigned integer type that holds every count, known once they are read
+    (``count_dtype``)."""
+    if dtype is None or (isinstance(dtype, str) and dtype == "auto"):
+        return None
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is None or dt.kind not in "iuf":
+        raise param_error("dtype", owner, "'auto' or a number type such as np.uint16 or np.float64", dtype)
+    return dt.newbyteorder("=")
 
 
 def _matched(row_ids, row_of, metadata, absent):
@@ -61,7 +67,7 @@ def _matched(row_ids, row_of, metadata, absent):
     return matched, row_of, report
 
 
-def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype=None, column_copy=True,
+def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype="auto", column_copy=True,
                   overwrite=False, chunk_bytes=None, overlap="sum", block_size=BLOCK_SIZE, absent="zeros"):
     """k-mer counter files (``KMER | sample:count ...``) to a store, in bounded memory.
 
@@ -79,15 +85,16 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype=None, c
         (see ``absent``).
     samples : list of str, optional
         The rows, as for ``read_kmers`` (ids in no file get all-zero rows).
-    dtype : numpy dtype, optional
-        Stored type of the counts (default float64, exact up to 2**53); a smaller type only if
-        every count fits it exactly.
+    dtype : numpy dtype or "auto", default "auto"
+        Stored type of the counts. "auto": the smallest of uint8, uint16 and uint32 that holds the
+        largest count (1, 2 or 4 bytes a count; float64 beyond, exact up to 2**53). A type given
+        is refused if a count does not fit it exactly.
     column_copy, overwrite
         As for ``write_store``.
     chunk_bytes : int, optional
         Memory budget for the counts (default ``CHUNK_BYTES``, 256 MiB). Counts that fit are
-        converted in memory; more are spilled to a temporary file in the output's folder (about
-        8 bytes per count, deleted at the end) and written in batches of this size.
+        converted in memory; more are spilled to a temporary file in the output's folder (3 to 8
+        bytes per count, deleted at the end) and written in batches of this size.
     overlap : {"sum", "error"}
         As for ``read_kmers``.
     block_size : int
@@ -115,8 +122,8 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype=None, c
     >>> _ = (d / "c.kmers").write_text("ACGTA | s2:1 s1:3\\nCGTAC | s2:7\\nGGGGG | s3:2 s1:1\\n")
     >>> path, _ = convert_kmers(d / "c.kmers", d / "c.gs.h5ad", chunk_bytes=64)  # streamed
     >>> store = open_store(path)
-    >>> store.sample_ids.tolist(), store.to_dataset().X.toarray().tolist()
-    (['s1', 's2', 's3'], [[3.0, 0.0, 1.0], [1.0, 7.0, 0.0], [0.0, 0.0, 2.0]])
+    >>> store.sample_ids.tolist(), store.dtype.name, store.to_dataset().X.toarray().tolist()
+    (['s1', 's2', 's3'], 'uint8', [[3, 0, 1], [1, 7, 0], [0, 0, 2]])
     """
     from .store import chunk_budget, write_store
 
@@ -146,7 +153,11 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype=None, c
             return _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_copy,
                                     overwrite, budget, absent)
         reader.blocks = spill.memory
-        ds = reader.dataset(sample_list, dt, overlap)
+        if dt is None:  # counts added over files may pass the largest one read
+            ds = reader.dataset(sample_list, count_dtype(int(reader.st[MAX]) * len(reader.paths)), overlap)
+            dt = count_dtype(ds.X.data.max(initial=0))
+        else:
+            ds = reader.dataset(sample_list, dt, overlap)
     finally:
         spill.close()
     report = None
@@ -184,6 +195,7 @@ def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_
             "convert the files one by one.",
             owner="convert_kmers", chunk_bytes=FixError.ANY,
         )
+    dt = count_dtype(int(st[MAX])) if dt is None else dt  # no k-mer in two files here: no sums
     check_max_count(int(st[MAX]), dt)
     row_ids, row_of = reader.sample_rows(ids, sample_list, stacklevel=4)
     report, obs = None, None

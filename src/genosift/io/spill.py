@@ -29,7 +29,7 @@ class Spill:
         self.folder = folder
         self.memory = []
         self.file = None
-        self.index = []  # per spilled block: lines, entries, count dtype
+        self.index = []  # per spilled block: lines, entries, the sample indices' and the counts' dtypes
         self.entries = 0
         self.lines = 0
 
@@ -53,9 +53,10 @@ class Spill:
 
     def _write(self, block):
         kmer, nnz, samp, counts = block
-        for a in block:
+        samp, counts = _smallest(samp), _smallest(counts)  # 2 + 1 bytes a count where they fit, not 4 + 4
+        for a in (kmer, nnz, samp, counts):
             self.file.write(memoryview(np.ascontiguousarray(a)).cast("B"))
-        self.index.append((kmer.size, samp.size, counts.dtype))
+        self.index.append((kmer.size, samp.size, samp.dtype, counts.dtype))
 
     @property
     def spilled(self):
@@ -65,10 +66,10 @@ class Spill:
         """The spilled blocks again, in order, one at a time."""
         self.file.flush()
         self.file.seek(0)
-        for lines, entries, count_dtype in self.index:
+        for lines, entries, samp_dtype, count_dtype in self.index:
             kmer = np.fromfile(self.file, np.int64, lines)
             nnz = np.fromfile(self.file, np.int32, lines)
-            samp = np.fromfile(self.file, np.int32, entries)
+            samp = np.fromfile(self.file, samp_dtype, entries)
             counts = np.fromfile(self.file, count_dtype, entries)
             if counts.size != entries:
                 raise OSError("the temporary file of parsed counts was cut short (is the disk full?)")
@@ -77,6 +78,18 @@ class Spill:
     def close(self):
         if self.file is not None:
             self.file.close()
+
+
+def _smallest(a):
+    """Non-negative integers ``a`` as uint8 or uint16 where they fit (the same values), else as they are."""
+    if a.dtype.kind not in "iu" or not a.size:
+        return a
+    top = int(a.max())
+    if top < 2**8 and int(a.min()) >= 0:
+        return a.astype(np.uint8)
+    if top < 2**16 and int(a.min()) >= 0:
+        return a.astype(np.uint16)
+    return a
 
 
 @njit(**_JIT)
