@@ -538,7 +538,8 @@ def report(args, made, runs, fits, checks, load_before):
     command = "python benchmarks/bench_case_study.py " + " ".join(args.argv)
     marker_hits, best_other = checks["markers"]
     return "\n".join([
-        "# GenoLearn's case study at one tenth: convert, score, evaluate", "",
+        f"# GenoLearn's case study at {'one tenth' if p == TENTH_KMERS else f'{p / FULL_KMERS:.2g} of its k-mers'}: "
+        "convert, score, evaluate", "",
         f"Command: `{command.strip()}`  ",
         f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; genosift {checks['revision']}  ",
         f"Machine: {load_before} at the start; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at "

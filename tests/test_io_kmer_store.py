@@ -227,6 +227,33 @@ def test_streamed_names_are_checked(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.kmers"]
 
 
+@pytest.mark.parametrize("piece", [1, 2, 3, 5, 64])
+def test_arena_checks_and_name_blob_work_a_piece_at_a_time(piece):
+    """The out-of-core converters check the k-mers (UTF-8, no NUL) and write their NUL-joined
+    blob a piece of the arena at a time: every cut between pieces gives the whole's answers,
+    a multi-byte character cut in two included."""
+    from types import SimpleNamespace
+
+    from genosift.io.arena import ArenaNames, first_byte, is_utf8
+
+    names = ["ACGT", "Ωmega", "b\u00e9ta", "", "CCCC"]
+    raw = "".join(f"{n}\n" for n in names).encode()
+    arena = np.frombuffer(raw, np.uint8)
+    offs = np.concatenate([[0], np.cumsum([len(n.encode()) + 1 for n in names])])
+    assert is_utf8(arena, arena.size, piece) and first_byte(arena, arena.size, 0, piece) == -1
+    assert first_byte(arena, arena.size, 10, piece) == raw.index(b"\n")
+    blob = ArenaNames(SimpleNamespace(arena=arena, offs=offs), len(names), arena.size)
+    pieces = list(blob.blob(piece))
+    assert all(0 < x.size <= piece for x in pieces) and blob.size == arena.size - 1
+    assert np.concatenate(pieces).tobytes() == "\x00".join(names).encode()
+    bad = np.frombuffer(raw[:9] + b"\xff" + raw[10:], np.uint8)
+    assert not is_utf8(bad, bad.size, piece)
+    cut = np.frombuffer(raw[:-7] + b"\xce", np.uint8)  # a character's first byte, then the end
+    assert not is_utf8(cut, cut.size, piece)
+    nul = np.frombuffer(raw[:11] + b"\x00" + raw[12:], np.uint8)
+    assert first_byte(nul, nul.size, 0, piece) == 11 and first_byte(nul, 11, 0, piece) == -1
+
+
 def test_cli_convert_streams_with_a_budget(tmp_path, capsys):
     from genosift.cli import main
     from genosift.datasets import write_synthetic_kmers

@@ -9,16 +9,20 @@ decodes a slice of the entries at a time; :func:`pad` and :func:`reordered` sort
 """
 from __future__ import annotations
 
+import codecs
+
 import numpy as np
 from numba import njit
 
-__all__ = ["ARG", "FNV_OFFSET", "FNV_PRIME", "ArenaNames", "StringTable", "add", "find", "grown", "pad",
-           "rehash", "reordered"]
+__all__ = ["ARG", "FNV_OFFSET", "FNV_PRIME", "PIECE", "ArenaNames", "StringTable", "add", "find", "first_byte",
+           "grown", "is_utf8", "pad", "rehash", "reordered"]
 
 _JIT = dict(nogil=True, cache=True)
 #: The slot of a parser's int64 state vector where :func:`add` leaves the bytes a full arena needs
 #: (the last of its 13 slots; parsers use it too for the argument of an error code).
 ARG = 12
+#: Bytes of an arena handled at a time where the whole would be copied (checks, the name blob).
+PIECE = 1 << 24
 FNV_OFFSET = np.uint64(14695981039346656037)
 FNV_PRIME = np.uint64(1099511628211)
 _ONE = np.uint64(1)
@@ -158,8 +162,38 @@ class ArenaNames:
         text = self.arena[self.offs[a]:self.offs[b] - 1].tobytes().decode("utf-8")
         return text.split("\n")
 
-    def blob(self):
-        """The names' UTF-8 bytes joined by NUL (checked to hold none)."""
-        out = self.arena[: max(self.nbytes - 1, 0)].copy()
-        out[out == 10] = 0
-        return out
+    @property
+    def size(self):
+        """Bytes of the names joined by NUL (what ``blob`` gives)."""
+        return max(self.nbytes - 1, 0)
+
+    def blob(self, piece=PIECE):
+        """The names' UTF-8 bytes joined by NUL (checked to hold none), as consecutive uint8 pieces
+        of at most ``piece`` bytes: never a copy of the whole arena."""
+        for a in range(0, self.size, piece):
+            out = self.arena[a:min(self.size, a + piece)].copy()
+            out[out == 10] = 0
+            yield out
+
+
+def first_byte(arena, nbytes, value, piece=PIECE):
+    """Position of the first byte ``value`` in ``arena[:nbytes]``, or -1; a piece at a time."""
+    for a in range(0, nbytes, piece):
+        hit = np.flatnonzero(arena[a:min(nbytes, a + piece)] == value)
+        if hit.size:
+            return a + int(hit[0])
+    return -1
+
+
+def is_utf8(arena, nbytes, piece=PIECE):
+    """Whether ``arena[:nbytes]`` is valid UTF-8: ASCII at once (its largest byte), else decoded
+    a piece at a time (an incremental decoder keeps a character cut between two pieces)."""
+    if not nbytes or int(arena[:nbytes].max()) < 128:
+        return True
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for a in range(0, nbytes, piece):
+            decoder.decode(arena[a:min(nbytes, a + piece)].tobytes(), final=a + piece >= nbytes)
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from .. import engine
 from .._messages import FixError
 from .._validation import param_error
-from .arena import ArenaNames
+from .arena import ArenaNames, first_byte, is_utf8
 from .kmer_kernels import KB, KN, MAX, SB, SN
 from .kmer_options import count_dtype
 from .kmers import BLOCK_SIZE, KmerReader, check_block_size, check_max_count, check_paths, check_samples
@@ -174,13 +174,11 @@ def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_
 
     st = reader.st
     ids = reader.decoded(reader.samples, int(st[SN]), int(st[SB]), "sample id")
-    try:
-        reader.kmers.arena[: int(st[KB])].tobytes().decode("utf-8")
-    except UnicodeDecodeError:
+    if not is_utf8(reader.kmers.arena, int(st[KB])):
         reader.decoded(reader.kmers, int(st[KN]), int(st[KB]), "k-mer")  # raises, naming the line
-    nul = np.flatnonzero(reader.kmers.arena[: int(st[KB])] == 0)
-    if nul.size:
-        i = int(np.searchsorted(reader.kmers.offs[: int(st[KN]) + 1], nul[0], side="right")) - 1
+    nul = first_byte(reader.kmers.arena, int(st[KB]), 0)
+    if nul >= 0:
+        i = int(np.searchsorted(reader.kmers.offs[: int(st[KN]) + 1], nul, side="right")) - 1
         raise ValueError(
             f"The k-mer on line {reader.kmers.cols['line'][i]} of "
             f"{str(reader.paths[reader.kmers.cols['file'][i]])!r} holds a NUL byte, which a store "

@@ -41,7 +41,7 @@ def string_blob(values, what):
     return out, joined
 
 
-def _write_strings(group, name, values, piece=1 << 20):
+def _write_strings(group, name, values, piece=1 << 18):
     """A string array; ``values`` is any sliceable sequence of str, written ``piece`` at a time."""
     h5py = require_h5py()
     ds = group.create_dataset(name, shape=(len(values),), dtype=h5py.string_dtype("utf-8"))

@@ -170,13 +170,23 @@ def write_skeleton(f, sample_ids, obs, names, blob):
     """Everything of a store but ``X``: the AnnData groups, ``obs``, ``var`` and the name blob.
 
     ``names``: the feature names, any sliceable sequence of str; ``blob``: their UTF-8 bytes
-    joined by NUL, as a uint8 array.
+    joined by NUL, as a uint8 array, or as consecutive uint8 pieces (an iterable) of ``names.size``
+    bytes in all.
     """
     set_encoding(f, "anndata", "0.1.0")
     f.attrs["genosift-store"] = _VERSION
     write_frame(f, "obs", sample_ids, obs)
     var = write_frame(f, "var", names, None)
-    var.create_dataset("_genosift_names", data=blob)
+    if isinstance(blob, np.ndarray):
+        var.create_dataset("_genosift_names", data=blob)
+    else:
+        ds = var.create_dataset("_genosift_names", shape=(names.size,), dtype=np.uint8)
+        at = 0
+        for piece in blob:
+            ds[at:at + piece.size] = piece
+            at += piece.size
+        if at != names.size:
+            raise RuntimeError("the names' bytes did not fill their dataset")
     for key in ("layers", "obsm", "varm", "obsp", "varp", "uns"):
         set_encoding(f.create_group(key), "dict", "0.1.0")
 
