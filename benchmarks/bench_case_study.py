@@ -566,7 +566,7 @@ def report(args, made, runs, fits, checks, load_before):
         f"k-mer that is no marker ranks {best_other:,}.",
         *evaluation_lines(args.folder, runs), "",
         f"## Extrapolation to {FULL_KMERS:,} k-mers", "",
-        f"Same isolates, {FULL_KMERS / p:,.0f} times the k-mers (and the non-zeros: the spectrum does not depend on "
+        f"Same isolates, {FULL_KMERS / p:,.3g} times the k-mers (and the non-zeros: the spectrum does not depend on "
         "the number of k-mers). Time, peak memory and disk on the line through the two measured sizes "
         f"({', '.join(f'{q:,}' for q in sorted([p, *fits]))} k-mers): the intercept is what does not grow with "
         "the k-mers (interpreter, imports, the per-sample part), the slope what does. Rate: non-zeros per second "

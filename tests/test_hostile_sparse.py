@@ -67,6 +67,57 @@ def test_check_unsorted_only_when_asked():
         check_sparse_structure(indptr, indices, *X.shape, sorted_indices=True)
 
 
+def _first_fault_reference(indptr, indices, n_minor):
+    """The first fault, row by row in plain Python/numpy: ``(kind, position)`` or None."""
+    for r in range(indptr.size - 1):
+        a, b = int(indptr[r]), int(indptr[r + 1])
+        if b < a or a < 0:
+            return "decreases after position", r
+        if b > indices.size:
+            return "passes the end of the indices at position", r + 1
+        row = indices[a:b].astype(np.int64)
+        hits = [(int(at[0]), kind) for at, kind in ((np.flatnonzero((row < 0) | (row >= n_minor)), "outside"),
+                                                    (np.flatnonzero(np.diff(row) <= 0) + 1, "not greater"))
+                if at.size]
+        if hits:
+            at, kind = min(hits)
+            return kind, a + at
+    return None
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("seed", range(6))
+def test_check_of_a_large_structure_names_its_first_fault(seed, threads):
+    """Beyond a million indices the rows are checked in runs on the engine's threads; the fault
+    named is still the first one, wherever the faults lie (the same message as row by row)."""
+    from genosift import engine
+
+    rng = np.random.default_rng(seed)
+    n, per, p = 160, 7000, 50_000
+    indices = np.concatenate([np.sort(rng.choice(p, per, replace=False)) for _ in range(n)]).astype(np.int32)
+    indptr = np.arange(n + 1, dtype=np.int64) * per
+    assert indices.size > 2**20
+    rows = sorted(rng.choice(n, 2, replace=False))
+    for r, kind in zip(rows, rng.permutation(["index", "order", "pointer", "negative"])[:2]):
+        at = int(indptr[r]) + int(rng.integers(1, per))
+        if kind == "index":
+            indices[at] = p + 3
+        elif kind == "negative":
+            indices[at] = -2
+        elif kind == "order":
+            indices[at] = indices[at - 1]
+        else:
+            indptr[r + 1] = indptr[r] - 1
+    kind, where = _first_fault_reference(indptr, indices, p)
+    old = engine.set_threads(threads)
+    try:
+        with pytest.raises(ValueError) as caught:
+            check_sparse_structure(indptr, indices, n, p, sorted_indices=True)
+    finally:
+        engine.set_threads(old)
+    assert kind in str(caught.value) and f"position {where}" in str(caught.value), (kind, where, str(caught.value))
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_check_agrees_with_scipy_full_check(seed):
     """Random corruptions: our check fails exactly when scipy's full check does (or the pointer is off)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from numba import get_num_threads, njit, prange
 
 __all__ = ["check_sparse_matrix", "check_sparse_structure"]
 
@@ -23,14 +23,14 @@ _FAULTS = {
 
 
 @njit(nogil=True, cache=True)
-def _first_fault(indptr, indices, n_minor, strictly_increasing):
-    """``(code, position)`` of the first fault of a CSR/CSC structure, ``(0, 0)`` if none."""
-    n = indptr.shape[0] - 1
+def _first_fault_in(indptr, indices, n_minor, strictly_increasing, r0, r1):
+    """``(code, position)`` of the first fault of rows ``r0:r1``, ``(0, 0)`` if none. A row whose
+    start is negative lies after a decrease, which an earlier row reports."""
     size = indices.shape[0]
-    for r in range(n):
+    for r in range(r0, r1):
         a = indptr[r]
         b = indptr[r + 1]
-        if b < a:
+        if b < a or a < 0:
             return 1, r
         if b > size:
             return 2, r + 1
@@ -43,6 +43,26 @@ def _first_fault(indptr, indices, n_minor, strictly_increasing):
                 return 4, k
             last = j
     return 0, 0
+
+
+@njit(nogil=True, cache=True, parallel=True)
+def _first_fault(indptr, indices, n_minor, strictly_increasing, stripes):
+    """``(code, position)`` of the first fault of a CSR/CSC structure, ``(0, 0)`` if none: the
+    rows in ``stripes`` runs checked on the engine's threads, the earliest run's fault kept."""
+    n = indptr.shape[0] - 1
+    codes = np.zeros(stripes, np.int64)
+    where = np.zeros(stripes, np.int64)
+    for s in prange(stripes):
+        codes[s], where[s] = _first_fault_in(indptr, indices, n_minor, strictly_increasing,
+                                             n * s // stripes, n * (s + 1) // stripes)
+    for s in range(stripes):
+        if codes[s]:
+            return codes[s], where[s]
+    return 0, 0
+
+
+#: Structures with fewer indices than this are checked on one thread.
+_PARALLEL_FROM = 1 << 20
 
 
 def _fail(what, path, fmt):
@@ -88,7 +108,8 @@ def check_sparse_structure(indptr, indices, n_major, n_minor, *, nnz=None, sorte
         _fail(f"its index pointer starts at {int(indptr[0])}, not 0", path, fmt)
     if nnz is not None and nnz != indices.size:
         _fail(f"it has {nnz} stored values but {indices.size} indices", path, fmt)
-    code, at = _first_fault(indptr, indices, n_minor, sorted_indices)
+    stripes = 1 if indices.size < _PARALLEL_FROM else max(1, min(n_major, 4 * get_num_threads()))
+    code, at = _first_fault(indptr, indices, n_minor, sorted_indices, stripes)
     if code == 0 and int(indptr[-1]) != indices.size:
         _fail(f"its index pointer ends at {int(indptr[-1])} but it has {indices.size} indices", path, fmt)
     if code:
