@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from test_io_kmer_store import same_store, write_kmers
 
+import genosift as gs
 from genosift.cli import main
 from genosift.io import convert_kmers, open_store, read_kmers, read_metadata
 from genosift.io.dumps import convert_dumps, read_dumps
@@ -78,17 +79,34 @@ def test_dump_stores_take_the_smallest_type(tmp_path, top, kind, budget):
     assert (store.to_dataset().X != ref.X).nnz == 0
 
 
-@pytest.mark.parametrize("method", ["fisher", "anova", "welch", "auc", "chi2_counts", "mi", "logistic", "moderated_t"])
+def _target(method):
+    """The target a method scores against here: two classes, a number, or none."""
+    task = gs.methods().loc[method, "task"]
+    return {"classification": "y", "unsupervised": None}.get(task, "t")
+
+
+def _scored(path, target, method):
+    """``method`` on a store: out of core where it streams, else on the matrix read into memory."""
+    if gs.methods().loc[method, "streaming"] != "matrix":
+        return score_store(path, target, method=method)
+    ds = open_store(path).to_dataset()
+    return gs.score(ds.X, None if target is None else ds.obs[target].to_numpy(), method=method)
+
+
+@pytest.mark.parametrize("method", list(gs.methods().index))
 def test_scores_from_the_smallest_type_are_the_float64_stores(tmp_path, method):
+    """Every method scores a store of uint8 counts exactly as the same counts stored in float64."""
     src = tmp_path / "a.kmers"
     _, ids = write_kmers(src, seed=7, n_samples=40, n_kmers=200, density=0.4)
-    (tmp_path / "m.tsv").write_text("id\ty\n" + "".join(f"{s}\t{'R' if i % 3 else 'S'}\n" for i, s in enumerate(ids)))
+    rows = "".join(f"{s}\t{'R' if i % 3 else 'S'}\t{(i * 7919) % 31 / 4}\n" for i, s in enumerate(ids))
+    (tmp_path / "m.tsv").write_text("id\ty\tt\n" + rows)
     meta = read_metadata(tmp_path / "m.tsv", id_column="id")
     auto, _ = convert_kmers(src, tmp_path / f"auto{SUFFIX}", metadata=meta, chunk_bytes=1)
     full, _ = convert_kmers(src, tmp_path / f"full{SUFFIX}", metadata=meta, dtype=np.float64, chunk_bytes=1)
     assert open_store(auto).dtype == np.uint8
-    a, b = score_store(auto, "y", method=method), score_store(full, "y", method=method)
+    a, b = (_scored(path, _target(method), method) for path in (auto, full))
     assert a.scores.tobytes() == b.scores.tobytes()
+    assert (a.pvalues is None) == (b.pvalues is None)
     if a.pvalues is not None:
         assert a.pvalues.tobytes() == b.pvalues.tobytes()
 
