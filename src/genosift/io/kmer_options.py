@@ -117,14 +117,15 @@ def check_samples(samples):
     return out
 
 
-def check_count_dtype(dtype, owner):
-    """``dtype`` as a numpy dtype of real numbers, for the counts read by ``owner``."""
+def check_count_dtype(dtype, owner, expected="a real number type such as np.float64"):
+    """``dtype`` as a numpy dtype of real numbers, for the counts read by ``owner``; ``expected``
+    says what the message asks for."""
     try:
         dt = np.dtype(dtype)
     except TypeError:
         dt = None
     if dt is None or dt.kind not in "iuf":
-        raise param_error("dtype", owner, "a real number type such as np.float64", dtype)
+        raise param_error("dtype", owner, expected, dtype)
     return dt
 
 

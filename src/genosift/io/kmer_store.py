@@ -26,7 +26,7 @@ from .._messages import FixError
 from .._validation import param_error
 from .arena import ArenaNames, first_byte, is_utf8
 from .kmer_kernels import KB, KN, MAX, SB, SN
-from .kmer_options import count_dtype
+from .kmer_options import check_count_dtype, count_dtype
 from .kmers import BLOCK_SIZE, KmerReader, check_block_size, check_max_count, check_paths, check_samples
 from .registry import Dataset
 from .spill import Spill, StreamWriter
@@ -44,13 +44,8 @@ def check_store_dtype(dtype, owner):
     (``count_dtype``)."""
     if dtype is None or (isinstance(dtype, str) and dtype == "auto"):
         return None
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        dt = None
-    if dt is None or dt.kind not in "iuf":
-        raise param_error("dtype", owner, "'auto' or a number type such as np.uint16 or np.float64", dtype)
-    return dt.newbyteorder("=")
+    expected = "'auto' or a real number type such as np.uint16 or np.float64"
+    return check_count_dtype(dtype, owner, expected).newbyteorder("=")
 
 
 def _matched(row_ids, row_of, metadata, absent):

@@ -82,14 +82,10 @@ class Spill:
 
 def _smallest(a):
     """Non-negative integers ``a`` as uint8 or uint16 where they fit (the same values), else as they are."""
-    if a.dtype.kind not in "iu" or not a.size:
+    if a.dtype.kind not in "iu" or not a.size or int(a.min()) < 0:
         return a
     top = int(a.max())
-    if top < 2**8 and int(a.min()) >= 0:
-        return a.astype(np.uint8)
-    if top < 2**16 and int(a.min()) >= 0:
-        return a.astype(np.uint16)
-    return a
+    return a.astype(np.uint8) if top < 2**8 else a.astype(np.uint16) if top < 2**16 else a
 
 
 @njit(**_JIT)
