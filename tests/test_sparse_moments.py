@@ -121,3 +121,64 @@ def test_scores_and_rankings_match_the_dense_path():
             np.testing.assert_allclose(sparse.statistic, dense.statistic, rtol=1e-6 if make is _floats else 1e-12,
                                        equal_nan=True)
             np.testing.assert_array_equal(sparse.ranking[:50], dense.ranking[:50])
+
+
+def _between_within_numpy(st):
+    """The sums of squares as numpy writes them, class by class (the reference of the kernel)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        d_bar = np.zeros(st.mean.shape[1])
+        for c in range(len(st.count)):
+            d_bar += st.count[c] * (st.mean[c] - st.mean[0])
+        d_bar /= st.count.sum()
+        between = np.zeros(st.mean.shape[1])
+        for c in range(len(st.count)):
+            d = st.mean[c] - st.mean[0]
+            d -= d_bar
+            d *= d
+            d *= st.count[c]
+            between += d
+    return between, st.m2.sum(axis=0)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 8, 13])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_compiled_sums_of_squares_equal_numpy_bit_for_bit(k, threads):
+    rng = np.random.default_rng(k)
+    p = 5000
+    count = rng.integers(1, 40, k).astype(np.float64)
+    mean = rng.normal(size=(k, p)) * 10.0 ** rng.integers(-8, 9, (k, p))
+    m2 = np.abs(rng.normal(size=(k, p))) * 10.0 ** rng.integers(-300, 300, (k, p))
+    mean[:, :3] = 2.5  # equal class means: a between sum of exactly zero
+    mean[0, 3], m2[-1, 4], mean[-1, 5] = np.nan, np.inf, 1e200  # and values that overflow
+    st = ClassMoments(np.arange(k), count, np.zeros(p), mean, m2)
+    for view in (st, ClassMoments(st.classes, count, np.zeros(p // 2), mean[:, ::2], m2[:, ::2])):
+        with _threads(threads):
+            got = view.between_within()
+        want = _between_within_numpy(view)
+        assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes()
+    assert (st.between_within()[0][:3] == 0).all()
+
+
+class _threads:
+    def __init__(self, n):
+        self.n = n
+
+    def __enter__(self):
+        self.before = engine.set_threads(self.n)
+
+    def __exit__(self, *exc):
+        engine.set_threads(self.before)
+
+
+@pytest.mark.parametrize("shape", [(3, 200_000), (1, 7), (12, 70_001)])
+def test_finite_check_finds_one_bad_value_anywhere(shape):
+    from genosift import _kernels
+
+    rng = np.random.default_rng(shape[1])
+    a = rng.normal(size=shape)
+    assert _kernels.all_finite(a) and _kernels.all_finite(a[:, ::3])
+    for bad in (np.nan, np.inf, -np.inf):
+        for _ in range(5):
+            b = a.copy()
+            b[rng.integers(shape[0]), rng.integers(shape[1])] = bad
+            assert not _kernels.all_finite(b)

@@ -299,3 +299,50 @@ def dense_class_positives_col_major(X, codes, k):
             if X[i, j] > 0:
                 out[codes[i], j] += 1.0
     return out
+
+
+@njit(parallel=True, nogil=True, cache=True, error_model="numpy")
+def between_within(count, total, mean, m2, between, within):
+    """Between- and within-class sums of squares of every feature, (k, p) -> (p,), in one pass.
+
+    The operations and their order are those of ``ClassMoments.between_within`` written with
+    numpy (no contraction into fused multiply-adds), so the numbers are the same bit for bit:
+    the class means' weighted mean deviation from the first class's mean (``total`` is
+    ``count.sum()`` as numpy takes it), then the weighted squares about it, class by class; the
+    within sum adds the classes' M2 in order.
+    """
+    k, p = mean.shape
+    for j in prange(p):
+        m0 = mean[0, j]
+        d_bar = 0.0
+        for c in range(k):
+            d_bar += count[c] * (mean[c, j] - m0)
+        d_bar /= total
+        b = 0.0
+        for c in range(k):
+            d = mean[c, j] - m0
+            d -= d_bar
+            d *= d
+            d *= count[c]
+            b += d
+        between[j] = b
+        w = m2[0, j]
+        for c in range(1, k):
+            w += m2[c, j]
+        within[j] = w
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def all_finite(a):
+    """True when every value of the 2-D array ``a`` is finite: rows in parallel, no temporaries."""
+    rows, cols = a.shape
+    n_parts = min(64, max(1, rows * cols // 65536))
+    step = (cols + n_parts - 1) // n_parts
+    bad = np.zeros(n_parts, np.bool_)
+    for t in prange(n_parts):
+        for r in range(rows):
+            for j in range(t * step, min(cols, (t + 1) * step)):
+                if not np.isfinite(a[r, j]):
+                    bad[t] = True
+                    break
+    return not bad.any()

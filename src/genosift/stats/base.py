@@ -71,13 +71,18 @@ def moments_kernel(M, codes, k, w):
 
 def csr_blocks(k, p, n_acc=_sparse_kernels.N_ACC):
     """``(width, stripes)`` of the CSR moment kernels: blocks of features whose accumulators
-    (``width * k * n_acc`` float64) fit in a core's cache, in up to 64 runs for the threads.
-    Any value gives the same numbers."""
+    (``width * k * n_acc`` float64) fit in a core's cache, in four runs per thread (each run
+    starts with a binary search in every row: more runs cost more than they balance). Any
+    value gives the same numbers."""
+    import numba
+
     width = int(max(256, min(16384, 2**15 // (max(k, 1) * n_acc))))
-    return width, int(min(64, (p + width - 1) // width))
+    return width, int(max(1, min(4 * numba.get_num_threads(), (p + width - 1) // width)))
 
 
 def check_finite(M, names, *arrays):
+    if all(_kernels.all_finite(np.atleast_2d(a)) for a in arrays):  # one pass, no temporaries
+        return
     ok = np.ones(M.shape[1], dtype=bool)
     for a in arrays:
         ok &= np.isfinite(a).all(axis=0) if a.ndim == 2 else np.isfinite(a)

@@ -187,20 +187,8 @@ class ClassMoments(PerClass):
         The between-class sum is taken about the first class's mean, so it is exactly zero when
         all class means are equal (a constant feature never gets a spurious spread).
         """
-        # one class at a time: a few (p,) temporaries, never (k, p) ones
-        with np.errstate(over="ignore", invalid="ignore"):  # spreads beyond 1e154 are +inf
-            d_bar = np.zeros(self.n_features)
-            for c in range(len(self.classes)):
-                d_bar += self.count[c] * (self.mean[c] - self.mean[0])
-            d_bar /= self.count.sum()
-            between = np.zeros(self.n_features)
-            for c in range(len(self.classes)):
-                d = self.mean[c] - self.mean[0]
-                d -= d_bar
-                d *= d
-                d *= self.count[c]
-                between += d
-        within = self.m2.sum(axis=0)
+        between, within = np.empty(self.n_features), np.empty(self.n_features)
+        _kernels.between_within(self.count, self.count.sum(), self.mean, self.m2, between, within)
         return between, within
 
 
