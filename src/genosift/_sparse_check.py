@@ -7,6 +7,8 @@ here first: one pass over the index arrays, without temporaries.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import scipy.sparse as sp
 from numba import get_num_threads, njit, prange
@@ -108,8 +110,13 @@ def check_sparse_structure(indptr, indices, n_major, n_minor, *, nnz=None, sorte
         _fail(f"its index pointer starts at {int(indptr[0])}, not 0", path, fmt)
     if nnz is not None and nnz != indices.size:
         _fail(f"it has {nnz} stored values but {indices.size} indices", path, fmt)
-    stripes = 1 if indices.size < _PARALLEL_FROM else max(1, min(n_major, 4 * get_num_threads()))
-    code, at = _first_fault(indptr, indices, n_minor, sorted_indices, stripes)
+    if indices.size < _PARALLEL_FROM or threading.current_thread() is not threading.main_thread():
+        # one thread: small structures, and the blocks that worker threads already check side by side
+        # (a parallel region started from each worker spins threads that the other workers need)
+        code, at = _first_fault_in(indptr, indices, n_minor, sorted_indices, 0, n_major)
+    else:
+        code, at = _first_fault(indptr, indices, n_minor, sorted_indices,
+                                max(1, min(n_major, 4 * get_num_threads())))
     if code == 0 and int(indptr[-1]) != indices.size:
         _fail(f"its index pointer ends at {int(indptr[-1])} but it has {indices.size} indices", path, fmt)
     if code:
