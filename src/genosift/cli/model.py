@@ -13,6 +13,7 @@ def evaluate_command(args):
     from .. import pipeline
     from .._files import check_output
     from ..workflow import evaluate, write_results
+    from ..workflow.screened import can_screen, evaluate_store
 
     started = time.perf_counter()
     out = Path(args.output)
@@ -23,22 +24,31 @@ def evaluate_command(args):
     scoring = scoring_options(args, get_method(args.method))
     labelled = labelled_samples(args, unlabelled=True)
     covariates = covariates_of(args, labelled)
-    X = pipeline.in_memory(labelled.dataset.X)
     others = labelled.unlabelled  # samples with data but no label: predicted by the final model
     held_out = args.train_groups or args.val_groups
     groups = pipeline.fold_groups(labelled, args.group) if args.group and not held_out else None
-    ev = evaluate(X, labelled.y, method=args.method, ks=args.k, model=args.model,
-                  model_options=args.model_option or {}, cv=args.cv, groups=groups,
-                  validation=~labelled.train if held_out else None, metric=args.metric,
-                  sample_ids=labelled.dataset.sample_ids, feature_names=labelled.dataset.feature_names,
-                  random_state=args.seed, n_jobs=args.threads, binary=args.binary,
-                  score_params=scoring["options"] or None, min_af=scoring["min_af"], max_af=scoring["max_af"],
-                  covariates=covariates, unlabelled=None if others is None else pipeline.in_memory(others.X),
-                  unlabelled_ids=None if others is None else others.sample_ids)
+    options = dict(method=args.method, ks=args.k, model=args.model, model_options=args.model_option or {}, cv=args.cv,
+                   groups=groups, validation=~labelled.train if held_out else None, metric=args.metric,
+                   sample_ids=labelled.dataset.sample_ids, feature_names=labelled.dataset.feature_names,
+                   random_state=args.seed, n_jobs=args.threads, binary=args.binary,
+                   score_params=scoring["options"] or None, min_af=scoring["min_af"], max_af=scoring["max_af"],
+                   covariates=covariates, unlabelled_ids=None if others is None else others.sample_ids)
+    if isinstance(labelled.dataset.X, pipeline.StoreRows) and can_screen(get_method(args.method)):
+        # a store stays on disk: the rankings are scored from it, only their top features are read
+        ev, X, _ = evaluate_store(labelled.dataset.X, labelled.y, unlabelled=None if others is None else others.X,
+                                  folder=out.resolve().parent, **options)
+    else:
+        X = pipeline.in_memory(labelled.dataset.X)
+        ev = evaluate(X, labelled.y, unlabelled=None if others is None else pipeline.in_memory(others.X), **options)
     ev.notes.extend(labelled.notes)
     provenance = {"command": command_line(), "inputs": pipeline.input_digests(inputs), "target": args.target,
                   "seconds": round(time.perf_counter() - started, 3)}
-    write_results(ev, out, X=X, y=labelled.y, provenance=provenance, overwrite=args.force, inputs=inputs)
+    try:
+        write_results(ev, out, X=X, y=labelled.y, provenance=provenance, overwrite=args.force, inputs=inputs)
+    finally:
+        close = getattr(ev.profile, "close", None)  # the store's profile, in a temporary file
+        if close is not None:
+            close()
     _print_evaluation(ev, len(labelled.y), out, started)
     return 0
 

@@ -44,6 +44,8 @@ class Evaluation:
     importance_folds: object = None  # permutation importance: per selected feature, the folds it is a mean over
     grid: object = None              # the grid.Grid of model options (one setting without a grid)
     best_setting: int = 0            # the position of the final model's options in grid.settings
+    columns: object = None           # X held only these features of a store (screened): feature_names,
+    #                                  the folds and the model are of these; result and profile of all
 
     @property
     def best_options(self):
@@ -72,7 +74,7 @@ def _threads_capped(func):
 def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", model_options=None, cv=5,
              groups=None, validation=None, metric="balanced_accuracy", sample_ids=None, feature_names=None,
              score_params=None, random_state=0, n_jobs=None, binary=False, min_af=None, max_af=None, covariates=None,
-             unlabelled=None, unlabelled_ids=None):
+             unlabelled=None, unlabelled_ids=None, screened=None):
     """Select features and fit a model for every k of a grid, scored inside each training fold.
 
     Parameters
@@ -134,6 +136,10 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         used in training; the final model predicts them (``Evaluation.unlabelled``: sample,
         predicted, ``proba_<class>`` when the model gives probabilities), read as presence/absence
         with ``binary``. ``unlabelled_ids``: their ids (default: their row numbers).
+    screened : workflow.screened.Screened, optional
+        ``X`` holds only these features of a store, those near the top of every ranking
+        (``workflow.screened.evaluate_store`` makes it): the final ranking and profile of every
+        feature are the store's, the per-fold tested counts too.
 
     Returns
     -------
@@ -178,7 +184,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
                              n_jobs=n_jobs, n_classes=len(classes)) for setting in grid.settings]
     if validation is not None:
         validation = np.asarray(validation, dtype=bool)
-    splits, cv_info = _splits(y, cv=cv, groups=groups, validation=validation, metric=metric,
+    splits, cv_info = evaluation_splits(y, cv=cv, groups=groups, validation=validation, metric=metric,
                               random_state=random_state)
     try:
         folds = cross_validate_grid(X, y, score_func=spec.name, estimators=estimators, ks=ks, cv=splits,
@@ -193,9 +199,10 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         f"Adjusted for {covariates.shape[1]} covariate(s) ({', '.join(map(str, covariates.columns))}), each fold "
         "with its training samples' rows; the models see the selected features only."]
     if af is not None:  # per fold, the features inside the range of its training samples
-        tested = [len(fold["ranking"]) for fold in folds]
+        tested = [len(fold["ranking"]) for fold in folds] if screened is None else screened.tested
         af_notes.append(f"Allele-frequency filter [{af[0]}, {af[1]}] (on each fold's training samples): "
-                        f"{min(tested)}-{max(tested)} of {p} features tested per fold"
+                        f"{min(tested)}-{max(tested)} of "
+                        f"{p if screened is None else screened.result.n_features} features tested per fold"
                         + ("; k above that number used all of them" if max(ks) > min(tested) else "") + ".")
     cv_metrics, curve = grid_metrics(folds, ks, y, classes, grid, one_split=validation is not None)
     best_setting, best_k = best_cell(curve, metric, grid)
@@ -213,6 +220,9 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
                                                      random_state=random_state)
         chosen = result.ranking[: min(best_k, result.n_tested)]
         weights, importance_folds = values[chosen], counts[chosen]
+    names = np.asarray(result.feature_names, dtype=object)  # of X's columns
+    if screened is not None:  # every feature's ranking and profile, from the store
+        result, prof = screened.result, screened.profile
     if unlabelled is not None:
         from .prediction import predict_frame
 
@@ -223,7 +233,8 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         oof=oof,
         result=result, pipeline=pipeline, importance=weights,
         sample_ids=np.asarray(sample_ids if sample_ids is not None else np.arange(n).astype(str), dtype=object),
-        feature_names=np.asarray(result.feature_names, dtype=object), seed=random_state, train=train,
+        feature_names=names, seed=random_state, train=train,
+        columns=None if screened is None else screened.columns,
         binary=bool(binary), named_samples=sample_ids is not None, profile=prof, grid=grid, best_setting=best_setting,
         unlabelled=unlabelled, importance_folds=importance_folds,
     )
@@ -256,7 +267,7 @@ def _checked_data(X, y, feature_names, *, binary, metric):
     return X, y, feature_names, classes
 
 
-def _splits(y, *, cv, groups, validation, metric, random_state):
+def evaluation_splits(y, *, cv, groups, validation, metric, random_state):
     """The (train, test) index pairs: one validation split, or stratified (group) folds."""
     from ..model_selection import cv_splits
 

@@ -6,6 +6,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+#: The best features of the final ranking whose values are written (top_values.tsv).
+TOP_VALUES = 12
+
 
 def results_tables(ev, X, y):
     """The tables of the results folder, by file name."""
@@ -19,21 +22,23 @@ def results_tables(ev, X, y):
                               "support": support})
     confusion = pd.DataFrame(confusion_matrix(true, pred, labels=classes), columns=classes)
     confusion.insert(0, "true", classes)
+    from ..outputs import ranking_frames
+
     res = ev.result
-    frame = res.to_frame()
-    frame["selected"] = frame["rank"] <= min(ev.best_k, res.n_tested)  # never a feature the filter left out
-    chosen = res.ranking[: min(ev.best_k, res.n_tested)]
+    chosen = res.ranking[: min(ev.best_k, res.n_tested)]  # never a feature the filter left out
+    mask = np.zeros(res.n_features, dtype=bool)
+    mask[chosen] = True
+    prof = getattr(ev, "profile", None)  # class means, diff_means, prevalence (training samples)
+    frames = ranking_frames(res, mask, prof)  # every feature, best first, a piece at a time
     selected = pd.DataFrame({
-        "feature": res.feature_names[chosen], "rank": np.arange(1, chosen.size + 1), "score": res.scores[chosen],
+        "feature": res.names_of(chosen), "rank": np.arange(1, chosen.size + 1), "score": res.scores[chosen],
         "pvalue": res.pvalues[chosen] if res.pvalues is not None else np.nan,
         "qvalue": res.qvalues[chosen] if res.qvalues is not None else np.nan,
         "importance": ev.importance,
         **({} if getattr(ev, "importance_folds", None) is None else {"importance_folds": ev.importance_folds}),
     })
-    if getattr(ev, "profile", None) is not None:  # class means, diff_means, prevalence (training samples)
-        columns = ev.profile.columns()
-        frame = pd.concat([frame, columns.iloc[res.ranking].reset_index(drop=True)], axis=1)
-        selected = pd.concat([selected, columns.iloc[chosen].reset_index(drop=True)], axis=1)
+    if prof is not None:
+        selected = pd.concat([selected, prof.columns(chosen).reset_index(drop=True)], axis=1)
     counts = {}
     for fold in ev.folds:
         for j in fold["ranking"][: ev.best_k]:
@@ -41,18 +46,19 @@ def results_tables(ev, X, y):
     features = np.array(sorted(counts, key=lambda j: (-counts[j], j)), dtype=np.int64)
     stability = pd.DataFrame({"feature": ev.feature_names[features],
                               "frequency": [counts[j] / len(ev.folds) for j in features]})
-    top = res.ranking[: min(12, res.n_features)]
+    top = res.ranking[: min(TOP_VALUES, res.n_features)]
+    columns = getattr(ev, "columns", None)  # X holds these features of a store: where the top ones are
     rows = np.flatnonzero(ev.train)
-    values = X[rows][:, top]
+    values = X[rows][:, top if columns is None else np.searchsorted(columns, top)]
     values = values.toarray() if sp.issparse(values) else np.asarray(values)
-    top_values = pd.DataFrame(values, columns=[str(f) for f in res.feature_names[top]])
+    top_values = pd.DataFrame(values, columns=[str(f) for f in res.names_of(top)])
     top_values.insert(0, "label", np.asarray(y)[rows].astype(str))
     top_values.insert(0, "sample", ev.sample_ids[rows])
     unlabelled = getattr(ev, "unlabelled", None)
     return {
         **({} if unlabelled is None else {"unlabelled_predictions.tsv": unlabelled}),
         "cv_metrics.tsv": ev.cv_metrics, "curve.tsv": ev.curve, "per_class.tsv": per_class,
-        "confusion.tsv": confusion, "predictions.tsv": ev.oof, "scores.tsv": frame, "selected.tsv": selected,
+        "confusion.tsv": confusion, "predictions.tsv": ev.oof, "scores.tsv": frames, "selected.tsv": selected,
         "stability.tsv": stability, "top_values.tsv": top_values,
     }
 
@@ -70,12 +76,16 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
 
     from .. import __version__
     from .._files import check_output, staged, write_json, write_marker, write_table
+    from ..outputs import write_frame
 
     folder = Path(folder)
     check_output(folder, force=overwrite, inputs=inputs, folder=True)
     with staged(folder, force=overwrite, folder=True) as tmp:
         for name, table in results_tables(ev, X, y).items():
-            write_table(table, tmp / name)
+            if hasattr(table, "columns"):
+                write_table(table, tmp / name)
+            else:  # the ranking of every feature, written a piece at a time
+                write_frame(table, tmp / name)
         chosen = ev.result.ranking[: min(ev.best_k, ev.result.n_tested)]
         run = {
             "genosift_version": __version__, "method": ev.method, "model": ev.model_name,
@@ -92,7 +102,7 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
         }
         write_json(run, tmp / "run.json")
         model_info = {
-            "features": [str(f) for f in ev.feature_names], "selected": [str(f) for f in ev.feature_names[chosen]],
+            "features": [str(f) for f in ev.feature_names], "selected": [str(f) for f in ev.result.names_of(chosen)],
             "classes": [str(c) for c in ev.classes], "method": ev.method, "k": ev.best_k, "model": ev.model_name,
             "model_options": ev.model_options, "genosift_version": __version__, "seed": ev.seed,
             "binary": ev.binary, **({"options": ev.best_options} if ev.best_options else {}),

@@ -1,0 +1,134 @@
+"""``evaluate`` of a store in bounded memory: every ranking scored from the store, out of core,
+and only the features that some ranking puts near its top read into memory.
+
+For a method whose score of a feature depends on that feature's values alone (every "rows" and
+"blocks" method without a step across all features, ``Method.combine``), a fold's top k over the
+features read is its top k over every feature, in the same order (ties go to the lower feature
+index in both, and the columns read keep the store's order). So the folds select, fit and
+predict as they would with the whole matrix in memory, and the final model is the same; the
+final ranking of every feature (``scores.tsv``) and its class profile come from the store.
+Memory: the budget of the store's reads, the per-feature arrays of one ranking, and the samples
+x features read (at most ``(folds + 1) * max(ks)`` features).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .results import TOP_VALUES  # the final ranking's best features are read: their values are written
+
+
+@dataclass
+class Screened:
+    """What ``evaluate`` needs from the store besides the features it holds in memory."""
+
+    columns: np.ndarray   # the store's features that the matrix in memory holds, increasing
+    tested: list          # per fold, the features its training samples tested (all, without a filter)
+    result: object        # the ScoreResult of every feature on the final model's training samples
+    profile: object       # their class profile (a StoredProfile from a store's column copy): close it
+
+
+def can_screen(spec):
+    """Whether a method's top features can be found from the store first (see the module)."""
+    return spec.streaming in ("rows", "blocks") and spec.combine is None
+
+
+def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups=None, validation=None,
+                   metric="balanced_accuracy", random_state=0, score_params=None, min_af=None, max_af=None,
+                   covariates=None, feature_names=None, unlabelled=None, chunk_bytes=None, folder=None, **options):
+    """``evaluate`` of the store rows ``data`` (a ``pipeline.StoreRows``), never holding the store.
+
+    Each fold's ranking and the final one are scored from the store (``score_store`` on the rows
+    of the fold); the features in the top ``max(ks)`` of any of them (and the final top
+    ``TOP_VALUES``) are read, for every sample, and ``evaluate`` runs on them. The arguments are
+    ``evaluate``'s; ``unlabelled`` is store rows too; ``folder`` holds the profile's temporary file.
+
+    Returns
+    -------
+    (Evaluation, matrix, matrix or None)
+        The evaluation, the features read of the labelled samples (``write_results`` takes it as
+        ``X``), and of the unlabelled ones.
+    """
+    from .. import get_method
+    from ..model_selection import check_ks
+    from ..score_funcs import covariate_frame
+    from .evaluation import evaluate, evaluation_splits
+
+    spec = get_method(method)
+    if not can_screen(spec):
+        raise ValueError(f"Method '{spec.name}' scores a feature with the others ({spec.streaming}); evaluate "
+                         "needs the whole matrix in memory for it.")
+    store, where = data.store, data.rows
+    y = np.asarray(y)
+    n, p = len(y), store.shape[1]
+    ks = check_ks(ks, p, "evaluate").tolist()
+    covariates = covariate_frame(covariates, n, "evaluate")
+    splits, _ = evaluation_splits(y, cv=cv, groups=groups, validation=validation, metric=metric,
+                                  random_state=random_state)
+    train = np.arange(n) if validation is None else np.flatnonzero(~np.asarray(validation, dtype=bool))
+    scoring = dict(method=spec.name, covariates=covariates, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
+                   **(score_params or {}))
+    keep = max(max(ks), TOP_VALUES)
+    tops, tested = [], []
+    for fold_train, _ in splits:
+        res = _scored(store, where, fold_train, y, **scoring)
+        tops.append(res.top_indices(keep))
+        tested.append(res.n_tested)
+        del res
+    result = _scored(store, where, train, y, **scoring)
+    tops.append(result.ranking[:keep])
+    columns = np.unique(np.concatenate(tops))
+    profile = _profile(store, where, train, y, result.ranks, chunk_bytes=chunk_bytes, folder=folder)
+    screened = Screened(columns, tested, result, profile)
+    try:
+        X = columns_in_memory(data, columns)
+        others = None if unlabelled is None else columns_in_memory(unlabelled, columns)
+        names = None if feature_names is None else np.asarray(feature_names[columns], dtype=object)
+        ev = evaluate(X, y, method=spec.name, ks=ks, cv=cv, groups=groups, validation=validation, metric=metric,
+                      random_state=random_state, score_params=score_params, min_af=min_af, max_af=max_af,
+                      covariates=covariates, feature_names=names, unlabelled=others, screened=screened, **options)
+    except BaseException:
+        close = getattr(profile, "close", None)  # a StoredProfile's temporary file
+        if close is not None:
+            close()
+        raise
+    return ev, X, others
+
+
+def _scored(store, where, idx, y, *, covariates, **scoring):
+    """``score_store`` on the store rows of the labelled samples ``idx`` (in the store's order)."""
+    from ..scoring.store import score_store
+
+    rows = where[idx]
+    order = np.argsort(rows, kind="stable")
+    return score_store(store, y[idx][order], samples=rows[order],
+                       covariates=None if covariates is None else covariates.iloc[idx[order]], **scoring)
+
+
+def _profile(store, where, idx, y, ranks, *, chunk_bytes, folder):
+    """The class profile of the labelled samples ``idx``, each feature's record at its rank."""
+    from ..profiles import profile
+    from ..scoring.store import rows_kept
+    from ..scoring.stored_profile import stored_profile
+
+    rows = where[idx]
+    order = np.argsort(rows, kind="stable")
+    rows, labels = rows[order], y[idx][order]
+    if store.sparse and store.has_column_copy:
+        return stored_profile(store, labels, "classes", rows=rows_kept(rows, store.shape[0]), ranks=ranks,
+                              chunk_bytes=chunk_bytes, folder=folder)
+    return profile(store, labels, target="classes", samples=rows, chunk_bytes=chunk_bytes)
+
+
+def columns_in_memory(data, columns):
+    """The features ``columns`` of the store rows ``data``, in the rows' order: CSR (sparse store)
+    or an array, in the stored type."""
+    import scipy.sparse as sp
+
+    where = data.rows
+    order = np.argsort(where, kind="stable")
+    M = data.store.read_columns(columns, rows=where[order])
+    back = np.empty_like(order)
+    back[order] = np.arange(order.size)
+    return sp.csr_matrix(M)[back] if sp.issparse(M) else np.asarray(M)[back]
