@@ -467,12 +467,14 @@ def analysis_notes(runs, full, made, full_nnz):
 
 
 def evaluate_notes(runs, p):
-    """`evaluate` holds the matrix in memory: its peak, scaled in proportion to the full case study."""
+    """`evaluate` scores every fold from the store: its peak, and that peak scaled in proportion to
+    the full case study (an upper bound: the features read for the models do not grow with the k-mers)."""
     lines = []
     for name, r in runs.items():
         if name.startswith("evaluate") and r["ended"] == "ok":
-            lines.append(f"- `{name}` reads the whole store into memory and scores every fold from there: "
-                         f"{gib(r['peak_rss'])} here, about {gib(r['peak_rss'] * FULL_KMERS / p)} at "
+            lines.append(f"- `{name}` scores each fold's training samples from the store (the store stays on disk) "
+                         f"and reads only the k-mers near the top of some ranking for the models: "
+                         f"{gib(r['peak_rss'])} here, at most about {gib(r['peak_rss'] * FULL_KMERS / p)} at "
                          f"{FULL_KMERS:,} k-mers in proportion ({r['seconds'] / 60:.1f} minutes here).")
     return lines
 

@@ -54,6 +54,8 @@ def _same_folders(a, b, *, tables=TABLES):
     for name in tables:
         assert filecmp.cmp(a / name, b / name, shallow=False), name
     run_a, run_b = (json.loads((f / "run.json").read_text()) for f in (a, b))
+    read = run_a["notes"].pop()  # what the screened evaluation says it read
+    assert read.startswith("The store stayed on disk") and "features in the top" in read
     assert run_a == run_b
 
 

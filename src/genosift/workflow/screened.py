@@ -88,6 +88,8 @@ def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups
         ev = evaluate(X, y, method=spec.name, ks=ks, cv=cv, groups=groups, validation=validation, metric=metric,
                       random_state=random_state, score_params=score_params, min_af=min_af, max_af=max_af,
                       covariates=covariates, feature_names=names, unlabelled=others, screened=screened, **options)
+        ev.notes.append(f"The store stayed on disk: every ranking was scored from it, and the {columns.size:,} "
+                        f"features in the top {keep:,} of one of them (of {p:,}) were read for the models.")
     except BaseException:
         close = getattr(profile, "close", None)  # a StoredProfile's temporary file
         if close is not None:
