@@ -136,3 +136,13 @@ def test_the_command_line_screens_a_store(tmp_path, capsys):
     for name in TABLES:
         assert filecmp.cmp(tmp_path / "a" / name, tmp_path / "b" / name, shallow=False), name
     assert not list(tmp_path.glob(".genosift-profile*"))  # the profile's temporary file is gone
+
+
+def test_names_default_to_the_stores(tmp_path):
+    store, y = _store(tmp_path, p=400)
+    ev, X, _ = evaluate_store(StoreRows(store), y, ks=[5], cv=3)
+    ev.profile.close()
+    names = np.asarray(store.feature_names, dtype=object)
+    np.testing.assert_array_equal(ev.feature_names, names[ev.columns])
+    assert list(ev.result.names_of(ev.result.ranking[:5])) == list(names[ev.result.ranking[:5]])
+    assert X.shape == (150, ev.columns.size)

@@ -42,7 +42,8 @@ def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups
     Each fold's ranking and the final one are scored from the store (``score_store`` on the rows
     of the fold); the features in the top ``max(ks)`` of any of them (and the final top
     ``TOP_VALUES``) are read, for every sample, and ``evaluate`` runs on them. The arguments are
-    ``evaluate``'s; ``unlabelled`` is store rows too; ``folder`` holds the profile's temporary file.
+    ``evaluate``'s (``feature_names`` by default the store's); ``unlabelled`` is store rows too;
+    ``folder`` holds the profile's temporary file.
 
     Returns
     -------
@@ -84,7 +85,7 @@ def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups
     try:
         X = columns_in_memory(data, columns)
         others = None if unlabelled is None else columns_in_memory(unlabelled, columns)
-        names = None if feature_names is None else np.asarray(feature_names[columns], dtype=object)
+        names = np.asarray((store.names_loader() if feature_names is None else feature_names)[columns], dtype=object)
         ev = evaluate(X, y, method=spec.name, ks=ks, cv=cv, groups=groups, validation=validation, metric=metric,
                       random_state=random_state, score_params=score_params, min_af=min_af, max_af=max_af,
                       covariates=covariates, feature_names=names, unlabelled=others, screened=screened, **options)
