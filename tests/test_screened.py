@@ -117,7 +117,7 @@ def test_methods_that_pool_every_feature_are_not_screened(tmp_path):
     assert not can_screen(gs.get_method("moderated_t")) and not can_screen(gs.get_method("relieff"))
     assert all(can_screen(gs.get_method(m)) for m in ("fisher", "auc", "logistic", "chi2", "mi"))
     store, y = _store(tmp_path, p=200)
-    with pytest.raises(ValueError, match="needs the whole matrix in memory"):
+    with pytest.raises(ValueError, match="needs the whole matrix in memory for it: pass genosift.pipeline.in_memory"):
         evaluate_store(StoreRows(store), y.astype(float), method="moderated_t", ks=[5])
 
 
@@ -146,3 +146,13 @@ def test_names_default_to_the_stores(tmp_path):
     np.testing.assert_array_equal(ev.feature_names, names[ev.columns])
     assert list(ev.result.names_of(ev.result.ranking[:5])) == list(names[ev.result.ranking[:5]])
     assert X.shape == (150, ev.columns.size)
+
+
+def test_presence_asked_of_a_store_of_counts(tmp_path):
+    """``binary=True`` on a store opened as counts: scored and modelled as presence/absence, as in memory."""
+    store, y = _store(tmp_path, k=2, p=800)
+    assert not store.binary
+    rows = np.arange(150)
+    ev_s, _, _, a, b = _both(tmp_path, store, y, rows, method="fisher", ks=[4, 16], cv=3, binary=True)
+    _same_folders(a, b)
+    assert ev_s.binary

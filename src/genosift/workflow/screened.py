@@ -58,9 +58,13 @@ def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups
 
     spec = get_method(method)
     if not can_screen(spec):
-        raise ValueError(f"Method '{spec.name}' scores a feature with the others ({spec.streaming}); evaluate "
-                         "needs the whole matrix in memory for it.")
+        raise ValueError(f"Method '{spec.name}' scores each feature with the others (all of them pooled); evaluate "
+                         "needs the whole matrix in memory for it: pass genosift.pipeline.in_memory(rows) to evaluate.")
     store, where = data.store, data.rows
+    if options.get("binary") and not store.binary:  # scored as presence/absence (evaluate reads X so itself)
+        from ..io import open_store
+
+        store = open_store(store.path, binary=True)
     y = np.asarray(y)
     n, p = len(y), store.shape[1]
     ks = check_ks(ks, p, "evaluate").tolist()
