@@ -11,9 +11,12 @@ TOP_VALUES = 12
 
 
 def results_tables(ev, X, y):
-    """The tables of the results folder, by file name."""
+    """The tables of the results folder, by file name: DataFrames, and the ranking of every feature
+    (``scores.tsv``) as consecutive pieces of one table (``outputs.ranking_frames``)."""
     import pandas as pd
     from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
+
+    from ..outputs import ranking_frames
 
     classes = [str(c) for c in ev.classes]
     true, pred = ev.oof["true"].to_numpy(), ev.oof["predicted"].to_numpy()
@@ -22,8 +25,6 @@ def results_tables(ev, X, y):
                               "support": support})
     confusion = pd.DataFrame(confusion_matrix(true, pred, labels=classes), columns=classes)
     confusion.insert(0, "true", classes)
-    from ..outputs import ranking_frames
-
     res = ev.result
     chosen = res.ranking[: min(ev.best_k, res.n_tested)]  # never a feature the filter left out
     mask = np.zeros(res.n_features, dtype=bool)
