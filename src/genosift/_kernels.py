@@ -344,5 +344,6 @@ def all_finite(a):
             for j in range(t * step, min(cols, (t + 1) * step)):
                 if not np.isfinite(a[r, j]):
                     bad[t] = True
-                    break
+            if bad[t]:
+                break
     return not bad.any()

@@ -272,17 +272,26 @@ def profile_labelled(labelled, *, method, chunk_bytes=None, folder=None, ranks=N
     y = labelled.y_train
     kind = kind_for(method, y)
     y = None if kind == "none" else y
-    target = "auto" if kind == "none" else kind
     X = labelled.X_train
     if isinstance(X, StoreRows):
-        if X.store.sparse and X.store.has_column_copy:
-            from .scoring.store import rows_kept
-            from .scoring.stored_profile import stored_profile
+        return store_profile(X, y, kind, chunk_bytes=chunk_bytes, folder=folder, ranks=ranks)
+    return profile(X, y, target="auto" if kind == "none" else kind, feature_names=labelled.dataset.feature_names)
 
-            return stored_profile(X.store, y, kind, rows=rows_kept(X.rows, X.store.shape[0]), ranks=ranks,
-                                  chunk_bytes=chunk_bytes, folder=folder)
-        return profile(X.store, y, target=target, samples=X.rows, chunk_bytes=chunk_bytes)
-    return profile(X, y, target=target, feature_names=labelled.dataset.feature_names)
+
+def store_profile(rows, y, kind, *, chunk_bytes=None, folder=None, ranks=None):
+    """The profile (``profiles.kind_for``'s ``kind``) of the store rows ``rows`` (increasing), read
+    from the store: a ``StoredProfile`` from a sparse store's column copy (close it when done; see
+    ``profile_labelled``), else a ``Profile`` from its row chunks."""
+    from .profiles import profile
+
+    store = rows.store
+    if store.sparse and store.has_column_copy:
+        from .scoring.store import rows_kept
+        from .scoring.stored_profile import stored_profile
+
+        return stored_profile(store, y, kind, rows=rows_kept(rows.rows, store.shape[0]), ranks=ranks,
+                              chunk_bytes=chunk_bytes, folder=folder)
+    return profile(store, y, target="auto" if kind == "none" else kind, samples=rows.rows, chunk_bytes=chunk_bytes)
 
 
 def select_mask(result, *, top=None, fdr=None):

@@ -103,29 +103,28 @@ def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups
     return ev, X, others
 
 
+def _in_store_order(where, idx):
+    """The store rows of the labelled samples ``idx``, increasing, and those samples in that order."""
+    order = np.argsort(where[idx], kind="stable")
+    return where[idx][order], idx[order]
+
+
 def _scored(store, where, idx, y, *, covariates, **scoring):
     """``score_store`` on the store rows of the labelled samples ``idx`` (in the store's order)."""
     from ..scoring.store import score_store
 
-    rows = where[idx]
-    order = np.argsort(rows, kind="stable")
-    return score_store(store, y[idx][order], samples=rows[order],
-                       covariates=None if covariates is None else covariates.iloc[idx[order]], **scoring)
+    rows, idx = _in_store_order(where, idx)
+    return score_store(store, y[idx], samples=rows, covariates=None if covariates is None else covariates.iloc[idx],
+                       **scoring)
 
 
 def _profile(store, where, idx, y, ranks, *, chunk_bytes, folder):
     """The class profile of the labelled samples ``idx``, each feature's record at its rank."""
-    from ..profiles import profile
-    from ..scoring.store import rows_kept
-    from ..scoring.stored_profile import stored_profile
+    from ..pipeline import StoreRows, store_profile
 
-    rows = where[idx]
-    order = np.argsort(rows, kind="stable")
-    rows, labels = rows[order], y[idx][order]
-    if store.sparse and store.has_column_copy:
-        return stored_profile(store, labels, "classes", rows=rows_kept(rows, store.shape[0]), ranks=ranks,
-                              chunk_bytes=chunk_bytes, folder=folder)
-    return profile(store, labels, target="classes", samples=rows, chunk_bytes=chunk_bytes)
+    rows, idx = _in_store_order(where, idx)
+    return store_profile(StoreRows(store, rows), y[idx], "classes", chunk_bytes=chunk_bytes, folder=folder,
+                         ranks=ranks)
 
 
 def columns_in_memory(data, columns):
@@ -133,9 +132,8 @@ def columns_in_memory(data, columns):
     or an array, in the stored type."""
     import scipy.sparse as sp
 
-    where = data.rows
-    order = np.argsort(where, kind="stable")
-    M = data.store.read_columns(columns, rows=where[order])
+    rows, order = _in_store_order(data.rows, np.arange(data.rows.size))
+    M = data.store.read_columns(columns, rows=rows)
     back = np.empty_like(order)
     back[order] = np.arange(order.size)
     return sp.csr_matrix(M)[back] if sp.issparse(M) else np.asarray(M)[back]
