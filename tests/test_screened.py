@@ -13,7 +13,7 @@ import genosift as gs
 from genosift.cli import main
 from genosift.io import Dataset, open_store, write_store
 from genosift.pipeline import StoreRows, in_memory
-from genosift.workflow import evaluate, load_model, predict, write_results
+from genosift.workflow import evaluate, load_model, predict, predict_store, write_results
 from genosift.workflow.screened import can_screen, evaluate_store
 
 TABLES = ["confusion.tsv", "curve.tsv", "cv_metrics.tsv", "per_class.tsv", "predictions.tsv", "scores.tsv",
@@ -66,6 +66,10 @@ def _same_predictions(a, b, store):
     pa, notes_a = predict(load_model(a), X, names, sample_ids=store.sample_ids)
     pb, _ = predict(load_model(b), X, names, sample_ids=store.sample_ids)
     pd.testing.assert_frame_equal(pa, pb)
+    # from the store itself, reading only the model's features: the same frame and notes
+    pc, notes_c = predict_store(load_model(a), StoreRows(store), sample_ids=store.sample_ids)
+    pd.testing.assert_frame_equal(pa, pc)
+    assert notes_a == notes_c
     model = json.loads((a / "model.json").read_text())
     assert len(model["features"]) < store.shape[1]  # the screened model lists only the features it read
     assert model["selected"] == json.loads((b / "model.json").read_text())["selected"]

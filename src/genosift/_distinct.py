@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-__all__ = ["distinct_columns"]
+__all__ = ["distinct_columns", "mix64"]
 
 _SEED = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -26,7 +26,7 @@ _S1, _S2, _S3 = np.uint64(30), np.uint64(27), np.uint64(31)
 
 
 @njit(cache=True, nogil=True)
-def _mix(h):
+def mix64(h):
     """A 64-bit finaliser (splitmix64's): every input bit reaches every output bit."""
     h = (h ^ (h >> _S1)) * _M1
     h = (h ^ (h >> _S2)) * _M2
@@ -41,14 +41,14 @@ def _hashes(dense, indptr, indices, values, b, is_dense):
     if is_dense:
         for i in range(dense.shape[0]):
             for j in range(b):
-                h[j] = _mix(h[j] ^ np.uint64(dense[i, j]))
+                h[j] = mix64(h[j] ^ np.uint64(dense[i, j]))
         return h
     for j in range(b):
         x = h[j]
         for k in range(indptr[j], indptr[j + 1]):
-            x = _mix(x ^ np.uint64(indices[k]))
-            x = _mix(x ^ np.uint64(values[k]))
-        h[j] = _mix(x ^ np.uint64(indptr[j + 1] - indptr[j]))
+            x = mix64(x ^ np.uint64(indices[k]))
+            x = mix64(x ^ np.uint64(values[k]))
+        h[j] = mix64(x ^ np.uint64(indptr[j + 1] - indptr[j]))
     return h
 
 

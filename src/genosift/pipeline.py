@@ -48,6 +48,17 @@ class StoreRows:
     def __getitem__(self, index):
         return StoreRows(self.store, self.rows[index])
 
+    def read_columns(self, columns):
+        """The features ``columns`` of these rows, in the rows' order (read in the store's): CSR for
+        a sparse store, else an array, in the stored type."""
+        import scipy.sparse as sp
+
+        order = np.argsort(self.rows, kind="stable")
+        M = self.store.read_columns(columns, rows=self.rows[order])
+        back = np.empty_like(order)
+        back[order] = np.arange(order.size)
+        return sp.csr_matrix(M)[back] if sp.issparse(M) else np.asarray(M)[back]
+
 
 def in_memory(X):
     """``X`` as a matrix in memory: store rows are read (all their columns), anything else as is."""
@@ -129,7 +140,7 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     if meta is None and kind in ("csv", "tsv", "parquet"):
         options["keep"] = tuple(dict.fromkeys([*wanted, *options.get("keep", ())]))
     if kind == "store":
-        dataset = _store_dataset(data, options, binary)
+        dataset = read_store_rows(data, options, binary)
     else:
         dataset = read(data, format=kind, **options)
         if binary:
@@ -206,7 +217,9 @@ def _label_spellings(label):
     return out
 
 
-def _store_dataset(path, options, binary=False):
+def read_store_rows(path, options, binary=False):
+    """The ``Dataset`` of the store at ``path`` with its rows not loaded (``X`` a ``StoreRows``); reader
+    ``options`` are refused, as a store's samples are rows already."""
     from .io import Dataset, open_store
 
     if options:

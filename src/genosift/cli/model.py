@@ -93,8 +93,8 @@ def _print_evaluation(ev, n_samples, out, started):
 def predict_command(args):
     from .. import pipeline
     from .._validation import UsageError
-    from ..io import read
-    from ..workflow import held_out_metrics, load_model, predict
+    from ..io import format_of, read
+    from ..workflow import held_out_metrics, load_model, predict, predict_store
 
     if args.meta and not (args.id and args.target):
         raise UsageError("--meta needs --id (the sample-id column) and --target (the true labels) to compare.")
@@ -105,9 +105,13 @@ def predict_command(args):
     in_table = args.target and not args.meta and pipeline.is_table(args.data, args.format)
     # in a table, the true labels may be a column of the data table itself
     options = read_options(args, extra_keep=(args.target,) if in_table else ())
-    data = read(args.data, format=args.format, **options)
-    frame, notes = predict(saved, pipeline.in_memory(data.X), data.feature_names, sample_ids=data.sample_ids,
-                           fill_missing=args.fill_missing)
+    if (args.format or format_of(args.data)) == "store":  # only the model's features are read
+        data = pipeline.read_store_rows(args.data, options)
+        frame, notes = predict_store(saved, data.X, sample_ids=data.sample_ids, fill_missing=args.fill_missing)
+    else:
+        data = read(args.data, format=args.format, **options)
+        frame, notes = predict(saved, data.X, data.feature_names, sample_ids=data.sample_ids,
+                               fill_missing=args.fill_missing)
     truth = None
     if in_table or args.meta:
         truth = pipeline.true_labels(frame["sample"], args.target, data=data, data_path=args.data, meta=args.meta,

@@ -17,11 +17,12 @@ serves ``genosift score --structure`` without loading the models.
 from importlib import import_module
 
 __all__ = ["MODELS", "Evaluation", "evaluate", "held_out_metrics", "load_model", "make_model", "predict",
-           "write_results"]
+           "predict_store", "write_results"]
 
 #: Where each public name lives (``METRICS``: the metrics ``evaluate`` measures).
 _HOMES = {"Evaluation": ".evaluation", "evaluate": ".evaluation", "METRICS": ".models", "MODELS": ".models",
           "make_model": ".models", "held_out_metrics": ".prediction", "predict": ".prediction",
+          "predict_store": ".prediction",
           "load_model": ".results", "write_results": ".results"}
 
 

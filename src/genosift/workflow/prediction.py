@@ -49,9 +49,31 @@ def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False):
     where = {f: j for j, f in enumerate(names)}
     if len(where) != len(names):
         raise ValueError("The new data have duplicated feature names; each feature must be named once.")
+    columns = np.array([where.get(f, -1) for f in saved["features"]], dtype=np.int64)
+    return _predict_columns(saved, X, columns, len(names), sample_ids=sample_ids, fill_missing=fill_missing)
+
+
+def predict_store(saved, data, *, sample_ids=None, fill_missing=False):
+    """``predict`` for the rows of a store (a ``StoreRows``), reading only the model's features.
+
+    The model's features are found among the store's names without decoding them all
+    (``Store.columns_named``) and only their columns are read, so the memory is that of the
+    model's features, whatever the number of features stored. The result is ``predict``'s.
+    """
+    columns = data.store.columns_named(saved["features"])
+    present = np.flatnonzero(columns >= 0)
+    M = data.read_columns(columns[present])
+    local = np.full(columns.size, -1, dtype=np.int64)
+    local[present] = np.arange(present.size)
+    return _predict_columns(saved, M, local, data.shape[1], sample_ids=sample_ids, fill_missing=fill_missing)
+
+
+def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing):
+    """``predict`` once the model's features are found: ``columns`` holds, for each of them, its
+    column of ``X`` (-1 where absent); the data have ``n_columns`` features in all."""
     wanted = saved["features"]
     selected = set(saved["selected"])
-    missing = [f for f in wanted if f not in where]
+    missing = [f for f, j in zip(wanted, columns.tolist()) if j < 0]
     missing_selected = [f for f in missing if f in selected]
     notes = []
     if missing_selected and not fill_missing:
@@ -66,14 +88,13 @@ def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False):
         notes.append(f"{len(missing)} of the model's {len(wanted)} features are absent from the new data"
                      + (f" ({len(missing_selected)} of them used by the model, set to 0)" if missing_selected else
                         " (none used by the model)") + ".")
-    extra = len(names) - (len(wanted) - len(missing))
+    extra = n_columns - (len(wanted) - len(missing))
     if extra:
         notes.append(f"{extra} column(s) of the new data are not features of the model and were ignored.")
     if saved.get("binary"):  # trained on presence/absence: the new data are read the same way
         from ..transforms import presence
 
         X = presence(X)
-    columns = np.array([where.get(f, -1) for f in wanted], dtype=np.int64)
     present = columns >= 0
     columns = np.maximum(columns, 0)  # absent features: any column, then zeroed (NaN there too)
     if sp.issparse(X):

@@ -87,8 +87,8 @@ def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups
     profile = _profile(store, where, train, y, result.ranks, chunk_bytes=chunk_bytes, folder=folder)
     screened = Screened(columns, tested, result, profile)
     try:
-        X = columns_in_memory(data, columns)
-        others = None if unlabelled is None else columns_in_memory(unlabelled, columns)
+        X = data.read_columns(columns)
+        others = None if unlabelled is None else unlabelled.read_columns(columns)
         names = np.asarray((store.names_loader() if feature_names is None else feature_names)[columns], dtype=object)
         ev = evaluate(X, y, method=spec.name, ks=ks, cv=cv, groups=groups, validation=validation, metric=metric,
                       random_state=random_state, score_params=score_params, min_af=min_af, max_af=max_af,
@@ -125,15 +125,3 @@ def _profile(store, where, idx, y, ranks, *, chunk_bytes, folder):
     rows, idx = _in_store_order(where, idx)
     return store_profile(StoreRows(store, rows), y[idx], "classes", chunk_bytes=chunk_bytes, folder=folder,
                          ranks=ranks)
-
-
-def columns_in_memory(data, columns):
-    """The features ``columns`` of the store rows ``data``, in the rows' order: CSR (sparse store)
-    or an array, in the stored type."""
-    import scipy.sparse as sp
-
-    rows, order = _in_store_order(data.rows, np.arange(data.rows.size))
-    M = data.store.read_columns(columns, rows=rows)
-    back = np.empty_like(order)
-    back[order] = np.arange(order.size)
-    return sp.csr_matrix(M)[back] if sp.issparse(M) else np.asarray(M)[back]

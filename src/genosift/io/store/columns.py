@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from ..._sparse_check import check_sparse_structure
 from ..._validation import param_error
 from ...engine import block_width
+from .lookup import find_names
 from .read import FileReader, gather
 from .write import chunk_budget, index_dtype
 
@@ -163,6 +164,32 @@ class ColumnReads:
             else:
                 M = np.concatenate(parts) if parts else np.empty((0, wanted.size), dtype=self.dtype)
         return M if np.array_equal(order, np.arange(order.size)) else M[:, order]
+
+    def columns_named(self, names):
+        """The index of the feature named by each of ``names``, -1 where the store has none so named.
+
+        The stored names are scanned a piece at a time and only the candidates are decoded: a few
+        thousand names are found among millions without holding the millions as strings.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib, numpy as np
+        >>> from genosift.io import Dataset, open_store, write_store
+        >>> ds = Dataset(np.eye(3), np.array(["a", "b", "c"]), np.array(["k1", "k2", "k3"]))
+        >>> store = open_store(write_store(ds, pathlib.Path(tempfile.mkdtemp()) / "d.gs.h5ad"))
+        >>> store.columns_named(["k3", "k9", "k1"]).tolist()
+        [2, -1, 0]
+        """
+        p = self.shape[1]
+        with self._file() as f:
+            var = f["var"]
+            if "_genosift_names" in var:
+                ds = var["_genosift_names"]
+                found = find_names(lambda a, b: ds[a:b], ds.shape[0], p, names)
+                if found is not None:
+                    return found
+        where = {str(name): j for j, name in enumerate(self.feature_names)}  # names written by another tool
+        return np.array([where.get(str(name), -1) for name in names], dtype=np.int64)
 
     @staticmethod
     def _indices_of(values, size, what, *, increasing):
