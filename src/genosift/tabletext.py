@@ -4,8 +4,8 @@ The bytes are those of pandas' ``frame.to_csv(fh, sep=sep, index=False)``: every
 shortest text that reads back to the same value (``repr``), integers and booleans as Python writes
 them, missing values empty, text quoted only where the field holds the separator, a quote or a line
 break (by the :mod:`csv` module itself). It is several times faster because each column is turned
-into text once per block, a float column's distinct values once, rather than cell by cell through
-pandas' formatting layer. Columns of other dtypes (datetimes, categoricals, nullable extension
+into text once per block (float64 values by compiled code, ``genosift._float_text``), rather
+than cell by cell through pandas' formatting layer. Columns of other dtypes (datetimes, categoricals, nullable extension
 types) and one-column frames are written by pandas itself.
 """
 from __future__ import annotations
@@ -32,15 +32,12 @@ def _fast_kind(dtype):
 
 def _floats(values):
     """Float column text: ``repr`` for float64 (the same text as numpy's ``astype(str)``, which
-    pandas uses, and faster), numpy's own for other widths; each distinct value formatted once."""
+    pandas uses), computed in compiled code; numpy's own for other widths."""
     if values.dtype != np.float64:
         return values.astype(str).tolist()
-    if len(values) > 64:
-        distinct, where = np.unique(values.view(np.int64), return_inverse=True)
-        if 2 * len(distinct) < len(values):
-            text = list(map(float.__repr__, distinct.view(np.float64).tolist()))
-            return [text[i] for i in where.ravel().tolist()]
-    return list(map(float.__repr__, values.tolist()))
+    from ._float_text import float_texts  # numba: loaded when a float column is written
+
+    return float_texts(values)
 
 
 def _field(writer, buf, value, sep):
