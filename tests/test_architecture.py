@@ -20,7 +20,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS = {
     "ground": ("_version", "_validation", "_kernels", "_sparse_kernels", "stats", "engine", "_files", "_messages",
                "transforms", "_sparse_check", "choices", "tabletext", "_distinct",
-               "_float_text"),
+               "_number_text"),
     "scores": ("scores",),
     "io": ("io", "_anndata", "datasets", "clonal"),
     "scoring": ("scoring", "dask", "profiles", "structure"),

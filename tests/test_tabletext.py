@@ -74,3 +74,22 @@ def test_every_float64_reads_back_exactly():
     back = pd.read_csv(io.StringIO(_ours(frame, "\t")), sep="\t", float_precision="round_trip")
     for column in ("random_bits", "special", "scaled", "few", "whole"):
         np.testing.assert_array_equal(back[column].to_numpy(), frame[column].to_numpy())
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
+def test_a_file_gets_the_bytes_of_pandas(tmp_path, encoding):
+    """A file handle (rows written to its binary buffer when it writes UTF-8, as text otherwise),
+    with text written before and after the table through the same handle."""
+    frame = _frame(3000, seed=11)
+    if encoding != "utf-8":
+        frame["text"] = frame["text"].map(lambda v: v.replace("ü", "u").replace("ï", "i") if isinstance(v, str) else v)
+    ours, theirs = tmp_path / "ours.tsv", tmp_path / "theirs.tsv"
+    with open(ours, "w", encoding=encoding, newline="") as fh:
+        fh.write("# before\n")
+        tabletext.write_delimited(frame, fh, block_rows=700)
+        fh.write("# after\n")
+    with open(theirs, "w", encoding=encoding, newline="") as fh:
+        fh.write("# before\n")
+        frame.to_csv(fh, sep="\t", index=False)
+        fh.write("# after\n")
+    assert ours.read_bytes() == theirs.read_bytes()

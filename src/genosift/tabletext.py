@@ -3,10 +3,11 @@
 The bytes are those of pandas' ``frame.to_csv(fh, sep=sep, index=False)``: every float64 as the
 shortest text that reads back to the same value (``repr``), integers and booleans as Python writes
 them, missing values empty, text quoted only where the field holds the separator, a quote or a line
-break (by the :mod:`csv` module itself). It is several times faster because each column is turned
-into text once per block (float64 values by compiled code, ``genosift._float_text``), rather
-than cell by cell through pandas' formatting layer. Columns of other dtypes (datetimes, categoricals, nullable extension
-types) and one-column frames are written by pandas itself.
+break (by the :mod:`csv` module itself). It is several times faster because each column of a block is turned
+into bytes at once (numbers by compiled code, ``genosift._number_text``, which also lays out the
+rows), rather than cell by cell through pandas' formatting layer. Columns of other dtypes
+(datetimes, categoricals, nullable extension types) and one-column frames are written by pandas
+itself.
 """
 from __future__ import annotations
 
@@ -28,16 +29,6 @@ _SPECIAL = ('"', "\n", "\r")
 def _fast_kind(dtype):
     """Whether a column of ``dtype`` is written here (else pandas writes the whole frame)."""
     return isinstance(dtype, np.dtype) and dtype.kind in "fiubO"
-
-
-def _floats(values):
-    """Float column text: ``repr`` for float64 (the same text as numpy's ``astype(str)``, which
-    pandas uses), computed in compiled code; numpy's own for other widths."""
-    if values.dtype != np.float64:
-        return values.astype(str).tolist()
-    from ._float_text import float_texts  # numba: loaded when a float column is written
-
-    return float_texts(values)
 
 
 def _field(writer, buf, value, sep):
@@ -63,18 +54,51 @@ def _objects(values, isna, writer, buf, sep):
     return text
 
 
-def _column_text(values, isna, writer, buf, sep):
+def _text_bytes(text):
+    """``(bytes, begins, ends)`` of a list of str, UTF-8: one encoding of the NUL-joined texts
+    (unless a text holds a NUL, then each encoded on its own)."""
+    joined = "\x00".join(text)
+    if joined.count("\x00") == max(len(text) - 1, 0):
+        data = np.frombuffer(joined.encode("utf-8"), dtype=np.uint8)
+        nul = np.flatnonzero(data == 0)
+        return data, np.r_[0, nul + 1], np.r_[nul, data.size]
+    encoded = [t.encode("utf-8") for t in text]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets[:-1], offsets[1:]
+
+
+def _column_bytes(values, isna, writer, buf, sep):
+    """One column of a block as ``join_rows`` takes it."""
+    from . import _number_text  # numba: loaded when a table is written
+
     kind = values.dtype.kind
+    if values.dtype == np.float64:
+        return _number_text.float_column(values)
     if kind == "f":
-        text = _floats(values)
-        nan = np.isnan(values)
-        if nan.any():
-            for i in np.flatnonzero(nan).tolist():
-                text[i] = ""
-        return text
-    if kind in "iub":
-        return list(map(str, values.tolist()))
-    return _objects(values, isna, writer, buf, sep)
+        text = values.astype(str).tolist()
+        for i in np.flatnonzero(np.isnan(values)).tolist():
+            text[i] = ""
+        return _text_bytes(text)
+    if kind in "iu":
+        return _number_text.int_column(values)
+    if kind == "b":
+        return _number_text.bool_column(values)
+    return _text_bytes(_objects(values, isna, writer, buf, sep))
+
+
+def _emit(fh, rows):
+    """Write the bytes ``rows`` to the text handle ``fh``: straight to its binary buffer when it
+    writes UTF-8 (after flushing its text), else decoded."""
+    import codecs
+
+    raw = getattr(fh, "buffer", None)
+    encoding = getattr(fh, "encoding", None)
+    if raw is not None and encoding and codecs.lookup(encoding).name == "utf-8":
+        fh.flush()
+        raw.write(memoryview(rows))
+    else:
+        fh.write(rows.tobytes().decode("utf-8"))
 
 
 def write_delimited(frame, fh, *, sep="\t", block_rows=BLOCK_ROWS, header=True):
@@ -89,6 +113,8 @@ def write_delimited(frame, fh, *, sep="\t", block_rows=BLOCK_ROWS, header=True):
     """
     from pandas import MultiIndex, isna
 
+    from ._number_text import join_rows
+
     columns = [frame.iloc[:, j] for j in range(frame.shape[1])]
     if len(columns) < 2 or isinstance(frame.columns, MultiIndex) or not all(_fast_kind(c.dtype) for c in columns):
         frame.to_csv(fh, sep=sep, index=False, header=header, chunksize=max(1, block_rows // max(1, frame.shape[1])))
@@ -100,10 +126,11 @@ def write_delimited(frame, fh, *, sep="\t", block_rows=BLOCK_ROWS, header=True):
     buf = io.StringIO(newline="")
     writer = csv.writer(buf, **options)
     arrays = [c.to_numpy() for c in columns]
+    sep_bytes, end_bytes = sep.encode("utf-8"), end.encode("utf-8")
     for start in range(0, len(frame), block_rows):
         stop = min(start + block_rows, len(frame))
-        text = [_column_text(a[start:stop], isna, writer, buf, sep) for a in arrays]
-        fh.write(end.join(map(sep.join, zip(*text))) + end)
+        pieces = [_column_bytes(a[start:stop], isna, writer, buf, sep) for a in arrays]
+        _emit(fh, join_rows(pieces, sep_bytes, end_bytes))
 
 
 def frame_text(frame, *, sep="\t"):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from genosift._float_text import float_texts
+from genosift._number_text import bool_column, float_column, float_texts, int_column, join_rows
 
 
 def _same_as_repr(values):
@@ -62,3 +62,28 @@ def test_any_layout_and_the_empty_array():
     assert float_texts(values[:, ::2].T) == [repr(v) for v in values[:, ::2].T.ravel().tolist()]
     assert float_texts(np.empty(0)) == []
     assert float_texts(np.array([-np.nan])) == ["nan"]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64])
+def test_integers_as_str_writes_them(dtype):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(3)
+    values = np.r_[rng.integers(info.min, info.max, 5000, dtype=dtype, endpoint=True),
+                   np.array([info.min, info.max, 0, 1, 9, 10, 11, 99, 100], dtype=object).astype(dtype)]
+    if info.min < 0:
+        values = np.r_[values, np.array([-1, -9, -10, -11, -100, info.min + 1], dtype=dtype)]
+    text, offsets = int_column(values)
+    expected = [str(v) for v in values.tolist()]
+    assert [bytes(text[a:b]).decode() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+
+
+def test_rows_of_a_table():
+    floats = np.array([0.1, np.nan, -2.5e-300, 7.0])
+    flags = np.array([True, False, True, True])
+    ints = np.array([-3, 0, 2**62, 5])
+    rows = join_rows([float_column(floats), bool_column(flags), int_column(ints)], b"\t", b"\n")
+    expected = "".join(f"{'' if np.isnan(f) else repr(f)}\t{b}\t{i}\n"
+                       for f, b, i in zip(floats.tolist(), flags.tolist(), ints.tolist()))
+    assert bytes(rows).decode() == expected
+    assert bytes(join_rows([float_column(np.empty(0))], b",", b"\r\n")) == b""
+    assert bytes(join_rows([int_column(np.array([1, 2]))], b",", b"\r\n")) == b"1\r\n2\r\n"
