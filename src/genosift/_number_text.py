@@ -42,6 +42,8 @@ def _tables():
 
 
 _INVERSE, _POWER = _tables()
+#: '00', '01', ... '99' as bytes: two digits written at a time
+_PAIRS = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode("ascii"), dtype=np.uint8).copy()
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -50,7 +52,7 @@ def _pow5bits(e):
     return ((e * 1217359) >> 19) + 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _mul_shift(m, lo, hi, j):
     """floor(m * (hi * 2**64 + lo) / 2**j) for m < 2**55, 64 < j < 128: two 64 x 64 -> 128-bit
     products from 32-bit halves."""
@@ -73,7 +75,7 @@ def _mul_shift(m, lo, hi, j):
     return (s_hi << (_U(64) - d)) | (s_lo >> d)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _fives(v):
     """How many times 5 divides ``v`` (> 0)."""
     n = 0
@@ -83,10 +85,19 @@ def _fives(v):
     return n
 
 
-@njit(cache=True, nogil=True)
-def _shortest(mantissa, exponent, inverse, power):
+@njit(cache=True, nogil=True, inline="always")
+def _shortest(mantissa, exponent):
     """Ryu's shortest digits of the finite, non-zero float64 with these IEEE fields:
     (digits as an integer without trailing zeros, power of ten)."""
+    if 1075 - 52 <= exponent <= 1075:  # maybe an integer below 2**53: then its digits are the shortest
+        m2 = mantissa | (_U(1) << _U(52))
+        shift = _U(1075 - exponent)
+        if (m2 & ((_U(1) << shift) - _U(1))) == _U(0):
+            out, exp10 = m2 >> shift, 0
+            while out % _U(10) == _U(0):
+                out //= _U(10)
+                exp10 += 1
+            return out, exp10
     if exponent == 0:
         e2 = 1 - 1023 - 52 - 2
         m2 = mantissa
@@ -103,7 +114,7 @@ def _shortest(mantissa, exponent, inverse, power):
         e10 = q
         k = _BITS + _pow5bits(q) - 1
         i = -e2 + q + k
-        lo, hi = inverse[q, 0], inverse[q, 1]
+        lo, hi = _INVERSE[q, 0], _INVERSE[q, 1]
         vr = _mul_shift(mv, lo, hi, i)
         vp = _mul_shift(mv + _U(2), lo, hi, i)
         vm = _mul_shift(mv - _U(1) - mm_shift, lo, hi, i)
@@ -120,7 +131,7 @@ def _shortest(mantissa, exponent, inverse, power):
         i = -e2 - q
         k = _pow5bits(i) - _BITS
         j = q - k
-        lo, hi = power[i, 0], power[i, 1]
+        lo, hi = _POWER[i, 0], _POWER[i, 1]
         vr = _mul_shift(mv, lo, hi, j)
         vp = _mul_shift(mv + _U(2), lo, hi, j)
         vm = _mul_shift(mv - _U(1) - mm_shift, lo, hi, j)
@@ -156,6 +167,12 @@ def _shortest(mantissa, exponent, inverse, power):
             last = _U(4)  # exactly halfway: round to even
         up = (vr == vm and (not accept or not vm_zeros)) or last >= _U(5)
     else:
+        if vp // _U(100) > vm // _U(100):  # two digits at once first (the usual case)
+            last = (vr % _U(100)) // ten
+            vr //= _U(100)
+            vp //= _U(100)
+            vm //= _U(100)
+            removed += 2
         while vp // ten > vm // ten:
             last = vr % ten
             vr //= ten
@@ -172,97 +189,87 @@ def _shortest(mantissa, exponent, inverse, power):
 
 
 @njit(cache=True, nogil=True)
-def _put3(buf, at, a, b, c):
-    """Three bytes at ``buf[at]``; returns the position after them."""
-    buf[at] = a
-    buf[at + 1] = b
-    buf[at + 2] = c
-    return at + 3
-
-
-@njit(cache=True, nogil=True)
-def _float_text(b, buf, at, digits, nan_text, inverse, power):
-    """The text of the float64 with bits ``b`` at ``buf[at]`` (NaN as 'nan', or nothing unless
-    ``nan_text``); returns the position after it."""
-    negative = (b >> _U(63)) != _U(0)
-    exponent = np.int64((b >> _U(52)) & _U(0x7FF))
-    mantissa = b & ((_U(1) << _U(52)) - _U(1))
-    if exponent == 0x7FF and mantissa != _U(0):
-        return _put3(buf, at, 110, 97, 110) if nan_text else at  # 'nan'
-    if negative:
-        buf[at] = 45  # '-'
-        at += 1
-    if exponent == 0x7FF:
-        return _put3(buf, at, 105, 110, 102)  # 'inf'
-    if exponent == 0 and mantissa == _U(0):
-        return _put3(buf, at, 48, 46, 48)  # '0.0'
-    out, exp10 = _shortest(mantissa, exponent, inverse, power)
-    n = 0
-    while out > _U(0):
-        digits[n] = 48 + np.uint8(out % _U(10))
-        out //= _U(10)
-        n += 1
-    # digits[n - 1] is the first digit; the decimal point falls after `point` digits
-    point = n + exp10
-    if -4 < point <= 16:
-        if point <= 0:
-            buf[at] = 48
-            buf[at + 1] = 46  # '0.'
-            at += 2
-            for _ in range(-point):
-                buf[at] = 48
-                at += 1
-            for d in range(n - 1, -1, -1):
-                buf[at] = digits[d]
-                at += 1
-        elif point >= n:
-            for d in range(n - 1, -1, -1):
-                buf[at] = digits[d]
-                at += 1
-            for _ in range(point - n):
-                buf[at] = 48
-                at += 1
-            buf[at] = 46
-            buf[at + 1] = 48  # '.0'
-            at += 2
-        else:
-            for d in range(n - 1, -1, -1):
-                buf[at] = digits[d]
-                at += 1
-                if d == n - point:
-                    buf[at] = 46
-                    at += 1
-        return at
-    buf[at] = digits[n - 1]
-    at += 1
-    if n > 1:
-        buf[at] = 46
-        at += 1
-        for d in range(n - 2, -1, -1):
-            buf[at] = digits[d]
-            at += 1
-    e = point - 1
-    buf[at] = 101  # 'e'
-    buf[at + 1] = 45 if e < 0 else 43
-    at += 2
-    e = -e if e < 0 else e
-    if e >= 100:
-        buf[at] = 48 + e // 100
-        at += 1
-    buf[at] = 48 + (e // 10) % 10
-    buf[at + 1] = 48 + e % 10
-    return at + 2
-
-
-@njit(cache=True, nogil=True)
-def _floats_into(bits, buf, offsets, sep, nan_text, inverse, power):
-    """The text of every value into ``buf``, ``offsets[t + 1]`` the end of value ``t``'s text, each
-    followed by the byte ``sep`` unless it is negative; returns the bytes written."""
+def _floats_into(bits, buf, offsets, sep, nan_text):
+    """The text of every value (float64 bits) into ``buf``, ``offsets[t + 1]`` the end of value
+    ``t``'s text, each followed by the byte ``sep`` unless it is negative (NaN as 'nan', or nothing
+    unless ``nan_text``); returns the bytes written. One loop, digits written from the last."""
     at = 0
     offsets[0] = 0
-    digits = np.empty(20, dtype=np.uint8)
     for t in range(bits.shape[0]):
-        at = _float_text(bits[t], buf, at, digits, nan_text, inverse, power)
+        b = bits[t]
+        exponent = np.int64((b >> _U(52)) & _U(0x7FF))
+        mantissa = b & ((_U(1) << _U(52)) - _U(1))
+        if exponent == 0x7FF and mantissa != _U(0):
+            if nan_text:
+                buf[at], buf[at + 1], buf[at + 2] = 110, 97, 110  # 'nan'
+                at += 3
+        else:
+            if (b >> _U(63)) != _U(0):
+                buf[at] = 45  # '-'
+                at += 1
+            if exponent == 0x7FF:
+                buf[at], buf[at + 1], buf[at + 2] = 105, 110, 102  # 'inf'
+                at += 3
+            elif exponent == 0 and mantissa == _U(0):
+                buf[at], buf[at + 1], buf[at + 2] = 48, 46, 48  # '0.0'
+                at += 3
+            else:
+                out, exp10 = _shortest(mantissa, exponent)
+                n, bound = 1, _U(10)
+                while n < 19 and out >= bound:
+                    n += 1
+                    bound *= _U(10)
+                point = n + exp10  # the decimal point falls after `point` digits
+                scientific = not (-4 < point <= 16)
+                if scientific:
+                    first = at + 1  # the digits, then the first moved before a '.'
+                elif point <= 0:  # 0.000ddd
+                    buf[at], buf[at + 1] = 48, 46
+                    for k in range(at + 2, at + 2 - point):
+                        buf[k] = 48
+                    first = at + 2 - point
+                else:
+                    first = at
+                k = first + n - 1
+                while out >= _U(100):  # two digits at a time from the last
+                    d = 2 * np.int64(out % _U(100))
+                    out //= _U(100)
+                    buf[k - 1], buf[k] = _PAIRS[d], _PAIRS[d + 1]
+                    k -= 2
+                if out >= _U(10):
+                    d = 2 * np.int64(out)
+                    buf[k - 1], buf[k] = _PAIRS[d], _PAIRS[d + 1]
+                else:
+                    buf[k] = 48 + np.uint8(out)
+                if scientific:
+                    buf[at] = buf[at + 1]
+                    if n > 1:
+                        buf[at + 1] = 46
+                        at += n + 1
+                    else:
+                        at += 1
+                    e = point - 1
+                    buf[at] = 101  # 'e'
+                    buf[at + 1] = 45 if e < 0 else 43
+                    at += 2
+                    e = -e if e < 0 else e
+                    if e >= 100:
+                        buf[at] = 48 + e // 100
+                        at += 1
+                    buf[at], buf[at + 1] = 48 + (e // 10) % 10, 48 + e % 10
+                    at += 2
+                elif point <= 0:
+                    at = first + n
+                elif point >= n:  # ddd000.0
+                    for k in range(at + n, at + point):
+                        buf[k] = 48
+                    buf[at + point], buf[at + point + 1] = 46, 48
+                    at += point + 2
+                else:  # dd.ddd: the fraction moved one place right
+                    for k in range(at + n, at + point, -1):
+                        buf[k] = buf[k - 1]
+                    buf[at + point] = 46
+                    at += n + 1
         offsets[t + 1] = at
         if sep >= 0:
             buf[at] = sep
@@ -347,7 +354,7 @@ def float_texts(values):
         return []
     buf = np.empty(25 * values.size, dtype=np.uint8)  # the longest text, '-1.7976931348623157e+308', has 24
     offsets = np.empty(values.size + 1, dtype=np.int64)
-    n = _floats_into(values.view(np.uint64), buf, offsets, 10, True, _INVERSE, _POWER)
+    n = _floats_into(values.view(np.uint64), buf, offsets, 10, True)
     return buf[:n - 1].tobytes().decode("ascii").split("\n")
 
 
@@ -357,7 +364,7 @@ def float_column(values):
     values = np.ascontiguousarray(values, dtype=np.float64).ravel()
     buf = np.empty(24 * values.size, dtype=np.uint8)
     offsets = np.empty(values.size + 1, dtype=np.int64)
-    n = _floats_into(values.view(np.uint64), buf, offsets, -1, False, _INVERSE, _POWER)
+    n = _floats_into(values.view(np.uint64), buf, offsets, -1, False)
     return buf[:n], offsets
 
 
@@ -381,11 +388,11 @@ def bool_column(values):
 
 @njit(cache=True, nogil=True)
 def _join_rows(buf, begin, end, sep, eol, out):
-    n_cols, n_rows = begin.shape
+    n_rows, n_cols = begin.shape
     at = 0
     for r in range(n_rows):
         for c in range(n_cols):
-            for t in range(begin[c, r], end[c, r]):
+            for t in range(begin[r, c], end[r, c]):
                 out[at] = buf[t]
                 at += 1
             if c < n_cols - 1:
@@ -412,9 +419,9 @@ def join_rows(columns, sep, end):
     spans = [(c[1][:-1], c[1][1:]) if len(c) == 2 else (c[1], c[2]) for c in columns]
     shift = np.cumsum([0] + [c[0].size for c in columns[:-1]])
     buf = np.concatenate([c[0] for c in columns])
-    begin = np.stack([np.asarray(b, dtype=np.int64) + k for (b, _), k in zip(spans, shift)])
-    stop = np.stack([np.asarray(e, dtype=np.int64) + k for (_, e), k in zip(spans, shift)])
+    begin = np.stack([np.asarray(b, dtype=np.int64) + k for (b, _), k in zip(spans, shift)], axis=1)
+    stop = np.stack([np.asarray(e, dtype=np.int64) + k for (_, e), k in zip(spans, shift)], axis=1)
     sep, end = np.frombuffer(sep, dtype=np.uint8), np.frombuffer(end, dtype=np.uint8)
-    n_rows = begin.shape[1]
+    n_rows = begin.shape[0]
     out = np.empty(int((stop - begin).sum()) + n_rows * ((len(columns) - 1) * sep.size + end.size), dtype=np.uint8)
     return out[:_join_rows(buf, begin, stop, sep, end, out)]

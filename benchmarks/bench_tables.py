@@ -1,0 +1,122 @@
+#!/usr/bin/env python
+"""Writing a ranking table of millions of features as exact text, against pandas and pyarrow.
+
+    python benchmarks/bench_tables.py            # 2,000,000 rows, writes benchmarks/RESULTS-tables.md
+    python benchmarks/bench_tables.py --rows 200000 --output -   # quicker, printed only
+
+The table has the columns ``genosift score`` writes for a two-class method (a k-mer name, score,
+statistic, p- and q-value, rank, selected, the class means, their difference and the class
+prevalences): random doubles of 17 digits, means of counts, NaN where there is no test, integers
+and booleans. Each writer writes the same frame to a file on the same disk, best of three:
+``genosift.tabletext.write_delimited`` (the writer of every TSV/CSV genosift writes), pandas'
+``DataFrame.to_csv`` (whose bytes genosift's must be: checked), and ``pyarrow.csv.write_csv``
+(compiled, but not the same text: ``0`` for ``0.0``, ``1e-05`` as ``0.00001``...), for reference.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+
+
+def ranking_frame(n, seed=0):
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 40, (n, 2))
+    mean = counts / np.array([1437.0, 1437.0])
+    score = np.sort(rng.gamma(0.5, 2.0, n))[::-1]
+    pvalue = np.where(rng.random(n) < 0.1, np.nan, rng.random(n) ** 4)
+    return pd.DataFrame({
+        "feature": ["".join(rng.choice(list("ACGT"), 31)) for _ in range(min(n, 1000))] * (n // 1000)
+                   + ["".join(rng.choice(list("ACGT"), 31)) for _ in range(n % 1000)],
+        "score": score, "statistic": score * 1.5, "pvalue": pvalue, "qvalue": np.minimum(1.0, pvalue * 3),
+        "rank": np.arange(1, n + 1), "selected": np.arange(n) < 100,
+        "mean_0": mean[:, 0], "mean_1": mean[:, 1], "diff_means": mean[:, 1] - mean[:, 0],
+        "prevalence_0": (counts[:, 0] > 0) / 1.0, "prevalence_1": rng.integers(0, 1437, n) / 1437.0,
+    })
+
+
+def best(fn, repeats=3):
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--folder", default=None, help="where the files are written (default: a temporary folder)")
+    parser.add_argument("--output", default=str(HERE / "RESULTS-tables.md"), help="results file, or - to print")
+    args = parser.parse_args(argv)
+    import tempfile
+
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from genosift import tabletext
+
+    sys.path.insert(0, str(HERE))
+    from run import git_revision, machine_line
+
+    frame = ranking_frame(args.rows)
+    tabletext.write_delimited(frame.head(100), __import__("io").StringIO(newline=""))  # compiled beforehand
+    folder = Path(args.folder or tempfile.mkdtemp(prefix="genosift-tables-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    ours, theirs, arrow = folder / "genosift.tsv", folder / "pandas.tsv", folder / "pyarrow.tsv"
+
+    def genosift_writer():
+        with open(ours, "w", encoding="utf-8", newline="") as fh:
+            tabletext.write_delimited(frame, fh)
+
+    def pandas_writer():
+        with open(theirs, "w", encoding="utf-8", newline="") as fh:
+            frame.to_csv(fh, sep="\t", index=False)
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+
+    def arrow_writer():
+        pacsv.write_csv(table, arrow, write_options=pacsv.WriteOptions(delimiter="\t", quoting_style="none"))
+
+    results = [(name, best(fn)) for name, fn in (("genosift `write_delimited`", genosift_writer),
+                                                  ("pandas `to_csv`", pandas_writer),
+                                                  ("pyarrow `csv.write_csv` (other text)", arrow_writer))]
+    same = ours.read_bytes() == theirs.read_bytes()
+    size = ours.stat().st_size
+    lines = [
+        "# Writing a ranking table as exact text",
+        "",
+        f"Command: `python benchmarks/bench_tables.py{'' if args.rows == 2_000_000 else f' --rows {args.rows}'}`  ",
+        f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  ",
+        f"Revision: {git_revision()}  ",
+        f"Machine: {machine_line()}  ",
+        f"Versions: pandas {pd.__version__}, pyarrow {pa.__version__}, numpy {np.__version__}",
+        "",
+        f"{args.rows:,} rows x {frame.shape[1]} columns ({size / 2**20:,.0f} MiB of text), written to a file, "
+        "best of 3. genosift's bytes equal pandas' bytes: " + ("yes" if same else "NO"),
+        "",
+        "| writer | seconds | rows / s | MiB / s | pandas time / time |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    t_pandas = dict(results)["pandas `to_csv`"]
+    for name, t in results:
+        lines.append(f"| {name} | {t:.2f} | {args.rows / t:,.0f} | {size / 2**20 / t:,.0f} | {t_pandas / t:.1f}x |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.output != "-":
+        Path(args.output).write_text(text)
+    if not same:
+        raise SystemExit("genosift's table differs from pandas'")
+
+
+if __name__ == "__main__":
+    main()
