@@ -75,3 +75,28 @@ def test_command_line_peak_memory_on_two_million_features(big_store, tmp_path, c
     if command[0] == "score" and out.suffix == ".tsv":
         ranking = pd.read_csv(out, sep="\t", usecols=["feature", "rank"])
         assert len(ranking) == N_FEATURES and ranking["rank"].is_monotonic_increasing
+
+
+@pytest.mark.slow
+def test_predict_from_a_store_reads_only_the_models_features(big_store, tmp_path):
+    """`predict` on the 2,000,000-feature store peaks where it does on a store of the model's
+    features alone: the stored names are scanned, not decoded, and only the model's columns read."""
+    from genosift.io import Dataset, open_store, write_store
+    from genosift.pipeline import StoreRows
+    from genosift.workflow import write_results
+    from genosift.workflow.screened import evaluate_store
+
+    store = open_store(big_store)
+    y = store.obs["phenotype"].to_numpy()
+    ev, X, _ = evaluate_store(StoreRows(store), y, method="fisher", ks=[20], cv=3, sample_ids=store.sample_ids)
+    folder = write_results(ev, tmp_path / "model", X=X, y=y)
+    ev.profile.close()
+    small = write_store(Dataset(X, store.sample_ids, store.take_names(ev.columns)), tmp_path / "small.gs.h5ad")
+    peaks = {}
+    for name, data in (("big", big_store), ("small", small)):
+        peaks[name] = _peak_bytes(["predict", str(folder), str(data), "-o", f"{name}.tsv"], tmp_path)
+    print(f"predict peak: {peaks['big'] / 1e6:.0f} MB on 2,000,000 features, {peaks['small'] / 1e6:.0f} MB on "
+          f"the model's {X.shape[1]}")
+    assert peaks["big"] - peaks["small"] < 64e6, peaks  # the whole store would take some 400 MB more
+    a, b = (pd.read_csv(tmp_path / f"{name}.tsv", sep="\t", float_precision="round_trip") for name in ("big", "small"))
+    pd.testing.assert_frame_equal(a, b)

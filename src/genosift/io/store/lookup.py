@@ -63,7 +63,16 @@ def _scan(chunk, begin, stop, wanted, hits, starts, ends):
     return start, n, m
 
 
-def find_names(read_piece, size, p, names, *, piece=1 << 24):
+@njit(cache=True, nogil=True)
+def _after_last_nul(chunk):
+    """The position just after the last NUL of ``chunk`` (0 if it has none)."""
+    for i in range(chunk.size - 1, -1, -1):
+        if chunk[i] == 0:
+            return i + 1
+    return 0
+
+
+def find_names(read_piece, size, p, names, *, piece=1 << 22):
     """The index of each of ``names`` among ``p`` NUL-joined names, or -1 where it is not one of them.
 
     Parameters
@@ -111,8 +120,7 @@ def find_names(read_piece, size, p, names, *, piece=1 << 24):
             chunk = np.concatenate([carry, chunk, np.zeros(1, dtype=np.uint8)])
         elif carry.size:
             chunk = np.concatenate([carry, chunk])
-        nul = np.flatnonzero(chunk == 0)
-        stop = int(nul[-1]) + 1 if nul.size else 0
+        stop = _after_last_nul(chunk)
         begin = 0
         while begin < stop:
             begin, n, m = _scan(chunk, begin, stop, wanted, hits, starts, ends)
