@@ -138,3 +138,18 @@ def test_cli_predict_of_a_store(tmp_path, capsys):
     np.testing.assert_array_equal(got["sample"], ids)
     np.testing.assert_array_equal(got["true"], y.astype(str))
     np.testing.assert_array_equal(got["proba_1"].to_numpy(), expected["proba_1"].to_numpy())
+
+
+def test_predict_store_holding_none_of_the_models_features(tmp_path):
+    """--fill-missing on a store with none of the model's features: every one zero, as in memory."""
+    _, _, _, ids, _, folder = _fitted(tmp_path)
+    saved = load_model(folder)
+    ones = sp.csr_matrix(np.ones((3, 2)))
+    names = np.array(["x1", "x2"], dtype=object)
+    other = open_store(write_store(Dataset(ones, ids[:3], names), tmp_path / "o.gs.h5ad"))
+    expected, notes = predict(saved, ones, ["x1", "x2"], sample_ids=ids[:3], fill_missing=True)
+    got, got_notes = predict_store(saved, StoreRows(other), sample_ids=ids[:3], fill_missing=True)
+    pd.testing.assert_frame_equal(got, expected)
+    assert got_notes == notes and notes[0].startswith(f"{len(saved['features'])} of the model's")
+    dense, _ = predict(saved, np.ones((3, 2)), ["x1", "x2"], sample_ids=ids[:3], fill_missing=True)
+    pd.testing.assert_frame_equal(dense, expected)

@@ -97,7 +97,9 @@ def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing):
         X = presence(X)
     present = columns >= 0
     columns = np.maximum(columns, 0)  # absent features: any column, then zeroed (NaN there too)
-    if sp.issparse(X):
+    if not present.any():  # none of the model's features (X may have no column at all): zeros
+        aligned = sp.csr_matrix((X.shape[0], columns.size)) if sp.issparse(X) else np.zeros((X.shape[0], columns.size))
+    elif sp.issparse(X):
         aligned = sp.csr_matrix(sp.csr_matrix(X)[:, columns], dtype=np.float64, copy=True)
         aligned.data[~present[aligned.indices]] = 0.0
         aligned.eliminate_zeros()
