@@ -54,14 +54,19 @@ def _objects(values, isna, writer, buf, sep):
     return text
 
 
+def _joined_bytes(joined):
+    """``(bytes, begins, ends)`` of texts joined by NUL (none holding one), UTF-8."""
+    data = np.frombuffer(joined.encode("utf-8"), dtype=np.uint8)
+    nul = np.flatnonzero(data == 0)
+    return data, np.r_[0, nul + 1], np.r_[nul, data.size]
+
+
 def _text_bytes(text):
     """``(bytes, begins, ends)`` of a list of str, UTF-8: one encoding of the NUL-joined texts
     (unless a text holds a NUL, then each encoded on its own)."""
     joined = "\x00".join(text)
     if joined.count("\x00") == max(len(text) - 1, 0):
-        data = np.frombuffer(joined.encode("utf-8"), dtype=np.uint8)
-        nul = np.flatnonzero(data == 0)
-        return data, np.r_[0, nul + 1], np.r_[nul, data.size]
+        return _joined_bytes(joined)
     encoded = [t.encode("utf-8") for t in text]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
@@ -84,6 +89,11 @@ def _column_bytes(values, isna, writer, buf, sep):
         return _number_text.int_column(values)
     if kind == "b":
         return _number_text.bool_column(values)
+    items = values.tolist()
+    if set(map(type, items)) == {str}:  # names: written as they are unless one needs quoting
+        joined = "\x00".join(items)
+        if joined.count("\x00") == len(items) - 1 and not any(c in joined for c in _SPECIAL + (sep,)):
+            return _joined_bytes(joined)
     return _text_bytes(_objects(values, isna, writer, buf, sep))
 
 
