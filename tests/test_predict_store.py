@@ -44,7 +44,7 @@ def test_find_names_edge_cases():
     assert find_names(lambda a, b: one_empty[a:b], 0, 1, ["", "a"]).tolist() == [0, -1]
     assert find_names(lambda a, b: one_empty[a:b], 0, 0, ["a"]).tolist() == [-1]
     blob = _blob_of(["a", "b", "a"])
-    with pytest.raises(ValueError, match="'a' is there more than once"):
+    with pytest.raises(ValueError, match="the name 'a' is there more than once"):
         find_names(lambda a, b: blob[a:b], blob.size, 3, ["a"])
     # bytes that do not hold the number of names: None (the caller reads the names another way)
     assert find_names(lambda a, b: blob[a:b], blob.size, 4, ["b"]) is None
@@ -153,3 +153,14 @@ def test_predict_store_holding_none_of_the_models_features(tmp_path):
     assert got_notes == notes and notes[0].startswith(f"{len(saved['features'])} of the model's")
     dense, _ = predict(saved, np.ones((3, 2)), ["x1", "x2"], sample_ids=ids[:3], fill_missing=True)
     pd.testing.assert_frame_equal(dense, expected)
+
+
+def test_a_store_naming_a_feature_twice_is_damaged(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    ds = Dataset(np.eye(3), np.array(["a", "b", "c"], dtype=object), np.array(["k1", "k2", "k3"], dtype=object))
+    path = write_store(ds, tmp_path / "d.gs.h5ad")
+    with h5py.File(path, "r+") as f:
+        del f["var"]["_genosift_names"]
+        f["var"].create_dataset("_genosift_names", data=np.frombuffer(b"k1\x00k2\x00k1", dtype=np.uint8))
+    with pytest.raises(ValueError, match=r"d.gs.h5ad' is damaged: the name 'k1' is there more than once\. Write"):
+        open_store(path).columns_named(["k1"])

@@ -334,10 +334,10 @@ def _bools_into(values, buf, offsets):
     offsets[0] = 0
     for t in range(values.shape[0]):
         if values[t]:
-            buf[at:at + 4] = np.array([84, 114, 117, 101], dtype=np.uint8)  # 'True'
+            buf[at], buf[at + 1], buf[at + 2], buf[at + 3] = 84, 114, 117, 101  # 'True'
             at += 4
         else:
-            buf[at:at + 5] = np.array([70, 97, 108, 115, 101], dtype=np.uint8)  # 'False'
+            buf[at], buf[at + 1], buf[at + 2], buf[at + 3], buf[at + 4] = 70, 97, 108, 115, 101  # 'False'
             at += 5
         offsets[t + 1] = at
     return at

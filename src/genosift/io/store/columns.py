@@ -185,7 +185,11 @@ class ColumnReads:
             var = f["var"]
             if "_genosift_names" in var:
                 ds = var["_genosift_names"]
-                found = find_names(lambda a, b: ds[a:b], ds.shape[0], p, names)
+                try:
+                    found = find_names(lambda a, b: ds[a:b], ds.shape[0], p, names)
+                except ValueError as exc:  # feature names are unique in a store genosift wrote
+                    raise ValueError(f"The store {str(self.path)!r} is damaged: {exc}. Write it again from "
+                                     "the source data.") from None
                 if found is not None:
                     return found
         where = {str(name): j for j, name in enumerate(self.feature_names)}  # names written by another tool

@@ -127,7 +127,7 @@ def find_names(read_piece, size, p, names, *, piece=1 << 22):
             for h, s, e in zip(hits[:m].tolist(), starts[:m].tolist(), ends[:m].tolist()):
                 for j in where.get(bytes(chunk[s:e]).decode("utf-8", errors="replace"), ()):
                     if out[j] >= 0:
-                        raise ValueError(f"The feature name {names[j]!r} is there more than once.")
+                        raise ValueError(f"the name {names[j]!r} is there more than once")
                     out[j] = seen + h
             seen += n
         carry = chunk[stop:]
