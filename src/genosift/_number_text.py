@@ -188,6 +188,32 @@ def _shortest(mantissa, exponent):
     return out, exp10
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _digit_count(v):
+    """Decimal digits of the uint64 ``v`` (1 for 0)."""
+    n, bound = 1, _U(10)
+    while n < 20 and v >= bound:
+        n += 1
+        bound *= _U(10)
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _write_digits(buf, last, v):
+    """The decimal digits of the uint64 ``v``, the last at ``buf[last]``, two at a time."""
+    k = last
+    while v >= _U(100):
+        d = 2 * np.int64(v % _U(100))
+        v //= _U(100)
+        buf[k - 1], buf[k] = _PAIRS[d], _PAIRS[d + 1]
+        k -= 2
+    if v >= _U(10):
+        d = 2 * np.int64(v)
+        buf[k - 1], buf[k] = _PAIRS[d], _PAIRS[d + 1]
+    else:
+        buf[k] = 48 + np.uint8(v)
+
+
 @njit(cache=True, nogil=True)
 def _floats_into(bits, buf, offsets, sep, nan_text):
     """The text of every value (float64 bits) into ``buf``, ``offsets[t + 1]`` the end of value
@@ -215,10 +241,7 @@ def _floats_into(bits, buf, offsets, sep, nan_text):
                 at += 3
             else:
                 out, exp10 = _shortest(mantissa, exponent)
-                n, bound = 1, _U(10)
-                while n < 19 and out >= bound:
-                    n += 1
-                    bound *= _U(10)
+                n = _digit_count(out)
                 point = n + exp10  # the decimal point falls after `point` digits
                 scientific = not (-4 < point <= 16)
                 if scientific:
@@ -230,17 +253,7 @@ def _floats_into(bits, buf, offsets, sep, nan_text):
                     first = at + 2 - point
                 else:
                     first = at
-                k = first + n - 1
-                while out >= _U(100):  # two digits at a time from the last
-                    d = 2 * np.int64(out % _U(100))
-                    out //= _U(100)
-                    buf[k - 1], buf[k] = _PAIRS[d], _PAIRS[d + 1]
-                    k -= 2
-                if out >= _U(10):
-                    d = 2 * np.int64(out)
-                    buf[k - 1], buf[k] = _PAIRS[d], _PAIRS[d + 1]
-                else:
-                    buf[k] = 48 + np.uint8(out)
+                _write_digits(buf, first + n - 1, out)
                 if scientific:
                     buf[at] = buf[at + 1]
                     if n > 1:
@@ -278,52 +291,19 @@ def _floats_into(bits, buf, offsets, sep, nan_text):
 
 
 @njit(cache=True, nogil=True)
-def _ints_into(values, buf, offsets):
-    """Decimal text of every integer (int64 or uint64) into ``buf``, delimited by ``offsets``."""
-    digits = np.empty(20, dtype=np.uint8)
+def _ints_into(magnitude, negative, buf, offsets):
+    """Decimal text of every integer, given as its magnitude (uint64) and sign, into ``buf``,
+    delimited by ``offsets``."""
     at = 0
     offsets[0] = 0
-    for t in range(values.shape[0]):
-        v = values[t]
-        if v < 0:
+    for t in range(magnitude.shape[0]):
+        v = magnitude[t]
+        if negative[t]:
             buf[at] = 45
             at += 1
-        n = 0
-        while True:  # digits from the last, of |v| (the smallest int64 has no positive counterpart)
-            d = v % 10
-            v = v // 10
-            if d != 0 and v < 0 and values[t] < 0:  # floor division of a negative: back to truncation
-                d = 10 - d
-                v += 1
-            digits[n] = 48 + d
-            n += 1
-            if v == 0:
-                break
-        for k in range(n - 1, -1, -1):
-            buf[at] = digits[k]
-            at += 1
-        offsets[t + 1] = at
-    return at
-
-
-@njit(cache=True, nogil=True)
-def _uints_into(values, buf, offsets):
-    """``_ints_into`` for uint64 values."""
-    digits = np.empty(20, dtype=np.uint8)
-    at = 0
-    offsets[0] = 0
-    for t in range(values.shape[0]):
-        v = values[t]
-        n = 0
-        while True:
-            digits[n] = 48 + np.uint8(v % _U(10))
-            v //= _U(10)
-            n += 1
-            if v == _U(0):
-                break
-        for k in range(n - 1, -1, -1):
-            buf[at] = digits[k]
-            at += 1
+        n = _digit_count(v)
+        _write_digits(buf, at + n - 1, v)
+        at += n
         offsets[t + 1] = at
     return at
 
@@ -371,11 +351,12 @@ def float_column(values):
 def int_column(values):
     """``(bytes, offsets)`` of integers (any width, signed or not) as ``str`` writes them."""
     values = np.asarray(values).ravel()
+    negative = values < 0
+    magnitude = values.astype(np.uint64)  # two's complement for the negatives, which negation turns back
+    np.negative(magnitude, out=magnitude, where=negative)
     buf = np.empty(20 * values.size, dtype=np.uint8)
     offsets = np.empty(values.size + 1, dtype=np.int64)
-    if values.dtype.kind == "u" and values.dtype.itemsize == 8:
-        return buf[:_uints_into(values, buf, offsets)], offsets
-    return buf[:_ints_into(values.astype(np.int64, copy=False), buf, offsets)], offsets
+    return buf[:_ints_into(magnitude, negative, buf, offsets)], offsets
 
 
 def bool_column(values):
