@@ -117,3 +117,24 @@ def test_existing_outputs_are_never_clobbered(kmers, tmp_path):
     run = subprocess.run([sys.executable, "-m", "genosift", "convert", str(small), "-o", str(out), "--force"],
                          capture_output=True, text=True)
     assert run.returncode == 0 and out.read_bytes()[:8] != b"precious"
+
+
+def test_a_lost_sigterm_reraised_as_an_interrupt_still_exits_as_sigterm(monkeypatch, capsys):
+    """A SIGTERM whose exception was lost (raised in a weak-reference callback) is recorded; a writer
+    that then refuses to publish raises KeyboardInterrupt: the command still ends as SIGTERM (143)."""
+    import argparse
+
+    import genosift.cli as cli
+    from genosift._files import interrupted
+
+    def command(args):
+        interrupted.append(signal.SIGTERM)
+        raise KeyboardInterrupt()
+
+    class Parser:
+        def parse_args(self, argv):
+            return argparse.Namespace(func=command, command="convert", threads=None, quiet=True)
+
+    monkeypatch.setattr(cli, "build_parser", lambda: Parser())
+    assert cli.main([]) == 143
+    assert "interrupted (SIGTERM)" in capsys.readouterr().err

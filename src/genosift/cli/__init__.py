@@ -97,8 +97,8 @@ def main(argv=None):
             return _interrupted(interrupted[0] == signal.SIGINT)
         print(f"genosift: error: {cli_message(exc)}", file=sys.stderr)
         return 1
-    except (KeyboardInterrupt, _Terminated) as exc:
-        return _interrupted(isinstance(exc, KeyboardInterrupt))
+    except (KeyboardInterrupt, _Terminated) as exc:  # the signal recorded, if any (a lost one re-raised as another)
+        return _interrupted(interrupted[0] == signal.SIGINT if interrupted else isinstance(exc, KeyboardInterrupt))
     finally:  # in-process callers keep their own settings
         warnings.showwarning = shown_warnings
         interrupted.clear()
