@@ -272,6 +272,19 @@ def csr_class_positives(data, indices, indptr, codes, k, p):
 
 
 @njit(parallel=True, **_JIT)
+def csc_class_positives(data, indices, indptr, codes, k, p):
+    """Per-class counts of the stored values above 0 of every column of a CSC matrix, (k, p).
+
+    Parallel over columns; no temporary beyond the output."""
+    out = np.zeros((k, p))
+    for j in prange(p):
+        for q in range(indptr[j], indptr[j + 1]):
+            if data[q] > 0:
+                out[codes[indices[q]], j] += 1.0
+    return out
+
+
+@njit(parallel=True, **_JIT)
 def dense_class_positives_row_major(X, codes, k, tile):
     """Per-class counts of the values above 0 of every column, C-contiguous ``X``, (k, p).
 

@@ -83,7 +83,7 @@ class Labelled:
 
     @property
     def X_train(self):
-        return self.dataset.X[self.train]
+        return self.dataset.X if self.train.all() else self.dataset.X[self.train]
 
     @property
     def y_train(self):
@@ -96,7 +96,7 @@ def _split(text):
 
 def load_labelled(data, *, target, meta=None, id_column=None, group_column=None, train_groups=None,
                   val_groups=None, classes=None, min_count=None, format=None, read_options=None, meta_sep=None,
-                  absent=None, binary=False, min_matched=None, unlabelled=False):
+                  absent=None, binary=False, min_matched=None, unlabelled=False, layout=None):
     """Read ``data`` (and ``meta``), attach labels and pick the training samples.
 
     Parameters
@@ -121,13 +121,18 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     unlabelled : bool
         Keep the samples with data but an empty ``target`` (after the join) as ``Labelled.unlabelled``,
         a Dataset, to predict them; otherwise they are left out (a note says how many either way).
+    layout : {"csr", "csc"}, optional
+        The sparse layout to read the data in, for the readers that build either (k-mer files):
+        "csc" for scoring column by column, which then needs no transposition.
 
     A store (``.gs.h5ad``) is not loaded: ``dataset.X`` is then a ``StoreRows``, and only the
     sample ids, feature names and per-sample table are read.
     """
     from dataclasses import replace
 
-    from .io import attach_metadata, format_of, read, read_metadata
+    import inspect
+
+    from .io import READERS, attach_metadata, format_of, read, read_metadata
 
     if meta is not None and not id_column:
         raise UsageError("--meta needs --id: the metadata column that holds the sample ids.")
@@ -139,12 +144,14 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     kind = format or format_of(data)  # the name, else the first bytes: decided once
     if meta is None and kind in ("csv", "tsv", "parquet"):
         options["keep"] = tuple(dict.fromkeys([*wanted, *options.get("keep", ())]))
+    if layout is not None and kind in READERS and "layout" in inspect.signature(READERS[kind].func).parameters:
+        options["layout"] = layout
     if kind == "store":
         dataset = read_store_rows(data, options, binary)
     else:
         dataset = read(data, format=kind, **options)
         if binary:
-            dataset = replace(dataset, X=presence(dataset.X))
+            dataset = replace(dataset, X=presence(dataset.X, copy=False))  # the matrix just read
     if meta is not None:
         if absent not in (None, "zeros", "drop"):
             raise param_error("absent", "load_labelled", "'zeros' or 'drop'", absent)
@@ -241,6 +248,8 @@ def is_table(data, format):
 def _take_rows(dataset, rows):
     from dataclasses import replace
 
+    if len(rows) == len(dataset.sample_ids) and np.array_equal(rows, np.arange(len(rows))):
+        return dataset  # every row, in order: no copy of the matrix
     obs = None if dataset.obs is None else dataset.obs.iloc[rows]
     return replace(dataset, X=dataset.X[rows], sample_ids=dataset.sample_ids[rows], obs=obs)
 

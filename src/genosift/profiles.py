@@ -329,7 +329,7 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
         if stats.n_features == 0:
             raise ValueError("The chunk stream was empty: no rows to profile.")
         return _finish(stats, kind, feature_names if feature_names is not None else first.get("names"))
-    M, names = as_matrix(X)
+    M, names = as_matrix(X, keep_csc=True)  # each statistic reads the layout it takes
     names = names if feature_names is None else feature_names
     kind = _resolve(target, y, M.shape[0])
     return _finish(_from_chunk(M, y, _statistic(kind), kind), kind, names)

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit, prange
 
 __all__ = ["presence"]
 
 
-def presence(X):
+def presence(X, *, copy=True):
     """Presence/absence of each value: 1.0 where ``x > 0``, else 0.0, as float64.
 
     The reading of k-mer counts and gene copies that SEER and pyseer test, and that GenoLearn's
@@ -20,6 +21,10 @@ def presence(X):
     Parameters
     ----------
     X : ndarray, scipy.sparse matrix or array, or pandas DataFrame of real numbers
+    copy : bool, default True
+        False lets a CSR or CSC matrix of float64 values be rewritten in place (its values, and
+        its structure where values at or below 0 are dropped): for a matrix that is not needed
+        afterwards, as when a file was just read. Other input is always copied.
 
     Returns
     -------
@@ -37,10 +42,13 @@ def presence(X):
         fmt = X.format
         M = X.tocsr() if fmt not in ("csr", "csc") else X
         data = np.asarray(M.data)
-        out = (data > 0).astype(np.float64)
-        out[np.isnan(data) if data.dtype.kind == "f" else np.zeros(data.size, bool)] = np.nan
-        M = type(M)((out, M.indices.copy(), M.indptr.copy()), shape=M.shape)
-        M.eliminate_zeros()
+        in_place = not copy and M is X and data.dtype == np.float64 and data.flags.writeable
+        out = data if in_place else np.empty(data.shape, np.float64)
+        _presence_values(data, out)
+        structure = (M.indices, M.indptr) if in_place else (M.indices.copy(), M.indptr.copy())
+        M = type(M)((out, *structure), shape=M.shape)
+        if out.size and not out.all():  # values at or below 0 leave the stored entries
+            M.eliminate_zeros()
         return M.asformat(fmt)
     if hasattr(X, "columns") and hasattr(X, "to_numpy"):  # a DataFrame keeps its labels
         return X.__class__(presence(X.to_numpy(dtype=np.float64, na_value=np.nan)), index=X.index, columns=X.columns)
@@ -51,3 +59,11 @@ def presence(X):
     if values.dtype.kind == "f":
         out[np.isnan(values)] = np.nan
     return out
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _presence_values(values, out):
+    """``out[i] = 1.0 if values[i] > 0, NaN if NaN, else 0.0`` (``out`` may be ``values``)."""
+    for i in prange(values.size):
+        v = values[i]
+        out[i] = 1.0 if v > 0 else (v if v != v else 0.0)

@@ -18,7 +18,7 @@ def _score_job(args):
     if args.fdr is not None and not spec.has_pvalues:
         raise ValueError(f"--fdr needs p-values, and method '{spec.name}' has none. Use --top K.")
     scoring = scoring_options(args, spec)  # before any file is read
-    labelled = labelled_samples(args)
+    labelled = labelled_samples(args, layout="csc" if spec.streaming == "blocks" else None)
     scoring["covariates"] = covariates_of(args, labelled, rows=labelled.train)
     if args.scheduler and not isinstance(labelled.X_train, pipeline.StoreRows):
         raise ValueError(f"--scheduler scores a store (.gs.h5ad) on Dask workers, which read it themselves; "
@@ -117,8 +117,14 @@ def covariates_of(args, labelled, *, rows=None):
 
 
 def command_line():
-    """The command as typed, when run as ``genosift`` (None when called from Python)."""
-    return " ".join(["genosift", *sys.argv[1:]]) if sys.argv and sys.argv[0].endswith("genosift") else None
+    """The command as typed, when run as ``genosift`` or ``python -m genosift`` (None when called
+    from Python)."""
+    prog = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if prog is not None and prog.name == "genosift":
+        return " ".join(["genosift", *sys.argv[1:]])
+    if prog is not None and prog.name == "__main__.py" and prog.parent.name == "genosift":
+        return " ".join(["python -m genosift", *sys.argv[1:]])
+    return None
 
 
 def _provenance(args, labelled, result, mask, started, digests=None):
@@ -252,8 +258,9 @@ def convert_command(args):
     return 0
 
 
-def labelled_samples(args, *, unlabelled=False):
-    """The labelled samples of `score`, `select` and `evaluate` (``unlabelled``: those without a label too)."""
+def labelled_samples(args, *, unlabelled=False, layout=None):
+    """The labelled samples of `score`, `select` and `evaluate` (``unlabelled``: those without a label
+    too; ``layout``: the sparse layout to read k-mer counts in, see ``pipeline.load_labelled``)."""
     from .. import pipeline
 
     return pipeline.load_labelled(
@@ -261,6 +268,6 @@ def labelled_samples(args, *, unlabelled=False):
         group_column=args.group,
         train_groups=args.train_groups, val_groups=args.val_groups, classes=args.classes,
         min_count=args.min_count, format=args.format, meta_sep=args.meta_sep, read_options=read_options(args),
-        absent=args.absent_samples, binary=args.binary, min_matched=args.min_matched,
+        absent=args.absent_samples, binary=args.binary, min_matched=args.min_matched, layout=layout,
     )
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .arena import ARG, FNV_OFFSET, FNV_PRIME, add, find
 from .quoting import shown
 
-__all__ = ["first_repeat", "kmer_line_message", "parse_count", "parse_dumps", "parse_kmers", "scatter"]
+__all__ = ["column_sizes", "first_repeat", "kmer_line_message", "parse_count", "parse_dumps", "parse_kmers", "scatter",
+           "scatter_columns", "sort_segments"]
 
 _JIT = dict(nogil=True, cache=True)
 _MAX_EXACT = 2**53  # the largest count float64 holds exactly (with all smaller integers)
@@ -206,6 +207,49 @@ def scatter(kmer, nnz, samp, count, row_of, cursor, indices, data):
                 data[c] = count[e]
                 cursor[r] = c + 1
             e += 1
+
+
+@njit(**_JIT)
+def column_sizes(kmer, nnz, samp, row_of, sizes):
+    """Add one block's kept entries (samples with a row) to the entry count of each k-mer column."""
+    e = 0
+    for i in range(kmer.size):
+        kept = 0
+        for _ in range(nnz[i]):
+            if row_of[samp[e]] >= 0:
+                kept += 1
+            e += 1
+        sizes[kmer[i]] += kept
+
+
+@njit(**_JIT)
+def scatter_columns(kmer, nnz, samp, count, row_of, cursor, indices, data):
+    """Write one block's counts into their CSC columns (``cursor``: next free slot of each column)."""
+    e = 0
+    for i in range(kmer.size):
+        c = cursor[kmer[i]]
+        for _ in range(nnz[i]):
+            r = row_of[samp[e]]
+            if r >= 0:
+                indices[c] = r
+                data[c] = count[e]
+                c += 1
+            e += 1
+        cursor[kmer[i]] = c
+
+
+@njit(parallel=True, **_JIT)
+def sort_segments(indptr, indices, data):
+    """Sort the indices of each segment ``indptr[j]:indptr[j + 1]`` with their values (a stable
+    sort, only where a segment is out of order)."""
+    for j in prange(indptr.size - 1):
+        a, b = indptr[j], indptr[j + 1]
+        for q in range(a + 1, b):
+            if indices[q] < indices[q - 1]:
+                order = np.argsort(indices[a:b], kind="mergesort")
+                indices[a:b] = indices[a:b][order]
+                data[a:b] = data[a:b][order]
+                break
 
 
 @njit(**_JIT)

@@ -50,8 +50,11 @@ from .kmer_kernels import (
     SN,
     first_repeat,
     kmer_line_message,
+    column_sizes,
     parse_kmers,
     scatter,
+    scatter_columns,
+    sort_segments,
 )
 from .kmer_options import (
     check_block_size,
@@ -222,37 +225,50 @@ class KmerReader:
         where = f"{str(self.paths[-1])!r}, line {self.st[LINE] + 1}"
         return ValueError(f"{where}: {kmer_line_message(code, self.st, buf, pos)}")
 
-    def dataset(self, samples, dtype, overlap):
-        """The parsed counts as a Dataset: rows ``samples`` (None: every id, sorted), counts of ``dtype``."""
+    def dataset(self, samples, dtype, overlap, layout="csr"):
+        """The parsed counts as a Dataset: rows ``samples`` (None: every id, sorted), counts of
+        ``dtype``, a CSR matrix or (``layout="csc"``) a CSC one, each k-mer's line its column."""
         st = self.st
         n_files = len(self.paths)
         ids = self.decoded(self.samples, int(st[SN]), int(st[SB]), "sample id")
         kmers = self.decoded(self.kmers, int(st[KN]), int(st[KB]), "k-mer")
-        nnz = self.samples.cols["nnz"][: len(ids)]
         row_ids, row_of = self.sample_rows(ids, samples)
-        counts = np.zeros(len(row_ids), np.int64)
-        kept = row_of >= 0
-        counts[row_of[kept]] = nnz[kept]
-        indptr = np.zeros(len(row_ids) + 1, np.int64)
-        np.cumsum(counts, out=indptr[1:])
+        if layout == "csc":
+            sizes = np.zeros(len(kmers), np.int64)
+            for kmer, nnz, samp, _ in self.blocks:
+                column_sizes(kmer, nnz, samp, row_of, sizes)
+        else:
+            nnz = self.samples.cols["nnz"][: len(ids)]
+            sizes = np.zeros(len(row_ids), np.int64)
+            kept = row_of >= 0
+            sizes[row_of[kept]] = nnz[kept]
+        indptr = np.zeros(len(sizes) + 1, np.int64)
+        np.cumsum(sizes, out=indptr[1:])
         total = int(indptr[-1])
-        index_dtype = np.int32 if max(total, len(kmers)) < 2**31 else np.int64
+        index_dtype = np.int32 if max(total, len(kmers), len(row_ids)) < 2**31 else np.int64
         indptr = indptr.astype(index_dtype)
         limit = exact_limit(dtype)
         direct = int(st[MAX]) * n_files <= limit
         indices = np.empty(total, index_dtype)
         data = np.empty(total, dtype if direct else np.float64)
         cursor = indptr[:-1].astype(np.int64)
+        fill = scatter_columns if layout == "csc" else scatter
         self.blocks.reverse()
         while self.blocks:  # free each block once it is written
-            scatter(*self.blocks.pop(), row_of, cursor, indices, data)
-        X = sp.csr_matrix((data, indices, indptr), shape=(len(row_ids), len(kmers)))
+            fill(*self.blocks.pop(), row_of, cursor, indices, data)
+        shape = (len(row_ids), len(kmers))
+        if layout == "csc":
+            if n_files == 1:  # rows in the order the line lists the samples: sorted where they are not
+                sort_segments(indptr, indices, data)
+            X = sp.csc_matrix((data, indices, indptr), shape=shape)
+        else:
+            X = sp.csr_matrix((data, indices, indptr), shape=shape)
         if n_files > 1:
             if overlap == "error":
                 self._check_overlap(X, row_ids, kmers)
             X.sum_duplicates()  # sorts the indices of each row, adds counts found in two files
         else:
-            X.has_canonical_format = True  # one file: columns rise along each row, none twice
+            X.has_canonical_format = True  # one file: a k-mer once, a sample once on its line
         if not direct:
             check_max_count(X.data.max(initial=0), dtype)
             X = X.astype(dtype)
@@ -273,7 +289,9 @@ class KmerReader:
 
     def _check_overlap(self, X, row_ids, kmers):
         """Refuse a (sample, k-mer) count found in two files (overlap='error')."""
-        r, j = first_repeat(X.indptr, X.indices, X.shape[1])
+        r, j = first_repeat(X.indptr, X.indices, X.shape[1 if X.format == "csr" else 0])
+        if X.format == "csc":
+            r, j = j, r
         if r >= 0:
             names = ", ".join(repr(str(p)) for p in self.paths)
             raise ValueError(
@@ -300,7 +318,7 @@ class KmerReader:
 
 
 @register_reader("kmers", suffixes=("kmers", "kmers.txt", ".kmer", ".kmer.txt", ".fsm", ".fsm.txt", ".fsmlite"))
-def read_kmers(paths, *, samples=None, dtype=np.float64, overlap="sum", block_size=BLOCK_SIZE):
+def read_kmers(paths, *, samples=None, dtype=np.float64, overlap="sum", block_size=BLOCK_SIZE, layout="csr"):
     """k-mer counts (``KMER | sample:count ...`` text, plain or gzip) as a samples x k-mers CSR matrix.
 
     Parameters
@@ -327,12 +345,16 @@ def read_kmers(paths, *, samples=None, dtype=np.float64, overlap="sum", block_si
         (the files are parts of one count) or raise ``ValueError`` naming the pair.
     block_size : int, default ``BLOCK_SIZE`` (16 MiB)
         Bytes of decompressed text parsed at a time; it bounds the text held in memory.
+    layout : {"csr", "csc"}, default "csr"
+        The sparse layout of ``X``. "csc" (one column per k-mer, each written from its own line)
+        costs no transposition; it is what scoring column by column reads (the methods that fit
+        a model per feature, such as ``logistic``), while "csr" suits row-wise work.
 
     Returns
     -------
     Dataset
-        ``X``: ``scipy.sparse.csr_matrix`` (n_samples, n_kmers) of counts with sorted indices and
-        no stored zeros; ``sample_ids``: the row ids; ``feature_names``: the k-mers, in the order
+        ``X``: ``scipy.sparse.csr_matrix`` (``csc_matrix`` with ``layout="csc"``) (n_samples,
+        n_kmers) of counts with sorted indices and no stored zeros; ``sample_ids``: the row ids; ``feature_names``: the k-mers, in the order
         first seen (file by file, line by line).
 
     Notes
@@ -365,7 +387,9 @@ def read_kmers(paths, *, samples=None, dtype=np.float64, overlap="sum", block_si
     if overlap not in ("sum", "error"):
         raise param_error("overlap", "read_kmers", "'sum' or 'error'", overlap)
     check_block_size(block_size, "read_kmers")
+    if layout not in ("csr", "csc"):
+        raise param_error("layout", "read_kmers", "'csr' or 'csc'", layout)
     reader = KmerReader(int(block_size))
     for path in path_list:
         reader.read_file(path)
-    return reader.dataset(sample_list, dt, overlap)
+    return reader.dataset(sample_list, dt, overlap, layout)

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from .._messages import FixError
 from .._validation import param_error
+from ..stats import class_positives
 from ._base import Scores, get_method
 from ._prepare import result_arrays
 
@@ -60,11 +61,7 @@ def carriers(M):
         if not M.has_canonical_format:
             M = M.copy()
             M.sum_duplicates()
-        positive = M.data > 0
-        if M.format == "csr":
-            return np.bincount(M.indices[positive], minlength=M.shape[1]).astype(np.float64)
-        run = np.concatenate(([0], np.cumsum(positive, dtype=np.int64)))
-        return (run[M.indptr[1:]] - run[M.indptr[:-1]]).astype(np.float64)
+        return class_positives(M, np.zeros(M.shape[0], np.intp), 1)[0]  # one pass, no temporaries
     M = np.asarray(M)
     n, p = M.shape
     out = np.zeros(p)

@@ -57,7 +57,7 @@ def _score_columns(spec, X, y, names, opts, covariates=None):
             "columns), so it cannot read a stream of row chunks. Pass an array, a sparse matrix or "
             "a DataFrame."
         )
-    M, frame_names = as_matrix(X)
+    M, frame_names = as_matrix(X, keep_csc=spec.streaming == "blocks")  # blocks of columns: CSC as it is
     names = frame_names if names is None else np.asarray(names, dtype=object)
     Z, covariate_names = check_covariates(covariates, M.shape[0])
     target = make_target(spec, y, M.shape[0], Z)
@@ -117,7 +117,7 @@ def _score_af(spec, X, y, feature_names, opts, bounds, covariates=None):
         tap = CarrierTap()
         stats, names = statistics(spec, tap.pairs(X), y, feature_names=feature_names)
         return with_af(finish(spec, stats, names, opts), tap.counts, bounds)
-    M, frame_names = as_matrix(X)
+    M, frame_names = as_matrix(X, keep_csc=spec.streaming == "blocks")
     names = frame_names if feature_names is None else np.asarray(feature_names, dtype=object)
     counts = carriers(M)
     if spec.streaming == "matrix":

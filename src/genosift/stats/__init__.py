@@ -11,9 +11,9 @@ features with a large constant offset (the NIST StRD SmLs07-09 case, values near
 in the 13th digit).
 """
 from .moments import ClassMoments, CoMoments
-from .sums import ClassProfile, ClassSums, TargetProfile
+from .sums import ClassProfile, ClassSums, TargetProfile, class_positives
 
-__all__ = ["ClassMoments", "ClassProfile", "ClassSums", "CoMoments", "TargetProfile"]
+__all__ = ["ClassMoments", "ClassProfile", "ClassSums", "CoMoments", "TargetProfile", "class_positives"]
 
 # pickles (saved models, Dask tasks) name the classes by this public path, as before the split
 for _cls in (ClassMoments, ClassProfile, ClassSums, CoMoments, TargetProfile):

@@ -111,10 +111,13 @@ def _rebased_sums(own, other):
         return other.sums + other.count[:, None] * (other.shift - own.shift)
 
 
-def _class_positives(M, codes, k):
-    """Per-class counts of the values above 0 of every column of a checked matrix, (k, p)."""
+def class_positives(M, codes, k):
+    """Per-class counts of the values above 0 of every column of a checked matrix, (k, p).
+
+    ``M``: a 2-D array, or a CSR or CSC matrix without duplicate entries; ``codes``: the class
+    (0 to k - 1) of each row. NaN is not above 0. One compiled pass, no temporary copies."""
     if sp.issparse(M) and M.format == "csc":
-        return _kernels.csc_class_sums(M.data, M.indices, M.indptr, codes, k, M.shape[1])[3]
+        return _kernels.csc_class_positives(M.data, M.indices, M.indptr, codes, k, M.shape[1])
     if sp.issparse(M):
         return _kernels.csr_class_positives(M.data, M.indices, M.indptr, codes, k, M.shape[1])
     if M.flags.c_contiguous:
@@ -168,7 +171,7 @@ class ClassProfile(PerClass):
             values = M[:, bad].toarray() if sp.issparse(M) else M[:, bad]
             if not np.isfinite(values).all():  # NaN or infinity in X, named; else sums beyond float64 (inf means)
                 raise_nonfinite(M, bad, names)
-        positive = _class_positives(M, codes, k) if positive is None else positive
+        positive = class_positives(M, codes, k) if positive is None else positive
         return cls(classes, np.bincount(codes, minlength=k).astype(np.float64), shift, sums, positive)
 
     def means(self):
@@ -231,7 +234,7 @@ class TargetProfile:
             values = M[:, bad].toarray() if sp.issparse(M) else M[:, bad]
             if not np.isfinite(values).all():
                 raise_nonfinite(M, bad, names)
-        return cls(moments, _class_positives(M, np.zeros(M.shape[0], np.intp), 1)[0])
+        return cls(moments, class_positives(M, np.zeros(M.shape[0], np.intp), 1)[0])
 
     @property
     def n_samples(self):
