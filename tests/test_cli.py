@@ -278,3 +278,14 @@ def test_cli_warns_on_a_poor_join_and_min_matched_exits_2(tmp_path, capsys):
         with pytest.raises(SystemExit) as usage:
             main([*base, "--min-matched", bad, "-o", str(d / "x.tsv")])
         assert usage.value.code == 2
+
+
+def test_the_recorded_command_as_it_was_typed(monkeypatch):
+    """`genosift ...` and `python -m genosift ...` are recorded; a call from Python is not a command."""
+    from genosift.cli.data import command_line
+
+    for argv0, expected in [("/usr/bin/genosift", "genosift score a.tsv -o b.tsv"),
+                            ("/x/site-packages/genosift/__main__.py", "python -m genosift score a.tsv -o b.tsv"),
+                            ("/x/other/__main__.py", None), ("", None), ("script.py", None)]:
+        monkeypatch.setattr("sys.argv", [argv0, "score", "a.tsv", "-o", "b.tsv"])
+        assert command_line() == expected

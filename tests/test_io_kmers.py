@@ -292,6 +292,57 @@ def test_random_files_split_by_samples_and_kmers_sum_back(tmp_path):
     assert_same(ds, expected, row_ids, kmers + b_kmers[200:])
 
 
+def assert_csc_layout(csc, csr):
+    """``csc`` (read with layout='csc') is ``csr`` (the default layout) by columns, canonical."""
+    assert sp.isspmatrix_csc(csc.X) and csc.X.dtype == csr.X.dtype
+    assert csc.X.has_canonical_format
+    for j in range(csc.X.shape[1]):  # sorted rows, each once, in every column
+        assert np.all(np.diff(csc.X.indices[csc.X.indptr[j] : csc.X.indptr[j + 1]]) > 0)
+    assert csc.sample_ids.tolist() == csr.sample_ids.tolist()
+    assert csc.feature_names.tolist() == csr.feature_names.tolist()
+    np.testing.assert_array_equal(csc.X.toarray(), csr.X.toarray())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.uint32])
+def test_the_column_layout_holds_the_same_counts(tmp_path, dtype):
+    """layout='csc': each line becomes a column (samples listed in any order, sorted into rows),
+    for one file, several files summed, blocks cut mid-line, rows chosen by ``samples``."""
+    X, ids, kmers = random_counts(5, 30, 150, density=0.3)
+    X.data = np.minimum(X.data, 2**31)  # uint32 holds every count
+    one = write_kmers(tmp_path / "one.kmers", X, ids, kmers, seed=4)  # entries shuffled on each line
+    first = X.copy()
+    first.data = np.floor(first.data / 2)
+    two = write_kmers(tmp_path / "two.kmers.gz", (X - first)[:, ::-1], ids, kmers[::-1], compress=gzip.compress)
+    wanted = ["sample_007", "absent_1", "s.2", "x:y:z", "sample_000"]
+    for paths, options in [(one, {}), ([one, two], {"block_size": 100}), (one, {"samples": wanted}),
+                           ([two, one], {"samples": wanted[::-1]})]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the ids absent from one side, as in either layout
+            csr = read_kmers(paths, dtype=dtype, **options)
+            csc = read_kmers(paths, dtype=dtype, layout="csc", **options)
+        assert_csc_layout(csc, csr)
+    assert read_kmers(one, dtype=dtype).X.toarray().tolist() == in_row_order(X, ids)[0].toarray().tolist()
+
+
+def test_the_column_layout_refuses_what_the_row_layout_refuses(tmp_path):
+    a = kmer_file(tmp_path, "AAA | s1:1 s2:2\nCCC | s1:3\n", "a.kmers")
+    b = kmer_file(tmp_path, "GGG | s3:5\nAAA | s1:10\n", "b.kmers")
+    messages = []
+    for layout in ("csr", "csc"):
+        with pytest.raises(ValueError) as err:
+            read_kmers([a, b], overlap="error", layout=layout)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "Sample 's1' has counts for the k-mer 'AAA'" in messages[0]
+    with pytest.raises(ValueError, match=re.escape("The 'layout' parameter of read_kmers must be 'csr' or 'csc'. "
+                                                   "Got 'coo' instead.")):
+        read_kmers(a, layout="coo")
+    big = kmer_file(tmp_path, f"AAA | s1:{2**40}\n", "big.kmers")
+    for layout in ("csr", "csc"):
+        with pytest.raises(ValueError, match=r"The largest count, 1099511627776, is more than dtype uint32 holds"):
+            read_kmers(big, dtype=np.uint32, layout=layout)  # the same message in either layout
+        assert read_kmers(big, layout=layout).X.toarray().tolist() == [[2.0**40]]
+
+
 # --------------------------------------------------------------------------- malformed input
 
 

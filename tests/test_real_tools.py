@@ -338,6 +338,32 @@ def test_binary_is_presence_in_every_input_form(counts, method, tmp_path):
         assert open_store(path).to_dataset().X.max() > 1  # the file keeps its counts
 
 
+@pytest.mark.parametrize("method", [m for m, spec in gs.REGISTRY.items() if spec.task != "unsupervised"])
+def test_every_method_scores_kmer_text_as_it_scores_the_matrix(counts, method, tmp_path, capsys):
+    """`genosift score KMERS --binary`: the k-mers read in the layout the method reads (columns for
+    the methods that take whole columns, rows for the others), samples listed in any order on a
+    line and a labelled sample with no k-mer (an all-zero row); the scores are the matrix's."""
+    X, y = counts
+    X = np.vstack([np.maximum(X, 0), np.zeros((1, X.shape[1]))])
+    y = np.append(y, "s")
+    if gs.get_method(method).task == "regression":  # a numeric target
+        y = np.where(y == "r", 1.5, -0.25) + np.random.default_rng(5).normal(size=len(y))
+    ids = [f"s{i:02d}" for i in range(len(y))]
+    rng = np.random.default_rng(8)
+    lines = []
+    for j in range(X.shape[1]):
+        rows = rng.permutation(np.flatnonzero(X[:, j]))
+        lines.append(f"K{j} | " + " ".join(f"{ids[i]}:{int(X[i, j])}" for i in rows))
+    (tmp_path / "counts.kmers").write_text("\n".join(lines) + "\n")
+    pd.DataFrame({"sample": ids, "label": y}).to_csv(tmp_path / "meta.tsv", sep="\t", index=False)
+    assert main(["score", str(tmp_path / "counts.kmers"), "--meta", str(tmp_path / "meta.tsv"), "--id", "sample",
+                 "--target", "label", "--binary", "--method", method, "--quiet", "-o", str(tmp_path / "out.tsv")]) == 0
+    table = pd.read_csv(tmp_path / "out.tsv", sep="\t").set_index("feature")
+    ref = gs.score(gs.presence(X), y, method=method, feature_names=[f"K{j}" for j in range(X.shape[1])])
+    np.testing.assert_allclose(table.loc[ref.feature_names, "score"].to_numpy(), ref.scores, rtol=1e-12, atol=0,
+                               equal_nan=True)
+
+
 @pytest.mark.parametrize("method", ["fisher", "auc"])  # row statistics and whole columns
 @pytest.mark.parametrize("sparse", [True, False])
 def test_binary_store_on_a_dask_scheduler(counts, tmp_path, method, sparse):
