@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Association with population structure: SEER against genosift, whole command against whole command.
 
-    python benchmarks/bench_association.py                  # 60 and 120 genomes (the scaling with n)
-    python benchmarks/bench_association.py --sizes 60       # one size (a quick look)
+    python benchmarks/bench_association.py                  # 60 and 120 genomes, and 120 with a longer core
+    python benchmarks/bench_association.py --sizes 60 --large ""   # one size (a quick look)
 
 Writes ``benchmarks/RESULTS-association.md`` (with the command that made it) and prints it.
 
@@ -10,7 +10,10 @@ Data: ``genosift.simulate_clonal_population`` (seeded): 4 lineages, a 20 kb core
 substitutions per lineage branch and 20 per genome, 6 lineage genes per lineage, 20 random genes
 and one causal gene of 1 kb each; the phenotype raised by the causal gene and by lineage 0. The
 k-mers (16 to 100 bases, in at least 2 genomes) are counted by ``fsm-lite`` and gzipped; both tools
-read that one file. About 134,000 k-mers for 120 genomes.
+read that one file. About 134,000 k-mers for 120 genomes. ``--large`` adds populations with a
+longer core genome (``GENOMES:CORE_BASES``; default 120 genomes with a 60 kb core, about 227,000
+k-mers, near the 185,000 of SEER's published timing, and with a 200 kb core, about 392,000),
+timed without structure: there SEER alone takes up to minutes per run.
 
 Runs, each a separate process on 2 threads, its wall time and peak memory (``ru_maxrss`` of that
 child, from ``os.wait4``) recorded:
@@ -80,11 +83,12 @@ def _timed_once(command, out=None):
     return wall, usage.ru_maxrss / 1024
 
 
-def population(folder, n):
+def population(folder, n, core_length=GENOMES["core_length"]):
     """Genomes, fsm-lite's k-mers (gzipped), SEER's .pheno and genosift's metadata table."""
     from genosift import simulate_clonal_population
 
-    pop = simulate_clonal_population(folder / "genomes", n_genomes=n, seed=SEED, **GENOMES)
+    pop = simulate_clonal_population(folder / "genomes", n_genomes=n, seed=SEED,
+                                     **{**GENOMES, "core_length": core_length})
     start = time.perf_counter()
     run = subprocess.run(["fsm-lite", "-l", str(pop.file_list), "-t", str(folder / "index"), "-s", "2",
                           "-m", "16", "-M", "100"], capture_output=True, check=True)
@@ -108,10 +112,12 @@ def has_method(name):
     return name in gs.REGISTRY
 
 
-def seer_runs(folder, kmers, pheno):
+def seer_runs(folder, kmers, pheno, structure=True):
     rows = {}
     rows["SEER"] = timed(["seer", "-k", kmers, "-p", pheno, "--pval", "1", "--chisq", "1", "--threads", "2"],
                          folder / "seer.txt")
+    if not structure:
+        return rows
     kmds = timed(["kmds", "-k", kmers, "-p", pheno, "--pc", K, "--no_filtering", "-o", folder / "structure"])
     seer = timed(["seer", "-k", kmers, "-p", pheno, "--pval", "1", "--chisq", "1", "--threads", "2",
                   "--struct", folder / "structure.dsm"], folder / "seer-struct.txt")
@@ -141,12 +147,13 @@ _ADJUSTED = ("import sys, numpy as np, pandas as pd, genosift as gs\n"
              "pd.DataFrame(table).to_csv(sys.argv[5], sep='\\t', index=False)\n")
 
 
-def genosift_runs(folder, kmers, meta):
+def genosift_runs(folder, kmers, meta, structure=True):
     base = [sys.executable, "-m", "genosift", "score", kmers, "--meta", meta, "--id", "sample", "--target",
             "phenotype", "--binary", "--min-af", "0.01", "--threads", "2", "--quiet", "--force"]
     rows, outputs = {}, {}
-    rows[f"genosift principal_coordinates K={K} alone (Python, file to table)"] = timed(
-        [sys.executable, "-c", _PCS, kmers, meta, K, folder / "pcs.tsv"])
+    if structure:
+        rows[f"genosift principal_coordinates K={K} alone (Python, file to table)"] = timed(
+            [sys.executable, "-c", _PCS, kmers, meta, K, folder / "pcs.tsv"])
     methods = ["logistic"] if has_method("logistic") else ["chi2", "regression"]
     for method in methods:
         out = folder / f"gs-{method}.tsv"
@@ -154,8 +161,8 @@ def genosift_runs(folder, kmers, meta):
         outputs[method] = out
         label = f"genosift {method} + structure K={K}"
         out = folder / f"gs-{method}-struct.tsv"
-        if method == "chi2":
-            continue  # a marginal test: no covariates
+        if method == "chi2" or not structure:
+            continue  # a marginal test: no covariates; or a size timed without structure
         if cli_has("--structure"):
             rows[label] = timed([*base, "--method", method, "--structure", K, "-o", out])
         elif cli_has("--covariates"):
@@ -208,19 +215,20 @@ def agreement(folder, outputs):
     return lines
 
 
-def one_size(n, folder):
-    pop, kmers, pheno, n_kmers, counting = population(folder, n)
+def one_size(n, folder, core_length=GENOMES["core_length"], structure=True):
+    pop, kmers, pheno, n_kmers, counting = population(folder, n, core_length)
     meta = pop.phenotype
-    rows = seer_runs(folder, kmers, pheno)
-    more, outputs = genosift_runs(folder, kmers, meta)
+    rows = seer_runs(folder, kmers, pheno, structure)
+    more, outputs = genosift_runs(folder, kmers, meta, structure)
     rows.update(more)
     tested = len(pd.read_csv(folder / "seer.txt", sep="\t", usecols=[0]))
     pairs = [("SEER", "genosift logistic"), (f"SEER + kmds --pc {K}", f"genosift logistic + structure K={K}")]
     ratios = [f"{theirs} / {ours}: {rows[theirs][0] / rows[ours][0]:.1f}x" for theirs, ours in pairs
               if theirs in rows and ours in rows]
-    table = [f"| {n} | {n_kmers:,} | {tested:,} | {name} | {wall:.2f} | {rss:.0f} | {1e6 * wall / tested:.0f} |"
-             for name, (wall, rss) in rows.items()]
-    notes = [f"- n = {n}: fsm-lite counted {n_kmers:,} k-mers in {counting:.1f} s; SEER tested {tested:,} "
+    table = [f"| {n} | {core_length // 1000} | {n_kmers:,} | {tested:,} | {name} | {wall:.2f} | {rss:.0f} | "
+             f"{1e6 * wall / tested:.0f} |" for name, (wall, rss) in rows.items()]
+    notes = [f"- n = {n}, {core_length // 1000} kb core: fsm-lite counted {n_kmers:,} k-mers in {counting:.1f} s; "
+             f"SEER tested {tested:,} "
              f"(maf >= 0.01); whole command against whole command, " + "; ".join(ratios)] + agreement(folder, outputs)
     return table, notes
 
@@ -235,6 +243,9 @@ def machine():
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="60,120", help="numbers of genomes, comma-separated")
+    parser.add_argument("--large", default="120:60000,120:200000",
+                        help="GENOMES:CORE_BASES populations with a longer core genome, comma-separated, timed "
+                             "without structure ('' for none)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each command; the fastest is kept")
     parser.add_argument("--output", default=str(HERE / "RESULTS-association.md"))
     args = parser.parse_args(argv)
@@ -243,9 +254,11 @@ def main(argv=None):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is not installed (apt-get install seer fsm-lite)")
     table, notes = [], []
-    for n in (int(s) for s in args.sizes.split(",")):
+    plans = [(int(s), GENOMES["core_length"], True) for s in args.sizes.split(",") if s]
+    plans += [(int(s.split(":")[0]), int(s.split(":")[1]), False) for s in args.large.split(",") if s]
+    for n, core_length, structure in plans:
         with tempfile.TemporaryDirectory() as tmp:
-            rows, more = one_size(n, Path(tmp))
+            rows, more = one_size(n, Path(tmp), core_length, structure)
         table += rows
         notes += more
     command = "python benchmarks/bench_association.py " + " ".join(argv if argv is not None else sys.argv[1:])
@@ -256,8 +269,8 @@ def main(argv=None):
         "Each row is one whole command (or two, summed, where structure is computed first), run as its own "
         f"process on 2 threads, the fastest of {args.repeat} runs: wall time and peak resident memory of that "
         "process. Per k-mer: wall time over the k-mers SEER tested.", "",
-        "| genomes | k-mers | tested | command | wall s | peak MiB | us per k-mer |",
-        "|---:|---:|---:|---|---:|---:|---:|", *table, "", "## Agreement and notes", "", *notes,
+        "| genomes | core kb | k-mers | tested | command | wall s | peak MiB | us per k-mer |",
+        "|---:|---:|---:|---:|---|---:|---:|---:|", *table, "", "## Agreement and notes", "", *notes,
         "- SEER prints chi-square p-values below about 1e-4 up to a few percent away from the exact value "
         "(see `test_chi_square_on_all_of_seers_phenotypes_is_exact` in `tests/test_real_tools.py`), and its "
         "likelihood-ratio p-values likewise; hence the lines over the printed p-values of at least 1e-4. SEER "

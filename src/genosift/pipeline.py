@@ -128,9 +128,8 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     A store (``.gs.h5ad``) is not loaded: ``dataset.X`` is then a ``StoreRows``, and only the
     sample ids, feature names and per-sample table are read.
     """
-    from dataclasses import replace
-
     import inspect
+    from dataclasses import replace
 
     from .io import READERS, attach_metadata, format_of, read, read_metadata
 

@@ -48,9 +48,9 @@ from .kmer_kernels import (
     OK,
     SB,
     SN,
+    column_sizes,
     first_repeat,
     kmer_line_message,
-    column_sizes,
     parse_kmers,
     scatter,
     scatter_columns,
@@ -354,8 +354,8 @@ def read_kmers(paths, *, samples=None, dtype=np.float64, overlap="sum", block_si
     -------
     Dataset
         ``X``: ``scipy.sparse.csr_matrix`` (``csc_matrix`` with ``layout="csc"``) (n_samples,
-        n_kmers) of counts with sorted indices and no stored zeros; ``sample_ids``: the row ids; ``feature_names``: the k-mers, in the order
-        first seen (file by file, line by line).
+        n_kmers) of counts with sorted indices and no stored zeros; ``sample_ids``: the row ids;
+        ``feature_names``: the k-mers, in the order first seen (file by file, line by line).
 
     Notes
     -----
