@@ -111,7 +111,8 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
             "training_samples": ([str(s) for s in ev.sample_ids[ev.train]]
                                  if getattr(ev, "named_samples", True) else None),
         }
-        joblib.dump({"pipeline": ev.pipeline, **model_info}, tmp / "model.joblib")
+        joblib.dump({"pipeline": ev.pipeline, **model_info, "features": _packed(model_info["features"])},
+                    tmp / "model.joblib")
         write_json(model_info, tmp / "model.json")
         write_marker(tmp, [p.name for p in tmp.iterdir()])
         if overwrite and folder.exists():  # checked again: it may have changed during the run
@@ -139,6 +140,13 @@ def _grid_record(ev):
     return {"model_grid": grid.varying, "options": grid.labels, "best_options": ev.best_options}
 
 
+def _packed(names):
+    """Feature names as one bytes object (UTF-8, NUL between names) when none holds a NUL: joblib
+    pickles a list of millions of str one at a time in Python, and one bytes object at once."""
+    text = "\x00".join(names)
+    return names if text.count("\x00") != max(len(names) - 1, 0) or not names else text.encode("utf-8")
+
+
 def load_model(path):
     """Load a model saved by ``write_results`` (``model.joblib``).
 
@@ -159,5 +167,7 @@ def load_model(path):
                          "read.") from None
     if not isinstance(saved, dict) or "pipeline" not in saved or "features" not in saved:
         raise ValueError(f"{str(path)!r} is not a genosift model (written by `genosift evaluate`).")
+    if isinstance(saved["features"], bytes):  # packed by write_results
+        saved["features"] = saved["features"].decode("utf-8").split("\x00")
     return saved
 
