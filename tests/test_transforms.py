@@ -76,3 +76,23 @@ def test_carriers_in_every_layout_with_duplicates_and_negatives():
         np.testing.assert_array_equal(carriers(sp.csr_matrix(X).asformat(fmt)), expect)
     np.testing.assert_array_equal(carriers(X), expect)
     np.testing.assert_array_equal(carriers(np.asfortranarray(X)), expect)
+
+
+def test_sparse_long_double_values():
+    """long double (a type the compiled kernels do not take): read as float64, as dense input is,
+    in presence, carriers and scoring by rows and by columns."""
+    import genosift as gs
+
+    X = np.nan_to_num(_values())
+    dtype = np.longdouble
+    M = sp.csr_matrix(X.astype(dtype))
+    assert M.dtype == dtype
+    reference = sp.csr_matrix(X.astype(np.float64))
+    np.testing.assert_array_equal(presence(M).toarray(), (X > 0).astype(np.float64))
+    np.testing.assert_array_equal(carriers(M), (X > 0).sum(axis=0))
+    y = np.repeat([0, 1], 20)
+    for method in ("fisher", "auc", "logistic"):
+        for fmt in ("csr", "csc"):
+            got = gs.score(M.asformat(fmt), y, method=method, min_af=0.05).scores
+            want = gs.score(reference.asformat(fmt), y, method=method, min_af=0.05).scores
+            np.testing.assert_array_equal(got, want)

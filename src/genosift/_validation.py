@@ -210,6 +210,8 @@ def _as_csr(X, keep_csc=False):
         M = M.astype(np.uint8)
     elif M.dtype.kind not in "iuf":
         raise TypeError(f"X has dtype {M.dtype}, which is not a real number type.")
+    elif M.dtype == np.longdouble:  # as for dense input: a type the kernels take
+        M = M.astype(np.float64)
     if not M.has_canonical_format:
         M = M.copy() if M is X else M
         M.sum_duplicates()  # also sorts the indices

@@ -44,7 +44,12 @@ def presence(X, *, copy=True):
         data = np.asarray(M.data)
         in_place = not copy and M is X and data.dtype == np.float64 and data.flags.writeable
         out = data if in_place else np.empty(data.shape, np.float64)
-        _presence_values(data, out)
+        if data.dtype.kind in "biuf" and data.dtype != np.longdouble:
+            _presence_values(data, out)  # one compiled pass
+        else:
+            out[:] = data > 0
+            if data.dtype.kind == "f":
+                out[np.isnan(data)] = np.nan
         structure = (M.indices, M.indptr) if in_place else (M.indices.copy(), M.indptr.copy())
         M = type(M)((out, *structure), shape=M.shape)
         if out.size and not out.all():  # values at or below 0 leave the stored entries
