@@ -128,7 +128,6 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     A store (``.gs.h5ad``) is not loaded: ``dataset.X`` is then a ``StoreRows``, and only the
     sample ids, feature names and per-sample table are read.
     """
-    import inspect
     from dataclasses import replace
 
     from .io import READERS, attach_metadata, format_of, read, read_metadata
@@ -143,7 +142,7 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     kind = format or format_of(data)  # the name, else the first bytes: decided once
     if meta is None and kind in ("csv", "tsv", "parquet"):
         options["keep"] = tuple(dict.fromkeys([*wanted, *options.get("keep", ())]))
-    if layout is not None and kind in READERS and "layout" in inspect.signature(READERS[kind].func).parameters:
+    if layout is not None and kind in READERS and "layout" in READERS[kind].parameters:
         options["layout"] = layout
     if kind == "store":
         dataset = read_store_rows(data, options, binary)

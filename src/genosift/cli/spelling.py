@@ -69,8 +69,6 @@ _READ_OPTIONS = {"sep": "--sep", "id_column": "--id-column", "keep": "--keep",
 
 def read_options(args, data=None, extra_keep=()):
     """Reader parameters from the options (only those given), checked against the reader of ``data``."""
-    import inspect
-
     from ..io import READERS, format_of
 
     keep = [c for group in (getattr(args, "keep", None) or []) for c in group]
@@ -81,11 +79,11 @@ def read_options(args, data=None, extra_keep=()):
     data = args.data if data is None else data
     name = args.format or format_of(data)
     if options and name in READERS:
-        accepted = set(inspect.signature(READERS[name].func).parameters)
+        accepted = READERS[name].parameters
         refused = [_READ_OPTIONS[k] for k in options if k not in accepted]
         if refused:
             takes = sorted(f for f, r in READERS.items()
-                           if set(options) & set(inspect.signature(r.func).parameters))
+                           if set(options) & r.parameters)
             what = (f"a store ({str(data)!r}): its samples are rows already" if name == "store"
                     else f"{name} files ({str(data)!r}); they are for the formats {takes}")
             raise ValueError(f"The option(s) {', '.join(refused)} do not apply to {what}.")

@@ -14,13 +14,13 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .arena import ARG, FNV_OFFSET, FNV_PRIME, add, find
 from .quoting import shown
 
 __all__ = ["column_sizes", "first_repeat", "kmer_line_message", "parse_count", "parse_dumps", "parse_kmers", "scatter",
-           "scatter_columns", "sort_segments"]
+           "scatter_columns"]
 
 _JIT = dict(nogil=True, cache=True)
 _MAX_EXACT = 2**53  # the largest count float64 holds exactly (with all smaller integers)
@@ -236,20 +236,6 @@ def scatter_columns(kmer, nnz, samp, count, row_of, cursor, indices, data):
                 c += 1
             e += 1
         cursor[kmer[i]] = c
-
-
-@njit(parallel=True, **_JIT)
-def sort_segments(indptr, indices, data):
-    """Sort the indices of each segment ``indptr[j]:indptr[j + 1]`` with their values (a stable
-    sort, only where a segment is out of order)."""
-    for j in prange(indptr.size - 1):
-        a, b = indptr[j], indptr[j + 1]
-        for q in range(a + 1, b):
-            if indices[q] < indices[q - 1]:
-                order = np.argsort(indices[a:b], kind="mergesort")
-                indices[a:b] = indices[a:b][order]
-                data[a:b] = data[a:b][order]
-                break
 
 
 @njit(**_JIT)

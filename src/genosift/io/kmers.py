@@ -54,7 +54,6 @@ from .kmer_kernels import (
     parse_kmers,
     scatter,
     scatter_columns,
-    sort_segments,
 )
 from .kmer_options import (
     check_block_size,
@@ -257,12 +256,9 @@ class KmerReader:
         while self.blocks:  # free each block once it is written
             fill(*self.blocks.pop(), row_of, cursor, indices, data)
         shape = (len(row_ids), len(kmers))
-        if layout == "csc":
-            if n_files == 1:  # rows in the order the line lists the samples: sorted where they are not
-                sort_segments(indptr, indices, data)
-            X = sp.csc_matrix((data, indices, indptr), shape=shape)
-        else:
-            X = sp.csr_matrix((data, indices, indptr), shape=shape)
+        X = (sp.csc_matrix if layout == "csc" else sp.csr_matrix)((data, indices, indptr), shape=shape)
+        if layout == "csc" and n_files == 1:  # rows in the order each line lists its samples
+            X.sort_indices()  # checked first: nothing to do where they are in order
         if n_files > 1:
             if overlap == "error":
                 self._check_overlap(X, row_ids, kmers)

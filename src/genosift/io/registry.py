@@ -53,6 +53,13 @@ class Reader:
     func: Callable
     summary: str
 
+    @property
+    def parameters(self):
+        """The names of the function's parameters (the reader options it takes)."""
+        import inspect
+
+        return frozenset(inspect.signature(self.func).parameters)
+
 
 READERS: dict[str, Reader] = {}
 

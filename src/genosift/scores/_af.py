@@ -61,8 +61,6 @@ def carriers(M):
         if not M.has_canonical_format:
             M = M.copy()
             M.sum_duplicates()
-        if M.dtype == np.longdouble:  # a type the kernel does not take: the signs
-            M = type(M)((M.data > 0, M.indices, M.indptr), shape=M.shape)
         return class_positives(M, np.zeros(M.shape[0], np.intp), 1)[0]  # one pass, no temporaries
     M = np.asarray(M)
     n, p = M.shape

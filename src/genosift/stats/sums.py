@@ -116,6 +116,8 @@ def class_positives(M, codes, k):
 
     ``M``: a 2-D array, or a CSR or CSC matrix without duplicate entries; ``codes``: the class
     (0 to k - 1) of each row. NaN is not above 0. One compiled pass, no temporary copies."""
+    if M.dtype == np.longdouble:  # a type the kernels do not take: its signs are what is counted
+        M = type(M)((M.data > 0, M.indices, M.indptr), shape=M.shape) if sp.issparse(M) else M > 0
     if sp.issparse(M) and M.format == "csc":
         return _kernels.csc_class_positives(M.data, M.indices, M.indptr, codes, k, M.shape[1])
     if sp.issparse(M):

@@ -144,7 +144,9 @@ def _packed(names):
     """Feature names as one bytes object (UTF-8, NUL between names) when none holds a NUL: joblib
     pickles a list of millions of str one at a time in Python, and one bytes object at once."""
     text = "\x00".join(names)
-    return names if text.count("\x00") != max(len(names) - 1, 0) or not names else text.encode("utf-8")
+    if not names or text.count("\x00") != len(names) - 1:  # none, or a name holding a NUL
+        return names
+    return text.encode("utf-8")
 
 
 def load_model(path):
