@@ -68,6 +68,32 @@ def test_check_unsorted_only_when_asked():
         check_sparse_structure(indptr, indices, *X.shape, sorted_indices=True)
 
 
+@pytest.mark.parametrize("dtype", [np.int16, np.int32, np.int64, np.uint32, np.uint64])
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_check_reports_sorted_rows_and_marks_canonical(dtype, fmt):
+    """The check tells whether every row's indices increase strictly (scipy's canonical form),
+    for every index type, and marks such a matrix canonical; an unsorted or repeated index is
+    valid but not canonical, and the matrix keeps scipy's own verdict."""
+    X, _ = _valid(3)
+    X = X.asformat(fmt)
+    major, minor = X.shape if fmt == "csr" else X.shape[::-1]
+    indptr, indices = X.indptr.astype(np.int64), X.indices.astype(dtype)
+    assert check_sparse_structure(indptr, indices, major, minor) is True
+    swapped = _crafted(indptr, indices, "unsorted", minor)
+    twice = indices.copy()
+    k = int(indptr[np.flatnonzero(np.diff(indptr) >= 2)[0]])
+    twice[k + 1] = twice[k]
+    for bad_ptr, bad_idx in (swapped, (indptr, twice)):
+        assert check_sparse_structure(bad_ptr, bad_idx, major, minor) is False
+        with pytest.raises(ValueError, match="not greater than the one before it"):
+            check_sparse_structure(bad_ptr, bad_idx, major, minor, sorted_indices=True)
+    M = type(X)((X.data, indices, indptr), shape=X.shape)
+    M._has_canonical_format = M._has_sorted_indices = False  # unknown until checked
+    assert check_sparse_matrix(M).has_canonical_format
+    U = type(X)((X.data, twice, indptr), shape=X.shape)
+    assert not check_sparse_matrix(U).has_canonical_format
+
+
 def _first_fault_reference(indptr, indices, n_minor):
     """The first fault, row by row in plain Python/numpy: ``(kind, position)`` or None."""
     for r in range(indptr.size - 1):

@@ -47,20 +47,44 @@ def _first_fault_in(indptr, indices, n_minor, strictly_increasing, r0, r1):
     return 0, 0
 
 
+@njit(nogil=True, cache=True)
+def _summary_in(indptr, indices, r0, r1):
+    """``(pointers_ok, lowest, highest, smallest_step)`` of rows ``r0:r1``, in one pass.
+
+    The smallest step is the least difference between neighbours within a row (positive when
+    every row's indices increase strictly). Written as min/max reductions over each row's slice
+    so that they run in vector instructions; a bad pointer stops the pass at once.
+    """
+    size = indices.shape[0]
+    lo = 0
+    hi = -1
+    step = 1
+    for r in range(r0, r1):
+        a = indptr[r]
+        b = indptr[r + 1]
+        if b < a or a < 0 or b > size:
+            return False, lo, hi, step
+        row = indices[a:b]
+        for k in range(row.shape[0]):
+            j = row[k]
+            lo = min(lo, j)
+            hi = max(hi, j)
+        for k in range(1, row.shape[0]):
+            step = min(step, np.int64(row[k]) - np.int64(row[k - 1]))  # no unsigned wrap-around
+    return True, lo, hi, step
+
+
 @njit(nogil=True, cache=True, parallel=True)
-def _first_fault(indptr, indices, n_minor, strictly_increasing, stripes):
-    """``(code, position)`` of the first fault of a CSR/CSC structure, ``(0, 0)`` if none: the
-    rows in ``stripes`` runs checked on the engine's threads, the earliest run's fault kept."""
+def _summary(indptr, indices, stripes):
+    """``_summary_in`` of all rows, in ``stripes`` runs on the engine's threads."""
     n = indptr.shape[0] - 1
-    codes = np.zeros(stripes, np.int64)
-    where = np.zeros(stripes, np.int64)
+    ok = np.ones(stripes, np.bool_)
+    lo = np.zeros(stripes, np.int64)
+    hi = np.zeros(stripes, np.int64)
+    step = np.ones(stripes, np.int64)
     for s in prange(stripes):
-        codes[s], where[s] = _first_fault_in(indptr, indices, n_minor, strictly_increasing,
-                                             n * s // stripes, n * (s + 1) // stripes)
-    for s in range(stripes):
-        if codes[s]:
-            return codes[s], where[s]
-    return 0, 0
+        ok[s], lo[s], hi[s], step[s] = _summary_in(indptr, indices, n * s // stripes, n * (s + 1) // stripes)
+    return ok.all(), lo.min(), hi.max(), step.min()
 
 
 #: Structures with fewer indices than this are checked on one thread.
@@ -96,6 +120,11 @@ def check_sparse_structure(indptr, indices, n_major, n_minor, *, nnz=None, sorte
     path, fmt : optional
         The file the arrays were read from and what it was read as, for the message; without a
         path the message speaks of ``X``, the caller's own matrix.
+
+    Returns
+    -------
+    bool
+        Whether the indices increase strictly within every row (sorted, none twice).
     """
     indptr, indices = np.asarray(indptr), np.asarray(indices)
     for name, a in (("index pointer", indptr), ("indices", indices)):
@@ -110,31 +139,38 @@ def check_sparse_structure(indptr, indices, n_major, n_minor, *, nnz=None, sorte
         _fail(f"its index pointer starts at {int(indptr[0])}, not 0", path, fmt)
     if nnz is not None and nnz != indices.size:
         _fail(f"it has {nnz} stored values but {indices.size} indices", path, fmt)
+    # unsigned 64-bit arrays are summarised as int64: values past its range read as negative,
+    # a fault that the exact pass below then names with the value as given
+    ptr, idx = (a.view(np.int64) if a.dtype == np.uint64 else a for a in (indptr, indices))
     if indices.size < _PARALLEL_FROM or threading.current_thread() is not threading.main_thread():
         # one thread: small structures, and the blocks that worker threads already check side by side
         # (a parallel region started from each worker spins threads that the other workers need)
-        code, at = _first_fault_in(indptr, indices, n_minor, sorted_indices, 0, n_major)
+        pointers_ok, lo, hi, step = _summary_in(ptr, idx, 0, n_major)
     else:
-        code, at = _first_fault(indptr, indices, n_minor, sorted_indices,
-                                max(1, min(n_major, 4 * get_num_threads())))
-    if code == 0 and int(indptr[-1]) != indices.size:
-        _fail(f"its index pointer ends at {int(indptr[-1])} but it has {indices.size} indices", path, fmt)
-    if code:
-        value = int(indices[at]) if code >= 3 else None
-        _fail(_FAULTS[code].format(at=at, value=value, last=n_minor - 1), path, fmt)
+        pointers_ok, lo, hi, step = _summary(ptr, idx, max(1, min(n_major, 4 * get_num_threads())))
+    if pointers_ok and lo >= 0 and hi < n_minor and (step > 0 or not sorted_indices):
+        if int(indptr[-1]) != indices.size:
+            _fail(f"its index pointer ends at {int(indptr[-1])} but it has {indices.size} indices", path, fmt)
+        return bool(step > 0)
+    # a fault: find the first one, for the message
+    code, at = _first_fault_in(indptr, indices, n_minor, sorted_indices, 0, n_major)
+    value = int(indices[at]) if code >= 3 else None
+    _fail(_FAULTS[code].format(at=at, value=value, last=n_minor - 1), path, fmt)
 
 
 def check_sparse_matrix(M, *, path=None, fmt="a sparse matrix"):
     """Check the index structure of a scipy.sparse matrix or array (CSR, CSC, BSR or COO).
 
     Other formats (DOK, LIL, DIA) hold no index arrays a kernel could follow and pass as they are.
-    Returns ``M``.
+    A CSR/CSC matrix found canonical (indices sorted, none twice in a row or column) is marked so,
+    which spares scipy its own pass over the indices. Returns ``M``.
     """
     fmt_name = M.format
     n, p = M.shape
     if fmt_name in ("csr", "csc"):
         major, minor = (n, p) if fmt_name == "csr" else (p, n)
-        check_sparse_structure(M.indptr, M.indices, major, minor, nnz=M.data.shape[0], path=path, fmt=fmt)
+        if check_sparse_structure(M.indptr, M.indices, major, minor, nnz=M.data.shape[0], path=path, fmt=fmt):
+            M.has_canonical_format = True
     elif fmt_name == "bsr":
         r, c = M.blocksize
         check_sparse_structure(M.indptr, M.indices, n // r, p // c, nnz=M.data.shape[0], path=path, fmt=fmt)
