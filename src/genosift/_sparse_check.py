@@ -48,43 +48,59 @@ def _first_fault_in(indptr, indices, n_minor, strictly_increasing, r0, r1):
 
 
 @njit(nogil=True, cache=True)
-def _summary_in(indptr, indices, r0, r1):
-    """``(pointers_ok, lowest, highest, smallest_step)`` of rows ``r0:r1``, in one pass.
+def _pointers_ok(indptr, size):
+    """Whether the index pointer never decreases and ends within ``size`` indices (it starts at 0)."""
+    bad = False
+    for r in range(indptr.shape[0] - 1):
+        bad |= indptr[r + 1] < indptr[r]
+    return not bad and indptr[indptr.shape[0] - 1] <= size
 
-    The smallest step is the least difference between neighbours within a row (positive when
-    every row's indices increase strictly). Written as min/max reductions over each row's slice
-    so that they run in vector instructions; a bad pointer stops the pass at once.
-    """
-    size = indices.shape[0]
+
+@njit(nogil=True, cache=True)
+def _entries_in(indices, a, b):
+    """``(lowest, highest, drops)`` of ``indices[a:b]``: drops count the positions ``k > 0``
+    whose index is not above the one before it (compared across rows too, see ``_row_starts``).
+    A flat pass of min/max/count reductions, in vector instructions whatever the rows' lengths."""
+    run = indices[a:b]
     lo = 0
     hi = -1
-    step = 1
+    drops = 0
+    for k in range(run.shape[0]):
+        j = np.int64(run[k])
+        lo = min(lo, j)
+        hi = max(hi, j)
+    a1 = max(a, 1)
+    cur = indices[a1:b]
+    prev = indices[a1 - 1:b - 1]
+    for k in range(cur.shape[0]):
+        drops += np.int64(cur[k]) <= np.int64(prev[k])
+    return lo, hi, drops
+
+
+@njit(nogil=True, cache=True)
+def _row_starts(indptr, indices, r0, r1):
+    """The drops (see ``_entries_in``) at the first entry of rows ``r0:r1``: those between two rows."""
+    drops = 0
     for r in range(r0, r1):
         a = indptr[r]
-        b = indptr[r + 1]
-        if b < a or a < 0 or b > size:
-            return False, lo, hi, step
-        row = indices[a:b]
-        for k in range(row.shape[0]):
-            j = row[k]
-            lo = min(lo, j)
-            hi = max(hi, j)
-        for k in range(1, row.shape[0]):
-            step = min(step, np.int64(row[k]) - np.int64(row[k - 1]))  # no unsigned wrap-around
-    return True, lo, hi, step
+        if 0 < a < indptr[r + 1]:
+            drops += np.int64(indices[a]) <= np.int64(indices[a - 1])
+    return drops
 
 
 @njit(nogil=True, cache=True, parallel=True)
-def _summary(indptr, indices, stripes):
-    """``_summary_in`` of all rows, in ``stripes`` runs on the engine's threads."""
+def _entries(indptr, indices, stripes):
+    """``(lowest, highest, drops within rows)`` of a structure whose pointers are checked: the
+    entries and the row starts in ``stripes`` runs each on the engine's threads."""
     n = indptr.shape[0] - 1
-    ok = np.ones(stripes, np.bool_)
+    end = indptr[n]
     lo = np.zeros(stripes, np.int64)
     hi = np.zeros(stripes, np.int64)
-    step = np.ones(stripes, np.int64)
+    drops = np.zeros(stripes, np.int64)
     for s in prange(stripes):
-        ok[s], lo[s], hi[s], step[s] = _summary_in(indptr, indices, n * s // stripes, n * (s + 1) // stripes)
-    return ok.all(), lo.min(), hi.max(), step.min()
+        lo[s], hi[s], drops[s] = _entries_in(indices, end * s // stripes, end * (s + 1) // stripes)
+        drops[s] -= _row_starts(indptr, indices, n * s // stripes, n * (s + 1) // stripes)
+    return lo.min(), hi.max(), drops.sum()
 
 
 #: Structures with fewer indices than this are checked on one thread.
@@ -142,16 +158,21 @@ def check_sparse_structure(indptr, indices, n_major, n_minor, *, nnz=None, sorte
     # unsigned 64-bit arrays are summarised as int64: values past its range read as negative,
     # a fault that the exact pass below then names with the value as given
     ptr, idx = (a.view(np.int64) if a.dtype == np.uint64 else a for a in (indptr, indices))
-    if indices.size < _PARALLEL_FROM or threading.current_thread() is not threading.main_thread():
+    pointers_ok = _pointers_ok(ptr, indices.size)
+    if not pointers_ok:
+        lo = hi = drops = 0
+    elif indices.size < _PARALLEL_FROM or threading.current_thread() is not threading.main_thread():
         # one thread: small structures, and the blocks that worker threads already check side by side
         # (a parallel region started from each worker spins threads that the other workers need)
-        pointers_ok, lo, hi, step = _summary_in(ptr, idx, 0, n_major)
+        lo, hi, drops = _entries_in(idx, 0, int(ptr[-1]))
+        drops -= _row_starts(ptr, idx, 0, n_major)
     else:
-        pointers_ok, lo, hi, step = _summary(ptr, idx, max(1, min(n_major, 4 * get_num_threads())))
-    if pointers_ok and lo >= 0 and hi < n_minor and (step > 0 or not sorted_indices):
+        lo, hi, drops = _entries(ptr, idx, 4 * get_num_threads())
+    increasing = pointers_ok and drops == 0  # every drop at the start of a row
+    if pointers_ok and lo >= 0 and hi < n_minor and (increasing or not sorted_indices):
         if int(indptr[-1]) != indices.size:
             _fail(f"its index pointer ends at {int(indptr[-1])} but it has {indices.size} indices", path, fmt)
-        return bool(step > 0)
+        return bool(increasing)
     # a fault: find the first one, for the message
     code, at = _first_fault_in(indptr, indices, n_minor, sorted_indices, 0, n_major)
     value = int(indices[at]) if code >= 3 else None

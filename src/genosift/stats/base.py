@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -55,8 +56,9 @@ def moments_kernel(M, codes, k, w):
     elif sp.issparse(M):
         shift = np.zeros(p)
         # integer counts: two exact sums per (feature, class), else the shifted sums; the same numbers
-        if w.shape[0] or not _sparse_kernels.csr_int_rows(M.data, M.indices, M.indptr, codes, count, mean, m2,
-                                                   *csr_blocks(k, p, 2)):
+        if w.shape[0] or not (_sparse_kernels.integer_values(M.data) and _sparse_kernels.csr_int_rows(
+                M.data, M.indices, M.indptr, *_sparse_kernels.class_order(codes, k), count, mean, m2,
+                *_sparse_kernels.int_blocks(n, p, M.nnz, numba.get_num_threads()))):
             _sparse_kernels.csr_rows(M.data, M.indices, M.indptr, codes, count, w, mean, m2, cross, *csr_blocks(k, p))
     else:
         shift = M[0].astype(np.float64)
@@ -74,8 +76,6 @@ def csr_blocks(k, p, n_acc=_sparse_kernels.N_ACC):
     (``width * k * n_acc`` float64) fit in a core's cache, in four runs per thread (each run
     starts with a binary search in every row: more runs cost more than they balance). Any
     value gives the same numbers."""
-    import numba
-
     width = int(max(256, min(16384, 2**15 // (max(k, 1) * n_acc))))
     return width, int(max(1, min(4 * numba.get_num_threads(), (p + width - 1) // width)))
 
