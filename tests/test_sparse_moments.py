@@ -80,26 +80,75 @@ def test_every_sparse_form_gives_the_same_bits(make, tmp_path):
         engine.set_threads(previous)
 
 
-def test_integer_and_shifted_sums_agree_bit_for_bit_on_counts():
-    X, y = _counts(5)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_integer_and_shifted_sums_agree_bit_for_bit_on_counts(threads):
+    """The integer kernels (CSR in blocks of any width, one class at a time; CSC with two chains
+    of sums) and the shifted ones give the same bits on counts, all of them correctly rounded."""
+    X, y = _counts(5, n=200, p=700)
     classes, codes = np.unique(y, return_inverse=True)
     count = np.bincount(codes).astype(np.float64)
     k, p = len(classes), X.shape[1]
-    got = []
-    for integer in (True, False):
-        mean, m2 = np.empty((k, p)), np.empty((k, p))
-        if integer:
-            assert _sparse_kernels.csr_int_rows(X.data, X.indices, X.indptr, codes, count, mean, m2,
-                                                *csr_blocks(k, p, 2))
-        else:
-            _sparse_kernels.csr_rows(X.data, X.indices, X.indptr, codes, count, np.zeros(0), mean, m2,
-                                     np.zeros((0, 0)), *csr_blocks(k, p))
+    C = X.tocsc()
+    order, starts = _sparse_kernels.class_order(codes, k)
+    np.testing.assert_array_equal(order, np.argsort(codes, kind="stable"))
+    np.testing.assert_array_equal(starts, np.r_[0, np.cumsum(count)].astype(np.int64))
+    assert _sparse_kernels.integer_values(X.data)
+    previous = engine.set_threads(threads)
+    try:
+        got = []
+        blocks = ((p, 1), (64, 3), (100, 7), (8192, 1), _sparse_kernels.int_blocks(*X.shape, X.nnz, threads))
+        for width, stripes in blocks:
+            mean, m2 = np.full((k, p), np.nan), np.full((k, p), np.nan)
+            assert _sparse_kernels.csr_int_rows(X.data, X.indices, X.indptr, order, starts, count, mean, m2,
+                                                width, stripes)
+            got.append((mean.tobytes(), m2.tobytes()))
+        mean, m2 = np.full((k, p), np.nan), np.full((k, p), np.nan)
+        assert _sparse_kernels.csc_int_cols(C.data, C.indices, C.indptr, codes, count, mean, m2)
         got.append((mean.tobytes(), m2.tobytes()))
-    assert got[0] == got[1]
-    frac = X.copy()
-    frac.data = frac.data + 0.5  # not integers: the integer kernel declines at once
-    assert not _sparse_kernels.csr_int_rows(frac.data, frac.indices, frac.indptr, codes, count, mean, m2,
-                                     *csr_blocks(k, p, 2))
+        mean, m2 = np.empty((k, p)), np.empty((k, p))
+        _sparse_kernels.csr_rows(X.data, X.indices, X.indptr, codes, count, np.zeros(0), mean, m2,
+                                 np.zeros((0, 0)), *csr_blocks(k, p))
+        got.append((mean.tobytes(), m2.tobytes()))
+        mean, m2 = np.empty((k, p)), np.empty((k, p))
+        _sparse_kernels.csc_cols(C.data, C.indices, C.indptr, codes, count, mean, m2)
+        got.append((mean.tobytes(), m2.tobytes()))
+    finally:
+        engine.set_threads(previous)
+    assert all(g == got[0] for g in got)
+    exact_mean, exact_m2 = _exact(X, y)
+    assert got[0] == (exact_mean.tobytes(), exact_m2.tobytes())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8])
+def test_integer_values_declines_what_the_integer_sums_cannot_take(dtype):
+    ok = np.array([0, 1, 7, 2**20 if np.dtype(dtype).itemsize >= 4 else 200], dtype=dtype)
+    assert _sparse_kernels.integer_values(ok)
+    if np.dtype(dtype).kind == "f":
+        for bad in (0.5, np.nan, np.inf, -np.inf, 2.0**27, -(2.0**27)):
+            assert not _sparse_kernels.integer_values(np.append(ok, dtype(bad))), bad
+        assert _sparse_kernels.integer_values(np.array([2.0**26, -(2.0**26)], dtype=dtype))
+    elif np.dtype(dtype).itemsize >= 4:
+        assert not _sparse_kernels.integer_values(np.append(ok, dtype(2**26 + 1)))
+        assert _sparse_kernels.integer_values(np.append(ok, dtype(2**26)))
+
+
+def test_sums_past_exactness_fall_back_to_the_shifted_sums():
+    """Counts whose sums of squares pass 2**53 are not summed exactly: both integer kernels say
+    so, and the moments come from the shifted sums (as they would on one thread, CSR or CSC)."""
+    n, p = 40, 3
+    X = sp.csr_matrix(np.where(np.arange(n)[:, None] % 2 == 0, 2.0**26, 1.0) * np.ones((n, p)))
+    y = np.arange(n) % 2
+    codes = y.astype(np.intp)
+    count = np.bincount(codes).astype(np.float64)
+    mean, m2 = np.empty((2, p)), np.empty((2, p))
+    assert not _sparse_kernels.csr_int_rows(X.data, X.indices, X.indptr, *_sparse_kernels.class_order(codes, 2),
+                                            count, mean, m2, p, 1)
+    C = X.tocsc()
+    assert not _sparse_kernels.csc_int_cols(C.data, C.indices, C.indptr, codes, count, mean, m2)
+    ref = ClassMoments.from_chunk(X, y)
+    assert _bits(ClassMoments.from_chunk(C, y)) == _bits(ref)
+    np.testing.assert_array_equal(ref.means(), np.tile([[2.0**26], [1.0]], (1, p)))
+    np.testing.assert_array_equal(ref.m2, 0.0)
 
 
 def test_large_offsets_keep_their_precision():

@@ -43,22 +43,30 @@ def labelled_chunk(X, y, feature_names, *, keep_csc=False):
 
 
 def moments_kernel(M, codes, k, w):
-    """Run the one-pass kernel on a checked matrix: ``(count, shift, mean, m2, cross)``."""
+    """Run the one-pass kernel on a checked matrix: ``(count, shift, mean, m2, cross, exact)``.
+
+    ``exact`` is True when a sparse matrix's values were integers summed exactly: its moments are
+    then finite and correctly rounded, and need neither ``check_finite`` nor ``check_spread``.
+    """
     n, p = M.shape
     count = np.bincount(codes, minlength=k).astype(np.float64)
     mean = np.zeros((k, p))
     m2 = np.zeros((k, p))
     cross = np.zeros((k, p)) if w.shape[0] else np.zeros((0, 0))
-    if sp.issparse(M) and M.format == "csc":  # class moments only (no weights)
-        shift = np.zeros(p)
-        if not _sparse_kernels.csc_int_cols(M.data, M.indices, M.indptr, codes, count, mean, m2):
-            _sparse_kernels.csc_cols(M.data, M.indices, M.indptr, codes, count, mean, m2)
-    elif sp.issparse(M):
+    exact = False
+    if sp.issparse(M):
         shift = np.zeros(p)
         # integer counts: two exact sums per (feature, class), else the shifted sums; the same numbers
-        if w.shape[0] or not (_sparse_kernels.integer_values(M.data) and _sparse_kernels.csr_int_rows(
-                M.data, M.indices, M.indptr, *_sparse_kernels.class_order(codes, k), count, mean, m2,
-                *_sparse_kernels.int_blocks(n, p, M.nnz, numba.get_num_threads()))):
+        exact = not w.shape[0] and _sparse_kernels.integer_values(M.data) and (
+            _sparse_kernels.csc_int_cols(M.data, M.indices, M.indptr, codes, count, mean, m2) if M.format == "csc"
+            else _sparse_kernels.csr_int_rows(M.data, M.indices, M.indptr, *_sparse_kernels.class_order(codes, k),
+                                              count, mean, m2,
+                                              *_sparse_kernels.int_blocks(n, p, M.nnz, numba.get_num_threads())))
+        if exact:
+            pass
+        elif M.format == "csc":  # class moments only (no weights)
+            _sparse_kernels.csc_cols(M.data, M.indices, M.indptr, codes, count, mean, m2)
+        else:
             _sparse_kernels.csr_rows(M.data, M.indices, M.indptr, codes, count, w, mean, m2, cross, *csr_blocks(k, p))
     else:
         shift = M[0].astype(np.float64)
@@ -68,7 +76,7 @@ def moments_kernel(M, codes, k, w):
             _kernels.dense_row_major(M, codes, inv, shift, w, mean, m2, cross, tile)
         else:
             _kernels.dense_col_major(M, codes, inv, shift, w, mean, m2, cross)
-    return count, shift, mean, m2, cross
+    return count, shift, mean, m2, cross, bool(exact and count.all())  # an empty class divides 0 by 0
 
 
 def csr_blocks(k, p, n_acc=_sparse_kernels.N_ACC):

@@ -58,9 +58,10 @@ class ClassMoments(PerClass):
     def from_chunk(cls, X, y=None, *, feature_names=None):
         """Statistics of one block of rows. ``y=None`` puts every row in one class."""
         M, names, classes, codes = labelled_chunk(X, y, feature_names, keep_csc=True)
-        count, shift, mean, m2, _ = moments_kernel(M, codes, len(classes), np.zeros(0))
-        check_finite(M, names, mean, m2)
-        check_spread(M, names, m2)
+        count, shift, mean, m2, _, exact = moments_kernel(M, codes, len(classes), np.zeros(0))
+        if not exact:  # exact integer sums are finite and keep every spread
+            check_finite(M, names, mean, m2)
+            check_spread(M, names, m2)
         return cls(classes, count, shift, mean, m2)
 
     @classmethod
@@ -226,12 +227,12 @@ class CoMoments(Shifted):
         m2_y = float(((y - mean_y) ** 2).sum())
         if sp.issparse(M):
             w = y - mean_y
-            count, shift, mean, m2, cross = moments_kernel(M, codes, 1, w)
+            count, shift, mean, m2, cross, _ = moments_kernel(M, codes, 1, w)
             # sum (x - mean_x) w = sum x w - mean_x sum w, and sum w is ~0 but not exactly
             c_xy = cross[0] - mean[0] * w.sum()
         else:
             w = _kernels.running_residuals(y, codes, 1)
-            count, shift, mean, m2, cross = moments_kernel(M, codes, 1, w)
+            count, shift, mean, m2, cross, _ = moments_kernel(M, codes, 1, w)
             c_xy = cross[0]
         if check:
             check_finite(M, names, mean[0], m2[0], c_xy)
