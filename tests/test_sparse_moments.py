@@ -10,7 +10,6 @@ import scipy.sparse as sp
 import genosift as gs
 from genosift import _sparse_kernels, engine
 from genosift.stats import ClassMoments
-from genosift.stats.base import csr_blocks
 
 
 def _counts(seed, n=90, p=400, density=0.08, top=30):
@@ -96,7 +95,7 @@ def test_integer_and_shifted_sums_agree_bit_for_bit_on_counts(threads):
     previous = engine.set_threads(threads)
     try:
         got = []
-        blocks = ((p, 1), (64, 3), (100, 7), (8192, 1), _sparse_kernels.int_blocks(*X.shape, X.nnz, threads))
+        blocks = ((p, 1), (64, 3), (100, 7), (8192, 1), _sparse_kernels.row_blocks(*X.shape, X.nnz, threads, 8192))
         for width, stripes in blocks:
             mean, m2 = np.full((k, p), np.nan), np.full((k, p), np.nan)
             assert _sparse_kernels.csr_int_rows(X.data, X.indices, X.indptr, order, starts, count, mean, m2,
@@ -105,10 +104,11 @@ def test_integer_and_shifted_sums_agree_bit_for_bit_on_counts(threads):
         mean, m2 = np.full((k, p), np.nan), np.full((k, p), np.nan)
         assert _sparse_kernels.csc_int_cols(C.data, C.indices, C.indptr, codes, count, mean, m2)
         got.append((mean.tobytes(), m2.tobytes()))
-        mean, m2 = np.empty((k, p)), np.empty((k, p))
-        _sparse_kernels.csr_rows(X.data, X.indices, X.indptr, codes, count, np.zeros(0), mean, m2,
-                                 np.zeros((0, 0)), *csr_blocks(k, p))
-        got.append((mean.tobytes(), m2.tobytes()))
+        for width, stripes in blocks:
+            mean, m2 = np.full((k, p), np.nan), np.full((k, p), np.nan)
+            _sparse_kernels.csr_rows(X.data, X.indices, X.indptr, order, starts, count, np.zeros(0), mean, m2,
+                                     np.zeros((0, 0)), width, stripes)
+            got.append((mean.tobytes(), m2.tobytes()))
         mean, m2 = np.empty((k, p)), np.empty((k, p))
         _sparse_kernels.csc_cols(C.data, C.indices, C.indptr, codes, count, mean, m2)
         got.append((mean.tobytes(), m2.tobytes()))
@@ -117,6 +117,31 @@ def test_integer_and_shifted_sums_agree_bit_for_bit_on_counts(threads):
     assert all(g == got[0] for g in got)
     exact_mean, exact_m2 = _exact(X, y)
     assert got[0] == (exact_mean.tobytes(), exact_m2.tobytes())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_shifted_sums_take_the_same_order_in_blocks_of_any_width(threads):
+    """Values that are not integers: CSR in blocks of any width (one class at a time) gives the
+    bits of the CSC columns, each (feature, class) summed about its first value in row order."""
+    X, y = _floats(6, n=150, p=500)
+    classes, codes = np.unique(y, return_inverse=True)
+    count = np.bincount(codes).astype(np.float64)
+    k, p = len(classes), X.shape[1]
+    C = X.tocsc()
+    order, starts = _sparse_kernels.class_order(codes, k)
+    assert not _sparse_kernels.integer_values(X.data)
+    previous = engine.set_threads(threads)
+    try:
+        mean, m2 = np.empty((k, p)), np.empty((k, p))
+        _sparse_kernels.csc_cols(C.data, C.indices, C.indptr, codes, count, mean, m2)
+        ref = (mean.tobytes(), m2.tobytes())
+        for width, stripes in ((p, 1), (64, 3), (100, 7), _sparse_kernels.row_blocks(*X.shape, X.nnz, threads, 4096)):
+            mean, m2 = np.full((k, p), np.nan), np.full((k, p), np.nan)
+            _sparse_kernels.csr_rows(X.data, X.indices, X.indptr, order, starts, count, np.zeros(0), mean, m2,
+                                     np.zeros((0, 0)), width, stripes)
+            assert (mean.tobytes(), m2.tobytes()) == ref, (width, stripes)
+    finally:
+        engine.set_threads(previous)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8])

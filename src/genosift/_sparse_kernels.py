@@ -210,17 +210,18 @@ def csr_int_rows(data, indices, indptr, order, starts, count, mean, m2, width, s
     return ok.all()
 
 
-def int_blocks(n, p, nnz, threads):
-    """``(width, stripes)`` of ``csr_int_rows``. Any value gives the same numbers; the time is
-    a balance of two costs: the sums of a block (16 bytes a feature) are cheap to update while
-    they stay in a core's nearest cache (8192 features), and every block visits every row (a
-    cursor, and the row's next entries fetched from memory). Blocks are widened until a row
-    holds about 64 entries in each, or n / 32 when there are many rows (each visit then costs
-    more: their cursors no longer stay in cache); at most 131072 features, at least four runs
-    per thread where there are blocks enough."""
+def row_blocks(n, p, nnz, threads, base):
+    """``(width, stripes)`` of the CSR kernels that take one class at a time. Any value gives
+    the same numbers; the time is a balance of two costs: a class's sums of a block are cheap
+    to update while they stay in a core's nearest cache (``base`` features: 8192 of 16 bytes for
+    ``csr_int_rows``), and every block visits every row (a cursor, and the row's next entries
+    fetched from memory). Blocks are widened until a row holds about 64 entries in each, or
+    n / 32 when there are many rows (each visit then costs more: their cursors no longer stay
+    in cache); at most 131072 features, at least four runs per thread where there are blocks
+    enough."""
     per_visit = max(64.0, n / 32.0)
     want = per_visit * p / max(nnz / max(n, 1), 1e-9)
-    width = 8192
+    width = base
     while width < want and width < (1 << 17):
         width *= 2
     width = int(min(width, max(p, 1)))
@@ -301,16 +302,30 @@ def csc_int_cols(data, indices, indptr, codes, count, mean, m2):
     return ok.all()
 
 
+@njit(**_EXACT)
+def _csr_class_block(data, indices, indptr, order, t0, t1, pos, j1, acc, base):
+    """``_csr_block`` for the rows ``order[t0:t1]`` of one class, into ``acc[j - base, 0]``."""
+    for t in range(t0, t1):
+        i = order[t]
+        q = pos[i]
+        end = indptr[i + 1]
+        while q < end and indices[q] < j1:
+            _add_entry(acc, indices[q] - base, 0, np.float64(data[q]))
+            q += 1
+        pos[i] = q
+
+
 @njit(parallel=True, **_EXACT)
-def csr_rows(data, indices, indptr, codes, count, w, mean, m2, cross, width, stripes):
+def csr_rows(data, indices, indptr, order, starts, count, w, mean, m2, cross, width, stripes):
     """CSR rows with sorted indices: moments of every (class, feature), implicit zeros included.
 
     One pass over the stored entries: each of ``stripes`` threads walks its run of blocks of
-    ``width`` features left to right with a cursor per row, so the block's accumulators stay in
-    cache and every entry is read once; then the class moments of the block are written out.
-    With weights ``w``, ``cross`` gets ``sum x w`` over the stored entries.
+    ``width`` features left to right with a cursor per row, one class at a time (``order``,
+    ``starts``: :func:`class_order`), so the block's accumulators stay in cache and every entry is
+    read once; then the class's moments of the block are written out. Each (feature, class) takes
+    its entries in row order, as every other form does. With weights ``w``, ``cross`` gets
+    ``sum x w`` over the stored entries.
     """
-    n = indptr.shape[0] - 1
     k, p = mean.shape
     n_blocks = (p + width - 1) // width
     per = (n_blocks + stripes - 1) // stripes
@@ -319,20 +334,21 @@ def csr_rows(data, indices, indptr, codes, count, w, mean, m2, cross, width, str
         if b0 >= b1:
             continue
         pos = row_cursors(indices, indptr, b0 * width)
-        acc = np.empty((width, k, N_ACC))
+        acc = np.empty((width, 1, N_ACC))
         for b in range(b0, b1):
             j0, j1 = b * width, min(p, (b + 1) * width)
-            acc[:] = 0.0
-            if w.shape[0] > 0:
-                for i in range(n):
-                    q = pos[i]
-                    while q < indptr[i + 1] and indices[q] < j1:
-                        cross[codes[i], indices[q]] += np.float64(data[q]) * w[i]
-                        q += 1
-            _csr_block(data, indices, indptr, codes, pos, j1, acc, j0)
-            for j in range(j1 - j0):
-                for c in range(k):
-                    mean[c, j0 + j], m2[c, j0 + j] = _class_moments(acc, j, c, count[c])
+            for c in range(k):
+                acc[:] = 0.0
+                if w.shape[0] > 0:
+                    for t in range(starts[c], starts[c + 1]):
+                        i = order[t]
+                        q = pos[i]
+                        while q < indptr[i + 1] and indices[q] < j1:
+                            cross[c, indices[q]] += np.float64(data[q]) * w[i]
+                            q += 1
+                _csr_class_block(data, indices, indptr, order, starts[c], starts[c + 1], pos, j1, acc, j0)
+                for j in range(j1 - j0):
+                    mean[c, j0 + j], m2[c, j0 + j] = _class_moments(acc, j, 0, count[c])
 
 
 @njit(parallel=True, **_EXACT)

@@ -57,17 +57,20 @@ def moments_kernel(M, codes, k, w):
     if sp.issparse(M):
         shift = np.zeros(p)
         # integer counts: two exact sums per (feature, class), else the shifted sums; the same numbers
+        threads = numba.get_num_threads()
+        if M.format == "csr":
+            order, starts = _sparse_kernels.class_order(codes, k)
         exact = not w.shape[0] and _sparse_kernels.integer_values(M.data) and (
             _sparse_kernels.csc_int_cols(M.data, M.indices, M.indptr, codes, count, mean, m2) if M.format == "csc"
-            else _sparse_kernels.csr_int_rows(M.data, M.indices, M.indptr, *_sparse_kernels.class_order(codes, k),
-                                              count, mean, m2,
-                                              *_sparse_kernels.int_blocks(n, p, M.nnz, numba.get_num_threads())))
+            else _sparse_kernels.csr_int_rows(M.data, M.indices, M.indptr, order, starts, count, mean, m2,
+                                              *_sparse_kernels.row_blocks(n, p, M.nnz, threads, 8192)))
         if exact:
             pass
         elif M.format == "csc":  # class moments only (no weights)
             _sparse_kernels.csc_cols(M.data, M.indices, M.indptr, codes, count, mean, m2)
         else:
-            _sparse_kernels.csr_rows(M.data, M.indices, M.indptr, codes, count, w, mean, m2, cross, *csr_blocks(k, p))
+            _sparse_kernels.csr_rows(M.data, M.indices, M.indptr, order, starts, count, w, mean, m2, cross,
+                                     *_sparse_kernels.row_blocks(n, p, M.nnz, threads, 4096))
     else:
         shift = M[0].astype(np.float64)
         inv = _kernels.running_inverse_counts(codes, k)
