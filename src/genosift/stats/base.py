@@ -50,8 +50,9 @@ def moments_kernel(M, codes, k, w):
     """
     n, p = M.shape
     count = np.bincount(codes, minlength=k).astype(np.float64)
-    mean = np.zeros((k, p))
-    m2 = np.zeros((k, p))
+    fresh = np.empty if sp.issparse(M) else np.zeros  # the sparse kernels write every value
+    mean = fresh((k, p))
+    m2 = fresh((k, p))
     cross = np.zeros((k, p)) if w.shape[0] else np.zeros((0, 0))
     exact = False
     if sp.issparse(M):
