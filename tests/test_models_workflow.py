@@ -216,3 +216,37 @@ def test_saved_feature_names_come_back_as_written(golub, tmp_path, names):
     np.testing.assert_array_equal(frame["proba_ALL"], ev.pipeline.predict_proba(cols)[:, 0])
     joblib.dump({**saved, "features": list(names)}, tmp_path / "old.joblib")  # as written before packing
     assert load_model(tmp_path / "old.joblib")["features"] == names
+
+
+def test_final_model_ranking_and_pipeline_equal_a_fresh_fit_of_the_training_samples():
+    """The final model reuses its selector's scores as the ranking: they equal ``gs.score`` of the
+    training samples (with the given names and the allele-frequency filter), and the pipeline
+    predicts as a scikit-learn Pipeline fitted afresh; k beyond the tested features is clipped
+    to them without a warning."""
+    from sklearn.base import clone
+
+    rng = np.random.default_rng(7)
+    counts = rng.poisson(0.3, size=(80, 120)).astype(np.float64)
+    y = np.repeat(["a", "b"], 40)
+    counts[y == "b", :6] += rng.poisson(2.0, size=(40, 6))
+    names = np.array([f"k{j}" for j in range(120)], dtype=object)
+    validation = np.zeros(80, dtype=bool)
+    validation[::5] = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ev = evaluate(sp.csr_matrix(counts), y, method="chi2", ks=[120], validation=validation, binary=True,
+                      min_af=0.25, feature_names=names, random_state=0)
+    train = ~validation
+    X_train = (counts[train] > 0).astype(np.float64)
+    ref = gs.score(X_train, y[train], method="chi2", feature_names=names, min_af=0.25)
+    assert ref.n_tested < 120
+    np.testing.assert_array_equal(ev.result.scores, ref.scores)
+    np.testing.assert_array_equal(ev.result.pvalues, ref.pvalues)
+    np.testing.assert_array_equal(ev.result.ranking, ref.ranking)
+    np.testing.assert_array_equal(ev.result.feature_names, names)
+    fresh = Pipeline([("select", gs.SelectKBest("chi2", k=ref.n_tested, min_af=0.25)),
+                      ("model", clone(ev.pipeline.named_steps["model"]))]).fit(sp.csr_matrix(X_train), y[train])
+    np.testing.assert_array_equal(ev.pipeline.named_steps["select"].get_support(),
+                                  fresh.named_steps["select"].get_support())
+    every = sp.csr_matrix((counts > 0).astype(np.float64))
+    np.testing.assert_array_equal(ev.pipeline.predict_proba(every), fresh.predict_proba(every))

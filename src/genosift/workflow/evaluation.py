@@ -2,7 +2,7 @@
 inside each training fold."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -307,21 +307,22 @@ def _final_model(X, y, train, method, estimator, best_k, *, feature_names, score
 
     from .. import engine
     from ..profiles import profile
-    from ..scoring import score
     from ..selection import SelectKBest
 
     X_train, y_train = X[np.flatnonzero(train)], y[train]
     with engine.progress("Final model", total=2, unit="steps") as bar:
         bar.describe("Final model: scoring the training samples")
-        result = score(X_train, y_train, method=method, feature_names=feature_names, min_af=min_af,
-                       max_af=max_af, covariates=covariates, **(score_params or {}))
+        # the selector's own scores are the ranking: the training samples are scored once
+        select = SelectKBest(method, k=best_k, score_params=score_params, min_af=min_af, max_af=max_af)
+        select.fit(X_train, y_train, covariates=covariates)
+        result = select.result_
+        if feature_names is not None:
+            result = replace(result, names=np.asarray(feature_names, dtype=object))
+        select.k = min(best_k, result.n_tested)
         bar.advance()
-        bar.describe(f"Final model: fitting k = {best_k:,}")
-        select = SelectKBest(method, k=min(best_k, result.n_tested), score_params=score_params, min_af=min_af,
-                             max_af=max_af)
-        pipeline = Pipeline([("select", select),
-                             ("model", clone(estimator))])
-        pipeline.fit(X_train, y_train, **({} if covariates is None else {"select__covariates": covariates}))
+        bar.describe(f"Final model: fitting k = {select.k:,}")
+        model = clone(estimator).fit(select.transform(X_train), y_train)
+        pipeline = Pipeline([("select", select), ("model", model)])
         bar.advance()
     prof = profile(X_train, y_train, target="classes", feature_names=result.feature_names)
     chosen = np.flatnonzero(pipeline.named_steps["select"].get_support())
