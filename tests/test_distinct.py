@@ -77,6 +77,34 @@ def test_hash_collisions_are_resolved_by_comparing_values(monkeypatch):
         assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_many_columns_on_any_number_of_threads(threads):
+    """Thousands of columns in hundreds of groups, the runs of equal hashes split between threads;
+    and two columns built so that their one stored pair mixes to the same word (the hash of a
+    column is a sum over its pairs): equal hashes, told apart by their values."""
+    from genosift import engine
+
+    rng = np.random.default_rng(5)
+    M = _duplicated(rng, n=60, patterns=400, p=6000, counts=True)
+    row = np.uint64(0xD6E8FEB86659FD93)
+    with np.errstate(over="ignore"):  # the wrapping products the hash takes
+        bits = np.array([1.0]).view(np.uint64)[0] ^ (np.uint64(3) * row) ^ (np.uint64(7) * row)
+    twin = np.zeros((60, 2))
+    twin[3, 0], twin[7, 1] = 1.0, np.array([bits], dtype=np.uint64).view(np.float64)[0]
+    M = np.hstack([M, twin])
+    C = sp.csc_matrix(M)
+    previous = engine.set_threads(threads)
+    try:
+        h = _distinct._hashes(np.empty((0, 0), np.uint64), C.indptr, C.indices, C.data.view(np.uint64),
+                              C.shape[1], False)
+        assert h[-1] == h[-2]  # the crafted pair collides
+        first, inverse = distinct_columns(C)
+    finally:
+        engine.set_threads(previous)
+    _check(C, first, inverse)
+    assert {M.shape[1] - 2, M.shape[1] - 1} <= set(first.tolist())
+
+
 def test_the_per_feature_model_fits_are_registered_distinct():
     assert {"logistic", "regression", "moderated_t"} <= set(DISTINCT)
     with pytest.raises(ValueError, match="column blocks"):

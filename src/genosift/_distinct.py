@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from numba import njit, prange
 
 __all__ = ["distinct_columns", "mix64"]
 
@@ -33,21 +33,26 @@ def mix64(h):
     return h ^ (h >> _S3)
 
 
-@njit(cache=True, nogil=True)
+#: An odd constant that spreads a row index over all 64 bits before its value is mixed in.
+_ROW = np.uint64(0xD6E8FEB86659FD93)
+
+
+@njit(cache=True, nogil=True, parallel=True)
 def _hashes(dense, indptr, indices, values, b, is_dense):
     """One 64-bit hash per column: of a dense matrix's values (as unsigned bits, read row by row),
-    or of a CSC matrix's stored (row, value) pairs."""
+    or of a CSC matrix's stored (row, value) pairs: the wrapping sum of one mixed word per pair
+    (no chain from entry to entry, so the entries of a column hash side by side), mixed with
+    the column's length. Equal hashes are only candidates: ``_same`` decides."""
     h = np.full(b, _SEED, dtype=np.uint64)
     if is_dense:
         for i in range(dense.shape[0]):
             for j in range(b):
                 h[j] = mix64(h[j] ^ np.uint64(dense[i, j]))
         return h
-    for j in range(b):
-        x = h[j]
+    for j in prange(b):
+        x = np.uint64(0)
         for k in range(indptr[j], indptr[j + 1]):
-            x = mix64(x ^ np.uint64(indices[k]))
-            x = mix64(x ^ np.uint64(values[k]))
+            x += mix64(values[k] ^ (np.uint64(indices[k]) * _ROW))
         h[j] = mix64(x ^ np.uint64(indptr[j + 1] - indptr[j]))
     return h
 
@@ -69,19 +74,24 @@ def _same(dense, indptr, indices, values, a, c, is_dense):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _representatives(order, h, dense, indptr, indices, values, is_dense):
     """``rep[j]``: the first column identical to column ``j`` (``j`` itself if none before it).
     ``order`` sorts the hashes ``h`` stably, so each run of equal hashes lists its columns in
     increasing order; a column is compared with the run's earlier representatives only (one
-    comparison, unless two different columns share a hash)."""
+    comparison, unless two different columns share a hash). Runs are independent: they are
+    taken on the engine's threads."""
     b = order.shape[0]
     rep = np.empty(b, dtype=np.int64)
-    start = 0
-    while start < b:
-        stop = start + 1
-        while stop < b and h[order[stop]] == h[order[start]]:
-            stop += 1
+    starts = np.empty(b + 1, dtype=np.int64)
+    n_runs = 0
+    for k in range(b):
+        if k == 0 or h[order[k]] != h[order[k - 1]]:
+            starts[n_runs] = k
+            n_runs += 1
+    starts[n_runs] = b
+    for run in prange(n_runs):
+        start, stop = starts[run], starts[run + 1]
         for k in range(start, stop):
             j = order[k]
             rep[j] = j
@@ -90,7 +100,6 @@ def _representatives(order, h, dense, indptr, indices, values, is_dense):
                 if rep[r] == r and _same(dense, indptr, indices, values, r, j, is_dense):
                     rep[j] = r
                     break
-        start = stop
     return rep
 
 
