@@ -46,9 +46,9 @@ def names_list(names, limit=5):
     return shown + (f" and {more} more" if more > 0 else "")
 
 
-def default_feature_names(n_features):
-    """``x0, x1, ...``, the names scikit-learn gives unnamed columns."""
-    return np.array([f"x{j}" for j in range(n_features)], dtype=object)
+def default_feature_names(n_features, columns=None):
+    """``x0, x1, ...``, the names scikit-learn gives unnamed columns (of ``columns`` only, if given)."""
+    return np.array([f"x{j}" for j in (range(n_features) if columns is None else columns)], dtype=object)
 
 
 def as_matrix(X, *, keep_csc=False):

@@ -192,7 +192,8 @@ def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None, i
     names = feature_names
     if inverse is not None:
         first = np.unique(inverse, return_index=True)[1]
-        names = (default_feature_names(inverse.size) if names is None else np.asarray(names, dtype=object))[first]
+        names = (default_feature_names(inverse.size, first) if names is None
+                 else np.asarray(names, dtype=object)[first])
     parts = map_blocks(lambda jb: score_block(spec, jb[2], target, options),
                        finite_blocks(blocks, names, spec.scale_free), n_jobs=n_jobs)
     joined = join_scores(parts)
