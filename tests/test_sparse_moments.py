@@ -79,16 +79,21 @@ def test_every_sparse_form_gives_the_same_bits(make, tmp_path):
         engine.set_threads(previous)
 
 
+def _kernel_inputs(X, y):
+    """What the kernels take besides the CSR arrays: the CSC copy, the class codes and counts,
+    and the rows in class order."""
+    classes, codes = np.unique(y, return_inverse=True)
+    count = np.bincount(codes).astype(np.float64)
+    return (X.tocsc(), codes, count, *_sparse_kernels.class_order(codes, len(classes)))
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_integer_and_shifted_sums_agree_bit_for_bit_on_counts(threads):
     """The integer kernels (CSR in blocks of any width, one class at a time; CSC with two chains
     of sums) and the shifted ones give the same bits on counts, all of them correctly rounded."""
     X, y = _counts(5, n=200, p=700)
-    classes, codes = np.unique(y, return_inverse=True)
-    count = np.bincount(codes).astype(np.float64)
-    k, p = len(classes), X.shape[1]
-    C = X.tocsc()
-    order, starts = _sparse_kernels.class_order(codes, k)
+    C, codes, count, order, starts = _kernel_inputs(X, y)
+    k, p = count.size, X.shape[1]
     np.testing.assert_array_equal(order, np.argsort(codes, kind="stable"))
     np.testing.assert_array_equal(starts, np.r_[0, np.cumsum(count)].astype(np.int64))
     assert _sparse_kernels.integer_values(X.data)
@@ -124,11 +129,8 @@ def test_shifted_sums_take_the_same_order_in_blocks_of_any_width(threads):
     """Values that are not integers: CSR in blocks of any width (one class at a time) gives the
     bits of the CSC columns, each (feature, class) summed about its first value in row order."""
     X, y = _floats(6, n=150, p=500)
-    classes, codes = np.unique(y, return_inverse=True)
-    count = np.bincount(codes).astype(np.float64)
-    k, p = len(classes), X.shape[1]
-    C = X.tocsc()
-    order, starts = _sparse_kernels.class_order(codes, k)
+    C, codes, count, order, starts = _kernel_inputs(X, y)
+    k, p = count.size, X.shape[1]
     assert not _sparse_kernels.integer_values(X.data)
     previous = engine.set_threads(threads)
     try:

@@ -65,11 +65,9 @@ def moments_kernel(M, codes, k, w):
             _sparse_kernels.csc_int_cols(M.data, M.indices, M.indptr, codes, count, mean, m2) if M.format == "csc"
             else _sparse_kernels.csr_int_rows(M.data, M.indices, M.indptr, order, starts, count, mean, m2,
                                               *_sparse_kernels.row_blocks(n, p, M.nnz, threads, 8192)))
-        if exact:
-            pass
-        elif M.format == "csc":  # class moments only (no weights)
+        if not exact and M.format == "csc":  # class moments only (no weights)
             _sparse_kernels.csc_cols(M.data, M.indices, M.indptr, codes, count, mean, m2)
-        else:
+        elif not exact:
             _sparse_kernels.csr_rows(M.data, M.indices, M.indptr, order, starts, count, w, mean, m2, cross,
                                      *_sparse_kernels.row_blocks(n, p, M.nnz, threads, 4096))
     else:
@@ -84,7 +82,8 @@ def moments_kernel(M, codes, k, w):
 
 
 def csr_blocks(k, p, n_acc=_sparse_kernels.N_ACC):
-    """``(width, stripes)`` of the CSR moment kernels: blocks of features whose accumulators
+    """``(width, stripes)`` of the kernels that continue CSR sums over a stream of row chunks
+    (``csr_int_stored``, ``csr_stored_moments``): blocks of features whose accumulators
     (``width * k * n_acc`` float64) fit in a core's cache, in four runs per thread (each run
     starts with a binary search in every row: more runs cost more than they balance). Any
     value gives the same numbers."""
