@@ -100,7 +100,7 @@ def test_integer_and_shifted_sums_agree_bit_for_bit_on_counts(threads):
     previous = engine.set_threads(threads)
     try:
         got = []
-        blocks = ((p, 1), (64, 3), (100, 7), (8192, 1), _sparse_kernels.row_blocks(*X.shape, X.nnz, threads, 8192))
+        blocks = ((p, 1), (64, 3), (100, 7), (8192, 1), _sparse_kernels.row_blocks(*X.shape, X.nnz, threads, 16))
         for width, stripes in blocks:
             mean, m2 = np.full((k, p), np.nan), np.full((k, p), np.nan)
             assert _sparse_kernels.csr_int_rows(X.data, X.indices, X.indptr, order, starts, count, mean, m2,
@@ -137,13 +137,51 @@ def test_shifted_sums_take_the_same_order_in_blocks_of_any_width(threads):
         mean, m2 = np.empty((k, p)), np.empty((k, p))
         _sparse_kernels.csc_cols(C.data, C.indices, C.indptr, codes, count, mean, m2)
         ref = (mean.tobytes(), m2.tobytes())
-        for width, stripes in ((p, 1), (64, 3), (100, 7), _sparse_kernels.row_blocks(*X.shape, X.nnz, threads, 4096)):
+        chosen = _sparse_kernels.row_blocks(*X.shape, X.nnz, threads, 8 * _sparse_kernels.N_ACC)
+        for width, stripes in ((p, 1), (64, 3), (100, 7), chosen):
             mean, m2 = np.full((k, p), np.nan), np.full((k, p), np.nan)
             _sparse_kernels.csr_rows(X.data, X.indices, X.indptr, order, starts, count, np.zeros(0), mean, m2,
                                      np.zeros((0, 0)), width, stripes)
             assert (mean.tobytes(), m2.tobytes()) == ref, (width, stripes)
     finally:
         engine.set_threads(previous)
+
+
+def _cache_entry(root, index, level, kind, size):
+    entry = root / f"index{index}"
+    entry.mkdir(parents=True)
+    for name, text in (("level", level), ("type", kind), ("size", size)):
+        (entry / name).write_text(f"{text}\n")
+
+
+def test_core_cache_is_read_from_the_systems_description(tmp_path):
+    (a := tmp_path / "a").mkdir()
+    _cache_entry(a, 0, 1, "Data", "48K")
+    _cache_entry(a, 1, 1, "Instruction", "32K")
+    _cache_entry(a, 2, 2, "Unified", "2048K")
+    _cache_entry(a, 3, 3, "Unified", "260M")
+    assert _sparse_kernels.core_cache_bytes(str(a)) == 2 * 2**20
+    (b := tmp_path / "b").mkdir()
+    _cache_entry(b, 0, 2, "Data", "1M")
+    assert _sparse_kernels.core_cache_bytes(str(b)) == 2**20
+    (c := tmp_path / "c").mkdir()
+    _cache_entry(c, 2, 2, "Unified", "many")
+    for root in (tmp_path / "missing", c):
+        assert _sparse_kernels.core_cache_bytes(str(root)) == _sparse_kernels.DEFAULT_CORE_CACHE
+
+
+@pytest.mark.parametrize("cache", [256 * 2**10, 2**20, 2 * 2**20])
+def test_row_blocks_keep_a_blocks_sums_in_half_the_core_cache(cache, monkeypatch):
+    monkeypatch.setattr(_sparse_kernels, "core_cache_bytes", lambda: cache)
+    n, p = 2000, 1_000_000
+    for feature_bytes in (16, 8 * _sparse_kernels.N_ACC):
+        width, stripes = _sparse_kernels.row_blocks(n, p, n * p // 10, 2, feature_bytes)  # 100,000 per row
+        assert width & (width - 1) == 0 and width * feature_bytes <= cache // 2 < 2 * width * feature_bytes
+        assert stripes == 8
+        # few entries per row: wider blocks, until a row holds about 64 entries in each
+        width, _ = _sparse_kernels.row_blocks(n, p, n * 100, 2, feature_bytes)  # 100 per row
+        assert width == 1 << 17
+    assert _sparse_kernels.row_blocks(10, 300, 100, 2, 16) == (300, 1)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8])

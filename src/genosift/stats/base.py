@@ -64,12 +64,12 @@ def moments_kernel(M, codes, k, w):
         exact = not w.shape[0] and _sparse_kernels.integer_values(M.data) and (
             _sparse_kernels.csc_int_cols(M.data, M.indices, M.indptr, codes, count, mean, m2) if M.format == "csc"
             else _sparse_kernels.csr_int_rows(M.data, M.indices, M.indptr, order, starts, count, mean, m2,
-                                              *_sparse_kernels.row_blocks(n, p, M.nnz, threads, 8192)))
+                                              *_sparse_kernels.row_blocks(n, p, M.nnz, threads, 16)))
         if not exact and M.format == "csc":  # class moments only (no weights)
             _sparse_kernels.csc_cols(M.data, M.indices, M.indptr, codes, count, mean, m2)
         elif not exact:
             _sparse_kernels.csr_rows(M.data, M.indices, M.indptr, order, starts, count, w, mean, m2, cross,
-                                     *_sparse_kernels.row_blocks(n, p, M.nnz, threads, 4096))
+                                     *_sparse_kernels.row_blocks(n, p, M.nnz, threads, 8 * _sparse_kernels.N_ACC))
     else:
         shift = M[0].astype(np.float64)
         inv = _kernels.running_inverse_counts(codes, k)
