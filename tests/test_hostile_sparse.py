@@ -112,6 +112,25 @@ def _first_fault_reference(indptr, indices, n_minor):
     return None
 
 
+@pytest.mark.parametrize("dtype", [np.int16, np.int32, np.int64, np.uint16, np.uint32])
+def test_flat_summary_of_indices_equals_numpy(dtype):
+    """The pass behind every check: lowest (at most 0), highest (at least -1) and the positions
+    not above their neighbour, for every run of an array, empty and one-entry runs included."""
+    from genosift._sparse_check import _entries_in
+
+    rng = np.random.default_rng(3)
+    info = np.iinfo(dtype)
+    indices = rng.integers(max(info.min, -50), min(info.max, 10**6), 300).astype(dtype)
+    indices[[40, 41]] = indices[39]  # equal neighbours are drops too
+    for a, b in ((0, 300), (0, 0), (7, 7), (0, 1), (299, 300), (13, 14), (1, 200), (150, 151), (39, 42)):
+        run = indices[a:b].astype(np.int64)
+        after = indices[max(a, 1):b].astype(np.int64)
+        before = indices[max(a, 1) - 1:][:after.size].astype(np.int64)
+        drops = int(np.count_nonzero(after <= before))
+        want = (min(0, run.min(initial=0)), max(-1, run.max(initial=-1)), drops)
+        assert tuple(int(v) for v in _entries_in(indices, a, b)) == want, (a, b)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("seed", range(6))
 def test_check_of_a_large_structure_names_its_first_fault(seed, threads):

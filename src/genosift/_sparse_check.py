@@ -58,23 +58,24 @@ def _pointers_ok(indptr, size):
 
 @njit(nogil=True, cache=True)
 def _entries_in(indices, a, b):
-    """``(lowest, highest, drops)`` of ``indices[a:b]``: drops count the positions ``k > 0``
-    whose index is not above the one before it (compared across rows too, see ``_row_starts``).
-    A flat pass of min/max/count reductions, in vector instructions whatever the rows' lengths."""
-    run = indices[a:b]
-    lo = 0
-    hi = -1
-    drops = 0
-    for k in range(run.shape[0]):
-        j = np.int64(run[k])
-        lo = min(lo, j)
-        hi = max(hi, j)
+    """``(lowest, highest, drops)`` of ``indices[a:b]`` (with 0 and -1 among them): drops count
+    the positions ``k > 0`` whose index is not above the one before it (compared across rows
+    too, see ``_row_starts``). One flat pass of min/max/count reductions in the indices' own
+    type, in vector instructions whatever the rows' lengths."""
+    if a >= b:
+        return 0, -1, 0
     a1 = max(a, 1)
     cur = indices[a1:b]
     prev = indices[a1 - 1:b - 1]
+    lo = indices[a]
+    hi = lo
+    drops = 0
     for k in range(cur.shape[0]):
-        drops += np.int64(cur[k]) <= np.int64(prev[k])
-    return lo, hi, drops
+        j = cur[k]
+        lo = min(lo, j)
+        hi = max(hi, j)
+        drops += j <= prev[k]
+    return min(np.int64(lo), 0), max(np.int64(hi), -1), drops
 
 
 @njit(nogil=True, cache=True)
