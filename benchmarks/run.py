@@ -159,6 +159,27 @@ def measure(fn, repeats=None):
     return Timing(min(times), times, mem.peak / 2**20, mem.exact), result
 
 
+def measure_together(fns, repeats=None):
+    """``measure`` for several functions whose times are compared: each runs once untimed under
+    ``PeakRSS``, then the timed runs go round the functions in turn, so that a slow spell of a
+    shared machine falls on all of them alike. Returns ``[(Timing, result of the first run)]``."""
+    repeats = repeats or REPEATS
+    firsts = []
+    for fn in fns:
+        with PeakRSS() as mem:
+            result = fn()
+        firsts.append((mem.peak / 2**20, mem.exact, result))
+    times = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, spent in zip(fns, times):
+            gc.collect()
+            t0 = time.perf_counter()
+            out = fn()
+            spent.append(time.perf_counter() - t0)
+            del out
+    return [(Timing(min(t), t, peak, exact), result) for t, (peak, exact, result) in zip(times, firsts)]
+
+
 # --------------------------------------------------------------------------------------------
 # data
 # --------------------------------------------------------------------------------------------
@@ -450,29 +471,35 @@ def run_sparse(args, rng, rows, checks, phases):
     for method in ("fisher", "anova"):
         gs.score(tiny, y[:40], method=method)
 
-    log("sparse: floor X.sum(axis=0)")
-    t_floor, _ = measure(lambda: X.sum(axis=0))
+    log("sparse: floor X.sum(axis=0), sklearn f_classif and genosift fisher / anova on CSR and CSC, "
+        "2 threads and 1, timed in turn")
+    C = X.tocsc()
+    gs.score(C[:40, :64], y[:40], method="fisher")
+
+    def on_one_thread(fn):
+        def run():
+            previous = engine.set_threads(1)
+            try:
+                return fn()
+            finally:
+                engine.set_threads(previous)
+        return run
+
+    timed = measure_together([
+        lambda: X.sum(axis=0),
+        lambda: f_classif(X, y),
+        lambda: gs.score(X, y, method="fisher"),
+        lambda: gs.score(X, y, method="anova"),
+        lambda: gs.score(C, y, method="fisher"),
+        on_one_thread(lambda: gs.score(X, y, method="fisher")),
+        on_one_thread(lambda: gs.score(C, y, method="fisher")),
+    ])
+    (t_floor, _), (t_fc, (F_sk, _)), (t_fi, res_fi), (t_an, res_an), (t_csc, _), (t_one, _), (t_one_csc, _) = timed
     rows.append(Row(case, "floor: `X.sum(axis=0)`", data, t_floor))
-    log("sparse: sklearn f_classif")
-    t_fc, (F_sk, _) = measure(lambda: f_classif(X, y))
-    log("sparse: genosift fisher")
-    t_fi, res_fi = measure(lambda: gs.score(X, y, method="fisher"))
-    log("sparse: genosift anova")
-    t_an, res_an = measure(lambda: gs.score(X, y, method="anova"))
     log("sparse: genosift fisher, scores and the full ranking")
     t_fr, _ = measure(lambda: gs.score(X, y, method="fisher").ranking)
     log("sparse: genosift fisher, scores and the top 10 (partition, no full sort)")
     t_top, _ = measure(lambda: gs.score(X, y, method="fisher").top_indices(10))
-    log("sparse: genosift fisher on CSC, and on one thread")
-    C = X.tocsc()
-    gs.score(C[:40, :64], y[:40], method="fisher")
-    t_csc, _ = measure(lambda: gs.score(C, y, method="fisher"))
-    threads = engine.set_threads(1)
-    try:
-        t_one, _ = measure(lambda: gs.score(X, y, method="fisher"))
-        t_one_csc, _ = measure(lambda: gs.score(C, y, method="fisher"))
-    finally:
-        engine.set_threads(threads)
     del C
     log("sparse: float64 floor")
     # scipy sums a float32 matrix in float32 even with dtype=np.float64 (its result is cast after):
