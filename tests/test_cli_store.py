@@ -165,6 +165,39 @@ def test_one_and_two_threads_give_identical_results(stores, restore_engine):
             np.testing.assert_array_equal(a.statistic, b.statistic)
 
 
+def test_blocks_mapped_lazily_come_in_order_and_stop_when_closed():
+    import threading
+    import time
+
+    started, gate = [], threading.Event()
+
+    def slow_first(b):
+        started.append(b)
+        if b == 0:
+            gate.wait(5)  # the later blocks finish first
+        return b * b
+
+    results = engine.imap_blocks(slow_first, range(50), n_jobs=2)
+    threading.Timer(0.2, gate.set).start()
+    assert [next(results) for _ in range(3)] == [0, 1, 4]
+    results.close()  # the blocks not yet started are cancelled
+    time.sleep(0.1)
+    assert len(started) <= 3 + 4
+    assert list(engine.imap_blocks(lambda b: -b, iter(range(9)), n_jobs=3)) == [-b for b in range(9)]
+    assert list(engine.imap_blocks(lambda b: -b, range(3), n_jobs=1)) == [0, -1, -2]
+
+    def fails_at_5(b):
+        if b == 5:
+            raise ValueError("block 5")
+        return b
+
+    got = []
+    with pytest.raises(ValueError, match="block 5"):
+        for value in engine.imap_blocks(fails_at_5, range(20), n_jobs=2):
+            got.append(value)
+    assert got == [0, 1, 2, 3, 4]
+
+
 def test_set_threads_caps_numba_and_workers_follow(restore_engine):
     engine.set_threads(10_000)
     assert engine.threads() == 10_000 and numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from genosift import tabletext
+from genosift import engine, tabletext
 
 SPECIAL = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-300, 5e-324, 1e16, 1e15, 1e-5, 1e-4, 3.0, 0.1,
            1.7976931348623157e308, 123456789012345678.0, 2.0**53 + 2]
@@ -49,11 +49,17 @@ def _frame(n, seed=0):
     })
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("sep", ["\t", ","])
 @pytest.mark.parametrize("n, block_rows", [(0, 16), (1, 16), (37, 16), (500, 64), (3000, tabletext.BLOCK_ROWS)])
-def test_bytes_are_those_of_pandas(sep, n, block_rows):
-    frame = _frame(n, seed=n)
-    assert _ours(frame, sep, block_rows) == _pandas(frame, sep)
+def test_bytes_are_those_of_pandas(sep, n, block_rows, threads):
+    """Blocks laid out on one thread or several, written in order."""
+    previous = engine.set_threads(threads)
+    try:
+        frame = _frame(n, seed=n)
+        assert _ours(frame, sep, block_rows) == _pandas(frame, sep)
+    finally:
+        engine.set_threads(previous)
 
 
 @pytest.mark.parametrize("sep", ["\t", ","])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -278,20 +279,33 @@ def map_blocks(func, blocks, *, n_jobs=None):
     threads run blocks in parallel; at most ``2 * n_jobs`` blocks are in memory at once. The
     workers run numba's parallel loops on as many threads as the caller's.
     """
+    return list(imap_blocks(func, blocks, n_jobs=n_jobs))
+
+
+def imap_blocks(func, blocks, *, n_jobs=None):
+    """:func:`map_blocks`'s results one at a time, in order, each as soon as it and those before
+    it are done: for a consumer that writes them out as they come (at most ``2 * n_jobs``
+    results wait). Closing the generator early cancels the blocks not yet started."""
     import numba
 
     n_jobs = n_jobs or threads()
     if n_jobs == 1:
-        return [func(b) for b in blocks]
-    results, pending = [], []
+        for b in blocks:
+            yield func(b)
+        return
+    pending = deque()
     with ThreadPoolExecutor(max_workers=n_jobs, initializer=_numba_threads,
                             initargs=(numba.get_num_threads(),)) as pool:
-        for b in blocks:
-            pending.append(pool.submit(func, b))
-            if len(pending) >= 2 * n_jobs:
-                results.append(pending.pop(0).result())
-        results.extend(f.result() for f in pending)
-    return results
+        try:
+            for b in blocks:
+                pending.append(pool.submit(func, b))
+                if len(pending) >= 2 * n_jobs:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
 
 
 def read_ahead(items, ahead=1, *, name="genosift-read-ahead"):

@@ -5,7 +5,8 @@ shortest text that reads back to the same value (``repr``), integers and boolean
 them, missing values empty, text quoted only where the field holds the separator, a quote or a line
 break (by the :mod:`csv` module itself). It is ten times faster than pandas because each column of
 a block is turned into bytes at once (numbers by compiled code, ``genosift._number_text``, which
-also lays out the rows) rather than cell by cell through pandas' formatting layer. Columns of other
+also lays out the rows) rather than cell by cell through pandas' formatting layer; blocks are laid
+out on the engine's threads and written in order. Columns of other
 dtypes (datetimes, categoricals, nullable extension types) and one-column frames are written by
 pandas itself.
 """
@@ -124,6 +125,7 @@ def write_delimited(frame, fh, *, sep="\t", block_rows=BLOCK_ROWS, header=True):
     from pandas import MultiIndex, isna
 
     from ._number_text import join_rows
+    from .engine import imap_blocks
 
     columns = [frame.iloc[:, j] for j in range(frame.shape[1])]
     if len(columns) < 2 or isinstance(frame.columns, MultiIndex) or not all(_fast_kind(c.dtype) for c in columns):
@@ -133,14 +135,18 @@ def write_delimited(frame, fh, *, sep="\t", block_rows=BLOCK_ROWS, header=True):
     options = dict(lineterminator=end, delimiter=sep, quoting=csv.QUOTE_MINIMAL, doublequote=True, quotechar='"')
     if header:
         csv.writer(fh, **options).writerow(list(frame.columns))
-    buf = io.StringIO(newline="")
-    writer = csv.writer(buf, **options)
     arrays = [c.to_numpy() for c in columns]
     sep_bytes, end_bytes = sep.encode("utf-8"), end.encode("utf-8")
-    for start in range(0, len(frame), block_rows):
+
+    def block_bytes(start):
+        buf = io.StringIO(newline="")  # each block its own: blocks are laid out on several threads
+        writer = csv.writer(buf, **options)
         stop = min(start + block_rows, len(frame))
-        pieces = [_column_bytes(a[start:stop], isna, writer, buf, sep) for a in arrays]
-        _emit(fh, join_rows(pieces, sep_bytes, end_bytes))
+        return join_rows([_column_bytes(a[start:stop], isna, writer, buf, sep) for a in arrays], sep_bytes, end_bytes)
+
+    starts = range(0, len(frame), block_rows)
+    for rows in imap_blocks(block_bytes, starts, n_jobs=1 if len(starts) < 2 else None):
+        _emit(fh, rows)
 
 
 def frame_text(frame, *, sep="\t"):
