@@ -8,7 +8,8 @@ The table has the columns ``genosift score`` writes for a two-class method (a k-
 statistic, p- and q-value, rank, selected, the class means, their difference and the class
 prevalences): random doubles of 17 digits, means of counts, NaN where there is no test, integers
 and booleans. Each writer writes the same frame to a file on the same disk, best of three:
-``genosift.tabletext.write_delimited`` (the writer of every TSV/CSV genosift writes), pandas'
+``genosift.tabletext.write_delimited`` (the writer of every TSV/CSV genosift writes; blocks of rows
+laid out on the engine's threads, and on one), pandas'
 ``DataFrame.to_csv`` (whose bytes genosift's must be: checked), and ``pyarrow.csv.write_csv``
 (compiled, but not the same text: ``0`` for ``0.0``, ``1e-05`` as ``0.00001``...), for reference.
 """
@@ -54,7 +55,7 @@ def main(argv=None):
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from genosift import tabletext
+    from genosift import engine, tabletext
 
     sys.path.insert(0, str(HERE))
     from bench_sparse_check import best
@@ -70,6 +71,13 @@ def main(argv=None):
         with open(ours, "w", encoding="utf-8", newline="") as fh:
             tabletext.write_delimited(frame, fh)
 
+    def genosift_one_thread():
+        previous = engine.set_threads(1)
+        try:
+            genosift_writer()
+        finally:
+            engine.set_threads(previous)
+
     def pandas_writer():
         with open(theirs, "w", encoding="utf-8", newline="") as fh:
             frame.to_csv(fh, sep="\t", index=False)
@@ -80,6 +88,7 @@ def main(argv=None):
         pacsv.write_csv(table, arrow, write_options=pacsv.WriteOptions(delimiter="\t", quoting_style="none"))
 
     results = [(name, best(fn, repeats=3)) for name, fn in (("genosift `write_delimited`", genosift_writer),
+                                                  ("genosift `write_delimited`, 1 thread", genosift_one_thread),
                                                   ("pandas `to_csv`", pandas_writer),
                                                   ("pyarrow `csv.write_csv` (other text)", arrow_writer))]
     same = ours.read_bytes() == theirs.read_bytes()
