@@ -210,6 +210,32 @@ def test_filter_long_sparse_walk_equals_dense():
         np.testing.assert_allclose(sel.rejected_corr_, corr, rtol=1e-9)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_columns_taken_from_csr_equal_scipys(threads):
+    """The candidates' columns gathered from CSR rows: scipy's ``M[:, cols]`` as canonical CSC,
+    columns in the order asked, whatever the stripes of rows (a repeated column goes to scipy)."""
+    from genosift import engine
+    from genosift._sparse_columns import take_columns
+
+    rng = np.random.default_rng(4)
+    previous = engine.set_threads(threads)
+    try:
+        for n, p, density in ((1, 6, 0.5), (9, 40, 0.3), (300, 5000, 0.02), (0, 8, 0.0)):
+            X = sp.random(n, p, density=density, format="csr", random_state=rng, dtype=np.float32)
+            X.data = np.ceil(X.data * 9)
+            for cols in (np.arange(0), rng.permutation(p)[:min(p, 3)], rng.permutation(p)[:p // 2],
+                         np.arange(p)[::-1], np.array([min(1, p - 1)] * 2)):
+                got = take_columns(X, cols)
+                want = sp.csc_matrix(X[:, cols], dtype=np.float64)
+                want.sum_duplicates()
+                assert got.format == "csc" and got.dtype == np.float64 and got.shape == (n, len(cols))
+                assert got.has_canonical_format
+                for a, b in ((got.indptr, want.indptr), (got.indices, want.indices), (got.data, want.data)):
+                    np.testing.assert_array_equal(a, b)
+    finally:
+        engine.set_threads(previous)
+
+
 def test_unsupervised_relevance_and_bad_callable():
     X, y = _factor_data(seed=13, p=40)
     sel = gs.MRMR(k=4, relevance="variance", scheme="difference").fit(X)

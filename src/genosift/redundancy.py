@@ -21,6 +21,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._anndata import AnnDataTransformMixin, fit_accepts_anndata
+from ._sparse_columns import take_columns
 from ._validation import as_matrix, default_feature_names, is_int, is_real, param_error
 from .engine import block_width
 from .score_funcs import (
@@ -81,7 +82,8 @@ class _Block:
 class _Candidates:
     """Blocks of chosen columns of a checked matrix, never densifying sparse input.
 
-    Sparse columns are first gathered from the CSR matrix (a pass over its non-zeros each);
+    Sparse columns are first gathered from the CSR matrix (``take_columns``: two passes over its
+    non-zeros each, on the engine's threads);
     after a few gathers the matrix is converted to CSC once, so a long walk pays one copy.
     """
 
@@ -99,8 +101,9 @@ class _Candidates:
         if not sp.issparse(self.M):
             return _Block(np.asarray(self.M[:, cols], dtype=np.float64), cols)
         self.gathers += 1
-        source = self.M if self.gathers <= self._CSR_GATHERS else self._csc
-        return _Block(sp.csc_matrix(source[:, cols], dtype=np.float64), cols)
+        if self.M.format == "csr" and self.gathers <= self._CSR_GATHERS:
+            return _Block(take_columns(self.M, cols), cols)
+        return _Block(sp.csc_matrix(self._csc[:, cols], dtype=np.float64), cols)
 
 
 
