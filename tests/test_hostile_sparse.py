@@ -132,6 +132,34 @@ def test_flat_summary_of_indices_equals_numpy(dtype):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("rows", [5_000, 100_000])  # one run, and runs on threads (> 2**20 entries)
+def test_row_starts_at_every_place_of_the_chunks(rows, threads):
+    """Short rows (as CSC columns of a few entries are) whose starts fall on chunk edges and
+    inside chunks, on one thread and on several: a fall between two rows is no fault, one inside
+    a row is, wherever it lies."""
+    from genosift import _sparse_check, engine
+
+    lengths = np.resize(np.array([16, 16, 0, 1, 7, 31, 16, 9]), rows)
+    indptr = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    indices = (np.arange(indptr[-1]) - np.repeat(indptr[:-1], lengths)).astype(np.int32) * 2
+    previous = engine.set_threads(threads)
+    try:
+        assert check_sparse_structure(indptr, indices, rows, 64, sorted_indices=True) is True
+        chunk = _sparse_check._CHUNK
+        inside = [int(indptr[r]) + 1 for r in range(rows) if lengths[r] > 1]
+        for at in (min(inside, key=lambda q: abs(q - chunk)), min(inside, key=lambda q: abs(q - 3 * chunk)),
+                   inside[-1]):
+            bad = indices.copy()
+            bad[at] = bad[at - 1]
+            assert check_sparse_structure(indptr, bad, rows, 64) is False
+            with pytest.raises(ValueError, match=f"position {at}"):
+                check_sparse_structure(indptr, bad, rows, 64, sorted_indices=True)
+    finally:
+        engine.set_threads(previous)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("seed", range(6))
 def test_check_of_a_large_structure_names_its_first_fault(seed, threads):
     """Beyond a million indices the rows are checked in runs on the engine's threads; the fault

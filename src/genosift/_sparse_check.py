@@ -60,7 +60,7 @@ def _pointers_ok(indptr, size):
 def _entries_in(indices, a, b):
     """``(lowest, highest, drops)`` of ``indices[a:b]`` (with 0 and -1 among them): drops count
     the positions ``k > 0`` whose index is not above the one before it (compared across rows
-    too, see ``_row_starts``). One flat pass of min/max/count reductions in the indices' own
+    too, see ``_run``). One flat pass of min/max/count reductions in the indices' own
     type, in vector instructions whatever the rows' lengths."""
     if a >= b:
         return 0, -1, 0
@@ -78,29 +78,45 @@ def _entries_in(indices, a, b):
     return min(np.int64(lo), 0), max(np.int64(hi), -1), drops
 
 
+#: Entries summarised at a time by ``_run``, then the row starts among them while they are in cache.
+_CHUNK = 1 << 15
+
+
 @njit(nogil=True, cache=True)
-def _row_starts(indptr, indices, r0, r1):
-    """The drops (see ``_entries_in``) at the first entry of rows ``r0:r1``: those between two rows."""
+def _run(indptr, indices, a, b):
+    """``(lowest, highest, drops within rows)`` of positions ``a:b`` of a structure whose pointers
+    are checked: ``_entries_in`` over chunks of ``_CHUNK`` entries, each followed by the row
+    starts that fall in it (a drop there is between two rows, not within one). Reading a row's
+    first entry right after its chunk keeps short rows (CSC columns of a few entries) from
+    costing a second pass over the indices."""
+    n = indptr.shape[0] - 1
+    r = np.searchsorted(indptr, a)  # the first row starting at a or after: earlier ones are another run's
+    lo = 0
+    hi = -1
     drops = 0
-    for r in range(r0, r1):
-        a = indptr[r]
-        if 0 < a < indptr[r + 1]:
-            drops += np.int64(indices[a]) <= np.int64(indices[a - 1])
-    return drops
+    for c0 in range(a, b, _CHUNK):
+        c1 = min(b, c0 + _CHUNK)
+        low, high, d = _entries_in(indices, c0, c1)
+        lo = min(lo, low)
+        hi = max(hi, high)
+        drops += d
+        while r < n and indptr[r] < c1:
+            start = indptr[r]
+            if 0 < start < indptr[r + 1]:
+                drops -= indices[start] <= indices[start - 1]
+            r += 1
+    return lo, hi, drops
 
 
 @njit(nogil=True, cache=True, parallel=True)
 def _entries(indptr, indices, stripes):
-    """``(lowest, highest, drops within rows)`` of a structure whose pointers are checked: the
-    entries and the row starts in ``stripes`` runs each on the engine's threads."""
-    n = indptr.shape[0] - 1
-    end = indptr[n]
+    """``_run`` over the entries in ``stripes`` runs on the engine's threads."""
+    end = indptr[indptr.shape[0] - 1]
     lo = np.zeros(stripes, np.int64)
     hi = np.zeros(stripes, np.int64)
     drops = np.zeros(stripes, np.int64)
     for s in prange(stripes):
-        lo[s], hi[s], drops[s] = _entries_in(indices, end * s // stripes, end * (s + 1) // stripes)
-        drops[s] -= _row_starts(indptr, indices, n * s // stripes, n * (s + 1) // stripes)
+        lo[s], hi[s], drops[s] = _run(indptr, indices, end * s // stripes, end * (s + 1) // stripes)
     return lo.min(), hi.max(), drops.sum()
 
 
@@ -165,8 +181,7 @@ def check_sparse_structure(indptr, indices, n_major, n_minor, *, nnz=None, sorte
     elif indices.size < _PARALLEL_FROM or threading.current_thread() is not threading.main_thread():
         # one thread: small structures, and the blocks that worker threads already check side by side
         # (a parallel region started from each worker spins threads that the other workers need)
-        lo, hi, drops = _entries_in(idx, 0, int(ptr[-1]))
-        drops -= _row_starts(ptr, idx, 0, n_major)
+        lo, hi, drops = _run(ptr, idx, 0, ptr[-1])
     else:
         lo, hi, drops = _entries(ptr, idx, 4 * get_num_threads())
     increasing = pointers_ok and drops == 0  # every drop at the start of a row
