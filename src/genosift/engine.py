@@ -282,13 +282,15 @@ def map_blocks(func, blocks, *, n_jobs=None):
     return list(imap_blocks(func, blocks, n_jobs=n_jobs))
 
 
-def imap_blocks(func, blocks, *, n_jobs=None):
+def imap_blocks(func, blocks, *, n_jobs=None, ahead=None):
     """:func:`map_blocks`'s results one at a time, in order, each as soon as it and those before
-    it are done: for a consumer that writes them out as they come (at most ``2 * n_jobs``
-    results wait). Closing the generator early cancels the blocks not yet started."""
+    it are done: for a consumer that writes them out as they come. At most ``ahead`` blocks
+    (default ``2 * n_jobs``) are submitted and not yet handed out. Closing the generator early
+    cancels the blocks not yet started."""
     import numba
 
     n_jobs = n_jobs or threads()
+    ahead = max(1, ahead or 2 * n_jobs)
     if n_jobs == 1:
         for b in blocks:
             yield func(b)
@@ -299,7 +301,7 @@ def imap_blocks(func, blocks, *, n_jobs=None):
         try:
             for b in blocks:
                 pending.append(pool.submit(func, b))
-                if len(pending) >= 2 * n_jobs:
+                if len(pending) >= ahead:
                     yield pending.popleft().result()
             while pending:
                 yield pending.popleft().result()

@@ -124,8 +124,8 @@ def write_delimited(frame, fh, *, sep="\t", block_rows=BLOCK_ROWS, header=True):
     """
     from pandas import MultiIndex, isna
 
+    from . import engine
     from ._number_text import join_rows
-    from .engine import imap_blocks
 
     columns = [frame.iloc[:, j] for j in range(frame.shape[1])]
     if len(columns) < 2 or isinstance(frame.columns, MultiIndex) or not all(_fast_kind(c.dtype) for c in columns):
@@ -145,7 +145,8 @@ def write_delimited(frame, fh, *, sep="\t", block_rows=BLOCK_ROWS, header=True):
         return join_rows([_column_bytes(a[start:stop], isna, writer, buf, sep) for a in arrays], sep_bytes, end_bytes)
 
     starts = range(0, len(frame), block_rows)
-    for rows in imap_blocks(block_bytes, starts, n_jobs=1 if len(starts) < 2 else None):
+    jobs = 1 if len(starts) < 2 else engine.threads()
+    for rows in engine.imap_blocks(block_bytes, starts, n_jobs=jobs, ahead=jobs):  # jobs + 1 blocks held at most
         _emit(fh, rows)
 
 
