@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: Lowest first. A module may import modules of its own layer or of a lower one.
 LAYERS = {
     "ground": ("_version", "_validation", "_kernels", "_sparse_kernels", "stats", "engine", "_files", "_messages",
-               "transforms", "_sparse_check", "choices", "tabletext", "_distinct",
+               "transforms", "_sparse_check", "_sparse_columns", "choices", "tabletext", "_distinct",
                "_number_text"),
     "scores": ("scores",),
     "io": ("io", "_anndata", "datasets", "clonal"),
