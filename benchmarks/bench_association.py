@@ -169,15 +169,18 @@ def genosift_runs(folder, kmers, meta, structure=True):
 
 
 def printed_agreement(ours, seer, floor=0.0):
-    """Largest relative difference, and the number beyond half of SEER's printed step, over the
-    k-mers whose printed p-value is at least ``floor``."""
+    """Over the k-mers whose printed p-value is at least ``floor``: their number, the largest
+    relative difference, the number beyond half of SEER's printed step, and how far beyond it the
+    farthest of those lies (a share of the value: 1e-8 is a value on a rounding boundary)."""
     both = seer.index.intersection(ours.index)
     a, b = ours.loc[both].to_numpy(float), seer.loc[both].to_numpy(float)
     keep = (b > 0) & (b >= floor) & np.isfinite(a)
     a, b = a[keep], b[keep]
     rel = np.abs(a - b) / b
-    step = 10.0 ** (np.floor(np.log10(b)) - 3)
-    return len(b), float(rel.max()) if len(b) else math.nan, int(np.sum(np.abs(a - b) > 0.5 * step * (1 + 1e-9)))
+    half = 0.5 * 10.0 ** (np.floor(np.log10(b)) - 3)
+    beyond = np.abs(a - b) > half * (1 + 1e-9)
+    excess = float(((np.abs(a - b) - half) / b)[beyond].max()) if beyond.any() else 0.0
+    return len(b), float(rel.max()) if len(b) else math.nan, int(beyond.sum()), excess
 
 
 def seer_table(path):
@@ -201,9 +204,11 @@ def agreement(folder, outputs):
             subsets += [(0.0, "ordinary fits in both: no SEER comment, no Firth penalty", plain),
                         (1e-4, "ordinary fits in both, printed p >= 0.0001", plain)]
         for floor, where, rows in subsets:
-            n, rel, off = printed_agreement(ours, seer.loc[rows, column], floor)
+            n, rel, off, excess = printed_agreement(ours, seer.loc[rows, column], floor)
+            farthest = f" (the farthest by {excess:.1e} of its value)" if off else ""
             lines.append(f"- genosift `{key}` p-values against SEER's `{column}` ({seer_file}, {where}): {n:,} "
-                         f"k-mers, largest relative difference {rel:.2e}, {off:,} beyond half a printed step")
+                         f"k-mers, largest relative difference {rel:.2e}, {off:,} beyond half a printed step"
+                         f"{farthest}")
     return lines
 
 
@@ -251,7 +256,7 @@ def main(argv=None):
     for tool in ("seer", "kmds", "fsm-lite"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is not installed (apt-get install seer fsm-lite)")
-    # byte code written once, as an installed package has it (the sandbox's PYTHONDONTWRITEBYTECODE
+    # byte code written once, as an installed package has it (with PYTHONDONTWRITEBYTECODE set
     # would otherwise have every run compile the modules changed since their last byte code)
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(SRC / "genosift")], check=True)
     table, notes = [], []
@@ -276,7 +281,10 @@ def main(argv=None):
         "(see `test_chi_square_on_all_of_seers_phenotypes_is_exact` in `tests/test_real_tools.py`), and its "
         "likelihood-ratio p-values likewise; hence the lines over the printed p-values of at least 1e-4. SEER "
         "comments the k-mers it fits otherwise (bad-chisq, firth, ...), genosift flags those it fits with Firth's "
-        "penalty: the ordinary fits of both are the ones comparable to the last digit.", ""])
+        "penalty: the ordinary fits of both are the ones comparable to the last digit. With `--covar_file`, SEER "
+        "writes some lines with three fields more than its header (the covariates' p-values again); its columns "
+        "are read by name, so on those lines the comment field holds a number and the k-mer counts as commented.",
+        ""])
     Path(args.output).write_text(text)
     print(text)
 
