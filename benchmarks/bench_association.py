@@ -101,14 +101,18 @@ def population(folder, n, core_length=GENOMES["core_length"]):
     return pop, kmers, pheno, run.stdout.count(b"\n"), counting
 
 
+def seer_command(kmers, pheno, *more):
+    """SEER's association command on 2 threads, every k-mer printed, then the options ``more``."""
+    return ["seer", "-k", kmers, "-p", pheno, "--pval", "1", "--chisq", "1", "--threads", "2", *more]
+
+
 def seer_runs(folder, kmers, pheno, structure=True):
     rows = {}
-    base = ["seer", "-k", kmers, "-p", pheno, "--pval", "1", "--chisq", "1", "--threads", "2"]
-    rows["SEER"] = timed(base, folder / "seer.txt")
+    rows["SEER"] = timed(seer_command(kmers, pheno), folder / "seer.txt")
     if not structure:
         return rows
     kmds = timed(["kmds", "-k", kmers, "-p", pheno, "--pc", K, "--no_filtering", "-o", folder / "structure"])
-    seer = timed([*base, "--struct", folder / "structure.dsm"], folder / "seer-struct.txt")
+    seer = timed(seer_command(kmers, pheno, "--struct", folder / "structure.dsm"), folder / "seer-struct.txt")
     rows[f"SEER + kmds --pc {K}"] = (kmds[0] + seer[0], max(kmds[1], seer[1]))
     rows[f"kmds --pc {K} alone"] = kmds
     return rows
@@ -121,8 +125,8 @@ def seer_given(folder, kmers, pheno):
         for sample, row in zip(pcs.index, pcs.to_numpy()):
             fh.write(str(sample) + "\t" + "\t".join(f"{v:.17g}" for v in row) + "\n")
     columns = ",".join(f"{j + 2}q" for j in range(pcs.shape[1]))
-    return timed(["seer", "-k", kmers, "-p", pheno, "--pval", "1", "--chisq", "1", "--threads", "2",
-                  "--covar_file", folder / "covariates.txt", "--covar_list", columns], folder / "seer-given.txt")
+    return timed(seer_command(kmers, pheno, "--covar_file", folder / "covariates.txt", "--covar_list", columns),
+                 folder / "seer-given.txt")
 
 
 _PCS = ("import sys, genosift as gs, pandas as pd\n"
@@ -256,8 +260,8 @@ def main(argv=None):
     for tool in ("seer", "kmds", "fsm-lite"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is not installed (apt-get install seer fsm-lite)")
-    # byte code written once, as an installed package has it (with PYTHONDONTWRITEBYTECODE set
-    # would otherwise have every run compile the modules changed since their last byte code)
+    # byte code written once, as an installed package has it (where PYTHONDONTWRITEBYTECODE is set,
+    # every run would otherwise compile the modules changed since their last byte code)
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(SRC / "genosift")], check=True)
     table, notes = [], []
     plans = [(int(s), GENOMES["core_length"], True) for s in args.sizes.split(",") if s]
