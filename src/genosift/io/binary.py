@@ -38,6 +38,7 @@ from .reading import (
     str_array,
 )
 from .registry import Dataset, register_reader
+from .store.contained import checked_file
 
 __all__ = ["read_h5ad", "read_mtx", "read_npy", "read_npz", "read_parquet"]
 
@@ -373,6 +374,8 @@ def read_h5ad(path, *, layer=None):
     path = Path(path)
     anndata = optional_module("anndata", "AnnData .h5ad files")
     with file_errors(path, "an AnnData .h5ad file", broad=True), warnings.catch_warnings():
+        with checked_file(path):  # nothing that reads other files
+            pass
         # duplicated names are checked below, with a message that says what to do
         warnings.filterwarnings("ignore", "(Observation|Variable) names are not unique", UserWarning)
         adata = anndata.read_h5ad(path)

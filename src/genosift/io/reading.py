@@ -23,8 +23,8 @@ from .._validation import default_feature_names
 from .compression import DamagedFile, LineTooLong, open_text, suffix_compression
 from .quoting import names_list
 
-__all__ = ["EXACT_FLOATS", "NulByte", "ObjectsRefused", "check_unique", "column_position", "file_errors",
-           "names_for", "numbered", "numeric_block", "optional_module", "str_array"]
+__all__ = ["EXACT_FLOATS", "ForeignData", "NulByte", "ObjectsRefused", "check_unique", "column_position",
+           "file_errors", "names_for", "numbered", "numeric_block", "optional_module", "str_array"]
 
 #: pandas 2's default float parser can be one unit in the last place off; pandas 3's is exact (and
 #: deprecates the option)
@@ -54,6 +54,11 @@ class ObjectsRefused(ValueError):
     """An array of Python objects was not loaded (its message says why); never re-wrapped."""
 
 
+class ForeignData(ValueError):
+    """A data file that would read other files (HDF5 external links, external storage, virtual
+    datasets) was refused before any of its values were read; never re-wrapped."""
+
+
 @contextmanager
 def file_errors(path, kind, *, broad=False):
     """Turn errors from decompressors and parsers into a ValueError that names the file.
@@ -64,7 +69,7 @@ def file_errors(path, kind, *, broad=False):
     try:
         yield
     except (FileNotFoundError, IsADirectoryError, PermissionError, ImportError, MemoryError, ObjectsRefused,
-            NulByte, LineTooLong):
+            ForeignData, NulByte, LineTooLong):
         raise
     except DamagedFile as exc:
         raise DamagedFile(exc.path, exc.kind, exc.reason, reader=kind) from None

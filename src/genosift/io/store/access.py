@@ -16,6 +16,7 @@ from ..._validation import param_error
 from ...transforms import presence
 from ..registry import Dataset, register_reader
 from .columns import ColumnReads
+from .contained import check_contained
 from .encoding import NameBlob, NamesOf, index_length, read_column, read_strings, require_h5py, split_names, string_blob
 from .read import FileReader, Presence, StoredVector
 from .write import SUFFIX, chunk_budget, index_dtype
@@ -98,6 +99,7 @@ class Store(ColumnReads):
 
     def _open(self, f):
         where = str(self.path)
+        check_contained(f, self.path)
         if "X" not in f or "obs" not in f or "var" not in f:
             raise FixError(
                 f"{where!r} is not a store or AnnData file: it lacks {[k for k in ('X', 'obs', 'var') if k not in f]}. "
