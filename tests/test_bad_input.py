@@ -673,6 +673,19 @@ READER_ERRORS = [
      r"truncated\.kmers\.txt\.gz': it is truncated"),
     ("kmers", "corrupt.kmers.txt.gz", _gz("".join(f"A{i:06d} | s1:{i}\n" for i in range(3000)), flip=True), ValueError,
      r"corrupt\.kmers\.txt\.gz': its gzip data are corrupt"),
+    # integers that float64 would round: refused, never read as neighbouring (or equal) numbers
+    ("csv", "int64.csv", "id,a,b\ns1,9223372036854775807,1\ns2,9223372036854775806,2\n", ValueError,
+     r"int64\.csv' holds integers beyond \+-2\*\*53 \(9007199254740992\) in feature\(s\) 'a'"),
+    ("csv", "uint64.csv", "id,a,b\ns1,18446744073709551615,1\ns2,3,2\n", ValueError,
+     r"uint64\.csv' holds integers beyond \+-2\*\*53 .* in feature\(s\) 'a'"),
+    ("tsv", "negative.tsv", "id\ta\tb\ns1\t-9007199254740993\t1\ns2\t3\t2\n", ValueError,
+     r"negative\.tsv' holds integers beyond \+-2\*\*53 .* in feature\(s\) 'a'"),
+    ("rtab", "counts.Rtab", "Gene\ts1\ts2\ng1\t1\t0\ng2\t2\t1\n", ValueError,
+     r"counts\.Rtab' holds 2 for the gene 'g2' in sample 's1' \(1 cell\(s\) in all are neither 0 nor 1\): an "
+     r"\.Rtab table of gene presence/absence holds 0 and 1 only.*format='tsv' features_in_rows=True"),
+    ("rtab", "half.Rtab", "Gene\ts1\ts2\ng1\t1\t0.5\n", ValueError, r"half\.Rtab' holds 0\.5 for the gene 'g1'"),
+    ("kmers", "huge.kmers.txt", "ACGT | s1:9007199254740993\n", ValueError,
+     r"the count '9007199254740993' of sample 's1' is above 2\*\*53"),
     ("store", "empty.gs.h5ad", "", ValueError, r"empty\.gs\.h5ad' as a store: it is damaged or not an HDF5 file"),
     ("store", "truncated.gs.h5ad", lambda tmp: _store_bytes(tmp)[:3000], ValueError,
      r"truncated\.gs\.h5ad' as a store: it is damaged"),
@@ -834,7 +847,8 @@ def files(tmp_path_factory):
     (d / "afile").write_text("a file, not a folder\n")
     (d / "taken.tsv").write_text("keep me\n")
     (d / "taken.gs.h5ad").write_text("keep me\n")
-    (d / "bad.joblib").write_bytes(b"not a model")
+    (d / "bad.skops").write_bytes(b"not a model")
+    (d / "old.joblib").write_bytes(b"\x80\x04N.")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert main(["evaluate", str(d / "data.csv"), "--target", "label", "--k", "1,2", "--cv", "3",
@@ -957,9 +971,12 @@ CLI_CASES += [
                                         "-o", "{o}/ev"], 1,
      r"Unknown option\(s\) \['nope'\] for model 'logistic'; its options are"),
     ("predict: no model", ["predict", "{d}/nomodel", "{d}/numeric.csv", "-o", "{o}/p.tsv"], 1,
-     r"No model at '.*nomodel.*'; give the model\.joblib of a `genosift evaluate` run"),
-    ("predict: damaged model file", ["predict", "{d}/bad.joblib", "{d}/numeric.csv", "-o", "{o}/p.tsv"], 1,
-     r"Cannot load '.*bad\.joblib' as a genosift model \(.*\)\. Give the model\.joblib that `genosift evaluate` wrote"),
+     r"No model at '.*nomodel.*'; give the model\.skops \(or the results folder\) of a `genosift evaluate` run"),
+    ("predict: damaged model file", ["predict", "{d}/bad.skops", "{d}/numeric.csv", "-o", "{o}/p.tsv"], 1,
+     r"Cannot load '.*bad\.skops' as a genosift model: .*\. Give the model\.skops \(or the results folder\) that "
+     r"`genosift evaluate` wrote"),
+    ("predict: pickled model", ["predict", "{d}/old.joblib", "{d}/numeric.csv", "-o", "{o}/p.tsv"], 1,
+     r"'.*old\.joblib' is a Python pickle, which runs code when it is loaded: genosift does not load pickles"),
     ("predict: empty data", ["predict", "{d}/results", "{d}/empty.csv", "-o", "{o}/p.tsv"], 1, r"empty\.csv' is empty"),
     ("predict: truncated gzip", ["predict", "{d}/results", "{d}/truncated.csv.gz", "-o", "{o}/p.tsv"], 1,
      r"truncated\.csv\.gz'.*damaged"),

@@ -12,9 +12,9 @@ What may differ between two runs, and is left out of the comparison (``VARIABLE`
 - ``command``: the command line as typed, which holds the very options under test
   (``--threads``, ``--chunk-bytes``) and the output path, which must differ between the runs.
 
-``model.joblib`` is a pickle, whose bytes may hold memory addresses and the order in which
-objects were first met; the fitted models are compared by what they compute: predictions,
-probabilities and coefficients (or importances) on the training data.
+``model.skops`` is a zip archive whose entries carry the time they were written; the fitted
+models are compared by what they compute: predictions, probabilities and coefficients (or
+importances) on the training data.
 
 One known limit, checked below as an expected failure: row-streaming methods (fisher, anova,
 ...) on dense data merge per-chunk statistics, so different chunk sizes give sums rounded in a
@@ -258,20 +258,19 @@ def test_cli_select_in_memory_and_a_different_choice_differs(files, tmp_path, mo
 
 
 def _models(folder, X):
-    import joblib
+    from genosift.workflow import load_model
 
-    saved = joblib.load(folder / "model.joblib")
-    pipe = saved["pipeline"]
-    final = pipe.named_steps["model"].steps[-1][1] if hasattr(pipe.named_steps["model"], "steps") \
-        else pipe.named_steps["model"]
-    out = {"predict": pipe.predict(X), "support": pipe.named_steps["select"].get_support(),
-           "scores": pipe.named_steps["select"].scores_}
-    if hasattr(pipe, "predict_proba") and hasattr(final, "predict_proba"):
-        out["proba"] = pipe.predict_proba(X)
+    saved = load_model(folder)
+    model, columns = saved["estimator"], saved["columns"]
+    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    reduced = X[:, columns]
+    out = {"predict": model.predict(reduced), "columns": columns}
+    if hasattr(final, "predict_proba"):
+        out["proba"] = model.predict_proba(reduced)
     for attr in ("coef_", "intercept_", "feature_importances_"):
         if hasattr(final, attr):
             out[attr] = getattr(final, attr)
-    return out, {k: v for k, v in saved.items() if k != "pipeline"}
+    return out, {k: v for k, v in saved.items() if k not in ("estimator", "columns")}
 
 
 @pytest.mark.parametrize("model, options", [

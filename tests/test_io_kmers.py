@@ -524,3 +524,24 @@ def test_attach_metadata_report_order_and_obs(tmp_path):
         attach_metadata(ds, dup)
     with pytest.raises(ValueError, match=re.escape("The 'how' parameter of attach_metadata must be 'inner' or")):
         attach_metadata(ds, meta, how="outer")
+
+
+@pytest.mark.parametrize("dtype", [None, np.float64, np.uint32])
+def test_counts_added_over_files_are_exact_or_refused(tmp_path, dtype):
+    """Two files whose counts of one (k-mer, sample) add past 2**53 are refused, not rounded to
+    2**53; a sum of 2**53 exactly is kept exactly (float64) or refused naming the type (uint32)."""
+    half = 2**52
+    (tmp_path / "a.txt").write_text(f"ACGT | s1:{half + 1} s2:1\nCCGT | s1:1\n")
+    (tmp_path / "b.txt").write_text(f"ACGT | s1:{half} s2:2\n")
+    (tmp_path / "c.txt").write_text(f"ACGT | s1:{half - 1} s2:2\n")
+    options = {} if dtype is None else {"dtype": dtype}
+    with pytest.raises(ValueError, match=r"The largest count, 9007199254740993, is above 2\*\*53"):
+        read_kmers([tmp_path / "a.txt", tmp_path / "b.txt"], overlap="sum", **options)
+    if dtype is np.uint32:
+        with pytest.raises(ValueError, match=r"The largest count, 9007199254740992, is more than dtype uint32"):
+            read_kmers([tmp_path / "a.txt", tmp_path / "c.txt"], overlap="sum", **options)
+        return
+    data = read_kmers([tmp_path / "a.txt", tmp_path / "c.txt"], overlap="sum", **options)
+    X = data.X.toarray()
+    assert X[list(data.sample_ids).index("s1"), list(data.feature_names).index("ACGT")] == 2**53
+    assert X[list(data.sample_ids).index("s2"), list(data.feature_names).index("ACGT")] == 3

@@ -194,10 +194,34 @@ def _vcf(tmp_path, body, samples=("a", "b"), name="bad.vcf"):
     ("chr1\t10\t.\tA\tG\t.\tPASS\t.\tDP\t3\t4\n", r"has no genotype \(GT\) field at variant chr1:10"),
     ("chr1\t10\t.\tA\tG\t.\tPASS\t.\tGT\t0\t1\nchr1\t10\t.\tA\tG\t.\tPASS\t.\tGT\t1\t1\n",
      r"has 1 duplicated variants \(CHROM:POS:REF:ALT\): 'chr1:10:A:G'\. .*bcftools norm -d exact"),
-], ids=["bad-pos", "cut-line", "allele-beyond-alt", "no-gt", "duplicate"])
+    # allele numbers beyond 16 bits: not wrapped into a valid allele (65537 -> 1) or a reference call (40000)
+    ("chr1\t10\t.\tA\tG\t.\tPASS\t.\tGT\t0\t65537\n",
+     r"has a genotype with allele 65537 for sample 'b' at variant chr1:10, which has 1 alternate allele"),
+    ("chr1\t10\t.\tA\tG\t.\tPASS\t.\tGT\t40000\t0\n",
+     r"has a genotype with allele 40000 for sample 'a' at variant chr1:10"),
+], ids=["bad-pos", "cut-line", "allele-beyond-alt", "no-gt", "duplicate", "allele-65537", "allele-40000"])
 def test_malformed_vcf_is_a_clear_error(tmp_path, body, message):
     with pytest.raises(ValueError, match=message):
         read(_vcf(tmp_path, body))
+
+
+def test_counts_and_positions_keep_their_width(tmp_path):
+    """A call of ploidy 130 carrying the ALT on every copy counts 130 (not -126 in 8 bits), a call
+    of ploidy 40,000 counts 40,000; positions beyond 2**31 and 2**32 are named as written."""
+    def gt(copies, alt):
+        return "/".join(["1"] * alt + ["0"] * (copies - alt))
+
+    body = (f"chr1\t10\t.\tA\tG\t.\tPASS\t.\tGT\t{gt(130, 130)}\t{gt(130, 3)}\n"
+            "chr1\t2147483650\t.\tA\tT\t.\tPASS\t.\tGT\t1\t0\n"
+            "chr1\t4294967302\t.\tC\tT\t.\tPASS\t.\tGT\t0\t1\n")
+    data = read(_vcf(tmp_path, body, name="wide.vcf"))
+    assert data.X.dtype == np.int16
+    np.testing.assert_array_equal(data.X.toarray(), [[130, 1, 0], [3, 0, 1]])
+    assert data.feature_names.tolist() == ["chr1:10:A:G", "chr1:2147483650:A:T", "chr1:4294967302:C:T"]
+    presence = read(tmp_path / "wide.vcf", genotypes="presence")
+    assert presence.X.dtype == np.int8 and presence.X.toarray().tolist() == [[1, 1, 0], [1, 0, 1]]
+    huge = read(_vcf(tmp_path, f"chr1\t10\t.\tA\tG\t.\tPASS\t.\tGT\t{gt(40000, 40000)}\t0\n", name="huge.vcf"))
+    assert huge.X.dtype == np.int32 and huge.X.toarray().ravel().tolist() == [40000, 0]
 
 
 def test_vcf_files_without_samples_or_in_other_compressions_are_refused(tmp_path):

@@ -17,7 +17,7 @@ from genosift.cli import main
 from genosift.workflow import evaluate, load_model, make_model, predict, write_results
 
 SPEC_FILES = ["run.json", "cv_metrics.tsv", "curve.tsv", "per_class.tsv", "confusion.tsv", "predictions.tsv",
-              "scores.tsv", "selected.tsv", "stability.tsv", "top_values.tsv", "model.joblib", "model.json"]
+              "scores.tsv", "selected.tsv", "stability.tsv", "top_values.tsv", "model.skops", "model.json"]
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +184,7 @@ def test_cli_evaluate_then_predict(tmp_path, capsys):
     assert main([*argv, "--force"]) == 0
     capsys.readouterr()
     preds = tmp_path / "pred.tsv"
-    assert main(["predict", str(out / "model.joblib"), str(tmp_path / "expr.csv"), "--meta", str(tmp_path / "meta.csv"),
+    assert main(["predict", str(out / "model.skops"), str(tmp_path / "expr.csv"), "--meta", str(tmp_path / "meta.csv"),
                  "--id", "sample", "--target", "type", "-o", str(preds)]) == 0
     table = pd.read_csv(preds, sep="\t")
     assert list(table.columns[:4]) == ["sample", "predicted", "true", "in_training"]
@@ -263,7 +263,6 @@ def test_predict_takes_true_labels_from_the_data_table(golub, tmp_path, capsys):
 
 # ------------------------------------------------------------------ predict: held-out samples only
 def test_predict_scores_the_samples_not_used_in_training(tmp_path):
-    import joblib
     from sklearn.metrics import accuracy_score
 
     from genosift.workflow import held_out_metrics
@@ -297,11 +296,10 @@ def test_predict_scores_the_samples_not_used_in_training(tmp_path):
     known = np.arange(len(y)) >= 6
     assert m2["n_held_out"] == int((held & known).sum())
     assert m2["accuracy"] == accuracy_score(y[held & known], pred[held & known])
-    # a model file of an older genosift (no list of training samples) is still read: no flag, a note
-    old = {k: v for k, v in saved.items() if k != "training_samples"}
-    joblib.dump(old, tmp_path / "old.joblib")
-    frame_old, notes = predict(load_model(tmp_path / "old.joblib"), X, names, sample_ids=ids)
-    assert "in_training" not in frame_old and any("older genosift" in n for n in notes)
+    # a model that does not know its training samples: no flag, a note
+    old = {**saved, "training_samples": None}
+    frame_old, notes = predict(old, X, names, sample_ids=ids)
+    assert "in_training" not in frame_old and any("does not know the ids" in n for n in notes)
     m3 = held_out_metrics(frame_old, y)
     assert m3["n_training"] is None and m3["n_held_out"] == 60
 

@@ -86,7 +86,7 @@ def _print_evaluation(ev, n_samples, out, started):
     if ev.unlabelled is not None:
         print(f"Predicted the {len(ev.unlabelled)} sample(s) without a label with the final model: "
               "unlabelled_predictions.tsv")
-    print(f"Wrote {out}/ (tables, model.joblib, run.json) in {time.perf_counter() - started:.1f} s")
+    print(f"Wrote {out}/ (tables, model.skops, run.json) in {time.perf_counter() - started:.1f} s")
     return 0
 
 

@@ -375,7 +375,7 @@ def _add_model_commands(sub):
     p.set_defaults(func=evaluate_command)
     p = sub.add_parser("predict",
                        help="apply a model saved by `evaluate` to new data (the model file runs code: trust it)")
-    p.add_argument("model", help="model.joblib (or the results folder) of a `genosift evaluate` run")
+    p.add_argument("model", help="model.skops (or the results folder) of a `genosift evaluate` run")
     _add_input_options(p)
     p.add_argument("--target", help="the column of true labels (in --meta, or in the data table), to compare")
     p.add_argument("--fill-missing", action="store_true",

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._messages import FixError
+from .._messages import FixError, plain
 from .compression import MAX_LINE_BYTES, open_binary, open_text
 from .reading import (
     EXACT_FLOATS,
@@ -304,7 +304,8 @@ _DELIMITED_DOC = """
     Returns
     -------
     Dataset
-        ``X`` a dense float64 array (integers above 2**53 lose precision); ``obs`` a
+        ``X`` a dense float64 array (a column of integers beyond +-2**53, which float64 would
+        round, is an error naming it); ``obs`` a
         DataFrame indexed by sample id with the ``keep`` columns, or None.
 
     Notes
@@ -344,7 +345,17 @@ def read_rtab(path, *, sep="\t", id_column=None):
     every other column is a sample, 1 where it carries the gene and 0 where not. Read as
     ``read_tsv(path, features_in_rows=True)``: samples become rows, genes features.
     """
-    return _read_delimited(path, sep=sep, id_column=id_column, features_in_rows=True, keep=())
+    data = _read_delimited(path, sep=sep, id_column=id_column, features_in_rows=True, keep=())
+    odd = (data.X != 0) & (data.X != 1)
+    if odd.any():
+        i, j = (int(k[0]) for k in np.nonzero(odd))
+        raise FixError(
+            f"{str(path)!r} holds {data.X[i, j]:g} for the gene {plain(data.feature_names[j])} in sample "
+            f"{plain(data.sample_ids[i])} ({int(odd.sum()):,} cell(s) in all are neither 0 nor 1): an .Rtab "
+            "table of gene presence/absence holds 0 and 1 only. For counts or other values, read the "
+            "table as a TSV with genes in rows: {format} {features_in_rows}.",
+            owner="read", format="tsv", features_in_rows=True)
+    return data
 
 
 if read_csv.__doc__ and read_tsv.__doc__:  # absent under python -OO

@@ -39,6 +39,11 @@ def count_dtype(biggest):
 def check_max_count(biggest, dtype):
     """Refuse counts up to ``biggest`` when ``dtype`` does not hold them all exactly."""
     limit = exact_limit(dtype)
+    if biggest > max(limit, 2**53):
+        raise ValueError(
+            f"The largest count, {int(biggest)}, is above 2**53 ({2**53}), the largest count that scores "
+            "(computed in float64) hold exactly with every smaller one. Check the counting step: no k-mer "
+            "occurs that often in a genome.")
     if biggest > limit:
         raise FixError(
             f"The largest count, {int(biggest)}, is more than dtype {np.dtype(dtype).name} holds "

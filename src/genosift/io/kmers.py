@@ -248,8 +248,13 @@ class KmerReader:
         indptr = indptr.astype(index_dtype)
         limit = exact_limit(dtype)
         direct = int(st[MAX]) * n_files <= limit
+        if int(st[MAX]) * n_files >= 2**63:
+            raise ValueError(
+                f"The counts of {', '.join(repr(str(p)) for p in self.paths[:3])}{' and more' if n_files > 3 else ''} "
+                f"reach {int(st[MAX])}: added over {n_files} files they could pass 2**63, beyond what is added "
+                "exactly. Check the counting step: no k-mer occurs that often in a genome.")
         indices = np.empty(total, index_dtype)
-        data = np.empty(total, dtype if direct else np.float64)
+        data = np.empty(total, dtype if direct else np.int64)  # counts added exactly, then checked
         cursor = indptr[:-1].astype(np.int64)
         fill = scatter_columns if layout == "csc" else scatter
         self.blocks.reverse()

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .._messages import FixError, plain
-from .._validation import default_feature_names
+from .._validation import check_integer_range, default_feature_names
 from .compression import DamagedFile, LineTooLong, open_text, suffix_compression
 from .quoting import names_list
 
@@ -176,7 +176,7 @@ def numeric_block(frame, header, path, locate, *, features_in_rows, where, keep_
             first_bad = first_bad or (j, int(bad[0]))
             if len(bad_columns) > 10:
                 break
-        converted[j] = values.astype(np.float64)
+        converted[j] = values if values.dtype.kind in "iu" else values.astype(np.float64)
     if first_bad:
         j, r = first_bad
         (at,) = locate([r])
@@ -199,6 +199,11 @@ def numeric_block(frame, header, path, locate, *, features_in_rows, where, keep_
         frame = frame.copy()
         for j, values in converted.items():
             frame[j] = values
+    for wide in (np.int64, np.uint64):  # integers that float64 would round: refused, naming the columns
+        columns = [j for j, t in zip(frame.columns, frame.dtypes) if t == wide]
+        if columns:
+            check_integer_range(frame[columns].to_numpy(dtype=wide), [header[j] for j in columns],
+                                source=repr(str(path)))
     return frame.to_numpy(dtype=np.float64, na_value=np.nan)
 
 

@@ -1,6 +1,7 @@
 """Variant genotypes: VCF/BCF files (with cyvcf2) and PLINK 1 binary filesets (with bed-reader).
 
-Both readers give samples x variants as a CSR matrix of ``int8``, built one block of variants at
+Both readers give samples x variants as a CSR matrix of ``int8`` (a wider integer for VCF calls of
+ploidy above 127), built one block of variants at
 a time: only the non-zero genotypes of the whole file and one block are held, never a dense
 ``n_samples x n_variants`` array (most genotypes of bacterial calls are 0). Decisions shared by
 both:
@@ -68,14 +69,16 @@ class _Columns:
         self.p = 0
         self.counts = np.zeros(n, np.int64)  # non-zeros per row so far
         self.pieces = deque()
+        self.dtype = np.dtype(np.int8)  # the widest type of the blocks so far
 
     def add(self, block):
-        """Append ``block`` (n x width, int8, C order) as the next columns."""
+        """Append ``block`` (n x width, signed integers, C order) as the next columns."""
         mask = block != 0
         rows, cols = np.nonzero(mask)
         self.pieces.append((rows.astype(np.int32), cols.astype(np.int32), block[mask], self.p))
         self.counts += np.bincount(rows, minlength=self.n)
         self.p += block.shape[1]
+        self.dtype = np.promote_types(self.dtype, block.dtype)
 
     def matrix(self):
         nnz = int(self.counts.sum())
@@ -83,7 +86,7 @@ class _Columns:
         indptr = np.zeros(self.n + 1, index)
         np.cumsum(self.counts, out=indptr[1:])
         indices = np.empty(nnz, index)
-        data = np.empty(nnz, np.int8)
+        data = np.empty(nnz, self.dtype)
         cursor = indptr[:-1].astype(np.int64)
         while self.pieces:  # each piece is row-major: its entries of a row are consecutive
             rows, cols, values, offset = self.pieces.popleft()
@@ -163,7 +166,8 @@ def read_vcf(path, *, genotypes="dosage", missing="zero"):
     Returns
     -------
     Dataset
-        ``X`` a CSR matrix (int8) of samples x alternate alleles; sample ids from the header;
+        ``X`` a CSR matrix (int8; int16 or wider where a call's ploidy exceeds 127) of samples x
+        alternate alleles; sample ids from the header;
         feature names ``CHROM:POS:REF:ALT`` (a site with alternate alleles T and G gives
         ``chr1:20:C:T`` and ``chr1:20:C:G``); ``obs`` None.
 
@@ -225,18 +229,17 @@ def _read_vcf(vcf, path, genotypes, missing):
             block, sites, cells = [], [], 0
             if rec is None:
                 break
-        last, k = f"{rec.CHROM}:{rec.POS}", k + 1
+        last, k = f"{rec.CHROM}:{rec.start + 1}", k + 1  # rec.POS is cut to 32 bits; rec.start is not
         alts = rec.ALT
         try:
-            gt = rec.genotype
+            g = rec.format("GT", int)  # the calls as htslib holds them (32 bits; cyvcf2's array() cuts to 16)
         except Exception:
-            gt = None
-        if gt is None:
+            g = None
+        if g is None:
             raise ValueError(f"{str(path)!r} has no genotype (GT) field at variant {last}: only GT calls are "
                              "read as genotypes.")
         if not alts:
             continue
-        g = gt.array()  # allele indices, -1 missing, -2 beyond the call's ploidy; then the phasing
         block.append(g)
         sites.append((last, alts))
         ref = rec.REF
@@ -258,8 +261,9 @@ def _read_vcf(vcf, path, genotypes, missing):
 def _decode(G, n_alt, first, presence, stop_at_missing, out, missing_per_sample):
     """Alternate-allele counts of a block of calls, into ``out`` (features x samples, zeros).
 
-    ``G``: sites x samples x ploidy allele indices as cyvcf2 gives them (-1 missing, -2 beyond
-    the call's ploidy); site ``i`` owns the features
+    ``G``: sites x samples x ploidy calls as htslib encodes them in 32 bits: ``(allele + 1) * 2``
+    plus 1 if phased (0 or 1: a missing allele), negative beyond the call's ploidy; site ``i``
+    owns the features
     ``first[i]`` to ``first[i] + n_alt[i] - 1``. Returns ``(site, sample, kind)`` of the first
     bad call (kind 1: an allele beyond the site's ALT list; 2: a missing allele with
     ``stop_at_missing``), else ``(sites with a missing call, -1, 0)``.
@@ -273,7 +277,10 @@ def _decode(G, n_alt, first, presence, stop_at_missing, out, missing_per_sample)
         for j in range(n):
             gap = False
             for c in range(width):
-                a = G[i, j, c]
+                raw = G[i, j, c]
+                if raw < 0:  # beyond this call's ploidy
+                    continue
+                a = (raw >> 1) - 1
                 if a > 0:
                     if a > top:
                         return i, j, 1
@@ -292,19 +299,24 @@ def _decode(G, n_alt, first, presence, stop_at_missing, out, missing_per_sample)
     return sites_missing, -1, 0
 
 
+def count_dtype(ploidy):
+    """The narrowest signed integer type that holds a count of ``ploidy`` copies."""
+    return next(t for t in (np.int8, np.int16, np.int32, np.int64) if ploidy <= np.iinfo(t).max)
+
+
 def _vcf_block(block, sites, out, missed, path, sample_ids, presence, missing):
-    width = max(g.shape[1] for g in block) - 1  # the largest ploidy; the phasing column is dropped
-    G = np.full((len(block), len(sample_ids), width), -2, np.int16)
+    width = max(g.shape[1] for g in block)  # the largest ploidy
+    G = np.full((len(block), len(sample_ids), width), -1, np.int32)
     for i, g in enumerate(block):
-        G[i, :, : g.shape[1] - 1] = g[:, :-1]
+        G[i, :, : g.shape[1]] = g
     n_alt = np.array([len(alts) for _, alts in sites], np.int64)
     first = np.cumsum(n_alt) - n_alt
-    values = np.zeros((int(n_alt.sum()), len(sample_ids)), np.int8)
+    values = np.zeros((int(n_alt.sum()), len(sample_ids)), np.int8 if presence else count_dtype(width))
     a, b, kind = _decode(G, n_alt, first, presence, missing == "error", values, missed.per_sample)
     if kind == 1:
         site, alts = sites[a]
         raise ValueError(
-            f"{str(path)!r} has a genotype with allele {int(G[a, b].max())} for sample {str(sample_ids[b])!r} at "
+            f"{str(path)!r} has a genotype with allele {int(G[a, b].max() >> 1) - 1} for sample {str(sample_ids[b])!r} at "
             f"variant {site}, which has {len(alts)} alternate allele(s) ({plain(list(alts))}): the record is "
             "malformed.")
     if kind == 2:

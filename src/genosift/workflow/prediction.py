@@ -105,12 +105,10 @@ def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing):
         aligned.eliminate_zeros()
     else:
         aligned = np.where(present, np.asarray(X, dtype=np.float64)[:, columns], 0.0)
-    pipeline = saved["pipeline"]
-    support = pipeline.named_steps["select"].get_support()
-    _check_predict_finite(aligned[:, np.flatnonzero(support)], np.asarray(wanted, dtype=object)[support],
-                          sample_ids)
-    reduced = pipeline.named_steps["select"].transform(aligned)
-    model = pipeline.named_steps["model"]
+    support = saved["columns"]
+    _check_predict_finite(aligned[:, support], np.asarray(wanted, dtype=object)[support], sample_ids)
+    reduced = aligned[:, support]
+    model = saved["estimator"]
     scaler = model.steps[0][1] if hasattr(model, "steps") else None
     if sp.issparse(reduced) and getattr(scaler, "with_mean", False):  # a model trained on dense data
         reduced = reduced.toarray()
@@ -118,10 +116,6 @@ def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing):
     training = saved.get("training_samples")
     if sample_ids is not None and training is not None:
         out.insert(2, "in_training", out["sample"].astype(str).isin(set(map(str, training))).to_numpy())
-    elif "training_samples" not in saved:
-        notes.append("This model file does not list the samples it was trained on (it was written by an older "
-                     "genosift): training samples cannot be told apart from new ones. Run evaluate again to "
-                     "get a model that lists them.")
     elif training is None:
         notes.append("The model does not know the ids of its training samples (evaluate was given none): "
                      "training samples cannot be told apart from new ones.")

@@ -6,6 +6,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .model_file import SUFFIX, read_model, write_model
+
 #: The best features of the final ranking whose values are written (top_values.tsv).
 TOP_VALUES = 12
 
@@ -73,8 +75,6 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
     ``inputs`` (the paths the results were made from). ``X``, ``y``: the data given to
     ``evaluate`` (the values of the top features are written for the final model's samples).
     """
-    import joblib
-
     from .. import __version__
     from .._files import check_output, staged, write_json, write_marker, write_table
     from ..outputs import write_frame
@@ -111,8 +111,8 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
             "training_samples": ([str(s) for s in ev.sample_ids[ev.train]]
                                  if getattr(ev, "named_samples", True) else None),
         }
-        joblib.dump({"pipeline": ev.pipeline, **model_info, "features": _packed(model_info["features"])},
-                    tmp / "model.joblib")
+        support = np.flatnonzero(ev.pipeline.named_steps["select"].get_support())
+        write_model(tmp / f"model{SUFFIX}", ev.pipeline.named_steps["model"], model_info, support)
         write_json(model_info, tmp / "model.json")
         write_marker(tmp, [p.name for p in tmp.iterdir()])
         if overwrite and folder.exists():  # checked again: it may have changed during the run
@@ -140,36 +140,27 @@ def _grid_record(ev):
     return {"model_grid": grid.varying, "options": grid.labels, "best_options": ev.best_options}
 
 
-def _packed(names):
-    """Feature names as one bytes object (UTF-8, NUL between names) when none holds a NUL: joblib
-    pickles a list of millions of str one at a time in Python, and one bytes object at once."""
-    text = "\x00".join(names)
-    if not names or text.count("\x00") != len(names) - 1:  # none, or a name holding a NUL
-        return names
-    return text.encode("utf-8")
-
-
 def load_model(path):
-    """Load a model saved by ``write_results`` (``model.joblib``).
+    """Load a model saved by ``write_results`` (``model.skops``, or the results folder holding it).
 
-    Loading a joblib file runs code from it (it is a pickle): load only models you made or trust.
+    The file holds data only (see ``genosift.workflow.model_file``): loading it cannot run code,
+    and anything in it that no genosift model holds is refused.
+
+    Returns
+    -------
+    dict
+        ``model.json``'s record (``features``, ``selected``, ``classes``, ``method``, ``k``,
+        ``model``, ``binary``, ``training_samples``...) with ``estimator``, the fitted model, and
+        ``columns``, the positions among ``features`` of the columns it takes.
     """
-    import joblib
-
     path = Path(path)
     if path.is_dir():
-        path = path / "model.joblib"
+        path = path / f"model{SUFFIX}"
+    if path.suffix in (".joblib", ".pkl", ".pickle"):
+        raise ValueError(f"{str(path)!r} is a Python pickle, which runs code when it is loaded: genosift does not "
+                         "load pickles. Run `genosift evaluate` again to save the model as data (model.skops).")
     if not path.exists():
-        raise FileNotFoundError(f"No model at {str(path)!r}; give the model.joblib of a `genosift evaluate` run.")
-    try:
-        saved = joblib.load(path)
-    except Exception as exc:  # a damaged, truncated or foreign file fails anywhere inside unpickling
-        raise ValueError(f"Cannot load {str(path)!r} as a genosift model ({type(exc).__name__}: {exc}). Give "
-                         "the model.joblib that `genosift evaluate` wrote; a damaged or other file cannot be "
-                         "read.") from None
-    if not isinstance(saved, dict) or "pipeline" not in saved or "features" not in saved:
-        raise ValueError(f"{str(path)!r} is not a genosift model (written by `genosift evaluate`).")
-    if isinstance(saved["features"], bytes):  # packed by write_results
-        saved["features"] = saved["features"].decode("utf-8").split("\x00")
-    return saved
-
+        raise FileNotFoundError(f"No model at {str(path)!r}; give the model{SUFFIX} (or the results folder) of a "
+                                "`genosift evaluate` run.")
+    estimator, info, columns = read_model(path)
+    return {**info, "estimator": estimator, "columns": columns}

@@ -18,7 +18,7 @@ from ..registry import Dataset, register_reader
 from .columns import ColumnReads
 from .contained import check_contained
 from .encoding import NameBlob, NamesOf, index_length, read_column, read_strings, require_h5py, split_names, string_blob
-from .read import FileReader, Presence, StoredVector
+from .read import FileReader, Presence, StoredVector, exact_values
 from .write import SUFFIX, chunk_budget, index_dtype
 
 __all__ = ["NamesOf", "Store", "StoreReader", "open_store", "read_store"]
@@ -115,7 +115,8 @@ class Store(ColumnReads):
             if shape.shape != (2,) or shape.dtype.kind not in "iu" or (shape < 0).any():
                 raise self._damaged(f"its shape attribute is {shape.tolist()}, not two sizes")
             self.shape = tuple(int(v) for v in shape)
-            self._data, self._indices, self._indptr = (StoredVector(X[k]) for k in ("data", "indices", "indptr"))
+            self._data = StoredVector(X["data"], exact=True)
+            self._indices, self._indptr = StoredVector(X["indices"]), StoredVector(X["indptr"])
             self.dtype = self._data.dtype.newbyteorder("=")
             self.nnz = self._data.size
             if self._indices.size != self.nnz or self._indptr.size != self.shape[0] + 1:
@@ -125,7 +126,8 @@ class Store(ColumnReads):
             cols = f["var"].get("_genosift_columns")
             self.has_column_copy = cols is not None
             if cols is not None:
-                self._cdata, self._crows, self._cptr = (StoredVector(cols[k]) for k in ("data", "indices", "indptr"))
+                self._cdata = StoredVector(cols["data"], exact=True)
+                self._crows, self._cptr = StoredVector(cols["indices"]), StoredVector(cols["indptr"])
                 if not self._cdata.size == self._crows.size == self.nnz or self._cptr.size != self.shape[1] + 1:
                     raise self._damaged(
                         f"its column copy holds {self._cdata.size} values, {self._crows.size} row indices "
@@ -302,7 +304,7 @@ class Store(ColumnReads):
         return M
 
     def _dense(self, values):
-        return presence(values) if self.binary else values
+        return presence(values) if self.binary else exact_values(values, self.path, "X")
 
     def _column_pointers(self, reader):
         """The column copy's pointers, checked to run from 0 to nnz without decreasing."""

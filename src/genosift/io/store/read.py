@@ -7,10 +7,11 @@ import os
 import numpy as np
 from numba import njit
 
+from ..._validation import EXACT_INTEGERS
 from ...transforms import presence
 from .encoding import require_h5py
 
-__all__ = ["FileReader", "Presence", "StoredVector", "gather"]
+__all__ = ["FileReader", "Presence", "StoredVector", "exact_values", "gather"]
 
 _MAX_READ = 1 << 30  # bytes per preadv call (Linux reads at most 2 GiB - 4 KiB at once)
 
@@ -50,12 +51,28 @@ def gather(data, indices, indptr, row0, j0, j1, cursor, out_data, out_rows, sort
             cursor[j - j0] = pos + 1
 
 
+def exact_values(values, path, name):
+    """``values``, once any 64-bit integers among them are known to be exact in float64 (within
+    +-2**53), in which every score is computed; else a ValueError naming the file and dataset."""
+    if values.dtype.kind in "iu" and values.dtype.itemsize == 8 and values.size:
+        high, low = values.max(), values.min()
+        if high > EXACT_INTEGERS or (values.dtype.kind == "i" and low < -EXACT_INTEGERS):
+            bad = high if high > EXACT_INTEGERS else low
+            raise ValueError(
+                f"{str(path)!r} holds the integer {int(bad)} in {name}, beyond +-2**53 ({EXACT_INTEGERS}): scores "
+                "are computed in float64, which cannot hold every such integer, so its feature would score "
+                "wrongly. Write the store again from values within that range (subtract an offset or divide).")
+    return values
+
+
 class StoredVector:
     """A 1-D HDF5 dataset, read by ranges: ``os.preadv`` at its byte offset where it is stored
-    contiguous and uncompressed (as ``write_store`` stores it), else through h5py."""
+    contiguous and uncompressed (as ``write_store`` stores it), else through h5py. With ``exact``
+    (the stored values of a matrix) each range read is checked by ``exact_values``."""
 
-    def __init__(self, ds):
+    def __init__(self, ds, exact=False):
         self.name = ds.name
+        self.exact = exact
         self.dtype = ds.dtype
         self.size = int(ds.shape[0])
         direct = hasattr(os, "preadv") and ds.chunks is None and ds.compression is None  # no preadv on Windows
@@ -67,7 +84,9 @@ class StoredVector:
         if b <= a:
             return np.empty(0, dtype=out_dtype)
         if self.offset is None:
-            return reader.h5[self.name][a:b].astype(out_dtype, copy=False)
+            values = reader.h5[self.name][a:b]
+            return (exact_values(values, reader.path, self.name) if self.exact else values).astype(out_dtype,
+                                                                                                    copy=False)
         raw = np.empty(b - a, dtype=self.dtype)
         view = memoryview(raw).cast("B")
         pos = self.offset + a * self.dtype.itemsize
@@ -78,6 +97,8 @@ class StoredVector:
                 raise ValueError(f"{str(reader.path)!r} is truncated: {self.name} ends before its stated size. Write "
                                  "the store again.")
             done += got
+        if self.exact:
+            exact_values(raw, reader.path, self.name)
         return raw.astype(out_dtype, copy=False)
 
 
