@@ -72,7 +72,9 @@ def _rewrite(src, dst, change):
 
 def _marker_payload(marker):
     """A callable that would create ``marker`` if a loader ever called it."""
-    return getattr(__import__("pathlib"), "Path")(marker).touch
+    from pathlib import Path
+
+    return Path(marker).touch
 
 
 def test_types_no_model_holds_are_refused_and_nothing_runs(saved_model, tmp_path):

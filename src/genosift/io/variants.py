@@ -315,8 +315,9 @@ def _vcf_block(block, sites, out, missed, path, sample_ids, presence, missing):
     a, b, kind = _decode(G, n_alt, first, presence, missing == "error", values, missed.per_sample)
     if kind == 1:
         site, alts = sites[a]
+        allele = int(G[a, b].max() >> 1) - 1
         raise ValueError(
-            f"{str(path)!r} has a genotype with allele {int(G[a, b].max() >> 1) - 1} for sample {str(sample_ids[b])!r} at "
+            f"{str(path)!r} has a genotype with allele {allele} for sample {str(sample_ids[b])!r} at "
             f"variant {site}, which has {len(alts)} alternate allele(s) ({plain(list(alts))}): the record is "
             "malformed.")
     if kind == 2:
