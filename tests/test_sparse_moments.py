@@ -87,10 +87,20 @@ def _kernel_inputs(X, y):
     return (X.tocsc(), codes, count, *_sparse_kernels.class_order(codes, len(classes)))
 
 
+def _shifted(kernel_call, k, p):
+    """Run a shifted-sum kernel, put its means about one shift per feature: (mean, m2, shift)."""
+    mean, m2, base, shift = np.full((k, p), np.nan), np.full((k, p), np.nan), np.full((k, p), 7.0), np.zeros(p)
+    kernel_call(mean, m2, base)
+    _sparse_kernels.rebase_means(mean, base, shift)
+    return mean, m2, shift
+
+
 @pytest.mark.parametrize("threads", [1, 2])
-def test_integer_and_shifted_sums_agree_bit_for_bit_on_counts(threads):
+def test_integer_and_shifted_sums_agree_on_counts(threads):
     """The integer kernels (CSR in blocks of any width, one class at a time; CSC with two chains
-    of sums) and the shifted ones give the same bits on counts, all of them correctly rounded."""
+    of sums) give the same bits on counts, correctly rounded; the shifted ones the same M2 bits,
+    and the same bits among themselves for the means about their shift, within two roundings of
+    the exact ones."""
     X, y = _counts(5, n=200, p=700)
     C, codes, count, order, starts = _kernel_inputs(X, y)
     k, p = count.size, X.shape[1]
@@ -109,19 +119,42 @@ def test_integer_and_shifted_sums_agree_bit_for_bit_on_counts(threads):
         mean, m2 = np.full((k, p), np.nan), np.full((k, p), np.nan)
         assert _sparse_kernels.csc_int_cols(C.data, C.indices, C.indptr, codes, count, mean, m2)
         got.append((mean.tobytes(), m2.tobytes()))
-        for width, stripes in blocks:
-            mean, m2 = np.full((k, p), np.nan), np.full((k, p), np.nan)
-            _sparse_kernels.csr_rows(X.data, X.indices, X.indptr, order, starts, count, np.zeros(0), mean, m2,
-                                     np.zeros((0, 0)), width, stripes)
-            got.append((mean.tobytes(), m2.tobytes()))
-        mean, m2 = np.empty((k, p)), np.empty((k, p))
-        _sparse_kernels.csc_cols(C.data, C.indices, C.indptr, codes, count, mean, m2)
-        got.append((mean.tobytes(), m2.tobytes()))
+        shifted = [_shifted(lambda mean, m2, base: _sparse_kernels.csr_rows(
+            X.data, X.indices, X.indptr, order, starts, count, np.zeros(0), mean, m2, base, np.zeros((0, 0)),
+            width, stripes), k, p) for width, stripes in blocks]
+        shifted.append(_shifted(lambda mean, m2, base: _sparse_kernels.csc_cols(
+            C.data, C.indices, C.indptr, codes, count, mean, m2, base), k, p))
     finally:
         engine.set_threads(previous)
     assert all(g == got[0] for g in got)
     exact_mean, exact_m2 = _exact(X, y)
     assert got[0] == (exact_mean.tobytes(), exact_m2.tobytes())
+    for mean, m2, shift in shifted:
+        assert (mean.tobytes(), m2.tobytes(), shift.tobytes()) == tuple(a.tobytes() for a in shifted[0])
+        assert m2.tobytes() == exact_m2.tobytes()
+        np.testing.assert_allclose(mean, exact_mean - shift, rtol=0,
+                                   atol=4 * np.finfo(float).eps * np.maximum(abs(exact_mean), abs(shift)).max())
+
+
+def test_shifted_means_keep_the_digits_of_a_common_offset():
+    """Features ``1e6 + 0.1 k``: the class means of every sparse form and of the dense path, about
+    their shifts, give the difference of the class means to a few units in the last place of the
+    difference itself (means in data units would lose 9 digits of it)."""
+    rng = np.random.RandomState(1)
+    n = 40
+    y = np.arange(n) % 2
+    X = 1e6 + 0.1 * rng.randint(0, 10, size=(n, 6))
+    X[:5, 5] = 0.0  # a feature with implicit zeros too
+    exact = np.array([float(sum(map(Fraction, X[y == 0, j])) / 20 - sum(map(Fraction, X[y == 1, j])) / 20)
+                      for j in range(6)])
+    for form in (X, sp.csr_matrix(X), sp.csc_matrix(X)):
+        m = gs.stats.ClassMoments.from_chunk(form, y)
+        np.testing.assert_allclose(m.mean[0] - m.mean[1], exact, rtol=1e-14)
+        np.testing.assert_allclose(m.means(), [X[y == c].mean(axis=0) for c in (0, 1)], rtol=1e-15)
+    for method in ("welch", "fisher", "anova"):
+        dense = gs.score(X, y, method=method).scores
+        for form in (sp.csr_matrix(X), sp.csc_matrix(X)):
+            np.testing.assert_allclose(gs.score(form, y, method=method).scores, dense, rtol=1e-13)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -134,15 +167,14 @@ def test_shifted_sums_take_the_same_order_in_blocks_of_any_width(threads):
     assert not _sparse_kernels.integer_values(X.data)
     previous = engine.set_threads(threads)
     try:
-        mean, m2 = np.empty((k, p)), np.empty((k, p))
-        _sparse_kernels.csc_cols(C.data, C.indices, C.indptr, codes, count, mean, m2)
-        ref = (mean.tobytes(), m2.tobytes())
+        ref = [a.tobytes() for a in _shifted(lambda mean, m2, base: _sparse_kernels.csc_cols(
+            C.data, C.indices, C.indptr, codes, count, mean, m2, base), k, p)]
         chosen = _sparse_kernels.row_blocks(*X.shape, X.nnz, threads, 8 * _sparse_kernels.N_ACC)
         for width, stripes in ((p, 1), (64, 3), (100, 7), chosen):
-            mean, m2 = np.full((k, p), np.nan), np.full((k, p), np.nan)
-            _sparse_kernels.csr_rows(X.data, X.indices, X.indptr, order, starts, count, np.zeros(0), mean, m2,
-                                     np.zeros((0, 0)), width, stripes)
-            assert (mean.tobytes(), m2.tobytes()) == ref, (width, stripes)
+            got = _shifted(lambda mean, m2, base: _sparse_kernels.csr_rows(
+                X.data, X.indices, X.indptr, order, starts, count, np.zeros(0), mean, m2, base, np.zeros((0, 0)),
+                width, stripes), k, p)
+            assert [a.tobytes() for a in got] == ref, (width, stripes)
     finally:
         engine.set_threads(previous)
 
@@ -220,7 +252,8 @@ def test_large_offsets_keep_their_precision():
     X, y = _floats(4, p=60)
     st = ClassMoments.from_chunk(X, y)
     mean, m2 = _exact(X, y)
-    np.testing.assert_allclose(st.means(), mean, rtol=1e-15)
+    # the means about their shift, plus the shift: as the dense path's, one rounding more than the sum
+    np.testing.assert_allclose(st.means(), mean, rtol=2.5e-15)
     np.testing.assert_allclose(st.m2, m2, rtol=1e-9)
 
 

@@ -2,10 +2,12 @@
 
 Each (feature, class) accumulates over its stored entries only, row after row; the implicit
 zeros are added in closed form at the end. Integer values (counts) take two exact sums, the sum
-and the sum of squares; other values take sums of ``x - shift`` and its square about a shift, the
-first stored value of the class, so that large offsets do not cancel. Both give correctly rounded
-moments for integer counts, so they agree bit for bit there, and CSR, CSC and a stream of row
-chunks apply the same updates in the same order: every form gives the same numbers. With a
+and the sum of squares, and give correctly rounded means and M2. Other values take sums of
+``x - h`` and its square about ``h``, the first stored value of the class, so that large offsets
+do not cancel; their class means are then given about a shift per feature (``rebase_means``: the
+``h`` of the first class holding an entry), as the dense path gives them about its first row, so
+that differences of class means keep every digit. CSR, CSC and a stream of row chunks apply the
+same updates in the same order: every form gives the same numbers. With a
 weight vector ``w`` (co-moments with a numeric target), ``cross += x * w_i`` over the stored
 entries, with ``w_i = t_i - mean(t)``: the co-moment about the mean up to ``mean_x * sum(w)``.
 
@@ -46,9 +48,9 @@ def row_cursors(indices, indptr, j0):
     return pos
 
 
-#: Accumulators of one (feature, class) over its stored entries: count, sum, shift (the first
-#: stored value), and the sums of ``x - shift`` and of its square.
-N_ACC = 5
+#: Accumulators of one (feature, class) over its stored entries: count, ``h`` (the first stored
+#: value), and the sums of ``x - h`` and of its square.
+N_ACC = 4
 
 
 @njit(inline="always", **_EXACT)
@@ -56,34 +58,52 @@ def _add_entry(acc, j, c, x):
     """Add the stored value ``x`` to the accumulators ``acc[j, c]`` (see :data:`N_ACC`)."""
     n = acc[j, c, 0]
     if n == 0.0:
-        acc[j, c, 2] = x
-    d = x - acc[j, c, 2]
+        acc[j, c, 1] = x
+    d = x - acc[j, c, 1]
     acc[j, c, 0] = n + 1.0
-    acc[j, c, 1] += x
-    acc[j, c, 3] += d
-    acc[j, c, 4] += d * d
+    acc[j, c, 2] += d
+    acc[j, c, 3] += d * d
 
 
 @njit(inline="always", **_EXACT)
 def _class_moments(acc, j, c, nc):
-    """(mean, M2) of a class of ``nc`` rows from its stored entries' accumulators, zeros included.
+    """(mean of ``x - h``, M2, h) of a class of ``nc`` rows from its stored entries' accumulators,
+    zeros included; ``h`` is the class's first stored value (NaN, mean 0, with none stored).
 
-    The mean is sum / nc (exact sums of integer counts give correctly rounded means, so classes
-    with equal means get exactly equal values). M2 is ``(nc S2 - S1^2) / nc`` with S1, S2 the
-    sums of ``x - shift`` and its square over the class, the zeros (``-shift`` each) added in
-    closed form: one rounding for integer counts (exact sums), and exactly 0 for a class whose
-    values are all equal. The shift, a value of the class, keeps large offsets from cancelling.
+    With S1, S2 the sums of ``x - h`` and its square over the class, the zeros (``-h`` each)
+    added in closed form, the mean is S1 / nc and M2 is ``(nc S2 - S1^2) / nc``: exactly 0 for a
+    class whose values are all equal. ``h``, a value of the class, keeps large offsets from
+    cancelling; ``rebase_means`` puts every class's mean about one shift per feature.
     """
     n = acc[j, c, 0]
     if n == 0.0:
-        return 0.0, 0.0
+        return 0.0, 0.0, np.nan
     z = nc - n
-    h = acc[j, c, 2]
-    s1 = acc[j, c, 3] - z * h
-    s2 = acc[j, c, 4] + z * (h * h)
+    h = acc[j, c, 1]
+    s1 = acc[j, c, 2] - z * h
+    s2 = acc[j, c, 3] + z * (h * h)
     num = nc * s2 - s1 * s1
     m2 = num / nc if np.isfinite(num) else s2 - s1 * (s1 / nc)
-    return acc[j, c, 1] / nc, max(m2, 0.0)
+    return s1 / nc, max(m2, 0.0), h
+
+
+@njit(parallel=True, **_EXACT)
+def rebase_means(mean, base, shift):
+    """Class means ``mean`` (k, p), each of ``x - base[c, j]`` (NaN base: a class with nothing
+    stored, whose values are all 0), rewritten about ``shift[j]``: the base of the first class
+    holding an entry (0 for a feature with none). Values with a common offset have bases within a
+    factor of two of each other, whose difference is exact."""
+    k, p = mean.shape
+    for j in prange(p):
+        h = 0.0
+        for c in range(k):
+            if not np.isnan(base[c, j]):
+                h = base[c, j]
+                break
+        shift[j] = h
+        for c in range(k):
+            b = base[c, j]
+            mean[c, j] = -h if np.isnan(b) else mean[c, j] + (b - h)
 
 
 @njit(**_EXACT)
@@ -356,8 +376,9 @@ def _csr_class_block(data, indices, indptr, order, t0, t1, pos, j1, acc, base):
 
 
 @njit(parallel=True, **_EXACT)
-def csr_rows(data, indices, indptr, order, starts, count, w, mean, m2, cross, width, stripes):
-    """CSR rows with sorted indices: moments of every (class, feature), implicit zeros included.
+def csr_rows(data, indices, indptr, order, starts, count, w, mean, m2, base, cross, width, stripes):
+    """CSR rows with sorted indices: moments of every (class, feature), implicit zeros included;
+    ``mean[c, j]`` of ``x - base[c, j]`` (see ``_class_moments``; then ``rebase_means``).
 
     One pass over the stored entries: each of ``stripes`` threads walks its run of blocks of
     ``width`` features left to right with a cursor per row, one class at a time (``order``,
@@ -388,11 +409,11 @@ def csr_rows(data, indices, indptr, order, starts, count, w, mean, m2, cross, wi
                             q += 1
                 _csr_class_block(data, indices, indptr, order, starts[c], starts[c + 1], pos, j1, acc, j0)
                 for j in range(j1 - j0):
-                    mean[c, j0 + j], m2[c, j0 + j] = _class_moments(acc, j, 0, count[c])
+                    mean[c, j0 + j], m2[c, j0 + j], base[c, j0 + j] = _class_moments(acc, j, 0, count[c])
 
 
 @njit(parallel=True, **_EXACT)
-def csc_cols(data, indices, indptr, codes, count, mean, m2):
+def csc_cols(data, indices, indptr, codes, count, mean, m2, base):
     """``csr_rows`` for CSC columns (rows sorted in each): the same updates in the same order."""
     k, p = mean.shape
     stripes = min(p, 256)
@@ -406,7 +427,7 @@ def csc_cols(data, indices, indptr, codes, count, mean, m2):
             for q in range(indptr[j], indptr[j + 1]):
                 _add_entry(acc, 0, codes[indices[q]], np.float64(data[q]))
             for c in range(k):
-                mean[c, j], m2[c, j] = _class_moments(acc, 0, c, count[c])
+                mean[c, j], m2[c, j], base[c, j] = _class_moments(acc, 0, c, count[c])
 
 
 @njit(parallel=True, **_EXACT)
@@ -425,9 +446,10 @@ def csr_stored_moments(data, indices, indptr, codes, acc, width, stripes):
 
 
 @njit(parallel=True, **_EXACT)
-def csr_moments_with_zeros(acc, count, mean, m2):
-    """``mean``, ``m2`` (k, p) from the stored-entry accumulators and the class counts (zeros added)."""
+def csr_moments_with_zeros(acc, count, mean, m2, base):
+    """``mean``, ``m2``, ``base`` (k, p) from the stored-entry accumulators and the class counts
+    (zeros added), as ``csr_rows`` gives them."""
     k, p = mean.shape
     for j in prange(p):
         for c in range(k):
-            mean[c, j], m2[c, j] = _class_moments(acc, j, c, count[c])
+            mean[c, j], m2[c, j], base[c, j] = _class_moments(acc, j, c, count[c])

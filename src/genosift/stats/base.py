@@ -65,11 +65,14 @@ def moments_kernel(M, codes, k, w):
             _sparse_kernels.csc_int_cols(M.data, M.indices, M.indptr, codes, count, mean, m2) if M.format == "csc"
             else _sparse_kernels.csr_int_rows(M.data, M.indices, M.indptr, order, starts, count, mean, m2,
                                               *_sparse_kernels.row_blocks(n, p, M.nnz, threads, 16)))
-        if not exact and M.format == "csc":  # class moments only (no weights)
-            _sparse_kernels.csc_cols(M.data, M.indices, M.indptr, codes, count, mean, m2)
-        elif not exact:
-            _sparse_kernels.csr_rows(M.data, M.indices, M.indptr, order, starts, count, w, mean, m2, cross,
-                                     *_sparse_kernels.row_blocks(n, p, M.nnz, threads, 8 * _sparse_kernels.N_ACC))
+        if not exact:  # shifted sums, the class means about a shift per feature
+            base = np.empty((k, p))
+            if M.format == "csc":  # class moments only (no weights)
+                _sparse_kernels.csc_cols(M.data, M.indices, M.indptr, codes, count, mean, m2, base)
+            else:
+                _sparse_kernels.csr_rows(M.data, M.indices, M.indptr, order, starts, count, w, mean, m2, base, cross,
+                                         *_sparse_kernels.row_blocks(n, p, M.nnz, threads, 8 * _sparse_kernels.N_ACC))
+            _sparse_kernels.rebase_means(mean, base, shift)
     else:
         shift = M[0].astype(np.float64)
         inv = _kernels.running_inverse_counts(codes, k)

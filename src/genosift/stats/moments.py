@@ -97,15 +97,17 @@ class ClassMoments(PerClass):
             if acc.shape[2] != 2:
                 _sparse_kernels.csr_stored_moments(data, M.indices, M.indptr, codes, acc, *csr_blocks(k, p))
             count += np.bincount(codes, minlength=k)
-        mean, m2 = np.empty((k, p)), np.empty((k, p))
+        mean, m2, shift = np.empty((k, p)), np.empty((k, p)), np.zeros(p)
         if acc.shape[2] == 2:
             if not _sparse_kernels.csr_int_with_zeros(acc, count, mean, m2):
                 return None  # sums too large to be exact: from_chunk uses the shifted sums
         else:
-            _sparse_kernels.csr_moments_with_zeros(acc, count, mean, m2)
+            base = np.empty((k, p))
+            _sparse_kernels.csr_moments_with_zeros(acc, count, mean, m2, base)
+            _sparse_kernels.rebase_means(mean, base, shift)
         if not (np.isfinite(mean).all() and np.isfinite(m2).all()):
             return None
-        return cls(np.asarray(classes), count, np.zeros(p), mean, m2)
+        return cls(np.asarray(classes), count, shift, mean, m2)
 
     @classmethod
     def from_dense_stream(cls, chunks, classes, n_features):
@@ -229,7 +231,7 @@ class CoMoments(Shifted):
             w = y - mean_y
             count, shift, mean, m2, cross, _ = moments_kernel(M, codes, 1, w)
             # sum (x - mean_x) w = sum x w - mean_x sum w, and sum w is ~0 but not exactly
-            c_xy = cross[0] - mean[0] * w.sum()
+            c_xy = cross[0] - (mean[0] + shift) * w.sum()
         else:
             w = _kernels.running_residuals(y, codes, 1)
             count, shift, mean, m2, cross, _ = moments_kernel(M, codes, 1, w)
