@@ -285,6 +285,61 @@ def test_very_large_and_very_small_magnitudes(method, scale):
     _same(res.pvalues, ref.pvalues, rtol=1e-9)
 
 
+def test_chi2_counts_up_to_the_float64_limit():
+    """Counts whose totals come near 1.8e308 (n times the largest passing it): the statistic of the
+    data divided by a power of two, multiplied back (it is linear in the counts), not 0 with p = 1;
+    counts whose class sums pass the limit: an error that says so."""
+    X, y = _data()
+    X = np.abs(X)
+    # n * max|x| between 2**1024 and 2**1025 (beyond the limit), every class sum within it
+    scale = 2.0 ** (1024 - np.frexp(len(y) * X.max())[1])
+    with np.errstate(over="ignore"):
+        assert np.isinf(len(y) * X.max() * scale * 2) and np.isfinite(X.sum(axis=0).max() * scale * 2)
+    res = gs.score(X * scale * 2, y, method="chi2_counts")
+    with np.errstate(over="ignore"):
+        _same(res.statistic, sk_chi2(X, y)[0] * scale * 2, rtol=1e-12)
+    assert (res.pvalues[np.isfinite(res.statistic)] < 1).all()
+    with pytest.raises(ValueError, match=r"X has values too large to add up in float64 in feature\(s\) .*: their "
+                                         r"class sums pass 1\.8e308 .* Divide those features by a constant"):
+        gs.score(X * 1e307, y, method="chi2_counts")
+
+
+REGRESSION = [m for m in METHODS if SPECS[m].task == "regression"]
+
+
+@pytest.mark.parametrize("method", REGRESSION)
+def test_a_numeric_target_beyond_squares_is_refused_or_ranked(method):
+    """A target as large as 1e160: its squares overflow, so every method that computes with its
+    values refuses it (it gave p = 0, or r = 0, for every feature); rank methods score it as the
+    same target divided by 1e160."""
+    X, _ = _data()
+    rng = np.random.RandomState(3)
+    t = X[:, 0] + rng.normal(size=X.shape[0])
+    if SPECS[method].invariance == "monotone":
+        _same(gs.score(X, t * 1e160, method=method).scores, gs.score(X, t, method=method).scores, rtol=0)
+        return
+    with pytest.raises(ValueError, match=rf"y holds values as large as .*e\+160, beyond 2\*\*500 .* method "
+                                         rf"'{method}' would score every feature wrongly\. Divide y by a power of ten"):
+        gs.score(X, t * 1e160, method=method)
+
+
+COVARIATE_METHODS = [m for m in METHODS if SPECS[m].covariates]
+
+
+@pytest.mark.parametrize("method", COVARIATE_METHODS)
+def test_a_covariate_too_large_to_square_is_not_called_constant(method):
+    """A covariate of about 1e306 adjusts the tests as the same covariate divided by 1e306 does
+    (the models have a coefficient per covariate); it is neither "constant" nor an overflow."""
+    X, y = _data()
+    rng = np.random.RandomState(4)
+    z = rng.normal(size=(X.shape[0], 1))
+    target = y if SPECS[method].task == "classification" else X[:, 1] + rng.normal(size=X.shape[0])
+    res = gs.score(X, target, method=method, covariates=z * 1e306)
+    ref = gs.score(X, target, method=method, covariates=z)
+    _same(res.pvalues, ref.pvalues, rtol=1e-9)
+    _same(res.scores, ref.scores, rtol=1e-9)
+
+
 def test_negative_values_where_counts_are_required():
     X, y = _data()
     X[3, 2] = -1.5

@@ -43,7 +43,10 @@ class Target:
 
     @property
     def m2_y(self):
-        return 0.0 if self.values is None else float(((self.values - self.values.mean()) ** 2).sum())
+        if self.values is None:
+            return 0.0
+        with np.errstate(over="ignore"):  # a target too large to square (a rank method's) has an infinite spread
+            return float(((self.values - self.values.mean()) ** 2).sum())
 
 
 def ratio(num, den):

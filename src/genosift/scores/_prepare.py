@@ -15,7 +15,15 @@ import scipy.sparse as sp
 
 from .._distinct import distinct_columns
 from .._messages import FixError, plain
-from .._validation import MAX_FLOAT_CLASSES, as_labels, as_matrix, default_feature_names, is_continuous, numeric_target
+from .._validation import (
+    HUGE,
+    MAX_FLOAT_CLASSES,
+    as_labels,
+    as_matrix,
+    default_feature_names,
+    is_continuous,
+    numeric_target,
+)
 from ..engine import accumulate, is_chunk_stream, map_blocks
 from ._base import ScoreResult, Scores, Target, get_method
 
@@ -59,6 +67,12 @@ def target_values(spec, y, n_samples):
                 f"{len(classes)} non-numeric labels. Encode y as numbers first."
             )
         values = (y == classes[1]).astype(np.float64)
+    top = np.abs(values[np.isfinite(values)]).max(initial=0.0)
+    if top >= HUGE and spec.invariance != "monotone":  # rank methods see only the order of y
+        raise ValueError(
+            f"y holds values as large as {top:.4g}, beyond 2**500 ({HUGE:.4g}): their squares overflow float64, so "
+            f"method '{spec.name}' would score every feature wrongly. Divide y by a power of ten first (correlations, "
+            "rank statistics and their p-values do not change; coefficients come out in the new unit).")
     return values
 
 

@@ -57,11 +57,17 @@ def chi2_counts(stats):
     """Chi-square of non-negative counts: each feature's class totals against the class sizes."""
     n = stats.count.sum()
     share = (stats.count / n)[:, None]
-    total = stats.sums.sum(axis=0)  # of x - shift
-    observed_minus_expected = stats.sums - share * total  # the shift cancels
-    expected = share * (total + n * stats.shift)
+    # features whose totals (or n times the shift) come near the float64 limit are divided by a
+    # power of two, exactly, and their statistic multiplied back (it is linear in the counts)
+    top = np.frexp(np.maximum(np.abs(stats.maximum), np.abs(stats.shift)))[1] + np.frexp(n)[1]  # of n max|x|
+    exponent = np.maximum(top - 1000, 0)
+    sums, shift = np.ldexp(stats.sums, -exponent), np.ldexp(stats.shift, -exponent)
+    total = sums.sum(axis=0)  # of x - shift
+    observed_minus_expected = sums - share * total  # the shift cancels
+    expected = share * (total + n * shift)
     # (O - E) * ((O - E) / E), not (O - E)**2 / E: the square would overflow at 1e300 and underflow at 1e-300
-    chisq = (observed_minus_expected * ratio(observed_minus_expected, expected)).sum(axis=0)
+    with np.errstate(over="ignore"):  # a statistic beyond 1.8e308 is infinite: p = 0
+        chisq = np.ldexp((observed_minus_expected * ratio(observed_minus_expected, expected)).sum(axis=0), exponent)
     chisq[stats.minimum == stats.maximum] = np.nan  # constant (all-zero included): no test
     return Scores(chisq, _chi2_sf(len(stats.classes) - 1, chisq))
 

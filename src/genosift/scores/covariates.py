@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._messages import FixError, plain
-from .._validation import names_list
+from .._validation import names_list, rescale_huge
 
 __all__ = ["COLLINEAR_COVARIATES", "align_covariates", "check_covariates", "covariate_columns", "frame_sample_ids",
            "has_sample_ids", "missing_columns", "prepare_covariates", "with_covariates"]
@@ -208,6 +208,9 @@ def check_covariates(covariates, n_samples, *, owner="score"):
     constant = [names[j] for j in np.flatnonzero((Z == Z[:1]).all(axis=0))]
     if constant:
         raise _constant_error(constant, owner)
+    # columns too large to square (a covariate of 1e308) divided by a power of two, exactly: the
+    # models hold an intercept and a coefficient per covariate, so the features' tests do not change
+    Z = rescale_huge(Z)
     _collinear(Z, names, owner)
     return np.ascontiguousarray(Z), names
 

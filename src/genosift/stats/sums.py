@@ -72,9 +72,16 @@ class ClassSums(PerClass):
         M, names, classes, codes = labelled_chunk(X, y, feature_names, keep_csc=True)
         k = len(classes)
         shift, sums, lo, hi = _class_sums(M, codes, k)
-        ok = np.isfinite(sums).all(axis=0) & np.isfinite(lo) & np.isfinite(hi)
-        if not ok.all():
-            raise_nonfinite(M, np.flatnonzero(~ok), names)
+        finite = np.isfinite(lo) & np.isfinite(hi)
+        if not finite.all():
+            raise_nonfinite(M, np.flatnonzero(~finite), names)
+        overflow = np.flatnonzero(~np.isfinite(sums).all(axis=0))
+        if overflow.size:
+            names = default_feature_names(M.shape[1]) if names is None else np.asarray(names, dtype=object)
+            raise ValueError(
+                f"X has values too large to add up in float64 in feature(s) {names_list(list(names[overflow]))}: "
+                f"their class sums pass 1.8e308 (largest value {np.abs(hi[overflow]).max():g}, {M.shape[0]} "
+                "samples). Divide those features by a constant before scoring.")
         negative = np.flatnonzero(lo < 0)
         if negative.size:
             names = default_feature_names(M.shape[1]) if names is None else np.asarray(names, dtype=object)
