@@ -11,6 +11,7 @@ The policy itself is written down in the README section "Bad input and the NaN p
 from __future__ import annotations
 
 import gzip
+import io
 import re
 import warnings
 
@@ -629,6 +630,36 @@ def _npy_bytes(a):
     return buffer.getvalue()
 
 
+def _claiming_npy():
+    """The .npy bytes of a 3 x 4 array whose header claims 10**6 x 10**6 (the same header length)."""
+    b = _npy_bytes(np.zeros((3, 4)))
+    size = int.from_bytes(b[8:10], "little")
+    header = b[10:10 + size].decode("latin1")
+    claimed = header.replace("(3, 4)", "(1000000, 1000000)").rstrip()
+    claimed = claimed.rstrip() + " " * (size - 1 - len(claimed)) + "\n"
+    return b[:10] + claimed.encode("latin1") + b[10 + size:]
+
+
+def _zipped(name, content):
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr(name, content)
+    return buf.getvalue()
+
+
+def _zip_lying_about_size():
+    """A stored (uncompressed) zip member whose headers say it holds 0xF0000000 bytes."""
+    import struct
+
+    data = bytearray(_zipped("X.npy", _npy_bytes(np.zeros((3, 4)))))
+    for sig, offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):  # the local and central uncompressed sizes
+        at = bytes(data).find(sig)
+        data[at + offset: at + offset + 4] = struct.pack("<I", 0xF0000000)
+    return bytes(data)
+
+
 def _npz_bytes():
     import io
 
@@ -708,6 +739,22 @@ READER_ERRORS = [
     ("mtx", "truncated.mtx.gz", _gz("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 2\n3 3 3\n" * 30,
                                     cut=True),
      ValueError, _DAMAGED_GZIP.format(file=r"truncated\.mtx\.gz", kind="a Matrix Market file")),
+    # headers that claim more than the file holds: refused before anything is allocated for them
+    ("npy", "bigclaim.npy", lambda tmp: _claiming_npy(), ValueError,
+     r"bigclaim\.npy' as a NumPy \.npy file: declares shape \(1000000, 1000000\) of float64 "
+     r"\(8,000,000,000,000 bytes\) but holds 96 bytes"),
+    ("npz", "bigclaim.npz", lambda tmp: _zipped("X.npy", _claiming_npy()), ValueError,
+     r"bigclaim\.npz' as a NumPy \.npz archive: its array 'X' declares shape \(1000000, 1000000\)"),
+    ("npz", "bomb.npz", lambda tmp: _zip_lying_about_size(), ValueError,
+     r"bomb\.npz' as a NumPy \.npz archive: its member 'X\.npy' claims 4,026,531,840 bytes, more than its 224 "
+     r"stored bytes can expand to"),
+    ("mtx", "bigclaim.mtx", "%%MatrixMarket matrix coordinate real general\n% c\n1000000 1000000 1000000000000\n"
+     "1 1 1\n", ValueError, r"its header declares 1,000,000 x 1,000,000 with 1,000,000,000,000 stored values, but "
+     r"the whole file holds 86 bytes"),
+    ("mtx", "overfull.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 10\n1 1 1\n", ValueError,
+     r"3 x 3 with 10 stored values, more values than the matrix has cells"),
+    ("mtx", "bigarray.mtx", "%%MatrixMarket matrix array real general\n100000 100000\n1\n", ValueError,
+     r"100,000 x 100,000 with 10,000,000,000 stored values, but the whole file holds"),
     ("h5ad", "empty.h5ad", "", ValueError, _DAMAGED.format(file=r"empty\.h5ad", kind=r"an AnnData \.h5ad file")),
     ("h5ad", "truncated.h5ad", lambda tmp: _h5ad_bytes(tmp)[:3000], ValueError,
      _DAMAGED.format(file=r"truncated\.h5ad", kind=r"an AnnData \.h5ad file")),

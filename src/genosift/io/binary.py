@@ -25,7 +25,7 @@ import scipy.sparse as sp
 
 from .._messages import FixError
 from .._sparse_check import check_sparse_matrix
-from .compression import MAX_LINE_BYTES, open_binary
+from .compression import MAX_LINE_BYTES, detect, open_binary
 from .reading import (
     ObjectsRefused,
     check_unique,
@@ -59,6 +59,57 @@ def _objects_refused(path):
             f"{str(path)!r} holds arrays of Python objects; they are not loaded, because that would "
             "run pickled code. Save numbers (a.astype(float)) and names as text (np.array(names, dtype=str))."
         ) from None
+
+
+#: The most a deflated zip member expands (deflate's limit is about 1032:1), plus slack.
+_DEFLATE_RATIO, _ZIP_SLACK = 1100, 1 << 20
+
+
+def _npy_claim(fh):
+    """``(shape, dtype, bytes)`` that the .npy header at ``fh``'s position declares, or None when
+    it is not a readable .npy header (``np.load`` then names the fault)."""
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(fh)
+        read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        shape, _, dtype = read(fh)
+    except Exception:  # not a .npy header: left to np.load's own message
+        return None
+    count = 1
+    for size in shape:
+        count *= int(size)
+    return shape, dtype, count * dtype.itemsize
+
+
+def _check_npy_sizes(path):
+    """Refuse an .npy file, or an .npz member, whose header declares more bytes than the file
+    (or the member) holds, before anything is allocated for it: a crafted header claiming 10**12
+    values would otherwise ask for terabytes."""
+    import zipfile
+
+    with open(path, "rb") as fh:
+        if fh.read(2) == b"PK":
+            members = []
+            with zipfile.ZipFile(fh) as z:
+                for info in z.infolist():
+                    limit = info.compress_size if info.compress_type == zipfile.ZIP_STORED \
+                        else _DEFLATE_RATIO * info.compress_size + _ZIP_SLACK
+                    if info.file_size > limit:
+                        raise ValueError(f"its member {info.filename!r} claims {info.file_size:,} bytes, more than "
+                                         f"its {info.compress_size:,} stored bytes can expand to")
+                    if info.filename.endswith(".npy"):
+                        with z.open(info) as member:
+                            members.append((info.filename, _npy_claim(member), info.file_size))
+        else:
+            fh.seek(0)
+            claim = _npy_claim(fh)
+            members = [(None, claim, Path(path).stat().st_size - fh.tell() if claim else 0)]
+    for name, claim, held in members:
+        if claim is not None and claim[2] > held:
+            where = "" if name is None else f"its array {name[:-4]!r} "
+            raise ValueError(f"{where}declares shape {tuple(int(v) for v in claim[0])} of {claim[1]} "
+                             f"({claim[2]:,} bytes) but holds {held:,} bytes: it is truncated or its header is "
+                             "damaged")
 
 
 def _numeric_dense(M, path):
@@ -190,6 +241,7 @@ def read_npy(path, *, samples=None, features=None):
     """
     path = Path(path)
     with file_errors(path, "a NumPy .npy file", broad=True), _objects_refused(path):
+        _check_npy_sizes(path)
         M = np.load(path, allow_pickle=False)
     if not isinstance(M, np.ndarray):
         M.close()
@@ -224,6 +276,7 @@ def read_npz(path, *, samples=None, features=None):
     """
     path = Path(path)
     with file_errors(path, "a NumPy .npz archive", broad=True), _objects_refused(path):
+        _check_npy_sizes(path)
         archive = np.load(path, allow_pickle=False)
     if isinstance(archive, np.ndarray):
         raise ValueError(f"{str(path)!r} is a single .npy array, not an .npz archive; pass format='npy'.")
@@ -293,6 +346,31 @@ class _NewlineTerminated(io.RawIOBase):
         super().close()
 
 
+def _mtx_claim(path):
+    """What the size line of a Matrix Market file declares (text for messages), checked against
+    the shape and, for an uncompressed file, against its size: every stored value takes at least
+    two bytes of text (four for an entry of the coordinate layout), so a header that declares
+    more cannot describe the file, and is refused before anything is allocated for it."""
+    with open_binary(path, max_line=MAX_LINE_BYTES) as fh:
+        banner = fh.readline().lower().split()
+        line = fh.readline()
+        while line.startswith(b"%") or (line and not line.strip()):
+            line = fh.readline()
+    fields = line.split()
+    coordinate = len(banner) > 2 and banner[2] == b"coordinate"
+    if len(fields) != (3 if coordinate else 2) or not all(f.isdigit() for f in fields):
+        return "a size line that is not understood"  # scipy names the fault
+    rows, cols, *rest = (int(f) for f in fields)
+    values = rest[0] if coordinate else rows * cols
+    claim = f"{rows:,} x {cols:,} with {values:,} stored values"
+    if coordinate and values > rows * cols:
+        raise ValueError(f"its header declares {claim}, more values than the matrix has cells")
+    if detect(path) is None and Path(path).stat().st_size < values * (4 if coordinate else 2):
+        raise ValueError(f"its header declares {claim}, but the whole file holds {Path(path).stat().st_size:,} "
+                         "bytes: it is truncated or its header is damaged")
+    return claim
+
+
 @register_reader("mtx", suffixes=(".mtx",))
 def read_mtx(path, *, samples=None, features=None, features_in_rows=False):
     """Matrix Market file (.mtx, .mtx.gz), read as CSR; optional sample and feature name files.
@@ -332,8 +410,13 @@ def read_mtx(path, *, samples=None, features=None, features_in_rows=False):
             banner = fh.read(14)
         if banner.lower() != b"%%matrixmarket":  # checked here: scipy's own words vary by version
             raise ValueError("Missing banner '%%MatrixMarket' on its first line")
-        with io.BufferedReader(_NewlineTerminated(open_binary(path, max_line=MAX_LINE_BYTES)), 1 << 20) as stream:
-            M = scipy.io.mmread(stream)
+        claim = _mtx_claim(path)
+        try:
+            with io.BufferedReader(_NewlineTerminated(open_binary(path, max_line=MAX_LINE_BYTES)), 1 << 20) as stream:
+                M = scipy.io.mmread(stream)
+        except MemoryError:
+            raise ValueError(f"its header declares {claim}, more than this machine's memory holds: the header is "
+                             "damaged, or the matrix needs a larger machine") from None
     if sp.issparse(M):
         M = _as_csr(M.T if features_in_rows else M, path, "a Matrix Market file")
     else:
