@@ -218,6 +218,7 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
         refuse_covariates(spec, "score_store")
     store = source if isinstance(source, Store) else Store(source)
     budget = chunk_budget(chunk_bytes, "score_store")
+    store.check_budget(budget, "score_store")
     opts = check_options(spec, options)
     af = check_af(min_af, max_af, "score_store")
     y = _target_of(store, target, spec)
@@ -288,7 +289,8 @@ def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None):
     moments = spec.streaming == "rows"
     # half the budget for the blocks in flight (2 per thread, one being read), half for reading
     jobs = int(n_jobs or engine.threads())
-    width = block_width(n, p, max(1, budget // 2 // (2 * jobs + 1)))
+    share = max(1, budget // 2 // (2 * jobs + 1), store.chunk_need)  # a compressed chunk is read whole
+    width = block_width(n, p, share)
 
     def prepared(blocks, bar):
         for j0, j1, block in blocks:
@@ -297,9 +299,9 @@ def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None):
 
     if moments:  # results per feature and class; sparse blocks cut by their entries
         k = 1 if target.classes is None else len(target.classes)
-        reads = entry_blocks(store, max(1, budget // 2 // (2 * jobs + 1)), 32 * k)
+        reads = entry_blocks(store, share, 32 * k)
     else:
-        reads = store.feature_blocks(width, chunk_bytes=max(1, budget // 2))
+        reads = store.feature_blocks(width, chunk_bytes=max(1, budget // 2, store.chunk_need))
     tap = CarrierTap()
     with engine.progress("Reading feature blocks", total=p, unit="features") as bar:
         blocks = prepared(reads, bar)

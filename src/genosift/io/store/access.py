@@ -23,6 +23,22 @@ from .write import SUFFIX, chunk_budget, index_dtype
 
 __all__ = ["NamesOf", "Store", "StoreReader", "open_store", "read_store"]
 
+#: Row chunks hold at least 1 / ROW_CHUNKS of the matrix, up to FLOOR_BYTES (so a budget below that
+#: gives at most about 2 * ROW_CHUNKS chunks, whole rows each): a budget of a few bytes on a million
+#: samples would otherwise read a million chunks of one row each.
+ROW_CHUNKS, FLOOR_BYTES = 4096, 1 << 20
+
+
+def filtered_chunk_bytes(ds):
+    """Bytes of one stored chunk of the dataset ``ds`` when HDF5 must decompress (or otherwise
+    filter) a whole chunk to read any part of it; 0 for contiguous or unfiltered storage."""
+    if ds.chunks is None or not ds.id.get_create_plist().get_nfilters():
+        return 0
+    size = ds.dtype.itemsize
+    for c in ds.chunks:
+        size *= int(c)
+    return size
+
 
 class Store(ColumnReads):
     """An open store: shape, names and per-sample table, read in row chunks or feature blocks.
@@ -119,6 +135,7 @@ class Store(ColumnReads):
             self._indices, self._indptr = StoredVector(X["indices"]), StoredVector(X["indptr"])
             self.dtype = self._data.dtype.newbyteorder("=")
             self.nnz = self._data.size
+            parts = [X["data"], X["indices"]]
             if self._indices.size != self.nnz or self._indptr.size != self.shape[0] + 1:
                 raise self._damaged(
                     f"it holds {self._data.size} values, {self._indices.size} column indices and "
@@ -126,6 +143,7 @@ class Store(ColumnReads):
             cols = f["var"].get("_genosift_columns")
             self.has_column_copy = cols is not None
             if cols is not None:
+                parts += [cols["data"], cols["indices"]]
                 self._cdata = StoredVector(cols["data"], exact=True)
                 self._crows, self._cptr = StoredVector(cols["indices"]), StoredVector(cols["indptr"])
                 if not self._cdata.size == self._crows.size == self.nnz or self._cptr.size != self.shape[1] + 1:
@@ -139,6 +157,7 @@ class Store(ColumnReads):
             self.nnz = self.shape[0] * self.shape[1]
             self.has_column_copy = False
             self._tile_rows = int(X.chunks[0]) if X.chunks else 1
+            parts = [X]
         else:
             raise FixError(
                 f"X in {where!r} is stored as {kind or 'an unknown encoding'!r}; the store reads a "
@@ -148,6 +167,7 @@ class Store(ColumnReads):
             )
         if self.dtype.kind not in "biuf":
             raise ValueError(f"X in {where!r} has dtype {self.dtype}, which is not a real number type.")
+        self._chunk_need = max((filtered_chunk_bytes(ds), ds.name) for ds in parts)
         for axis, group in enumerate(("obs", "var")):
             index = f[group].get(f[group].attrs.get("_index", "_index"))
             size = index_length(index)
@@ -155,6 +175,24 @@ class Store(ColumnReads):
                 raise self._damaged(
                     f"its matrix has {self.shape[axis]} {('rows', 'columns')[axis]} but {group} names "
                     f"{'no' if size is None else size} {('samples', 'features')[axis]}")
+
+    @property
+    def chunk_need(self):
+        """Bytes of the largest stored chunk that HDF5 decompresses whole to read any part of it
+        (0 for a store written by genosift, whose matrix is not compressed)."""
+        return self._chunk_need[0]
+
+    def check_budget(self, budget, owner):
+        """Refuse a ``budget`` (bytes) smaller than one stored chunk that HDF5 decompresses whole
+        to read any part of it (a store written with compression by another tool): reading would
+        take that chunk in memory, whatever the budget."""
+        need, name = self._chunk_need
+        if need > budget:
+            raise FixError(
+                f"{str(self.path)!r} stores {name} compressed in HDF5 chunks of {need:,} bytes: reading any part of "
+                f"a chunk takes all of it in memory, more than the budget of {budget:,} bytes. Pass {{chunk_bytes}} "
+                "or more, or write the store again with genosift (its matrix is stored uncompressed, read in "
+                "pieces of any size).", owner=owner, chunk_bytes=need)
 
     def _damaged(self, what):
         """The error for a store whose structure is inconsistent (``what``: the fault)."""
@@ -255,6 +293,7 @@ class Store(ColumnReads):
                 raise param_error("rows_per_chunk", "Store.row_chunks", "a positive int or None", rows_per_chunk)
             return [(a, min(n, a + int(rows_per_chunk))) for a in range(0, n, int(rows_per_chunk))], None
         per_entry = self.dtype.itemsize + (self._indices.dtype.itemsize if self.sparse else 0)
+        budget = max(budget, min(-(-self.nnz * per_entry // ROW_CHUNKS), FLOOR_BYTES))
         if read_ahead and self.nnz * per_entry > budget:
             budget //= 2
         if not self.sparse:
@@ -330,6 +369,7 @@ class Store(ColumnReads):
         """The ``(a, b)`` row ranges ``row_chunks`` reads for ``chunk_bytes``, in order: each holds
         at most that many bytes of stored entries (half with ``read_ahead``) and at least one row."""
         budget = chunk_budget(chunk_bytes, "Store.row_ranges")
+        self.check_budget(budget, "Store.row_ranges")
         with self.reader() as reader:
             ranges, _ = self._row_ranges(reader._io, None, budget, read_ahead)
         return ranges
@@ -366,6 +406,7 @@ class Store(ColumnReads):
             CSR chunks of a sparse store (in the stored dtype), ndarray chunks of a dense one.
         """
         budget = chunk_budget(chunk_bytes, "Store.row_chunks")
+        self.check_budget(budget, "Store.row_chunks")
         reader = FileReader(self)
         try:
             ranges, indptr = self._row_ranges(reader, rows_per_chunk, budget, read_ahead)

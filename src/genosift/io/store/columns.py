@@ -46,6 +46,7 @@ class ColumnReads:
         each column, then each further pass gathers as many blocks as ``chunk_bytes`` holds.
         """
         budget = chunk_budget(chunk_bytes, "Store.feature_blocks")
+        self.check_budget(budget, "Store.feature_blocks")
         n, p = self.shape
         if width is None:
             width = block_width(n, p, budget)
@@ -75,7 +76,7 @@ class ColumnReads:
 
     def _blocks_by_rows(self, reader, width, budget):
         n, p = self.shape
-        ranges, indptr = self._row_ranges(reader, None, budget // 2)
+        ranges, indptr = self._row_ranges(reader, None, max(budget // 2, self.chunk_need))
         counts = np.zeros(p, dtype=np.int64)
         for a, b in ranges:
             counts += np.bincount(self._row_chunk(reader, a, b, indptr).indices, minlength=p)
@@ -145,6 +146,7 @@ class ColumnReads:
         """
         n, p = self.shape
         budget = chunk_budget(chunk_bytes, "Store.read_columns")
+        self.check_budget(budget, "Store.read_columns")
         cols = self._indices_of(columns, p, "columns", increasing=False)
         keep = None if rows is None else self._indices_of(rows, n, "rows", increasing=True)
         wanted, order = np.unique(cols, return_inverse=True)
