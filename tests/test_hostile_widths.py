@@ -61,3 +61,43 @@ def test_integers_at_the_edge_are_read_exactly(tmp_path, sparse):
     X = X.toarray() if sp.issparse(X) else X
     assert X[3, 2] == 2**53
     assert np.isfinite(gs.score(gs.io.open_store(path), np.arange(20) % 2, method="welch").scores[2])
+
+
+METHODS = [m for m in gs.methods().index if gs.methods().loc[m, "streaming"] != "matrix"]
+
+
+@pytest.fixture(scope="module", params=["float16", ">f8", ">i4", ">u2", "<f4"])
+def odd_type_stores(request, tmp_path_factory):
+    """A dense and a CSR store whose values are stored in ``request.param`` (float16, big-endian),
+    as another tool may write them, and the same values in memory."""
+    tmp_path = tmp_path_factory.mktemp("types")
+    rng = np.random.RandomState(2)
+    X = rng.randint(0, 6, size=(30, 5)).astype(np.float64)
+    X[:, 0] += 1
+    ids = np.array([f"s{i}" for i in range(30)], dtype=object)
+    stores = []
+    for sparse in (False, True):
+        path = write_store(Dataset(sp.csr_matrix(X) if sparse else X, ids, np.array(list("abcde"), dtype=object),
+                                   pd.DataFrame({"label": np.arange(30) % 2}, index=ids)),
+                           tmp_path / f"t{int(sparse)}.gs.h5ad")
+        with h5py.File(path, "r+") as f:
+            for name in (["X/data", "var/_genosift_columns/data"] if sparse else ["X"]):
+                values, attrs = f[name][...], dict(f[name].attrs)
+                del f[name]
+                f.create_dataset(name, data=values.astype(request.param))
+                f[name].attrs.update(attrs)
+        stores.append(path)
+    return request.param, X, stores
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_values_stored_in_any_numeric_type_score_as_in_memory(odd_type_stores, method):
+    """float16 (which the compiled kernels do not take) is read as float32, other byte orders in
+    the machine's own: every method scores such a store as the same values in memory."""
+    kind, X, stores = odd_type_stores
+    y = None if gs.methods().loc[method, "task"] == "unsupervised" else \
+        (np.arange(30) % 2 if gs.methods().loc[method, "task"] != "regression" else X[:, 1] + np.arange(30) % 3)
+    ref = gs.score(X, y, method=method)
+    for path in stores:
+        got = gs.score(gs.io.open_store(path), y, method=method)
+        np.testing.assert_allclose(got.scores, ref.scores, rtol=1e-9, err_msg=f"{kind} {path.name}")

@@ -18,7 +18,7 @@ from ..registry import Dataset, register_reader
 from .columns import ColumnReads
 from .contained import check_contained
 from .encoding import NameBlob, NamesOf, index_length, read_column, read_strings, require_h5py, split_names, string_blob
-from .read import FileReader, Presence, StoredVector, exact_values
+from .read import FileReader, Presence, StoredVector, exact_values, read_dtype
 from .write import SUFFIX, chunk_budget, index_dtype
 
 __all__ = ["NamesOf", "Store", "StoreReader", "open_store", "read_store"]
@@ -133,7 +133,7 @@ class Store(ColumnReads):
             self.shape = tuple(int(v) for v in shape)
             self._data = StoredVector(X["data"], exact=True)
             self._indices, self._indptr = StoredVector(X["indices"]), StoredVector(X["indptr"])
-            self.dtype = self._data.dtype.newbyteorder("=")
+            self.dtype = self._data.out_dtype
             self.nnz = self._data.size
             parts = [X["data"], X["indices"]]
             if self._indices.size != self.nnz or self._indptr.size != self.shape[0] + 1:
@@ -153,7 +153,7 @@ class Store(ColumnReads):
         elif kind == "array" and X.ndim == 2:
             self.sparse = False
             self.shape = tuple(int(v) for v in X.shape)
-            self.dtype = X.dtype.newbyteorder("=")
+            self.dtype = read_dtype(X.dtype)
             self.nnz = self.shape[0] * self.shape[1]
             self.has_column_copy = False
             self._tile_rows = int(X.chunks[0]) if X.chunks else 1
@@ -343,7 +343,8 @@ class Store(ColumnReads):
         return M
 
     def _dense(self, values):
-        return presence(values) if self.binary else exact_values(values, self.path, "X")
+        return presence(values) if self.binary else exact_values(values, self.path, "X").astype(self.dtype,
+                                                                                                copy=False)
 
     def _column_pointers(self, reader):
         """The column copy's pointers, checked to run from 0 to nnz without decreasing."""

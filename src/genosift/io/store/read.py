@@ -11,7 +11,7 @@ from ..._validation import EXACT_INTEGERS
 from ...transforms import presence
 from .encoding import require_h5py
 
-__all__ = ["FileReader", "Presence", "StoredVector", "exact_values", "gather"]
+__all__ = ["FileReader", "Presence", "StoredVector", "exact_values", "gather", "read_dtype"]
 
 _MAX_READ = 1 << 30  # bytes per preadv call (Linux reads at most 2 GiB - 4 KiB at once)
 
@@ -51,6 +51,13 @@ def gather(data, indices, indptr, row0, j0, j1, cursor, out_data, out_rows, sort
             cursor[j - j0] = pos + 1
 
 
+def read_dtype(stored):
+    """The type stored values are read in: the stored one in native byte order, float16 as float32
+    (every float16 is a float32; the compiled kernels take 32 and 64-bit floats)."""
+    stored = np.dtype(stored).newbyteorder("=")
+    return np.dtype(np.float32) if stored.kind == "f" and stored.itemsize < 4 else stored
+
+
 def exact_values(values, path, name):
     """``values``, once any 64-bit integers among them are known to be exact in float64 (within
     +-2**53), in which every score is computed; else a ValueError naming the file and dataset."""
@@ -74,13 +81,14 @@ class StoredVector:
         self.name = ds.name
         self.exact = exact
         self.dtype = ds.dtype
+        self.out_dtype = read_dtype(ds.dtype)
         self.size = int(ds.shape[0])
         direct = hasattr(os, "preadv") and ds.chunks is None and ds.compression is None  # no preadv on Windows
         offset = ds.id.get_offset() if direct else None
         self.offset = None if offset is None else int(offset)
 
     def read(self, reader, a, b, dtype=None):
-        out_dtype = self.dtype.newbyteorder("=") if dtype is None else np.dtype(dtype)
+        out_dtype = self.out_dtype if dtype is None else np.dtype(dtype)
         if b <= a:
             return np.empty(0, dtype=out_dtype)
         if self.offset is None:
