@@ -118,9 +118,10 @@ def test_compressed_dumps_with_names_that_say_nothing(tmp_path):
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.dictionaries(st.text("ACGTN", min_size=1, max_size=9),
-                       st.dictionaries(st.text("ACGT", min_size=1, max_size=6), st.integers(0, 2**40), min_size=1),
-                       min_size=1, max_size=5))
+@given(st.integers(1, 6).flatmap(lambda k: st.dictionaries(  # one k for every dump, as a counter writes them
+    st.text("ACGTN", min_size=1, max_size=9),
+    st.dictionaries(st.text("ACGT", min_size=k, max_size=k), st.integers(0, 2**40), min_size=1),
+    min_size=1, max_size=5)))
 def test_any_collection_matches_its_dict(tmp_path_factory, counts):
     folder = tmp_path_factory.mktemp("dumps")
     for s, c in counts.items():
@@ -407,3 +408,58 @@ def test_jellyfish_dumps_match_counts_made_here(tmp_path):
     (folder / "genome0.txt.gz").write_bytes(gzip.compress(plain))
     expected = {name: _canonical_counts(contigs, 11) for name, (_, contigs) in genomes.items()}
     _check(gs.io.read(folder), expected, list(genomes))
+
+
+@pytest.mark.parametrize("dumps, message", [
+    ({"a.txt": "ACGT\t3\n", "b.txt": "ACGTA\t2\n"},
+     r"The k-mers 'ACGT' \('.*a\.txt', line 1\) and 'ACGTA' \('.*b\.txt', line 1\) have different lengths \(4 and "
+     r"5\): the dumps of one analysis come from one k-mer length"),
+    ({"a.txt": "ACGT\t3\nACG\t1\n"}, r"'ACGT' .* and 'ACG' \('.*a\.txt', line 2\) have different lengths"),
+    ({"a.txt": "ACGT\t3\n", "b.txt": "acgt\t2\nACGT\t1\n"},
+     r"The k-mer 'acgt' \('.*b\.txt', line 1\) holds lower-case letters: k-mer counters write upper case"),
+    ({"a.txt": "ACgT\t3\n"}, r"The k-mer 'ACgT' .* holds lower-case letters"),
+])
+def test_one_k_and_upper_case_in_every_dump(tmp_path, dumps, message):
+    for name, text in dumps.items():
+        _write(tmp_path / name, text)
+    with pytest.raises(ValueError, match=message):
+        read_dumps(tmp_path)
+    with pytest.raises(ValueError, match=message):
+        gs.io.convert_dumps(tmp_path, tmp_path / "out.gs.h5ad")
+    assert not (tmp_path / "out.gs.h5ad").exists()
+
+
+def test_entries_of_a_dumps_folder_that_are_not_dump_files_are_refused(tmp_path):
+    import os
+
+    _write(tmp_path / "a.txt", "ACGT\t3\n")
+    _write(tmp_path / ".hidden", "anything")  # hidden entries are skipped, as before
+    os.mkfifo(tmp_path / "b.fifo")
+    with pytest.raises(ValueError, match=r"holds 'b\.fifo', which is not a file \(a folder, a FIFO, a socket or a "
+                                         r"device\): every entry of the folder that does not start with '\.'"):
+        read_dumps(tmp_path)
+    (tmp_path / "b.fifo").unlink()
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(ValueError, match=r"holds 'sub', which is not a file"):
+        read_dumps(tmp_path)
+    (tmp_path / "sub").rmdir()
+    (tmp_path / "c.txt").symlink_to(tmp_path / "a.txt")
+    with pytest.raises(ValueError, match=r"The files 'a\.txt' and 'c\.txt' of the folder .* are the same file"):
+        read_dumps(tmp_path)
+    (tmp_path / "c.txt").unlink()
+    assert read_dumps(tmp_path).sample_ids.tolist() == ["a"]
+
+
+def test_a_list_naming_a_device_or_another_kind_of_file(tmp_path):
+    """A device is named as such (not "does not exist"); a file that is no dump is described,
+    its lines not echoed (a list naming /etc/passwd must not put its lines into a message)."""
+    (tmp_path / "secret.txt").write_text("root:x:0:0:root:/root:/bin/bash\n")
+    listed = _write(tmp_path / "list.txt", "x\t/dev/zero\n")
+    with pytest.raises(FileNotFoundError, match=r"the dump '/dev/zero' of sample 'x' is not a regular file \(a FIFO, "
+                                                r"a socket or a device\)"):
+        read_dumps(listed)
+    listed = _write(tmp_path / "list2.txt", f"x\t{tmp_path / 'secret.txt'}\n")
+    with pytest.raises(ValueError, match=r"line 1: the line \(of 31 characters, \['/', ':'\] among them\) is not "
+                                         r"'KMER COUNT'") as info:
+        read_dumps(listed)
+    assert "root" not in str(info.value).replace(str(tmp_path), "")

@@ -176,10 +176,12 @@ class ArenaNames:
             yield out
 
 
-def first_byte(arena, nbytes, value, piece=PIECE):
-    """Position of the first byte ``value`` in ``arena[:nbytes]``, or -1; a piece at a time."""
+def first_byte(arena, nbytes, value, piece=PIECE, last=None):
+    """Position of the first byte ``value`` (with ``last``: of a byte from ``value`` to ``last``)
+    in ``arena[:nbytes]``, or -1; a piece at a time."""
     for a in range(0, nbytes, piece):
-        hit = np.flatnonzero(arena[a:min(nbytes, a + piece)] == value)
+        part = arena[a:min(nbytes, a + piece)]
+        hit = np.flatnonzero(part == value if last is None else (part >= value) & (part <= last))
         if hit.size:
             return a + int(hit[0])
     return -1

@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import engine
+from .._messages import plain
 from .._validation import param_error
 from .arena import ARG, ArenaNames, StringTable, grown, pad, reordered
 from .compression import COMPRESSION_SUFFIXES, open_text
@@ -62,6 +63,8 @@ __all__ = ["DUMP_SUFFIXES", "convert_dumps", "dump_collection", "read_dumps", "s
 DUMP_SUFFIXES = (".txt", ".tsv", ".dump", ".counts", ".kmc", ".jf", ".jellyfish")
 _FORM = ("Each line of a k-mer dump must be 'KMER COUNT': the k-mer, a tab or spaces, and its count, "
          "as `kmc_tools transform DB dump OUT` and `jellyfish dump -c -t DB` write them")
+#: The characters a line of a dump (or of a FASTA dump) may hold: others are not echoed in messages.
+_DUMP_CHARACTERS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 \t\r>_-.,+")
 _BUCKET_BYTES = 64  # bytes per count of sorting one group of columns of the column copy
 
 
@@ -116,7 +119,11 @@ class _DumpReader(KmerReader):
         kmer, count = shown(line.split()[0], 60), shown(buf[st[D_ERR0]:st[D_ERR1]], 30)
         if code == D_E_FORM:
             fasta = "; this is FASTA, Jellyfish's default dump: dump with `jellyfish dump -c -t DB`"
-            msg = f"the line {shown(line, 80)} is not 'KMER COUNT'. {_FORM}{fasta if line.startswith(b'>') else ''}."
+            odd = sorted(set(line.decode("latin-1")) - _DUMP_CHARACTERS)
+            # a line of another kind of file (a list naming /etc/passwd) is described, not echoed
+            shown_line = (f"the line {shown(line, 80)}" if not odd else
+                          f"the line (of {len(line)} characters, {plain(odd[:3])} among them)")
+            msg = f"{shown_line} is not 'KMER COUNT'. {_FORM}{fasta if line.startswith(b'>') else ''}."
         elif code == D_E_COUNT:
             msg = f"the count {count} of the k-mer {kmer} is not a non-negative integer (digits 0-9 only)."
         elif code == D_E_BIG:
@@ -135,6 +142,7 @@ class _DumpReader(KmerReader):
         arena, offs = self.kmers.arena[:nbytes], self.kmers.offs[: n + 1]
         if arena.max(initial=0) >= 128:  # not ASCII: must still be UTF-8 (raises naming the line)
             self.decoded(self.kmers, n, nbytes, "k-mer")
+        self.check_kmers(n, nbytes, one_length=True)
         width = int(np.diff(offs).max(initial=2)) - 1
         padded = np.zeros((n, width), np.uint8)
         pad(arena, offs, padded)
@@ -167,13 +175,20 @@ def dump_collection(source):
     source = Path(source)
     if not source.exists():
         raise FileNotFoundError(f"No such file or folder: {str(source)!r}.")
-    entries, seen = [], {}
+    entries, seen, files = [], {}, {}
     if source.is_dir():
-        files = dump_files(source)
-        if not files:
+        others = sorted(p.name for p in source.iterdir() if not p.name.startswith(".") and not p.is_file())
+        if others:
+            raise ValueError(
+                f"The folder of k-mer dumps {str(source)!r} holds {names_list(others)}, which "
+                f"{'is not a file' if len(others) == 1 else 'are not files'} (a folder, a FIFO, a socket or a device): "
+                "every entry of the folder that does not start with '.' must be one sample's dump. Move the "
+                "others out, or name the samples in a list file of SAMPLE<TAB>PATH lines.")
+        found = dump_files(source)
+        if not found:
             raise IsADirectoryError(f"{str(source)!r} is a folder, not a data file. Pass the path of a file in it, "
                                     "or a folder of k-mer count dumps, one file per sample: this one holds no files.")
-        for path in files:
+        for path in found:
             s = sample_id(path.name)
             if s in seen:
                 raise ValueError(
@@ -181,10 +196,14 @@ def dump_collection(source):
                     f"{s!r} (a sample id is the file name without its compression and dump suffixes "
                     f"{list(DUMP_SUFFIXES)}). Keep one file per sample, or name the samples in a list file "
                     "of SAMPLE<TAB>PATH lines.")
-            seen[s] = path
+            key = path.resolve()
+            if key in files:
+                raise ValueError(
+                    f"The files {files[key].name!r} and {path.name!r} of the folder {str(source)!r} are the same "
+                    "file (a link to the other): its counts would be read as two samples. Keep one of them.")
+            seen[s], files[key] = path, path
             entries.append((s, path))
         return entries
-    files = {}
     with open_text(source) as fh:
         for number, text in enumerate(fh, 1):
             entry = list_entry(text)
@@ -200,7 +219,8 @@ def dump_collection(source):
             if s in seen:
                 raise ValueError(f"{where}: the sample id {s!r} is also on line {seen[s]}. List each sample once.")
             if not path.is_file():
-                what = "is a folder, not a file" if path.is_dir() else "does not exist"
+                what = ("is a folder, not a file" if path.is_dir() else "does not exist" if not path.exists()
+                        else "is not a regular file (a FIFO, a socket or a device)")
                 raise FileNotFoundError(f"{where}: the dump {entry[1]!r} of sample {s!r} {what} (looked for "
                                         f"{str(path)!r}; paths are relative to the list file's folder).")
             key = path.resolve()

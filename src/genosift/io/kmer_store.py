@@ -171,6 +171,7 @@ def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_
     ids = reader.decoded(reader.samples, int(st[SN]), int(st[SB]), "sample id")
     if not is_utf8(reader.kmers.arena, int(st[KB])):
         reader.decoded(reader.kmers, int(st[KN]), int(st[KB]), "k-mer")  # raises, naming the line
+    reader.check_kmers(int(st[KN]), int(st[KB]))
     nul = first_byte(reader.kmers.arena, int(st[KB]), 0)
     if nul >= 0:
         i = int(np.searchsorted(reader.kmers.offs[: int(st[KN]) + 1], nul, side="right")) - 1

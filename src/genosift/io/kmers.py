@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from .._validation import param_error
 from ..engine import read_ahead
-from .arena import StringTable, grown
+from .arena import StringTable, first_byte, grown
 from .compression import MAX_LINE_BYTES, DamagedFile, LineTooLong, decompressed
 from .kmer_kernels import (
     ARG,
@@ -64,6 +64,7 @@ from .kmer_options import (
     exact_limit,
     warn_unmatched,
 )
+from .quoting import shown
 from .registry import Dataset, register_reader
 
 __all__ = ["BLOCK_SIZE", "KmerReader", "check_block_size", "check_count_dtype", "check_max_count", "check_paths",
@@ -231,6 +232,7 @@ class KmerReader:
         n_files = len(self.paths)
         ids = self.decoded(self.samples, int(st[SN]), int(st[SB]), "sample id")
         kmers = self.decoded(self.kmers, int(st[KN]), int(st[KB]), "k-mer")
+        self.check_kmers(int(st[KN]), int(st[KB]))
         row_ids, row_of = self.sample_rows(ids, samples)
         if layout == "csc":
             sizes = np.zeros(len(kmers), np.int64)
@@ -300,6 +302,39 @@ class KmerReader:
                 f"the files {names}. With overlap='error' each (k-mer, sample) pair must come from "
                 "one file; pass overlap='sum' to add the counts of files that are parts of one count."
             )
+
+    def check_kmers(self, n, nbytes, *, one_length=False):
+        """Refuse k-mers in lower case (counters write upper case: ``acgt`` beside ``ACGT`` would be
+        two features for one sequence) and, with ``one_length`` (dumps of k-mer counters, which
+        count one k), k-mers of different lengths; each error names the k-mer, its file and line."""
+        table = self.kmers
+        lower = first_byte(table.arena, nbytes, ord("a"), last=ord("z"))
+        if lower >= 0:
+            i = int(np.searchsorted(table.offs[: n + 1], lower, side="right")) - 1
+            raise ValueError(
+                f"The k-mer {self._kmer_text(i)}{self._kmer_where(i)} holds lower-case letters: k-mer counters write "
+                "upper case, and a lower-case k-mer beside its upper-case twin would be two features for one "
+                "sequence. Count k-mers of upper-cased sequences (soft-masked assemblies: `seqkit seq -u`, or "
+                "`tr a-z A-Z` on the sequence lines).")
+        if one_length and n:
+            lengths = np.diff(table.offs[: n + 1])
+            other = np.flatnonzero(lengths != lengths[0])
+            if other.size:
+                j = int(other[0])
+                first, second = (f"{self._kmer_text(i)}{self._kmer_where(i)}" for i in (0, j))
+                raise ValueError(
+                    f"The k-mers {first} and {second} "
+                    f"have different lengths ({int(lengths[0]) - 1} and {int(lengths[j]) - 1}): the dumps of one "
+                    "analysis come from one k-mer length. Count every sample with the same k (`kmc -k`, "
+                    "`jellyfish count -m`).")
+
+    def _kmer_text(self, i):
+        t = self.kmers
+        return shown(t.arena[t.offs[i]:t.offs[i + 1] - 1], 60)
+
+    def _kmer_where(self, i):
+        t = self.kmers
+        return f" ({str(self.paths[t.cols['file'][i]])!r}, line {t.cols['line'][i]})"
 
     def decoded(self, table, n, nbytes, what):
         """The entries of ``table`` as str; a ValueError naming the entry (a ``what``) if not UTF-8."""

@@ -72,8 +72,8 @@ class ClassSums(PerClass):
         M, names, classes, codes = labelled_chunk(X, y, feature_names, keep_csc=True)
         k = len(classes)
         shift, sums, lo, hi = _class_sums(M, codes, k)
-        finite = np.isfinite(lo) & np.isfinite(hi)
-        if not finite.all():
+        finite = np.isfinite(lo) & np.isfinite(hi) & ~np.isnan(sums).any(axis=0)
+        if not finite.all():  # NaN or infinite values
             raise_nonfinite(M, np.flatnonzero(~finite), names)
         overflow = np.flatnonzero(~np.isfinite(sums).all(axis=0))
         if overflow.size:
