@@ -660,6 +660,16 @@ def _zip_lying_about_size():
     return bytes(data)
 
 
+def _parquet_with_repeated_column():
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    pq.write_table(pa.table([pa.array(["s1", "s2"]), pa.array([1.0, 2.0]), pa.array([3.0, 4.0])],
+                            names=["id", "a", "a"]), buf)
+    return buf.getvalue()
+
+
 def _npz_bytes():
     import io
 
@@ -755,6 +765,8 @@ READER_ERRORS = [
      r"3 x 3 with 10 stored values, more values than the matrix has cells"),
     ("mtx", "bigarray.mtx", "%%MatrixMarket matrix array real general\n100000 100000\n1\n", ValueError,
      r"100,000 x 100,000 with 10,000,000,000 stored values, but the whole file holds"),
+    ("parquet", "dupcols.parquet", lambda tmp: _parquet_with_repeated_column(), ValueError,
+     r"dupcols\.parquet' has duplicated column names: 'a' \(2 times\)\. Each must appear once"),
     ("h5ad", "empty.h5ad", "", ValueError, _DAMAGED.format(file=r"empty\.h5ad", kind=r"an AnnData \.h5ad file")),
     ("h5ad", "truncated.h5ad", lambda tmp: _h5ad_bytes(tmp)[:3000], ValueError,
      _DAMAGED.format(file=r"truncated\.h5ad", kind=r"an AnnData \.h5ad file")),
@@ -949,6 +961,8 @@ def files(tmp_path_factory):
     (d / "afile").write_text("a file, not a folder\n")
     (d / "taken.tsv").write_text("keep me\n")
     (d / "taken.gs.h5ad").write_text("keep me\n")
+    labelled.assign(site=np.where(np.arange(24) < 12, "north", "south")).to_csv(d / "groups.csv", index=False)
+    (d / "counts.Rtab").write_text("Gene\ts1\ts2\ng1\t1\t0\ng2\t2\t1\n")
     (d / "bad.skops").write_bytes(b"not a model")
     (d / "old.joblib").write_bytes(b"\x80\x04N.")
     with warnings.catch_warnings():
@@ -1089,6 +1103,16 @@ CLI_CASES += [
     ("predict: --meta without --id", ["predict", "{d}/results", "{d}/numeric.csv", "--meta", "{d}/meta.csv", "-o",
                                       "{o}/p.tsv"], 2,
      r"genosift predict: error: --meta needs --id \(the sample-id column\) and --target"),
+    ("score: unknown --train-groups value", ["score", "{d}/groups.csv", *_SCORE, "--keep", "site", "--group", "site",
+                                             "--train-groups", "nort", "-o", "{o}/s.tsv"], 1,
+     r"--train-groups names 'nort', which is not a value of the column 'site' of the samples scored; its values: "
+     r"'north', 'south' \(closest: 'north'\)"),
+    ("evaluate: unknown --val-groups value", ["evaluate", "{d}/groups.csv", *_SCORE, "--keep", "site", "--group",
+                                              "site", "--val-groups", "east", "--k", "1", "-o", "{o}/ev"], 1,
+     r"--val-groups names 'east', which is not a value of the column 'site'"),
+    ("score: Rtab of counts", ["score", "{d}/counts.Rtab", "--target", "x", "-o", "{o}/s.tsv"], 1,
+     r"counts\.Rtab' holds 2 for the gene 'g2' in sample 's1' .* read the table as a TSV with genes in rows: "
+     r"--format tsv --features-in-rows"),
     ("report: no results folder", ["report", "{d}/nothing", "-o", "{o}/r.html"], 1,
      r"The results folder '.*nothing' does not exist"),
     ("report: results is a file", ["report", "{d}/afile", "-o", "{o}/r.html"], 1,
@@ -1213,3 +1237,17 @@ def test_ids_spelled_like_missing_values_are_ids(tmp_path, sep):
     data = tmp_path / "data.csv"
     data.write_text("id,f1\n" + "".join(f"{n},{i}\n" for i, n in enumerate(names)))
     assert list(read(data).sample_ids) == names
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two"])
+def test_cli_a_bad_numba_thread_count_in_the_environment_is_named(tmp_path, value):
+    import os
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "genosift", "demo", "-o", str(tmp_path / "d.tsv")],
+                         capture_output=True, text=True, env={**os.environ, "NUMBA_NUM_THREADS": value})
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert f"the environment sets NUMBA_NUM_THREADS={value!r}, which must be a positive number of threads" \
+        in run.stderr, run.stderr
+    assert not (tmp_path / "d.tsv").exists()

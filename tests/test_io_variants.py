@@ -357,6 +357,33 @@ def test_repeated_iids_become_fid_iid(tmp_path, bed_reader):
     np.testing.assert_array_equal(data.X.toarray(), val)
 
 
+@pytest.mark.parametrize("part, line, message", [
+    ("fam", "0 i2 0 0 x 0", r"'.*g\.fam' line 2: 'x' is not a whole number, but column 5 holds the sex code"),
+    ("fam", "0 i2 0 0", r"'.*g\.fam' line 2 has 4 columns; a \.fam line has 6"),
+    ("bim", "1 v2 0 4294967302 A G", r"'.*g\.bim' line 2: the base-pair position 4294967302 is beyond the 32-bit"),
+    ("bim", "1 v2 0 12x A G", r"'.*g\.bim' line 2: '12x' is not a whole number, but column 4 holds the base-pair"),
+])
+def test_plink_text_faults_name_the_line_and_value(tmp_path, bed_reader, part, line, message):
+    path = _to_bed(bed_reader, tmp_path, np.zeros((3, 3), np.int8))
+    target = tmp_path / f"g.{part}"
+    lines = target.read_text().splitlines()
+    lines[1] = line
+    target.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=message) as info:
+        read(path)
+    assert "np.str_" not in str(info.value)
+
+
+@pytest.mark.parametrize("part", ["fam", "bim"])
+def test_a_plink_fileset_without_samples_or_variants_is_refused(tmp_path, bed_reader, part):
+    path = _to_bed(bed_reader, tmp_path, np.zeros((3, 2), np.int8))
+    (tmp_path / f"g.{part}").write_text("")
+    path.write_bytes(b"l\x1b\x01")
+    what = "samples" if part == "fam" else "variants"
+    with pytest.raises(ValueError, match=rf"The PLINK fileset '.*g\.bed' has no {what}: '.*g\.{part}' lists none"):
+        read(path)
+
+
 def test_plink_errors_name_the_file(tmp_path, bed_reader):
     path = _to_bed(bed_reader, tmp_path, np.zeros((3, 2), np.int8))
     (tmp_path / "g.bim").rename(tmp_path / "moved.bim")

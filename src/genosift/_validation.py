@@ -46,6 +46,19 @@ def names_list(names, limit=5):
     return shown + (f" and {more} more" if more > 0 else "")
 
 
+def closest_names(name, candidates, limit=3):
+    """``" (closest: 'a', 'b')"``: the candidates most like ``name`` (by similarity of their text),
+    for a message about a name that is not among them; empty when none is close.
+
+    >>> closest_names("S05a", ["S05", "S06", "T11"])
+    " (closest: 'S05')"
+    """
+    import difflib
+
+    close = difflib.get_close_matches(str(name), [str(c) for c in candidates], n=limit, cutoff=0.6)
+    return f" (closest: {names_list(close)})" if close else ""
+
+
 def default_feature_names(n_features, columns=None):
     """``x0, x1, ...``, the names scikit-learn gives unnamed columns (of ``columns`` only, if given)."""
     return np.array([f"x{j}" for j in (range(n_features) if columns is None else columns)], dtype=object)

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._messages import plain
-from ._validation import UsageError, param_error
+from ._validation import UsageError, closest_names, names_list, param_error
 from .outputs import (  # noqa: F401  (the pipeline's outputs, used as pipeline.<name>)
     RANKING_ROWS,
     TABLE_SUFFIXES,
@@ -180,6 +180,13 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     train = np.ones(len(rows), dtype=bool)
     if train_groups or val_groups:
         groups = dataset.obs[group_column].astype(str).to_numpy()
+        present = set(groups)
+        for flag, named in (("--train-groups", train_groups), ("--val-groups", val_groups)):
+            unknown = [g for g in (_split(named) if named else []) if g not in present]
+            if unknown:
+                raise ValueError(f"{flag} names {names_list(unknown)}, which is not a value of the column "
+                                 f"{group_column!r} of the samples scored; its values: "
+                                 f"{names_list(sorted(present), 20)}{closest_names(unknown[0], present)}.")
         if train_groups:
             train &= np.isin(groups, _split(train_groups))
         if val_groups:

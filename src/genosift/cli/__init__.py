@@ -62,12 +62,28 @@ def _warnings_shown(previous):
     return show
 
 
+def _bad_thread_setting():
+    """What is wrong with ``NUMBA_NUM_THREADS`` in the environment (numba reads it when imported
+    and fails obscurely on anything but a positive integer), or None."""
+    import os
+
+    value = os.environ.get("NUMBA_NUM_THREADS")
+    if value is None or not value.strip() or (value.strip().isdigit() and int(value) > 0):
+        return None
+    return (f"the environment sets NUMBA_NUM_THREADS={value!r}, which must be a positive number of threads. Unset it "
+            "(`unset NUMBA_NUM_THREADS`) and choose the threads with --threads N.")
+
+
 def main(argv=None):
     import signal
     import warnings
 
     parser = build_parser()
     args = parser.parse_args(argv)  # --help and --version end here, before the library is imported
+    bad = _bad_thread_setting()
+    if bad:
+        print(f"genosift {args.command}: error: {bad}", file=sys.stderr)
+        return 2
     from .. import engine
     from .._validation import UsageError
     from .spelling import cli_message

@@ -167,6 +167,9 @@ def read_parquet(path, *, id_column=None, keep=()):
     path = Path(path)
     pq = optional_module("pyarrow.parquet", "Parquet files", package="pyarrow")
     with file_errors(path, "a Parquet file", broad=True):
+        names = pq.read_schema(path).names
+    check_unique(names, "column names", path)  # pyarrow's table reader fails on them obscurely
+    with file_errors(path, "a Parquet file", broad=True):
         table = pq.read_table(path)
         frame = table.to_pandas(ignore_metadata=True)
     header = [str(c) for c in table.column_names]

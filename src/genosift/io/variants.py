@@ -38,7 +38,7 @@ from numba import njit
 from .._messages import FixError, Spelled, plain
 from .._validation import param_error
 from .compression import detect
-from .quoting import names_list
+from .quoting import names_list, shown
 from .reading import optional_module
 from .registry import Dataset, register_reader
 
@@ -399,9 +399,46 @@ def read_plink(path, *, genotypes="dosage", missing="zero"):
             chrom, pos = np.asarray(bed.chromosome).astype(str), np.asarray(bed.bp_position)
             a1, a2 = np.asarray(bed.allele_1).astype(str), np.asarray(bed.allele_2).astype(str)
         except Exception as exc:
+            fault = _plink_text_fault(fam, _FAM_FIELDS) or _plink_text_fault(bim, _BIM_FIELDS)
             raise ValueError(f"Cannot read the PLINK fileset {str(path)!r} (with {bim.name} and {fam.name}): "
-                             f"{str(exc).strip().rstrip('.')}. A .bim and a .fam have 6 columns a line.") from None
+                             + (fault or f"{str(exc).strip().rstrip('.')}. A .bim and a .fam have 6 columns a "
+                                         "line")
+                             + ".") from None
+        for part, size in ((fam, len(iid)), (bim, len(sid))):
+            if not size:
+                raise ValueError(f"The PLINK fileset {str(path)!r} has no {'samples' if part is fam else 'variants'}: "
+                                 f"{str(part)!r} lists none, so there are no genotypes to read.")
         return _read_plink(bed, path, bim, fam, genotypes, missing, fid, iid, sid, chrom, pos, a1, a2)
+
+
+#: What each column of a .fam and a .bim line holds (its name, and a test of its text, or None).
+_FAM_FIELDS = (("family id", None), ("sample id", None), ("father id", None), ("mother id", None),
+               ("sex code (an integer: 1 male, 2 female, 0 unknown)", "int"), ("phenotype", None))
+_BIM_FIELDS = (("chromosome", None), ("variant id", None), ("position in morgans or centimorgans", "float"),
+               ("base-pair position", "int"), ("allele 1", None), ("allele 2", None))
+
+
+def _plink_text_fault(path, fields):
+    """The first line of the .fam or .bim ``path`` that does not have its six columns of the right
+    kinds, described with its line number and value; None when every line has them."""
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            cells = raw.split()
+            if not cells:
+                continue
+            if len(cells) != len(fields):
+                return f"{str(path)!r} line {number} has {len(cells)} columns; a {path.suffix} line has {len(fields)}"
+            for column, (cell, (name, kind)) in enumerate(zip(cells, fields), 1):
+                try:
+                    value = None if kind is None else int(cell) if kind == "int" else float(cell)
+                except ValueError:
+                    whole = "whole " if kind == "int" else ""
+                    return (f"{str(path)!r} line {number}: {shown(cell, 40)} is not a {whole}number, but column "
+                            f"{column} holds the {name}")
+                if kind == "int" and not -2**31 <= value < 2**31:
+                    return (f"{str(path)!r} line {number}: the {name} {value} is beyond the 32-bit integers of a "
+                            "PLINK 1 fileset; a VCF holds larger positions")
+    return None
 
 
 def _read_plink(bed, path, bim, fam, genotypes, missing, fid, iid, sid, chrom, pos, a1, a2):
