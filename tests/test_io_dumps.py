@@ -463,3 +463,18 @@ def test_a_list_naming_a_device_or_another_kind_of_file(tmp_path):
                                          r"'KMER COUNT'") as info:
         read_dumps(listed)
     assert "root" not in str(info.value).replace(str(tmp_path), "")
+
+
+@pytest.mark.parametrize("first, message", [
+    ("", r"'.*a\.txt' holds no k-mer lines"),
+    ("ACGT\t-2\n", r"'.*a\.txt', line 1: the count '-2' of the k-mer 'ACGT' is not a non-negative integer"),
+    ("ACGT\t2.5\n", r"'.*a\.txt', line 1: the count '2\.5' of the k-mer 'ACGT' is not a non-negative integer"),
+])
+def test_a_folder_whose_first_dump_is_empty_or_damaged_is_read_as_dumps(tmp_path, first, message):
+    """The folder is told to be dumps from the first dump that holds a line, so the reader names
+    the faulty dump (not "is a folder, not a data file")."""
+    _write(tmp_path / "a.txt", first)
+    _write(tmp_path / "b.txt", "ACGT\t2\nCCGT\t1\n")
+    assert gs.io.format_of(tmp_path) == "dumps"
+    with pytest.raises(ValueError, match=message):
+        gs.io.read(tmp_path)

@@ -32,6 +32,7 @@ _VARIANTS = (b"##fileformat=VCF", b"BCF\x02")
 _HEAD_BYTES = 1 << 20  # text read to decide: the start of the first line is enough
 # a k-mer, optional statistics columns, the bar, then SAMPLE:COUNT entries (a cut last one allowed)
 _DUMP_LINE = re.compile(rb"[ \t]*\S+[ \t]+\d+[ \t\r]*")  # a k-mer dump: KMER COUNT
+_DAMAGED_DUMP_LINE = re.compile(rb"[ \t]*[A-Za-z]+[ \t]+[-+]?[\d.eE+-]+[ \t\r]*")  # KMER and a bad count
 _KMER_LINE = re.compile(rb"[ \t]*[^\s|:]+(?:[ \t]+[^\s|]+)*[ \t]*\|"  # the k-mer, statistics columns, the bar
                         rb"[ \t]*(?:\S*:\d+(?:[ \t]+\S*:\d+)*)?(?:[ \t]+\S*)?[ \t\r]*")
 
@@ -105,14 +106,19 @@ def _dump_list(path):
     return False
 
 
-def _dump_folder(path):
-    """Whether a folder holds k-mer dumps: the first line of its first file is ``KMER COUNT``."""
-    files = dump_files(path)
-    try:
-        line = _first_lines(files[0])[0] if files else None
-    except (ValueError, OSError):
-        return False
-    return line is not None and _DUMP_LINE.fullmatch(line) is not None
+def _dump_folder(path, tried=16):
+    """Whether a folder holds k-mer dumps: the first line of the first of its files (of the first
+    ``tried``) that holds one is ``KMER COUNT``, or two fields of which the second is a number of
+    any sign (a damaged dump, then named by the reader). An empty first dump is passed over, so
+    that the reader names it instead of the folder being taken for no data."""
+    for file in dump_files(path)[:tried]:
+        try:
+            line = _first_lines(file)[0]
+        except (ValueError, OSError):
+            return False
+        if line is not None:
+            return _DUMP_LINE.fullmatch(line) is not None or _DAMAGED_DUMP_LINE.fullmatch(line) is not None
+    return False
 
 
 def _delimited(first, second):
