@@ -151,6 +151,11 @@ def test_predict_store_holding_none_of_the_models_features(tmp_path):
     got, got_notes = predict_store(saved, StoreRows(other), sample_ids=ids[:3], fill_missing=True)
     pd.testing.assert_frame_equal(got, expected)
     assert got_notes == notes and notes[0].startswith(f"{len(saved['features'])} of the model's")
+    # every feature zero: one class for all, said with its likely cause
+    assert got["predicted"].nunique() == 1
+    assert any(n.startswith(f"The model predicts the same class, {got['predicted'][0]!r}, for all 3 samples. "
+                            f"{len(saved['selected'])} of the {len(saved['selected'])} features the model uses were "
+                            "absent and set to 0") for n in notes), notes
     dense, _ = predict(saved, np.ones((3, 2)), ["x1", "x2"], sample_ids=ids[:3], fill_missing=True)
     pd.testing.assert_frame_equal(dense, expected)
 

@@ -113,6 +113,12 @@ def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing):
     if sp.issparse(reduced) and getattr(scaler, "with_mean", False):  # a model trained on dense data
         reduced = reduced.toarray()
     out = predict_frame(model, reduced, sample_ids=sample_ids, classes=saved["classes"])
+    predicted = out["predicted"].unique()
+    if len(out) > 1 and len(predicted) == 1:
+        cause = (f" {len(missing_selected)} of the {len(selected)} features the model uses were absent and set to 0, "
+                 "which may be why" if missing_selected else "")
+        notes.append(f"The model predicts the same class, {predicted[0]!r}, for all {len(out)} samples.{cause} "
+                     "Check that the new data are of the kind the model was trained on.")
     training = saved.get("training_samples")
     if sample_ids is not None and training is not None:
         out.insert(2, "in_training", out["sample"].astype(str).isin(set(map(str, training))).to_numpy())
