@@ -26,13 +26,15 @@ from __future__ import annotations
 
 import csv
 import io
+import operator
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .._messages import FixError, plain
-from .compression import MAX_LINE_BYTES, open_binary, open_text
+from .._validation import EXACT_INTEGERS
+from .compression import MAX_LINE_BYTES, LineTooLong, open_binary, open_text
 from .reading import (
     EXACT_FLOATS,
     NulByte,
@@ -81,9 +83,105 @@ def _reading(path):
     return engine.progress(f"Reading {path.name}", total=total, unit="MiB")
 
 
+#: Tables with more columns than this are parsed a row at a time (``_wide_table``); pandas' parser
+#: keeps objects per column, which costs 2.7 GB and 33 s for 8 rows of a million columns (24 MB).
+WIDE_COLUMNS = 4096
+#: The cells pandas' parser reads as missing by default (its documented ``na_values``).
+NA_CELLS = frozenset(
+    b"|#N/A|#N/A N/A|#NA|-1.#IND|-1.#QNAN|-NaN|-nan|1.#IND|1.#QNAN|<NA>|N/A|NA|NULL|NaN|None|n/a|nan|null".split(b"|"))
+
+
+def _wide_table(path, sep, header_line, n, id_pos, keep_pos):
+    """The data rows of a wide table as ``(lines, ids, kept, M)``: physical line numbers, ids and
+    kept cells as text, the other columns as a float64 matrix, read a line at a time. None when a
+    row holds anything but plain numbers and missing cells (quotes, booleans, text, integers
+    beyond 2**53, -0 written as an integer, numbers beyond float64): pandas then reads the table,
+    so that the two readers give the same values and the same messages."""
+    sepb = sep.encode()
+    others = [j for j in range(n) if j != id_pos and j not in keep_pos]
+    plain_layout = id_pos == 0 and not keep_pos
+    take = None if plain_layout else operator.itemgetter(*others)
+    lines, ids, kept, rows = [], [], [], []
+    with file_errors(path, "a delimited table"), open_binary(path, max_line=MAX_LINE_BYTES) as fh, \
+            _reading(path) as bar:
+        for number, raw in enumerate(fh, 1):
+            bar.advance(len(raw) / 2**20)
+            if number <= header_line:
+                continue
+            line = raw.rstrip(b"\n")
+            line = line[:-1] if line.endswith(b"\r") else line
+            if not line:
+                continue
+            if b"\x00" in line:
+                raise NulByte(path)
+            if b'"' in line or b"\r" in line:
+                return None
+            fields = line.split(sepb)
+            if len(fields) != n:
+                raise _ragged_error(path, sep, number, len(fields), header_line, n)
+            cells = np.array(fields[1:] if plain_layout else take(fields))
+            numbers = line[len(fields[0]) + 1:] if plain_layout else b"".join(cells.tolist())
+            if b"_" in numbers:  # 1_000 is a number to numpy, not to pandas
+                return None
+            missing = np.isin(cells, list(NA_CELLS))
+            if missing.any():
+                cells[missing] = b"nan"
+            try:
+                values = cells.astype(np.float64)
+            except ValueError:
+                return None
+            odd = ~np.isfinite(values) & ~missing
+            if odd.any() and not all(c.strip().lstrip(b"+-").lower() in (b"inf", b"infinity") for c in cells[odd]):
+                return None
+            big = np.flatnonzero((np.abs(values) >= EXACT_INTEGERS) & np.isfinite(values))
+            if any(_integer_text(c) for c in cells[big]):
+                return None
+            zero = np.flatnonzero((values == 0) & np.signbit(values))
+            if any(_integer_text(c) for c in cells[zero]):
+                return None
+            lines.append(number)
+            ids.append(fields[id_pos])
+            kept.append([fields[j] for j in keep_pos])
+            rows.append(values)
+    if not rows:
+        return None
+    return lines, ids, kept, np.vstack(rows)
+
+
+def _integer_text(cell):
+    """Whether the cell is written as an integer (pandas then reads its column as integers)."""
+    body = cell.strip().lstrip(b"+-")
+    return body.isdigit()
+
+
+def _wide_dataset(wide, path, sep, header, header_line, id_pos, keep_pos, features_in_rows):
+    """The Dataset of a table read by ``_wide_table``: ids checked as ``_read_delimited`` checks
+    them, kept columns typed by pandas as it would type them in the whole table."""
+    lines, ids, kept, M = wide
+    what = "feature name" if features_in_rows else "sample id"
+    with file_errors(path, "a delimited table"):  # names the byte that is not UTF-8
+        row_names = np.array([i.decode("utf-8") for i in ids], dtype=object)
+    empty = [line for line, i in zip(lines, row_names) if i == ""]
+    if empty:
+        raise ValueError(f"{str(path)!r} has an empty {what} (column {header[id_pos]!r}) at "
+                         f"{numbered(empty[:5], len(empty))}. Every row needs a {what}.")
+    check_unique(row_names, "feature names" if features_in_rows else "sample ids", path)
+    col_names = np.array([header[j] for j in range(len(header)) if j != id_pos and j not in keep_pos], dtype=object)
+    if features_in_rows:
+        return Dataset(np.ascontiguousarray(M.T), col_names, row_names)
+    obs = None
+    if keep_pos:
+        with file_errors(path, "a delimited table"):
+            text = b"\n".join(sep.encode().join(cells) for cells in kept).decode("utf-8")
+        frame = pd.read_csv(io.StringIO(text), sep=sep, header=None, names=keep_pos, low_memory=False, **EXACT_FLOATS)
+        obs = pd.DataFrame({header[j]: frame[j].to_numpy() for j in keep_pos},
+                           index=pd.Index(row_names, name=header[id_pos] or None))
+    return Dataset(M, row_names, col_names, obs)
+
+
 def _records(path, sep, after_line):
     """``(line, fields)`` for every non-blank record after physical line ``after_line``."""
-    with open_text(path) as fh:
+    with open_text(path, max_line=MAX_LINE_BYTES) as fh:
         reader = csv.reader(fh, delimiter=sep)
         for fields in reader:
             if reader.line_num > after_line and fields:
@@ -104,7 +202,7 @@ def _records_through(path, sep, line):
     """How many records end at or before physical ``line``, blank lines included: what pandas'
     ``skiprows`` counts (a quoted field with line breaks is one record over several lines)."""
     count = 0
-    with open_text(path) as fh:
+    with open_text(path, max_line=MAX_LINE_BYTES) as fh:
         reader = csv.reader(fh, delimiter=sep)
         for _ in reader:
             count += 1
@@ -168,7 +266,15 @@ def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
             "per-sample columns in a separate metadata table.",
             owner="read_table", keep=FixError.ANY, features_in_rows=True,
         )
-    head, first = _head(path, sep)
+    try:
+        head, first = _head(path, sep)
+    except LineTooLong as exc:
+        if features_in_rows:
+            raise
+        raise FixError(
+            f"{exc} If it is a table of very many columns (over 64 MiB a line), write it with features in rows, "
+            "one line per feature, and read it with {features_in_rows}; or keep it as a store or a NumPy file.",
+            owner="read_table", features_in_rows=True) from None
     if head is None:
         raise ValueError(
             f"{str(path)!r} is empty. A table needs a header line and at least one data row."
@@ -210,6 +316,10 @@ def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
 
     columns = list(range(n))
     index_cols = [id_pos, *keep_pos]  # as the index, they stay out of the numeric block
+    if n > WIDE_COLUMNS:  # pandas keeps an object per column: a wide table is parsed a row at a time
+        wide = _wide_table(path, sep, header_line, n, id_pos, keep_pos)
+        if wide is not None:
+            return _wide_dataset(wide, path, sep, header, header_line, id_pos, keep_pos, features_in_rows)
     frame = None
     with file_errors(path, "a delimited table", broad=True):
         try:
@@ -228,8 +338,9 @@ def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
         raise ValueError(f"Cannot parse {str(path)!r} as a table split on {sep!r}: {parser_message}.")
 
     def column(j):
-        if j in index_cols:
-            return pd.Series(frame.index.get_level_values(index_cols.index(j)))
+        if j in index_cols:  # a level by its name, the column's position (a MultiIndex takes a number for a name)
+            index = frame.index
+            return pd.Series(index if index.nlevels == 1 else index.get_level_values(j))
         return frame[j]
 
     short = np.flatnonzero(column(n - 1).isna().to_numpy())
