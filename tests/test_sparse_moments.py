@@ -136,10 +136,11 @@ def test_integer_and_shifted_sums_agree_on_counts(threads):
                                    atol=4 * np.finfo(float).eps * np.maximum(abs(exact_mean), abs(shift)).max())
 
 
-def test_shifted_means_keep_the_digits_of_a_common_offset():
+def test_shifted_means_keep_the_digits_of_a_common_offset(tmp_path):
     """Features ``1e6 + 0.1 k``: the class means of every sparse form and of the dense path, about
     their shifts, give the difference of the class means to a few units in the last place of the
-    difference itself (means in data units would lose 9 digits of it)."""
+    difference itself (means in data units would lose 9 digits of it); the scores of CSR, CSC and
+    a store, pearson's co-moment included, are the dense path's to 1e-13 (they were 1e-9 off)."""
     rng = np.random.RandomState(1)
     n = 40
     y = np.arange(n) % 2
@@ -151,10 +152,15 @@ def test_shifted_means_keep_the_digits_of_a_common_offset():
         m = gs.stats.ClassMoments.from_chunk(form, y)
         np.testing.assert_allclose(m.mean[0] - m.mean[1], exact, rtol=1e-14)
         np.testing.assert_allclose(m.means(), [X[y == c].mean(axis=0) for c in (0, 1)], rtol=1e-15)
-    for method in ("welch", "fisher", "anova"):
-        dense = gs.score(X, y, method=method).scores
-        for form in (sp.csr_matrix(X), sp.csc_matrix(X)):
-            np.testing.assert_allclose(gs.score(form, y, method=method).scores, dense, rtol=1e-13)
+    ids = np.array([f"s{i}" for i in range(n)], dtype=object)
+    store = gs.io.open_store(gs.io.write_store(gs.io.Dataset(sp.csr_matrix(X), ids, np.array(
+        [f"f{j}" for j in range(6)], dtype=object)), tmp_path / "offset.gs.h5ad"))
+    t = rng.normal(size=n)  # a numeric target: the co-moment about the shift too
+    for method, target in (("welch", y), ("fisher", y), ("anova", y), ("pearson", t)):
+        dense = gs.score(X, target, method=method).scores
+        for form in (sp.csr_matrix(X), sp.csc_matrix(X), store):
+            np.testing.assert_allclose(gs.score(form, target, method=method).scores, dense, rtol=1e-13,
+                                       err_msg=f"{method} {type(form).__name__}")
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -431,6 +431,27 @@ def csc_cols(data, indices, indptr, codes, count, mean, m2, base):
 
 
 @njit(parallel=True, **_EXACT)
+def unstored_sums(indptr, indices, w):
+    """For each CSC column, the sum of ``w`` over the rows it does not store (its rows sorted),
+    added directly: as a difference of the whole sum and the stored one it would carry the
+    rounding of the whole sum."""
+    p = indptr.shape[0] - 1
+    n = w.shape[0]
+    out = np.zeros(p)
+    for j in prange(p):
+        q = indptr[j]
+        end = indptr[j + 1]
+        total = 0.0
+        for i in range(n):
+            if q < end and indices[q] == i:
+                q += 1
+            else:
+                total += w[i]
+        out[j] = total
+    return out
+
+
+@njit(parallel=True, **_EXACT)
 def csr_stored_moments(data, indices, indptr, codes, acc, width, stripes):
     """Continue the stored-entry accumulators ``acc`` (p, k, N_ACC) with more CSR rows."""
     p = acc.shape[0]

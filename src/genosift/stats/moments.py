@@ -195,6 +195,19 @@ class ClassMoments(PerClass):
         return between, within
 
 
+def _cross_about_shift(M, w, shift, mean, cols):
+    """``sum_i (x_ij - mean_x_j) w_i`` of the sparse ``M``'s features ``cols``, as
+    ``sum_i (x_ij - shift_j) w_i - (mean_x_j - shift_j) sum w`` (``mean``: of ``x - shift``), the
+    first sum over the stored entries plus ``-shift_j`` times the weights of the others: no term
+    is of the size of the offset, so nothing cancels."""
+    C = (M if cols.size == M.shape[1] else M[:, cols]).tocsc()
+    C.sort_indices()
+    s = shift[cols]
+    where = np.repeat(np.arange(cols.size), np.diff(C.indptr))
+    stored = np.bincount(where, weights=(C.data - s[where]) * w[C.indices], minlength=cols.size)
+    return stored - s * _sparse_kernels.unstored_sums(C.indptr, C.indices, w) - mean[cols] * w.sum()
+
+
 @dataclass(frozen=True, eq=False)
 class CoMoments(Shifted):
     """Count, means, M2 of each feature and of a numeric target, and their co-moment.
@@ -232,6 +245,10 @@ class CoMoments(Shifted):
             count, shift, mean, m2, cross, _ = moments_kernel(M, codes, 1, w)
             # sum (x - mean_x) w = sum x w - mean_x sum w, and sum w is ~0 but not exactly
             c_xy = cross[0] - (mean[0] + shift) * w.sum()
+            # features whose values sit far from 0 (1e6 + 0.1 k): sum x w cancels; taken about the shift
+            offset = np.flatnonzero(np.abs(shift) > 64 * np.sqrt(m2[0] / max(n, 1)))
+            if offset.size:
+                c_xy[offset] = _cross_about_shift(M, w, shift, mean[0], offset)
         else:
             w = _kernels.running_residuals(y, codes, 1)
             count, shift, mean, m2, cross, _ = moments_kernel(M, codes, 1, w)
