@@ -245,8 +245,12 @@ class CoMoments(Shifted):
             count, shift, mean, m2, cross, _ = moments_kernel(M, codes, 1, w)
             # sum (x - mean_x) w = sum x w - mean_x sum w, and sum w is ~0 but not exactly
             c_xy = cross[0] - (mean[0] + shift) * w.sum()
-            # features whose values sit far from 0 (1e6 + 0.1 k): sum x w cancels; taken about the shift
+            # features whose values sit far from 0 (1e6 + 0.1 k, stored in most rows): sum x w cancels;
+            # taken about the shift
             offset = np.flatnonzero(np.abs(shift) > 64 * np.sqrt(m2[0] / max(n, 1)))
+            if offset.size:
+                stored = np.diff(M.indptr) if M.format == "csc" else np.bincount(M.indices, minlength=M.shape[1])
+                offset = offset[2 * stored[offset] >= n]
             if offset.size:
                 c_xy[offset] = _cross_about_shift(M, w, shift, mean[0], offset)
         else:
