@@ -124,8 +124,8 @@ def _wide_table(path, sep, header_line, n, id_pos, keep_pos):
             if b"_" in numbers:  # 1_000 is a number to numpy, not to pandas
                 return None
             missing = np.isin(cells, list(NA_CELLS))
-            if missing.any():
-                cells[missing] = b"nan"
+            if missing.any():  # (np.where widens the cells' type to hold b"nan")
+                cells = np.where(missing, b"nan", cells)
             try:
                 values = cells.astype(np.float64)
             except ValueError:
