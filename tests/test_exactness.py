@@ -10,7 +10,7 @@ import genosift as gs
 from genosift.io import Dataset, write_store
 
 METHODS = list(gs.methods().index)
-NAMED = ("too large to square", "too close together to square", "needs non-negative counts")
+NAMED = ("too large to square", "too large to add up", "too close together to square", "needs non-negative counts")
 
 
 def _data():
