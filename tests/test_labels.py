@@ -112,3 +112,35 @@ def test_float_labels_rule():
     with pytest.raises(ValueError, match="continuous target"):  # 21 distinct values, each three times
         gs.score(X, np.repeat(np.arange(21) + 0.5, 3), method="anova")
     assert gs.score(X[:60], np.repeat(np.arange(20) + 0.5, 3), method="anova").classes.size == 20
+
+
+def test_integer_labels_with_a_blank_cell_keep_their_spelling(tmp_path, capsys):
+    """A phenotype column of 0 and 1 with one blank cell (pandas reads it as floats): the labels are
+    0 and 1 in every output (columns mean_0, proba_1, classes), and predict's truth matches them;
+    a column of true fractions keeps them."""
+    from genosift.cli import main
+    from genosift.pipeline import spelled_labels
+
+    rng = np.random.RandomState(0)
+    ids = [f"s{i}" for i in range(30)]
+    y = np.arange(30) % 2
+    data = pd.DataFrame(rng.normal(size=(30, 6)) + y[:, None] * [2, 0, 0, 0, 0, 0], columns=list("abcdef"))
+    data.insert(0, "id", ids)
+    data.to_csv(tmp_path / "data.csv", index=False)
+    pd.DataFrame({"id": ids, "label": [str(v) if i != 3 else "" for i, v in enumerate(y)]}).to_csv(
+        tmp_path / "meta.csv", index=False)
+    common = [str(tmp_path / "data.csv"), "--meta", str(tmp_path / "meta.csv"), "--id", "id", "--target", "label"]
+    assert main(["score", *common, "-o", str(tmp_path / "s.tsv")]) == 0
+    assert pd.read_csv(tmp_path / "s.tsv", sep="\t").columns[7:9].tolist() == ["mean_0", "mean_1"]
+    assert main(["evaluate", *common, "--k", "2", "--cv", "3", "-o", str(tmp_path / "ev")]) == 0
+    assert pd.read_csv(tmp_path / "ev" / "predictions.tsv", sep="\t").filter(like="proba_").columns.tolist() == \
+        ["proba_0", "proba_1"]
+    assert gs.workflow.load_model(tmp_path / "ev")["classes"] == ["0", "1"]
+    assert main(["predict", str(tmp_path / "ev"), str(tmp_path / "data.csv"), "--meta", str(tmp_path / "meta.csv"),
+                 "--id", "id", "--target", "label", "-o", str(tmp_path / "p.tsv")]) == 0
+    pred = pd.read_csv(tmp_path / "p.tsv", sep="\t", dtype=str, keep_default_na=False)
+    assert set(pred["true"]) == {"0", "1", ""}
+    capsys.readouterr()
+    fractions = pd.Series([0.5, np.nan, 1.5])
+    assert spelled_labels(fractions) is fractions
+    assert spelled_labels(pd.Series([2.0, np.nan, -1.0])).tolist()[::2] == [2, -1]

@@ -166,13 +166,14 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
             "metadata table and --id, or name a column of the data table"
             + (" (a store keeps the columns given to `genosift convert --keep`)." if kind == "store" else ".")
         )
-    labels = obs[target]
+    labels = spelled_labels(obs[target])
     keep = np.array(labels.notna(), dtype=bool)  # a copy: pandas may hand out a read-only view
     none = None if keep.all() or not unlabelled else _take_rows(dataset, np.flatnonzero(~keep))
     if not keep.all():
         notes.append(f"{int((~keep).sum())} sample(s) without a {target!r} label were "
                      + ("kept apart, to be predicted by the final model." if unlabelled else "left out."))
-    y = labels.to_numpy().astype(str) if labels.dtype == object else labels.to_numpy()
+    y = (labels.to_numpy().astype(str) if labels.dtype == object else
+         labels.to_numpy(dtype=np.int64, na_value=0) if labels.dtype == "Int64" else labels.to_numpy())
     keep = _filter_classes(y, keep, classes=classes, min_count=min_count, target=target, notes=notes)
     rows = np.flatnonzero(keep)
     dataset = _take_rows(dataset, rows)
@@ -402,7 +403,19 @@ def true_labels(samples, target, *, data=None, data_path=None, meta=None, id_col
         if target not in table.columns:
             raise ValueError(f"--target {target!r} is not a column of {meta!r}: {list(table.columns)}.")
         truth = table[target].reindex(samples)
-    return truth.astype("string").to_numpy()
+    return spelled_labels(truth).astype("string").to_numpy()
+
+
+def spelled_labels(labels):
+    """A column of labels (a pandas Series) as written: floats that are all whole numbers, which
+    is how pandas reads a column of integers with a blank cell, become integers again (missing
+    cells stay missing), so that labels 0 and 1 are not shown as 0.0 and 1.0."""
+    if labels.dtype.kind == "f":
+        known = labels.dropna().to_numpy()
+        if known.size and np.isfinite(known).all() and (known == np.trunc(known)).all() \
+                and np.abs(known).max() < 2**53:
+            return labels.astype("Int64")
+    return labels
 
 
 def golub_demo(*, fdr=0.05):
