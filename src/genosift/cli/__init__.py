@@ -62,6 +62,18 @@ def _warnings_shown(previous):
     return show
 
 
+def _pools_capped(threads):
+    """With ``--threads N``: the BLAS and OpenMP pools of the libraries loaded (numpy's BLAS,
+    scipy's) capped at N threads, as numba's and genosift's own are (threadpoolctl); the
+    limiter, to restore them, or None. A pool loaded later (a model's OpenMP) is capped where it
+    is used."""
+    if not threads:
+        return None
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=int(threads))
+
+
 def _bad_thread_setting():
     """What is wrong with ``NUMBA_NUM_THREADS`` in the environment (numba reads it when imported
     and fails obscurely on anything but a positive integer), or None."""
@@ -90,6 +102,7 @@ def main(argv=None):
 
     threads = getattr(args, "threads", None)
     previous_threads = engine.set_threads(threads) if threads else None
+    blas = _pools_capped(threads)
     shown = engine.set_progress(sys.stderr.isatty() and not getattr(args, "quiet", False))
     previous = _signals_unwind()
     interrupted.clear()
@@ -124,3 +137,5 @@ def main(argv=None):
         engine.set_progress(shown)
         if threads:
             engine.set_threads(previous_threads)
+        if blas is not None:
+            blas.restore_original_limits()

@@ -54,8 +54,9 @@ class Evaluation:
 
 
 def _threads_capped(func):
-    """Run ``func`` with the OpenMP pools of the models (gradient boosting's) capped at genosift's
-    threads (``set_threads``, ``--threads``), as numba's loops and the workers already are."""
+    """Run ``func`` with the BLAS and OpenMP pools of the models (a logistic regression's BLAS,
+    gradient boosting's OpenMP) capped at genosift's threads (``set_threads``, ``--threads``), as
+    numba's loops and the workers already are."""
     import functools
 
     @functools.wraps(func)
@@ -64,7 +65,7 @@ def _threads_capped(func):
 
         from .. import engine
 
-        with threadpool_limits(limits=engine.threads(), user_api="openmp"):
+        with threadpool_limits(limits=engine.threads()):
             return func(*args, **kwargs)
 
     return capped
