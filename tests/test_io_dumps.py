@@ -214,15 +214,17 @@ def test_cli_convert_and_score_a_list_file(tmp_path, capsys):
     meta = tmp_path / "pheno.csv"
     pd.DataFrame({"sample": [*labels, "not_counted"], "resistant": [*labels.values(), 1]}).to_csv(meta, index=False)
     store = tmp_path / "iso.gs.h5ad"
-    assert main(["convert", str(listed), "--meta", str(meta), "--id", "sample", "--chunk-bytes", "4096",
-                 "-o", str(store)]) == 0
+    command = ["convert", str(listed), "--meta", str(meta), "--id", "sample", "--chunk-bytes", "4096", "-o", str(store)]
+    assert main(command) == 1  # a phenotyped sample with no dump: refused by default, named
+    assert "1 sample(s) of the metadata" in capsys.readouterr().err and not store.exists()
+    assert main([*command, "--absent-samples", "drop"]) == 0
     printed = capsys.readouterr().out
     assert "24 sample(s) matched" in printed and "'not_counted'" in printed
     ds = gs.io.open_store(store).to_dataset()
     _check(ds, counts, list(counts))
     for data in (listed, tmp_path / "dumps", store):  # the store keeps the labels it was converted with
         out = tmp_path / f"rank-{data.name}.tsv"
-        labels = [] if data == store else ["--meta", str(meta), "--id", "sample"]
+        labels = [] if data == store else ["--meta", str(meta), "--id", "sample", "--absent-samples", "drop"]
         assert main(["score", str(data), *labels, "--target", "resistant", "--method", "chi2", "--binary",
                      "--top", "5", "-o", str(out)]) == 0
         ranking = pd.read_csv(out, sep="\t")

@@ -83,11 +83,19 @@ def test_streamed_with_metadata_and_samples(tmp_path):
                                  absent="drop")
     assert str(report) == str(ref_report) and report.only_in_metadata == ["absent-1"]
     same_store(path, ref, obs=ref.obs)
-    # by default a sample on no k-mer line is a sample without those k-mers, streamed or not
+    # with absent="zeros" a sample on no k-mer line is a sample without those k-mers, streamed or not
     ref, ref_report = attach_metadata(read_kmers(src), meta, absent="zeros")
-    path, report = convert_kmers(src, tmp_path / f"z{SUFFIX}", metadata=meta, chunk_bytes=1, block_size=256)
+    path, report = convert_kmers(src, tmp_path / f"z{SUFFIX}", metadata=meta, chunk_bytes=1, block_size=256,
+                                 absent="zeros")
     assert str(report) == str(ref_report) and report.zero_rows == ["absent-1"]
     same_store(path, ref, obs=ref.obs)
+    # by default it is an error naming it (a genome always carries k-mers: a misspelt id), streamed or not
+    for call in (lambda: convert_kmers(src, tmp_path / f"e{SUFFIX}", metadata=meta, chunk_bytes=1, block_size=256),
+                 lambda: convert_kmers(src, tmp_path / f"e{SUFFIX}", metadata=meta)):
+        with pytest.raises(ValueError, match=r"1 sample\(s\) of the metadata are among none of the data's samples: "
+                                             r"'absent-1'.* pass absent='zeros' .* or absent='drop'"):
+            call()
+        assert not (tmp_path / f"e{SUFFIX}").exists()
 
     wanted = [ids[3], "nobody", ids[0]]
     with pytest.warns(UserWarning) as caught:

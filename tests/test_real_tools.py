@@ -23,6 +23,9 @@ from genosift.cli import main
 from genosift.io import Dataset, attach_metadata, convert_kmers, format_of, open_store, read, read_kmers, write_store
 
 SEER_EXAMPLES = Path("/usr/share/doc/seer/examples")
+#: SEER reads a phenotyped sample on no k-mer line as carrying none of them; genosift refuses such a
+#: sample by default (a misspelt id, almost always), and reads it SEER's way when asked to.
+SEER_READING = ["--absent-samples", "zeros"]
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +141,8 @@ def test_what_convert_writes_score_reads(seer_example, tmp_path, capsys):
     meta = _pheno_table(seer_example[1], tmp_path / "pheno.tsv")
     data = tmp_path / "counts.gz"
     shutil.copy(seer_example[0], data)
-    assert main(["convert", str(data), "--meta", str(meta), "--id", "sample", "-o", str(tmp_path / "store.h5ad")]) == 0
+    assert main(["convert", str(data), "--meta", str(meta), "--id", "sample", *SEER_READING,
+                 "-o", str(tmp_path / "store.h5ad")]) == 0
     assert format_of(tmp_path / "store.h5ad") == "store"
     assert main(["score", str(tmp_path / "store.h5ad"), "--target", "resistant", "-o", str(tmp_path / "r.tsv")]) == 0
     ranking = pd.read_csv(tmp_path / "r.tsv", sep="\t")
@@ -166,10 +170,11 @@ def test_chi_square_pvalues_equal_seers(seer_example, tmp_path, via, capsys):
     if via != "kmers":
         data = tmp_path / "seer.gs.h5ad"
         budget = ["--chunk-bytes", "1K"] if via == "store-spilled" else []
-        assert main(["convert", str(kmers), "--meta", str(meta), "--id", "sample", "-o", str(data), *budget]) == 0
+        assert main(["convert", str(kmers), "--meta", str(meta), "--id", "sample", *SEER_READING, "-o", str(data),
+                     *budget]) == 0
         options = ["--target", "resistant"]
     else:
-        options = ["--meta", str(meta), "--id", "sample", "--target", "resistant"]
+        options = ["--meta", str(meta), "--id", "sample", *SEER_READING, "--target", "resistant"]
     out = tmp_path / "chi2.tsv"
     assert main(["score", str(data), *options, "--method", "chi2", "--binary", "-o", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -204,7 +209,7 @@ def test_frequency_filter_keeps_seers_kmers(seer_example, tmp_path, min_af, expe
     kmers, pheno, _ = seer_example
     meta = _pheno_table(pheno, tmp_path / "pheno.tsv")
     out = tmp_path / "chi2.tsv"
-    assert main(["score", str(kmers), "--meta", str(meta), "--id", "sample", "--target", "resistant",
+    assert main(["score", str(kmers), "--meta", str(meta), "--id", "sample", *SEER_READING, "--target", "resistant",
                  "--method", "chi2", "--binary", "--min-af", str(min_af), "-o", str(out)]) == 0
     frame = pd.read_csv(out, sep="\t").set_index("feature")
     seer = _seer_printed(SEER_EXAMPLES / expected)
@@ -227,7 +232,7 @@ def test_chi_square_on_all_of_seers_phenotypes_is_exact(seer_example, tmp_path, 
     kmers, _, _ = seer_example
     meta = _pheno_table(SEER_EXAMPLES / "example.pheno", tmp_path / "pheno.tsv")
     out = tmp_path / "chi2.tsv"
-    assert main(["score", str(kmers), "--meta", str(meta), "--id", "sample", "--target", "resistant",
+    assert main(["score", str(kmers), "--meta", str(meta), "--id", "sample", *SEER_READING, "--target", "resistant",
                  "--method", "chi2", "--binary", "-o", str(out)]) == 0
     ours = pd.read_csv(out, sep="\t").set_index("feature")["pvalue"]
     table = pd.read_csv(meta, sep="\t", dtype={"sample": str}).set_index("sample")
@@ -256,7 +261,7 @@ def test_seer_binary_agrees_when_installed(seer_example, tmp_path, capsys):
     (tmp_path / "seer.txt").write_text(run.stdout)
     meta = _pheno_table(pheno, tmp_path / "pheno.tsv")
     out = tmp_path / "chi2.tsv"
-    assert main(["score", str(kmers), "--meta", str(meta), "--id", "sample", "--target", "resistant",
+    assert main(["score", str(kmers), "--meta", str(meta), "--id", "sample", *SEER_READING, "--target", "resistant",
                  "--method", "chi2", "--binary", "-o", str(out)]) == 0
     ours = pd.read_csv(out, sep="\t").set_index("feature")["pvalue"]
     _assert_printed_digits(ours, _seer_pvalues(tmp_path / "seer.txt"))
@@ -293,7 +298,8 @@ def test_attach_metadata_zero_rows_in_every_matrix_form():
 def test_convert_kmers_gives_absent_samples_zero_rows(tmp_path, budget):
     (tmp_path / "c.kmers").write_text("ACGTA | s2:1 s1:3\nCGTAC | s2:7\n")
     meta = pd.DataFrame({"y": [0, 1, 1]}, index=pd.Index(["s1", "s2", "s9"], name="id"))
-    path, report = convert_kmers(tmp_path / "c.kmers", tmp_path / "c.gs.h5ad", metadata=meta, chunk_bytes=budget)
+    path, report = convert_kmers(tmp_path / "c.kmers", tmp_path / "c.gs.h5ad", metadata=meta, chunk_bytes=budget,
+                                 absent="zeros")
     store = open_store(path)
     assert store.sample_ids.tolist() == ["s1", "s2", "s9"] and report.zero_rows == ["s9"]
     np.testing.assert_array_equal(store.to_dataset().X.toarray(), [[3, 0], [1, 7], [0, 0]])
@@ -342,7 +348,8 @@ def test_binary_is_presence_in_every_input_form(counts, method, tmp_path):
 def test_every_method_scores_kmer_text_as_it_scores_the_matrix(counts, method, tmp_path, capsys):
     """`genosift score KMERS --binary`: the k-mers read in the layout the method reads (columns for
     the methods that take whole columns, rows for the others), samples listed in any order on a
-    line and a labelled sample with no k-mer (an all-zero row); the scores are the matrix's."""
+    line and a labelled sample with no k-mer (an all-zero row, with --absent-samples zeros); the
+    scores are the matrix's."""
     X, y = counts
     X = np.vstack([np.maximum(X, 0), np.zeros((1, X.shape[1]))])
     y = np.append(y, "s")
@@ -356,8 +363,12 @@ def test_every_method_scores_kmer_text_as_it_scores_the_matrix(counts, method, t
         lines.append(f"K{j} | " + " ".join(f"{ids[i]}:{int(X[i, j])}" for i in rows))
     (tmp_path / "counts.kmers").write_text("\n".join(lines) + "\n")
     pd.DataFrame({"sample": ids, "label": y}).to_csv(tmp_path / "meta.tsv", sep="\t", index=False)
-    assert main(["score", str(tmp_path / "counts.kmers"), "--meta", str(tmp_path / "meta.tsv"), "--id", "sample",
-                 "--target", "label", "--binary", "--method", method, "--quiet", "-o", str(tmp_path / "out.tsv")]) == 0
+    command = ["score", str(tmp_path / "counts.kmers"), "--meta", str(tmp_path / "meta.tsv"), "--id", "sample",
+               "--target", "label", "--binary", "--method", method, "--quiet", "-o", str(tmp_path / "out.tsv")]
+    assert main(command) == 1  # by default the sample on no line is refused, named: a misspelt id
+    assert f"1 sample(s) of the metadata ('{tmp_path / 'meta.tsv'}') are among none of the data's samples: " \
+        f"'{ids[-1]}'" in capsys.readouterr().err
+    assert main([*command, *SEER_READING]) == 0
     table = pd.read_csv(tmp_path / "out.tsv", sep="\t").set_index("feature")
     ref = gs.score(gs.presence(X), y, method=method, feature_names=[f"K{j}" for j in range(X.shape[1])])
     np.testing.assert_allclose(table.loc[ref.feature_names, "score"].to_numpy(), ref.scores, rtol=1e-12, atol=0,
@@ -459,7 +470,7 @@ def test_pangenome_presence_absence_tables(tmp_path, name, capsys):
     np.testing.assert_array_equal(ds.X, present.T)
     meta = tmp_path / "pheno.tsv"
     meta.write_text("sample\tresistant\n" + "".join(f"{s}\t{int(i < 6)}\n" for i, s in enumerate(samples)))
-    assert main(["score", str(path), "--meta", str(meta), "--id", "sample", "--target", "resistant",
+    assert main(["score", str(path), "--meta", str(meta), "--id", "sample", *SEER_READING, "--target", "resistant",
                  "--method", "chi2", "-o", str(tmp_path / "r.tsv")]) == 0
     assert pd.read_csv(tmp_path / "r.tsv", sep="\t")["feature"][0] == "mecA~~~mecA_2"
 

@@ -108,9 +108,10 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     group_column, train_groups, val_groups : score only on samples whose group is in
         ``train_groups`` (if given) and not in ``val_groups``
     classes : keep only samples of these labels; min_count : drop classes with fewer samples
-    absent : {"zeros", "drop"}, optional
-        Samples of ``meta`` that the data lack: all-zero rows (the default for k-mer counts, which
-        list only the samples that carry each k-mer) or left out (the default for other data).
+    absent : {"error", "zeros", "drop"}, optional
+        Samples of ``meta`` that the data lack: an error naming them and the data's closest ids
+        (the default for k-mer counts and dumps, where such a sample is almost always a misspelt
+        id), all-zero rows (SEER's reading of k-mer files) or left out (the default for other data).
     binary : bool
         Score presence/absence: every feature becomes ``x > 0`` (stores are read that way, not
         rewritten).
@@ -151,9 +152,9 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
         if binary:
             dataset = replace(dataset, X=presence(dataset.X, copy=False))  # the matrix just read
     if meta is not None:
-        if absent not in (None, "zeros", "drop"):
-            raise param_error("absent", "load_labelled", "'zeros' or 'drop'", absent)
-        absent = absent or ("zeros" if kind == "kmers" else "drop")
+        if absent not in (None, "error", "zeros", "drop"):
+            raise param_error("absent", "load_labelled", "'error', 'zeros' or 'drop'", absent)
+        absent = absent or ("error" if kind in ("kmers", "dumps") else "drop")
         dataset, report = attach_metadata(dataset, read_metadata(meta, id_column=id_column, sep=meta_sep),
                                           absent=absent, min_matched=min_matched)
         notes.append(str(report))

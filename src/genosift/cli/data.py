@@ -228,7 +228,7 @@ def convert_command(args):
     if kinds == {"kmers"}:
         read_options(args, data=args.inputs[0])  # refuses the table options
         out, report = convert_kmers(args.inputs, args.output, metadata=meta, overwrite=args.force, dtype=args.dtype,
-                                    chunk_bytes=args.chunk_bytes, absent=args.absent_samples or "zeros")
+                                    chunk_bytes=args.chunk_bytes, absent=args.absent_samples or "error")
         if report is not None:
             print(report)
     elif kinds == {"dumps"} and len(args.inputs) == 1:  # a list file or a folder of per-sample dumps
@@ -236,7 +236,7 @@ def convert_command(args):
 
         read_options(args, data=args.inputs[0])
         out, report = convert_dumps(args.inputs[0], args.output, metadata=meta, overwrite=args.force, dtype=args.dtype,
-                                    chunk_bytes=args.chunk_bytes, absent=args.absent_samples or "drop")
+                                    chunk_bytes=args.chunk_bytes, absent=args.absent_samples or "error")
         if report is not None:
             print(report)
     elif len(args.inputs) == 1:

@@ -50,10 +50,11 @@ def _add_genotype_options(p):
 
 
 def _add_sample_options(p, binary=True):
-    p.add_argument("--absent-samples", choices=["zeros", "drop"],
-                   help="samples of --meta that the data lack: all-zero rows (the default for k-mer counts, "
-                        "which list only the samples carrying each k-mer, as SEER and pyseer read them) or "
-                        "left out (the default for other data, per-sample k-mer dumps included)")
+    p.add_argument("--absent-samples", choices=["error", "zeros", "drop"],
+                   help="samples of --meta that the data lack: an error naming them and the closest ids (the "
+                        "default for k-mer counts and dumps: a genome always carries k-mers, so a sample on no "
+                        "line is almost always a misspelt id), all-zero rows (SEER's reading of k-mer files) or "
+                        "left out (the default for other data)")
     if binary:
         p.add_argument("--binary", action="store_true",
                        help="presence/absence: every value becomes 1 if above 0, else 0, before scoring and "

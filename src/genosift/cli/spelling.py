@@ -28,6 +28,8 @@ _CLI_SPELLING = {
     ("attach_metadata", "sep"): "--meta-sep",
     ("attach_metadata", "data_id"): "--id-column",
     ("attach_metadata", "data_sep"): "--sep",
+    ("attach_metadata", "absent"): "--absent-samples",
+    ("attach_metadata", "drop"): "--absent-samples drop",
     ("score_store", "in_memory"): "Read the store into memory with --format h5ad",
     ("dask", "in_memory"): "Leave out --scheduler and read the data into memory (for a store: --format h5ad)",
     "covariates": "--covariates / --covariate",

@@ -341,7 +341,7 @@ def read_dumps(source, *, samples=None, dtype=np.float64, block_size=BLOCK_SIZE)
 
 
 def convert_dumps(source, out_path, *, metadata=None, samples=None, dtype="auto", column_copy=True,
-                  overwrite=False, chunk_bytes=None, block_size=BLOCK_SIZE, absent="drop"):
+                  overwrite=False, chunk_bytes=None, block_size=BLOCK_SIZE, absent="error"):
     """Per-sample k-mer dumps (a list file or a folder, as for ``read_dumps``) to a store, in bounded memory.
 
     Parameters
@@ -363,9 +363,9 @@ def convert_dumps(source, out_path, *, metadata=None, samples=None, dtype="auto"
         count) are kept in memory while they fit, beyond it spilled to a temporary file beside
         the output (deleted at the end); the column copy is written in groups of columns of
         about this size.
-    absent : {"drop", "zeros"}, default "drop"
-        Samples of ``metadata`` with no dump: left out (each sample has its own file, so a
-        missing one was not counted), or all-zero rows.
+    absent : {"error", "zeros", "drop"}, default "error"
+        Samples of ``metadata`` with no dump: an error naming them and the closest sample ids of
+        the dumps (a misspelt id, or a dump forgotten), all-zero rows, or left out.
 
     Returns
     -------
@@ -376,8 +376,8 @@ def convert_dumps(source, out_path, *, metadata=None, samples=None, dtype="auto"
 
     budget = chunk_budget(chunk_bytes, "convert_dumps")
     dt = check_store_dtype(dtype, "convert_dumps")
-    if absent not in ("zeros", "drop"):
-        raise param_error("absent", "convert_dumps", "'drop' or 'zeros'", absent)
+    if absent not in ("error", "zeros", "drop"):
+        raise param_error("absent", "convert_dumps", "'error', 'zeros' or 'drop'", absent)
     check_block_size(block_size, "convert_dumps")
     out_path = Path(out_path)
     plan, obs, report = _plan(source, samples, metadata, absent, "convert_dumps")

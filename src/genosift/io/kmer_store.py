@@ -63,7 +63,7 @@ def _matched(row_ids, row_of, metadata, absent):
 
 
 def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype="auto", column_copy=True,
-                  overwrite=False, chunk_bytes=None, overlap="sum", block_size=BLOCK_SIZE, absent="zeros"):
+                  overwrite=False, chunk_bytes=None, overlap="sum", block_size=BLOCK_SIZE, absent="error"):
     """k-mer counter files (``KMER | sample:count ...``) to a store, in bounded memory.
 
     Parameters
@@ -94,9 +94,10 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype="auto",
         As for ``read_kmers``.
     block_size : int
         Bytes of text parsed at a time, as for ``read_kmers``.
-    absent : {"zeros", "drop"}, default "zeros"
-        Samples of ``metadata`` on no k-mer line: all-zero rows (as SEER and pyseer count them),
-        or left out.
+    absent : {"error", "zeros", "drop"}, default "error"
+        Samples of ``metadata`` on no k-mer line: an error naming them and the closest ids of the
+        files (a genome always carries k-mers: such a sample is almost always a misspelt id),
+        all-zero rows (SEER's reading), or left out.
 
     Returns
     -------
@@ -128,8 +129,8 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype="auto",
     dt = check_store_dtype(dtype, "convert_kmers")
     if overlap not in ("sum", "error"):
         raise param_error("overlap", "convert_kmers", "'sum' or 'error'", overlap)
-    if absent not in ("zeros", "drop"):
-        raise param_error("absent", "convert_kmers", "'zeros' or 'drop'", absent)
+    if absent not in ("error", "zeros", "drop"):
+        raise param_error("absent", "convert_kmers", "'error', 'zeros' or 'drop'", absent)
     check_block_size(block_size, "convert_kmers")
     out_path = Path(out_path)
     folder = out_path.parent if out_path.parent.is_dir() else Path(".")

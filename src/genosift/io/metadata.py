@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from .._messages import FixError, PythonText, Spelled
-from .._validation import UsageError, param_error
+from .._validation import UsageError, closest_names, param_error
 from .compression import MAX_LINE_BYTES, open_binary, suffix_compression
 from .quoting import names_list
 from .reading import EXACT_FLOATS
@@ -275,11 +275,13 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matche
     how : {"inner", "strict"}, default "inner"
         ``"inner"`` keeps the samples found in both (at least one); ``"strict"`` raises
         ``ValueError`` naming the unmatched ids unless both hold exactly the same samples.
-    absent : {"drop", "zeros"}, default "drop"
-        What becomes of the samples the metadata describe and the data lack: left out, or kept
-        as all-zero rows after the data's rows (in the metadata's order). ``"zeros"`` is the
-        reading of k-mer files, which list only the samples that carry each k-mer: a sample on
-        no line carries none of them (as SEER and pyseer count it).
+    absent : {"drop", "zeros", "error"}, default "drop"
+        What becomes of the samples the metadata describe and the data lack: left out, kept as
+        all-zero rows after the data's rows (in the metadata's order), or an error naming them
+        and the data's closest ids. ``"zeros"`` is SEER's reading of k-mer files, which list only
+        the samples that carry each k-mer: a sample on no line carries none of them. But a real
+        genome always carries k-mers, so a sample on no line is almost always a misspelt id: the
+        readers of k-mer counts take ``"error"`` by default.
     min_matched : int or float, optional
         The fewest matches to accept; fewer raise ``TooFewMatched`` (a ``ValueError``) naming the
         counts and some unmatched ids of each side. A whole number N >= 1 is a count: at least N
@@ -310,8 +312,8 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matche
     if how not in ("inner", "strict"):
         raise param_error("how", "attach_metadata", "'inner' or 'strict'", how)
     rule = _check_min_matched(min_matched)
-    if absent not in ("drop", "zeros"):
-        raise param_error("absent", "attach_metadata", "'drop' or 'zeros'", absent)
+    if absent not in ("drop", "zeros", "error"):
+        raise param_error("absent", "attach_metadata", "'drop', 'zeros' or 'error'", absent)
     if not isinstance(metadata, pd.DataFrame):
         expected = "a pandas DataFrame indexed by sample id"
         raise param_error("metadata", "attach_metadata", expected, type(metadata).__name__)
@@ -346,6 +348,15 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matche
         raise ValueError(f"{named.capitalize()} are empty: they have no rows. Give one row per sample.")
     if not ids:
         raise ValueError("The data have no samples, so there is nothing to match with the metadata.")
+    if absent == "error" and only_meta and keep:
+        listed = ", ".join(f"{s!r}{closest_names(s, in_data)}" for s in only_meta[:5])
+        more = f" and {len(only_meta) - 5} more" if len(only_meta) > 5 else ""
+        raise FixError(
+            f"{len(only_meta)} sample(s) of {named} are among none of the data's samples: {listed}{more}. "
+            "A genome always carries k-mers, "
+            "so a sample on no line is almost always a misspelt id: fix the ids, or pass {absent} to read such "
+            "samples as carrying none (SEER's reading), or {drop} to leave them out.",
+            owner="attach_metadata", absent="zeros", drop=PythonText("absent='drop'"))
     if rule is not None and not _enough(report, rule):
         wanted = (f"at least {rule[1]}" if rule[0] == "count" else
                   f"at least {rule[1]:.0%} of each side")
