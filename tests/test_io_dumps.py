@@ -390,6 +390,16 @@ def test_kmc_dumps_match_counts_made_here(tmp_path):
     _check(gs.io.read(listed), expected, list(genomes))
     path, _ = convert_dumps(listed, tmp_path / "kmc.gs.h5ad", chunk_bytes=1 << 12)
     _check(gs.io.open_store(path).to_dataset(), expected, list(genomes))
+    # the KMC database left in a folder of dumps: named, with the command that dumps it
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    name = next(iter(genomes))
+    for suffix in (".kmc.txt", ".kmc_pre", ".kmc_suf"):
+        shutil.copy(tmp_path / f"{name}{suffix}", folder / f"{name}{suffix}")
+    assert gs.io.format_of(folder) == "dumps"
+    with pytest.raises(ValueError, match=r"kmc_pre', line 1: the line holds a NUL byte .* This is a KMC database file, "
+                                         r"not a text dump: dump it with `kmc_tools transform DB dump DB\.txt`"):
+        gs.io.read(folder)
 
 
 def test_jellyfish_dumps_match_counts_made_here(tmp_path):

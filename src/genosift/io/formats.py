@@ -111,8 +111,8 @@ def _dump_folder(path, tried=16):
     ``tried``) that holds one is ``KMER COUNT``, or two fields of which the second is a number of
     any sign (a damaged dump, then named by the reader). An empty first dump is passed over, so
     that the reader names it instead of the folder being taken for no data."""
-    for file in dump_files(path)[:tried]:
-        try:
+    for file in [f for f in dump_files(path) if f.suffix.lower() not in (".kmc_pre", ".kmc_suf", ".jf")][:tried]:
+        try:  # (a counter's database left beside the dumps is named by the reader)
             line = _first_lines(file)[0]
         except (ValueError, OSError):
             return False

@@ -24,6 +24,8 @@ reading, plus the CSR result (12 bytes per count), plus a few blocks of text.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -95,6 +97,14 @@ def _pieces(path, block_size):
                     yield out[i : i + block_size]
     finally:
         source.close()  # stops the thread before the file is closed
+
+
+#: The binary databases of k-mer counters, by suffix: what the file is, and the command that dumps it.
+_COUNTER_DATABASES = {
+    ".kmc_pre": ("a KMC database file", "kmc_tools transform DB dump DB.txt"),
+    ".kmc_suf": ("a KMC database file", "kmc_tools transform DB dump DB.txt"),
+    ".jf": ("a Jellyfish database", "jellyfish dump -c -t DB.jf > DB.txt"),
+}
 
 
 class KmerReader:
@@ -214,10 +224,14 @@ class KmerReader:
 
     def _nul_error(self, piece, at):
         line = int(self.st[LINE]) + 1 + piece.count(b"\n", 0, at)
+        path = Path(self.paths[-1])
+        database = _COUNTER_DATABASES.get(path.suffix.lower())
+        fix = (f"This is {database[0]}, not a text dump: dump it with `{database[1]}`, and give the dumps "
+               "(a folder of dumps holds only them)." if database else
+               "Check that this is the right file, or re-create it.")
         return ValueError(
-            f"{str(self.paths[-1])!r}, line {line}: the line holds a NUL byte (\\x00), which k-mer "
-            "text never holds: the file is damaged or binary. Check that this is the right file, "
-            "or re-create it."
+            f"{str(path)!r}, line {line}: the line holds a NUL byte (\\x00), which k-mer "
+            f"text never holds: the file is damaged or binary. {fix}"
         )
 
     def line_error(self, code, buf, pos):
