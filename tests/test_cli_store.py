@@ -335,7 +335,8 @@ def test_cli_store_errors(stores, tmp_path, capsys):
     out = str(tmp_path / "r.tsv")
     assert main(["score", str(paths["copy"]), "--target", "nope", "-o", out]) == 1
     err = capsys.readouterr().err
-    assert "Column(s) ['nope'] not found among the sample columns ['y', 'bin', 'mic', 'batch']" in err
+    assert "Column(s) 'nope' not found among the sample columns kept with the store (`genosift convert --keep`): " \
+        "'y', 'bin', 'mic', 'batch'" in err
     assert main(["score", str(paths["copy"]), "--target", "y", "--features-in-rows", "-o", out]) == 1
     assert "do not apply to a store" in capsys.readouterr().err
     (tmp_path / "t.csv").write_text("id,f1,f2,y\na,1,2,R\nb,0,7,S\nc,1,1,R\nd,3,0,S\n")

@@ -144,3 +144,5 @@ def test_integer_labels_with_a_blank_cell_keep_their_spelling(tmp_path, capsys):
     fractions = pd.Series([0.5, np.nan, 1.5])
     assert spelled_labels(fractions) is fractions
     assert spelled_labels(pd.Series([2.0, np.nan, -1.0])).tolist()[::2] == [2, -1]
+    written_as_floats = pd.Series([0.0, 1.0, 1.0])  # "0.0" in the file, no blank: pandas had no reason to change it
+    assert spelled_labels(written_as_floats) is written_as_floats

@@ -161,11 +161,15 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     obs = dataset.obs
     missing = [c for c in wanted if obs is None or c not in obs.columns]
     if missing:
-        have = [] if obs is None else list(obs.columns)
+        have = [] if obs is None else [str(c) for c in obs.columns]
+        close = "".join(closest_names(m, have) for m in missing[:1])
+        where = (f"of the metadata table {str(meta)!r}" if meta is not None else
+                 "kept with the store (`genosift convert --keep`)" if kind == "store" else "of the data table")
+        fix = ("Name one of its columns" if meta is not None else
+               "Pass --meta with the metadata table and --id, or name a column of the data table")
         raise ValueError(
-            f"Column(s) {missing} not found among the sample columns {have}. Pass --meta with the "
-            "metadata table and --id, or name a column of the data table"
-            + (" (a store keeps the columns given to `genosift convert --keep`)." if kind == "store" else ".")
+            f"Column(s) {names_list(missing)} not found among the sample columns {where}: "
+            f"{names_list(have, 20) or 'none'}{close}. {fix}."
         )
     labels = spelled_labels(obs[target])
     keep = np.array(labels.notna(), dtype=bool)  # a copy: pandas may hand out a read-only view
@@ -408,10 +412,12 @@ def true_labels(samples, target, *, data=None, data_path=None, meta=None, id_col
 
 
 def spelled_labels(labels):
-    """A column of labels (a pandas Series) as written: floats that are all whole numbers, which
-    is how pandas reads a column of integers with a blank cell, become integers again (missing
-    cells stay missing), so that labels 0 and 1 are not shown as 0.0 and 1.0."""
-    if labels.dtype.kind == "f":
+    """A column of labels (a pandas Series) as written: a column of floats with missing cells whose
+    other values are all whole numbers, which is how pandas reads a column of integers with a
+    blank cell, becomes integers again (missing cells stay missing), so that labels 0 and 1 are not
+    shown as 0.0 and 1.0. A column without a missing cell was read as floats because it was
+    written so (``0.0``), and keeps that spelling."""
+    if labels.dtype.kind == "f" and labels.isna().any():
         known = labels.dropna().to_numpy()
         if known.size and np.isfinite(known).all() and (known == np.trunc(known)).all() \
                 and np.abs(known).max() < 2**53:

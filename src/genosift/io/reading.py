@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .._messages import FixError, plain
-from .._validation import check_integer_range, default_feature_names
+from .._validation import check_integer_range, closest_names, default_feature_names
 from .compression import DamagedFile, LineTooLong, open_text, suffix_compression
 from .quoting import names_list
 
@@ -121,7 +121,8 @@ def column_position(header, column, option, path, where):
         if not hits:
             raise FixError(
                 f"{str(path)!r} has no column named {column!r} (the {{{option}}} option); {where} "
-                f"names {names_list(header, 5)}. Check the spelling, or give a 0-based position.",
+                f"names {names_list(header, 5)}{closest_names(column, header)}. Check the spelling, or give a "
+                "0-based position.",
                 owner="read_table", **{option: FixError.ANY},
             )
         if len(hits) > 1:
