@@ -172,6 +172,9 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
             f"{names_list(have, 20) or 'none'}{close}. {fix}."
         )
     labels = spelled_labels(obs[target])
+    if labels is not obs[target]:  # every output shows the labels as spelt (0, not 0.0)
+        obs = obs.assign(**{target: labels})
+        dataset = replace(dataset, obs=obs)
     keep = np.array(labels.notna(), dtype=bool)  # a copy: pandas may hand out a read-only view
     none = None if keep.all() or not unlabelled else _take_rows(dataset, np.flatnonzero(~keep))
     if not keep.all():
@@ -370,19 +373,21 @@ def fold_groups(labelled, column):
     return labelled.dataset.obs[column].astype(str).to_numpy()
 
 
-def reduced_frame(labelled, mask, names, *, chunk_bytes=None):
+def reduced_frame(labelled, columns, names, *, chunk_bytes=None):
     """The selected columns of every labelled sample, with the sample ids and label columns;
-    ``names``: the names of the selected features, in feature order.
+    ``columns``: the positions of the selected features in the order they are written (best
+    first), ``names`` their names in that order.
 
     From a store, only the selected columns are read (``Store.read_columns``).
     """
     import pandas as pd
 
     X = labelled.dataset.X
+    columns = np.asarray(columns, dtype=np.int64)
     if isinstance(X, StoreRows):
-        X = X.store.read_columns(np.flatnonzero(mask), rows=X.rows, chunk_bytes=chunk_bytes)
+        X = X.store.read_columns(columns, rows=X.rows, chunk_bytes=chunk_bytes)
     else:
-        X = X[:, np.flatnonzero(mask)]
+        X = X[:, columns]
     X = X.toarray() if sp.issparse(X) else np.asarray(X)
     frame = pd.DataFrame(X, columns=[str(n) for n in names])
     frame.insert(0, "sample", labelled.dataset.sample_ids)

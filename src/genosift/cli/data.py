@@ -195,8 +195,9 @@ def select_command(args):
     labelled, result, mask, prof = _score_job(args)
     digests = _digests(args)
     with closing(prof):
-        chosen = result.names_of(np.flatnonzero(mask))
-        reduced = pipeline.reduced_frame(labelled, mask, chosen, chunk_bytes=args.chunk_bytes)
+        columns = np.flatnonzero(mask)
+        columns = columns[np.argsort(result.ranks[columns], kind="stable")]  # best first, as in the ranking
+        reduced = pipeline.reduced_frame(labelled, columns, result.names_of(columns), chunk_bytes=args.chunk_bytes)
         selected = pipeline.selected_records(pipeline.selected_frame(result, mask, prof))
 
         def provenance():
