@@ -289,3 +289,19 @@ def test_the_recorded_command_as_it_was_typed(monkeypatch):
                             ("/x/other/__main__.py", None), ("", None), ("script.py", None)]:
         monkeypatch.setattr("sys.argv", [argv0, "score", "a.tsv", "-o", "b.tsv"])
         assert command_line() == expected
+
+
+def test_methods_table_fits_the_terminal(capsys, monkeypatch):
+    """`genosift methods` lists every method within the terminal's width (80 columns at least),
+    each summary wrapped under its own column."""
+    import genosift as gs
+    from genosift.cli import main
+
+    for columns in ("80", "120"):
+        monkeypatch.setenv("COLUMNS", columns)
+        assert main(["methods"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert max(len(line) for line in lines) <= int(columns)
+        listed = [line.split()[0] for line in lines[1:] if line and not line.startswith(" ") and
+                  not line.startswith("`")]
+        assert listed == list(gs.methods().index)
