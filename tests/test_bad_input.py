@@ -963,6 +963,7 @@ def files(tmp_path_factory):
     (d / "taken.gs.h5ad").write_text("keep me\n")
     labelled.assign(site=np.where(np.arange(24) < 12, "north", "south")).to_csv(d / "groups.csv", index=False)
     (d / "counts.Rtab").write_text("Gene\ts1\ts2\ng1\t1\t0\ng2\t2\t1\n")
+    np.save(d / "numeric.npy", X)
     (d / "bad.skops").write_bytes(b"not a model")
     (d / "old.joblib").write_bytes(b"\x80\x04N.")
     with warnings.catch_warnings():
@@ -1103,6 +1104,12 @@ CLI_CASES += [
     ("predict: --meta without --id", ["predict", "{d}/results", "{d}/numeric.csv", "--meta", "{d}/meta.csv", "-o",
                                       "{o}/p.tsv"], 2,
      r"genosift predict: error: --meta needs --id \(the sample-id column\) and --target"),
+    ("convert: --meta with a table", ["convert", "{d}/data.csv", "--meta", "{d}/meta.csv", "--id", "id", "-o",
+                                      "{o}/t.gs.h5ad"], 2,
+     r"--meta and --absent-samples are for data without per-sample columns .* a table keeps its own per-sample "
+     r"columns with --keep COLUMNS"),
+    ("convert: --absent-samples without --meta", ["convert", "{d}/numeric.npy", "--absent-samples", "drop", "-o",
+                                                  "{o}/t.gs.h5ad"], 2, r"--absent-samples .* needs --meta"),
     ("score: unknown --train-groups value", ["score", "{d}/groups.csv", *_SCORE, "--keep", "site", "--group", "site",
                                              "--train-groups", "nort", "-o", "{o}/s.tsv"], 1,
      r"--train-groups names 'nort', which is not a value of the column 'site' of the samples scored; its values: "

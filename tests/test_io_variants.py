@@ -15,7 +15,7 @@ import pytest
 import scipy.sparse as sp
 
 from genosift.cli import main
-from genosift.io import format_of, read, variants
+from genosift.io import format_of, open_store, read, variants
 from genosift.io.variants import MissingGenotypesWarning
 
 CONTIGS = "##contig=<ID=chr1,length=100000>\n##contig=<ID=NC_000962.3,length=4411532>\n"
@@ -438,6 +438,15 @@ def test_convert_and_score_a_vcf(tmp_path, capsys):
     assert set(ranking["feature"]) == set(reference(HAPLOID)[2])
     assert main(["score", str(tmp_path / "calls.gs.h5ad"), "--meta", str(pheno), "--id", "sample",
                  "--target", "y", "-o", str(tmp_path / "from-store.tsv")]) == 0
+    # converted with the phenotypes: the store keeps them, and scores as the VCF joined to them does
+    capsys.readouterr()
+    assert main(["convert", str(data), "--meta", str(pheno), "--id", "sample", "-o",
+                 str(tmp_path / "joined.gs.h5ad")]) == 0
+    assert "5 sample(s) matched by id" in capsys.readouterr().out
+    assert open_store(tmp_path / "joined.gs.h5ad").obs["y"].tolist() == [1, 0, 1, 0, 0]
+    assert main(["score", str(tmp_path / "joined.gs.h5ad"), "--target", "y", "--method", "chi2", "--binary",
+                 "-o", str(tmp_path / "joined.tsv")]) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "joined.tsv", sep="\t"), ranking)
     capsys.readouterr()
     assert main(["score", str(data), "--meta", str(pheno), "--id", "sample", "--target", "y",
                  "--missing-genotypes", "error", "-o", str(tmp_path / "strict.tsv")]) == 1

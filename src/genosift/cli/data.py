@@ -244,11 +244,19 @@ def convert_command(args):
         if args.dtype == "auto":
             raise UsageError("--dtype auto is for k-mer counts, whose largest count is known once read; a table keeps "
                              "float64 (the default), or pass the type its values fit, e.g. --dtype uint8.")
-        if meta is not None or args.absent_samples:
-            raise UsageError("--meta and --absent-samples are for k-mer inputs; other tables keep their own "
-                             "per-sample columns with --keep COLUMNS.")
+        tables = kinds <= {"csv", "tsv", "parquet"}
+        if tables and (meta is not None or args.absent_samples):
+            raise UsageError("--meta and --absent-samples are for data without per-sample columns (k-mer counts, "
+                             "VCF, PLINK, arrays); a table keeps its own per-sample columns with --keep COLUMNS.")
+        if meta is None and args.absent_samples:
+            raise UsageError("--absent-samples says what becomes of the samples of --meta that the data lack: it "
+                             "needs --meta.")
+        joined = {} if meta is None else {"metadata": meta, "absent": args.absent_samples or "drop"}
         out = convert(args.inputs[0], args.output, format=args.format, overwrite=args.force, dtype=args.dtype,
-                      chunk_bytes=args.chunk_bytes, **read_options(args, data=args.inputs[0]))
+                      chunk_bytes=args.chunk_bytes, **joined, **read_options(args, data=args.inputs[0]))
+        if meta is not None:
+            out, report = out
+            print(report)
     else:
         raise ValueError("Several inputs are combined only for k-mer count files; convert other files one at a time.")
     from ..io import open_store
