@@ -457,3 +457,19 @@ def test_convert_and_score_a_vcf(tmp_path, capsys):
     assert main(["score", str(table), "--target", "a", "--missing-genotypes", "zero", "-o",
                  str(tmp_path / "x.tsv")]) == 1
     assert "--missing-genotypes do not apply to csv files" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["bcf", "vcf.gz"])
+def test_a_truncated_bcf_or_bgzipped_vcf_is_named_truncated(tmp_path, kind):
+    """htslib reports a cut BGZF file as a header it cannot parse: the reader says what it is."""
+    source = tmp_path / "calls.vcf"
+    source.write_text(HAPLOID * 1 + "".join(
+        f"NC_000962.3\t{20000 + i}\t.\tA\tG\t50\tPASS\t.\tGT\t1\t0\t1\t0\t0\n" for i in range(2000)))
+    whole = tmp_path / f"calls.{kind}"
+    run(tool("bcftools"), "view", "-O", "b" if kind == "bcf" else "z", "-o", whole, source)
+    data = whole.read_bytes()
+    for cut in (len(data) // 5, len(data) // 2):
+        path = tmp_path / f"cut{cut}.{kind}"
+        path.write_bytes(data[:cut])
+        with pytest.raises(ValueError, match=r"it is truncated: its gzip data end before the end-of-stream marker"):
+            read(path)

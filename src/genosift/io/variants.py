@@ -37,7 +37,7 @@ from numba import njit
 
 from .._messages import FixError, Spelled, plain
 from .._validation import param_error
-from .compression import detect
+from .compression import decompressed, detect
 from .quoting import names_list, shown
 from .reading import optional_module
 from .registry import Dataset, register_reader
@@ -192,6 +192,7 @@ def read_vcf(path, *, genotypes="dosage", missing="zero"):
     try:
         vcf = cyvcf2.VCF(str(path))
     except Exception as exc:  # OSError from htslib: not VCF, or a header it cannot parse
+        _truncated(path)
         raise FixError(
             f"Cannot read {str(path)!r} as a VCF or BCF file: {str(exc).strip().rstrip('.')}. A VCF starts "
             "with '##fileformat=VCF' and a '#CHROM' header line; check the file, or pass {format} to "
@@ -201,6 +202,14 @@ def read_vcf(path, *, genotypes="dosage", missing="zero"):
         return _read_vcf(vcf, path, genotypes, missing)
     finally:
         vcf.close()
+
+
+def _truncated(path):
+    """Raise ``DamagedFile`` naming the fault when the BGZF (gzip) file ``path`` is truncated or
+    corrupt: htslib reports a cut file as a header or a record it cannot parse."""
+    if detect(path) == "gzip":
+        for _ in decompressed(path):
+            pass
 
 
 def _read_vcf(vcf, path, genotypes, missing):
@@ -217,6 +226,7 @@ def _read_vcf(vcf, path, genotypes, missing):
         try:
             rec = next(records, None)
         except Exception as exc:
+            _truncated(path)
             after = f" (after {last})" if last else " (the first)"
             raise ValueError(
                 f"Cannot read {str(path)!r} as VCF/BCF: variant record {k + 1:,}{after} cannot be parsed "
