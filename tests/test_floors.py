@@ -23,7 +23,7 @@ def _declared():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     floors = {}
     for spec in [*project["dependencies"], *project["optional-dependencies"]["test"]]:
-        name, floor = re.fullmatch(r"([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?>=([0-9.]+)", spec).groups()
+        name, floor = re.fullmatch(r"([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?>=([0-9.]+)(?:\s*;.*)?", spec).groups()
         floors[name.lower()] = floor
     return floors
 
