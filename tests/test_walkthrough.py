@@ -82,3 +82,40 @@ def test_the_readme_walkthrough_runs_from_genomes_to_predictions(tmp_path):
     assert len(predictions) == 48 and predictions["in_training"].sum() == 40
     # the final model's predictions of the new isolates are those evaluate wrote
     assert predictions.loc[new.index, "predicted"].tolist() == new["predicted"].tolist()
+
+
+def quick_start_install():
+    """The README's first quick-start command (install and demo), as written."""
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"## Quick start.*?```bash\n(.*?)```", text, re.S).group(1)
+    return block.strip()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("fsm-lite") is None, reason="fsm-lite is not installed (apt-get install fsm-lite)")
+def test_the_readme_install_line_runs_the_walkthrough(tmp_path):
+    """A copy of the repository, the README's install line as written (a fresh venv, `pip install
+    .`, no extra), then every command of the walk-through with that venv's `genosift`: nothing the
+    walk-through runs needs a package the install line did not bring. Needs the package index
+    (run with `pytest -m slow tests/test_walkthrough.py`)."""
+    root = Path(__file__).resolve().parents[1]
+    files = subprocess.run(["git", "-C", str(root), "ls-files"], capture_output=True, text=True, check=True)
+    repo = tmp_path / "genosift"
+    for name in files.stdout.split():
+        target = repo / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / name, target)
+    command = quick_start_install()
+    assert command.startswith("python3 -m venv .venv && .venv/bin/pip install . && ")
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    run = subprocess.run(["bash", "-c", command], cwd=repo, env=clean, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    assert "genosift-demo" in run.stdout
+    env = dict(clean, PATH=f"{repo / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    work = tmp_path / "work"
+    work.mkdir()
+    for line in walkthrough_commands():
+        step = subprocess.run(["bash", "-c", f"set -euo pipefail; {line}"], cwd=work, env=env, capture_output=True,
+                              text=True)
+        assert step.returncode == 0, f"{line}\n{step.stdout[-2000:]}\n{step.stderr[-3000:]}"
+    assert (work / "report.html").is_file() and (work / "predictions.tsv").is_file()
