@@ -447,3 +447,66 @@ def test_single_validation_split_has_no_spread(golub_results, tmp_path):
         assert f"<td>{value:.3f}</td>" in table
     fig = cv_curve(load_results(folder).curve, best_k=run["best_k"])
     assert not any(isinstance(c, PolyCollection) for ax in fig.axes for c in ax.collections)
+
+
+def test_an_unsigned_method_draws_the_difference_of_class_means_on_the_volcano(tmp_path):
+    """chi2's statistic has no sign (drawn as an effect size it folded every feature onto one
+    side): the volcano's x axis is the difference of the class means, signed, and says so."""
+    from genosift.report import figures as fg
+    from genosift.report.make import _signed
+
+    assert not _signed("chi2") and _signed("welch")
+    rng = np.random.RandomState(0)
+    y = np.repeat(["a", "b"], 20)
+    X = (rng.random((40, 30)) < 0.4).astype(float)
+    X[y == "b", :3] = 1.0
+    X[y == "b", 3:6] = 0.0
+    res = gs.score(X, y, method="chi2")
+    frame = res.to_frame().merge(gs.profile(X, y).to_frame()[["feature", "diff_means"]], on="feature")
+    frame["selected"] = frame["rank"] <= 6
+    fig = fg.volcano(frame, effect="diff_means", effect_label="difference of the class means (b minus a)")
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "difference of the class means (b minus a)"
+    x = np.concatenate([c.get_offsets()[:, 0] for c in ax.collections])
+    assert (x < -0.2).any() and (x > 0.2).any()  # both directions, where chi2 alone has none
+
+
+def test_presence_absence_features_are_bars_of_the_share_carrying_them():
+    from genosift.report import figures as fg
+
+    top = pd.DataFrame({"sample": [f"s{i}" for i in range(8)], "label": list("aaaabbbb"),
+                        "gene1": [1, 1, 1, 0, 0, 0, 0, 1], "count": [0, 3, 5, 2, 7, 1, 0, 4]})
+    fig = fg.class_distributions(top, classes=["a", "b"])
+    binary, counts = fig.axes[0], fig.axes[1]
+    heights = [p.get_height() for p in binary.patches]
+    assert heights == pytest.approx([0.5, 0.75, 0.25])  # all, a, b
+    assert binary.get_ylim() == (0, 1) and len(binary.get_yticks()) > 1  # a readable share axis
+    assert [t.get_text() for t in binary.get_xticklabels()] == ["all", "a", "b"]
+    assert binary.get_xlabel() == "share carrying it (x = 1)" and counts.get_xlabel().startswith("value")
+
+
+def test_grid_curves_show_spread_as_error_bars_that_do_not_hide_each_other():
+    from matplotlib.collections import PolyCollection
+
+    from genosift.report.grid_figures import grid_curves
+
+    curve = pd.DataFrame({"options": ["C=0.1"] * 3 + ["C=1"] * 3, "k": [5, 50, 500] * 2,
+                          "accuracy_mean": [0.7, 0.8, 0.8, 0.72, 0.81, 0.79], "accuracy_std": [0.1] * 6})
+    ax = grid_curves(curve, metric="accuracy", best_options="C=1", best_k=50).axes[0]
+    assert not any(isinstance(c, PolyCollection) for c in ax.collections)  # no overlapping bands
+    xs = [line.get_xdata() for line in ax.lines if line.get_label() in ("C=0.1", "C=1")]
+    assert len(xs) == 2 and (np.asarray(xs[0]) < np.asarray(xs[1])).all()  # nudged apart at every k
+
+
+def test_binary_is_among_the_run_settings(tmp_path):
+    from genosift.workflow import evaluate, write_results
+
+    rng = np.random.RandomState(1)
+    y = np.repeat(["a", "b"], 15)
+    X = rng.poisson(2, size=(30, 20)).astype(float)
+    X[y == "b", 0] += 4
+    ev = evaluate(X, y, method="chi2", ks=[2, 5], cv=3, binary=True)
+    out = write_results(ev, tmp_path / "res", X=X, y=y)
+    assert json.loads((out / "run.json").read_text())["binary"] is True
+    report = gs.report.make_report(out, tmp_path / "r.html")
+    assert "<th>binary</th><td>yes</td>" in report.html.read_text()

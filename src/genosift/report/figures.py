@@ -141,8 +141,9 @@ def score_distribution(scores, *, best_k):
     return fig
 
 
-def volcano(scores, *, alpha=0.05, n_labels=6):
-    """Effect size (the ``statistic`` column) against -log10 q, selected features in colour.
+def volcano(scores, *, alpha=0.05, n_labels=6, effect="statistic", effect_label="effect size (statistic)"):
+    """Effect size (the column ``effect``: a signed method's ``statistic``, else the difference of
+    the class means) against -log10 q, selected features in colour.
 
     q-values of 0 are drawn at the top of the axis as triangles. The ``n_labels`` most
     significant selected features are named.
@@ -153,7 +154,7 @@ def volcano(scores, *, alpha=0.05, n_labels=6):
     >>> volcano(frame).axes[0].get_ylabel()
     '-log10 q'
     """
-    stat = np.asarray(scores["statistic"], dtype=np.float64)
+    stat = np.asarray(scores[effect], dtype=np.float64)
     q = np.asarray(scores["qvalue"], dtype=np.float64)
     selected = np.asarray(scores["selected"], dtype=bool)
     ok = np.isfinite(stat) & np.isfinite(q)
@@ -173,7 +174,7 @@ def volcano(scores, *, alpha=0.05, n_labels=6):
     best = np.flatnonzero(ok & selected)
     best = best[np.argsort(q[best], kind="stable")][:n_labels]
     _label_points(ax, stat[best], y[best], [short(scores["feature"].iloc[j], 22) for j in best])
-    ax.set_xlabel("effect size (statistic)")
+    ax.set_xlabel(effect_label)
     ax.set_ylabel("-log10 q")
     note = f"; {capped.sum()} with q = 0 drawn as triangles" if capped.any() else ""
     ax.set_title(f"Volcano plot of {ok.sum():,} features{note}")
@@ -235,6 +236,13 @@ def _draw_distribution(ax, values, labels, classes, colours):
         return ""
     integer = bool(np.all(values == np.round(values)))
     distinct = np.unique(values)
+    if set(distinct.tolist()) <= {0.0, 1.0}:  # presence/absence: the share carrying it, overall and per class
+        shares = [values.mean()] + [values[labels == c].mean() if (labels == c).any() else np.nan for c in classes]
+        ax.bar(range(len(shares)), shares, color=[OVERALL] + [colours[c] for c in classes], width=0.7,
+               alpha=0.85, linewidth=0)
+        ax.set_xticks(range(len(shares)), ["all"] + [short(c, 10) for c in classes])
+        ax.set_ylim(0, 1)
+        return "share carrying it (x = 1)"
     if integer and distinct.size <= 20:
         width = 0.8 * (np.diff(distinct).min() if distinct.size > 1 else 1.0)
         overall = np.array([(values == v).mean() for v in distinct])
@@ -262,9 +270,10 @@ def class_distributions(top_values, *, classes=None, max_features=12, columns=4)
     """p(x) against p(x | class) for the best features (the columns of ``top_values``, in rank
     order): the overall distribution shaded grey, one line per class.
 
-    Integer features with at most 20 distinct values are drawn as the share of samples at
-    each value; other features as Gaussian kernel densities with one bandwidth per feature
-    (long-tailed counts on a log(1 + x) scale).
+    Presence/absence features (0 and 1 only) are drawn as bars of the share of samples carrying
+    them, overall and per class; other integer features with at most 20 distinct values as the
+    share of samples at each value; other features as Gaussian kernel densities with one
+    bandwidth per feature (long-tailed counts on a log(1 + x) scale).
 
     >>> import pandas as pd
     >>> top = pd.DataFrame({"sample": ["s1", "s2", "s3", "s4"], "label": ["a", "a", "b", "b"],
@@ -286,8 +295,9 @@ def class_distributions(top_values, *, classes=None, max_features=12, columns=4)
         ax.set_title(f"{features.index(name) + 1}. {short(name, 26)}", fontsize=9)
         ax.set_xlabel(xlabel, fontsize=8)
         ax.tick_params(labelsize=7.5)
-        ax.set_yticks([])
-        ax.spines["left"].set_visible(False)
+        if not xlabel.startswith("share"):  # densities: their height has no unit to read
+            ax.set_yticks([])
+            ax.spines["left"].set_visible(False)
     for ax in axes.flat[len(features):]:
         ax.set_axis_off()
     from matplotlib.lines import Line2D

@@ -59,14 +59,15 @@ def grid_heatmap(curve, *, metric, best_options, best_k):
 
 
 def grid_curves(curve, *, metric, best_options, best_k, n_classes=None):
-    """``metric`` against k, one line per options (a band of +/- one standard deviation where the
-    folds give one); the best (options, k) starred.
+    """``metric`` against k, one line per options (error bars of +/- one standard deviation where
+    the folds give one, each setting's points nudged sideways so that they do not hide each
+    other); the best (options, k) starred.
 
     >>> import pandas as pd
     >>> curve = pd.DataFrame({"options": ["C=0.1", "C=0.1", "C=1", "C=1"], "k": [5, 50, 5, 50],
     ...                       "accuracy_mean": [0.7, 0.8, 0.75, 0.9], "accuracy_std": [0.1, 0.1, 0.05, 0.0]})
-    >>> len(grid_curves(curve, metric="accuracy", best_options="C=1", best_k=50).axes[0].lines)
-    3
+    >>> [t.get_text() for t in grid_curves(curve, metric="accuracy", best_options="C=1", best_k=50).legends[0].texts]
+    ['C=0.1', 'C=1', 'best: k = 50, C=1 (0.900)']
     """
     options, ks, means = _table(curve, metric, "mean")
     _, _, stds = _table(curve, metric, "std")
@@ -76,12 +77,16 @@ def grid_curves(curve, *, metric, best_options, best_k, n_classes=None):
         from matplotlib import colormaps
 
         cmap = colormaps["viridis"]
+    log_x = is_log_spaced(ks)
     for i, name in enumerate(options):
         colour = cmap(i / max(1, len(options) - 1)) if many else PALETTE[i]
+        # each setting's points nudged sideways, its spread as error bars: bands of several settings overlap
+        step = 0.035 * (i - (len(options) - 1) / 2)
+        at = ks * np.exp(step) if log_x else ks + step * (np.ptp(ks) or 1.0) / 4
+        ax.plot(at, means[i], "o-", color=colour, markersize=3, linewidth=1.4, label=short(name, 40))
         if np.isfinite(stds[i]).any():
-            std = np.nan_to_num(stds[i])
-            ax.fill_between(ks, means[i] - std, means[i] + std, color=colour, alpha=0.10, linewidth=0)
-        ax.plot(ks, means[i], "o-", color=colour, markersize=3, linewidth=1.4, label=short(name, 40))
+            ax.errorbar(at, means[i], yerr=np.nan_to_num(stds[i]), fmt="none", ecolor=colour, elinewidth=0.9,
+                        capsize=2, alpha=0.8)
     if best_options in options and best_k in ks:
         value = means[options.index(best_options), int(np.searchsorted(ks, best_k))]
         ax.plot([best_k], [value], marker="*", markersize=13, color="black", linestyle="none",

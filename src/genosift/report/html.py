@@ -49,7 +49,7 @@ def _setting(key, value):
     return "\u2013" if value is None else _fmt(value)
 
 
-_SETTING_ORDER = ("method", "model", "model_options", "metric", "best_k", "ks", "cv", "classes", "n_samples",
+_SETTING_ORDER = ("method", "binary", "model", "model_options", "metric", "best_k", "ks", "cv", "classes", "n_samples",
                   "n_features", "has_pvalues", "command", "genosift_version", "inputs")
 
 

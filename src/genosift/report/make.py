@@ -136,11 +136,20 @@ def _figures(results):
         f"The {run['method']} score of every feature in the final ranking (fitted on all training samples); "
         f"the {k} features right of the dashed cut-off are the selected ones.",
         lambda: fg.score_distribution(results.scores, best_k=k))
-    if results.has_pvalues:
+    signed = _signed(run["method"])
+    two_means = "diff_means" in results.scores.columns
+    if results.has_pvalues and (signed or two_means):
+        effect, label, said = (("statistic", "effect size (statistic)", "the method's signed statistic") if signed
+                               else ("diff_means", f"difference of the class means ({_difference(run)})",
+                                     f"the difference of the class means, {_difference(run)}, as the "
+                                     f"{run['method']} statistic has no sign"))
         add("volcano", "Volcano plot",
-            "Effect size (the method's statistic) against \u2212log10 of the Benjamini-Hochberg q-value; "
+            f"Effect size ({said}) against \u2212log10 of the Benjamini-Hochberg q-value; "
             "selected features in orange, the most significant of them named; dashed line: q = 0.05.",
-            lambda: fg.volcano(results.scores))
+            lambda: fg.volcano(results.scores, effect=effect, effect_label=label))
+    elif results.has_pvalues:
+        missing.append(f"The volcano plot: method '{run['method']}' gives an unsigned statistic and the ranking "
+                       "holds no difference of class means (more than two classes) to draw as an effect size.")
     else:
         missing.append(f"The volcano plot: method '{run['method']}' gives no p-values.")
     if results.top_values is not None:
@@ -185,3 +194,18 @@ def _grid_figures(results, add, metric, picked):
                                         else "") + f"; the star marks the best, k = {k} with {best}.",
         lambda: gf.grid_curves(results.curve_values, metric=run["metric"], best_options=best, best_k=k,
                                n_classes=len(run["classes"])))
+
+
+def _signed(method):
+    """Whether the method's statistic has a sign (a direction) to draw as an effect size."""
+    from ..scores import get_method
+
+    try:
+        return bool(get_method(method).signed)
+    except (ValueError, KeyError):  # a results folder of a method this version lacks
+        return False
+
+
+def _difference(run):
+    classes = [str(c) for c in run["classes"]]
+    return f"{classes[1]} minus {classes[0]}" if len(classes) == 2 else "between the classes"

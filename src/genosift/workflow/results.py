@@ -91,7 +91,8 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
         run = {
             "genosift_version": __version__, "method": ev.method, "model": ev.model_name,
             "model_options": ev.model_options, "ks": ev.ks, "best_k": ev.best_k, "metric": ev.metric,
-            "cv": ev.cv, "classes": [str(c) for c in ev.classes], "n_samples": len(ev.sample_ids),
+            "cv": ev.cv, "binary": bool(ev.binary), "classes": [str(c) for c in ev.classes],
+            "n_samples": len(ev.sample_ids),
             "n_features": int(ev.result.n_features), "has_pvalues": ev.result.pvalues is not None,
             "probabilities": bool(hasattr(ev.pipeline, "predict_proba") and ev.model_name != "linear_svm"),
             "notes": ev.notes, "method_options": dict(ev.result.options), "importance": _importance_kind(ev),
