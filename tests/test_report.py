@@ -144,8 +144,8 @@ def _png_size(path):
 def test_report_writes_one_html_and_every_figure(golub_report):
     html, pngs = golub_report
     assert html.exists() and html.name == "report.html"
-    assert {p.name for p in pngs} == {"cv_curve.png", "confusion.png", "score_distribution.png", "volcano.png",
-                                      "class_distributions.png", "stability.png"}
+    assert {p.name for p in pngs} == {"cv_curve.png", "confusion.png", "roc.png", "score_distribution.png",
+                                      "volcano.png", "class_distributions.png", "stability.png"}
     assert all(p.parent == html.with_name("report_files") for p in pngs)
     for path in pngs:
         width, height, image = _png_size(path)
@@ -164,10 +164,10 @@ def test_html_is_self_contained(golub_report):
     assert links and not [u for u in links if u.startswith(("http:", "https:", "//", "file:"))]
     assert all(u.startswith("#") for u in re.findall(r'\bhref\s*=\s*"([^"]*)"', text))
     sources = re.findall(r'<img\b[^>]*\bsrc="([^"]*)"', text)
-    assert len(sources) == 6 and all(s.startswith("data:image/png;base64,") for s in sources)
+    assert len(sources) == 7 and all(s.startswith("data:image/png;base64,") for s in sources)
     embedded = {base64.b64decode(s.split(",", 1)[1]) for s in sources}
     assert embedded == {p.read_bytes() for p in golub_report.pngs}  # the same figures as the PNG files
-    assert text.count("<figcaption>") == 6
+    assert text.count("<figcaption>") == 7
 
 
 def test_html_holds_the_numbers_of_the_results(golub_results, golub_report):
@@ -194,10 +194,10 @@ def test_html_holds_the_numbers_of_the_results(golub_results, golub_report):
 
 def test_missing_pvalues_and_optional_tables_leave_their_figures_out(fisher_results, tmp_path):
     html, pngs = make_report(fisher_results, tmp_path / "fisher.html")
-    assert {p.name for p in pngs} == {"cv_curve.png", "confusion.png", "score_distribution.png"}
+    assert {p.name for p in pngs} == {"cv_curve.png", "confusion.png", "roc.png", "score_distribution.png"}
     assert all(p.parent == tmp_path / "fisher_files" for p in pngs)
     text = unescape(html.read_text())
-    assert text.count("<img ") == 3
+    assert text.count("<img ") == 4
     assert "method 'fisher' gives no p-values" in text
     assert "stability.tsv is not in the results folder" in text
     assert "top_values.tsv is not in the results folder" in text
@@ -212,7 +212,7 @@ def test_overwrite_needs_force_and_replaces_stale_figures(golub_results, fisher_
     with pytest.raises(FileExistsError, match="cv_curve.png"):  # the figures are not overwritten either
         make_report(golub_results, tmp_path / "other.html", png_dir=tmp_path / "r_files", overwrite=False)
     second = make_report(fisher_results, out, overwrite=True)
-    assert len(first.pngs) == 6 and len(second.pngs) == 3
+    assert len(first.pngs) == 7 and len(second.pngs) == 4
     assert sorted(p.name for p in (tmp_path / "r_files").iterdir()) == sorted(p.name for p in second.pngs)
     (tmp_path / "keep").mkdir()
     (tmp_path / "keep" / "volcano.png").write_bytes(b"not ours to delete")
@@ -290,8 +290,8 @@ def test_load_results_types_the_tables(golub_results):
 def test_cli_report_exit_codes(fisher_results, tmp_path, capsys):
     out, figs = tmp_path / "cli.html", tmp_path / "figs"
     assert main(["report", str(fisher_results), "-o", str(out), "--png-dir", str(figs)]) == 0
-    assert "3 figures" in capsys.readouterr().out
-    assert out.exists() and len(list(figs.glob("*.png"))) == 3
+    assert "4 figures" in capsys.readouterr().out
+    assert out.exists() and len(list(figs.glob("*.png"))) == 4
     assert main(["report", str(fisher_results), "-o", str(out), "--png-dir", str(figs)]) == 1
     assert "--force" in capsys.readouterr().err
     assert main(["report", str(fisher_results), "-o", str(out), "--png-dir", str(figs), "--force"]) == 0
@@ -413,8 +413,8 @@ def test_report_renders_in_headless_chromium(golub_report, tmp_path):
     assert orange > 500, "the embedded figures did not render"
     dom = subprocess.run([browser, *flags, "--dump-dom", url], check=True, capture_output=True, text=True,
                          timeout=120).stdout
-    assert dom.count('src="data:image/png;base64,') == 6
-    assert "best k = 200" in dom and dom.count("<figcaption>") == 6
+    assert dom.count('src="data:image/png;base64,') == 7
+    assert "best k = 200" in dom and dom.count("<figcaption>") == 7
 
 
 def test_single_validation_split_has_no_spread(golub_results, tmp_path):
@@ -510,3 +510,32 @@ def test_binary_is_among_the_run_settings(tmp_path):
     assert json.loads((out / "run.json").read_text())["binary"] is True
     report = gs.report.make_report(out, tmp_path / "r.html")
     assert "<th>binary</th><td>yes</td>" in report.html.read_text()
+
+
+def test_roc_curve_and_unlabelled_predictions(tmp_path):
+    """Two classes with probabilities: the ROC curve of the out-of-fold predictions, its area
+    that of scikit-learn; samples without a label: their predictions in a table of their own;
+    wide tables scroll inside the page instead of spilling out of it."""
+    from sklearn.metrics import roc_auc_score
+
+    from genosift.report import figures as fg
+    from genosift.workflow import evaluate, write_results
+
+    rng = np.random.RandomState(2)
+    y = np.repeat(["neg", "pos"], 20)
+    X = rng.normal(size=(40, 30))
+    X[y == "pos", :3] += 1.2
+    new = rng.normal(size=(5, 30))
+    ev = evaluate(X, y, method="welch", ks=[3, 10], cv=4, unlabelled=new,
+                  unlabelled_ids=[f"new{i}" for i in range(5)])
+    out = write_results(ev, tmp_path / "res", X=X, y=y)
+    results = gs.report.load_results(out)
+    fig = fg.roc_curve(results.predictions, ["neg", "pos"])
+    auc = roc_auc_score(results.predictions["true"] == "pos", results.predictions["proba_pos"])
+    assert fig.axes[0].get_legend().get_texts()[0].get_text().startswith(f"AUC {auc:.3f} (20 pos, 20 neg)")
+    report = gs.report.make_report(out, tmp_path / "r.html")
+    text = report.html.read_text()
+    assert 'id="fig-roc"' in text and "ROC curve at k =" in text
+    assert "Samples without a label, predicted by the final model (5)" in text
+    assert all(f"<td>new{i}</td>" in text for i in range(5))
+    assert text.count('<div class="scroll"><table') >= 3 and ".scroll{overflow-x:auto" in text

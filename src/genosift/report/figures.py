@@ -429,6 +429,36 @@ def selection_stability(stability, *, selected=(), max_features=30):
     return fig
 
 
+def roc_curve(predictions, classes):
+    """The ROC curve of the out-of-fold probabilities of ``classes[1]`` (two classes), its area
+    in the legend, the diagonal of chance.
+
+    >>> import pandas as pd
+    >>> oof = pd.DataFrame({"true": ["a", "a", "b", "b"], "proba_b": [0.1, 0.6, 0.4, 0.9]})
+    >>> roc_curve(oof, ["a", "b"]).axes[0].get_legend().get_texts()[0].get_text()
+    'AUC 0.750 (2 b, 2 a)'
+    """
+    from sklearn.metrics import roc_auc_score
+    from sklearn.metrics import roc_curve as curve
+
+    known = predictions["true"].notna().to_numpy()
+    truth = predictions["true"].astype(str).to_numpy()[known] == str(classes[1])
+    proba = np.asarray(predictions[f"proba_{classes[1]}"], dtype=np.float64)[known]
+    fpr, tpr, _ = curve(truth, proba)
+    fig, ax = new_figure(5.2, 4.6)
+    ax.plot(fpr, tpr, color=PALETTE[0], linewidth=1.8, drawstyle="steps-post",
+            label=f"AUC {roc_auc_score(truth, proba):.3f} ({truth.sum()} {short(classes[1], 16)}, "
+                  f"{(~truth).sum()} {short(classes[0], 16)})")
+    ax.plot([0, 1], [0, 1], color="#888888", linestyle=":", linewidth=1)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.01)
+    ax.set_aspect("equal")
+    ax.set_xlabel(f"false positive rate (1 \u2212 specificity; {short(classes[0], 16)} called {short(classes[1], 16)})")
+    ax.set_ylabel("true positive rate (sensitivity)")
+    ax.legend(frameon=False, loc="lower right")
+    return fig
+
+
 def confusion_matrix(confusion):
     """The out-of-fold confusion matrix: counts, and each row divided by its total (the recall
     of the class), side by side.

@@ -35,7 +35,9 @@ def _table(frame, *, formats=None, highlight=None, classes=""):
         cells = "".join(f"<td>{html.escape(formats.get(c, _fmt)(v))}</td>" for c, v in zip(frame.columns, row))
         mark = ' class="best"' if highlight is not None and highlight(i) else ""
         rows.append(f"<tr{mark}>{cells}</tr>")
-    return f'<table class="{classes}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    # in a box that scrolls sideways: a wide table (many class columns) never spills out of the page
+    return (f'<div class="scroll"><table class="{classes}"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')
 
 
 def _setting(key, value):
@@ -137,7 +139,8 @@ padding:12px 18px;margin:16px 0}
 table{border-collapse:collapse;margin:8px 0 16px;font-size:13.5px}
 th,td{padding:4px 10px;border-bottom:1px solid #e6e8ee;text-align:left;vertical-align:top}
 thead th{background:#f0f2f6;border-bottom:2px solid #d5d9e2}
-table.numbers td{font-variant-numeric:tabular-nums}table.numbers td+td{text-align:right}
+.scroll{overflow-x:auto;max-width:100%}
+table.numbers td{font-variant-numeric:tabular-nums;white-space:nowrap}table.numbers td+td{text-align:right}
 table.numbers td:nth-child(2){text-align:left}table.settings th{width:170px;color:#4a5263;font-weight:600}
 table.settings td{word-break:break-word}tr.best td{background:#fff4d6;font-weight:600}
 figure{margin:18px 0 28px}figure img{max-width:100%;height:auto;border:1px solid #e6e8ee}
@@ -171,6 +174,8 @@ def page(results, figures, missing):
         f"{e(shape)}classes {e(classes)}.</p>",
         _summary_html(results),
         '<nav><a href="#performance">Performance</a><a href="#classes">Per class</a>'
+        + ('<a href="#unlabelled">Unlabelled samples</a>' if results.unlabelled_predictions is not None else '')
+        + ''
         '<a href="#figures">Feature figures</a><a href="#features">Selected features</a>'
         '<a href="#settings">Run settings</a></nav>',
         '<section id="performance"><h2>Performance against k</h2>', figs["cv_curve"],
@@ -181,8 +186,14 @@ def page(results, figures, missing):
     ]
     if results.per_class is not None:
         parts.append(_table(results.per_class, classes="numbers"))
-    parts += [figs.get("confusion", ""), "</section>",
-              '<section id="figures"><h2>Feature figures</h2>',
+    parts += [figs.get("confusion", ""), figs.get("roc", ""), "</section>"]
+    if results.unlabelled_predictions is not None:
+        parts += ['<section id="unlabelled"><h2>Samples without a label, predicted by the final model '
+                  f"({len(results.unlabelled_predictions):,})</h2>",
+                  _table(results.unlabelled_predictions.head(100), classes="numbers"),
+                  ('<p class="note">The first 100; all are in unlabelled_predictions.tsv.</p>'
+                   if len(results.unlabelled_predictions) > 100 else ""), "</section>"]
+    parts += ['<section id="figures"><h2>Feature figures</h2>',
               *(figs[n] for n in ("score_distribution", "volcano", "class_distributions", "stability") if n in figs),
               "</section>",
               f'<section id="features"><h2>Selected features ({len(results.selected):,})</h2>',

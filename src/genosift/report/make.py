@@ -24,7 +24,7 @@ class _Figure(NamedTuple):
     png: bytes
 
 
-FIGURE_NAMES = ("cv_curve", "grid_heatmap", "grid_curves", "confusion", "score_distribution", "volcano",
+FIGURE_NAMES = ("cv_curve", "grid_heatmap", "grid_curves", "confusion", "roc", "score_distribution", "volcano",
                 "class_distributions", "stability")
 
 
@@ -132,6 +132,17 @@ def _figures(results):
             lambda: fg.confusion_matrix(results.confusion))
     else:
         missing.append("The confusion matrix: confusion.tsv is not in the results folder.")
+    classes = [str(c) for c in run["classes"]]
+    proba = None if results.predictions is None or len(classes) != 2 else f"proba_{classes[1]}"
+    if proba is not None and proba in results.predictions.columns:
+        add("roc", f"ROC curve at k = {k}",
+            ("Predictions for the validation samples" if results.one_split else "Out-of-fold predictions")
+            + f": the share of {classes[1]} samples called {classes[1]} against the share of {classes[0]} samples "
+            f"called {classes[1]}, as the threshold on the probability of {classes[1]} falls; dotted: chance.",
+            lambda: fg.roc_curve(results.predictions, classes))
+    elif len(classes) == 2:
+        missing.append(f"The ROC curve: the model ({run['model']}) gives no class probabilities, or "
+                       "predictions.tsv is not in the results folder.")
     add("score_distribution", "Score distribution",
         f"The {run['method']} score of every feature in the final ranking (fitted on all training samples); "
         f"the {k} features right of the dashed cut-off are the selected ones.",

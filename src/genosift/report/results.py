@@ -19,9 +19,13 @@ _TABLES = {
     "confusion.tsv": (("true",), None, False),
     "stability.tsv": (("feature", "frequency"), ("frequency",), False),
     "top_values.tsv": (("sample", "label"), None, False),
+    "predictions.tsv": (("sample", "true", "predicted"), None, False),
+    "unlabelled_predictions.tsv": (("sample", "predicted"), None, False),
 }
 _PROFILE_NUMBERS = ("mean", "prevalence", "diff_means", "correlation_sign")  # see genosift.Profile.columns
-_TEXT = {"curve.tsv": ("options",), "confusion.tsv": ("true",), "top_values.tsv": ("sample", "label")}
+_TEXT = {"curve.tsv": ("options",), "confusion.tsv": ("true",), "top_values.tsv": ("sample", "label"),
+         "predictions.tsv": ("sample", "true", "predicted", "fold"),
+         "unlabelled_predictions.tsv": ("sample", "predicted")}
 _MISSING = {"", "nan", "NaN", "NA", "N/A", "null", "None"}
 _RUN_KEYS = ("method", "model", "best_k", "metric", "classes")
 
@@ -43,6 +47,8 @@ class Results:
     confusion: object = None
     stability: object = None
     top_values: object = None
+    predictions: object = None
+    unlabelled_predictions: object = None
 
     @property
     def best_k(self):
