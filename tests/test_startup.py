@@ -80,3 +80,25 @@ def test_score_command_on_kmers_loads_no_models_or_scipy_stats(tmp_path, extra):
     imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
     assert _lazy_loaded(imported) == []
     assert (tmp_path / "out.tsv").read_text().startswith("feature\tscore\t")
+
+
+@pytest.mark.slow
+def test_the_first_compilation_is_announced_once(tmp_path):
+    """With an empty kernel cache (a fresh install) the first run of a command says on standard
+    error that it compiles its kernels; the second run, whose kernels come from the cache, says
+    nothing; --quiet says nothing either (`pytest -m slow tests/test_startup.py`)."""
+    import os
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, "-m", "genosift", "demo", *extra, "-o", str(tmp_path / f"demo{i}")],
+                           capture_output=True, text=True, env=env)
+            for i, extra in enumerate(([], [], []))]
+    assert all(run.returncode == 0 for run in runs), [run.stderr for run in runs]
+    said = [run.stderr.count("compiling its kernels for their first use") for run in runs]
+    assert said == [1, 0, 0], said
+    table = tmp_path / "t.csv"
+    table.write_text("id,a,b,label\n" + "".join(f"s{i},{i % 3},{i % 5},{i % 2}\n" for i in range(12)))
+    quiet = subprocess.run([sys.executable, "-m", "genosift", "score", str(table), "--target", "label", "--quiet",
+                            "-o", str(tmp_path / "s.tsv")], capture_output=True, text=True,
+                           env=dict(env, NUMBA_CACHE_DIR=str(tmp_path / "cold")))
+    assert quiet.returncode == 0 and "compiling" not in quiet.stderr, quiet.stderr

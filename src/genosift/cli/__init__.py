@@ -62,6 +62,59 @@ def _warnings_shown(previous):
     return show
 
 
+class _CompileNotice:
+    """Says once, on standard error, that kernels are being compiled, when a compilation (numba's
+    "numba:compile" event) is still running after ``after`` seconds: the first run of a command
+    in a fresh install, before numba's cache holds its kernels. Loading a cached kernel also
+    raises the event, but ends well within the delay, and says nothing."""
+
+    def __init__(self, after=1.0):
+        import threading
+
+        from numba.core import event
+
+        self._event, self._lock, self.after = event, threading.Lock(), after
+        self.active, self.said, self.timer = 0, False, None
+        outer = self
+
+        class Listener(event.Listener):
+            def on_start(self, ev):
+                outer._started()
+
+            def on_end(self, ev):
+                with outer._lock:
+                    outer.active -= 1
+
+        self.listener = Listener()
+        event.register("numba:compile", self.listener)
+
+    def _started(self):
+        import threading
+
+        with self._lock:
+            self.active += 1
+            if self.said or self.timer is not None:
+                return
+            self.timer = threading.Timer(self.after, self._fire)
+            self.timer.daemon = True
+            self.timer.start()
+
+    def _fire(self):
+        with self._lock:
+            self.timer = None
+            if self.said or self.active <= 0:
+                return
+            self.said = True
+        print("genosift: compiling its kernels for their first use on this machine (once: later runs take them "
+              "from numba's cache); this first run takes longer.", file=sys.stderr, flush=True)
+
+    def close(self):
+        self._event.unregister("numba:compile", self.listener)
+        with self._lock:
+            if self.timer is not None:
+                self.timer.cancel()
+
+
 def _pools_capped(threads):
     """With ``--threads N``: the BLAS and OpenMP pools of the libraries loaded (numpy's BLAS,
     scipy's) capped at N threads, as numba's and genosift's own are (threadpoolctl); the
@@ -103,6 +156,7 @@ def main(argv=None):
     threads = getattr(args, "threads", None)
     previous_threads = engine.set_threads(threads) if threads else None
     blas = _pools_capped(threads)
+    notice = None if getattr(args, "quiet", False) else _CompileNotice()
     shown = engine.set_progress(sys.stderr.isatty() and not getattr(args, "quiet", False))
     previous = _signals_unwind()
     interrupted.clear()
@@ -139,3 +193,5 @@ def main(argv=None):
             engine.set_threads(previous_threads)
         if blas is not None:
             blas.restore_original_limits()
+        if notice is not None:
+            notice.close()
