@@ -96,6 +96,13 @@ class _Payload:
         return (open, (str(self.marker), "w"))
 
 
+def test_a_results_folder_of_an_earlier_genosift_names_its_pickle(tmp_path):
+    (tmp_path / "model.joblib").write_bytes(pickle.dumps({"pipeline": None}))
+    with pytest.raises(ValueError, match=r"model\.joblib' is a Python pickle, which runs code when it is loaded: "
+                                         r"genosift does not load pickles\. Run `genosift evaluate` again"):
+        load_model(tmp_path)
+
+
 @pytest.mark.parametrize("name", ["model.joblib", "model.skops", "model.pkl"])
 def test_pickles_are_never_loaded(tmp_path, name):
     marker = tmp_path / "ran"

@@ -246,39 +246,3 @@ def test_final_model_ranking_and_pipeline_equal_a_fresh_fit_of_the_training_samp
                                   fresh.named_steps["select"].get_support())
     every = sp.csr_matrix((counts > 0).astype(np.float64))
     np.testing.assert_array_equal(ev.pipeline.predict_proba(every), fresh.predict_proba(every))
-
-
-def test_cli_threads_cap_the_blas_pool_of_every_command(tmp_path, monkeypatch):
-    """`--threads 1` caps numpy's BLAS for the whole command (a command's own linear algebra, the
-    principal coordinates of --structure included), and gives it back after."""
-    from threadpoolctl import threadpool_info
-
-    from genosift import cli
-    from genosift.cli import main
-
-    def blas_threads():
-        return sorted({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
-
-    if not blas_threads():
-        pytest.skip("no BLAS library loaded in this process")
-    before = blas_threads()
-    seen = []
-    real = cli.build_parser
-
-    def recording_parser():
-        parser = real()
-        score = parser._subparsers._group_actions[0].choices["score"]
-        command = score.get_default("func")
-        score.set_defaults(func=lambda args: (seen.append(blas_threads()), command(args))[1])
-        return parser
-
-    rng = np.random.RandomState(0)
-    table = pd.DataFrame(rng.normal(size=(12, 3)), columns=["a", "b", "c"])
-    table.insert(0, "id", [f"s{i}" for i in range(12)])
-    table["label"] = np.arange(12) % 2
-    table.to_csv(tmp_path / "t.csv", index=False)
-    monkeypatch.setattr(cli, "build_parser", recording_parser)
-    assert main(["score", str(tmp_path / "t.csv"), "--target", "label", "--threads", "1", "-o",
-                 str(tmp_path / "s.tsv")]) == 0
-    assert seen == [[1]]
-    assert blas_threads() == before

@@ -115,18 +115,6 @@ class _CompileNotice:
                 self.timer.cancel()
 
 
-def _pools_capped(threads):
-    """With ``--threads N``: the BLAS and OpenMP pools of the libraries loaded (numpy's BLAS,
-    scipy's) capped at N threads, as numba's and genosift's own are (threadpoolctl); the
-    limiter, to restore them, or None. A pool loaded later (a model's OpenMP) is capped where it
-    is used."""
-    if not threads:
-        return None
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=int(threads))
-
-
 def _bad_thread_setting():
     """What is wrong with ``NUMBA_NUM_THREADS`` in the environment (numba reads it when imported
     and fails obscurely on anything but a positive integer), or None."""
@@ -155,7 +143,6 @@ def main(argv=None):
 
     threads = getattr(args, "threads", None)
     previous_threads = engine.set_threads(threads) if threads else None
-    blas = _pools_capped(threads)
     notice = None if getattr(args, "quiet", False) else _CompileNotice()
     shown = engine.set_progress(sys.stderr.isatty() and not getattr(args, "quiet", False))
     previous = _signals_unwind()
@@ -191,7 +178,5 @@ def main(argv=None):
         engine.set_progress(shown)
         if threads:
             engine.set_threads(previous_threads)
-        if blas is not None:
-            blas.restore_original_limits()
         if notice is not None:
             notice.close()

@@ -156,7 +156,10 @@ def load_model(path):
     """
     path = Path(path)
     if path.is_dir():
+        older = path / "model.joblib"
         path = path / f"model{SUFFIX}"
+        if not path.exists() and older.exists():  # a results folder of an earlier genosift
+            path = older
     if path.suffix in (".joblib", ".pkl", ".pickle"):
         raise ValueError(f"{str(path)!r} is a Python pickle, which runs code when it is loaded: genosift does not "
                          "load pickles. Run `genosift evaluate` again to save the model as data (model.skops).")
