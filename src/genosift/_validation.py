@@ -129,6 +129,19 @@ def rescale_huge(M):
 EXACT_INTEGERS = 2**53
 
 
+def inexact_integer(values):
+    """The first extreme (highest, else lowest) of the 64-bit integer array ``values`` that lies
+    beyond +-2**53, where float64 skips integers; None when none does, or the values are not 64-bit
+    integers. One pass (their minimum and maximum)."""
+    if values.dtype.kind not in "iu" or values.dtype.itemsize < 8 or not values.size:
+        return None
+    high = values.max()
+    if high > EXACT_INTEGERS:
+        return high
+    low = values.min() if values.dtype.kind == "i" else 0
+    return low if low < -EXACT_INTEGERS else None
+
+
 def check_integer_range(M, names=None, *, source="X"):
     """Raise the error naming the features when 64-bit integer values of ``M`` (ndarray or sparse)
     lie beyond +-2**53, where float64 (in which every score is computed) skips integers.
@@ -137,10 +150,7 @@ def check_integer_range(M, names=None, *, source="X"):
     One pass over the values, for int64 and uint64 data only.
     """
     values = M.data if sp.issparse(M) else M
-    if values.dtype.kind not in "iu" or values.dtype.itemsize < 8 or not values.size:
-        return
-    low, high = values.min(), values.max()
-    if high <= EXACT_INTEGERS and (values.dtype.kind == "u" or low >= -EXACT_INTEGERS):
+    if inexact_integer(values) is None:
         return
     wide = values > EXACT_INTEGERS
     if values.dtype.kind != "u":

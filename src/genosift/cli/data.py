@@ -251,12 +251,17 @@ def convert_command(args):
         if meta is None and args.absent_samples:
             raise UsageError("--absent-samples says what becomes of the samples of --meta that the data lack: it "
                              "needs --meta.")
-        joined = {} if meta is None else {"metadata": meta, "absent": args.absent_samples or "drop"}
-        out = convert(args.inputs[0], args.output, format=args.format, overwrite=args.force, dtype=args.dtype,
-                      chunk_bytes=args.chunk_bytes, **joined, **read_options(args, data=args.inputs[0]))
-        if meta is not None:
-            out, report = out
+        if meta is None:
+            out = convert(args.inputs[0], args.output, format=args.format, overwrite=args.force, dtype=args.dtype,
+                          chunk_bytes=args.chunk_bytes, **read_options(args, data=args.inputs[0]))
+        else:  # (a VCF, a PLINK fileset, an array): the phenotypes joined, then stored with the matrix
+            from ..io import attach_metadata, read, write_store
+
+            data, report = attach_metadata(read(args.inputs[0], format=args.format,
+                                                **read_options(args, data=args.inputs[0])),
+                                           meta, absent=args.absent_samples or "drop")
             print(report)
+            out = write_store(data, args.output, dtype=args.dtype, overwrite=args.force, chunk_bytes=args.chunk_bytes)
     else:
         raise ValueError("Several inputs are combined only for k-mer count files; convert other files one at a time.")
     from ..io import open_store

@@ -38,7 +38,7 @@ from .reading import (
     str_array,
 )
 from .registry import Dataset, register_reader
-from .store.contained import checked_file
+from .store.contained import check_file
 
 __all__ = ["read_h5ad", "read_mtx", "read_npy", "read_npz", "read_parquet"]
 
@@ -460,8 +460,7 @@ def read_h5ad(path, *, layer=None):
     path = Path(path)
     anndata = optional_module("anndata", "AnnData .h5ad files")
     with file_errors(path, "an AnnData .h5ad file", broad=True), warnings.catch_warnings():
-        with checked_file(path):  # nothing that reads other files
-            pass
+        check_file(path)  # nothing that reads other files
         # duplicated names are checked below, with a message that says what to do
         warnings.filterwarnings("ignore", "(Observation|Variable) names are not unique", UserWarning)
         adata = anndata.read_h5ad(path)

@@ -148,6 +148,12 @@ def _wide_table(path, sep, header_line, n, id_pos, keep_pos):
     return lines, ids, kept, np.vstack(rows)
 
 
+def _empty_id_error(path, what, column, lines, count):
+    """The error for ``count`` rows without an id in ``column``, the first at physical ``lines``."""
+    return ValueError(f"{str(path)!r} has an empty {what} (column {column!r}) at {numbered(lines, count)}. "
+                      f"Every row needs a {what}.")
+
+
 def _integer_text(cell):
     """Whether the cell is written as an integer (pandas then reads its column as integers)."""
     body = cell.strip().lstrip(b"+-")
@@ -163,8 +169,7 @@ def _wide_dataset(wide, path, sep, header, header_line, id_pos, keep_pos, featur
         row_names = np.array([i.decode("utf-8") for i in ids], dtype=object)
     empty = [line for line, i in zip(lines, row_names) if i == ""]
     if empty:
-        raise ValueError(f"{str(path)!r} has an empty {what} (column {header[id_pos]!r}) at "
-                         f"{numbered(empty[:5], len(empty))}. Every row needs a {what}.")
+        raise _empty_id_error(path, what, header[id_pos], empty[:5], len(empty))
     check_unique(row_names, "feature names" if features_in_rows else "sample ids", path)
     col_names = np.array([header[j] for j in range(len(header)) if j != id_pos and j not in keep_pos], dtype=object)
     if features_in_rows:
@@ -358,12 +363,8 @@ def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
             )[id_pos]
         empty = np.flatnonzero((ids == "").to_numpy())
         if empty.size:
-            what = "feature name" if features_in_rows else "sample id"
-            raise ValueError(
-                f"{str(path)!r} has an empty {what} (column {header[id_pos]!r}) at "
-                f"{numbered(_line_of(path, sep, header_line, empty[:5].tolist()), len(empty))}. "
-                f"Every row needs a {what}."
-            )
+            raise _empty_id_error(path, "feature name" if features_in_rows else "sample id", header[id_pos],
+                                  _line_of(path, sep, header_line, empty[:5].tolist()), len(empty))
     row_names = ids.to_numpy(dtype=object)
     check_unique(row_names, "feature names" if features_in_rows else "sample ids", path)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from .compression import COMPRESSION_SUFFIXES, DamagedFile, LineTooLong, open_binary, open_text
 from .registry import READERS
 
-__all__ = ["dump_files", "format_of", "is_store", "list_entry", "read", "sniff_format"]
+__all__ = ["COUNTER_DATABASES", "dump_files", "format_of", "is_store", "list_entry", "read", "sniff_format"]
 
 #: Suffixes that several readers could mean: the file's content decides.
 AMBIGUOUS = (".txt", ".h5ad")
@@ -33,6 +33,13 @@ _HEAD_BYTES = 1 << 20  # text read to decide: the start of the first line is eno
 # a k-mer, optional statistics columns, the bar, then SAMPLE:COUNT entries (a cut last one allowed)
 _DUMP_LINE = re.compile(rb"[ \t]*\S+[ \t]+\d+[ \t\r]*")  # a k-mer dump: KMER COUNT
 _DAMAGED_DUMP_LINE = re.compile(rb"[ \t]*[A-Za-z]+[ \t]+[-+]?[\d.eE+-]+[ \t\r]*")  # KMER and a bad count
+#: The binary databases of k-mer counters, by suffix: what the file is, and the command that dumps it
+#: (a folder of dumps is told by its other files; the reader names these).
+COUNTER_DATABASES = {
+    ".kmc_pre": ("a KMC database file", "kmc_tools transform DB dump DB.txt"),
+    ".kmc_suf": ("a KMC database file", "kmc_tools transform DB dump DB.txt"),
+    ".jf": ("a Jellyfish database", "jellyfish dump -c -t DB.jf > DB.txt"),
+}
 _KMER_LINE = re.compile(rb"[ \t]*[^\s|:]+(?:[ \t]+[^\s|]+)*[ \t]*\|"  # the k-mer, statistics columns, the bar
                         rb"[ \t]*(?:\S*:\d+(?:[ \t]+\S*:\d+)*)?(?:[ \t]+\S*)?[ \t\r]*")
 
@@ -111,8 +118,8 @@ def _dump_folder(path, tried=16):
     ``tried``) that holds one is ``KMER COUNT``, or two fields of which the second is a number of
     any sign (a damaged dump, then named by the reader). An empty first dump is passed over, so
     that the reader names it instead of the folder being taken for no data."""
-    for file in [f for f in dump_files(path) if f.suffix.lower() not in (".kmc_pre", ".kmc_suf", ".jf")][:tried]:
-        try:  # (a counter's database left beside the dumps is named by the reader)
+    for file in [f for f in dump_files(path) if f.suffix.lower() not in COUNTER_DATABASES][:tried]:
+        try:
             line = _first_lines(file)[0]
         except (ValueError, OSError):
             return False

@@ -33,6 +33,7 @@ from .._validation import param_error
 from ..engine import read_ahead
 from .arena import StringTable, first_byte, grown
 from .compression import MAX_LINE_BYTES, DamagedFile, LineTooLong, decompressed
+from .formats import COUNTER_DATABASES
 from .kmer_kernels import (
     ARG,
     FILE,
@@ -97,14 +98,6 @@ def _pieces(path, block_size):
                     yield out[i : i + block_size]
     finally:
         source.close()  # stops the thread before the file is closed
-
-
-#: The binary databases of k-mer counters, by suffix: what the file is, and the command that dumps it.
-_COUNTER_DATABASES = {
-    ".kmc_pre": ("a KMC database file", "kmc_tools transform DB dump DB.txt"),
-    ".kmc_suf": ("a KMC database file", "kmc_tools transform DB dump DB.txt"),
-    ".jf": ("a Jellyfish database", "jellyfish dump -c -t DB.jf > DB.txt"),
-}
 
 
 class KmerReader:
@@ -225,7 +218,7 @@ class KmerReader:
     def _nul_error(self, piece, at):
         line = int(self.st[LINE]) + 1 + piece.count(b"\n", 0, at)
         path = Path(self.paths[-1])
-        database = _COUNTER_DATABASES.get(path.suffix.lower())
+        database = COUNTER_DATABASES.get(path.suffix.lower())
         fix = (f"This is {database[0]}, not a text dump: dump it with `{database[1]}`, and give the dumps "
                "(a folder of dumps holds only them)." if database else
                "Check that this is the right file, or re-create it.")

@@ -23,7 +23,7 @@ from .. import engine
 from .._anndata import labels_of, matrix_of, names_of
 from .._validation import as_labels
 from ..io.store import Store, chunk_budget
-from ..io.store.contained import checked_file
+from ..io.store.contained import check_file
 from ..scores import (
     CarrierTap,
     build_result,
@@ -52,8 +52,7 @@ def score_backed(adata, y, spec, opts, *, score, feature_names=None, chunk_bytes
     ``covariates``: one row per observation (``genosift._anndata.covariates_of`` resolves names
     of ``obs`` columns and tables indexed by ``obs_names`` first).
     """
-    with checked_file(adata.filename):  # its X is read from this file: nothing that reads other files
-        pass
+    check_file(adata.filename)  # its X is read from this file: nothing that reads other files
     y = labels_of(adata, y, required=spec.task != "unsupervised")
     names = names_of(adata.var_names) if feature_names is None else np.asarray(feature_names, dtype=object)
     Z, covariate_names = check_covariates(covariates, adata.n_obs)

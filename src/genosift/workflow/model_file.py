@@ -2,8 +2,8 @@
 
 The file is a skops archive (https://skops.readthedocs.io): a JSON description of the objects and
 NumPy arrays stored without pickles. Loading builds only the types that the models of
-``genosift.workflow.make_model`` are made of (scikit-learn's own trusted types, and the three
-named in ``ALLOWED``); anything else in a file is refused before it is built. The trees of a
+``genosift.workflow.make_model`` are made of (scikit-learn's own trusted types, and those named
+in ``ALLOWED``); anything else in a file is refused before it is built. The trees of a
 forest or a gradient boosting are then checked node by node (children inside the tree and after
 their parent, features inside the model's inputs), because scikit-learn's compiled prediction
 indexes with those numbers unchecked.

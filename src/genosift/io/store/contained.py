@@ -3,12 +3,10 @@ files (external links, raw data stored in external files, virtual datasets mappi
 every store and AnnData file is walked once when it is opened and refused if anything in it does."""
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 from ..reading import ForeignData
 from .encoding import require_h5py
 
-__all__ = ["check_contained", "checked_file", "foreign_parts"]
+__all__ = ["check_contained", "check_file", "foreign_parts"]
 
 
 def foreign_parts(f):
@@ -70,9 +68,8 @@ def check_contained(f, path):
         )
 
 
-@contextmanager
-def checked_file(path):
-    """The HDF5 file ``path`` open for reading, once ``check_contained`` has passed."""
+def check_file(path):
+    """``check_contained`` on the HDF5 file ``path``, opened for this check alone (for files
+    another library then reads: anndata)."""
     with require_h5py().File(path, "r") as f:
         check_contained(f, path)
-        yield f

@@ -7,7 +7,7 @@ import os
 import numpy as np
 from numba import njit
 
-from ..._validation import EXACT_INTEGERS
+from ..._validation import EXACT_INTEGERS, inexact_integer
 from ...transforms import presence
 from .encoding import require_h5py
 
@@ -61,14 +61,12 @@ def read_dtype(stored):
 def exact_values(values, path, name):
     """``values``, once any 64-bit integers among them are known to be exact in float64 (within
     +-2**53), in which every score is computed; else a ValueError naming the file and dataset."""
-    if values.dtype.kind in "iu" and values.dtype.itemsize == 8 and values.size:
-        high, low = values.max(), values.min()
-        if high > EXACT_INTEGERS or (values.dtype.kind == "i" and low < -EXACT_INTEGERS):
-            bad = high if high > EXACT_INTEGERS else low
-            raise ValueError(
-                f"{str(path)!r} holds the integer {int(bad)} in {name}, beyond +-2**53 ({EXACT_INTEGERS}): scores "
-                "are computed in float64, which cannot hold every such integer, so its feature would score "
-                "wrongly. Write the store again from values within that range (subtract an offset or divide).")
+    bad = inexact_integer(values)
+    if bad is not None:
+        raise ValueError(
+            f"{str(path)!r} holds the integer {int(bad)} in {name}, beyond +-2**53 ({EXACT_INTEGERS}): scores "
+            "are computed in float64, which cannot hold every such integer, so its feature would score "
+            "wrongly. Write the store again from values within that range (subtract an offset or divide).")
     return values
 
 

@@ -272,20 +272,13 @@ def write_store(dataset, path, *, dtype=None, column_copy=True, chunk_bytes=None
 
 
 def convert(path, out_path, *, format=None, dtype=None, column_copy=True, overwrite=False, chunk_bytes=None,
-            metadata=None, absent="drop", **options):
+            **options):
     """Any readable data file to a store: ``write_store(genosift.io.read(path, ...), out_path)``.
 
     The file is read into memory first (k-mer files convert in bounded memory with
-    ``convert_kmers``); ``chunk_bytes`` bounds the extra memory of writing. ``metadata`` (a
-    per-sample table indexed by sample id, ``read_metadata``) is joined to the samples as for
-    ``attach_metadata`` (``absent``: what becomes of its samples the file lacks) and stored as
-    ``obs``; then the report of the join is returned too: ``(Path, MatchReport)``."""
+    ``convert_kmers``); ``chunk_bytes`` bounds the extra memory of writing."""
     from ..formats import read
-    from ..metadata import attach_metadata
 
     ds = read(path, format=format, **options)
-    report = None
-    if metadata is not None:
-        ds, report = attach_metadata(ds, metadata, absent=absent)
-    out = write_store(ds, out_path, dtype=dtype, column_copy=column_copy, overwrite=overwrite, chunk_bytes=chunk_bytes)
-    return out if metadata is None else (out, report)
+    return write_store(ds, out_path, dtype=dtype, column_copy=column_copy, overwrite=overwrite,
+                       chunk_bytes=chunk_bytes)
