@@ -7,6 +7,7 @@ from ..choices import METRICS, MODELS
 from .data import convert_command, score_command, select_command
 from .info import demo_command, methods_command
 from .model import evaluate_command, predict_command, report_command
+from .precompile import precompile_command
 
 _FORMAT_HELP = ("the format, when neither the name nor the first bytes tell it: csv, tsv, rtab, parquet, npy, "
                 "npz, mtx, h5ad, kmers, dumps (a list or folder of per-sample k-mer dumps), vcf (VCF or BCF), "
@@ -316,6 +317,10 @@ def _add_info_commands(sub):
     p.add_argument("--fdr", type=_fraction, default=0.05, help="FDR level for the selected genes (default 0.05)")
     p.add_argument("--top", type=_positive_int, default=15, help="how many top genes to print (default 15)")
     p.set_defaults(func=demo_command)
+    p = sub.add_parser("precompile", help="compile the kernels of the common commands into numba's cache (pip install "
+                                          ". does it; for an install whose cache is elsewhere)")
+    p.add_argument("--quiet", action="store_true", help="print nothing")
+    p.set_defaults(func=precompile_command)
 
 
 #: The stored value types `convert --dtype` offers.

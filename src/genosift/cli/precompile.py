@@ -1,0 +1,124 @@
+"""`genosift precompile`: the kernels of the common commands compiled into numba's cache, once.
+
+genosift's kernels are compiled by numba on their first call, for the types they are called with,
+and cached on disk. ``pip install .`` runs this command while it builds the package (``setup.py``),
+so that the first run of the README's commands finds their kernels compiled; a user whose cache is
+elsewhere (a read-only install, numba older than 0.68, whose cache is keyed on file times) runs
+it once. It runs the README's own steps on small made-up data in a temporary folder: the demo,
+the walk-through from k-mers to a model (a simulated clonal population, counted here), the
+conversion and scoring of a synthetic k-mer file, and the Python calls of the README on the
+bundled Golub data.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+#: The Python calls of the README that the commands below do not make: (method, options).
+API_CALLS = (("fisher", {}), ("relieff", {"n_neighbors": 20}), ("welch", {"min_af": 0.01, "max_af": 0.99}),
+             ("anova", {}), ("logistic", {}))
+
+
+def precompile_command(args):
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="genosift-precompile-") as folder:
+        steps = precompile(Path(folder))
+    if not args.quiet:
+        print(f"genosift precompile: {steps} steps run in {time.perf_counter() - started:.1f} s; their kernels are "
+              "in numba's cache")
+    return 0
+
+
+def precompile(folder):
+    """Run the README's steps on small data in ``folder``; returns how many ran. A failing step
+    raises RuntimeError with what the command said."""
+    folder = Path(folder)
+    runs = [["demo", "-o", str(folder / "demo")]]
+    runs += _walkthrough(folder / "walkthrough")
+    runs += _synthetic_kmers(folder / "toy")
+    for argv in runs:
+        _run(argv)
+    _api_calls()
+    return len(runs) + len(API_CALLS)
+
+
+def _run(argv):
+    from . import main
+
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+        code = main(argv)
+    if code:
+        raise RuntimeError(f"`genosift {' '.join(argv)}` failed while precompiling (exit {code}):\n{said.getvalue()}")
+
+
+def _walkthrough(folder):
+    """The walk-through's commands on its simulated population, its k-mers counted here (every
+    31-mer in at least 2 genomes, in fsm-lite's text format)."""
+    from ..clonal import simulate_clonal_population
+
+    population = simulate_clonal_population(folder / "genomes", n_genomes=48, seed=0)
+    meta = population.table.copy()
+    meta["phenotype"] = meta["phenotype"].astype("Int64")
+    meta.iloc[41:, meta.columns.get_loc("phenotype")] = None  # the walk-through's new isolates: no phenotype
+    meta.to_csv(folder / "meta.tsv", sep="\t")
+    _write_kmers(population, folder / "kmers.txt", k=31)
+    kmers, store, target = str(folder / "kmers.txt"), str(folder / "kmers.gs.h5ad"), ["--target", "phenotype"]
+    meta_options = ["--meta", str(folder / "meta.tsv"), "--id", "sample"]
+    results = str(folder / "results")
+    return [
+        ["convert", kmers, *meta_options, "-o", store],
+        ["score", store, *target, "--binary", "--method", "logistic", "--structure", "3", "--min-af", "0.05",
+         "--top", "50", "-o", str(folder / "ranking.tsv")],
+        ["evaluate", store, *target, "--binary", "--method", "chi2", "--k", "10,100,1000", "--model", "logistic",
+         "--model-option", "C=0.1,1,10", "--cv", "5", "--seed", "0", "-o", results],
+        ["report", results, "-o", str(folder / "report.html")],
+        ["predict", str(folder / "results" / "model.skops"), store, "--fill-missing", "-o",
+         str(folder / "predictions.tsv")],
+        # a k-mer text scored as it is, without a store
+        ["score", kmers, *meta_options, *target, "--binary", "--method", "chi2", "--fdr", "0.05", "-o",
+         str(folder / "hits.tsv")],
+    ]
+
+
+def _write_kmers(population, path, *, k):
+    counts = {}
+    for sample, fasta in zip(population.samples, population.fasta):
+        seen = Counter()
+        for record in Path(fasta).read_text().split(">")[1:]:
+            sequence = "".join(record.splitlines()[1:])
+            seen.update(sequence[i:i + k] for i in range(len(sequence) - k + 1))
+        for kmer, count in seen.items():
+            counts.setdefault(kmer, []).append(f"{sample}:{count}")
+    with open(path, "w") as out:
+        out.writelines(f"{kmer} | {' '.join(found)}\n" for kmer, found in counts.items() if len(found) >= 2)
+
+
+def _synthetic_kmers(folder):
+    """The README's run on a synthetic k-mer file (gzip), with a memory budget and two threads."""
+    from ..datasets import write_synthetic_kmers
+
+    folder.mkdir(parents=True)
+    kmers, store = str(folder / "toy.kmers.gz"), str(folder / "toy.gs.h5ad")
+    pheno, _ = write_synthetic_kmers(kmers, n_samples=200, n_kmers=2_000, compress=True)
+    pheno.to_csv(folder / "toy.pheno.csv")
+    return [
+        ["convert", kmers, "--meta", str(folder / "toy.pheno.csv"), "--id", "sample", "-o", store],
+        ["score", store, "--target", "phenotype", "--method", "welch", "--fdr", "0.05", "--chunk-bytes", "64M",
+         "--threads", "2", "-o", str(folder / "ranking.tsv")],
+        ["select", store, "--target", "phenotype", "--method", "auc", "--top", "10", "--chunk-bytes", "64M", "-o",
+         str(folder / "markers.parquet")],
+    ]
+
+
+def _api_calls():
+    import genosift as gs
+
+    X, y, names = gs.load_golub()
+    for method, options in API_CALLS:
+        gs.score(X, y, method=method, feature_names=names, **options)
+    gs.SelectKBest("chi2", k=100, min_af=0.05, max_af=0.95).fit(X > X.mean(axis=0), y)
