@@ -473,3 +473,82 @@ def test_a_truncated_bcf_or_bgzipped_vcf_is_named_truncated(tmp_path, kind):
         path.write_bytes(data[:cut])
         with pytest.raises(ValueError, match=r"it is truncated: its gzip data end before the end-of-stream marker"):
             read(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# A model of one format applied to the other
+
+
+def _random_calls(path, ploidy, n=40, sites=60, seed=3):
+    """A VCF of ``n`` samples x ``sites`` biallelic sites whose ALT is the major allele at about
+    half of them (PLINK 1.9 then counts REF there), and a phenotype that its first sites drive."""
+    rng = np.random.default_rng(seed)
+    freq = rng.uniform(0.1, 0.9, sites)
+    calls = (rng.random((n, sites, ploidy)) < freq[None, :, None]).astype(int)
+    dosage = calls.sum(axis=2)
+    y = (dosage[:, :4].sum(axis=1) > np.median(dosage[:, :4].sum(axis=1))).astype(int)
+    samples = [f"s{i:02d}" for i in range(n)]
+    lines = [HEADER + "\t" + "\t".join(samples)]
+    for j in range(sites):
+        ref, alt = "ACGT"[j % 4], "ACGT"[(j + 1) % 4]
+        cells = ["/".join(map(str, calls[i, j])) for i in range(n)]
+        lines.append("\t".join(["chr1", str(100 + 10 * j), ".", ref, alt, ".", "PASS", ".", "GT", *cells]))
+    path.write_text("\n".join(lines) + "\n")
+    pheno = path.with_name("pheno.tsv")
+    pheno.write_text("sample\ty\n" + "".join(f"{s}\t{v}\n" for s, v in zip(samples, y)))
+    return pheno
+
+
+@pytest.mark.parametrize("ploidy", [1, 2], ids=["haploid", "diploid"])
+def test_a_model_predicts_the_same_from_a_vcf_its_plink_fileset_and_their_stores(tmp_path, bed_reader, capsys,
+                                                                                   ploidy):
+    """PLINK 1.9 counts the minor allele (REF where ALT is the major one) and stores a haploid call
+    as 2 copies: the model's variants are matched by chromosome, position and alleles, swapped
+    ones counted as ploidy - count, counts rescaled to the model's; the predictions are the same
+    to the last bit whichever format the model was trained on and whichever it is applied to."""
+    plink = tool("plink1.9")
+    pytest.importorskip("h5py", reason="stores need h5py")
+    vcf = tmp_path / "calls.vcf"
+    pheno = _random_calls(vcf, ploidy)
+    run(plink, "--vcf", vcf, "--make-bed", "--out", tmp_path / "calls", "--double-id", "--allow-extra-chr")
+    bim = read_bim(tmp_path / "calls.bim")
+    alts = [line.split("\t")[4] for line in vcf.read_text().splitlines() if not line.startswith("#")]
+    n_swapped = int((bim["a1"] != pd.Series(alts)).sum())
+    assert 10 < n_swapped < 50  # both kinds of sites are there
+    bed = tmp_path / "calls.bed"
+    assert read(vcf).ploidy == ploidy and read(bed).ploidy == 2 and read(vcf, genotypes="presence").ploidy == 1
+    stores = {}
+    for name, source in (("vcf", vcf), ("plink", bed)):
+        stores[name] = tmp_path / f"{name}.gs.h5ad"
+        assert main(["convert", str(source), "-o", str(stores[name])]) == 0
+        assert open_store(stores[name]).ploidy == read(source).ploidy
+    inputs = {"vcf": vcf, "plink": bed, "vcf store": stores["vcf"], "plink store": stores["plink"]}
+    for trained_on in ("vcf", "plink"):
+        results = tmp_path / f"results-{trained_on}"
+        assert main(["evaluate", str(inputs[trained_on]), "--meta", str(pheno), "--id", "sample", "--target", "y",
+                     "--method", "chi2", "--k", "8", "--cv", "3", "-o", str(results)]) == 0
+        predictions = {}
+        for name, source in inputs.items():
+            capsys.readouterr()
+            out = tmp_path / f"{trained_on}-on-{name.replace(' ', '-')}.tsv"
+            assert main(["predict", str(results / "model.skops"), str(source), "-o", str(out)]) == 0
+            said = capsys.readouterr().out
+            other_format = ("plink" in name) != (trained_on == "plink")
+            assert (f"{n_swapped} of the model's variants are in the new data with their two alleles swapped"
+                    in said) == other_format, said
+            scaled = other_format and ploidy == 1
+            assert ("their counts were scaled by" in said) == scaled, said
+            predictions[name] = out.read_bytes()
+        assert len(set(predictions.values())) == 1, trained_on
+
+
+def test_a_model_with_a_crafted_ploidy_is_refused(tmp_path):
+    from sklearn.linear_model import LogisticRegression
+
+    from genosift.workflow.model_file import read_model, write_model
+
+    model = LogisticRegression().fit(np.array([[0.0], [1.0], [2.0], [3.0]]), [0, 0, 1, 1])
+    info = {"features": ["chr1:10:A:C"], "selected": ["chr1:10:A:C"], "classes": ["0", "1"], "ploidy": -2}
+    write_model(tmp_path / "model.skops", model, info, np.array([0]))
+    with pytest.raises(ValueError, match=r"its ploidy -2 is not a positive number of allele copies"):
+        read_model(tmp_path / "model.skops")

@@ -181,7 +181,7 @@ def check_sparse_structure(indptr, indices, n_major, n_minor, *, nnz=None, sorte
     elif indices.size < _PARALLEL_FROM or threading.current_thread() is not threading.main_thread():
         # one thread: small structures, and the blocks that worker threads already check side by side
         # (a parallel region started from each worker spins threads that the other workers need)
-        lo, hi, drops = _run(ptr, idx, 0, ptr[-1])
+        lo, hi, drops = _run(ptr, idx, 0, int(ptr[-1]))  # a Python int: one compiled signature
     else:
         lo, hi, drops = _entries(ptr, idx, 4 * get_num_threads())
     increasing = pointers_ok and drops == 0  # every drop at the start of a row

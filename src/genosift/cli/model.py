@@ -44,7 +44,8 @@ def evaluate_command(args):
     provenance = {"command": command_line(), "inputs": pipeline.input_digests(inputs), "target": args.target,
                   "seconds": round(time.perf_counter() - started, 3)}
     try:
-        write_results(ev, out, X=X, y=labelled.y, provenance=provenance, overwrite=args.force, inputs=inputs)
+        write_results(ev, out, X=X, y=labelled.y, provenance=provenance, overwrite=args.force, inputs=inputs,
+                      ploidy=labelled.dataset.ploidy)
     finally:
         close = getattr(ev.profile, "close", None)  # the store's profile, in a temporary file
         if close is not None:
@@ -111,7 +112,7 @@ def predict_command(args):
     else:
         data = read(args.data, format=args.format, **options)
         frame, notes = predict(saved, data.X, data.feature_names, sample_ids=data.sample_ids,
-                               fill_missing=args.fill_missing)
+                               fill_missing=args.fill_missing, ploidy=data.ploidy)
     truth = None
     if in_table or args.meta:
         truth = pipeline.true_labels(frame["sample"], args.target, data=data, data_path=args.data, meta=args.meta,

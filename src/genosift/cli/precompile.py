@@ -99,12 +99,13 @@ def _write_kmers(population, path, *, k):
 
 
 def _synthetic_kmers(folder):
-    """The README's run on a synthetic k-mer file (gzip), with a memory budget and two threads."""
+    """The README's run on its synthetic k-mer file (gzip), with a memory budget and two threads (a
+    structure as large as the README's: some kernels take over from others above a size)."""
     from ..datasets import write_synthetic_kmers
 
     folder.mkdir(parents=True)
     kmers, store = str(folder / "toy.kmers.gz"), str(folder / "toy.gs.h5ad")
-    pheno, _ = write_synthetic_kmers(kmers, n_samples=200, n_kmers=2_000, compress=True)
+    pheno, _ = write_synthetic_kmers(kmers, n_samples=200, n_kmers=200_000, compress=True)  # the README's size
     pheno.to_csv(folder / "toy.pheno.csv")
     return [
         ["convert", kmers, "--meta", str(folder / "toy.pheno.csv"), "--id", "sample", "-o", store],

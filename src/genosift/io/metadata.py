@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +12,6 @@ from .._validation import UsageError, closest_names, param_error
 from .compression import MAX_LINE_BYTES, open_binary, suffix_compression
 from .quoting import names_list
 from .reading import EXACT_FLOATS
-from .registry import Dataset
 
 __all__ = ["FewMatchedWarning", "MatchReport", "TooFewMatched", "attach_metadata", "read_metadata"]
 
@@ -299,6 +298,7 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matche
     Examples
     --------
     >>> import numpy as np, pandas as pd
+    >>> from genosift.io import Dataset
     >>> ds = Dataset(np.eye(3), np.array(["a", "b", "c"]), np.array(["f0", "f1", "f2"]))
     >>> meta = pd.DataFrame({"y": [1, 0, 1]}, index=pd.Index(["c", "a", "z"], name="id"))
     >>> matched, report = attach_metadata(ds, meta)
@@ -400,7 +400,7 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matche
     sample_ids = np.asarray(dataset.sample_ids)[rows]
     if added:
         sample_ids = np.concatenate([sample_ids.astype(object), np.array(added, dtype=object)])
-    return Dataset(X, sample_ids, dataset.feature_names, obs), report
+    return replace(dataset, X=X, sample_ids=sample_ids, obs=obs), report
 
 
 def _with_zero_rows(X, n):

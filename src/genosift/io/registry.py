@@ -20,12 +20,18 @@ class Dataset:
     feature_names : ndarray of str (n_features,)
     obs : pandas.DataFrame or None
         Per-sample columns (targets, groups), indexed by sample id in the order of ``X``.
+    ploidy : int or None
+        Genotypes only (VCF, PLINK): the most copies of an allele that a value counts (the
+        calls' largest ploidy; 2 for PLINK, which stores a haploid call as homozygous; 1 for
+        presence/absence). A model's variants are matched to new genotypes with it (alleles
+        swapped between VCF and PLINK are counted as ``ploidy - count``). None for other data.
     """
 
     X: object
     sample_ids: np.ndarray
     feature_names: np.ndarray
     obs: object = None
+    ploidy: object = None
 
     def __post_init__(self):
         n, p = self.X.shape

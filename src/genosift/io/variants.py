@@ -219,7 +219,7 @@ def _read_vcf(vcf, path, genotypes, missing):
         raise ValueError(f"{str(path)!r} has no samples (a sites-only VCF): there are no genotypes to read.")
     _unique(list(sample_ids), "sample ids", path, "Each sample must appear once.")
     out, missed = _Columns(n), _Missing(sample_ids)
-    names, block, sites, cells = [], [], [], 0
+    names, block, sites, cells, ploidy = [], [], [], 0, 1
     records = iter(vcf)
     last, k, n_sites = None, 0, 0  # the last variant read, the records read, the sites with an ALT
     while True:
@@ -235,7 +235,8 @@ def _read_vcf(vcf, path, genotypes, missing):
             ) from None
         if rec is None or cells >= BLOCK_CELLS:
             if block:
-                _vcf_block(block, sites, out, missed, path, sample_ids, genotypes == "presence", missing)
+                width = _vcf_block(block, sites, out, missed, path, sample_ids, genotypes == "presence", missing)
+                ploidy = max(ploidy, width)
             block, sites, cells = [], [], 0
             if rec is None:
                 break
@@ -264,7 +265,8 @@ def _read_vcf(vcf, path, genotypes, missing):
                       "reads them", "read_vcf")
     _unique(names, "variants (CHROM:POS:REF:ALT)", path,
             "Remove the repeated records, for example with `bcftools norm -d exact`.")
-    return Dataset(out.matrix(), sample_ids, np.array(names, dtype=object))
+    return Dataset(out.matrix(), sample_ids, np.array(names, dtype=object),
+                   ploidy=1 if genotypes == "presence" else ploidy)
 
 
 @njit(cache=True, nogil=True)
@@ -315,6 +317,7 @@ def count_dtype(ploidy):
 
 
 def _vcf_block(block, sites, out, missed, path, sample_ids, presence, missing):
+    """Decode a block of records into ``out``; returns the block's largest ploidy."""
     width = max(g.shape[1] for g in block)  # the largest ploidy
     G = np.full((len(block), len(sample_ids), width), -1, np.int32)
     for i, g in enumerate(block):
@@ -334,6 +337,7 @@ def _vcf_block(block, sites, out, missed, path, sample_ids, presence, missing):
         raise _missing_error(path, sites[a][0], str(sample_ids[b]), "read_vcf")
     missed.sites += a
     out.add(np.ascontiguousarray(values.T))
+    return width
 
 
 # ---------------------------------------------------------------------------------------------
@@ -489,4 +493,4 @@ def _read_plink(bed, path, bim, fam, genotypes, missing, fid, iid, sid, chrom, p
         out.add(np.ascontiguousarray(block > 0, dtype=np.int8) if genotypes == "presence" else block)
     if missing == "zero":
         missed.report(path, p, "variants", "they are read as 0 (not carrying A1)", "read_plink")
-    return Dataset(out.matrix(), sample_ids, names)
+    return Dataset(out.matrix(), sample_ids, names, ploidy=1 if genotypes == "presence" else 2)

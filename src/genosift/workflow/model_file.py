@@ -86,6 +86,9 @@ def read_model(path):
     if (columns.ndim != 1 or columns.dtype.kind not in "iu" or (columns.size and (
             columns[0] < 0 or columns[-1] >= len(features) or (np.diff(columns) <= 0).any()))):
         raise _not_a_model(path, "its columns are not increasing positions among its features")
+    ploidy = info.get("ploidy")
+    if ploidy is not None and (type(ploidy) is not int or not 0 < ploidy < 2**31):
+        raise _not_a_model(path, f"its ploidy {ploidy!r} is not a positive number of allele copies")
     check_estimator(estimator, columns.size, len(classes), path)
     return estimator, info, columns
 

@@ -1,6 +1,7 @@
 """Applying a saved model to new data, and its accuracy on the samples it was not fitted on."""
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -30,12 +31,19 @@ def _check_predict_finite(M, names, sample_ids):
     )
 
 
-def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False):
+def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False, ploidy=None):
     """Class predictions (and probabilities) of a saved model for new data.
 
     Columns are matched to the model's features by name, in any order; extra columns are
     ignored. A feature of the model missing from the data is an error, unless ``fill_missing``
     (counts such as k-mers, where absent means zero): then it is zero and reported.
+
+    Genotypes (``ploidy`` given: ``Dataset.ploidy`` of VCF and PLINK data) are matched by
+    chromosome, position and alleles: a variant of the model named ``CHROM:POS:A:B`` (``B``
+    counted) found as ``CHROM:POS:B:A`` (PLINK 1.9 counts the minor allele, which is the
+    reference at some sites) is counted as ``ploidy - count``; and counts are rescaled when the
+    model's training data counted up to another number of copies (a haploid call is 1 in a VCF,
+    2 in PLINK). The notes say how many.
 
     Returns
     -------
@@ -50,7 +58,11 @@ def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False):
     if len(where) != len(names):
         raise ValueError("The new data have duplicated feature names; each feature must be named once.")
     columns = np.array([where.get(f, -1) for f in saved["features"]], dtype=np.int64)
-    return _predict_columns(saved, X, columns, len(names), sample_ids=sample_ids, fill_missing=fill_missing)
+    renamed = swapped = None
+    if ploidy is not None:
+        renamed, swapped = _match_variants(saved["features"], columns, names)
+    return _predict_columns(saved, X, columns, len(names), sample_ids=sample_ids, fill_missing=fill_missing,
+                            renamed=renamed, swapped=swapped, ploidy=ploidy)
 
 
 def predict_store(saved, data, *, sample_ids=None, fill_missing=False):
@@ -60,17 +72,82 @@ def predict_store(saved, data, *, sample_ids=None, fill_missing=False):
     (``Store.columns_named``) and only their columns are read, so the memory is that of the
     model's features, whatever the number of features stored. The result is ``predict``'s.
     """
-    columns = data.store.columns_named(saved["features"])
+    store = data.store
+    columns = store.columns_named(saved["features"])
+    renamed = swapped = None
+    if store.ploidy is not None and (columns < 0).any():  # genotypes: the others by position and alleles
+        renamed, swapped = _match_variants(saved["features"], columns, store.feature_names)
     present = np.flatnonzero(columns >= 0)
     M = data.read_columns(columns[present])
     local = np.full(columns.size, -1, dtype=np.int64)
     local[present] = np.arange(present.size)
-    return _predict_columns(saved, M, local, data.shape[1], sample_ids=sample_ids, fill_missing=fill_missing)
+    return _predict_columns(saved, M, local, data.shape[1], sample_ids=sample_ids, fill_missing=fill_missing,
+                            renamed=renamed, swapped=swapped, ploidy=store.ploidy)
 
 
-def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing):
+#: An allele as genosift names variants (VCF REF/ALT, PLINK A1/A2): bases, N or the * of a deletion.
+_ALLELE = re.compile(r"[ACGTNacgtn*]+")
+
+
+def _variant_key(name):
+    """``(chromosome, position, allele, counted allele)`` of a feature named as genosift names a
+    variant, ``CHROM:POS:A:B`` (a leading ``chr`` of the chromosome dropped: PLINK drops it), or None."""
+    parts = str(name).rsplit(":", 3)
+    if len(parts) != 4 or not parts[1].isdigit() or not all(_ALLELE.fullmatch(a) for a in parts[2:]):
+        return None
+    chrom = parts[0][3:] if parts[0][:3].lower() == "chr" and len(parts[0]) > 3 else parts[0]
+    return chrom, int(parts[1]), parts[2].upper(), parts[3].upper()
+
+
+def _match_variants(features, columns, data_names):
+    """Finds, in place in ``columns``, the model's variants that are absent from the data by name
+    (``columns[i] < 0``) among ``data_names`` by chromosome, position and alleles, in the same
+    order or swapped; returns the masks of those found in the same order and of those found swapped."""
+    same, swapped = np.zeros(columns.size, dtype=bool), np.zeros(columns.size, dtype=bool)
+    absent = [(i, key) for i in np.flatnonzero(columns < 0).tolist() if (key := _variant_key(features[i]))]
+    if not absent:
+        return same, swapped
+    index = {}
+    for j, name in enumerate(data_names):
+        key = _variant_key(name)
+        if key is not None:
+            index.setdefault(key, j)
+    for i, (chrom, pos, a, b) in absent:
+        j = index.get((chrom, pos, a, b), -1)
+        same[i] = j >= 0
+        if j < 0:
+            j = index.get((chrom, pos, b, a), -1)
+            swapped[i] = j >= 0
+        columns[i] = j
+    return same, swapped
+
+
+def _genotype_counts(reduced, swapped, ploidy, model_ploidy, notes):
+    """The model's features' values as the model counted them: swapped alleles counted as
+    ``ploidy - count``, then counts rescaled from the data's ``ploidy`` to the model's."""
+    if swapped.any():
+        sparse = sp.issparse(reduced)  # kept so: the model's arithmetic, to the last bit, as on the other format
+        reduced = reduced.toarray() if sparse else np.array(reduced, dtype=np.float64)
+        reduced[:, swapped] = ploidy - reduced[:, swapped]
+        reduced = sp.csr_matrix(reduced) if sparse else reduced
+    if model_ploidy is not None and model_ploidy != ploidy:
+        reduced = reduced * (model_ploidy / ploidy)
+        notes.append(f"The new genotypes count up to {_copies(ploidy)} of an allele and the model's training data "
+                     f"up to {_copies(model_ploidy)} (PLINK stores a haploid call as 2 copies): their counts were "
+                     f"scaled by {model_ploidy}/{ploidy}.")
+    return reduced
+
+
+def _copies(n):
+    return f"{n} cop{'y' if n == 1 else 'ies'}"
+
+
+def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing, renamed=None, swapped=None,
+                     ploidy=None):
     """``predict`` once the model's features are found: ``columns`` holds, for each of them, its
-    column of ``X`` (-1 where absent); the data have ``n_columns`` features in all."""
+    column of ``X`` (-1 where absent; ``renamed`` and ``swapped`` mark variants found by position
+    and alleles under another name, and with their two alleles swapped, in genotypes of
+    ``ploidy``); the data have ``n_columns`` features in all."""
     wanted = saved["features"]
     selected = set(saved["selected"])
     missing = [f for f, j in zip(wanted, columns.tolist()) if j < 0]
@@ -88,26 +165,37 @@ def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing):
         notes.append(f"{len(missing)} of the model's {len(wanted)} features are absent from the new data"
                      + (f" ({len(missing_selected)} of them used by the model, set to 0)" if missing_selected else
                         " (none used by the model)") + ".")
+    support = np.asarray(saved["columns"], dtype=np.int64)
+    swapped = np.zeros(columns.size, dtype=bool) if swapped is None else swapped
+    if swapped.any():
+        used = int(swapped[support].sum())
+        notes.append(f"{int(swapped.sum())} of the model's variants are in the new data with their two alleles "
+                     f"swapped (CHROM:POS:B:A for CHROM:POS:A:B, as PLINK 1.9 counts the minor allele), "
+                     f"{used} of them used by the model: counted as {ploidy} - count.")
+    if renamed is not None and renamed.any():
+        notes.append(f"{int(renamed.sum())} of the model's variants are in the new data under another name, matched "
+                     "by chromosome (a leading 'chr' aside), position and alleles.")
     extra = n_columns - (len(wanted) - len(missing))
     if extra:
         notes.append(f"{extra} column(s) of the new data are not features of the model and were ignored.")
+    chosen = columns[support]
+    present = chosen >= 0
+    taken = np.maximum(chosen, 0)  # absent features: any column, then zeroed (NaN there too)
+    if not present.any():  # none of the model's features (X may have no column at all): zeros
+        reduced = sp.csr_matrix((X.shape[0], taken.size)) if sp.issparse(X) else np.zeros((X.shape[0], taken.size))
+    elif sp.issparse(X):
+        reduced = sp.csr_matrix(sp.csr_matrix(X)[:, taken], dtype=np.float64, copy=True)
+        reduced.data[~present[reduced.indices]] = 0.0
+        reduced.eliminate_zeros()
+    else:
+        reduced = np.where(present, np.asarray(X, dtype=np.float64)[:, taken], 0.0)
+    _check_predict_finite(reduced, np.asarray(wanted, dtype=object)[support], sample_ids)
+    if ploidy is not None:
+        reduced = _genotype_counts(reduced, swapped[support] & present, ploidy, saved.get("ploidy"), notes)
     if saved.get("binary"):  # trained on presence/absence: the new data are read the same way
         from ..transforms import presence
 
-        X = presence(X)
-    present = columns >= 0
-    columns = np.maximum(columns, 0)  # absent features: any column, then zeroed (NaN there too)
-    if not present.any():  # none of the model's features (X may have no column at all): zeros
-        aligned = sp.csr_matrix((X.shape[0], columns.size)) if sp.issparse(X) else np.zeros((X.shape[0], columns.size))
-    elif sp.issparse(X):
-        aligned = sp.csr_matrix(sp.csr_matrix(X)[:, columns], dtype=np.float64, copy=True)
-        aligned.data[~present[aligned.indices]] = 0.0
-        aligned.eliminate_zeros()
-    else:
-        aligned = np.where(present, np.asarray(X, dtype=np.float64)[:, columns], 0.0)
-    support = saved["columns"]
-    _check_predict_finite(aligned[:, support], np.asarray(wanted, dtype=object)[support], sample_ids)
-    reduced = aligned[:, support]
+        reduced = presence(reduced)
     model = saved["estimator"]
     scaler = model.steps[0][1] if hasattr(model, "steps") else None
     if sp.issparse(reduced) and getattr(scaler, "with_mean", False):  # a model trained on dense data

@@ -66,14 +66,16 @@ def results_tables(ev, X, y):
     }
 
 
-def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=()):
+def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=(), ploidy=None):
     """Write an ``Evaluation`` to ``folder`` (the layout ``genosift report`` reads).
 
     The folder is built under a temporary name beside it and renamed when complete, with a
     marker file listing what it holds. An existing ``folder`` is replaced only with
     ``overwrite=True``, and only if it is such a results folder holding nothing else and none of
     ``inputs`` (the paths the results were made from). ``X``, ``y``: the data given to
-    ``evaluate`` (the values of the top features are written for the final model's samples).
+    ``evaluate`` (the values of the top features are written for the final model's samples);
+    ``ploidy``: the data's ``Dataset.ploidy`` (genotypes), kept with the model so that
+    ``predict`` matches its variants in VCF and PLINK data alike.
     """
     from .. import __version__
     from .._files import check_output, staged, write_json, write_marker, write_table
@@ -108,6 +110,7 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
             "classes": [str(c) for c in ev.classes], "method": ev.method, "k": ev.best_k, "model": ev.model_name,
             "model_options": ev.model_options, "genosift_version": __version__, "seed": ev.seed,
             "binary": ev.binary, **({"options": ev.best_options} if ev.best_options else {}),
+            **({} if ploidy is None else {"ploidy": int(ploidy)}),
             # the samples the final model was fitted on (None: evaluate had row numbers, not ids)
             "training_samples": ([str(s) for s in ev.sample_ids[ev.train]]
                                  if getattr(ev, "named_samples", True) else None),

@@ -12,14 +12,14 @@ import scipy.sparse as sp
 from ... import engine
 from ..._messages import FixError, PythonText
 from ..._sparse_check import check_sparse_structure
-from ..._validation import param_error
+from ..._validation import is_int, param_error
 from ...transforms import presence
 from ..registry import Dataset, register_reader
 from .columns import ColumnReads
 from .contained import check_contained
 from .encoding import NameBlob, NamesOf, index_length, read_column, read_strings, require_h5py, split_names, string_blob
 from .read import FileReader, Presence, StoredVector, exact_values, read_dtype
-from .write import SUFFIX, chunk_budget, index_dtype
+from .write import PLOIDY, SUFFIX, chunk_budget, index_dtype
 
 __all__ = ["NamesOf", "Store", "StoreReader", "open_store", "read_store"]
 
@@ -71,6 +71,7 @@ class Store(ColumnReads):
             self._open(f)
         if self.binary:
             self.dtype = np.dtype(np.float64)
+            self.ploidy = None if self.ploidy is None else 1  # presence of an allele
             if self.sparse:
                 self._data = Presence(self._data)
                 if self.has_column_copy:
@@ -125,6 +126,11 @@ class Store(ColumnReads):
         X = f["X"]
         kind = X.attrs.get("encoding-type", "array" if isinstance(X, require_h5py().Dataset) else "")
         self._canonical = bool(f.attrs.get("genosift-store", 0))
+        self.ploidy = f.attrs.get(PLOIDY)
+        if self.ploidy is not None:
+            if np.ndim(self.ploidy) or not is_int(self.ploidy) or not 0 < self.ploidy < 2**31:
+                raise self._damaged(f"its {PLOIDY} attribute is {self.ploidy!r}, not a positive number of copies")
+            self.ploidy = int(self.ploidy)
         if kind == "csr_matrix":
             self.sparse = True
             shape = np.asarray(X.attrs["shape"])
@@ -430,7 +436,7 @@ class Store(ColumnReads):
             X = self._row_chunk(reader, 0, n, None) if self.sparse else self._dense(reader.h5["X"][()])
         finally:
             reader.close()
-        return Dataset(X, self.sample_ids, self.feature_names, self.obs)
+        return Dataset(X, self.sample_ids, self.feature_names, self.obs, ploidy=self.ploidy)
 
 
 class StoreReader:

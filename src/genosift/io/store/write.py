@@ -24,6 +24,8 @@ SUFFIX = ".gs.h5ad"
 #: Default budget, in bytes, of the matrix data held in memory at once while streaming.
 CHUNK_BYTES = engine.CHUNK_BYTES
 _VERSION = 1
+#: The file attribute holding the ploidy of a store of genotypes (``Dataset.ploidy``).
+PLOIDY = "genosift-ploidy"
 _TILE_BYTES = 2**20  # dense stores: bytes of one HDF5 tile
 
 
@@ -260,6 +262,8 @@ def write_store(dataset, path, *, dtype=None, column_copy=True, chunk_bytes=None
         with h5py.File(tmp, "w") as f:
             write_skeleton(f, sample_ids, obs, names, np.frombuffer(joined.encode("utf-8"), dtype=np.uint8))
             del joined
+            if dataset.ploidy is not None:  # genotypes: kept, so that a model's variants match new ones
+                f.attrs[PLOIDY] = int(dataset.ploidy)
             if sp.issparse(M):
                 _write_sparse(f, M, dt, names, budget, column_copy)
             else:
