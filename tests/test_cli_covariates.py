@@ -109,10 +109,13 @@ def test_a_method_without_covariates_is_a_usage_error_before_reading(files):
 
 
 def test_samples_without_covariates_and_unknown_columns_are_named(files):
-    pd.DataFrame({"isolate": IDS[3:], "PC1": PC[3:, 0]}).to_csv(files / "short.tsv", sep="\t", index=False)
+    ids = ["Iso-00", *IDS[1:]]  # a misspelt id, and two samples without a row
+    pd.DataFrame({"isolate": ids[:1] + ids[3:], "PC1": PC[[0, *range(3, 40)], 0]}).to_csv(files / "short.tsv",
+                                                                                         sep="\t", index=False)
     done = _cli(*_base(files), "--target", "pheno", "--covariates", files / "short.tsv", "-o", files / "r.tsv")
     assert done.returncode == 1
-    assert "3 of the 40 samples scored have no row in" in done.stderr and "'iso00', 'iso01', 'iso02'" in done.stderr
+    assert "3 of the 40 samples scored have no row in" in done.stderr
+    assert "'iso00' (closest: 'Iso-00'), 'iso01', 'iso02'" in done.stderr
     assert "add a row for every sample scored to --covariates (check the id column, --covariates-id)" in done.stderr
     done = _cli(*_base(files), "--target", "pheno", "--covariate", "age", "-o", files / "r.tsv")
     assert done.returncode == 1 and "--covariate names column(s) 'age'" in done.stderr and "--meta" in done.stderr

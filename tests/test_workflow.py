@@ -453,3 +453,36 @@ def test_evaluate_and_convert_show_progress_on_a_terminal_unless_quiet(tmp_path,
     assert main(["convert", str(tmp_path / "expr.csv"), "--keep", "type", "-o", str(tmp_path / "e.gs.h5ad")]) == 0
     reading = [s for s in seen if s.title == "Reading expr.csv"]
     assert reading and reading[0].drawn and reading[0].done == pytest.approx(reading[0].total)
+
+
+def test_predict_of_kmers_refuses_metadata_samples_on_no_kmer_line(tmp_path, capsys):
+    """The absent-sample rule of every k-mer command holds for predict's true labels too: a sample
+    of --meta on no k-mer line is an error naming the closest ids, unless --absent-samples drop."""
+    rng = np.random.default_rng(0)
+    samples = [f"S{i:02d}" for i in range(30)]
+    y = np.repeat([0, 1], 15)
+    lines = []
+    for j in range(40):
+        rates = (0.2, 0.8) if j < 4 else (0.4, 0.4)  # the first 4 k-mers mark the cases
+        carriers = [s for s, label in zip(samples, y) if rng.random() < rates[label]]
+        lines.append("".join(rng.choice(list("ACGT"), 21)) + " | " + " ".join(f"{s}:1" for s in carriers) + "\n")
+    kmers = tmp_path / "kmers.txt"
+    kmers.write_text("".join(lines))
+    meta = tmp_path / "meta.tsv"
+    meta.write_text("sample\ty\n" + "".join(f"{s}\t{v}\n" for s, v in zip(samples, y)))
+    assert main(["evaluate", str(kmers), "--meta", str(meta), "--id", "sample", "--target", "y", "--k", "4",
+                 "--cv", "3", "-o", str(tmp_path / "results")]) == 0
+    typo = tmp_path / "typo.tsv"
+    typo.write_text(meta.read_text().replace("S05\t", "S05a\t"))
+    capsys.readouterr()
+    model = str(tmp_path / "results" / "model.skops")
+    common = [model, str(kmers), "--meta", str(typo), "--id", "sample", "--target", "y"]
+    assert main(["predict", *common, "-o", str(tmp_path / "p.tsv")]) == 1
+    err = capsys.readouterr().err
+    assert "1 sample(s) of the metadata" in err
+    assert "are among none of the data's samples: 'S05a' (closest: 'S05')" in err
+    assert "pass --absent-samples drop to leave them out" in err and "zeros" not in err
+    assert not (tmp_path / "p.tsv").exists()
+    assert main(["predict", *common, "--absent-samples", "drop", "-o", str(tmp_path / "p.tsv")]) == 0
+    frame = pd.read_csv(tmp_path / "p.tsv", sep="\t", index_col="sample")
+    assert frame["true"].isna().tolist() == [s == "S05" for s in samples]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ._messages import plain
+from ._messages import FixError, plain
 from ._validation import UsageError, closest_names, names_list, param_error
 from .outputs import (  # noqa: F401  (the pipeline's outputs, used as pipeline.<name>)
     RANKING_ROWS,
@@ -141,14 +141,20 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     wanted = [c for c in (target, group_column) if c]
     notes = []
     kind = format or format_of(data)  # the name, else the first bytes: decided once
+    origins = {}  # the columns read from the data table for another option than keep
     if meta is None and kind in ("csv", "tsv", "parquet"):
-        options["keep"] = tuple(dict.fromkeys([*wanted, *options.get("keep", ())]))
+        asked = options.get("keep", ())
+        origins = {c: p for c, p in ((target, "target"), (group_column, "group_column")) if c and c not in asked}
+        options["keep"] = tuple(dict.fromkeys([*wanted, *asked]))
     if layout is not None and kind in READERS and "layout" in READERS[kind].parameters:
         options["layout"] = layout
     if kind == "store":
         dataset = read_store_rows(data, options, binary)
     else:
-        dataset = read(data, format=kind, **options)
+        try:
+            dataset = read(data, format=kind, **options)
+        except FixError as exc:
+            raise _kept_for(exc, origins) from None
         if binary:
             dataset = replace(dataset, X=presence(dataset.X, copy=False))  # the matrix just read
     if meta is not None:
@@ -257,6 +263,18 @@ def is_table(data, format):
     from .io import format_of
 
     return (format or format_of(data)) in ("csv", "tsv", "parquet")
+
+
+def _kept_for(exc, origins):
+    """The reader's error for a column of the data table it was asked to keep, naming the
+    parameter that asked for it (``origins``: column -> parameter) instead of ``keep``."""
+    if exc.owner == "read_table" and "keep" in exc.params:
+        for column, param in origins.items():
+            if f"no column named {column!r} (the {{keep}} option)" in exc.template:
+                template = exc.template.replace("(the {keep} option)", f"(the {{{param}}} option)").replace(
+                    "Check the spelling, or give a 0-based position.", "Check the spelling.")  # a name, not a position
+                return FixError(template, owner="load_labelled", **{param: FixError.ANY})
+    return exc
 
 
 def _take_rows(dataset, rows):
@@ -398,10 +416,14 @@ def reduced_frame(labelled, columns, names, *, chunk_bytes=None):
     return frame
 
 
-def true_labels(samples, target, *, data=None, data_path=None, meta=None, id_column=None, meta_sep=None):
+def true_labels(samples, target, *, data=None, data_path=None, meta=None, id_column=None, meta_sep=None,
+                absent="drop"):
     """The true labels of ``samples`` for ``predict``, as text: the column ``target`` of the data
-    table read (``data.obs``, read from ``data_path``) or of the metadata table at ``meta``."""
+    table read (``data.obs``, read from ``data_path``) or of the metadata table at ``meta``, whose
+    samples that the data lack are an error with ``absent="error"`` (k-mer counts: a misspelt id)
+    and left out with ``"drop"``."""
     from .io import read_metadata
+    from .io.metadata import absent_samples_error
 
     samples = samples.astype(str)
     if meta is None:
@@ -412,6 +434,11 @@ def true_labels(samples, target, *, data=None, data_path=None, meta=None, id_col
         table = read_metadata(meta, id_column=id_column, sep=meta_sep)
         if target not in table.columns:
             raise ValueError(f"--target {target!r} is not a column of {meta!r}: {list(table.columns)}.")
+        if absent == "error":
+            have = set(samples)
+            lacking = [s for s in table.index.astype(str) if s not in have]
+            if lacking:
+                raise absent_samples_error(lacking, list(samples), f"the metadata ({meta!r})", zeros=False)
         truth = table[target].reindex(samples)
     return spelled_labels(truth).astype("string").to_numpy()
 

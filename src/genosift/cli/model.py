@@ -115,8 +115,10 @@ def predict_command(args):
                                fill_missing=args.fill_missing, ploidy=data.ploidy)
     truth = None
     if in_table or args.meta:
+        kind = args.format or format_of(args.data)
+        absent = args.absent_samples or ("error" if kind in ("kmers", "dumps") else "drop")
         truth = pipeline.true_labels(frame["sample"], args.target, data=data, data_path=args.data, meta=args.meta,
-                                     id_column=args.id, meta_sep=args.meta_sep)
+                                     id_column=args.id, meta_sep=args.meta_sep, absent=absent)
     if truth is not None:
         frame.insert(2, "true", truth)
         notes.append(_held_out_note(held_out_metrics(frame, frame["true"]), args.target))

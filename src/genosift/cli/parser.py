@@ -386,6 +386,10 @@ def _add_model_commands(sub):
     p.add_argument("--target", help="the column of true labels (in --meta, or in the data table), to compare")
     p.add_argument("--fill-missing", action="store_true",
                    help="features of the model absent from the data are zero (counts such as k-mers)")
+    p.add_argument("--absent-samples", choices=["error", "drop"],
+                   help="samples of --meta that the data lack: an error naming them and the closest ids (the "
+                        "default for k-mer counts and dumps, where it is almost always a misspelt id) or left out "
+                        "(the default for other data)")
     p.add_argument("-o", "--output", required=True, help="predictions file (.tsv, .csv or .parquet)")
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
     _add_run_options(p)

@@ -40,6 +40,8 @@ _CLI_SPELLING = {
     ("read_covariates", "sep"): "--covariates-sep",
     "covariate": "--covariate",
     "model_options": "--model-option",
+    ("load_labelled", "target"): "--target",
+    ("load_labelled", "group_column"): "--group",
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .._messages import FixError
+from .._validation import closest_names
 from .metadata import read_metadata
 from .quoting import names_list
 
@@ -69,10 +70,14 @@ def match_covariates(sample_ids, table):
     index = pd.Index([str(s) for s in table.index])
     source = table.attrs.get("path")
     named = f"{source!r}" if source else "the covariates table"
-    missing = [s for s in ids if s not in set(index)]
+    listed = set(index)
+    missing = [s for s in ids if s not in listed]
     if missing:
+        unmatched = sorted(listed - set(ids))  # a misspelt id is among them
+        shown = ", ".join(f"{s!r}{closest_names(s, unmatched)}" for s in missing[:5])
+        shown += f" and {len(missing) - 5} more" if len(missing) > 5 else ""
         raise FixError(
-            f"{len(missing)} of the {len(ids)} samples scored have no row in {named}: {names_list(missing)}. "
+            f"{len(missing)} of the {len(ids)} samples scored have no row in {named}: {shown}. "
             "Covariates are never imputed: add a row for every sample scored to {covariates} (check the id "
             "column, {covariates_id}), or leave those samples out (for example with {classes}).",
             owner="match_covariates", covariates=FixError.ANY, covariates_id=FixError.ANY, classes=FixError.ANY)

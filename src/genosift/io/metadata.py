@@ -263,6 +263,20 @@ def _enough(report, rule):
     return report.n_matched >= value * report.n_data and report.n_matched >= value * report.n_metadata
 
 
+def absent_samples_error(absent, in_data, named, *, zeros=True):
+    """The error for the samples ``absent`` of a table (``named``) that are among none of the data's
+    samples ``in_data``: how many, the first five with the data's closest ids, and the fixes (read
+    them as carrying nothing, with ``zeros``, or leave them out)."""
+    listed = ", ".join(f"{s!r}{closest_names(s, in_data)}" for s in absent[:5])
+    more = f" and {len(absent) - 5} more" if len(absent) > 5 else ""
+    return FixError(
+        f"{len(absent)} sample(s) of {named} are among none of the data's samples: {listed}{more}. A genome always "
+        "carries k-mers, so a sample on no line is almost always a misspelt id: fix the ids, or pass "
+        + ("{absent} to read such samples as carrying none (SEER's reading), or " if zeros else "")
+        + "{drop} to leave them out.",
+        owner="attach_metadata", absent="zeros", drop=PythonText("absent='drop'"))
+
+
 def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matched=None):
     """Keep the samples of ``dataset`` that ``metadata`` describes and attach its columns as ``obs``.
 
@@ -349,14 +363,7 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matche
     if not ids:
         raise ValueError("The data have no samples, so there is nothing to match with the metadata.")
     if absent == "error" and only_meta and keep:
-        listed = ", ".join(f"{s!r}{closest_names(s, in_data)}" for s in only_meta[:5])
-        more = f" and {len(only_meta) - 5} more" if len(only_meta) > 5 else ""
-        raise FixError(
-            f"{len(only_meta)} sample(s) of {named} are among none of the data's samples: {listed}{more}. "
-            "A genome always carries k-mers, "
-            "so a sample on no line is almost always a misspelt id: fix the ids, or pass {absent} to read such "
-            "samples as carrying none (SEER's reading), or {drop} to leave them out.",
-            owner="attach_metadata", absent="zeros", drop=PythonText("absent='drop'"))
+        raise absent_samples_error(only_meta, in_data, named)
     if rule is not None and not _enough(report, rule):
         wanted = (f"at least {rule[1]}" if rule[0] == "count" else
                   f"at least {rule[1]:.0%} of each side")
