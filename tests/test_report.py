@@ -539,3 +539,63 @@ def test_roc_curve_and_unlabelled_predictions(tmp_path):
     assert "Samples without a label, predicted by the final model (5)" in text
     assert all(f"<td>new{i}</td>" in text for i in range(5))
     assert text.count('<div class="scroll"><table') >= 3 and ".scroll{overflow-x:auto" in text
+
+
+_LAYOUT_PROBE = """<script>
+window.addEventListener('load', () => {
+  const right = document.querySelector('main').getBoundingClientRect().right + 1;
+  const spill = [...document.querySelectorAll('main table, main figure, main .summary, main p')]
+    .filter(e => !e.closest('.scroll') && e.getBoundingClientRect().right > right)
+    .map(e => e.tagName + (e.className ? '.' + e.className : ''));
+  const boxes = [...document.querySelectorAll('.scroll')].filter(s => s.getBoundingClientRect().right > right).length;
+  const wrapped = [...document.querySelectorAll('table.numbers td')].filter(td => {
+    const line = parseFloat(getComputedStyle(td).lineHeight) || 20;
+    return td.clientHeight > 2.2 * line;
+  }).map(td => td.textContent);
+  document.body.setAttribute('data-layout', JSON.stringify({spill, boxes, wrapped}));
+});
+</script>"""
+
+
+def _layout(browser, page, folder):
+    """What a layout probe measures in headless Chromium at a window 800 pixels wide: the elements
+    that spill out of the page's column, the scrolling boxes that do, the number cells that wrap."""
+    probe = folder / "probe.html"
+    probe.write_text(page.replace("</body>", _LAYOUT_PROBE + "</body>"))
+    flags = ["--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars", "--window-size=800,3000",
+             "--virtual-time-budget=5000", f"--user-data-dir={folder / 'profile'}"]
+    dom = subprocess.run([_chromium(), *flags, "--dump-dom", probe.resolve().as_uri()], check=True,
+                         capture_output=True, text=True, timeout=120).stdout
+    found = re.search(r'data-layout="([^"]*)"', dom)
+    assert found, "the layout probe did not run"
+    return json.loads(unescape(found.group(1))), dom
+
+
+def test_the_report_of_a_kmer_evaluation_lays_out_in_headless_chromium(tmp_path):
+    """The report's defects, checked where users see them, in a browser: presence/absence k-mers
+    with long names and tiny p-values, --binary, samples without a label. No table or figure
+    spills out of the page (wide tables scroll in their box), no number wraps, the settings say
+    binary, the ROC curve and the unlabelled predictions are there. The probe itself is checked:
+    the same page without the scrolling boxes and the no-wrap rule is caught."""
+    if _chromium() is None:
+        pytest.skip("no chromium binary on PATH (apt-get install chromium); the browser rendering is not checked")
+    from genosift.workflow import evaluate, write_results
+
+    rng = np.random.RandomState(3)
+    y = np.repeat(["resistant", "susceptible"], 30)
+    X = (rng.random((60, 40)) < 0.4).astype(float)
+    X[y == "resistant", :4] = (rng.random((30, 4)) < 0.95)
+    names = ["".join(rng.choice(list("ACGT"), 31)) for _ in range(40)]
+    new = (rng.random((6, 40)) < 0.4).astype(float)
+    ev = evaluate(X, y, method="chi2", ks=[2, 5, 10], cv=3, binary=True, feature_names=names, unlabelled=new,
+                  unlabelled_ids=[f"new_isolate_{i}" for i in range(6)])
+    out = write_results(ev, tmp_path / "res", X=X, y=y)
+    report = gs.report.make_report(out, tmp_path / "report.html")
+    layout, dom = _layout(_chromium(), report.html.read_text(), tmp_path)
+    assert layout == {"spill": [], "boxes": 0, "wrapped": []}, layout
+    assert "<th>binary</th><td>yes</td>" in dom and 'id="fig-roc"' in dom
+    assert all(f"new_isolate_{i}" in dom for i in range(6))
+    broken = report.html.read_text().replace(".scroll{overflow-x:auto;max-width:100%}", "").replace(
+        "white-space:nowrap}table.numbers", "}table.numbers")
+    caught, _ = _layout(_chromium(), broken, tmp_path)
+    assert caught["spill"] or caught["wrapped"], caught
