@@ -102,3 +102,28 @@ def test_the_first_compilation_is_announced_once(tmp_path):
                             "-o", str(tmp_path / "s.tsv")], capture_output=True, text=True,
                            env=dict(env, NUMBA_CACHE_DIR=str(tmp_path / "cold")))
     assert quiet.returncode == 0 and "compiling" not in quiet.stderr, quiet.stderr
+
+
+def _options(argv):
+    """A command's name and its options with their values, paths left out (they differ by folder)."""
+    paths = {"-o", "--meta"}
+    out, tokens = [argv[0]], list(argv[1:])
+    for i, token in enumerate(tokens):
+        if token.startswith("-"):
+            value = tokens[i + 1] if i + 1 < len(tokens) and not tokens[i + 1].startswith("-") else ""
+            out.append(token if token in paths else f"{token} {value}".strip())
+    return out
+
+
+def test_precompile_runs_the_readme_walkthrough_as_written(tmp_path):
+    """`genosift precompile` (which `pip install .` runs) compiles the kernels of the README's
+    walk-through by running its commands: the same commands with the same options."""
+    import shlex
+
+    from test_walkthrough import walkthrough_commands
+
+    from genosift.cli import precompile
+
+    readme = [_options(shlex.split(line)[1:]) for line in walkthrough_commands() if line.startswith("genosift ")]
+    runs = [_options(argv) for argv in precompile._walkthrough(tmp_path)]
+    assert runs[: len(readme)] == readme

@@ -96,8 +96,10 @@ def quick_start_install():
 def test_the_readme_install_line_runs_the_walkthrough(tmp_path):
     """A copy of the repository, the README's install line as written (a fresh venv, `pip install
     .`, no extra), then every command of the walk-through with that venv's `genosift`: nothing the
-    walk-through runs needs a package the install line did not bring. Needs the package index
-    (run with `pytest -m slow tests/test_walkthrough.py`)."""
+    walk-through runs needs a package the install line did not bring, and no kernel is compiled
+    on the way (the install compiled them: numba's cache log says "data saved" for every kernel it
+    compiles and caches). Needs the package index (run with `pytest -m slow
+    tests/test_walkthrough.py`)."""
     root = Path(__file__).resolve().parents[1]
     files = subprocess.run(["git", "-C", str(root), "ls-files"], capture_output=True, text=True, check=True)
     repo = tmp_path / "genosift"
@@ -107,10 +109,12 @@ def test_the_readme_install_line_runs_the_walkthrough(tmp_path):
         shutil.copy2(root / name, target)
     command = quick_start_install()
     assert command.startswith("python3 -m venv .venv && .venv/bin/pip install . && ")
-    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "NUMBA_CACHE_DIR")}
+    clean["NUMBA_DEBUG_CACHE"] = "1"
     run = subprocess.run(["bash", "-c", command], cwd=repo, env=clean, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
-    assert "genosift-demo" in run.stdout
+    assert "genosift-demo" in run.stdout and "data loaded from" in run.stdout
+    assert "data saved to" not in run.stdout, "the demo compiled kernels that the install did not"
     env = dict(clean, PATH=f"{repo / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}")
     work = tmp_path / "work"
     work.mkdir()
@@ -118,4 +122,6 @@ def test_the_readme_install_line_runs_the_walkthrough(tmp_path):
         step = subprocess.run(["bash", "-c", f"set -euo pipefail; {line}"], cwd=work, env=env, capture_output=True,
                               text=True)
         assert step.returncode == 0, f"{line}\n{step.stdout[-2000:]}\n{step.stderr[-3000:]}"
+        compiled = [ln for ln in step.stdout.splitlines() if "data saved to" in ln]
+        assert not compiled, f"{line} compiled kernels that the install did not: {compiled[:5]}"
     assert (work / "report.html").is_file() and (work / "predictions.tsv").is_file()
