@@ -26,7 +26,7 @@ _PUBLIC = {
     "MRMR": ".mrmr", "RedundancyFilter": ".redundancy",
     "RFE": ".model_selection", "SelectKCV": ".model_selection", "StabilitySelection": ".model_selection",
     "cross_validate_ks": ".model_selection",
-    "Profile": ".profiles", "profile": ".profiles",
+    "Profile": ".scoring.profiles", "profile": ".scoring.profiles",
     "annotate_var": "._anndata",
     "principal_coordinates": ".structure",
     "simulate_clonal_population": ".clonal",

@@ -321,7 +321,7 @@ def profile_labelled(labelled, *, method, chunk_bytes=None, folder=None, ranks=N
     (each feature's rank, as ``ScoreResult.ranks``: the ranking table then reads it in one
     sweep; a ``StoredProfile``: close it when done), another in row chunks of ``chunk_bytes``.
     """
-    from .profiles import kind_for, profile
+    from .scoring.profiles import kind_for, profile
 
     y = labelled.y_train
     kind = kind_for(method, y)
@@ -336,7 +336,7 @@ def store_profile(rows, y, kind, *, chunk_bytes=None, folder=None, ranks=None):
     """The profile (``profiles.kind_for``'s ``kind``) of the store rows ``rows`` (increasing), read
     from the store: a ``StoredProfile`` from a sparse store's column copy (close it when done; see
     ``profile_labelled``), else a ``Profile`` from its row chunks."""
-    from .profiles import profile
+    from .scoring.profiles import profile
 
     store = rows.store
     if store.sparse and store.has_column_copy:
@@ -469,8 +469,8 @@ def golub_demo(*, fdr=0.05):
 
     from . import __version__
     from .datasets import golub_descriptions, load_golub
-    from .profiles import profile
     from .scoring import score
+    from .scoring.profiles import profile
 
     X, y, names = load_golub()
     fisher = score(X, y, method="fisher", feature_names=names)

@@ -143,7 +143,8 @@ def main(argv=None):
 
     threads = getattr(args, "threads", None)
     previous_threads = engine.set_threads(threads) if threads else None
-    notice = None if getattr(args, "quiet", False) else _CompileNotice()
+    quiet = getattr(args, "quiet", False) or not getattr(args, "announce_compiling", True)
+    notice = None if quiet else _CompileNotice()
     shown = engine.set_progress(sys.stderr.isatty() and not getattr(args, "quiet", False))
     previous = _signals_unwind()
     interrupted.clear()

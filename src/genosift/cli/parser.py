@@ -320,7 +320,7 @@ def _add_info_commands(sub):
     p = sub.add_parser("precompile", help="compile the kernels of the common commands into numba's cache (pip install "
                                           ". does it; for an install whose cache is elsewhere)")
     p.add_argument("--quiet", action="store_true", help="print nothing")
-    p.set_defaults(func=precompile_command)
+    p.set_defaults(func=precompile_command, announce_compiling=False)  # compiling is what it is for
 
 
 #: The stored value types `convert --dtype` offers.

@@ -11,8 +11,6 @@ bundled Golub data.
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import tempfile
 import time
 from collections import Counter
@@ -24,6 +22,9 @@ API_CALLS = (("fisher", {}), ("relieff", {"n_neighbors": 20}), ("welch", {"min_a
 
 
 def precompile_command(args):
+    if not args.quiet:
+        print("genosift precompile: running the README's commands on small data to compile their kernels "
+              "(about a minute)", flush=True)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="genosift-precompile-") as folder:
         steps = precompile(Path(folder))
@@ -47,13 +48,14 @@ def precompile(folder):
 
 
 def _run(argv):
-    from . import main
+    """One command, as a user runs it: a process of its own."""
+    import subprocess
+    import sys
 
-    said = io.StringIO()
-    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
-        code = main(argv)
-    if code:
-        raise RuntimeError(f"`genosift {' '.join(argv)}` failed while precompiling (exit {code}):\n{said.getvalue()}")
+    done = subprocess.run([sys.executable, "-m", "genosift", *argv], capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"`genosift {' '.join(argv)}` failed while precompiling (exit {done.returncode}):\n"
+                           f"{done.stdout[-2000:]}{done.stderr[-4000:]}")
 
 
 def _walkthrough(folder):

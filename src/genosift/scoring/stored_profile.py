@@ -15,7 +15,7 @@ from .. import engine
 from .._validation import as_labels
 from ..engine import block_width
 from ..io.store import chunk_budget
-from ..profiles import block_records, records_profile
+from .profiles import block_records, records_profile
 from .store import entry_blocks, float_block
 
 __all__ = ["StoredProfile", "stored_profile"]

@@ -307,7 +307,7 @@ def _final_model(X, y, train, method, estimator, best_k, *, feature_names, score
     from sklearn.pipeline import Pipeline
 
     from .. import engine
-    from ..profiles import profile
+    from ..scoring.profiles import profile
     from ..selection import SelectKBest
 
     X_train, y_train = X[np.flatnonzero(train)], y[train]

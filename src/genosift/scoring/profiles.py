@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import as_labels, as_matrix, is_continuous, numeric_target, param_error
+from .._validation import as_labels, as_matrix, is_continuous, numeric_target, param_error
 
 __all__ = ["Profile", "block_records", "profile", "records_profile"]
 
@@ -136,7 +136,7 @@ def kind_for(method, y):
     values gets the correlation's sign (two values, or two text labels: the two classes);
     ``any`` methods follow the target as ``make_target`` reads it.
     """
-    from .scores import get_method
+    from ..scores import get_method
 
     spec = get_method(method)
     if spec.task == "unsupervised" or y is None:
@@ -156,7 +156,7 @@ def kind_for(method, y):
 
 def _finish(stats, kind, names):
     """A ``Profile`` from merged statistics."""
-    from ._validation import default_feature_names
+    from .._validation import default_feature_names
 
     names = default_feature_names(stats.n_features) if names is None else np.asarray(names, dtype=object)
     classes, count, means, prevalence, effect, top = _arrays(stats, kind)
@@ -209,7 +209,7 @@ def records_profile(kind, classes, count, records, names=None):
 
 
 def _statistic(kind):
-    from .stats import ClassProfile, TargetProfile
+    from ..stats import ClassProfile, TargetProfile
 
     return TargetProfile if kind == "numeric" else ClassProfile
 
@@ -291,8 +291,8 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
     >>> profile(X, [0.1, 0.7, 1.9, 3.3]).to_frame()["correlation_sign"].tolist()
     [1.0, 1.0]
     """
-    from .engine import accumulate, is_chunk_stream
-    from .scoring.dask import is_dask_collection
+    from ..engine import accumulate, is_chunk_stream
+    from .dask import is_dask_collection
 
     if target not in KINDS:
         raise param_error("target", "profile", f"one of {list(KINDS)}", target)
@@ -309,7 +309,7 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
         raise ValueError("'samples' and 'chunk_bytes' choose the rows and reads of a store; for data in memory "
                          "pass X[rows] and leave them out.")
     if binary:
-        from .transforms import presence
+        from ..transforms import presence
 
         X = ((presence(c), *rest) for c, *rest in X) if is_chunk_stream(X) else presence(X)
     if is_chunk_stream(X):
@@ -365,10 +365,10 @@ def _resolve(target, y, n):
 
 def _profile_store(source, y, target, feature_names, samples, chunk_bytes, binary):
     """One pass over the store's row chunks (only the rows kept), merged statistics."""
-    from .engine import accumulate
-    from .io import Store, open_store
-    from .io.store import chunk_budget
-    from .scoring.store import labelled_chunks, rows_kept
+    from ..engine import accumulate
+    from ..io import Store, open_store
+    from ..io.store import chunk_budget
+    from .store import labelled_chunks, rows_kept
 
     if isinstance(source, Store):
         store = open_store(source.path, binary=True) if binary and not source.binary else source
@@ -399,10 +399,10 @@ def _profile_store(source, y, target, feature_names, samples, chunk_bytes, binar
 
 def _profile_dask(X, y, target, feature_names, scheduler, binary):
     """One task per block of rows (all features), the statistics merged in a tree of tasks."""
-    from .scoring.dask import compute, merge_tree, opened, row_block_tasks, with_target
+    from .dask import compute, merge_tree, opened, row_block_tasks, with_target
 
     if binary:
-        from .transforms import presence
+        from ..transforms import presence
 
         X = X.map_partitions(presence) if hasattr(X, "map_partitions") else X.map_blocks(presence, dtype=np.float64)
     with opened(scheduler) as chosen:
