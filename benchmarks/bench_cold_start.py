@@ -8,7 +8,7 @@ A copy of the repository's files is installed as the README's quick start does (
 ``pip install .``: the build compiles the README's kernels into the package, see
 ``tools/genosift_build.py``), then the README's commands run in that venv, each sequence in a
 fresh folder: the demo, the walk-through from k-mers to predictions (its k-mers counted by
-fsm-lite once, beforehand; skipped if fsm-lite is absent), the synthetic k-mer run, and two
+fsm-lite once, beforehand; skipped if fsm-lite is absent), the user guide's synthetic k-mer run, and two
 Python calls. Every command is a whole process, timed from start to exit. Three passes:
 
 - *compiled on first use*: numba's cache pointed at an empty folder (``NUMBA_CACHE_DIR``), so

@@ -186,7 +186,7 @@ def test_no_private_names_cross_modules():
 
 @pytest.mark.parametrize("module, name, new_place", [
     ("genosift.scores", "score", "genosift.score"),
-    ("genosift.scores", "check_option_values", "genosift.scoring.memory.check_option_values"),
+    ("genosift.scores", "check_option_values", "genosift.scores.check_options"),
     ("genosift.io", "score_store", "genosift.score(path"),
     ("genosift.io.store", "score_store", "genosift.scoring.store.score_store"),
 ])

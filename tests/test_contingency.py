@@ -382,7 +382,7 @@ def test_bad_options_are_clear_errors(option, value):
     X = np.random.default_rng(14).standard_normal((20, 3))
     y = np.arange(20) % 2
     for method in ("chi2", "mi"):
-        with pytest.raises(ValueError, match=f"'{option}' parameter of method '{method}' must be"):
+        with pytest.raises(ValueError, match=f"The '{option}' option of method '{method}' must be an int >= "):
             gs.score(X, y, method=method, **{option: value})
 
 

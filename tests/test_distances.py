@@ -251,11 +251,13 @@ def test_many_classes(method):
 def test_bad_options_are_clear_errors():
     X, y = _real("golub", 5)
     for bins in (1, 0, 2.5, "auto", True):
-        with pytest.raises(ValueError, match="'bins' option must be 'sturges' or an int >= 2"):
+        with pytest.raises(ValueError, match="The 'bins' option of method 'jensen_shannon' must be one of 'sturges' "
+                                             "or an int >= 2"):
             gs.score(X, y, method="jensen_shannon", bins=bins)
-    with pytest.raises(ValueError, match="'normalize' option must be True or False"):
+    with pytest.raises(ValueError, match="The 'normalize' option of method 'wasserstein' must be True or False"):
         gs.score(X, y, method="wasserstein", normalize="yes")
-    with pytest.raises(ValueError, match="'y_metric' option must be one of"):
+    with pytest.raises(ValueError, match="The 'y_metric' option of method 'dcor' must be one of 'auto', 'absolute', "
+                                         "'discrete'. Got 'euclidean'"):
         gs.score(X, y, method="dcor", y_metric="euclidean")
     with pytest.raises(ValueError, match="needs a numeric y.*'discrete'"):
         gs.score(X, y, method="dcor", y_metric="absolute")

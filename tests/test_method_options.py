@@ -16,8 +16,7 @@ from scipy import stats
 
 import genosift as gs
 from genosift.cli import main
-from genosift.scores import REGISTRY, describe
-from genosift.scoring.memory import check_option_values
+from genosift.scores import REGISTRY, check_options, describe
 
 
 def _data(n=40, p=6, seed=1):
@@ -130,19 +129,21 @@ def test_unknown_option_is_a_usage_error_listing_the_valid_ones(command, tmp_pat
     code, _, err = _run([command, data, "--target", "label", "--method", "relieff", "--method-option", "k=3",
                          *extra, "-o", out, "--quiet"], capsys)
     assert code == 2
-    assert "--method-option k: method 'relieff' has no option 'k'" in err
+    assert "--method-option: Method 'relieff' got unknown option(s) ['k']: its options are " in err
     assert "n_neighbors (default 10), miss_weight (default 'prior')" in err
     assert "genosift methods relieff" in err and "Traceback" not in err
     assert not out.exists()
     code, _, err = _run([command, data, "--target", "label", "--method", "welch", "--method-option", "bins=3",
                          *extra, "-o", out, "--quiet"], capsys)
-    assert code == 2 and "method 'welch' has no option 'bins'; it takes no options" in err
+    assert code == 2 and "Method 'welch' got unknown option(s) ['bins']: it takes no options" in err
 
 
 @pytest.mark.parametrize("option, message", [
-    ("n_neighbors=0", r"The 'n_neighbors' parameter of relieff must be an int >= 1\. Got 0 instead"),
+    ("n_neighbors=0", r"The 'n_neighbors' option of method 'relieff' must be an int >= 1\. Got 0 instead "
+                      r"\(--method-option\)"),
     ("n_neighbors=many", r"must be an int >= 1\. Got 'many' instead"),
-    ("miss_weight=uniform", r"'miss_weight' parameter of relieff must be 'prior' or 'equal'\. Got 'uniform'"),
+    ("miss_weight=uniform", r"'miss_weight' option of method 'relieff' must be one of 'prior', 'equal'\. "
+                            r"Got 'uniform'"),
 ])
 def test_bad_value_is_a_usage_error_before_any_file_is_read(option, message, tmp_path, capsys):
     missing = tmp_path / "no-such-file.csv"  # never opened: the value is checked first
@@ -187,13 +188,60 @@ def test_every_option_is_described(name):
         assert f"{option}={default!r}" in text
         kind, meaning = spec.option_help[option]
         assert meaning, f"option {option!r} of {name} has no description in its docstring"
-    # the defaults are accepted by the method
-    assert check_option_values(name, {}) == spec.options
+        assert f"{option}={default!r}  ({spec.declared[option].text})" in text  # its declaration
+    # the defaults are accepted
+    assert check_options(name, {}) == spec.options
 
 
-def test_check_option_values_in_python():
-    assert check_option_values("relieff", {"n_neighbors": 3}) == {"n_neighbors": 3, "miss_weight": "prior"}
-    with pytest.raises(ValueError, match="n_neighbors"):
-        check_option_values("relieff", {"n_neighbors": -1})
+def test_check_options_in_python():
+    assert check_options("relieff", {"n_neighbors": 3}) == {"n_neighbors": 3, "miss_weight": "prior"}
+    with pytest.raises(ValueError, match=r"The 'n_neighbors' option of method 'relieff' must be an int >= 1\. "
+                                         r"Got -1 instead \(a keyword of genosift\.score\)"):
+        check_options("relieff", {"n_neighbors": -1})
     with pytest.raises(TypeError, match=r"unknown option\(s\) \['k'\]"):
-        check_option_values("relieff", {"k": 3})
+        check_options("relieff", {"k": 3})
+
+
+#: For every option of every method: values its declaration refuses (types, ranges, spellings).
+REFUSED = {
+    ("auc", "continuity"): [1, "yes", None], ("chi2", "bins"): [1, 2.5, True, "5"],
+    ("chi2", "max_categories"): [-1, 1.0], ("mi", "bins"): [0, None], ("mi", "max_categories"): [-2, "a"],
+    ("dcor", "y_metric"): ["euclidean", 1], ("jensen_shannon", "bins"): [1, "scott", 3.0, True],
+    ("kendall", "p_method"): ["exact", None], ("linear", "model"): ["svm", None], ("linear", "C"): [0, -1.0,
+                                                                                                   float("inf"),
+                                                                                                   float("nan"),
+                                                                                                   True],
+    ("linear", "max_iter"): [0, 10.0], ("linear", "random_state"): [1.5, "0", True],
+    ("logistic", "firth"): ["yes", True], ("relieff", "n_neighbors"): [0, 2.0, False],
+    ("relieff", "miss_weight"): ["uniform"], ("wasserstein", "normalize"): [0, "true"],
+}
+
+
+def test_every_option_is_declared_and_its_declaration_refuses_bad_values():
+    declared = {(name, option) for name, spec in REGISTRY.items() for option in spec.options}
+    assert declared == set(REFUSED), "give every declared option its refused values here"
+    for (name, option), values in REFUSED.items():
+        for value in values:
+            with pytest.raises(ValueError, match=rf"The '{option}' option of method '{name}' must be "):
+                check_options(name, {option: value})
+    # and values the declarations take, which the methods then run with
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    y = np.repeat([0, 1], 10)
+    for name, options in [("jensen_shannon", {"bins": 3}), ("linear", {"random_state": None, "C": 2}),
+                          ("chi2", {"bins": np.int64(3)}), ("relieff", {"n_neighbors": np.int32(2)})]:
+        assert np.isfinite(gs.score(X, y, method=name, **options).scores).all()
+
+
+def test_a_registration_must_declare_exactly_its_options():
+    from genosift.scores import register
+    from genosift.scores.options import Integer
+
+    def method(block, target, *, k=3):
+        """A method."""
+
+    with pytest.raises(ValueError, match=r"its options \['k'\] and their declarations \[\] differ"):
+        register("toy", task="classification", invariance="none", streaming="blocks", formula="", reference="")(method)
+    with pytest.raises(ValueError, match=r"the default 3 of 'k' is not an int >= 5"):
+        register("toy", task="classification", invariance="none", streaming="blocks", formula="", reference="",
+                 options={"k": Integer(low=5)})(method)
+    assert "toy" not in REGISTRY

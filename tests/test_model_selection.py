@@ -101,9 +101,9 @@ def test_linear_gives_the_same_bits_for_every_form_of_the_data(density):
 
 def test_linear_bad_options_are_clear_errors():
     X, y = _data(p=5)
-    with pytest.raises(ValueError, match="'model' parameter of method 'linear' must be one of"):
+    with pytest.raises(ValueError, match="The 'model' option of method 'linear' must be one of"):
         gs.score(X, y, method="linear", model="svm")
-    with pytest.raises(ValueError, match="'C' parameter of method 'linear' must be a number > 0. Got 0"):
+    with pytest.raises(ValueError, match="The 'C' option of method 'linear' must be a finite number > 0. Got 0"):
         gs.score(X, y, method="linear", C=0)
     with pytest.raises(ValueError, match="'max_iter'"):
         gs.score(X, y, method="linear", max_iter=0)

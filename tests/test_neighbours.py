@@ -287,13 +287,14 @@ def test_more_neighbours_than_samples_uses_them_all():
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "10", None])
 def test_bad_n_neighbors_is_a_clear_error(bad):
     X = np.random.default_rng(0).standard_normal((20, 4))
-    with pytest.raises(ValueError, match="'n_neighbors' parameter of relieff must be an int >= 1"):
+    with pytest.raises(ValueError, match="The 'n_neighbors' option of method 'relieff' must be an int >= 1"):
         gs.score(X, np.arange(20) % 2, method="relieff", n_neighbors=bad)
 
 
 def test_bad_miss_weight_is_a_clear_error():
     X = np.random.default_rng(0).standard_normal((20, 4))
-    with pytest.raises(ValueError, match="'miss_weight' parameter of relieff must be 'prior' or 'equal'"):
+    with pytest.raises(ValueError, match="The 'miss_weight' option of method 'relieff' must be one of 'prior', "
+                                         "'equal'"):
         gs.score(X, np.arange(20) % 2, method="relieff", miss_weight="uniform")
 
 

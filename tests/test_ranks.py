@@ -147,7 +147,7 @@ def test_kendall_ties_match_the_pair_definition():
 
 
 def test_kendall_rejects_an_unknown_p_method():
-    with pytest.raises(ValueError, match="'p_method' parameter of method 'kendall'.*Got 'exact'"):
+    with pytest.raises(ValueError, match="The 'p_method' option of method 'kendall'.*Got 'exact'"):
         gs.score(np.eye(5), np.arange(5.0), method="kendall", p_method="exact")
 
 

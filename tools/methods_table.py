@@ -1,10 +1,10 @@
-"""The README's methods table, generated from the registry (``genosift.REGISTRY``).
+"""The documentation's methods table (``docs/methods.md``), generated from the registry (``genosift.REGISTRY``).
 
-    python tools/methods_table.py           # rewrite the table in README.md
-    python tools/methods_table.py --check   # exit 1 when README.md's table is not the registry's
+    python tools/methods_table.py           # rewrite the table in docs/methods.md
+    python tools/methods_table.py --check   # exit 1 when the table is not the registry's
 
 A new method registered in ``genosift.scores`` appears in the table by running the first command;
-``tests/test_readme.py`` fails while the README's table is stale.
+``tests/test_readme.py`` fails while the table is stale.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+TARGET = Path(__file__).resolve().parents[1] / "docs" / "methods.md"
 BEGIN = "<!-- methods table: generated from the registry by `python tools/methods_table.py`; do not edit -->"
 END = "<!-- end of the methods table -->"
 COMMAND = "python tools/methods_table.py"
@@ -29,7 +29,7 @@ def table():
 
     lines = ["| method | task | statistic | p-value | reads | options | reference |", "|---|---|---|---|---|---|---|"]
     for m in REGISTRY.values():
-        options = ", ".join(f"`{k}={v!r}`" for k, v in m.options.items()) or "-"
+        options = ", ".join(f"`{k}={v!r}` ({m.declared[k].text})" for k, v in m.options.items()) or "-"
         reads = m.streaming + (", each distinct column once" if m.distinct else "")
         cells = [f"`{m.name}`", task_text(m), m.formula, "yes" if m.has_pvalues else "-", reads, options, m.reference]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
@@ -41,23 +41,23 @@ def render(readme_text):
     head, found, rest = readme_text.partition(BEGIN)
     _, found_end, tail = rest.partition(END)
     if not found or not found_end:
-        raise SystemExit(f"{README} lacks the markers of the methods table:\n{BEGIN}\n...\n{END}")
+        raise SystemExit(f"{TARGET} lacks the markers of the methods table:\n{BEGIN}\n...\n{END}")
     return f"{head}{BEGIN}\n{table()}\n{END}{tail}"
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md's table is stale")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the table is stale")
     args = parser.parse_args(argv)
-    text = README.read_text(encoding="utf-8")
+    text = TARGET.read_text(encoding="utf-8")
     new = render(text)
     if args.check:
         if new != text:
-            print(f"README.md's methods table is not the registry's; regenerate it with: {COMMAND}")
+            print(f"{TARGET}'s methods table is not the registry's; regenerate it with: {COMMAND}")
             return 1
         return 0
     if new != text:
-        README.write_text(new, encoding="utf-8")
+        TARGET.write_text(new, encoding="utf-8")
     return 0
 
 

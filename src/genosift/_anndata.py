@@ -250,7 +250,7 @@ def annotate_var(adata, result, *, prefix="genosift_", selected=None, copy=False
         gives ``selected``; its scores, when it has them, the other columns). Results with
         feature names are matched by name; a result without names (scored from an array) needs
         one value per feature of ``adata``, in its order.
-    prefix : str, default "genosift_"
+    prefix : str, default ``"genosift_"``
     selected : int, array of bool or sequence of names, optional
         With a ScoreResult, the features to mark as selected: the ``k`` best, a mask over the
         result's features, or their names. By default a ScoreResult writes no ``selected``.

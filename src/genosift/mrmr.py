@@ -217,7 +217,7 @@ class MRMR(RankedSelector):
         much, so that the quotient stays finite; must be > 0 with ``scheme="quotient"``, and 0
         gives the plain mean with ``"difference"``. With ``relevance="anova"``,
         ``redundancy="pearson"`` and ``scheme="quotient"``, the default reproduces
-        ``mrmr_selection.mrmr_classif`` (F-statistic relevance, mean |r| floored at 0.001).
+        ``mrmr_selection.mrmr_classif`` (F-statistic relevance, mean ``|r|`` floored at 0.001).
     relevance_params : dict, optional
         Options of the relevance method.
     bins, max_categories : int, default=5

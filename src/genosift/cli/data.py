@@ -38,8 +38,7 @@ def scoring_options(args, spec):
     """``--min-af`` / ``--max-af`` and ``--method-option`` of `score`, `select` and `evaluate`,
     checked against each other and against the method's declared options (a usage error, exit 2)."""
     from .._validation import UsageError
-    from ..scores import check_af
-    from ..scoring.memory import check_option_values
+    from ..scores import check_af, check_options
     from .spelling import cli_message
 
     try:
@@ -48,20 +47,11 @@ def scoring_options(args, spec):
         raise UsageError(cli_message(exc)) from None
     _check_covariate_options(args, spec)
     options = dict(args.method_option or [])  # values read as typed in a shell (parser._literal)
-    if options:
-        declared = spec.options
-        listed = ", ".join(f"{k} (default {v!r})" for k, v in declared.items())
-        unknown = sorted(set(options) - set(declared))
-        if unknown:
-            raise UsageError(f"--method-option {unknown[0]}: method '{spec.name}' has no option {unknown[0]!r}; "
-                             + (f"its options are {listed}" if declared else "it takes no options")
-                             + f". See `genosift methods {spec.name}`.")
-        try:
-            check_option_values(spec, options)
-        except (ValueError, TypeError) as exc:
-            given = " ".join(f"{k}={v!r}" for k, v in options.items())
-            raise UsageError(f"--method-option {given}: {exc} Method '{spec.name}' takes {listed}; see "
-                             f"`genosift methods {spec.name}`.") from None
+    try:
+        check_options(spec, options)  # the declarations: before any data are read, nothing run
+    except (TypeError, ValueError) as exc:
+        text = cli_message(exc).replace(f"genosift.scores.describe({spec.name!r})", f"`genosift methods {spec.name}`")
+        raise UsageError(("--method-option: " if isinstance(exc, TypeError) else "") + text) from None
     return {"min_af": args.min_af, "max_af": args.max_af, "options": options}
 
 

@@ -1,13 +1,13 @@
 """`genosift precompile`: the kernels of the common commands compiled into numba's cache, once.
 
 genosift's kernels are compiled by numba on their first call, for the types they are called with,
-and cached on disk. ``pip install .`` runs this command while it builds the package (``setup.py``),
-so that the first run of the README's commands finds their kernels compiled; a user whose cache is
-elsewhere (a read-only install, numba older than 0.68, whose cache is keyed on file times) runs
-it once. It runs the README's own steps on small made-up data in a temporary folder: the demo,
-the walk-through from k-mers to a model (a simulated clonal population, counted here), the
-conversion and scoring of a synthetic k-mer file, and the Python calls of the README on the
-bundled Golub data.
+and cached on disk. ``pip install .`` runs this command while it builds the package (the build
+backend, ``tools/genosift_build.py``), so that the first run of the commands of the README and
+its user guide finds their kernels compiled; a user whose cache is elsewhere (a read-only install,
+numba older than 0.68, whose cache is keyed on file times) runs it once. It runs those commands
+on small made-up data in a temporary folder: the demo, the walk-through from k-mers to a model (a
+simulated clonal population, counted here), the conversion and scoring of the guide's synthetic
+k-mer file, and the README's Python calls on the bundled Golub data.
 """
 from __future__ import annotations
 
@@ -101,13 +101,13 @@ def _write_kmers(population, path, *, k):
 
 
 def _synthetic_kmers(folder):
-    """The README's run on its synthetic k-mer file (gzip), with a memory budget and two threads (a
-    structure as large as the README's: some kernels take over from others above a size)."""
+    """The user guide's run on its synthetic k-mer file (gzip), with a memory budget and two threads (a
+    structure as large as the guide's: some kernels take over from others above a size)."""
     from ..datasets import write_synthetic_kmers
 
     folder.mkdir(parents=True)
     kmers, store = str(folder / "toy.kmers.gz"), str(folder / "toy.gs.h5ad")
-    pheno, _ = write_synthetic_kmers(kmers, n_samples=200, n_kmers=200_000, compress=True)  # the README's size
+    pheno, _ = write_synthetic_kmers(kmers, n_samples=200, n_kmers=200_000, compress=True)  # the guide's size
     pheno.to_csv(folder / "toy.pheno.csv")
     return [
         ["convert", kmers, "--meta", str(folder / "toy.pheno.csv"), "--id", "sample", "-o", store],

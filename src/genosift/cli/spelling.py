@@ -40,6 +40,7 @@ _CLI_SPELLING = {
     ("read_covariates", "sep"): "--covariates-sep",
     "covariate": "--covariate",
     "model_options": "--model-option",
+    ("check_options", "method_options"): "--method-option",
     ("load_labelled", "target"): "--target",
     ("load_labelled", "group_column"): "--group",
 }

@@ -32,7 +32,7 @@ __all__ = [
 # Names that moved up to the scoring layer (``genosift.scoring``): a clear error, not an import.
 _MOVED = {
     "score": "genosift.score (or genosift.scoring.score)",
-    "check_option_values": "genosift.scoring.memory.check_option_values",
+    "check_option_values": "genosift.scores.check_options (the declared options, checked without running the method)",
 }
 
 

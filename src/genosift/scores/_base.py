@@ -11,6 +11,7 @@ import numpy as np
 
 from .._validation import check_unique_names, default_feature_names
 from ._order import TIE_BITS, rank_order, tie_key, top_order  # noqa: F401  (TIE_BITS, tie_key: re-exported)
+from .options import check_declaration
 
 TASKS = ("classification", "regression", "any", "unsupervised")
 #: How a method reads the data: "rows" merges statistics over row chunks; "blocks" needs every
@@ -290,6 +291,7 @@ class Method:
     covariates: bool = False
     combine: Callable | None = None
     distinct: bool = False
+    declared: dict = field(default_factory=dict)
 
     @property
     def options(self):
@@ -371,8 +373,8 @@ def describe(name):
     else:
         lines.append("  options (--method-option KEY=VALUE on the command line, keywords of genosift.score):")
         for option, default in m.options.items():
-            kind, text = m.option_help[option]
-            lines.append(f"    {option}={default!r}" + (f"  ({kind})" if kind else ""))
+            _, text = m.option_help[option]
+            lines.append(f"    {option}={default!r}  ({m.declared[option].text})")
             if text:
                 lines.append(textwrap.fill(text, width=96, initial_indent=" " * 8, subsequent_indent=" " * 8,
                                            break_on_hyphens=False))
@@ -384,7 +386,7 @@ REGISTRY: dict[str, Method] = {}
 
 def register(name, *, task, invariance, statistic=None, streaming="rows", binary_only=False, pvalues=False,
              signed=False, min_class_size=1, sparse_blocks=False, scale_free=False, covariates=False, combine=None,
-             distinct=False, formula, reference):
+             distinct=False, options=None, formula, reference):
     """Register a method under ``name``.
 
     The function's first two arguments depend on ``streaming``: ``func(stats, **options)`` for
@@ -406,6 +408,9 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
     ``distinct``: a "blocks" method whose result for a feature depends on that feature's values
     alone (and the target), not on the other features of its block: identical columns are scored
     once (``score_block``), which the contract tests check bit for bit.
+    ``options``: ``{option: Constraint}`` (``genosift.scores.options``), the values each keyword
+    option of the function takes: exactly its keyword options, each default accepted. They are
+    checked once, by ``check_options``, before the method runs; the function trusts them.
     """
     if invariance not in INVARIANCES:
         raise ValueError(f"bad registration of {name!r}: invariance in {INVARIANCES}, not {invariance!r}")
@@ -417,10 +422,11 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
                          "once works on column blocks")
 
     def wrap(func):
+        check_declaration(name, func, options or {}, 1 if streaming == "rows" else 2)
         summary = next(iter((func.__doc__ or "").strip().splitlines()), "")
         REGISTRY[name] = Method(name, func, statistic, task, binary_only, pvalues, signed, streaming,
                                 min_class_size, sparse_blocks, formula, reference, summary, scale_free, invariance,
-                                covariates, combine, distinct)
+                                covariates, combine, distinct, dict(options or {}))
         return func
 
     return wrap

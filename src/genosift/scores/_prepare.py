@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._distinct import distinct_columns
-from .._messages import FixError, plain
+from .._messages import FixError, PythonText, plain
 from .._validation import (
     HUGE,
     MAX_FLOAT_CLASSES,
@@ -32,14 +32,32 @@ __all__ = ["LabelCoding", "build_result", "check_classes", "check_options", "cov
            "score_blocks", "statistics", "take_scores", "target_values"]
 
 
-def check_options(spec, options):
-    """The method's options with defaults filled in; unknown names are a clear error."""
-    allowed = spec.options
-    unknown = sorted(set(options) - set(allowed))
+def check_options(method, options):
+    """The options of ``method`` (a name or a registered method) with the defaults filled in,
+    each value checked against its declaration: the one check of method options in genosift.
+
+    An unknown name is a ``TypeError`` naming the method's options, a value out of its
+    declaration a ``ValueError`` (``genosift.FixError``) saying what it must be.
+
+    >>> check_options("relieff", {"n_neighbors": 3})
+    {'n_neighbors': 3, 'miss_weight': 'prior'}
+    """
+    spec = get_method(method)
+    defaults = spec.options
+    unknown = sorted(set(options) - set(defaults))
     if unknown:
-        valid = ", ".join(allowed) if allowed else "none"
-        raise TypeError(f"Method '{spec.name}' got unknown option(s) {unknown}. Its options: {valid}.")
-    return {**allowed, **options}
+        listed = ", ".join(f"{k} (default {v!r})" for k, v in defaults.items())
+        raise TypeError(f"Method '{spec.name}' got unknown option(s) {unknown}: "
+                        + (f"its options are {listed}" if defaults else "it takes no options")
+                        + f". See genosift.scores.describe({spec.name!r}).")
+    for name, value in options.items():
+        declared = spec.declared[name]
+        if not declared.accepts(value):
+            raise FixError(f"The '{name}' option of method '{spec.name}' must be {declared.text}. Got {value!r} "
+                           f"instead ({{method_options}}). See genosift.scores.describe({spec.name!r}).",
+                           owner="check_options",
+                           method_options=PythonText("a keyword of genosift.score"))
+    return {**defaults, **options}
 
 
 def target_values(spec, y, n_samples):

@@ -31,7 +31,8 @@ from scipy import special
 
 from ..stats import ClassSums
 from ._base import Scores, ratio, register
-from ._discretize import check_bins, contingency_tables
+from ._discretize import contingency_tables
+from .options import Integer
 
 
 def _chi2_sf(dof, x):
@@ -85,9 +86,8 @@ def _margins(tables):
     return n, row, col, dof.astype(np.float64)
 
 
-def _tables(block, target, owner, bins, max_categories):
-    bins, max_categories = check_bins(owner, bins, max_categories)
-    return contingency_tables(block, target.codes, target.count, bins=bins, max_categories=max_categories)
+def _tables(block, target, bins, max_categories):
+    return contingency_tables(block, target.codes, target.count, bins=int(bins), max_categories=int(max_categories))
 
 
 _DISCRETISE = ("categories: integer features with <= max_categories distinct values as they are, "
@@ -99,6 +99,7 @@ _DISCRETISE = ("categories: integer features with <= max_categories distinct val
     formula=f"X^2 = sum (O - E)^2 / E over the (category x class) table, {_DISCRETISE}; "
             "p from chi2((M - 1)(K - 1)), empty categories dropped",
     reference="Pearson's chi-square test of independence; scipy.stats.chi2_contingency(correction=False)",
+    options={"bins": Integer(low=2), "max_categories": Integer(low=0)},
 )
 def chi2(block, target, *, bins=5, max_categories=5):
     """Chi-square test of independence between the feature's categories and the class.
@@ -116,7 +117,7 @@ def chi2(block, target, *, bins=5, max_categories=5):
     non-empty categories; no continuity correction. Features with one category are NaN. Scores
     are X^2; features with different ``M`` are better compared by their p-values.
     """
-    tables = _tables(block, target, "method 'chi2'", bins, max_categories)
+    tables = _tables(block, target, bins, max_categories)
     n, row, col, dof = _margins(tables)
     expected = row[:, :, None] * col[:, None, :] / n[:, None, None]
     terms = ratio((tables - expected) ** 2, expected)
@@ -130,6 +131,7 @@ def chi2(block, target, *, bins=5, max_categories=5):
     formula=f"I(x; y) = sum p(m, c) ln[p(m, c) / (p(m) p(c))] in nats over the {_DISCRETISE}; "
             "p of the G-test G = 2 n I from chi2((M - 1)(K - 1))",
     reference="sklearn.metrics.mutual_info_score; G-test: scipy.stats.chi2_contingency(lambda_='log-likelihood')",
+    options={"bins": Integer(low=2), "max_categories": Integer(low=0)},
 )
 def mi(block, target, *, bins=5, max_categories=5):
     """Mutual information (nats) between the feature's categories and the class, with the G-test p.
@@ -148,7 +150,7 @@ def mi(block, target, *, bins=5, max_categories=5):
     ``G = 2 n I`` against chi-square with ``(M - 1)(K - 1)`` degrees of freedom. Features with
     one category are NaN.
     """
-    tables = _tables(block, target, "method 'mi'", bins, max_categories)
+    tables = _tables(block, target, bins, max_categories)
     n, row, col, dof = _margins(tables)
     positive = tables > 0
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -13,6 +13,7 @@ from numba import njit
 from .._messages import plain
 from ._base import Scores, register
 from .distances import JIT, run_sorted
+from .options import Choice
 
 __all__ = ["dcor"]
 
@@ -162,13 +163,8 @@ def _dcor_labels_kernel(xt, order, codes, k, b_dot, b_all, dvar_y, out):
         out[j] = _dcor_finish(a_all - 2.0 * within, a_dot, b_dot, a_all, b_all, sum_sq, dvar_y, n)
 
 
-_Y_METRICS = ("auto", "absolute", "discrete")
-
-
 def _y_terms(target, y_metric):
     """``(labels, y, y_rank, b_dot, b_all, dvar_y)`` for the target under the chosen metric."""
-    if y_metric not in _Y_METRICS:
-        raise ValueError(f"The 'y_metric' option must be one of {_Y_METRICS}. Got {y_metric!r} instead.")
     n = target.n_samples
     if y_metric == "auto":
         y_metric = "discrete" if target.codes is not None else "absolute"
@@ -203,6 +199,7 @@ def _y_terms(target, y_metric):
             "matrices; d(y) = |y_i - y_j| for numbers, 1[y_i != y_j] for labels",
     reference="Szekely, Rizzo & Bakirov (2007), Ann. Statist. 35:2769; O(n log n): Huo & Szekely "
               "(2016), Technometrics 58:435; dcor.distance_correlation",
+    options={"y_metric": Choice("auto", "absolute", "discrete")},
 )
 def dcor(block, target, *, y_metric="auto"):
     """Distance correlation with y, in [0, 1]: any kind of dependence (population value 0 iff independent).

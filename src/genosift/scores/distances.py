@@ -24,12 +24,12 @@ Shared conventions:
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from numba import njit
 
 from ._base import Scores, register
+from .options import AnyOf, Boolean, Choice, Integer
 
 __all__ = ["JIT", "jensen_shannon", "run_sorted", "wasserstein"]
 
@@ -175,18 +175,13 @@ def run_sorted(block, kernel, *args):
     return out
 
 
-def _check_bool(name, value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"The '{name}' option must be True or False. Got {value!r} instead.")
-    return bool(value)
-
-
 @register(
     "wasserstein", invariance="monotone", task="classification", streaming="blocks", distinct=True,
     formula="sum_c (n_c/n) W1(p(x), p(x|c)), W1 = integral |F(t) - F_c(t)| dt; normalize: on "
             "u = (average rank - 1/2)/n",
     reference="Vallender (1974), Theory Probab. Appl. 18:784 (W1 on the line); "
               "scipy.stats.wasserstein_distance",
+    options={"normalize": Boolean()},
 )
 def wasserstein(block, target, *, normalize=True):
     """Class-share weighted Wasserstein-1 distance of each class's distribution from the whole.
@@ -215,17 +210,12 @@ def wasserstein(block, target, *, normalize=True):
     >>> gs.score(X, y, method="wasserstein", normalize=False).scores.round(4).tolist()
     [1.0, 0.05, nan]
     """
-    normalize = _check_bool("normalize", normalize)
-    return Scores(run_sorted(block, _wasserstein_kernel, target.codes, target.count, normalize))
+    return Scores(run_sorted(block, _wasserstein_kernel, target.codes, target.count, bool(normalize)))
 
 
 def _n_bins(bins, n):
-    if isinstance(bins, str):
-        if bins == "sturges":
-            return int(math.ceil(math.log2(n))) + 1
-    elif isinstance(bins, numbers.Integral) and not isinstance(bins, (bool, np.bool_)) and bins >= 2:
-        return int(bins)
-    raise ValueError(f"The 'bins' option must be 'sturges' or an int >= 2. Got {bins!r} instead.")
+    """The bins of ``n`` samples: ``"sturges"`` or an int >= 2, as the declaration takes."""
+    return int(math.ceil(math.log2(n))) + 1 if isinstance(bins, str) else int(bins)
 
 
 @register(
@@ -233,6 +223,7 @@ def _n_bins(bins, n):
     formula="sum_c (n_c/n) JS(h, h_c), JS base 2 between the histograms of u = (average rank - "
             "1/2)/n over all samples and over class c, `bins` equal bins on [0, 1]",
     reference="Lin (1991), IEEE Trans. Inf. Theory 37:145; scipy.spatial.distance.jensenshannon(base=2)**2",
+    options={"bins": AnyOf(Choice("sturges"), Integer(low=2))},
 )
 def jensen_shannon(block, target, *, bins="sturges"):
     """Class-share weighted Jensen-Shannon divergence (bits) of each class's histogram from the whole.

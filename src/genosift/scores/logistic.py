@@ -32,6 +32,7 @@ from scipy import special
 
 from ._base import Scores, register
 from .logit_fit import dot, fit_logit, logit_gain
+from .options import Choice
 from .regression import COLLINEAR, design_basis
 
 #: Newton steps stop when the decrement ``g' I^-1 g`` falls below this; the step it gives is
@@ -278,6 +279,7 @@ def null_fit(target):
             "statistic beta, score 2 (l1 - l0), p from chi2(1)",
     reference="SEER (Lees et al. 2016) and pyseer (Lees et al. 2018); Firth (1993); Heinze & Schemper (2002), "
               "Stat. Med. 21:2409; statsmodels Logit",
+    options={"firth": Choice(*FIRTH_MODES)},
 )
 def logistic(block, target, *, firth="auto"):
     """Logistic regression likelihood-ratio test of each feature, given the covariates.
@@ -294,9 +296,6 @@ def logistic(block, target, *, firth="auto"):
     the penalised fit was used, 0 where not) and ``note`` (why: bad-chisq, high-se,
     no-convergence; or why no fit: constant, in-covariate-span, firth-fail).
     """
-    if firth not in FIRTH_MODES:
-        raise ValueError(f"The 'firth' option of method 'logistic' must be one of {sorted(FIRTH_MODES)}. "
-                         f"Got {firth!r} instead.")
     null = null_fit(target)
     # one feature after another: each column contiguous
     out = _logistic_block(np.asfortranarray(block, dtype=np.float64), null.y, null.Q, null.ml, null.firth,

@@ -24,27 +24,13 @@ the same scores.
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import param_error
 from ._base import Scores, register
+from .options import AnyOf, Choice, Integer, Nothing, Real
 
 MODELS = ("logistic", "linear_svm")
-
-
-def _check(model, C, max_iter, random_state):
-    owner = "method 'linear'"
-    if model not in MODELS:
-        raise param_error("model", owner, f"one of {list(MODELS)}", model)
-    if not isinstance(C, numbers.Real) or isinstance(C, bool) or not C > 0:
-        raise param_error("C", owner, "a number > 0", C)
-    if not isinstance(max_iter, numbers.Integral) or isinstance(max_iter, bool) or max_iter < 1:
-        raise param_error("max_iter", owner, "an int >= 1", max_iter)
-    if random_state is not None and (not isinstance(random_state, numbers.Integral) or isinstance(random_state, bool)):
-        raise param_error("random_state", owner, "an int or None", random_state)
 
 
 def _column_moments(M):
@@ -117,6 +103,8 @@ def _standardised(M, *, centre=False):
             "sqrt(sum_c w_cj^2) over the classes' weight vectors for more than two classes",
     reference="Guyon, Weston, Barnhill & Vapnik (2002), Gene selection for cancer classification using "
               "support vector machines, Machine Learning 46:389-422; sklearn LogisticRegression / LinearSVC",
+    options={"model": Choice(*MODELS), "C": Real(low=0, above=True), "max_iter": Integer(low=1),
+             "random_state": AnyOf(Integer(), Nothing())},
 )
 def linear(M, target, *, model="logistic", C=1.0, max_iter=1000, random_state=0):
     """Absolute weights of an L2 logistic regression or linear SVM on standardised features.
@@ -149,7 +137,6 @@ def linear(M, target, *, model="logistic", C=1.0, max_iter=1000, random_state=0)
     from sklearn.linear_model import LogisticRegression
     from sklearn.svm import LinearSVC
 
-    _check(model, C, max_iter, random_state)
     Z, keep = _standardised(M, centre=model == "logistic")
     statistic = np.full(M.shape[1], np.nan)
     if keep.size == 0:

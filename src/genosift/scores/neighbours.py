@@ -40,14 +40,13 @@ weight query by query in row order, so the result does not depend on the block s
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
 from .. import engine
 from ._base import Scores, register
+from .options import Choice, Integer
 
 #: Bytes of the ``R x n`` float64 distances of one block of query rows; None: ``engine.BLOCK_BYTES``.
 ROW_BLOCK_BYTES = None
@@ -242,11 +241,8 @@ def _miss_weights(count, miss_weight):
     if miss_weight == "prior":
         # p_c / (1 - p_y) with p = count / n
         weight = count[None, :] / (count.sum() - count[:, None])
-    elif miss_weight == "equal":
+    else:  # "equal", the other value the declaration takes
         weight = np.full((C, C), 1.0 / (C - 1))
-    else:
-        raise ValueError(f"The 'miss_weight' parameter of relieff must be 'prior' or 'equal'. Got {miss_weight!r} "
-                         "instead.")
     np.fill_diagonal(weight, -1.0)
     return weight
 
@@ -257,6 +253,7 @@ def _miss_weights(count, miss_weight):
             "k nearest hits and misses per class, Manhattan on range-scaled features",
     reference="Kononenko (1994), ECML; Robnik-Sikonja & Kononenko (2003), Mach. Learn. 53:23-69; "
               "skrebate.ReliefF",
+    options={"n_neighbors": Integer(low=1), "miss_weight": Choice("prior", "equal")},
 )
 def relieff(M, target, *, n_neighbors=10, miss_weight="prior"):
     """ReliefF: k nearest hits and misses per class, Manhattan distance on range-scaled features.
@@ -279,10 +276,6 @@ def relieff(M, target, *, n_neighbors=10, miss_weight="prior"):
     most 10 distinct values as discrete; on 0/1 features the two agree). Ties in distance go to
     the sample with the lower index.
     """
-    if isinstance(n_neighbors, (bool, np.bool_)) or not isinstance(n_neighbors, numbers.Integral) or n_neighbors < 1:
-        raise ValueError(
-            f"The 'n_neighbors' parameter of relieff must be an int >= 1. Got {n_neighbors!r} instead."
-        )
     n, p = M.shape
     count = target.count
     k = int(min(n_neighbors, count.max()))  # no class can give more

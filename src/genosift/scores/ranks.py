@@ -29,8 +29,8 @@ import scipy.sparse as sp
 from numba import njit
 from scipy import special
 
-from .._validation import param_error
 from ._base import Scores, ratio, register
+from .options import Boolean, Choice
 
 # --------------------------------------------------------------------------------------------
 # compiled kernels
@@ -273,6 +273,7 @@ def _kendall_exact_p(n, c):
     formula="tau_b = (P - Q) / sqrt((n0 - n1)(n0 - n2)), n0 = n(n-1)/2, n1/n2 pairs tied in x/y; "
             "p exact (n <= 33, no ties) or normal with the tie-corrected variance of P - Q",
     reference="Kendall (1945); scipy.stats.kendalltau (variant='b', method='auto')",
+    options={"p_method": Choice("auto", "asymptotic")},
 )
 def kendall(block, target, *, p_method="auto"):
     """Kendall's tau-b rank correlation with a numeric target (binary labels coded 0/1), two-sided p.
@@ -293,8 +294,6 @@ def kendall(block, target, *, p_method="auto"):
     >>> res.statistic.round(4).tolist(), res.pvalues.round(4).tolist()
     ([1.0, -0.6667], [0.0833, 0.3333])
     """
-    if p_method not in ("auto", "asymptotic"):
-        raise param_error("p_method", "method 'kendall'", "'auto' or 'asymptotic'", p_method)
     n = target.n_samples
     yvals, ycode, ycount = np.unique(target.values, return_inverse=True, return_counts=True)
     ycount = ycount[ycount > 1].astype(np.int64)
@@ -331,6 +330,7 @@ def kendall(block, target, *, p_method="auto"):
             "p: Mann-Whitney U, normal approximation with tie and continuity correction",
     reference="Mann & Whitney (1947); Hanley & McNeil (1982); sklearn.metrics.roc_auc_score; "
               "scipy.stats.mannwhitneyu(method='asymptotic')",
+    options={"continuity": Boolean()},
 )
 def auc(block, target, *, continuity=True):
     """ROC AUC of each feature for classes[1] against classes[0]; score max(AUC, 1 - AUC), Mann-Whitney p.

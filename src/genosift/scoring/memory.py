@@ -15,10 +15,8 @@ from ..scores import (
     carriers,
     check_classes,
     check_covariates,
-    check_options,
     finish,
     finite_blocks,
-    get_method,
     make_target,
     score_blocks,
     statistics,
@@ -26,27 +24,7 @@ from ..scores import (
     with_covariates,
 )
 
-__all__ = ["check_option_values", "score_memory"]
-
-
-def check_option_values(spec, options):
-    """Run the method with ``options`` on a small made-up data set, so that an option value it
-    refuses (a wrong type, a value out of range) is an error before any real data are read.
-
-    Returns the options with defaults filled in; raises the method's own ``ValueError`` or
-    ``TypeError`` for a bad value (``check_options``'s ``TypeError`` for an unknown name).
-    """
-    import warnings
-
-    spec = get_method(spec)
-    opts = check_options(spec, options)
-    rows = np.arange(12)
-    X = np.column_stack([rows % 4, (rows * 7) % 5 + 0.5 * (rows > 5), rows % 3 == 0]).astype(np.float64)
-    y = {"unsupervised": None, "regression": rows * 1.5 + (rows % 3)}.get(spec.task, (rows > 5).astype(np.int64))
-    with warnings.catch_warnings():  # a made-up data set: convergence and the like are not the point
-        warnings.simplefilter("ignore")
-        score_memory(spec, X, y, None, opts)
-    return opts
+__all__ = ["score_memory"]
 
 
 def _score_columns(spec, X, y, names, opts, covariates=None):
