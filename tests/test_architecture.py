@@ -8,11 +8,7 @@ test, so that the lists only shrink.
 from __future__ import annotations
 
 import ast
-import importlib
-import re
 from pathlib import Path
-
-import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -182,21 +178,3 @@ def test_no_private_names_cross_modules():
     found = _private_uses()
     assert found - set(PRIVATE) == set(), "make these public (and documented) where they are defined"
     _stale(set(PRIVATE) - found, "PRIVATE")
-
-
-@pytest.mark.parametrize("module, name, new_place", [
-    ("genosift.scores", "score", "genosift.score"),
-    ("genosift.scores", "check_option_values", "genosift.scores.check_options"),
-    ("genosift.io", "score_store", "genosift.score(path"),
-    ("genosift.io.store", "score_store", "genosift.scoring.store.score_store"),
-])
-def test_names_moved_up_the_layers_say_where_they_went(module, name, new_place):
-    """The old spellings of the scoring drivers are no imports up the layers: asking for one is an
-    AttributeError naming its new place; other missing names keep Python's message."""
-    mod = importlib.import_module(module)
-    with pytest.raises(AttributeError, match=rf"^{re.escape(module)}\.{name} is no longer here: use .*"
-                                             rf"{re.escape(new_place)}"):
-        getattr(mod, name)
-    assert not hasattr(mod, name) and name not in getattr(mod, "__all__", ())
-    with pytest.raises(AttributeError, match=rf"^module {re.escape(repr(module))} has no attribute 'no_such_name'$"):
-        _ = mod.no_such_name

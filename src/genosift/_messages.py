@@ -8,8 +8,6 @@ Three jobs, one helper each:
   fields. ``str()`` spells them as Python keywords (``keep=['label']``); the command line
   spells the same error with its options (``--keep label``) through :meth:`FixError.spelled`,
   so each caller reads a fix it can apply.
-- :func:`moved_error` is the ``AttributeError`` of a name a module no longer holds, naming where
-  it went.
 """
 from __future__ import annotations
 
@@ -132,15 +130,3 @@ def python_spelling(owner, name, value):
     if value is FixError.ANY:
         return f"{name}="
     return f"{name}={plain(value)}"
-
-
-def moved_error(module, name, moved):
-    """The ``AttributeError`` for ``module.name`` (a module's ``__getattr__`` raises it): when
-    ``moved`` (old name -> new place) lists the name, the message says where to find it.
-
-    >>> str(moved_error("genosift.io", "score_store", {"score_store": "genosift.score(path, y, ...)"}))
-    'genosift.io.score_store is no longer here: use genosift.score(path, y, ...) instead.'
-    """
-    if name in moved:
-        return AttributeError(f"{module}.{name} is no longer here: use {moved[name]} instead.")
-    return AttributeError(f"module {module!r} has no attribute {name!r}")

@@ -24,11 +24,3 @@ from .store import Store, convert, open_store, write_store  # noqa: E402
 from .kmer_store import convert_kmers  # noqa: E402
 from .dumps import convert_dumps, read_dumps  # noqa: E402
 
-
-from .store import MOVED  # noqa: E402  (names moved to the scoring layer)
-
-
-def __getattr__(name):
-    from .._messages import moved_error
-
-    raise moved_error(__name__, name, MOVED)

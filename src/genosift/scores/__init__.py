@@ -28,15 +28,3 @@ __all__ = [
     "prepare_covariates", "with_covariates", "covariate_columns", "has_sample_ids", "frame_sample_ids", "check_bins",
     "discretize", "n_codes",
 ]
-
-# Names that moved up to the scoring layer (``genosift.scoring``): a clear error, not an import.
-_MOVED = {
-    "score": "genosift.score (or genosift.scoring.score)",
-    "check_option_values": "genosift.scores.check_options (the declared options, checked without running the method)",
-}
-
-
-def __getattr__(name):
-    from .._messages import moved_error
-
-    raise moved_error(__name__, name, _MOVED)

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._validation import check_unique_names, default_feature_names
-from ._order import TIE_BITS, rank_order, tie_key, top_order  # noqa: F401  (TIE_BITS, tie_key: re-exported)
+from ._order import rank_order, top_order
 from .options import check_declaration
 
 TASKS = ("classification", "regression", "any", "unsupervised")

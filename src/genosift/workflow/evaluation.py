@@ -9,8 +9,10 @@ import scipy.sparse as sp
 
 from .._messages import FixError, plain
 from .._validation import is_int, param_error
+from ..choices import IMPORTANCE, METRICS
+from ..model_selection.models import make_model
+from ..model_selection.models import reported_importances as importance
 from .grid import best_cell, grid_metrics, invalid_option, option_grid
-from .models import IMPORTANCE, METRICS, importance, make_model
 
 
 @dataclass

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._messages import FixError, plain
-from .models import METRICS, fold_metrics
+from ..choices import METRICS
+from .models import fold_metrics
 
 #: Means of the metric closer than this are a tie (the same fold values summed in another order
 #: differ in their last bits).

@@ -1,12 +1,8 @@
-"""The classifiers ``evaluate`` fits, by name, and the metrics it measures them with."""
+"""The metrics ``evaluate`` measures its models with, fold by fold (the models themselves, and their
+importances, are those of the selectors: ``genosift.model_selection.models``)."""
 from __future__ import annotations
 
 import numpy as np
-
-# one model factory, metric list and importance for the selectors and the workflow
-from ..choices import IMPORTANCE  # noqa: F401
-from ..model_selection.models import METRICS, MODELS, make_model  # noqa: F401
-from ..model_selection.models import reported_importances as importance  # noqa: F401
 
 
 def fold_metrics(y_true, y_pred, proba, classes, decision=None):

@@ -54,11 +54,9 @@ byte per character on disk.
 """
 from __future__ import annotations
 
-# the helpers other io modules (k-mer stores, dump conversion, spilling) write and read stores with,
-# importable from here as they were when the store was one module
-from .access import NamesOf, Store, StoreReader, open_store, read_store
+# the helpers other io modules (k-mer stores, dump conversion, spilling) write and read stores with
+from .access import Store, StoreReader, open_store, read_store
 from .encoding import NameBlob, require_h5py, set_encoding, string_blob  # noqa: F401
-from .read import Presence, StoredVector  # noqa: F401
 from .write import (  # noqa: F401
     CHUNK_BYTES,
     SUFFIX,
@@ -74,20 +72,3 @@ from .write import (  # noqa: F401
 
 __all__ = ["CHUNK_BYTES", "SUFFIX", "NameBlob", "Store", "StoreReader", "chunk_budget", "convert", "open_store",
            "read_store", "write_store"]
-
-# The paths pickles made when the store was one module name: a pickled ``ScoreResult`` holds a
-# ``_NamesOf`` of its store, and a binary store's values are ``_Presence`` vectors.
-_NamesOf = NamesOf
-_Presence = Presence
-
-
-#: Names this package and ``genosift.io`` no longer hold, and where they went: scoring a store is
-#: the scoring layer's job (``genosift.scoring.store``). Asking for one is a clear error, not an import.
-MOVED = {"score_store": "genosift.score(path, y, method=..., chunk_bytes=...) "
-                        "(or genosift.scoring.store.score_store, for samples= and n_jobs=)"}
-
-
-def __getattr__(name):
-    from ..._messages import moved_error
-
-    raise moved_error(__name__, name, MOVED)
