@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 import genosift as gs
 from genosift import engine
-from genosift.scores._base import tie_key
+from genosift.scores import tie_key
 
 METHODS = sorted(gs.REGISTRY)
 #: Methods whose score may be negative: ReliefF weights lie in [-1, 1] (a feature that differs more

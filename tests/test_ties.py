@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 import genosift as gs
 from genosift.io import Dataset, write_store
-from genosift.scores._base import TIE_BITS, rank_order, tie_key
+from genosift.scores import TIE_BITS, rank_order, tie_key
 
 from conftest import require_shared
 
