@@ -69,7 +69,7 @@ def run_seer(folder, covariates):
 
 
 def run_genosift(X, y, C, names):
-    from genosift.engine import column_blocks
+    from genosift.core.engine import column_blocks
     from genosift.scores import get_method, make_target, score_blocks
 
     spec = get_method("logistic")

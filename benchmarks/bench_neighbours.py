@@ -90,7 +90,7 @@ def run_vs_skrebate(rows, checks, quick):
 
 def run_large_n(rows, checks, quick):
     import genosift as gs
-    from genosift import engine
+    from genosift.core import engine
 
     n, p = (5000, 100) if quick else (20000, 100)
     case = f"dense float64 {n:,} x {p}, 3 classes, n_neighbors={K}"

@@ -6,7 +6,7 @@
 
 Every sparse matrix from a file or a caller has its index pointers and indices checked (in
 range, pointers non-decreasing, lengths consistent; for stores also sorted within each row) by
-``genosift._sparse_check.check_sparse_structure``, one pass without temporaries. This measures
+``genosift.core.sparse_check.check_sparse_structure``, one pass without temporaries. This measures
 that pass against two things any scoring does anyway: ``X.sum(axis=0)`` (one pass over the
 values) and ``genosift.score(X, y, method="fisher")``, on the same matrix, best of five.
 A full run writes ``benchmarks/RESULTS-sparse-check.md``.
@@ -39,7 +39,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     import genosift as gs
-    from genosift._sparse_check import check_sparse_structure
+    from genosift.core.sparse_check import check_sparse_structure
 
     sys.path.insert(0, str(HERE))
     from run import machine_line

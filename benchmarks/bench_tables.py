@@ -8,7 +8,7 @@ The table has the columns ``genosift score`` writes for a two-class method (a k-
 statistic, p- and q-value, rank, selected, the class means, their difference and the class
 prevalences): random doubles of 17 digits, means of counts, NaN where there is no test, integers
 and booleans. Each writer writes the same frame to a file on the same disk, best of three:
-``genosift.tabletext.write_delimited`` (the writer of every TSV/CSV genosift writes; blocks of rows
+``genosift.core.tabletext.write_delimited`` (the writer of every TSV/CSV genosift writes; blocks of rows
 laid out on the engine's threads, and on one), pandas'
 ``DataFrame.to_csv`` (whose bytes genosift's must be: checked), and ``pyarrow.csv.write_csv``
 (compiled, but not the same text: ``0`` for ``0.0``, ``1e-05`` as ``0.00001``...), for reference.
@@ -55,7 +55,7 @@ def main(argv=None):
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from genosift import engine, tabletext
+    from genosift.core import engine, tabletext
 
     sys.path.insert(0, str(HERE))
     from bench_sparse_check import best

@@ -457,7 +457,7 @@ def run_sparse(args, rng, rows, checks, phases):
     from sklearn.feature_selection import f_classif
 
     import genosift as gs
-    from genosift import engine
+    from genosift.core import engine
 
     n, p, density = 2000, args.p_sparse, 0.01
     case = f"sparse CSR {n} x {p:,}, density 1%, 3 classes"

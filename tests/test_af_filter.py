@@ -20,7 +20,7 @@ from scipy.stats import false_discovery_control
 
 import genosift as gs
 from genosift.cli import main
-from genosift.model_selection import cross_validate_ks
+from genosift.selectors import cross_validate_ks
 from genosift.workflow import evaluate
 
 MIN_AF, MAX_AF = 0.1, 0.8

@@ -13,8 +13,8 @@ import pytest
 import scipy.sparse as sp
 
 import genosift as gs
-from genosift import engine
 from genosift.cli import build_parser, main
+from genosift.core import engine
 from genosift.io import Dataset, open_store, write_store
 from genosift.scoring.store import score_store
 

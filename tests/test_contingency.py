@@ -389,7 +389,7 @@ def test_bad_options_are_clear_errors(option, value):
 def test_integer_columns_of_different_ranges_share_a_block(monkeypatch):
     # a binned integer column after one of wider range, in one block: the narrower one's padding
     # slots (values above its maximum) must not produce out-of-range codes
-    from genosift import engine
+    from genosift.core import engine
 
     monkeypatch.setattr(engine.os, "cpu_count", lambda: 1)  # one block for both columns
     rng = np.random.default_rng(11)

@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 import genosift as gs
-from genosift import engine
+from genosift.core import engine
 from genosift.scores import tie_key
 
 METHODS = sorted(gs.REGISTRY)

@@ -10,8 +10,8 @@ from sklearn.model_selection import StratifiedKFold, cross_validate
 from sklearn.pipeline import Pipeline
 
 import genosift as gs
-from genosift.model_selection import RFE, StabilitySelection, cross_validate_ks
 from genosift.scores import covariate_methods
+from genosift.selectors import RFE, StabilitySelection, cross_validate_ks
 from genosift.workflow import evaluate, write_results
 
 METHODS = covariate_methods()

@@ -125,7 +125,7 @@ def test_a_lost_sigterm_reraised_as_an_interrupt_still_exits_as_sigterm(monkeypa
     import argparse
 
     import genosift.cli as cli
-    from genosift._files import interrupted
+    from genosift.core.files import interrupted
 
     def command(args):
         interrupted.append(signal.SIGTERM)
@@ -138,3 +138,28 @@ def test_a_lost_sigterm_reraised_as_an_interrupt_still_exits_as_sigterm(monkeypa
     monkeypatch.setattr(cli, "build_parser", lambda: Parser())
     assert cli.main([]) == 143
     assert "interrupted (SIGTERM)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("folder", [False, True])
+def test_a_signal_just_after_the_temporary_output_is_made_leaves_nothing(tmp_path, monkeypatch, folder):
+    """The temporary output is listed for removal before it is made: an interruption (here raised
+    by the very call that makes it, as a signal handler would raise on the next instruction)
+    leaves no partial file, whatever the timing."""
+    from genosift.core import files
+
+    made = {"close": os.close, "mkdir": Path.mkdir}
+
+    def close(fd):
+        made["close"](fd)
+        raise KeyboardInterrupt()
+
+    def mkdir(self, *args, **kwargs):
+        made["mkdir"](self, *args, **kwargs)
+        raise KeyboardInterrupt()
+
+    with pytest.raises(KeyboardInterrupt):
+        with monkeypatch.context() as patch:
+            patch.setattr(Path, "mkdir", mkdir) if folder else patch.setattr(files.os, "close", close)
+            with files.staged(tmp_path / "out", force=False, folder=folder):
+                pass
+    assert list(tmp_path.iterdir()) == []

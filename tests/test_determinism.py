@@ -34,8 +34,8 @@ import pytest
 import scipy.sparse as sp
 
 import genosift as gs
-from genosift import engine
 from genosift.cli import main
+from genosift.core import engine
 from genosift.io import Dataset, write_store
 
 VARIABLE = ("seconds", "command")

@@ -11,8 +11,8 @@ import pytest
 import scipy.sparse as sp
 
 import genosift as gs
-from genosift import _distinct
-from genosift._distinct import distinct_columns
+from genosift.core import distinct as _distinct
+from genosift.core.distinct import distinct_columns
 from genosift.io import Dataset, write_store
 from genosift.scores import register
 
@@ -82,7 +82,7 @@ def test_many_columns_on_any_number_of_threads(threads):
     """Thousands of columns in hundreds of groups, the runs of equal hashes split between threads;
     and two columns built so that their one stored pair mixes to the same word (the hash of a
     column is a sum over its pairs): equal hashes, told apart by their values."""
-    from genosift import engine
+    from genosift.core import engine
 
     rng = np.random.default_rng(5)
     M = _duplicated(rng, n=60, patterns=400, p=6000, counts=True)

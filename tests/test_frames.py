@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 import genosift as gs
-from genosift.model_selection import cross_validate_ks
+from genosift.selectors import cross_validate_ks
 from genosift.workflow import evaluate
 
 RNG = np.random.RandomState(0)

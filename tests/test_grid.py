@@ -14,7 +14,7 @@ from sklearn.pipeline import Pipeline
 
 import genosift as gs
 from genosift.cli import main
-from genosift.model_selection import cv as cv_module
+from genosift.selectors import cv as cv_module
 from genosift.workflow import evaluate, load_model, make_model, predict, write_results
 from genosift.workflow.grid import option_grid
 

@@ -16,7 +16,7 @@ import pytest
 import scipy.sparse as sp
 
 import genosift as gs
-from genosift._sparse_check import check_sparse_matrix, check_sparse_structure
+from genosift.core.sparse_check import check_sparse_matrix, check_sparse_structure
 
 METHODS = list(gs.methods().index)
 FAULTS = ("index too high", "negative index", "pointer decreases", "pointer end", "unsorted")
@@ -116,7 +116,7 @@ def _first_fault_reference(indptr, indices, n_minor):
 def test_flat_summary_of_indices_equals_numpy(dtype):
     """The pass behind every check: lowest (at most 0), highest (at least -1) and the positions
     not above their neighbour, for every run of an array, empty and one-entry runs included."""
-    from genosift._sparse_check import _entries_in
+    from genosift.core.sparse_check import _entries_in
 
     rng = np.random.default_rng(3)
     info = np.iinfo(dtype)
@@ -137,7 +137,8 @@ def test_row_starts_at_every_place_of_the_chunks(rows, threads):
     """Short rows (as CSC columns of a few entries are) whose starts fall on chunk edges and
     inside chunks, on one thread and on several: a fall between two rows is no fault, one inside
     a row is, wherever it lies."""
-    from genosift import _sparse_check, engine
+    from genosift.core import engine
+    from genosift.core import sparse_check as _sparse_check
 
     lengths = np.resize(np.array([16, 16, 0, 1, 7, 31, 16, 9]), rows)
     indptr = np.zeros(rows + 1, dtype=np.int64)
@@ -164,7 +165,7 @@ def test_row_starts_at_every_place_of_the_chunks(rows, threads):
 def test_check_of_a_large_structure_names_its_first_fault(seed, threads):
     """Beyond a million indices the rows are checked in runs on the engine's threads; the fault
     named is still the first one, wherever the faults lie (the same message as row by row)."""
-    from genosift import engine
+    from genosift.core import engine
 
     rng = np.random.default_rng(seed)
     n, per, p = 160, 7000, 50_000

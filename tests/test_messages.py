@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 import genosift as gs
-from genosift._messages import FixError, PythonText, plain
 from genosift.cli import main
 from genosift.cli.spelling import cli_spelling
+from genosift.core.messages import FixError, PythonText, plain
 from genosift.io import read, read_metadata
 
 # what a command-line user cannot type: Python keyword arguments and library calls
@@ -197,7 +197,8 @@ def test_relieff_on_a_store_in_python_names_the_calls(files, tmp_path):
 
 
 def test_roc_auc_with_three_classes_is_refused_before_any_fold(monkeypatch):
-    from genosift import model_selection, workflow
+    from genosift import selectors as model_selection
+    from genosift import workflow
 
     def never(*args, **kwargs):
         raise AssertionError("cross-validation started")

@@ -17,7 +17,7 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import genosift as gs
-from genosift.model_selection import cross_validate_ks, model_importances, subsamples
+from genosift.selectors import cross_validate_ks, model_importances, subsamples
 
 from conftest import load_shared
 

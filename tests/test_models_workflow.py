@@ -174,7 +174,7 @@ def test_threads_cap_the_models_pools(golub, monkeypatch, api):
     during `evaluate`, and are given back afterwards."""
     from threadpoolctl import threadpool_info
 
-    from genosift import engine
+    from genosift.core import engine
     from genosift.workflow import evaluation
 
     def openmp_threads():

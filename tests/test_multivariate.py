@@ -214,8 +214,8 @@ def test_filter_long_sparse_walk_equals_dense():
 def test_columns_taken_from_csr_equal_scipys(threads):
     """The candidates' columns gathered from CSR rows: scipy's ``M[:, cols]`` as canonical CSC,
     columns in the order asked, whatever the stripes of rows (a repeated column goes to scipy)."""
-    from genosift import engine
-    from genosift._sparse_columns import take_columns
+    from genosift.core import engine
+    from genosift.core.sparse_columns import take_columns
 
     rng = np.random.default_rng(4)
     previous = engine.set_threads(threads)

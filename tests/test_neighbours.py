@@ -17,7 +17,7 @@ import pytest
 import scipy.sparse as sp
 
 import genosift as gs
-from genosift import engine
+from genosift.core import engine
 from genosift.scores import neighbours
 
 from conftest import load_shared

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from genosift._number_text import bool_column, float_column, float_texts, int_column, join_rows
+from genosift.core.number_text import bool_column, float_column, float_texts, int_column, join_rows
 
 
 def _same_as_repr(values):

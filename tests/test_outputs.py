@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from genosift import _files, outputs, pipeline
+from genosift import outputs, pipeline
 from genosift.cli import main
+from genosift.core import files as _files
 from genosift.report import write_table
 
 ADVERSARIAL_FLOATS = np.array([5e-324, 1.7976931348623157e308, -1.7976931348623157e308, -0.0, 0.0, 1e6 + 1e-3,

@@ -8,7 +8,7 @@ from scipy import stats
 from sklearn.metrics import roc_auc_score
 
 import genosift as gs
-from genosift import engine
+from genosift.core import engine
 from genosift.scores import ranks
 
 from conftest import load_shared

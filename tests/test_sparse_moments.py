@@ -8,7 +8,8 @@ import pytest
 import scipy.sparse as sp
 
 import genosift as gs
-from genosift import _sparse_kernels, engine
+from genosift.core import engine
+from genosift.core import sparse_kernels as _sparse_kernels
 from genosift.stats import ClassMoments
 
 
@@ -325,7 +326,7 @@ class _threads:
 
 @pytest.mark.parametrize("shape", [(3, 200_000), (1, 7), (12, 70_001)])
 def test_finite_check_finds_one_bad_value_anywhere(shape):
-    from genosift import _kernels
+    from genosift.core import kernels as _kernels
 
     rng = np.random.default_rng(shape[1])
     a = rng.normal(size=shape)

@@ -54,7 +54,7 @@ def _lazy_loaded(modules):
 
 
 def test_registry_writer_and_covariates_load_no_models_or_scipy_stats():
-    code = ("import sys, genosift.scores, genosift.pipeline, genosift.tabletext, genosift.workflow.covariates\n"
+    code = ("import sys, genosift.scores, genosift.pipeline, genosift.core.tabletext, genosift.workflow.covariates\n"
             "assert len(genosift.scores.methods()) > 10\n"
             "print(sorted(sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from genosift import engine, tabletext
+from genosift.core import engine, tabletext
 
 SPECIAL = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-300, 5e-324, 1e16, 1e15, 1e-5, 1e-4, 3.0, 0.1,
            1.7976931348623157e308, 123456789012345678.0, 2.0**53 + 2]

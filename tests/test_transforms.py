@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from genosift.core.transforms import presence
 from genosift.scores import carriers
-from genosift.transforms import presence
 
 
 def _values():

@@ -380,7 +380,7 @@ def _progress_spy(monkeypatch):
     """Record every progress bar opened: its title, total, the steps it was told, and whether it draws."""
     from contextlib import contextmanager
 
-    from genosift import engine
+    from genosift.core import engine
 
     seen = []
     real = engine.progress

@@ -9,23 +9,20 @@ The public names are imported on first use (PEP 562), so that ``import genosift`
 ``genosift`` command start fast: scikit-learn, numba and scipy.stats load only when needed.
 """
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 
-try:
-    __version__ = version("genosift")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
+from ._version import __version__
 
 # public name -> the module that defines it
 _PUBLIC = {
     "load_golub": ".datasets",
     "REGISTRY": ".scores", "ScoreResult": ".scores", "get_method": ".scores", "methods": ".scores",
     "score": ".scoring",
-    "presence": ".transforms",
-    "SelectFdr": ".selection", "SelectKBest": ".selection", "SelectPercentile": ".selection",
-    "MRMR": ".mrmr", "RedundancyFilter": ".redundancy",
-    "RFE": ".model_selection", "SelectKCV": ".model_selection", "StabilitySelection": ".model_selection",
-    "cross_validate_ks": ".model_selection",
+    "presence": ".core.transforms",
+    "SelectFdr": ".selectors.univariate", "SelectKBest": ".selectors.univariate",
+    "SelectPercentile": ".selectors.univariate",
+    "MRMR": ".selectors.mrmr", "RedundancyFilter": ".selectors.redundancy",
+    "RFE": ".selectors.rfe", "SelectKCV": ".selectors.cv", "StabilitySelection": ".selectors.stability",
+    "cross_validate_ks": ".selectors.cv",
     "Profile": ".scoring.profiles", "profile": ".scoring.profiles",
     "annotate_var": "._anndata",
     "principal_coordinates": ".structure",

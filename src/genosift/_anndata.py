@@ -15,8 +15,8 @@ import functools
 
 import numpy as np
 
-from ._messages import plain
-from ._validation import param_error
+from .core.messages import plain
+from .core.validation import param_error
 
 __all__ = ["annotate_var", "is_anndata"]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validation import is_int, is_real, param_error
+from .core.validation import is_int, is_real, param_error
 
 __all__ = ["ClonalPopulation", "simulate_clonal_population"]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._files import check_output, json_text, staged
-from .tabletext import write_delimited
+from .core.files import check_output, json_text, staged
+from .core.tabletext import write_delimited
 
 #: Rows of a ranking table built and written at a time (``ranking_frames``).
 RANKING_ROWS = 1 << 16
@@ -85,7 +85,7 @@ class Meanwhile:
 
 def file_digest(path):
     """SHA-256 of a file (or of the files under a folder), to tie outputs to their input."""
-    from . import engine
+    from .core import engine
 
     path = Path(path)
     digest = hashlib.sha256()

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ._messages import FixError, plain
-from ._validation import UsageError, closest_names, names_list, param_error
+from .core.messages import FixError, plain
+from .core.transforms import presence
+from .core.validation import UsageError, closest_names, names_list, param_error
 from .outputs import (  # noqa: F401  (the pipeline's outputs, used as pipeline.<name>)
     RANKING_ROWS,
     TABLE_SUFFIXES,
@@ -27,7 +28,6 @@ from .outputs import (  # noqa: F401  (the pipeline's outputs, used as pipeline.
     selected_records,
     write_frame,
 )
-from .transforms import presence
 
 
 class StoreRows:

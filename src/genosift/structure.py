@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from . import engine
-from ._distinct import distinct_columns
-from ._validation import is_int, param_error
+from .core import engine
+from .core.distinct import distinct_columns
+from .core.validation import is_int, param_error
 
 __all__ = ["LANCZOS_FROM", "METRICS", "principal_coordinates"]
 
@@ -64,7 +64,7 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, chunk_
         Read values as presence (1.0 where above 0), as kmds reads k-mers. By default True for
         'kmds' and False for 'euclidean'.
     chunk_bytes : int, optional
-        Budget of the feature blocks in memory at once (default ``genosift.engine.CHUNK_BYTES``),
+        Budget of the feature blocks in memory at once (default ``genosift.core.engine.CHUNK_BYTES``),
         besides the ``n x n`` matrix.
     samples : sequence of str, optional
         The samples of the result, in order: for a store, a DataFrame or a file, the rows to use
@@ -159,7 +159,7 @@ class _Blocks:
         self.shape = (len(rows), self.shape[1])
 
     def blocks(self, budget):
-        from .transforms import presence
+        from .core.transforms import presence
 
         if self.store is not None:
             parts = self.store.feature_blocks(chunk_bytes=budget)

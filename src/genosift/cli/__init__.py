@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from .._files import interrupted
+from ..core.files import interrupted
 from .parser import build_parser
 
 __all__ = ["build_parser", "main"]
@@ -50,7 +50,7 @@ def _interrupted(by_sigint):
 
 def _warnings_shown(previous):
     """``warnings.showwarning`` that prints genosift's own warnings as one line naming options."""
-    from .._messages import Spelled
+    from ..core.messages import Spelled
     from .spelling import cli_message
 
     def show(message, category, filename, lineno, file=None, line=None):
@@ -137,8 +137,8 @@ def main(argv=None):
     if bad:
         print(f"genosift {args.command}: error: {bad}", file=sys.stderr)
         return 2
-    from .. import engine
-    from .._validation import UsageError
+    from ..core import engine
+    from ..core.validation import UsageError
     from .spelling import cli_message
 
     threads = getattr(args, "threads", None)

@@ -37,7 +37,7 @@ def _score_job(args):
 def scoring_options(args, spec):
     """``--min-af`` / ``--max-af`` and ``--method-option`` of `score`, `select` and `evaluate`,
     checked against each other and against the method's declared options (a usage error, exit 2)."""
-    from .._validation import UsageError
+    from ..core.validation import UsageError
     from ..scores import check_af, check_options
     from .spelling import cli_message
 
@@ -57,7 +57,7 @@ def scoring_options(args, spec):
 
 def _check_covariate_options(args, spec):
     """``--covariates`` / ``--covariate`` only with a method that takes covariates (exit 2)."""
-    from .._validation import UsageError
+    from ..core.validation import UsageError
     from ..scores import refuse_covariates
     from .spelling import cli_message
 
@@ -173,7 +173,7 @@ def select_command(args):
     import numpy as np
 
     from .. import pipeline
-    from .._validation import UsageError
+    from ..core.validation import UsageError
 
     started = time.perf_counter()
     if args.top is None and args.fdr is None:
@@ -201,7 +201,7 @@ def select_command(args):
 
 def convert_command(args):
     from .. import pipeline
-    from .._validation import UsageError
+    from ..core.validation import UsageError
     from ..io import convert, convert_kmers, format_of, read_metadata
     from ..io.store import SUFFIX
 

@@ -37,7 +37,7 @@ def methods_text(table, width):
 
 def demo_command(args):
     from .. import __version__
-    from .._files import fresh_folder, write_json, write_table
+    from ..core.files import fresh_folder, write_json, write_table
     from ..pipeline import golub_demo
 
     start = time.perf_counter()

@@ -11,7 +11,7 @@ from .spelling import read_options
 
 def evaluate_command(args):
     from .. import pipeline
-    from .._files import check_output
+    from ..core.files import check_output
     from ..workflow import evaluate, write_results
     from ..workflow.screened import can_screen, evaluate_store
 
@@ -93,7 +93,7 @@ def _print_evaluation(ev, n_samples, out, started):
 
 def predict_command(args):
     from .. import pipeline
-    from .._validation import UsageError
+    from ..core.validation import UsageError
     from ..io import format_of, read
     from ..workflow import held_out_metrics, load_model, predict, predict_store
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..choices import METRICS, MODELS
+from ..core.choices import METRICS, MODELS
 from .data import convert_command, score_command, select_command
 from .info import demo_command, methods_command
 from .model import evaluate_command, predict_command, report_command

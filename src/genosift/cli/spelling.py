@@ -50,7 +50,7 @@ def cli_spelling(owner, name, value):
     """A library parameter as the option (and value) a user types, e.g. ``--keep label``."""
     import shlex
 
-    from .._messages import FixError, PythonText
+    from ..core.messages import FixError, PythonText
 
     option = _CLI_SPELLING.get((owner, name)) or _CLI_SPELLING.get(name) or "--" + name.replace("_", "-")
     if value is FixError.ANY or value is True or isinstance(value, PythonText):
@@ -62,7 +62,7 @@ def cli_spelling(owner, name, value):
 
 def cli_message(exc):
     """The text of ``exc`` as the command prints it: fixes spelled as options."""
-    from .._messages import Spelled
+    from ..core.messages import Spelled
 
     return exc.spelled(cli_spelling) if isinstance(exc, Spelled) else str(exc)
 

@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .._messages import FixError
-from .._sparse_check import check_sparse_matrix
+from ..core.messages import FixError
+from ..core.sparse_check import check_sparse_matrix
 from .compression import MAX_LINE_BYTES, detect, open_binary
 from .reading import (
     ObjectsRefused,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .._messages import FixError
-from .._validation import closest_names
+from ..core.messages import FixError
+from ..core.validation import closest_names
 from .metadata import read_metadata
 from .quoting import names_list
 

@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._messages import FixError, plain
-from .._validation import EXACT_INTEGERS
+from ..core.messages import FixError, plain
+from ..core.validation import EXACT_INTEGERS
 from .compression import MAX_LINE_BYTES, LineTooLong, open_binary, open_text
 from .reading import (
     EXACT_FLOATS,
@@ -73,7 +73,7 @@ class _NulGuard(io.RawIOBase):
 def _reading(path):
     """A progress bar over the bytes of a table as they are read (MiB; of the file's size when it
     is not compressed, open-ended when it is)."""
-    from .. import engine
+    from ..core import engine
     from .compression import detect
 
     try:

@@ -25,9 +25,9 @@ from types import SimpleNamespace
 import numpy as np
 import scipy.sparse as sp
 
-from .. import engine
-from .._messages import plain
-from .._validation import param_error
+from ..core import engine
+from ..core.messages import plain
+from ..core.validation import param_error
 from .arena import ARG, ArenaNames, StringTable, grown, pad, reordered
 from .compression import COMPRESSION_SUFFIXES, open_text
 from .formats import dump_files, list_entry
@@ -409,14 +409,8 @@ def _kept_rows(spill):
 def _write_rows(reader, spill, row_nnz, row_ids, obs, out_path, dt, column_copy, overwrite, budget):
     """The store from the kept rows: each row remapped to the sorted k-mers and written in turn;
     the column copy filled a group of columns at a time, then each group sorted by column."""
-    from .store import (
-        StoredVector,
-        atomic_output,
-        column_groups,
-        require_h5py,
-        string_blob,
-        write_skeleton,
-    )
+    from .store import atomic_output, column_groups, require_h5py, string_blob, write_skeleton
+    from .store.read import StoredVector
 
     rank, order, arena, offs = reader.columns(dt)
     p = rank.size

@@ -203,7 +203,7 @@ def format_of(path):
         return best[0]
     if not Path(path).exists():
         raise FileNotFoundError(f"No such file: {str(path)!r}.")
-    from .._messages import FixError
+    from ..core.messages import FixError
 
     known = sorted({s for r in READERS.values() for s in r.suffixes})
     raise FixError(
@@ -230,7 +230,7 @@ def read(path, *, format=None, **options):
                                 f"(formats: {sorted(READERS)}).")
     name = format or format_of(path)
     if name not in READERS:
-        from .._messages import FixError
+        from ..core.messages import FixError
 
         raise FixError(f"The {{format}} option must be one of {sorted(READERS)}. Got {name!r} instead.",
                        owner="read", format=FixError.ANY)

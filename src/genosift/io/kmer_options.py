@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .._messages import FixError
-from .._validation import param_error
+from ..core.messages import FixError
+from ..core.validation import param_error
 from .quoting import names_list
 
 __all__ = ["COUNT_TYPES", "check_block_size", "check_count_dtype", "check_max_count", "check_paths", "check_samples",

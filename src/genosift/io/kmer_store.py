@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .. import engine
-from .._messages import FixError
-from .._validation import param_error
+from ..core import engine
+from ..core.messages import FixError
+from ..core.validation import param_error
 from .arena import ArenaNames, first_byte, is_utf8
 from .kmer_kernels import KB, KN, MAX, SB, SN
 from .kmer_options import check_count_dtype, count_dtype

@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import param_error
-from ..engine import read_ahead
+from ..core.engine import read_ahead
+from ..core.validation import param_error
 from .arena import StringTable, first_byte, grown
 from .compression import MAX_LINE_BYTES, DamagedFile, LineTooLong, decompressed
 from .formats import COUNTER_DATABASES

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .._messages import FixError, PythonText, Spelled
-from .._validation import UsageError, closest_names, param_error
+from ..core.messages import FixError, PythonText, Spelled
+from ..core.validation import UsageError, closest_names, param_error
 from .compression import MAX_LINE_BYTES, open_binary, suffix_compression
 from .quoting import names_list
 from .reading import EXACT_FLOATS

@@ -4,7 +4,7 @@ One helper per job, so that every message of ``genosift.io`` shows names and byt
 """
 from __future__ import annotations
 
-from .. import _validation
+from ..core import validation as _validation
 
 __all__ = ["names_list", "shown"]
 

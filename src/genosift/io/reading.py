@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._messages import FixError, plain
-from .._validation import check_integer_range, closest_names, default_feature_names
+from ..core.messages import FixError, plain
+from ..core.validation import check_integer_range, closest_names, default_feature_names
 from .compression import DamagedFile, LineTooLong, open_text, suffix_compression
 from .quoting import names_list
 

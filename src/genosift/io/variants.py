@@ -35,8 +35,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .._messages import FixError, Spelled, plain
-from .._validation import param_error
+from ..core.messages import FixError, Spelled, plain
+from ..core.validation import param_error
 from .compression import decompressed, detect
 from .quoting import names_list, shown
 from .reading import optional_module

@@ -1,9 +1,9 @@
 """The HTML report of a results folder written by ``genosift evaluate``: ``load_results`` reads
 and checks its tables (``results``), ``make_report`` draws the figures (``figures``) and writes
 them with one self-contained page (``html``). The writers of tables and JSON live in
-``genosift._files`` and are re-exported here."""
-from .._files import fresh_folder, write_json, write_table
-from ..choices import METRICS
+``genosift.core.files`` and are re-exported here."""
+from ..core.choices import METRICS
+from ..core.files import fresh_folder, write_json, write_table
 from .make import FIGURE_NAMES, Report, make_report
 from .results import Results, load_results
 

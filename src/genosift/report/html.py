@@ -6,7 +6,7 @@ import html
 
 import numpy as np
 
-from ..choices import METRICS
+from ..core.choices import METRICS
 
 
 def in_sentence(name):

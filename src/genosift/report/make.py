@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from .._files import staged
-from .._messages import FixExistsError
+from ..core.files import staged
+from ..core.messages import FixExistsError
 from .html import in_sentence, page
 from .results import load_results
 

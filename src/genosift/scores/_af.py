@@ -19,8 +19,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from .._messages import FixError
-from .._validation import param_error
+from ..core.messages import FixError
+from ..core.validation import param_error
 from ..stats import class_positives
 from ._base import Scores, get_method
 from ._prepare import result_arrays
@@ -95,7 +95,7 @@ class CarrierTap:
         self.trusted = trusted
 
     def pairs(self, chunks):
-        from .._validation import as_matrix
+        from ..core.validation import as_matrix
 
         for chunk in chunks:
             try:

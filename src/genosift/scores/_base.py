@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._validation import check_unique_names, default_feature_names
+from ..core.validation import check_unique_names, default_feature_names
 from ._order import rank_order, top_order
 from .options import check_declaration
 

@@ -33,7 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .._validation import param_error
+from ..core.validation import param_error
 
 
 def check_bins(owner, bins, max_categories):

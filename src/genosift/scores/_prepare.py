@@ -13,9 +13,10 @@ import threading
 import numpy as np
 import scipy.sparse as sp
 
-from .._distinct import distinct_columns
-from .._messages import FixError, PythonText, plain
-from .._validation import (
+from ..core.distinct import distinct_columns
+from ..core.engine import accumulate, is_chunk_stream, map_blocks
+from ..core.messages import FixError, PythonText, plain
+from ..core.validation import (
     HUGE,
     MAX_FLOAT_CLASSES,
     as_labels,
@@ -24,7 +25,6 @@ from .._validation import (
     is_continuous,
     numeric_target,
 )
-from ..engine import accumulate, is_chunk_stream, map_blocks
 from ._base import ScoreResult, Scores, Target, get_method
 
 __all__ = ["LabelCoding", "build_result", "check_classes", "check_options", "covariate_methods", "finish",
@@ -203,7 +203,7 @@ def _make_target(spec, y, n_samples):
 def finite_blocks(blocks, names, scale_free=False):
     """Pass ``(j0, j1, block)`` through, raising the non-finite error (naming the features);
     with ``scale_free``, features too large to square come out rescaled (``rescale_huge``)."""
-    from .._validation import raise_nonfinite, rescale_huge
+    from ..core.validation import raise_nonfinite, rescale_huge
 
     for j0, j1, block in blocks:
         values = block.data if sp.issparse(block) else block

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._messages import FixError, plain
-from .._validation import names_list, rescale_huge
+from ..core.messages import FixError, plain
+from ..core.validation import names_list, rescale_huge
 
 __all__ = ["COLLINEAR_COVARIATES", "align_covariates", "check_covariates", "covariate_columns", "frame_sample_ids",
            "has_sample_ids", "missing_columns", "prepare_covariates", "with_covariates"]
@@ -66,7 +66,7 @@ def _frame_columns(frame, owner):
     missing or infinite value anywhere is an error naming its columns and samples."""
     import pandas as pd
 
-    from .._validation import is_numeric_dtype
+    from ..core.validation import is_numeric_dtype
 
     labels = frame.index if has_sample_ids(frame) else None
     numeric = {col: is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for col, t in frame.dtypes.items()}

@@ -10,7 +10,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .._messages import plain
+from ..core.messages import plain
 from ._base import Scores, register
 from .distances import JIT, run_sorted
 from .options import Choice

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ..engine import elementwise
+from ..core.engine import elementwise
 from ..stats import ClassMoments, CoMoments
 from ._base import Scores, ratio, register
 

@@ -30,7 +30,7 @@ than 1 when the ``m_c`` differ. (3) Features with at most 10 distinct values are
 skrebate (Hamming distance, mixed with Manhattan); here every feature is range-scaled, which
 gives the same differences for 0/1 features.
 
-Memory is bounded by ``genosift.engine.BLOCK_BYTES`` whatever ``n``: query samples are taken in
+Memory is bounded by ``genosift.core.engine.BLOCK_BYTES`` whatever ``n``: query samples are taken in
 row blocks of ``R`` rows, with ``R x n`` distances (``R * n * 8 <= ROW_BLOCK_BYTES``, by default
 ``BLOCK_BYTES``), accumulated over feature blocks of ``n x w`` values (``engine.column_blocks``);
 the nearest hits and misses of the row block are kept, and the weight updates are accumulated
@@ -44,7 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-from .. import engine
+from ..core import engine
 from ._base import Scores, register
 from .options import Choice, Integer
 

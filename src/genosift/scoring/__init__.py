@@ -12,8 +12,8 @@ import os
 
 import numpy as np
 
-from .._validation import param_error
-from ..engine import is_chunk_stream
+from ..core.engine import is_chunk_stream
+from ..core.validation import param_error
 from ..scores import check_af, check_options, get_method
 from .memory import score_memory
 
@@ -118,7 +118,7 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
     [2, 3, 4, 1, 5]
     """
     from .._anndata import is_anndata
-    from ..transforms import presence
+    from ..core.transforms import presence
     from .dask import is_dask_collection
 
     spec = get_method(method)

@@ -19,9 +19,10 @@ import dataclasses
 import numpy as np
 import scipy.sparse as sp
 
-from .. import engine
 from .._anndata import labels_of, matrix_of, names_of
-from .._validation import as_labels
+from ..core import engine
+from ..core.transforms import presence
+from ..core.validation import as_labels
 from ..io.store import Store, chunk_budget
 from ..io.store.contained import check_file
 from ..scores import (
@@ -38,7 +39,6 @@ from ..scores import (
     with_af,
     with_covariates,
 )
-from ..transforms import presence
 from .store import score_store
 
 __all__ = ["score_backed"]

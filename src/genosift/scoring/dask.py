@@ -19,10 +19,10 @@ from functools import reduce
 import numpy as np
 import scipy.sparse as sp
 
-from .. import engine
-from .._messages import FixError, PythonText
-from .._validation import param_error
-from ..engine import block_width
+from ..core import engine
+from ..core.engine import block_width
+from ..core.messages import FixError, PythonText
+from ..core.validation import param_error
 from ..scores import (
     WithCarriers,
     build_result,
@@ -192,7 +192,7 @@ def as_array(X, feature_names, scheduler):
     dask = require_dask()
     names = None if feature_names is None else np.asarray(feature_names, dtype=object)
     if hasattr(X, "columns") and hasattr(X, "to_dask_array"):  # a Dask DataFrame
-        from .._validation import is_numeric_dtype, names_list
+        from ..core.validation import is_numeric_dtype, names_list
 
         bad = [c for c, t in zip(X.columns, X.dtypes) if not is_numeric_dtype(t)]
         if bad:
@@ -234,7 +234,7 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None,
     every feature, so ``X`` is rechunked along its columns when it has several column chunks
     (each row block then holds all features: choose row chunks with that in mind).
     Whole-column methods need every sample of a feature, so ``X`` is rechunked to one row chunk
-    and to column blocks of at most ``genosift.engine.block_width`` features (narrower column
+    and to column blocks of at most ``genosift.core.engine.block_width`` features (narrower column
     chunks are kept); sparse row chunks are turned to CSC first, whose columns slice cheaply.
     ``y`` may be a Dask array or Series; it is computed (n values) first. ``af``: an
     allele-frequency filter ``(min_af, max_af)`` (``genosift.score``'s ``min_af`` and ``max_af``),
@@ -316,7 +316,7 @@ class _StoreOnWorker:
         (all if None), with their targets ``y``. The same fold as the local engine's. With ``af``,
         a ``WithCarriers``: the statistic and the carrier counts of the same rows.
         """
-        from ..engine import accumulate
+        from ..core.engine import accumulate
 
         store = self.open()
         names = store.feature_names if named else None

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._distinct import distinct_columns
-from .._validation import as_matrix
-from ..engine import block_width, column_blocks, is_chunk_stream
+from ..core.distinct import distinct_columns
+from ..core.engine import block_width, column_blocks, is_chunk_stream
+from ..core.validation import as_matrix
 from ..scores import (
     CarrierTap,
     Scores,
@@ -50,7 +50,7 @@ def _score_columns(spec, X, y, names, opts, covariates=None):
         for _ in finite_blocks(blocks, names):  # the finiteness check, one block at a time
             pass
         if spec.scale_free:
-            from .._validation import rescale_huge
+            from ..core.validation import rescale_huge
 
             M = rescale_huge(M)
         return build_result(spec, spec.func(M, target, **opts), target, names, opts)
@@ -60,7 +60,7 @@ def _score_columns(spec, X, y, names, opts, covariates=None):
 def _score_kept(spec, M, y, names, opts, counts, bounds):
     """A "matrix" method (it scores the features jointly) on the features inside the
     allele-frequency range only; the others come back NaN."""
-    from .._validation import default_feature_names
+    from ..core.validation import default_feature_names
 
     n, p = M.shape
     for _ in finite_blocks(column_blocks(M, block_width(n, p)), names):  # every feature, as without a filter

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import as_labels, as_matrix, is_continuous, numeric_target, param_error
+from ..core.validation import as_labels, as_matrix, is_continuous, numeric_target, param_error
 
 __all__ = ["Profile", "block_records", "profile", "records_profile"]
 
@@ -156,7 +156,7 @@ def kind_for(method, y):
 
 def _finish(stats, kind, names):
     """A ``Profile`` from merged statistics."""
-    from .._validation import default_feature_names
+    from ..core.validation import default_feature_names
 
     names = default_feature_names(stats.n_features) if names is None else np.asarray(names, dtype=object)
     classes, count, means, prevalence, effect, top = _arrays(stats, kind)
@@ -291,7 +291,7 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
     >>> profile(X, [0.1, 0.7, 1.9, 3.3]).to_frame()["correlation_sign"].tolist()
     [1.0, 1.0]
     """
-    from ..engine import accumulate, is_chunk_stream
+    from ..core.engine import accumulate, is_chunk_stream
     from .dask import is_dask_collection
 
     if target not in KINDS:
@@ -309,7 +309,7 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
         raise ValueError("'samples' and 'chunk_bytes' choose the rows and reads of a store; for data in memory "
                          "pass X[rows] and leave them out.")
     if binary:
-        from ..transforms import presence
+        from ..core.transforms import presence
 
         X = ((presence(c), *rest) for c, *rest in X) if is_chunk_stream(X) else presence(X)
     if is_chunk_stream(X):
@@ -365,7 +365,7 @@ def _resolve(target, y, n):
 
 def _profile_store(source, y, target, feature_names, samples, chunk_bytes, binary):
     """One pass over the store's row chunks (only the rows kept), merged statistics."""
-    from ..engine import accumulate
+    from ..core.engine import accumulate
     from ..io import Store, open_store
     from ..io.store import chunk_budget
     from .store import labelled_chunks, rows_kept
@@ -402,7 +402,7 @@ def _profile_dask(X, y, target, feature_names, scheduler, binary):
     from .dask import compute, merge_tree, opened, row_block_tasks, with_target
 
     if binary:
-        from ..transforms import presence
+        from ..core.transforms import presence
 
         X = X.map_partitions(presence) if hasattr(X, "map_partitions") else X.map_blocks(presence, dtype=np.float64)
     with opened(scheduler) as chosen:

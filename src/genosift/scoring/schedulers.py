@@ -9,7 +9,7 @@ import os
 import re
 from contextlib import contextmanager
 
-from .._validation import param_error
+from ..core.validation import param_error
 
 __all__ = ["compute", "current_scheduler", "is_dask_collection", "opened", "require_dask", "require_distributed",
            "slots", "use_scheduler"]

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .. import engine
-from .._messages import FixError, PythonText
-from .._validation import as_labels, param_error
-from ..engine import block_width
+from ..core import engine
+from ..core.engine import block_width
+from ..core.messages import FixError, PythonText
+from ..core.validation import as_labels, param_error
 from ..io.store import Store, chunk_budget
 from ..scores import (
     CarrierTap,
@@ -166,7 +166,7 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
     chunk_bytes : int, optional
         The budget for data in memory (default ``CHUNK_BYTES``).
     n_jobs : int, optional
-        Threads for whole-column methods (default ``genosift.engine.threads()``: all CPUs unless
+        Threads for whole-column methods (default ``genosift.core.engine.threads()``: all CPUs unless
         ``engine.set_threads`` says otherwise).
     scheduler : distributed.Client or str, optional
         Score on Dask (``pip install 'genosift[dask]'``): a client, a scheduler address

@@ -11,9 +11,9 @@ import tempfile
 
 import numpy as np
 
-from .. import engine
-from .._validation import as_labels
-from ..engine import block_width
+from ..core import engine
+from ..core.engine import block_width
+from ..core.validation import as_labels
 from ..io.store import chunk_budget
 from .profiles import block_records, records_profile
 from .store import entry_blocks, float_block

@@ -8,8 +8,9 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from .. import _kernels, _sparse_kernels
-from .._validation import as_matrix, raise_nonfinite, raise_tiny_spread
+from ..core import kernels as _kernels
+from ..core import sparse_kernels as _sparse_kernels
+from ..core.validation import as_matrix, raise_nonfinite, raise_tiny_spread
 
 
 def chan(n_a, mean_a, m2_a, n_b, mean_b, m2_b):

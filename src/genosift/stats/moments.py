@@ -6,8 +6,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .. import _kernels, _sparse_kernels
-from .._validation import as_matrix
+from ..core import kernels as _kernels
+from ..core import sparse_kernels as _sparse_kernels
+from ..core.validation import as_matrix
 from .base import (
     SQUARABLE,
     PerClass,

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .. import _kernels
-from .._validation import as_matrix, default_feature_names, names_list, raise_nonfinite
+from ..core import kernels as _kernels
+from ..core.validation import as_matrix, default_feature_names, names_list, raise_nonfinite
 from .base import PerClass, labelled_chunk
 from .moments import CoMoments
 

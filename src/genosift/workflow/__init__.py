@@ -20,9 +20,9 @@ __all__ = ["MODELS", "Evaluation", "evaluate", "held_out_metrics", "load_model",
            "predict_store", "write_results"]
 
 #: Where each public name lives (``METRICS``: the metrics ``evaluate`` measures).
-_HOMES = {"Evaluation": ".evaluation", "evaluate": ".evaluation", "METRICS": "..choices", "MODELS": "..choices",
-          "make_model": "..model_selection.models", "held_out_metrics": ".prediction", "predict": ".prediction",
-          "predict_store": ".prediction",
+_HOMES = {"Evaluation": ".evaluation", "evaluate": ".evaluation", "METRICS": "..core.choices",
+          "MODELS": "..core.choices", "make_model": "..selectors.models", "held_out_metrics": ".prediction",
+          "predict": ".prediction", "predict_store": ".prediction",
           "load_model": ".results", "write_results": ".results"}
 
 

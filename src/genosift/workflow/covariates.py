@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._messages import FixError
-from .._validation import names_list
+from ..core.messages import FixError
+from ..core.validation import names_list
 from ..scores.covariates import missing_columns
 
 __all__ = ["labelled_covariates", "structure_covariates"]

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
-from .._messages import FixError, plain
-from .._validation import is_int, param_error
-from ..choices import IMPORTANCE, METRICS
-from ..model_selection.models import make_model
-from ..model_selection.models import reported_importances as importance
+from ..core.choices import IMPORTANCE, METRICS
+from ..core.messages import FixError, plain
+from ..core.validation import is_int, param_error
+from ..selectors.models import make_model
+from ..selectors.models import reported_importances as importance
 from .grid import best_cell, grid_metrics, invalid_option, option_grid
 
 
@@ -65,7 +65,7 @@ def _threads_capped(func):
     def capped(*args, **kwargs):
         from threadpoolctl import threadpool_limits
 
-        from .. import engine
+        from ..core import engine
 
         with threadpool_limits(limits=engine.threads()):
             return func(*args, **kwargs)
@@ -91,7 +91,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         Numbers of top features to try (each >= 1; sorted, repeats dropped). A k above the number
         of features is tried as that number, with a warning (``model_selection.check_ks``).
     model : {"logistic", "random_forest", "hist_gradient_boosting", "linear_svm"}
-        The importance of the selected features (``genosift.choices.IMPORTANCE``) is the norm of
+        The importance of the selected features (``genosift.core.choices.IMPORTANCE``) is the norm of
         their coefficients, their impurity decrease, or (gradient boosting) their permutation
         importance on the validation folds (``importance.fold_permutation_importance``).
     model_options : dict, optional
@@ -109,7 +109,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         k is picked on the validation samples.
     metric : str
         The metric whose mean over folds chooses the best k and options. Ties (means within
-        ``grid.TIE``) go to the simpler model (``genosift.choices.SIMPLER``: smaller C, fewer or
+        ``grid.TIE``) go to the simpler model (``genosift.core.choices.SIMPLER``: smaller C, fewer or
         shallower trees; otherwise the values in the order given, the options in the order
         given), then to the smaller k.
     sample_ids, feature_names : optional
@@ -158,9 +158,9 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     (True, True)
     """
     from .. import get_method
-    from ..model_selection import check_ks, cross_validate_grid
-    from ..score_funcs import covariate_frame, matched_covariates
     from ..scores import check_af, refuse_covariates
+    from ..selectors import check_ks, cross_validate_grid
+    from ..selectors.score_funcs import covariate_frame, matched_covariates
 
     spec = get_method(method)
     af = check_af(min_af, max_af, "evaluate")
@@ -245,13 +245,13 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
 
 def _checked_data(X, y, feature_names, *, binary, metric):
     """The matrix (presence/absence when ``binary``), its labels, names and classes, checked."""
-    from .._validation import as_labels, as_matrix, check_finite
+    from ..core.validation import as_labels, as_matrix, check_finite
 
     if hasattr(X, "columns") and hasattr(X, "dtypes"):  # a DataFrame: its values, and its names
         X, frame_names = as_matrix(X)
         feature_names = frame_names if feature_names is None else feature_names
     if binary:  # presence/absence, for scoring and for the models; predict reads it from the model
-        from ..transforms import presence
+        from ..core.transforms import presence
 
         X = presence(X)
     y = as_labels(y, X.shape[0])
@@ -272,7 +272,7 @@ def _checked_data(X, y, feature_names, *, binary, metric):
 
 def evaluation_splits(y, *, cv, groups, validation, metric, random_state):
     """The (train, test) index pairs: one validation split, or stratified (group) folds."""
-    from ..model_selection import cv_splits
+    from ..selectors import cv_splits
 
     n = len(y)
     if validation is not None:
@@ -308,9 +308,9 @@ def _final_model(X, y, train, method, estimator, best_k, *, feature_names, score
     from sklearn.base import clone
     from sklearn.pipeline import Pipeline
 
-    from .. import engine
+    from ..core import engine
     from ..scoring.profiles import profile
-    from ..selection import SelectKBest
+    from ..selectors.univariate import SelectKBest
 
     X_train, y_train = X[np.flatnonzero(train)], y[train]
     with engine.progress("Final model", total=2, unit="steps") as bar:
@@ -356,7 +356,7 @@ def _out_of_fold(folds, cell, y, classes, sample_ids):
 
 def _checked_unlabelled(X, sample_ids, n_features, *, binary, feature_names):
     """The samples without a label, checked (and read as presence/absence with ``binary``)."""
-    from .._validation import as_matrix, check_finite
+    from ..core.validation import as_matrix, check_finite
 
     X, _ = as_matrix(X)
     if X.ndim != 2 or X.shape[1] != n_features:  # (Python only: the command line takes them from the same data)
@@ -366,7 +366,7 @@ def _checked_unlabelled(X, sample_ids, n_features, *, binary, feature_names):
         raise ValueError(f"{len(sample_ids)} unlabelled_ids for {X.shape[0]} unlabelled samples; give one id per "
                          "row (unlabelled_ids=).")
     if binary:
-        from ..transforms import presence
+        from ..core.transforms import presence
 
         X = presence(X)
     check_finite(X, feature_names)

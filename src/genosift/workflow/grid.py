@@ -2,7 +2,7 @@
 the metrics of every (options, k) and the rule that picks the best of them.
 
 An option given one value is part of every setting; an option given a list of values varies. The
-settings are ordered simplest first (``genosift.choices.SIMPLER``: a smaller C, fewer or
+settings are ordered simplest first (``genosift.core.choices.SIMPLER``: a smaller C, fewer or
 shallower trees...; the values of an option without a direction keep the order given), the
 options compared in the order they were given; that order breaks ties of the metric.
 """
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._messages import FixError, plain
-from ..choices import METRICS
+from ..core.choices import METRICS
+from ..core.messages import FixError, plain
 from .models import fold_metrics
 
 #: Means of the metric closer than this are a tie (the same fold values summed in another order
@@ -103,7 +103,7 @@ def option_grid(model, options):
     >>> g.settings[0]
     {'C': 0.01, 'class_weight': 'balanced'}
     """
-    from ..choices import MODELS, SIMPLER
+    from ..core.choices import MODELS, SIMPLER
 
     options = dict(options or {})
     unknown = sorted(set(options) - set(MODELS.get(model, options)))

@@ -1,5 +1,5 @@
 """Permutation importance of the selected features on the validation folds, for the models that
-have no importance of their own (``genosift.choices.IMPORTANCE``: gradient boosting)."""
+have no importance of their own (``genosift.core.choices.IMPORTANCE``: gradient boosting)."""
 from __future__ import annotations
 
 import numpy as np
@@ -25,7 +25,7 @@ def fold_permutation_importance(X, y, folds, estimator, k, *, metric, random_sta
     from sklearn.base import clone
     from sklearn.inspection import permutation_importance
 
-    from ..model_selection.models import dense
+    from ..selectors.models import dense
 
     total = np.zeros(X.shape[1])
     count = np.zeros(X.shape[1], dtype=np.int64)

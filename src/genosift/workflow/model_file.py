@@ -31,7 +31,7 @@ ALLOWED = frozenset({
     "sklearn.ensemble._hist_gradient_boosting.binning._BinMapper",
     "sklearn._loss.link.Interval", "sklearn._loss.link.LogitLink", "sklearn._loss.link.MultinomialLogit",
     "sklearn._loss.loss.HalfBinomialLoss", "sklearn._loss.loss.HalfMultinomialLoss", "_loss.CyHalfMultinomialLoss",
-    "genosift.model_selection.models.dense",
+    "genosift.selectors.models.dense",
 })
 #: A model archive may expand to this many times its size, plus this many bytes (skops stores its
 #: arrays without compression): more is a crafted file, refused before anything is read.

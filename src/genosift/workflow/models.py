@@ -1,5 +1,5 @@
 """The metrics ``evaluate`` measures its models with, fold by fold (the models themselves, and their
-importances, are those of the selectors: ``genosift.model_selection.models``)."""
+importances, are those of the selectors: ``genosift.selectors.models``)."""
 from __future__ import annotations
 
 import numpy as np

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 def _check_predict_finite(M, names, sample_ids):
     """The error naming the features (and samples) where the model would meet NaN or infinity."""
-    from .._validation import names_list
+    from ..core.validation import names_list
 
     if sp.issparse(M):
         coo = M.tocoo()
@@ -154,7 +154,7 @@ def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing, 
     missing_selected = [f for f in missing if f in selected]
     notes = []
     if missing_selected and not fill_missing:
-        from .._validation import names_list
+        from ..core.validation import names_list
 
         raise ValueError(
             f"{len(missing_selected)} feature(s) the model uses are not in the new data: "
@@ -193,7 +193,7 @@ def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing, 
     if ploidy is not None:
         reduced = _genotype_counts(reduced, swapped[support] & present, ploidy, saved.get("ploidy"), notes)
     if saved.get("binary"):  # trained on presence/absence: the new data are read the same way
-        from ..transforms import presence
+        from ..core.transforms import presence
 
         reduced = presence(reduced)
     model = saved["estimator"]

@@ -78,7 +78,7 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
     ``predict`` matches its variants in VCF and PLINK data alike.
     """
     from .. import __version__
-    from .._files import check_output, staged, write_json, write_marker, write_table
+    from ..core.files import check_output, staged, write_json, write_marker, write_table
     from ..outputs import write_frame
 
     folder = Path(folder)
@@ -126,7 +126,7 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
 
 def _importance_kind(ev):
     """What the ``importance`` column of selected.tsv holds."""
-    from ..choices import IMPORTANCE
+    from ..core.choices import IMPORTANCE
 
     return {"coefficients": "the L2 norm of the feature's coefficients over the classes (standardised features)",
             "impurity": "the mean impurity decrease of the feature in the trees",

@@ -52,8 +52,8 @@ def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups
         ``X``), and of the unlabelled ones.
     """
     from .. import get_method
-    from ..model_selection import check_ks
-    from ..score_funcs import covariate_frame
+    from ..selectors import check_ks
+    from ..selectors.score_funcs import covariate_frame
     from .evaluation import evaluate, evaluation_splits
 
     spec = get_method(method)

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ... import engine
-from ..._messages import FixError, PythonText
-from ..._sparse_check import check_sparse_structure
-from ..._validation import is_int, param_error
-from ...transforms import presence
+from ...core import engine
+from ...core.messages import FixError, PythonText
+from ...core.sparse_check import check_sparse_structure
+from ...core.transforms import presence
+from ...core.validation import is_int, param_error
 from ..registry import Dataset, register_reader
 from .columns import ColumnReads
 from .contained import check_contained

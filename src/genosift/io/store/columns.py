@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..._sparse_check import check_sparse_structure
-from ..._validation import param_error
-from ...engine import block_width
+from ...core.engine import block_width
+from ...core.sparse_check import check_sparse_structure
+from ...core.validation import param_error
 from .lookup import find_names
 from .read import FileReader, gather
 from .write import chunk_budget, index_dtype

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..._messages import FixError, PythonText
+from ...core.messages import FixError, PythonText
 
 __all__ = ["NameBlob", "NamesOf", "index_length", "read_column", "read_strings", "require_h5py", "set_encoding",
            "split_names", "string_blob", "write_frame"]

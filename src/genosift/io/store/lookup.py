@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..._distinct import mix64
+from ...core.distinct import mix64
 
 __all__ = ["find_names"]
 

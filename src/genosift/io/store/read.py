@@ -7,8 +7,8 @@ import os
 import numpy as np
 from numba import njit
 
-from ..._validation import EXACT_INTEGERS, inexact_integer
-from ...transforms import presence
+from ...core.transforms import presence
+from ...core.validation import EXACT_INTEGERS, inexact_integer
 from .encoding import require_h5py
 
 __all__ = ["FileReader", "Presence", "StoredVector", "exact_values", "gather", "read_dtype"]

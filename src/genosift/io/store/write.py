@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ... import engine
-from ..._files import staged
-from ..._messages import FixError, FixExistsError, plain
-from ..._validation import check_integer_range, param_error
+from ...core import engine
+from ...core.files import staged
+from ...core.messages import FixError, FixExistsError, plain
+from ...core.validation import check_integer_range, param_error
 from ..registry import Dataset
 from .encoding import require_h5py, set_encoding, string_blob, write_frame
 from .read import gather
@@ -38,7 +38,7 @@ def chunk_budget(chunk_bytes, owner):
 @contextmanager
 def atomic_output(path, overwrite):
     """A temporary name beside ``path``, published as ``path`` when the block succeeds (see
-    ``genosift._files.staged``): whole or not at all, and never over a file made meanwhile."""
+    ``genosift.core.files.staged``): whole or not at all, and never over a file made meanwhile."""
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(f"{str(path)!r} is a folder; give write_store a file name such as 'data{SUFFIX}'.")

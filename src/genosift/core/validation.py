@@ -10,8 +10,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ._messages import plain
-from ._sparse_check import check_sparse_matrix
+from .messages import plain
+from .sparse_check import check_sparse_matrix
 
 
 def param_error(param, owner, expected, got):

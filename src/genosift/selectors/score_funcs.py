@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from ._messages import FixError
-from ._validation import check_fit_input, check_options_dict, param_error
-from .scores import REGISTRY, covariate_methods, get_method, refuse_covariates
+from ..core.messages import FixError
+from ..core.validation import check_fit_input, check_options_dict, param_error
+from ..scores import REGISTRY, covariate_methods, get_method, refuse_covariates
 
 __all__ = ["callable_scores", "covariate_frame", "matched_covariates", "refuse_covariates_for", "resolve_score_func",
            "score_func_tags", "validate_scored"]
@@ -75,7 +75,7 @@ def matched_covariates(X, covariates):
     """``covariates`` in the order of the rows of ``X`` when both are pandas objects indexed by
     sample id (``genosift.scores.align_covariates``); else as given, one row per row of ``X``.
     Call it before ``X`` is validated into an array, which loses the ids."""
-    from .scores import align_covariates, frame_sample_ids
+    from ..scores import align_covariates, frame_sample_ids
 
     return None if covariates is None else align_covariates(covariates, frame_sample_ids(X))
 
@@ -86,7 +86,7 @@ def covariate_frame(covariates, n_samples, owner):
     ``.iloc``; None for none."""
     import pandas as pd
 
-    from .scores import check_covariates
+    from ..scores import check_covariates
 
     Z, names = check_covariates(covariates, n_samples, owner=owner)
     return None if Z is None else pd.DataFrame(Z, columns=names)

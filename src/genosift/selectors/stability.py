@@ -11,8 +11,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import validate_data
 
 from .._anndata import fit_accepts_anndata
-from .._validation import check_fit_input, is_int, is_real, param_error
-from ..score_funcs import covariate_frame, matched_covariates, refuse_covariates_for
+from ..core.validation import check_fit_input, is_int, is_real, param_error
 from ..scores import rank_order
 from .models import (
     ModelSelector,
@@ -23,6 +22,7 @@ from .models import (
     rank_features,
     rows_ready,
 )
+from .score_funcs import covariate_frame, matched_covariates, refuse_covariates_for
 
 
 def subsamples(y, *, n_resamples, sample_fraction, stratify, random_state=None):
@@ -32,7 +32,7 @@ def subsamples(y, *, n_resamples, sample_fraction, stratify, random_state=None):
     ``floor(sample_fraction * n)`` rows of all. ``random_state``: as scikit-learn's (an int, a
     ``RandomState`` or None).
 
-    >>> from genosift.model_selection import subsamples
+    >>> from genosift.selectors import subsamples
     >>> subsamples([0, 0, 0, 0, 1, 1], n_resamples=3, sample_fraction=0.5, stratify=True, random_state=0).shape
     (3, 3)
     """

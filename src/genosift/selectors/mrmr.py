@@ -15,12 +15,12 @@ import scipy.sparse as sp
 from numba import njit, prange
 from sklearn.utils.validation import check_is_fitted
 
-from ._anndata import fit_accepts_anndata
-from ._validation import is_int, is_real, param_error
-from .engine import BLOCK_BYTES, block_width, column_blocks
+from .._anndata import fit_accepts_anndata
+from ..core.engine import BLOCK_BYTES, block_width, column_blocks
+from ..core.validation import is_int, is_real, param_error
+from ..scores import check_bins, discretize, n_codes
+from ..stats import ClassMoments
 from .redundancy import RankedSelector
-from .scores import check_bins, discretize, n_codes
-from .stats import ClassMoments
 
 _JIT = dict(nogil=True, cache=True)
 _TILE = 1024  # columns per task of the compiled passes over all features

@@ -8,10 +8,10 @@ from sklearn.base import clone, is_classifier
 from sklearn.utils.validation import validate_data
 
 from .._anndata import fit_accepts_anndata
-from .._messages import plain
-from .._validation import check_fit_input, is_int, is_real, param_error
-from ..score_funcs import matched_covariates, refuse_covariates_for
+from ..core.messages import plain
+from ..core.validation import check_fit_input, is_int, is_real, param_error
 from .models import ModelSelector, check_finite_for, check_score_func, is_estimator, model_importances, rank_features
+from .score_funcs import matched_covariates, refuse_covariates_for
 
 
 class RFE(ModelSelector):

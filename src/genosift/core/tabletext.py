@@ -4,7 +4,7 @@ The bytes are those of pandas' ``frame.to_csv(fh, sep=sep, index=False)``: every
 shortest text that reads back to the same value (``repr``), integers and booleans as Python writes
 them, missing values empty, text quoted only where the field holds the separator, a quote or a line
 break (by the :mod:`csv` module itself). It is ten times faster than pandas because each column of
-a block is turned into bytes at once (numbers by compiled code, ``genosift._number_text``, which
+a block is turned into bytes at once (numbers by compiled code, ``genosift.core.number_text``, which
 also lays out the rows) rather than cell by cell through pandas' formatting layer; blocks are laid
 out on the engine's threads and written in order. Columns of other
 dtypes (datetimes, categoricals, nullable extension types) and one-column frames are written by
@@ -76,7 +76,7 @@ def _text_bytes(text):
 
 def _column_bytes(values, isna, writer, buf, sep):
     """One column of a block as ``join_rows`` takes it."""
-    from . import _number_text  # numba: loaded when a table is written
+    from . import number_text as _number_text  # numba: loaded when a table is written
 
     kind = values.dtype.kind
     if values.dtype == np.float64:
@@ -125,7 +125,7 @@ def write_delimited(frame, fh, *, sep="\t", block_rows=BLOCK_ROWS, header=True):
     from pandas import MultiIndex, isna
 
     from . import engine
-    from ._number_text import join_rows
+    from .number_text import join_rows
 
     columns = [frame.iloc[:, j] for j in range(frame.shape[1])]
     if len(columns) < 2 or isinstance(frame.columns, MultiIndex) or not all(_fast_kind(c.dtype) for c in columns):

@@ -16,7 +16,7 @@ from functools import reduce
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import is_int, param_error
+from .validation import is_int, param_error
 
 # The memory budget: one place for its defaults, its check and how it is shared out.
 #: Default budget of the data in flight when a store or file is read, scored or converted in

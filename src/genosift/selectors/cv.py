@@ -15,13 +15,13 @@ from sklearn.base import clone, is_classifier
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import validate_data
 
-from .. import engine
 from .._anndata import fit_accepts_anndata
-from .._messages import FixError
-from .._validation import as_labels, as_matrix, check_fit_input, is_int, param_error
-from ..score_funcs import covariate_frame, matched_covariates, refuse_covariates_for
+from ..core import engine
+from ..core.messages import FixError
+from ..core.validation import as_labels, as_matrix, check_fit_input, is_int, param_error
 from ..scores import check_af
 from .models import ModelSelector, check_finite_for, check_score_func, is_estimator, rank_features, rows_ready
+from .score_funcs import covariate_frame, matched_covariates, refuse_covariates_for
 
 
 def check_ks(ks, n_features, owner):
@@ -185,7 +185,7 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None,
     --------
     >>> import numpy as np
     >>> from sklearn.linear_model import LogisticRegression
-    >>> from genosift.model_selection import cross_validate_ks
+    >>> from genosift.selectors import cross_validate_ks
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(40, 200)); y = np.repeat([0, 1], 20); X[y == 1, :3] += 3
     >>> folds = cross_validate_ks(X, y, score_func="anova", estimator=LogisticRegression(), ks=[3, 50], cv=4)

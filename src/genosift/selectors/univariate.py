@@ -11,18 +11,10 @@ from sklearn.exceptions import NotFittedError
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._anndata import AnnDataTransformMixin, fit_on_matrix, is_anndata
-from ._messages import plain
-from ._validation import as_labels, check_options_dict, is_int, is_real, param_error
-from .score_funcs import (
-    callable_scores,
-    matched_covariates,
-    refuse_covariates_for,
-    resolve_score_func,
-    score_func_tags,
-    validate_scored,
-)
-from .scores import (
+from .._anndata import AnnDataTransformMixin, fit_on_matrix, is_anndata
+from ..core.messages import plain
+from ..core.validation import as_labels, check_options_dict, is_int, is_real, param_error
+from ..scores import (
     REGISTRY,
     LabelCoding,
     af_tested,
@@ -34,7 +26,15 @@ from .scores import (
     untested_last,
     with_af,
 )
-from .scoring import score
+from ..scoring import score
+from .score_funcs import (
+    callable_scores,
+    matched_covariates,
+    refuse_covariates_for,
+    resolve_score_func,
+    score_func_tags,
+    validate_scored,
+)
 
 __all__ = ["SelectFdr", "SelectKBest", "SelectPercentile"]
 
@@ -84,7 +84,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         ``feature_names_in_`` are its ``var_names``, and a backed one is read from its file in
         chunks (see ``genosift.score``); ``transform(adata)`` returns ``adata[:, selected]``.
         """
-        from .scoring.dask import is_dask_collection
+        from ..scoring.dask import is_dask_collection
 
         for attr in ("stats_", "result_", "pending_", "classes_", "carriers_", "tested_", "af_"):
             self.__dict__.pop(attr, None)
@@ -98,7 +98,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         return self._fit_chunk(X, y, reset=True, covariates=covariates)
 
     def _fit_file(self, X, y, covariates=None):
-        from .scoring.dask import is_dask_collection
+        from ..scoring.dask import is_dask_collection
 
         self._check_params()
         spec = self._spec()
@@ -147,7 +147,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         An AnnData gives the AnnData view ``adata[:, selected]`` (see
         ``genosift._anndata.AnnDataTransformMixin.transform``).
         """
-        from .scoring.dask import is_dask_collection
+        from ..scoring.dask import is_dask_collection
 
         if is_dask_collection(X):
             keep = self.get_support()

@@ -15,12 +15,12 @@ from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted
 
 from .._anndata import AnnDataTransformMixin
-from .._messages import FixError, plain
-from .._validation import check_finite, param_error
-from ..choices import METRICS, MODELS  # noqa: F401  (re-exported by genosift.model_selection)
-from ..score_funcs import callable_scores, resolve_score_func
+from ..core.choices import METRICS, MODELS  # noqa: F401  (re-exported by genosift.selectors)
+from ..core.messages import FixError, plain
+from ..core.validation import check_finite, param_error
 from ..scores import af_tested, carriers, check_af, rank_order
 from ..scoring import score
+from .score_funcs import callable_scores, resolve_score_func
 
 
 def make_model(name="logistic", *, options=None, random_state=0, sparse=False, n_jobs=None, n_classes=None):
@@ -151,7 +151,7 @@ def is_estimator(obj):
 def check_score_func(func, params, owner, param="score_func"):
     """The registered method ``func`` names, or None for a callable; clear errors otherwise.
 
-    ``genosift.score_funcs.resolve_score_func``, and a callable takes no ``score_params``.
+    ``genosift.selectors.score_funcs.resolve_score_func``, and a callable takes no ``score_params``.
     """
     spec = resolve_score_func(func, owner, param=param, params=params)
     if spec is None and params:
@@ -171,7 +171,7 @@ def rank_features(func, params, X, y, covariates=None):
     """``(scores, pvalues or None, ranking)`` of the features of ``X``: a registered method or a callable.
 
     ``covariates``: those of the rows of ``X``, for a method that adjusts for them (refused
-    before for the others, see ``genosift.score_funcs.refuse_covariates_for``).
+    before for the others, see ``genosift.selectors.score_funcs.refuse_covariates_for``).
 
     ``params`` may hold ``min_af`` / ``max_af`` (an allele-frequency filter, the shares carrying a
     feature counted on these rows): the features outside it score NaN and the ranking holds only

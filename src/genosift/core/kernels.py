@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._sparse_kernels import row_start
+from .sparse_kernels import row_start
 
 _JIT = dict(nogil=True, cache=True, error_model="numpy", fastmath={"contract"})
 

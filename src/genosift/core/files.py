@@ -195,11 +195,16 @@ def staged(*paths, force, folder=False):
             current = path
             clean_stale_parts(path)
             tmp = _part_name(path)
-            if folder:
-                tmp.mkdir()
-            else:
-                os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            # listed before it exists: a signal right after it is made still finds it to remove
             temps.append(tmp)
+            try:
+                if folder:
+                    tmp.mkdir()
+                else:
+                    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except FileExistsError:  # not this run's (names are unique per process): never removed here
+                temps.pop()
+                raise
         current = paths[0]  # the body writes them all: its errors are about the output as a whole
         yield temps[0] if len(temps) == 1 else temps
         mode = (0o777 if folder else 0o666) & ~umask()

@@ -20,10 +20,12 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._anndata import AnnDataTransformMixin, fit_accepts_anndata
-from ._sparse_columns import take_columns
-from ._validation import as_matrix, default_feature_names, is_int, is_real, param_error
-from .engine import block_width
+from .._anndata import AnnDataTransformMixin, fit_accepts_anndata
+from ..core.engine import block_width
+from ..core.sparse_columns import take_columns
+from ..core.validation import as_matrix, default_feature_names, is_int, is_real, param_error
+from ..scores import rank_order
+from ..scoring import score
 from .score_funcs import (
     callable_scores,
     matched_covariates,
@@ -32,8 +34,6 @@ from .score_funcs import (
     score_func_tags,
     validate_scored,
 )
-from .scores import rank_order
-from .scoring import score
 
 
 class _Block:
