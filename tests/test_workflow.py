@@ -483,6 +483,8 @@ def test_predict_of_kmers_refuses_metadata_samples_on_no_kmer_line(tmp_path, cap
     assert "are among none of the data's samples: 'S05a' (closest: 'S05')" in err
     assert "pass --absent-samples drop to leave them out" in err and "zeros" not in err
     assert not (tmp_path / "p.tsv").exists()
+    assert main(["predict", model, str(kmers), "--absent-samples", "drop", "-o", str(tmp_path / "q.tsv")]) == 2
+    assert "--absent-samples says what becomes of the samples of --meta" in capsys.readouterr().err
     assert main(["predict", *common, "--absent-samples", "drop", "-o", str(tmp_path / "p.tsv")]) == 0
     frame = pd.read_csv(tmp_path / "p.tsv", sep="\t", index_col="sample")
     assert frame["true"].isna().tolist() == [s == "S05" for s in samples]

@@ -99,6 +99,9 @@ def predict_command(args):
 
     if args.meta and not (args.id and args.target):
         raise UsageError("--meta needs --id (the sample-id column) and --target (the true labels) to compare.")
+    if args.absent_samples and not args.meta:
+        raise UsageError("--absent-samples says what becomes of the samples of --meta that the data lack: pass "
+                         "--meta (with --id and --target) too, or leave it out.")
     out = Path(args.output)
     pipeline.check_table_name(out)
     pipeline.check_outputs([out], force=args.force, inputs=(args.data, args.meta, args.model))
