@@ -8,6 +8,7 @@ test, so that the lists only shrink.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -193,3 +194,43 @@ def test_every_import_inside_the_package_finds_what_it_names():
                 continue
             missing += [f"{name}: {target}.{n}" for n in names if n != "*" and not hasattr(module, n)]
     assert missing == []
+
+
+#: Library text that names a command-line option on purpose: ``(module, option)`` with its reason.
+FLAGS_ON_PURPOSE = {
+    ("genosift.scores._base", "--method-option"): "describe() says how options are given, on both sides",
+}
+
+
+def _flags():
+    """Every option of every ``genosift`` command."""
+    import argparse
+
+    from genosift.cli.parser import build_parser
+
+    flags = set()
+    for action in build_parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                flags.update(o for a in sub._actions for o in a.option_strings if o.startswith("--"))
+    return flags - {"--help", "--version"}
+
+
+def test_no_library_module_speaks_of_the_command_lines_options():
+    """Messages of the library name parameters in ``{fields}`` (``FixError``), which the command line
+    spells as its options and Python as keywords; no string outside ``genosift.cli`` (docstrings
+    aside) names a ``genosift`` option itself."""
+    flags = _flags()
+    found = set()
+    for name, path in MODULES.items():
+        if name.startswith("genosift.cli"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(node.body[0].value) for node in ast.walk(tree)
+                if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+                found |= {(name, f) for f in re.findall(r"(?<![\w-])--[a-z][a-z-]*", node.value) if f in flags}
+    assert found - set(FLAGS_ON_PURPOSE) == set()
+    _stale(set(FLAGS_ON_PURPOSE) - found, "FLAGS_ON_PURPOSE")

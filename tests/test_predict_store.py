@@ -102,7 +102,7 @@ def test_predict_store_with_features_missing_and_rows_picked(tmp_path):
     keep = np.array([j for j, name in enumerate(names) if name not in used or int(name.split("_")[1]) % 2])
     rows = np.array([7, 3, 100, 0, 55])
     small = open_store(write_store(Dataset(X[:, keep], ids, names[keep]), tmp_path / "small.gs.h5ad"))
-    with pytest.raises(ValueError, match="not in the new data: .*--fill-missing"):
+    with pytest.raises(ValueError, match="not in the new data: .*pass fill_missing=True"):
         predict_store(saved, StoreRows(small, rows), sample_ids=ids[rows])
     expected, notes = predict(saved, X[rows][:, keep], names[keep], sample_ids=ids[rows], fill_missing=True)
     got, got_notes = predict_store(saved, StoreRows(small, rows), sample_ids=ids[rows], fill_missing=True)

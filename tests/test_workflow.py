@@ -93,7 +93,7 @@ def test_results_folder_and_predict(golub, tmp_path):
     top_values = pd.read_csv(out / "top_values.tsv", sep="\t")
     assert list(top_values.columns[2:]) == list(ref.top(12))
     np.testing.assert_allclose(top_values[ref.top(1)[0]], X[:, ref.ranking[0]], rtol=1e-9)
-    with pytest.raises(FileExistsError, match="--force"):
+    with pytest.raises(FileExistsError, match="Pass overwrite=True to replace it, or choose another output path"):
         write_results(ev, out, X=X, y=y)
 
     saved = load_model(out)
@@ -108,7 +108,7 @@ def test_results_folder_and_predict(golub, tmp_path):
     assert any("ignored" in n for n in notes2)
     used = saved["selected"][0]
     keep = names != used
-    with pytest.raises(ValueError, match=f"not in the new data: .*{used}.*--fill-missing"):
+    with pytest.raises(ValueError, match=f"not in the new data: .*{used}.*pass fill_missing=True"):
         predict(saved, X[:, keep], names[keep])
     filled, notes3 = predict(saved, sp.csr_matrix(X[:, keep]), names[keep], fill_missing=True)
     zeroed = X.copy()

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .core.messages import FixError, plain
+from .core.messages import FixError, PythonText, plain
 from .core.transforms import presence
-from .core.validation import UsageError, closest_names, names_list, param_error
+from .core.validation import FixUsageError, closest_names, names_list, param_error
 from .outputs import (  # noqa: F401  (the pipeline's outputs, used as pipeline.<name>)
     RANKING_ROWS,
     TABLE_SUFFIXES,
@@ -134,9 +134,12 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     from .io import READERS, attach_metadata, format_of, read, read_metadata
 
     if meta is not None and not id_column:
-        raise UsageError("--meta needs --id: the metadata column that holds the sample ids.")
+        raise FixUsageError("{meta} needs {id_column}: the metadata column that holds the sample ids.",
+                            owner="load_labelled", meta=FixError.ANY, id_column=FixError.ANY)
     if (train_groups or val_groups) and not group_column:
-        raise ValueError("--train-groups / --val-groups need --group: the column that holds the groups.")
+        raise FixError("{train_groups} / {val_groups} need {group_column}: the column that holds the groups.",
+                       owner="load_labelled", train_groups=FixError.ANY, val_groups=FixError.ANY,
+                       group_column=FixError.ANY)
     options = dict(read_options or {})
     wanted = [c for c in (target, group_column) if c]
     notes = []
@@ -170,13 +173,13 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
         have = [] if obs is None else [str(c) for c in obs.columns]
         close = "".join(closest_names(m, have) for m in missing[:1])
         where = (f"of the metadata table {str(meta)!r}" if meta is not None else
-                 "kept with the store (`genosift convert --keep`)" if kind == "store" else "of the data table")
+                 "kept with the store ({convert_keep})" if kind == "store" else "of the data table")
         fix = ("Name one of its columns" if meta is not None else
-               "Pass --meta with the metadata table and --id, or name a column of the data table")
-        raise ValueError(
+               "Pass {meta} with the metadata table and {id_column}, or name a column of the data table")
+        raise FixError(
             f"Column(s) {names_list(missing)} not found among the sample columns {where}: "
-            f"{names_list(have, 20) or 'none'}{close}. {fix}."
-        )
+            f"{names_list(have, 20) or 'none'}{close}. {fix}.", owner="load_labelled", meta=FixError.ANY,
+            id_column=FixError.ANY, convert_keep=PythonText("genosift.io.convert(..., keep=[...])"))
     labels = spelled_labels(obs[target])
     if labels is not obs[target]:  # every output shows the labels as spelt (0, not 0.0)
         obs = obs.assign(**{target: labels})
@@ -196,12 +199,13 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     if train_groups or val_groups:
         groups = dataset.obs[group_column].astype(str).to_numpy()
         present = set(groups)
-        for flag, named in (("--train-groups", train_groups), ("--val-groups", val_groups)):
+        for param, named in (("train_groups", train_groups), ("val_groups", val_groups)):
             unknown = [g for g in (_split(named) if named else []) if g not in present]
             if unknown:
-                raise ValueError(f"{flag} names {names_list(unknown)}, which is not a value of the column "
-                                 f"{group_column!r} of the samples scored; its values: "
-                                 f"{names_list(sorted(present), 20)}{closest_names(unknown[0], present)}.")
+                raise FixError(f"{{{param}}} names {names_list(unknown)}, which is not a value of the column "
+                               f"{group_column!r} of the samples scored; its values: "
+                               f"{names_list(sorted(present), 20)}{closest_names(unknown[0], present)}.",
+                               owner="load_labelled", **{param: FixError.ANY})
         if train_groups:
             train &= np.isin(groups, _split(train_groups))
         if val_groups:
@@ -221,10 +225,11 @@ def _filter_classes(y, keep, *, classes, min_count, target, notes):
         spelled = {c: _label_spellings(c) for c in present}  # 0.0 is also written 0
         unknown = sorted(w for w in wanted_classes if not any(w in s for s in spelled.values()))
         if unknown:
-            raise ValueError(f"--classes names label(s) {plain(unknown)} that no sample has; the labels of "
-                             f"{target!r} are {plain(present)}.")
+            raise FixError(f"{{classes}} names label(s) {plain(unknown)} that no sample has; the labels of "
+                           f"{target!r} are {plain(present)}.", owner="load_labelled", classes=FixError.ANY)
         inside = np.isin(y, [c for c, s in spelled.items() if s & wanted_classes])
-        notes.append(f"{int((keep & ~inside).sum())} sample(s) of other classes were left out (--classes).")
+        notes.append(f"{int((keep & ~inside).sum())} sample(s) of other classes were left out (the classes kept: "
+                     f"{plain(sorted(wanted_classes))}).")
         keep &= inside
     if min_count:
         values, counts = np.unique(y[keep].astype(str), return_counts=True)
@@ -303,10 +308,10 @@ def score_labelled(labelled, *, method, chunk_bytes=None, min_af=None, max_af=No
         return score_store(X.store, labelled.y_train, method=method, samples=X.rows, chunk_bytes=chunk_bytes,
                            **af, **(options or {}))
     if chunk_bytes is not None:
-        raise ValueError(
-            "--chunk-bytes sets the memory budget of scoring a store (.gs.h5ad); this data set is "
-            "read into memory. Convert it once with `genosift convert`, or leave out --chunk-bytes."
-        )
+        raise FixError(
+            "{chunk_bytes} sets the memory budget of scoring a store (.gs.h5ad); this data set is read into memory. "
+            "Convert it once with {write_store}, or leave out {chunk_bytes}.", owner="score_labelled",
+            chunk_bytes=FixError.ANY, write_store=PythonText("genosift.io.write_store"))
     return score(X, labelled.y_train, method=method, feature_names=labelled.dataset.feature_names, **af,
                  **(options or {}))
 
@@ -352,7 +357,8 @@ def select_mask(result, *, top=None, fdr=None):
     """Which features a ranking selects: the ``top`` best, or q-value <= ``fdr``, or all; never a
     feature that an allele-frequency filter left untested."""
     if top is not None and fdr is not None:
-        raise UsageError("Choose one selection rule: --top K or --fdr Q, not both.")
+        raise FixUsageError("Choose one selection rule: {top} or {fdr}, not both.", owner="select_mask",
+                            top=FixError.ANY, fdr=FixError.ANY)
     mask = np.ones(result.n_features, dtype=bool)
     if top is not None:
         if not isinstance(top, (int, np.integer)) or top < 1:
@@ -361,7 +367,8 @@ def select_mask(result, *, top=None, fdr=None):
         mask[result.top_indices(top)] = True
     elif fdr is not None:
         if result.qvalues is None:
-            raise ValueError(f"--fdr needs p-values, and method '{result.method}' has none. Use --top K.")
+            raise FixError(f"{{fdr}} needs p-values, and method '{result.method}' has none. Use {{top}}.",
+                           owner="select_mask", fdr=FixError.ANY, top=FixError.ANY)
         with np.errstate(invalid="ignore"):
             mask = result.qvalues <= fdr
     if result.tested is not None:
@@ -428,12 +435,14 @@ def true_labels(samples, target, *, data=None, data_path=None, meta=None, id_col
     samples = samples.astype(str)
     if meta is None:
         if data.obs is None or target not in data.obs.columns:
-            raise ValueError(f"--target {target!r} is not a column of {data_path!r}.")
+            raise FixError(f"{{target}} {target!r} is not a column of {data_path!r}.", owner="true_labels",
+                           target=FixError.ANY)
         truth = data.obs[target].set_axis(samples)
     else:
         table = read_metadata(meta, id_column=id_column, sep=meta_sep)
         if target not in table.columns:
-            raise ValueError(f"--target {target!r} is not a column of {meta!r}: {list(table.columns)}.")
+            raise FixError(f"{{target}} {target!r} is not a column of {meta!r}: {list(table.columns)}.",
+                           owner="true_labels", target=FixError.ANY)
         if absent == "error":
             have = set(samples)
             lacking = [s for s in table.index.astype(str) if s not in have]

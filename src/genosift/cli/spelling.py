@@ -43,6 +43,18 @@ _CLI_SPELLING = {
     ("check_options", "method_options"): "--method-option",
     ("load_labelled", "target"): "--target",
     ("load_labelled", "group_column"): "--group",
+    ("load_labelled", "meta"): "--meta",
+    ("load_labelled", "id_column"): "--id",
+    ("load_labelled", "train_groups"): "--train-groups",
+    ("load_labelled", "val_groups"): "--val-groups",
+    ("load_labelled", "classes"): "--classes",
+    ("load_labelled", "convert_keep"): "`genosift convert --keep`",
+    ("select_mask", "top"): "--top K",
+    ("select_mask", "fdr"): "--fdr",
+    ("true_labels", "target"): "--target",
+    ("check_output", "output"): "-o",
+    ("predict", "fill_missing"): "--fill-missing",
+    ("evaluate", "min_count"): "--min-count",
 }
 
 

@@ -21,6 +21,8 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
+from .messages import FixError, FixExistsError, PythonText
+
 __all__ = ["MARKER", "check_output", "check_replaceable", "fresh_folder", "json_text", "publish", "staged", "umask",
            "write_bytes", "write_json", "write_marker", "write_table", "write_text"]
 
@@ -35,6 +37,10 @@ _FULL = {errno.ENOSPC: "the device holding it is full", errno.EDQUOT: "the disk 
          errno.EFBIG: "the file is larger than the file system allows"}
 _DENIED = {errno.EACCES: "permission denied", errno.EPERM: "the operation is not permitted",
            errno.EROFS: "the file system is read-only"}
+
+#: The fixes that messages about an output name: replacing it (``overwrite=True``; ``--force`` on
+#: the command line) or writing elsewhere (another path; ``-o``).
+_OUTPUT_FIXES = {"owner": "check_output", "overwrite": True, "output": PythonText("output path")}
 
 
 def umask():
@@ -172,10 +178,9 @@ def publish(tmp, path, *, force):
     try:
         _rename_noreplace(tmp, path)
     except FileExistsError:
-        raise FileExistsError(
+        raise FixExistsError(
             f"{str(path)!r} was created by another program while this run was writing it, and is kept. "
-            "Run again with --force (overwrite=True in Python) to replace it, or choose another output."
-        ) from None
+            "Run again with {overwrite} to replace it, or choose another {output}.", **_OUTPUT_FIXES) from None
 
 
 @contextmanager
@@ -282,43 +287,44 @@ def check_output(path, *, force, inputs=(), folder=False):
     path = Path(path)
     for given in inputs:
         if given is not None and os.path.exists(given) and path.exists() and os.path.samefile(given, path):
-            raise ValueError(f"The output {str(path)!r} is the input {str(given)!r}: writing it would destroy "
-                             "the data. Choose another output path (-o).")
+            raise FixError(f"The output {str(path)!r} is the input {str(given)!r}: writing it would destroy "
+                           "the data. Choose another {output}.", **_OUTPUT_FIXES)
     parent = path.resolve().parent
     if parent.exists() and not parent.is_dir():
-        raise NotADirectoryError(f"The output folder {str(parent)!r} is a file. Choose another output path (-o).")
+        raise NotADirectoryError(f"The output folder {str(parent)!r} is a file. Choose another output path.")
     if not parent.exists():
         raise FileNotFoundError(f"The output folder {str(parent)!r} does not exist. Create it first.")
     if path.is_dir() and not folder:
-        raise IsADirectoryError(f"The output {str(path)!r} is a folder; give a file name (-o).")
+        raise IsADirectoryError(f"The output {str(path)!r} is a folder; give a file name as the output.")
     if path.exists() or path.is_symlink():
         if not force:
-            raise FileExistsError(f"{str(path)!r} already exists. Pass --force to replace it, or choose another -o.")
+            raise FixExistsError(f"{str(path)!r} already exists. Pass {{overwrite}} to replace it, or choose another "
+                                 "{output}.", **_OUTPUT_FIXES)
         if folder:
             check_replaceable(path, inputs)
     if not os.access(parent, os.W_OK | os.X_OK):
         raise PermissionError(f"Cannot write {str(path)!r}: permission denied in the folder {str(parent)!r}. "
-                              "Choose another output path (-o), or make that folder writable.")
+                              "Choose another output path, or make that folder writable.")
 
 
 def check_replaceable(folder, inputs=()):
     """Refuse to replace ``folder`` unless genosift wrote it and it holds nothing else."""
     folder = Path(folder)
     if not folder.is_dir() or folder.is_symlink():
-        raise FileExistsError(f"{str(folder)!r} exists and is not a results folder; --force replaces only "
-                              "results folders written by genosift. Choose another -o.")
+        raise FixExistsError(f"{str(folder)!r} exists and is not a results folder; {{overwrite}} replaces only "
+                             "results folders written by genosift. Choose another {output}.", **_OUTPUT_FIXES)
     try:
         listed = set(json.loads((folder / MARKER).read_text())["files"])
     except (OSError, ValueError, KeyError, TypeError):
-        raise FileExistsError(
-            f"{str(folder)!r} is not a results folder written by genosift (it has no {MARKER}), so --force "
-            "does not replace it. Choose another -o, or remove that folder yourself.") from None
+        raise FixExistsError(
+            f"{str(folder)!r} is not a results folder written by genosift (it has no {MARKER}), so {{overwrite}} "
+            "does not replace it. Choose another {output}, or remove that folder yourself.", **_OUTPUT_FIXES) from None
     extra = sorted(e.name for e in folder.iterdir() if e.name not in listed and e.name != MARKER)
     if extra:
         shown = ", ".join(repr(n) for n in extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
-        raise FileExistsError(
-            f"{str(folder)!r} holds {shown}, which genosift did not write there, so --force does not "
-            "replace it. Move them out, or choose another -o.")
+        raise FixExistsError(
+            f"{str(folder)!r} holds {shown}, which genosift did not write there, so {{overwrite}} does not "
+            "replace it. Move them out, or choose another {output}.", **_OUTPUT_FIXES)
     resolved = folder.resolve()
     for given in inputs:
         if given is not None and resolved in Path(given).resolve().parents:

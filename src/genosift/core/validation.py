@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .messages import plain
+from .messages import Spelled, plain
 from .sparse_check import check_sparse_matrix
 
 
@@ -37,6 +37,11 @@ def check_options_dict(options, param, owner):
 
 class UsageError(ValueError):
     """Options that do not fit together (the command line exits with code 2, as for a bad option)."""
+
+
+class FixUsageError(Spelled, UsageError):
+    """A ``UsageError`` whose text names parameters in ``{name}`` fields (see ``Spelled``): each
+    caller reads them as it spells them (``meta=`` in Python, ``--meta`` on the command line)."""
 
 
 def names_list(names, limit=5):

@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.choices import IMPORTANCE, METRICS
-from ..core.messages import FixError, plain
+from ..core.messages import FixError, PythonText, plain
 from ..core.validation import is_int, param_error
 from ..selectors.models import make_model
 from ..selectors.models import reported_importances as importance
@@ -294,7 +294,8 @@ def evaluation_splits(y, *, cv, groups, validation, metric, random_state):
     if smallest < cv:
         raise FixError(f"The smallest class has {smallest} sample(s), fewer than the {cv} folds "
                        f"asked for. Ask for at most {smallest} folds ({{cv}}), or leave the class out "
-                       "(--min-count).", owner="evaluate", cv=FixError.ANY)
+                       "({min_count}).", owner="evaluate", cv=FixError.ANY,
+                       min_count=PythonText("drop its samples from X and y"))
     splits = cv_splits(int(cv), np.zeros(n), y, groups, True, random_state, "evaluate")
     cv_info = {"kind": "groups" if groups is not None else "stratified_kfold", "folds": int(cv),
                "seed": random_state}

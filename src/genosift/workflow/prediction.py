@@ -154,13 +154,13 @@ def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing, 
     missing_selected = [f for f in missing if f in selected]
     notes = []
     if missing_selected and not fill_missing:
+        from ..core.messages import FixError
         from ..core.validation import names_list
 
-        raise ValueError(
+        raise FixError(
             f"{len(missing_selected)} feature(s) the model uses are not in the new data: "
             f"{names_list(missing_selected, 10)}. Give data with the same features (for counts such "
-            "as k-mers, where an absent feature is zero, pass --fill-missing)."
-        )
+            "as k-mers, where an absent feature is zero, pass {fill_missing}).", owner="predict", fill_missing=True)
     if missing:
         notes.append(f"{len(missing)} of the model's {len(wanted)} features are absent from the new data"
                      + (f" ({len(missing_selected)} of them used by the model, set to 0)" if missing_selected else
