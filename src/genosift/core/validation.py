@@ -64,6 +64,17 @@ def closest_names(name, candidates, limit=3):
     return f" (closest: {names_list(close)})" if close else ""
 
 
+def names_with_closest(names, candidates, limit=5):
+    """``'S05a' (closest: 'S05'), 'x' and 3 more``: the first ``limit`` of ``names`` that are not
+    among ``candidates``, each with the candidates most like it, for a message.
+
+    >>> names_with_closest(["S05a", "zz"], ["S05", "S06"])
+    "'S05a' (closest: 'S05'), 'zz'"
+    """
+    shown = ", ".join(f"{str(n)!r}{closest_names(n, candidates)}" for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
 def default_feature_names(n_features, columns=None):
     """``x0, x1, ...``, the names scikit-learn gives unnamed columns (of ``columns`` only, if given)."""
     return np.array([f"x{j}" for j in (range(n_features) if columns is None else columns)], dtype=object)

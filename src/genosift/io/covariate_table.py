@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core.messages import FixError
-from ..core.validation import closest_names
+from ..core.validation import names_with_closest
 from .metadata import read_metadata
 from .quoting import names_list
 
@@ -74,10 +74,9 @@ def match_covariates(sample_ids, table):
     missing = [s for s in ids if s not in listed]
     if missing:
         unmatched = sorted(listed - set(ids))  # a misspelt id is among them
-        shown = ", ".join(f"{s!r}{closest_names(s, unmatched)}" for s in missing[:5])
-        shown += f" and {len(missing) - 5} more" if len(missing) > 5 else ""
         raise FixError(
-            f"{len(missing)} of the {len(ids)} samples scored have no row in {named}: {shown}. "
+            f"{len(missing)} of the {len(ids)} samples scored have no row in {named}: "
+            f"{names_with_closest(missing, unmatched)}. "
             "Covariates are never imputed: add a row for every sample scored to {covariates} (check the id "
             "column, {covariates_id}), or leave those samples out (for example with {classes}).",
             owner="match_covariates", covariates=FixError.ANY, covariates_id=FixError.ANY, classes=FixError.ANY)

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.messages import FixError, PythonText, Spelled
-from ..core.validation import UsageError, closest_names, param_error
+from ..core.validation import UsageError, names_with_closest, param_error
 from .compression import MAX_LINE_BYTES, open_binary, suffix_compression
 from .quoting import names_list
 from .reading import EXACT_FLOATS
@@ -267,10 +267,9 @@ def absent_samples_error(absent, in_data, named, *, zeros=True):
     """The error for the samples ``absent`` of a table (``named``) that are among none of the data's
     samples ``in_data``: how many, the first five with the data's closest ids, and the fixes (read
     them as carrying nothing, with ``zeros``, or leave them out)."""
-    listed = ", ".join(f"{s!r}{closest_names(s, in_data)}" for s in absent[:5])
-    more = f" and {len(absent) - 5} more" if len(absent) > 5 else ""
     return FixError(
-        f"{len(absent)} sample(s) of {named} are among none of the data's samples: {listed}{more}. A genome always "
+        f"{len(absent)} sample(s) of {named} are among none of the data's samples: "
+        f"{names_with_closest(absent, in_data)}. A genome always "
         "carries k-mers, so a sample on no line is almost always a misspelt id: fix the ids, or pass "
         + ("{absent} to read such samples as carrying none (SEER's reading), or " if zeros else "")
         + "{drop} to leave them out.",

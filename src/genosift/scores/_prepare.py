@@ -336,9 +336,10 @@ def check_classes(spec, stats):
 
 
 def finish(spec, stats, feature_names, options=None):
-    """Turn merged statistics into a ``ScoreResult``."""
+    """Turn merged statistics into a ``ScoreResult``; ``options`` were checked where the call
+    entered the library (``check_options``), the defaults are filled in here."""
     spec = get_method(spec)
-    opts = check_options(spec, options or {})
+    opts = {**spec.options, **(options or {})}
     check_classes(spec, stats)
     return build_result(spec, spec.func(stats, **opts), stats, feature_names, opts)
 

@@ -21,6 +21,7 @@ from ..scores import (
     bh_qvalues,
     carriers,
     check_af,
+    check_options,
     finish,
     rank_order,
     untested_last,
@@ -243,6 +244,8 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
     def _fit_chunk(self, X, y, reset, partial=False, covariates=None):
         self._check_params()
         spec = self._spec()
+        if spec is not None:  # fit and partial_fit enter here: the options are checked before any row is read
+            check_options(spec, self.score_params or {})
         X, y = validate_scored(self, X, y, spec, reset=reset)
         bounds = check_af(self.min_af, self.max_af, type(self).__name__)
         if spec is None:
