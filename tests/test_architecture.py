@@ -20,7 +20,9 @@ LAYERS = {
     "io": ("io", "_anndata", "datasets", "clonal"),
     "scoring": ("scoring", "dask", "structure"),
     "selectors": ("selectors",),
-    "top": ("workflow", "report", "figures", "cli", "pipeline", "outputs", "__main__"),
+    "workflow": ("workflow", "report", "figures", "outputs"),
+    "jobs": ("jobs",),
+    "cli": ("cli", "__main__"),
 }
 
 #: Imports that point up the layers today: ``(importer, imported)``.
@@ -234,3 +236,20 @@ def test_no_library_module_speaks_of_the_command_lines_options():
                 found |= {(name, f) for f in re.findall(r"(?<![\w-])--[a-z][a-z-]*", node.value) if f in flags}
     assert found - set(FLAGS_ON_PURPOSE) == set()
     _stale(set(FLAGS_ON_PURPOSE) - found, "FLAGS_ON_PURPOSE")
+
+
+#: The command modules (``genosift.cli.<group>``) and what each may take from the library below the
+#: command line: the jobs, and (for ``genosift methods``) the registry's own descriptions.
+COMMANDS = {"genosift.cli.data": {"genosift.jobs"}, "genosift.cli.model": {"genosift.jobs"},
+            "genosift.cli.info": {"genosift.jobs", "genosift.scores"}}
+
+
+def test_every_command_is_a_parse_and_one_job():
+    """A command module reaches the library only through ``genosift.jobs``: every check, read,
+    computation and write is a job's, which a notebook can call as the command does."""
+    groups = {m for m in MODULES if m.startswith("genosift.cli.")} - {
+        "genosift.cli.parser", "genosift.cli.spelling", "genosift.cli.precompile"}
+    assert groups == set(COMMANDS), "a new command module: say in COMMANDS what it may import"
+    for module, allowed in COMMANDS.items():
+        used = {b for a, b in EDGES if a == module and not b.startswith("genosift.cli")}
+        assert used <= allowed, f"{module} reaches past the jobs: {sorted(used - allowed)}"

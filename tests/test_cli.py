@@ -240,7 +240,7 @@ def test_attach_metadata_warns_and_min_matched_refuses(tmp_path):
         with pytest.raises(ValueError, match="The 'min_matched' parameter of attach_metadata must be"):
             attach_metadata(data, meta, min_matched=bad)
     # the library's job function takes it too
-    from genosift.pipeline import load_labelled
+    from genosift.jobs.labelled import load_labelled
 
     with pytest.raises(TooFewMatched):
         load_labelled(d / "data.csv", target="y", meta=d / "meta.csv", id_column="sample", min_matched=20)

@@ -119,7 +119,7 @@ def test_integer_labels_with_a_blank_cell_keep_their_spelling(tmp_path, capsys):
     0 and 1 in every output (columns mean_0, proba_1, classes), and predict's truth matches them;
     a column of true fractions keeps them."""
     from genosift.cli import main
-    from genosift.pipeline import spelled_labels
+    from genosift.jobs.labelled import spelled_labels
 
     rng = np.random.RandomState(0)
     ids = [f"s{i}" for i in range(30)]

@@ -129,13 +129,13 @@ def test_unknown_option_is_a_usage_error_listing_the_valid_ones(command, tmp_pat
     code, _, err = _run([command, data, "--target", "label", "--method", "relieff", "--method-option", "k=3",
                          *extra, "-o", out, "--quiet"], capsys)
     assert code == 2
-    assert "--method-option: Method 'relieff' got unknown option(s) ['k']: its options are " in err
+    assert "Method 'relieff' got unknown option(s) ['k'] (--method-option): its options are " in err
     assert "n_neighbors (default 10), miss_weight (default 'prior')" in err
     assert "genosift methods relieff" in err and "Traceback" not in err
     assert not out.exists()
     code, _, err = _run([command, data, "--target", "label", "--method", "welch", "--method-option", "bins=3",
                          *extra, "-o", out, "--quiet"], capsys)
-    assert code == 2 and "Method 'welch' got unknown option(s) ['bins']: it takes no options" in err
+    assert code == 2 and "Method 'welch' got unknown option(s) ['bins'] (--method-option): it takes no options" in err
 
 
 @pytest.mark.parametrize("option, message", [

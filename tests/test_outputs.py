@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from genosift import outputs, pipeline
+from genosift import outputs
 from genosift.cli import main
 from genosift.core import files as _files
 from genosift.report import write_table
@@ -41,7 +41,7 @@ def test_every_writer_round_trips_every_float64_and_int64(tmp_path, writer, suff
         pytest.importorskip("pyarrow")
     frame = _frame()
     path = tmp_path / f"t{suffix}"
-    (pipeline.write_frame if writer == "write_frame" else write_table)(frame, path)
+    (outputs.write_frame if writer == "write_frame" else write_table)(frame, path)
     if suffix == ".parquet":
         back = pd.read_parquet(path)
     else:

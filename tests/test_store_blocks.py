@@ -15,8 +15,8 @@ from genosift.io import Dataset, open_store, write_store
 from genosift.io.store import NameBlob
 from genosift.outputs import ranking_frame
 from genosift.scores import REGISTRY
+from genosift.scoring import profile
 from genosift.scoring import store as store_driver
-from genosift.scoring.profiles import profile
 from genosift.scoring.store import by_features, score_store
 from genosift.scoring.stored_profile import StoredProfile, stored_profile
 from genosift.stats import ClassMoments

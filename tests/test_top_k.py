@@ -38,7 +38,7 @@ def test_top_order_cuts_inside_a_run_of_exact_ties():
 
 
 def test_score_result_top_selector_and_select_mask_agree_with_the_ranking():
-    from genosift.pipeline import select_mask
+    from genosift.jobs.labelled import select_mask
 
     rng = np.random.default_rng(3)
     X = rng.poisson(0.3, size=(60, 500)).astype(np.float64)

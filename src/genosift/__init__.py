@@ -23,7 +23,7 @@ _PUBLIC = {
     "MRMR": ".selectors.mrmr", "RedundancyFilter": ".selectors.redundancy",
     "RFE": ".selectors.rfe", "SelectKCV": ".selectors.cv", "StabilitySelection": ".selectors.stability",
     "cross_validate_ks": ".selectors.cv",
-    "Profile": ".scoring.profiles", "profile": ".scoring.profiles",
+    "Profile": ".scoring.profiles", "profile": ".scoring",
     "annotate_var": "._anndata",
     "principal_coordinates": ".structure",
     "simulate_clonal_population": ".clonal",
@@ -46,6 +46,7 @@ __all__ = [
     "cross_validate_ks",
     "get_method",
     "io",
+    "jobs",
     "load_golub",
     "methods",
     "presence",
@@ -57,9 +58,9 @@ __all__ = [
 
 
 def __getattr__(name):
-    """Import a public name (or the ``io`` subpackage) on first use and keep it."""
-    if name == "io":
-        value = import_module(".io", __name__)
+    """Import a public name (or the ``io`` or ``jobs`` subpackage) on first use and keep it."""
+    if name in ("io", "jobs"):
+        value = import_module("." + name, __name__)
     elif name in _PUBLIC:
         value = getattr(import_module(_PUBLIC[name], __name__), name)
     else:

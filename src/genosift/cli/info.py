@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import shutil
 import textwrap
-import time
 
 
 def methods_command(args):
@@ -36,30 +35,7 @@ def methods_text(table, width):
 
 
 def demo_command(args):
-    from .. import __version__
-    from ..core.files import fresh_folder, write_json, write_table
-    from ..pipeline import golub_demo
+    from .. import jobs
 
-    start = time.perf_counter()
-    X, y, fisher, frame, provenance = golub_demo(fdr=args.fdr)
-    out = fresh_folder(args.output)
-    try:
-        write_table(frame, out / "ranking.tsv")
-        write_table(frame[frame["selected"]], out / "selected.tsv")
-        write_json(provenance, out / "provenance.json")
-    except BaseException:  # the folder is this run's own: no half of a demo is left
-        import shutil
-
-        shutil.rmtree(out, ignore_errors=True)
-        raise
-    classes = ", ".join(f"{c}: {int((y == c).sum())}" for c in fisher.classes)
-    print(f"genosift {__version__} demo: Golub ALL/AML leukemia, {X.shape[0]} samples ({classes}) x {X.shape[1]} genes")
-    print(f"Fisher score ranking; {provenance['n_selected']} genes pass FDR q <= {args.fdr} (ANOVA F p-values, BH)\n")
-    top = frame.head(args.top)
-    width = max(len(n) for n in top["feature"])
-    print(f"{'rank':>4}  {'probe':<{width}}  {'fisher':>8}  {'q-value':>9}  description")
-    for row in top.itertuples():
-        print(f"{row.rank:>4}  {row.feature:<{width}}  {row.score:8.4f}  {row.qvalue:9.2e}  {row.description[:70]}")
-    print(f"\nWrote {out}/ranking.tsv, selected.tsv, provenance.json in {time.perf_counter() - start:.1f} s")
+    print(jobs.demo(args.output, fdr=args.fdr, top=args.top))
     return 0
-

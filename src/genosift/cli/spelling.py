@@ -20,6 +20,8 @@ _CLI_SPELLING = {
     ("make_report", "out_html"): "-o",
     ("make_report", "png_dir"): "--png-dir",
     "methods": "`genosift methods`",
+    "describe": "`genosift methods {}`",
+    ("convert", "fits"): "--dtype {}",
     "write_store": "`genosift convert`",
     "read_h5ad": "--format h5ad (into memory)",
     ("read_metadata", "id_column"): "--id",
@@ -50,8 +52,21 @@ _CLI_SPELLING = {
     ("load_labelled", "classes"): "--classes",
     ("load_labelled", "convert_keep"): "`genosift convert --keep`",
     ("select_mask", "top"): "--top K",
+    ("select", "top"): "--top K",
+    ("select", "fdr"): "--fdr Q",
     ("select_mask", "fdr"): "--fdr",
     ("true_labels", "target"): "--target",
+    ("true_labels", "id_column"): "--id",
+    ("true_labels", "absent"): "--absent-samples",
+    ("attach_metadata", "meta"): "--meta",
+    ("attach_metadata", "keep"): "--keep COLUMNS",
+    ("convert", "output"): "-o",
+    ("convert", "read_options"): "the options --sep, --id-column, --keep, --features-in-rows and --missing-genotypes",
+    ("Covariates", "table"): "--covariates FILE",
+    ("Covariates", "id_column"): "--covariates-id",
+    ("Covariates", "sep"): "--covariates-sep",
+    ("Covariates", "structure"): "--structure K",
+    "scheduler": "--scheduler",
     ("check_output", "output"): "-o",
     ("predict", "fill_missing"): "--fill-missing",
     ("evaluate", "min_count"): "--min-count",
@@ -65,6 +80,8 @@ def cli_spelling(owner, name, value):
     from ..core.messages import FixError, PythonText
 
     option = _CLI_SPELLING.get((owner, name)) or _CLI_SPELLING.get(name) or "--" + name.replace("_", "-")
+    if isinstance(value, PythonText) and "{}" in option:  # a fix whose spelling takes its values
+        return option.format(*value.args)
     if value is FixError.ANY or value is True or isinstance(value, PythonText):
         return option
     if isinstance(value, (list, tuple)):
@@ -84,7 +101,7 @@ _READ_OPTIONS = {"sep": "--sep", "id_column": "--id-column", "keep": "--keep",
                  "features_in_rows": "--features-in-rows", "missing": "--missing-genotypes"}
 
 
-def read_options(args, data=None, extra_keep=()):
+def read_options(args, data=None):
     """Reader parameters from the options (only those given), checked against the reader of ``data``."""
     from ..io import READERS, format_of
 
@@ -104,8 +121,6 @@ def read_options(args, data=None, extra_keep=()):
             what = (f"a store ({str(data)!r}): its samples are rows already" if name == "store"
                     else f"{name} files ({str(data)!r}); they are for the formats {takes}")
             raise ValueError(f"The option(s) {', '.join(refused)} do not apply to {what}.")
-    if extra_keep and name in ("csv", "tsv", "parquet"):
-        options["keep"] = tuple(dict.fromkeys([*extra_keep, *options.get("keep", ())]))
     if "keep" in options:
         options["keep"] = tuple(options["keep"])
     return options

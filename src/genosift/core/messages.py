@@ -114,13 +114,27 @@ class FixExistsError(Spelled, FileExistsError):
     """A ``FileExistsError`` (an output that exists) whose fix names parameters: see :class:`Spelled`."""
 
 
+class FixTypeError(Spelled, TypeError):
+    """A ``TypeError`` (a parameter that does not exist) whose fix names parameters: see :class:`Spelled`."""
+
+
 def _rebuild(cls, template, owner, params):
     return cls(template, owner=owner, **params)
 
 
 class PythonText(str):
     """A fix written for Python callers as it is (``genosift.io.read(path)``); other callers
-    (the command line) spell the field by its name."""
+    (the command line) spell the field by its name, with ``args`` where their spelling takes
+    values (``PythonText("genosift.scores.describe('auc')", "auc")``: the command line's
+    spelling of ``describe`` names the method)."""
+
+    def __new__(cls, text, *args):
+        obj = super().__new__(cls, text)
+        obj.args = args
+        return obj
+
+    def __getnewargs__(self):  # pickled with its values (errors travel back from worker processes)
+        return (str(self), *self.args)
 
 
 def python_spelling(owner, name, value):

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from ..core.distinct import distinct_columns
 from ..core.engine import accumulate, is_chunk_stream, map_blocks
-from ..core.messages import FixError, PythonText, plain
+from ..core.messages import FixError, FixTypeError, PythonText, plain
 from ..core.validation import (
     HUGE,
     MAX_FLOAT_CLASSES,
@@ -45,18 +45,18 @@ def check_options(method, options):
     spec = get_method(method)
     defaults = spec.options
     unknown = sorted(set(options) - set(defaults))
+    fields = dict(owner="check_options", method_options=PythonText("a keyword of genosift.score"),
+                  describe=PythonText(f"genosift.scores.describe({spec.name!r})", spec.name))
     if unknown:
         listed = ", ".join(f"{k} (default {v!r})" for k, v in defaults.items())
-        raise TypeError(f"Method '{spec.name}' got unknown option(s) {unknown}: "
-                        + (f"its options are {listed}" if defaults else "it takes no options")
-                        + f". See genosift.scores.describe({spec.name!r}).")
+        raise FixTypeError(f"Method '{spec.name}' got unknown option(s) {unknown} ({{method_options}}): "
+                           + (f"its options are {listed}" if defaults else "it takes no options")
+                           + ". See {describe}.", **fields)
     for name, value in options.items():
         declared = spec.declared[name]
         if not declared.accepts(value):
             raise FixError(f"The '{name}' option of method '{spec.name}' must be {declared.text}. Got {value!r} "
-                           f"instead ({{method_options}}). See genosift.scores.describe({spec.name!r}).",
-                           owner="check_options",
-                           method_options=PythonText("a keyword of genosift.score"))
+                           "instead ({method_options}). See {describe}.", **fields)
     return {**defaults, **options}
 
 

@@ -1,23 +1,20 @@
 """``score``: one function that scores any kind of input, and the drivers behind it.
 
-``score`` tells the input apart and hands it to its driver: ``memory`` (arrays, sparse
-matrices, DataFrames, streams of row chunks), ``store`` (a genosift store, out of core) or
-``dask`` (Dask collections, and stores read by a cluster's workers). AnnData objects and other
-files are turned into one of these first. Every driver runs the same preparation core
-(``genosift.scores``: make the target, check the classes, merge statistics, finish the result).
+``score`` (and ``genosift.profile``) tell the input apart in one place, ``source``, which hands
+it to its driver: ``memory`` (arrays, sparse matrices, DataFrames, streams of row chunks),
+``store`` (a genosift store, out of core), ``dask`` (Dask collections, and stores read by a
+cluster's workers) or ``anndata`` (a backed AnnData). Other files and AnnData objects in memory
+are read into a matrix first. Every driver runs the same preparation core (``genosift.scores``:
+make the target, check the classes, merge statistics, finish the result).
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from ..core.engine import is_chunk_stream
 from ..core.validation import param_error
-from ..scores import check_af, check_options, get_method
-from .memory import score_memory
+from ..scores import check_af, check_options, get_method, refuse_covariates
 
-__all__ = ["score"]
+__all__ = ["profile", "score"]
 
 
 def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, scheduler=None, binary=False,
@@ -117,9 +114,7 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
     >>> (res.ranking + 1).tolist()
     [2, 3, 4, 1, 5]
     """
-    from .._anndata import is_anndata
-    from ..core.transforms import presence
-    from .dask import is_dask_collection
+    from .source import source
 
     spec = get_method(method)
     opts = check_options(spec, options)
@@ -127,96 +122,72 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
         raise param_error("binary", "score", "True or False", binary)
     bounds = check_af(min_af, max_af)
     if covariates is not None:
-        covariates = _covariates_for(spec, X, covariates)
-    if is_anndata(X):
-        from .._anndata import unpack
-
-        if X.isbacked and layer is None:
-            from .anndata import score_backed
-
-            return score_backed(X, y, spec, opts, score=score, feature_names=feature_names, chunk_bytes=chunk_bytes,
-                                scheduler=scheduler, binary=binary, af=bounds, covariates=covariates)
-        X, y, feature_names = unpack(X, y, spec, layer=layer, feature_names=feature_names)
-    elif layer is not None:
-        from ..io import format_of
-
-        if not isinstance(X, (str, os.PathLike)) or not os.path.isfile(X) or format_of(X) not in ("h5ad", "store"):
-            what = f"the file {str(X)!r}" if isinstance(X, (str, os.PathLike)) else f"a {type(X).__name__}"
-            raise TypeError(f"layer={layer!r} picks a layer of an AnnData or of an .h5ad file; X is {what}. "
-                            "Leave out layer.")
-    if is_dask_collection(X):
-        if chunk_bytes is not None:
-            raise ValueError("chunk_bytes sets the reads of a store; a Dask array is read in its own chunks "
-                             "(rechunk it to change them). Leave out chunk_bytes.")
-        if binary:
-            X = X.map_partitions(presence) if hasattr(X, "map_partitions") else X.map_blocks(presence, dtype=np.float64)
-        from .dask import score_collection
-
-        return score_collection(X, y, spec, opts, feature_names=feature_names, scheduler=scheduler, af=bounds,
-                                covariates=covariates)
-    if isinstance(X, (str, os.PathLike)) or hasattr(X, "row_chunks"):
-        from ..io import format_of, open_store, read
-        from .store import score_store
-
-        if layer is None and (hasattr(X, "row_chunks") or os.path.isfile(X) and format_of(X) == "store"):
-            if not hasattr(X, "row_chunks"):
-                X = open_store(X, binary=binary)
-            elif binary and not X.binary:  # a store opened as it is, read as presence here
-                X = open_store(X.path, binary=True)
-            return score_store(X, y, method=spec.name, chunk_bytes=chunk_bytes, scheduler=scheduler, min_af=min_af,
-                               max_af=max_af, covariates=covariates, **opts)
-        named = ([y] if isinstance(y, str) else []) + _column_names(covariates)
-        table = bool(named) and format_of(X) in ("csv", "tsv", "parquet")
-        data = read(X, format="h5ad", layer=layer) if layer is not None else read(X, keep=named) if table else read(X)
-        if isinstance(y, str):
-            if data.obs is None or y not in data.obs.columns:
-                have = [] if data.obs is None else list(data.obs.columns)
-                raise ValueError(f"y names the column {y!r}, which {str(X)!r} does not have (sample columns: {have}). "
-                                 "Pass the labels as an array, or read the file with genosift.io.read(..., "
-                                 "keep=[...]).")
-            y = data.obs[y].to_numpy()
-        X, feature_names = data.X, data.feature_names if feature_names is None else feature_names
-        covariates = _by_sample(covariates, data.sample_ids, data.obs)
-    if binary:
-        X = ((presence(c), *rest) for c, *rest in X) if is_chunk_stream(X) else presence(X)
-    if scheduler is not None:
-        raise ValueError("The 'scheduler' parameter of score must be None for data in memory (it runs Dask "
-                         "arrays and stores; wrap X with dask.array.from_array(X, chunks=...) to score it by "
-                         f"Dask tasks). Got {scheduler!r} instead.")
-    return score_memory(spec, X, y, feature_names, opts, bounds, covariates)
+        refuse_covariates(spec)
+    data = source(X, y, owner="score", feature_names=feature_names, layer=layer, binary=binary, chunk_bytes=chunk_bytes,
+                  scheduler=scheduler, covariates=covariates, labels_required=spec.task != "unsupervised")
+    return data.score(spec, opts, bounds)
 
 
-def _covariates_for(spec, X, covariates):
-    """The covariates of ``X`` as its driver takes them, checked for what can be checked before
-    any data are read: a method that takes them, not a chunk stream; for an AnnData, ``obs``
-    columns by name and a table indexed by ``obs_names`` resolved; for a DataFrame ``X`` indexed
-    by sample id, a table indexed by sample id put in its row order."""
-    from .._anndata import covariates_of, is_anndata
-    from ..scores import align_covariates, frame_sample_ids, refuse_covariates
+def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk_bytes=None, scheduler=None,
+            binary=False, layer=None):
+    """Per-class means and prevalence (x > 0) of every feature, with the direction of its effect.
 
-    refuse_covariates(spec)
-    if is_chunk_stream(X):
-        raise ValueError(f"Method '{spec.name}' adjusts for covariates on whole columns: it cannot read a "
-                         "stream of row chunks. Pass an array, a sparse matrix, a DataFrame or a store.")
-    if is_anndata(X):
-        return covariates_of(X, covariates)
-    return align_covariates(covariates, frame_sample_ids(X))
+    Parameters
+    ----------
+    X : array-like, scipy.sparse matrix, DataFrame, iterator of ``(X_chunk, y_chunk)`` pairs,
+        Dask array or DataFrame, a store (a ``.gs.h5ad`` path or ``genosift.io.Store``), another
+        data file, or an ``anndata.AnnData``
+        Any input ``genosift.score`` takes, told apart by the same dispatch
+        (``genosift.scoring.source``): sparse input is never densified, a store is read in row
+        chunks of ``chunk_bytes``, and so is a backed AnnData (``read_h5ad(path, backed="r")``).
+    y : array-like, str or None
+        Class labels or a numeric target, one per sample (for a store: per row, or per row kept
+        by ``samples``; or the name of a column of its sample table). None: one group of all
+        samples. A chunk stream carries its own labels (pass None). For an AnnData, also the
+        name of an ``obs`` column.
+    target : {"auto", "classes", "numeric"}
+        What ``y`` is: class labels (per-class means and prevalence), or a numeric target (mean,
+        prevalence and the sign of each feature's Pearson correlation with it). "auto": numeric
+        when ``y`` is continuous (floats that are not class codes, see ``genosift.score``), else
+        classes; for a chunk stream "auto" means classes.
+    feature_names : sequence of str, optional
+        Names of the columns (default: a DataFrame's or store's, else ``x0, x1, ...``).
+    samples : boolean mask or increasing row indices, optional
+        For a store: only these rows.
+    chunk_bytes : int, optional
+        For a store: the memory budget of a chunk of rows (default 256 MiB).
+    scheduler : optional
+        For Dask input: where the tasks run (see ``genosift.score``).
+    binary : bool
+        Read every value as presence/absence (``x > 0``) first, as ``genosift.score`` does.
+    layer : str, optional
+        Profile ``adata.layers[layer]`` instead of ``X``, for an AnnData or an ``.h5ad`` file.
 
+    Returns
+    -------
+    Profile
+        ``Profile.to_frame()``: feature, ``mean_<class>`` per class, the signed effect
+        (``diff_means`` = ``mean_<classes[1]>`` - ``mean_<classes[0]>`` for two classes,
+        ``highest_mean`` for several, ``correlation_sign`` for a numeric target) and
+        ``prevalence_<class>`` per class.
 
-def _column_names(covariates):
-    """The per-sample columns ``covariates`` names (a name, or a list of names), else none."""
-    if isinstance(covariates, str):
-        return [covariates]
-    if isinstance(covariates, (list, tuple)) and all(isinstance(c, str) for c in covariates):
-        return list(covariates)
-    return []
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0, 1.0], [2, 0], [5, 0], [7, 3]])
+    >>> prof = profile(X, ["a", "a", "b", "b"])
+    >>> prof.to_frame().round(3).to_dict("list")  # doctest: +NORMALIZE_WHITESPACE
+    {'feature': ['x0', 'x1'], 'mean_a': [1.0, 0.5], 'mean_b': [6.0, 1.5], 'diff_means': [5.0, 1.0],
+     'prevalence_a': [0.5, 0.5], 'prevalence_b': [1.0, 0.5]}
+    >>> profile(X, [0.1, 0.7, 1.9, 3.3]).to_frame()["correlation_sign"].tolist()
+    [1.0, 1.0]
+    """
+    from .profiles import KINDS
+    from .source import source
 
-
-def _by_sample(covariates, sample_ids, obs):
-    """The covariates of a data file read into memory: columns of its ``obs`` by name, or a table
-    indexed by sample id matched to its ``sample_ids``."""
-    from ..scores import align_covariates, covariate_columns
-
-    if covariates is None:
-        return None
-    return align_covariates(covariate_columns(covariates, obs, what="the data file"), sample_ids)
+    if target not in KINDS:
+        raise param_error("target", "profile", f"one of {list(KINDS)}", target)
+    if not isinstance(binary, (bool, np.bool_)):
+        raise param_error("binary", "profile", "True or False", binary)
+    return source(X, y, owner="profile", feature_names=feature_names, layer=layer, binary=binary,
+                  chunk_bytes=chunk_bytes, scheduler=scheduler, samples=samples).profile(target)

@@ -39,16 +39,15 @@ from ..scores import (
     with_af,
     with_covariates,
 )
-from .store import score_store
+from .store import store_scores
 
-__all__ = ["score_backed"]
+__all__ = ["backed_rows", "score_backed"]
 
 
-def score_backed(adata, y, spec, opts, *, score, feature_names=None, chunk_bytes=None, scheduler=None, binary=False,
+def score_backed(adata, y, spec, opts, *, feature_names=None, chunk_bytes=None, scheduler=None, binary=False,
                  af=None, covariates=None):
     """``genosift.score`` of the ``X`` of a backed AnnData, never loaded whole (see the module's notes).
 
-    ``score`` is ``genosift.score`` itself, for the views whose values anndata reads into memory.
     ``covariates``: one row per observation (``genosift._anndata.covariates_of`` resolves names
     of ``obs`` columns and tables indexed by ``obs_names`` first).
     """
@@ -57,7 +56,7 @@ def score_backed(adata, y, spec, opts, *, score, feature_names=None, chunk_bytes
     names = names_of(adata.var_names) if feature_names is None else np.asarray(feature_names, dtype=object)
     Z, covariate_names = check_covariates(covariates, adata.n_obs)
     res = _score_backed(adata, y, spec, opts, names, chunk_bytes=chunk_bytes, scheduler=scheduler, binary=binary,
-                        af=af, score=score, covariates=Z)
+                        af=af, covariates=Z)
     return with_covariates(res, covariate_names)
 
 
@@ -120,8 +119,14 @@ def _take_features(res, cols, names):
     return dataclasses.replace(res, names=names, names_loader=None, **subset)
 
 
-def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary, af, score, covariates=None):
-    bounds = {} if af is None else {"min_af": af[0], "max_af": af[1]}
+def _in_memory(M, y, spec, opts, names, binary, af, covariates):
+    """The values anndata read into memory, scored as a matrix."""
+    from .memory import score_memory
+
+    return score_memory(spec, presence(M) if binary else M, y, names, opts, af, covariates)
+
+
+def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary, af, covariates=None):
     budget = chunk_budget(chunk_bytes, "score")
     if spec.streaming == "matrix":
         raise ValueError(
@@ -131,7 +136,6 @@ def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary
     view = _view_of(adata)
     parent, rows, cols = view if view is not None else (None, None, None)
     store = None if parent is None else _store_of(parent, binary)
-    view_rows = rows
     if store is not None:
         if rows is not None:
             order = np.argsort(rows, kind="stable")
@@ -142,17 +146,14 @@ def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary
                 y = None if y is None else as_labels(y, len(order))[order]
                 covariates = None if covariates is None else covariates[order]
     if store is not None:
-        res = score_store(store, y, method=spec.name, samples=rows, chunk_bytes=chunk_bytes, scheduler=scheduler,
-                          covariates=covariates, **bounds, **opts)
+        res = store_scores(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, scheduler=scheduler, af=af,
+                           covariates=covariates)
         if cols is not None:
             return _take_features(res, cols, names)
         return dataclasses.replace(res, names=names, names_loader=None)
-    if adata.is_view and parent is not None:  # the view's values only, read in file order
-        return score(_view_values(parent, view_rows, cols), y, method=spec.name, feature_names=names,
-                     scheduler=scheduler, binary=binary, covariates=covariates, **bounds, **opts)
-    if adata.is_view or parent is None:  # anndata reads the view's values only
-        return score(matrix_of(adata), y, method=spec.name, feature_names=names, scheduler=scheduler,
-                     binary=binary, covariates=covariates, **bounds, **opts)
+    if adata.is_view:  # the view's values only (read in file order where its parent is known)
+        _no_scheduler(adata, scheduler)
+        return _in_memory(_values_of_view(adata), y, spec, opts, names, binary, af, covariates)
     if scheduler is not None:
         raise ValueError(f"A backed AnnData whose X is stored as {getattr(adata.X, 'format', 'this layout')!r} is "
                          "read through anndata here, not by Dask tasks. Leave out scheduler, or write the data to a "
@@ -168,6 +169,46 @@ def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary
     return _score_row_chunks(X, y, spec, opts, names, budget, binary, af)
 
 
+def _no_scheduler(adata, scheduler):
+    if scheduler is not None:
+        raise ValueError("A view of a backed AnnData is read into memory by anndata here, not by Dask tasks. Leave "
+                         "out scheduler, or write the data to a store (genosift.io.write_store) and score that on the "
+                         "scheduler.")
+
+
+def _values_of_view(adata):
+    """The values of a view of a backed AnnData, in memory."""
+    view = _view_of(adata)
+    if view is None:  # anndata reads the view's values only
+        return matrix_of(adata)
+    parent, rows, cols = view
+    return _view_values(parent, rows, cols)
+
+
+def backed_rows(adata, y, chunk_bytes=None, binary=False):
+    """The rows of a backed AnnData's ``X`` as a stream: ``(y, chunks, names)`` with ``y`` resolved
+    against ``obs`` (None without one) and ``chunks`` the ``(X_chunk, y_chunk)`` row chunks within
+    ``chunk_bytes`` (a view: its values, read once, as one chunk)."""
+    check_file(adata.filename)
+    y = labels_of(adata, y)
+    y = None if y is None else as_labels(y, adata.n_obs)
+    names = names_of(adata.var_names)
+    if adata.is_view:
+        M = _values_of_view(adata)
+        return y, iter([(presence(M) if binary else M, y)]), names
+    return y, _row_chunks(adata.X, y, chunk_budget(chunk_bytes, "profile"), binary), names
+
+
+def _row_chunks(X, y, budget, binary):
+    """``(X[i:j], y[i:j])`` over a backed matrix, each chunk within ``budget`` with its float64 copy."""
+    n = X.shape[0]
+    per_value, per_row, _ = _bytes_per_value(X)
+    step = int(max(1, budget // max(1, per_value * per_row * 2)))  # the read and its float64 copy
+    for i in range(0, n, step):
+        chunk = X[i:min(n, i + step)]
+        yield (presence(chunk) if binary else chunk), None if y is None else y[i:i + step]
+
+
 def _bytes_per_value(X):
     """Bytes in memory per stored value of a backed matrix, and the stored values per row and per column."""
     n, p = X.shape
@@ -181,18 +222,10 @@ def _bytes_per_value(X):
 
 def _score_row_chunks(X, y, spec, opts, names, budget, binary, af):
     """A row-mergeable method over row chunks ``X[i:j]`` of a backed matrix."""
-    n = X.shape[0]
-    per_value, per_row, _ = _bytes_per_value(X)
-    step = int(max(1, budget // max(1, per_value * per_row * 2)))  # the read and its float64 copy
-    y = None if y is None else as_labels(y, n)
-
-    def chunks():
-        for i in range(0, n, step):
-            chunk = X[i:min(n, i + step)]
-            yield (presence(chunk) if binary else chunk), None if y is None else y[i:i + step]
-
+    y = None if y is None else as_labels(y, X.shape[0])
+    chunks = _row_chunks(X, y, budget, binary)
     tap = CarrierTap()
-    stats, _ = statistics(spec, tap.pairs(chunks()) if af else chunks(), feature_names=names)
+    stats, _ = statistics(spec, tap.pairs(chunks) if af else chunks, feature_names=names)
     return with_af(finish(spec, stats, names, opts), tap.counts, af)
 
 

@@ -14,14 +14,14 @@ chunks) and Dask collections (one task per block of rows, merged in a tree).
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.validation import as_labels, as_matrix, is_continuous, numeric_target, param_error
+from ..core.validation import as_labels, as_matrix, is_continuous, numeric_target
 
-__all__ = ["Profile", "block_records", "profile", "records_profile"]
+__all__ = ["KINDS", "Profile", "block_records", "profile_dask", "profile_matrix", "profile_store", "profile_stream",
+           "records_profile", "resolve_kind"]
 
 KINDS = ("auto", "classes", "numeric")
 
@@ -242,97 +242,30 @@ def _merge(*parts):
     return out
 
 
-def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk_bytes=None, scheduler=None,
-            binary=False):
-    """Per-class means and prevalence (x > 0) of every feature, with the direction of its effect.
-
-    Parameters
-    ----------
-    X : array-like, scipy.sparse matrix, DataFrame, iterator of ``(X_chunk, y_chunk)`` pairs,
-        Dask array or DataFrame, or a store (a ``.gs.h5ad`` path or ``genosift.io.Store``)
-        Any input ``genosift.score`` takes; sparse input is never densified and a store is read
-        in row chunks of ``chunk_bytes``.
-    y : array-like, str or None
-        Class labels or a numeric target, one per sample (for a store: per row, or per row kept
-        by ``samples``; or the name of a column of its sample table). None: one group of all
-        samples. A chunk stream carries its own labels (pass None).
-    target : {"auto", "classes", "numeric"}
-        What ``y`` is: class labels (per-class means and prevalence), or a numeric target (mean,
-        prevalence and the sign of each feature's Pearson correlation with it). "auto": numeric
-        when ``y`` is continuous (floats that are not class codes, see ``genosift.score``), else
-        classes; for a chunk stream "auto" means classes.
-    feature_names : sequence of str, optional
-        Names of the columns (default: a DataFrame's or store's, else ``x0, x1, ...``).
-    samples : boolean mask or increasing row indices, optional
-        For a store: only these rows.
-    chunk_bytes : int, optional
-        For a store: the memory budget of a chunk of rows (default 256 MiB).
-    scheduler : optional
-        For Dask input: where the tasks run (see ``genosift.score``).
-    binary : bool
-        Read every value as presence/absence (``x > 0``) first, as ``genosift.score`` does.
-
-    Returns
-    -------
-    Profile
-        ``Profile.to_frame()``: feature, ``mean_<class>`` per class, the signed effect
-        (``diff_means`` = ``mean_<classes[1]>`` - ``mean_<classes[0]>`` for two classes,
-        ``highest_mean`` for several, ``correlation_sign`` for a numeric target) and
-        ``prevalence_<class>`` per class.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> X = np.array([[0, 1.0], [2, 0], [5, 0], [7, 3]])
-    >>> prof = profile(X, ["a", "a", "b", "b"])
-    >>> prof.to_frame().round(3).to_dict("list")  # doctest: +NORMALIZE_WHITESPACE
-    {'feature': ['x0', 'x1'], 'mean_a': [1.0, 0.5], 'mean_b': [6.0, 1.5], 'diff_means': [5.0, 1.0],
-     'prevalence_a': [0.5, 0.5], 'prevalence_b': [1.0, 0.5]}
-    >>> profile(X, [0.1, 0.7, 1.9, 3.3]).to_frame()["correlation_sign"].tolist()
-    [1.0, 1.0]
-    """
-    from ..core.engine import accumulate, is_chunk_stream
-    from .dask import is_dask_collection
-
-    if target not in KINDS:
-        raise param_error("target", "profile", f"one of {list(KINDS)}", target)
-    if not isinstance(binary, (bool, np.bool_)):
-        raise param_error("binary", "profile", "True or False", binary)
-    if is_dask_collection(X):
-        return _profile_dask(X, y, target, feature_names, scheduler, binary)
-    if scheduler is not None:
-        raise ValueError("The 'scheduler' parameter of profile runs Dask input; these data are read here. "
-                         "Leave out scheduler.")
-    if isinstance(X, (str, os.PathLike)) or hasattr(X, "row_chunks"):
-        return _profile_store(X, y, target, feature_names, samples, chunk_bytes, binary)
-    if samples is not None or chunk_bytes is not None:
-        raise ValueError("'samples' and 'chunk_bytes' choose the rows and reads of a store; for data in memory "
-                         "pass X[rows] and leave them out.")
-    if binary:
-        from ..core.transforms import presence
-
-        X = ((presence(c), *rest) for c, *rest in X) if is_chunk_stream(X) else presence(X)
-    if is_chunk_stream(X):
-        if y is not None:
-            raise ValueError("A chunk stream carries its own labels: pass y=None and yield (X, y) pairs.")
-        kind = "classes" if target == "auto" else target
-        stat = _statistic(kind)
-        first = {}
-
-        def summarize(chunk):
-            Xc, yc = chunk
-            M, names = as_matrix(Xc) if np.shape(Xc)[0] else (Xc, None)
-            first.setdefault("names", names)
-            return _from_chunk(M, yc, stat, kind)
-
-        stats = accumulate(X, summarize, stat.empty())
-        if stats.n_features == 0:
-            raise ValueError("The chunk stream was empty: no rows to profile.")
-        return _finish(stats, kind, feature_names if feature_names is not None else first.get("names"))
-    M, names = as_matrix(X, keep_csc=True)  # each statistic reads the layout it takes
-    names = names if feature_names is None else feature_names
-    kind = _resolve(target, y, M.shape[0])
+def profile_matrix(M, y, target, names):
+    """The profile of a matrix in memory (``as_matrix``'s)."""
+    kind = resolve_kind(target, y, M.shape[0])
     return _finish(_from_chunk(M, y, _statistic(kind), kind), kind, names)
+
+
+def profile_stream(chunks, target, feature_names=None):
+    """The profile of a stream of ``(X_chunk, y_chunk)`` row chunks (``target`` "auto" means classes)."""
+    from ..core.engine import accumulate
+
+    kind = "classes" if target == "auto" else target
+    stat = _statistic(kind)
+    first = {}
+
+    def summarize(chunk):
+        Xc, yc = chunk
+        M, names = as_matrix(Xc) if np.shape(Xc)[0] else (Xc, None)
+        first.setdefault("names", names)
+        return _from_chunk(M, yc, stat, kind)
+
+    stats = accumulate(chunks, summarize, stat.empty())
+    if stats.n_features == 0:
+        raise ValueError("The chunk stream was empty: no rows to profile.")
+    return _finish(stats, kind, feature_names if feature_names is not None else first.get("names"))
 
 
 def block_records(X, y, kind):
@@ -351,7 +284,7 @@ def block_records(X, y, kind):
     return out, classes, count
 
 
-def _resolve(target, y, n):
+def resolve_kind(target, y, n):
     """The kind of profile for ``y`` (all of it at hand)."""
     if y is None:
         if target != "auto":
@@ -363,20 +296,16 @@ def _resolve(target, y, n):
     return "numeric" if is_continuous(labels) else "classes"
 
 
-def _profile_store(source, y, target, feature_names, samples, chunk_bytes, binary):
-    """One pass over the store's row chunks (only the rows kept), merged statistics."""
+def profile_store(store, y, target, feature_names=None, rows=None, chunk_bytes=None):
+    """One pass over the row chunks of the opened ``store`` (only the increasing ``rows``, all if
+    None), merged statistics. ``y``: one value per row of the store or per row kept, or the name
+    of a column of its sample table."""
     from ..core.engine import accumulate
-    from ..io import Store, open_store
     from ..io.store import chunk_budget
-    from .store import labelled_chunks, rows_kept
+    from .store import labelled_chunks
 
-    if isinstance(source, Store):
-        store = open_store(source.path, binary=True) if binary and not source.binary else source
-    else:
-        store = open_store(source, binary=binary)
     budget = chunk_budget(chunk_bytes, "profile")
     n = store.shape[0]
-    rows = rows_kept(samples, n)
     m = n if rows is None else rows.size
     if isinstance(y, str):
         obs = store.obs
@@ -390,25 +319,21 @@ def _profile_store(source, y, target, feature_names, samples, chunk_bytes, binar
         if rows is not None and len(y) == n:
             y = y[rows]
         y = as_labels(y, m)
-    kind = _resolve(target, y, m)
+    kind = resolve_kind(target, y, m)
     stat = _statistic(kind)
     stats = accumulate(labelled_chunks(store, y, budget, rows), lambda c: _from_chunk(*c, stat, kind), stat.empty())
     names = feature_names if feature_names is not None else store.feature_names
     return _finish(stats, kind, names)
 
 
-def _profile_dask(X, y, target, feature_names, scheduler, binary):
+def profile_dask(X, y, target, feature_names=None, scheduler=None):
     """One task per block of rows (all features), the statistics merged in a tree of tasks."""
     from .dask import compute, merge_tree, opened, row_block_tasks, with_target
 
-    if binary:
-        from ..core.transforms import presence
-
-        X = X.map_partitions(presence) if hasattr(X, "map_partitions") else X.map_blocks(presence, dtype=np.float64)
     with opened(scheduler) as chosen:
         X, names, y = with_target(X, y, feature_names, chosen)
         n, p = X.shape
-        kind = _resolve(target, y, n)
+        kind = resolve_kind(target, y, n)
         labels = None if y is None else _chunk_target(kind, y, n)
         stat = _statistic(kind)
         parts = row_block_tasks(X, labels, _from_chunk, stat, kind)

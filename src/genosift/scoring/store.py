@@ -37,7 +37,7 @@ from ..scores import (
 from ..stats import ClassMoments
 from .dask import current_scheduler, score_store_tasks
 
-__all__ = ["by_features", "entry_blocks", "float_block", "labelled_chunks", "rows_kept", "score_store"]
+__all__ = ["by_features", "entry_blocks", "float_block", "labelled_chunks", "rows_kept", "score_store", "store_scores"]
 
 
 def _target_of(store, target, spec):
@@ -217,10 +217,21 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
     if covariates is not None:
         refuse_covariates(spec, "score_store")
     store = source if isinstance(source, Store) else Store(source)
-    budget = chunk_budget(chunk_bytes, "score_store")
-    store.check_budget(budget, "score_store")
     opts = check_options(spec, options)
     af = check_af(min_af, max_af, "score_store")
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
+        raise param_error("n_jobs", "score_store", "a positive int or None", n_jobs)
+    return store_scores(store, target, spec, opts, rows=rows_kept(samples, store.shape[0]), chunk_bytes=chunk_bytes,
+                        n_jobs=n_jobs, scheduler=scheduler, af=af, covariates=covariates)
+
+
+def store_scores(store, target, spec, opts, *, rows=None, chunk_bytes=None, n_jobs=None, scheduler=None, af=None,
+                 covariates=None):
+    """``score_store`` once its arguments are checked: the opened ``store``, the registered method
+    ``spec`` with its checked options ``opts``, the increasing ``rows`` kept (``rows_kept``, None:
+    all) and the allele-frequency bounds ``af`` (``check_af``)."""
+    budget = chunk_budget(chunk_bytes, "score_store")
+    store.check_budget(budget, "score_store")
     y = _target_of(store, target, spec)
     n = store.shape[0]
     if spec.streaming == "matrix":
@@ -232,9 +243,6 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
             in_memory=PythonText("Load it with genosift.io.read(path) and call genosift.score"),
             method=FixError.ANY,
         )
-    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
-        raise param_error("n_jobs", "score_store", "a positive int or None", n_jobs)
-    rows = rows_kept(samples, n)
     m = n if rows is None else rows.size
     if y is not None:
         if rows is not None and np.ndim(y) == 1 and len(y) not in (n, m):

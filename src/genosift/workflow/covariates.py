@@ -15,7 +15,7 @@ def structure_covariates(labelled, n_components, *, rows=None, metric="kmds", ch
     mask; None: all), computed from their data (``genosift.structure.principal_coordinates``:
     a store read in feature blocks within ``chunk_bytes``, never loaded), indexed by the
     samples' ids as text, columns ``PC1 .. PCk``. No label is used: population structure only."""
-    from ..pipeline import StoreRows
+    from ..scoring.source import StoreRows
     from ..structure import principal_coordinates
 
     dataset = labelled.dataset
@@ -37,8 +37,8 @@ def labelled_covariates(labelled, *, table=None, columns=(), rows=None, structur
 
     Parameters
     ----------
-    labelled : genosift.pipeline.Labelled
-        The labelled samples (``genosift.pipeline.load_labelled``).
+    labelled : genosift.jobs.labelled.Labelled
+        The labelled samples (``genosift.jobs.labelled.load_labelled``).
     table : pandas.DataFrame, optional
         A covariates table indexed by sample id (``genosift.io.read_covariates``), matched by id
         (``genosift.io.match_covariates``: every sample needs a row).

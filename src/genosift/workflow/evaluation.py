@@ -310,7 +310,7 @@ def _final_model(X, y, train, method, estimator, best_k, *, feature_names, score
     from sklearn.pipeline import Pipeline
 
     from ..core import engine
-    from ..scoring.profiles import profile
+    from ..scoring import profile
     from ..selectors.univariate import SelectKBest
 
     X_train, y_train = X[np.flatnonzero(train)], y[train]

@@ -37,7 +37,7 @@ def can_screen(spec):
 def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups=None, validation=None,
                    metric="balanced_accuracy", random_state=0, score_params=None, min_af=None, max_af=None,
                    covariates=None, feature_names=None, unlabelled=None, chunk_bytes=None, folder=None, **options):
-    """``evaluate`` of the store rows ``data`` (a ``pipeline.StoreRows``), never holding the store.
+    """``evaluate`` of the store rows ``data`` (a ``scoring.source.StoreRows``), never holding the store.
 
     Each fold's ranking and the final one are scored from the store (``score_store`` on the rows
     of the fold); the features in the top ``max(ks)`` of any of them (and the final top
@@ -59,7 +59,8 @@ def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups
     spec = get_method(method)
     if not can_screen(spec):
         raise ValueError(f"Method '{spec.name}' scores each feature with the others (all of them pooled); evaluate "
-                         "needs the whole matrix in memory for it: pass genosift.pipeline.in_memory(rows) to evaluate.")
+                         "needs the whole matrix in memory for it: pass genosift.scoring.source.in_memory(rows) to "
+                         "evaluate.")
     store, where = data.store, data.rows
     if options.get("binary") and not store.binary:  # scored as presence/absence (evaluate reads X so itself)
         from ..io import open_store
@@ -120,8 +121,8 @@ def _scored(store, where, idx, y, *, covariates, **scoring):
 
 def _profile(store, where, idx, y, ranks, *, chunk_bytes, folder):
     """The class profile of the labelled samples ``idx``, each feature's record at its rank."""
-    from ..pipeline import StoreRows, store_profile
+    from ..scoring.source import StoreRows
 
     rows, idx = _in_store_order(where, idx)
-    return store_profile(StoreRows(store, rows), y[idx], "classes", chunk_bytes=chunk_bytes, folder=folder,
-                         ranks=ranks)
+    return StoreRows(store, rows).source(y[idx], chunk_bytes=chunk_bytes).profile("classes", on_disk=True,
+                                                                                  folder=folder, ranks=ranks)

@@ -1,8 +1,6 @@
-"""The score-and-select pipeline behind ``genosift score`` and ``select``: read labelled data,
-score it, select, write the outputs.
-
-Each step is a plain library function, so the CLI only parses arguments and calls them.
-"""
+"""Labelled samples: a data file with its labels joined and its training samples picked
+(``load_labelled``), scored and profiled through their ``Source``, selected, and the steps the
+jobs share (provenance, held-out groups, the reduced matrix, the true labels of ``predict``)."""
 from __future__ import annotations
 
 import time
@@ -11,60 +9,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .core.messages import FixError, PythonText, plain
-from .core.transforms import presence
-from .core.validation import FixUsageError, closest_names, names_list, param_error
-from .outputs import (  # noqa: F401  (the pipeline's outputs, used as pipeline.<name>)
-    RANKING_ROWS,
-    TABLE_SUFFIXES,
-    Meanwhile,
-    check_outputs,
-    check_table_name,
-    file_digest,
-    input_digests,
-    ranking_frame,
-    ranking_frames,
-    selected_frame,
-    selected_records,
-    write_frame,
-)
-
-
-class StoreRows:
-    """Rows of a store, not loaded: what ``Dataset.X`` holds when the data stay on disk.
-
-    Indexing by rows (an index array or a boolean mask) gives the rows kept, so the metadata
-    join and the label filters work on it as on an array; scoring then streams just those rows.
-    """
-
-    def __init__(self, store, rows=None):
-        self.store = store
-        self.rows = np.arange(store.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
-
-    @property
-    def shape(self):
-        return (self.rows.size, self.store.shape[1])
-
-    def __getitem__(self, index):
-        return StoreRows(self.store, self.rows[index])
-
-    def read_columns(self, columns):
-        """The features ``columns`` of these rows, in the rows' order (read in the store's): CSR for
-        a sparse store, else an array, in the stored type."""
-        import scipy.sparse as sp
-
-        order = np.argsort(self.rows, kind="stable")
-        M = self.store.read_columns(columns, rows=self.rows[order])
-        back = np.empty_like(order)
-        back[order] = np.arange(order.size)
-        return sp.csr_matrix(M)[back] if sp.issparse(M) else np.asarray(M)[back]
-
-
-def in_memory(X):
-    """``X`` as a matrix in memory: store rows are read (all their columns), anything else as is."""
-    if isinstance(X, StoreRows):
-        return X.store.to_dataset().X[X.rows]
-    return X
+from ..core.messages import FixError, PythonText, plain
+from ..core.transforms import presence
+from ..core.validation import FixUsageError, closest_names, names_list, param_error
+from ..outputs import input_digests
+from ..scoring.source import StoreRows
 
 
 @dataclass
@@ -131,7 +80,7 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     """
     from dataclasses import replace
 
-    from .io import READERS, attach_metadata, format_of, read, read_metadata
+    from ..io import READERS, attach_metadata, format_of, read, read_metadata
 
     if meta is not None and not id_column:
         raise FixUsageError("{meta} needs {id_column}: the metadata column that holds the sample ids.",
@@ -252,7 +201,7 @@ def _label_spellings(label):
 def read_store_rows(path, options, binary=False):
     """The ``Dataset`` of the store at ``path`` with its rows not loaded (``X`` a ``StoreRows``); reader
     ``options`` are refused, as a store's samples are rows already."""
-    from .io import Dataset, open_store
+    from ..io import Dataset, open_store
 
     if options:
         raise ValueError(
@@ -265,7 +214,7 @@ def read_store_rows(path, options, binary=False):
 
 def is_table(data, format):
     """Whether ``data`` is a CSV/TSV/Parquet table, whose columns may hold labels besides the features."""
-    from .io import format_of
+    from ..io import format_of
 
     return (format or format_of(data)) in ("csv", "tsv", "parquet")
 
@@ -291,29 +240,35 @@ def _take_rows(dataset, rows):
     return replace(dataset, X=dataset.X[rows], sample_ids=dataset.sample_ids[rows], obs=obs)
 
 
-def score_labelled(labelled, *, method, chunk_bytes=None, min_af=None, max_af=None, options=None, covariates=None):
-    """Score the training samples: streamed from a store, or on the matrix in memory.
-
-    ``min_af`` / ``max_af``: the allele-frequency filter, on the training samples (see
-    ``genosift.score``); ``options``: the method's options; ``covariates``: one row per
-    training sample, in their order (``genosift.workflow.covariates.labelled_covariates``).
-    """
-    from .scoring import score
+def labelled_source(labelled, *, target=True, chunk_bytes=None, covariates=None):
+    """The training samples of ``labelled`` as a ``Source`` (``genosift.scoring.source``): a store's
+    rows, streamed, or the matrix in memory; with their labels as target (``target=False``: none)."""
+    from ..scoring.source import Source
 
     X = labelled.X_train
-    af = dict(min_af=min_af, max_af=max_af, covariates=covariates)
+    y = labelled.y_train if target else None
     if isinstance(X, StoreRows):
-        from .scoring.store import score_store
-
-        return score_store(X.store, labelled.y_train, method=method, samples=X.rows, chunk_bytes=chunk_bytes,
-                           **af, **(options or {}))
+        return X.source(y, chunk_bytes=chunk_bytes, covariates=covariates)
     if chunk_bytes is not None:
         raise FixError(
             "{chunk_bytes} sets the memory budget of scoring a store (.gs.h5ad); this data set is read into memory. "
             "Convert it once with {write_store}, or leave out {chunk_bytes}.", owner="score_labelled",
             chunk_bytes=FixError.ANY, write_store=PythonText("genosift.io.write_store"))
-    return score(X, labelled.y_train, method=method, feature_names=labelled.dataset.feature_names, **af,
-                 **(options or {}))
+    return Source("matrix", X, y, labelled.dataset.feature_names, covariates=covariates)
+
+
+def score_labelled(labelled, *, method, chunk_bytes=None, min_af=None, max_af=None, options=None, covariates=None):
+    """Score the training samples: streamed from a store, or on the matrix in memory.
+
+    ``min_af`` / ``max_af``: the allele-frequency filter, on the training samples (see
+    ``genosift.score``); ``options``: the method's options, checked where the call entered
+    (``scores.check_options``); ``covariates``: one row per training sample, in their order
+    (``genosift.workflow.covariates.labelled_covariates``).
+    """
+    from ..scores import check_af, get_method
+
+    data = labelled_source(labelled, chunk_bytes=chunk_bytes, covariates=covariates)
+    return data.score(get_method(method), options or {}, check_af(min_af, max_af))
 
 
 def profile_labelled(labelled, *, method, chunk_bytes=None, folder=None, ranks=None):
@@ -326,31 +281,11 @@ def profile_labelled(labelled, *, method, chunk_bytes=None, folder=None, ranks=N
     (each feature's rank, as ``ScoreResult.ranks``: the ranking table then reads it in one
     sweep; a ``StoredProfile``: close it when done), another in row chunks of ``chunk_bytes``.
     """
-    from .scoring.profiles import kind_for, profile
+    from ..scoring.profiles import kind_for
 
-    y = labelled.y_train
-    kind = kind_for(method, y)
-    y = None if kind == "none" else y
-    X = labelled.X_train
-    if isinstance(X, StoreRows):
-        return store_profile(X, y, kind, chunk_bytes=chunk_bytes, folder=folder, ranks=ranks)
-    return profile(X, y, target="auto" if kind == "none" else kind, feature_names=labelled.dataset.feature_names)
-
-
-def store_profile(rows, y, kind, *, chunk_bytes=None, folder=None, ranks=None):
-    """The profile (``profiles.kind_for``'s ``kind``) of the store rows ``rows`` (increasing), read
-    from the store: a ``StoredProfile`` from a sparse store's column copy (close it when done; see
-    ``profile_labelled``), else a ``Profile`` from its row chunks."""
-    from .scoring.profiles import profile
-
-    store = rows.store
-    if store.sparse and store.has_column_copy:
-        from .scoring.store import rows_kept
-        from .scoring.stored_profile import stored_profile
-
-        return stored_profile(store, y, kind, rows=rows_kept(rows.rows, store.shape[0]), ranks=ranks,
-                              chunk_bytes=chunk_bytes, folder=folder)
-    return profile(store, y, target="auto" if kind == "none" else kind, samples=rows.rows, chunk_bytes=chunk_bytes)
+    kind = kind_for(method, labelled.y_train)
+    data = labelled_source(labelled, target=kind != "none", chunk_bytes=chunk_bytes)
+    return data.profile("auto" if kind == "none" else kind, on_disk=True, folder=folder, ranks=ranks)
 
 
 def select_mask(result, *, top=None, fdr=None):
@@ -429,8 +364,8 @@ def true_labels(samples, target, *, data=None, data_path=None, meta=None, id_col
     table read (``data.obs``, read from ``data_path``) or of the metadata table at ``meta``, whose
     samples that the data lack are an error with ``absent="error"`` (k-mer counts: a misspelt id)
     and left out with ``"drop"``."""
-    from .io import read_metadata
-    from .io.metadata import absent_samples_error
+    from ..io import read_metadata
+    from ..io.metadata import absent_samples_error
 
     samples = samples.astype(str)
     if meta is None:
@@ -464,34 +399,3 @@ def spelled_labels(labels):
                 and np.abs(known).max() < 2**53:
             return labels.astype("Int64")
     return labels
-
-
-def golub_demo(*, fdr=0.05):
-    """The ranking of ``genosift demo``: the Golub ALL/AML genes by Fisher score, best first, with
-    ANOVA F p-values and BH q-values (the same ranking) for the cut at ``fdr``, the class profiles
-    and the probe descriptions.
-
-    Returns ``(X, y, result, frame, provenance)``: the data, the Fisher ``ScoreResult``, the table
-    (its ``selected`` column: q <= ``fdr``) and the provenance written beside it.
-    """
-    import pandas as pd
-
-    from . import __version__
-    from .datasets import golub_descriptions, load_golub
-    from .scoring import score
-    from .scoring.profiles import profile
-
-    X, y, names = load_golub()
-    fisher = score(X, y, method="fisher", feature_names=names)
-    anova = score(X, y, method="anova")  # same ranking as fisher; gives p-values for the FDR cut
-    selected = anova.qvalues <= fdr
-    describe = golub_descriptions()
-    frame = fisher.to_frame(sort=False)
-    frame["pvalue"], frame["qvalue"] = anova.pvalues, anova.qvalues
-    frame["selected"] = selected
-    frame["description"] = [describe.get(n, "") for n in names]
-    frame = pd.concat([frame, profile(X, y).columns()], axis=1)  # class means, diff_means, prevalence
-    frame = frame.iloc[fisher.ranking].reset_index(drop=True)
-    provenance = {**fisher.provenance(), "fdr_method": "anova", "fdr_alpha": fdr, "n_selected": int(selected.sum()),
-                  "data": "Golub et al. (1999) ALL/AML training set", "genosift_version": __version__}
-    return X, y, fisher, frame, provenance

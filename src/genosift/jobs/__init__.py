@@ -1,0 +1,19 @@
+"""One public function per command: what ``genosift`` runs, callable from a notebook too.
+
+Each job takes its inputs as plain values (the labelled samples as a ``Samples``, the
+covariates as a ``Covariates``), checks every option and output before it reads a file, writes
+its outputs atomically, and returns an object that says what it did (its ``lines`` are what the
+command prints). No job speaks of command-line options: their messages name parameters, which
+the command line spells as its options.
+
+>>> import genosift as gs
+>>> from genosift.jobs import Samples
+>>> run = gs.jobs.score(Samples("data.gs.h5ad", target="resistant"), "ranking.tsv", top=100)  # doctest: +SKIP
+"""
+from .convert import Converted, Demo, convert, demo
+from .inputs import Covariates, Samples
+from .models import Evaluated, Predicted, Reported, evaluate, predict, report
+from .ranking import Ranking, score, select
+
+__all__ = ["Converted", "Covariates", "Demo", "Evaluated", "Predicted", "Ranking", "Reported", "Samples", "convert",
+           "demo", "evaluate", "predict", "report", "score", "select"]

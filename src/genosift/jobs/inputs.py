@@ -1,0 +1,157 @@
+"""What a job reads: the labelled samples (``Samples``) and the covariates to adjust for (``Covariates``).
+
+Both are plain descriptions, checked when made (before any file is read) and read by the job
+that takes them.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..core.validation import FixUsageError
+
+__all__ = ["Covariates", "Samples"]
+
+
+def _given(value):
+    return value is not None and value is not False and value != () and value != []
+
+
+@dataclass(frozen=True)
+class Samples:
+    """A data file and where its labels are: the samples a job scores, models or predicts.
+
+    Parameters
+    ----------
+    data : str or path
+        A data file of any registered format (``genosift.io.READERS``); a store stays on disk.
+    target : str, optional
+        The label column: in ``meta``, or (without it) a per-sample column of the data table.
+    meta, id_column, meta_sep : optional
+        A metadata table, its sample-id column and its separator (default: by its suffix).
+    group_column, train_groups, val_groups : optional
+        Score only the samples whose group (``group_column``) is in ``train_groups`` (if given)
+        and not in ``val_groups`` (comma-separated text or a list).
+    classes, min_count : optional
+        Keep only these labels; drop the classes with fewer samples.
+    format : str, optional
+        The reader (default: by the file's suffix).
+    read_options : dict
+        Parameters of the reader (``sep``, ``id_column``, ``keep``, ...).
+    absent : {"error", "zeros", "drop"}, optional
+        What becomes of the samples of ``meta`` that the data lack (see ``load_labelled``).
+    binary : bool
+        Read every value as presence/absence (``x > 0``).
+    min_matched : int or float, optional
+        The fewest samples the ``meta`` join must match.
+    """
+
+    data: object
+    target: object = None
+    meta: object = None
+    id_column: object = None
+    meta_sep: object = None
+    group_column: object = None
+    train_groups: object = None
+    val_groups: object = None
+    classes: object = None
+    min_count: object = None
+    format: object = None
+    read_options: dict = field(default_factory=dict)
+    absent: object = None
+    binary: bool = False
+    min_matched: object = None
+
+    @property
+    def inputs(self):
+        """The files read: the data and the metadata table."""
+        return (self.data, self.meta)
+
+    def load(self, *, unlabelled=False, layout=None):
+        """The ``Labelled`` samples (``genosift.jobs.labelled.load_labelled``)."""
+        from .labelled import load_labelled
+
+        return load_labelled(
+            self.data, target=self.target, meta=self.meta, id_column=self.id_column, group_column=self.group_column,
+            train_groups=self.train_groups, val_groups=self.val_groups, classes=self.classes,
+            min_count=self.min_count, format=self.format, meta_sep=self.meta_sep, read_options=self.read_options,
+            absent=self.absent, binary=self.binary, min_matched=self.min_matched, unlabelled=unlabelled,
+            layout=layout)
+
+
+@dataclass(frozen=True)
+class Covariates:
+    """The covariates a job adjusts for: a table, per-sample columns, population structure.
+
+    Parameters
+    ----------
+    table : str or path, optional
+        A table of covariates, one row per sample, matched by sample id.
+    id_column, sep : optional
+        Its sample-id column and separator.
+    columns : sequence of str
+        Per-sample columns of the data or metadata table to adjust for.
+    structure : int, optional
+        That many principal coordinates of the samples' distances (population structure).
+    structure_metric : str, optional
+        Their distance (see ``genosift.structure``).
+    structure_out : str or path, optional
+        Where to write the coordinates (a table).
+    """
+
+    table: object = None
+    id_column: object = None
+    sep: object = None
+    columns: tuple = ()
+    structure: object = None
+    structure_metric: object = None
+    structure_out: object = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "columns", tuple(self.columns or ()))
+        for name, what in (("id_column", "names the sample-id column of"), ("sep", "is the separator of")):
+            if _given(getattr(self, name)) and self.table is None:
+                raise FixUsageError(f"{{{name}}} {what} the covariates table {{table}}: pass {{table}} too.",
+                                    owner="Covariates", **{name: FixUsageError.ANY}, table=FixUsageError.ANY)
+        if _given(self.structure_out) and not _given(self.structure):
+            raise FixUsageError("{structure_out} writes the coordinates of {structure}: pass {structure} too.",
+                                owner="Covariates", structure_out=FixUsageError.ANY, structure=FixUsageError.ANY)
+
+    def __bool__(self):
+        return bool(self.table is not None or self.columns or self.structure)
+
+    @property
+    def inputs(self):
+        return () if self.table is None else (self.table,)
+
+    def check_outputs(self, *, force, inputs=()):
+        """The coordinates' table, checked before any work (a name genosift writes, not an input)."""
+        if self.structure_out is not None:
+            from ..outputs import check_outputs, check_table_name
+
+            check_table_name(self.structure_out)
+            check_outputs([self.structure_out], force=force, inputs=inputs)
+
+    def of(self, labelled, *, rows=None, chunk_bytes=None, force=False):
+        """The covariates of the labelled samples ``rows`` (None: all) as one frame, or None;
+        how the table matched (and where the coordinates went) is added to ``labelled.notes``."""
+        if not self:
+            return None
+        from ..io import read_covariates
+        from ..outputs import write_frame
+        from ..workflow.covariates import labelled_covariates, structure_covariates
+
+        table = (read_covariates(self.table, id_column=self.id_column, sep=self.sep)
+                 if self.table is not None else None)
+        structure = None
+        if self.structure:
+            metric = {} if self.structure_metric is None else {"metric": self.structure_metric}
+            structure = structure_covariates(labelled, self.structure, rows=rows, chunk_bytes=chunk_bytes, **metric)
+            if self.structure_out is not None:
+                write_frame(structure.rename_axis("sample").reset_index(), os.fspath(self.structure_out), force=force)
+                labelled.notes.append(f"Wrote the {self.structure} principal coordinates "
+                                      f"({structure.attrs['metric']}) of {len(structure)} samples to "
+                                      f"{self.structure_out}.")
+        frame, notes = labelled_covariates(labelled, table=table, columns=self.columns, rows=rows, structure=structure)
+        labelled.notes.extend(notes)
+        return frame

@@ -1,0 +1,250 @@
+"""The jobs ``evaluate`` and ``predict``: models over a grid of k, written as a results folder, and
+applied to new samples."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.validation import FixUsageError
+from .inputs import Covariates
+from .ranking import checked_options
+
+__all__ = ["Evaluated", "Predicted", "Reported", "evaluate", "predict", "report"]
+
+
+@dataclass
+class Evaluated:
+    """What ``evaluate`` did: the ``Evaluation`` (``genosift.workflow``), the results folder and
+    the summary the command prints (``lines``)."""
+
+    evaluation: object
+    folder: Path
+    lines: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def __str__(self):
+        return "\n".join(self.lines)
+
+
+@dataclass
+class Predicted:
+    """What ``predict`` did: the predictions (one row per sample, with the true labels when
+    given), the notes, the table written and the summary the command prints (``lines``)."""
+
+    frame: object
+    notes: list
+    output: Path
+    lines: list = field(default_factory=list)
+
+    def __str__(self):
+        return "\n".join(self.lines)
+
+
+@dataclass
+class Reported:
+    """What ``report`` did: the HTML file, the PNG files and the summary (``lines``)."""
+
+    html: Path
+    pngs: list
+    lines: list = field(default_factory=list)
+
+    def __str__(self):
+        return "\n".join(self.lines)
+
+
+def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 100, 1000), model="logistic",
+             model_options=None, cv=5, metric="balanced_accuracy", seed=0, threads=None, min_af=None, max_af=None,
+             covariates=None, force=False, command=None):
+    """Rank, select and model the labelled ``samples`` for every k of ``ks``, scored inside each
+    training fold, and write the results folder ``output``: ``genosift evaluate``.
+
+    The samples of ``samples`` whose groups are held out (``val_groups``, or a ``train_groups``
+    choice) form one validation split; otherwise ``cv`` folds, grouped by ``group_column`` when
+    it is given. Samples with data but no label are predicted by the final model. A store stays
+    on disk for the methods that can screen it (``genosift.workflow.screened``): only the top
+    features of each ranking are read. The other parameters are those of
+    ``genosift.workflow.evaluate`` (``seed`` its ``random_state``, ``threads`` its ``n_jobs``) and
+    of ``genosift.jobs.score``.
+
+    Returns
+    -------
+    Evaluated
+    """
+    from ..core.files import check_output
+    from ..outputs import input_digests
+    from ..scores import get_method
+    from ..scoring.source import StoreRows, in_memory
+    from ..workflow import evaluate as evaluate_matrix
+    from ..workflow import write_results
+    from ..workflow.screened import can_screen, evaluate_store
+    from .labelled import fold_groups
+
+    started = time.perf_counter()
+    out = Path(output)
+    covariates = covariates if covariates is not None else Covariates()
+    inputs = (*samples.inputs, *covariates.inputs)
+    check_output(out, force=force, inputs=inputs, folder=True)  # before any work
+    spec = get_method(method)
+    opts = checked_options(spec, method_options, min_af, max_af, covariates)
+    covariates.check_outputs(force=force, inputs=inputs)
+    labelled = samples.load(unlabelled=True)
+    frame = covariates.of(labelled, force=force)
+    others = labelled.unlabelled  # samples with data but no label: predicted by the final model
+    held_out = samples.train_groups or samples.val_groups
+    groups = fold_groups(labelled, samples.group_column) if samples.group_column and not held_out else None
+    settings = dict(method=spec.name, ks=ks, model=model, model_options=model_options or {}, cv=cv, groups=groups,
+                    validation=~labelled.train if held_out else None, metric=metric,
+                    sample_ids=labelled.dataset.sample_ids, feature_names=labelled.dataset.feature_names,
+                    random_state=seed, n_jobs=threads, binary=samples.binary, score_params=opts or None,
+                    min_af=min_af, max_af=max_af, covariates=frame,
+                    unlabelled_ids=None if others is None else others.sample_ids)
+    if isinstance(labelled.dataset.X, StoreRows) and can_screen(spec):
+        # a store stays on disk: the rankings are scored from it, only their top features are read
+        ev, X, _ = evaluate_store(labelled.dataset.X, labelled.y, unlabelled=None if others is None else others.X,
+                                  folder=out.resolve().parent, **settings)
+    else:
+        X = in_memory(labelled.dataset.X)
+        ev = evaluate_matrix(X, labelled.y, unlabelled=None if others is None else in_memory(others.X), **settings)
+    ev.notes.extend(labelled.notes)
+    provenance = {"command": command, "inputs": input_digests(inputs), "target": samples.target,
+                  "seconds": round(time.perf_counter() - started, 3)}
+    try:
+        write_results(ev, out, X=X, y=labelled.y, provenance=provenance, overwrite=force, inputs=inputs,
+                      ploidy=labelled.dataset.ploidy)
+    finally:
+        close = getattr(ev.profile, "close", None)  # the store's profile, in a temporary file
+        if close is not None:
+            close()
+    return Evaluated(ev, out, evaluation_lines(ev, len(labelled.y), out, started), time.perf_counter() - started)
+
+
+def evaluation_lines(ev, n_samples, out, started):
+    """What ``evaluate`` says: the split, the notes, the metrics per (options,) k and the best of them."""
+    from .. import __version__
+    from ..workflow import METRICS
+
+    grid = "options" in ev.curve  # a grid of model options: one row per (options, k)
+    rows = ev.curve.set_index(["options", "k"] if grid else "k")
+    best = rows.loc[(ev.best_options, ev.best_k) if grid else ev.best_k]
+    split = ev.cv["kind"] == "validation"  # one train/validation split: one value per k, no spread
+    n_val = int((~ev.train).sum())
+    lines = [f"genosift {__version__} evaluate: {ev.method} ranking, {ev.model_name} model"
+             + (f" over {ev.grid.size} settings of its options" if grid else "")
+             + f", {n_samples} samples x {ev.result.n_features} features, "
+             + (f"one train/validation split ({int(ev.train.sum())} training, {n_val} validation samples)" if split
+                else f"{ev.cv['folds']}-fold cross-validation")]
+    lines += [f"  {note}" for note in ev.notes]
+    width = max([len("options"), *map(len, ev.grid.labels)]) if grid else 0
+    lines.append("  metrics on the validation samples" if split else "  mean +/- s.d. over the folds")
+    lines.append("  " + (f"{'options':<{width}}  " if grid else "") + f"{'k':>7}  "
+                 + "  ".join(f"{m:>17}" for m in METRICS))
+    for row in ev.curve.to_dict("records"):
+        cells = [f"{row[m + '_mean']:.3f}" + ("" if split else f" +/- {row[m + '_std']:.3f}") for m in METRICS]
+        chosen = row["k"] == ev.best_k and (not grid or row["options"] == ev.best_options)
+        lines.append("  " + (f"{row['options']:<{width}}  " if grid else "") + f"{row['k']:>7}  "
+                     + "  ".join(f"{c:>17}" for c in cells) + ("  <- best" if chosen else ""))
+    how = (f"({best[ev.metric + '_mean']:.3f}), picked on the {n_val} validation samples of this one split" if split
+           else f"({best[ev.metric + '_mean']:.3f}, the mean over the folds)")
+    lines.append(f"Best k = {ev.best_k}" + (f" with {ev.best_options}" if grid else "") + f" by {ev.metric} {how}; "
+                 "top features: " + ", ".join(str(f) for f in ev.result.top(min(5, ev.best_k))))
+    if ev.unlabelled is not None:
+        lines.append(f"Predicted the {len(ev.unlabelled)} sample(s) without a label with the final model: "
+                     "unlabelled_predictions.tsv")
+    lines.append(f"Wrote {out}/ (tables, model.skops, run.json) in {time.perf_counter() - started:.1f} s")
+    return lines
+
+
+def predict(data, model, output, *, format=None, read_options=None, meta=None, id_column=None, meta_sep=None,
+            target=None, absent=None, fill_missing=False, force=False):
+    """Apply the saved model (an ``evaluate`` results folder's ``model.skops``) to the samples of
+    ``data`` and write one row per sample to the table ``output``: ``genosift predict``.
+
+    ``target``: the true labels, a column of ``meta`` (joined on its ``id_column``) or, without
+    ``meta``, of the data table itself; the held-out accuracy is then reported, leaving out the
+    samples the model was trained on. ``absent``: what becomes of the samples of ``meta`` that
+    the data lack ("error", the default for k-mer counts, or "drop"). ``fill_missing``: features
+    of the model that the data lack are read as 0 (else an error naming them). A store is read
+    for the model's features only.
+
+    Returns
+    -------
+    Predicted
+    """
+    from ..io import format_of, read
+    from ..outputs import check_outputs, check_table_name, write_frame
+    from ..workflow import held_out_metrics, load_model, predict_store
+    from ..workflow import predict as predict_matrix
+    from .labelled import is_table, read_store_rows, true_labels
+
+    if meta is not None and not (id_column and target):
+        raise FixUsageError("{meta} needs {id_column} (the sample-id column) and {target} (the true labels) to "
+                            "compare.", owner="true_labels", meta=FixUsageError.ANY, id_column=FixUsageError.ANY,
+                            target=FixUsageError.ANY)
+    if absent is not None and meta is None:
+        raise FixUsageError("{absent} says what becomes of the samples of {meta} that the data lack: pass {meta} "
+                            "(with {id_column} and {target}) too, or leave it out.", owner="true_labels",
+                            absent=FixUsageError.ANY, meta=FixUsageError.ANY, id_column=FixUsageError.ANY,
+                            target=FixUsageError.ANY)
+    out = Path(output)
+    check_table_name(out)
+    check_outputs([out], force=force, inputs=(data, meta, model))
+    saved = load_model(model)
+    in_table = bool(target) and meta is None and is_table(data, format)
+    options = dict(read_options or {})
+    if in_table:  # in a table, the true labels may be a column of the data table itself
+        options["keep"] = tuple(dict.fromkeys([target, *options.get("keep", ())]))
+    kind = format or format_of(data)
+    if kind == "store":  # only the model's features are read
+        stored = read_store_rows(data, options)
+        frame, notes = predict_store(saved, stored.X, sample_ids=stored.sample_ids, fill_missing=fill_missing)
+        dataset = stored
+    else:
+        dataset = read(data, format=format, **options)
+        frame, notes = predict_matrix(saved, dataset.X, dataset.feature_names, sample_ids=dataset.sample_ids,
+                                      fill_missing=fill_missing, ploidy=dataset.ploidy)
+    if in_table or meta is not None:
+        absent = absent or ("error" if kind in ("kmers", "dumps") else "drop")
+        truth = true_labels(frame["sample"], target, data=dataset, data_path=data, meta=meta, id_column=id_column,
+                            meta_sep=meta_sep, absent=absent)
+        if truth is not None:
+            frame.insert(2, "true", truth)
+            notes.append(_held_out_note(held_out_metrics(frame, frame["true"]), target))
+    write_frame(frame, out, force=force)
+    lines = [f"Predicted {len(frame)} sample(s) with the {saved['model']} model on {len(saved['selected'])} "
+             f"feature(s) ({saved['method']}, k = {saved['k']})."]
+    lines += [f"  {note}" for note in notes]
+    lines.append(f"Wrote {out}")
+    return Predicted(frame, notes, out, lines)
+
+
+def _held_out_note(m, target):
+    """What ``predict`` says about its accuracy: on held-out samples only, with both counts."""
+    if not m["n_known"]:
+        return f"no sample has a known {target!r}: no accuracy."
+    if m["n_training"] is None:
+        return (f"accuracy on the {m['n_known']} sample(s) with a known {target!r}: {m['accuracy']:.3f} "
+                "(training samples may be among them: the model does not list its training samples)")
+    training = (f"{m['n_training']} sample(s) used in training (in_training = True) left out"
+                if m["n_training"] else "none of them used in training")
+    if not m["n_held_out"]:
+        return (f"no held-out accuracy: all {m['n_known']} sample(s) with a known {target!r} were used in "
+                "training (in_training = True), and the model's accuracy on them says nothing of new data.")
+    return (f"held-out accuracy {m['accuracy']:.3f} (balanced {m['balanced_accuracy']:.3f}) on the "
+            f"{m['n_held_out']} sample(s) with a known {target!r} not used in training; {training}.")
+
+
+def report(results, output, *, png_dir=None, force=False):
+    """The HTML report of an ``evaluate`` results folder, with its figures as PNG files:
+    ``genosift report`` (``genosift.report.make_report``; it needs matplotlib, which the
+    default install brings).
+
+    Returns
+    -------
+    Reported
+    """
+    from ..report import make_report
+
+    made = make_report(results, output, png_dir=png_dir, overwrite=force)
+    return Reported(made.html, made.pngs, [f"Wrote {made.html} and {len(made.pngs)} figures (PNG) in "
+                                           f"{made.pngs[0].parent}"])

@@ -1,0 +1,302 @@
+"""What the user gave, told apart once: ``source`` turns any input into a ``Source``.
+
+``genosift.score``, ``genosift.profile``, the jobs behind the commands and the store-screened
+``evaluate`` all start here. ``source`` decides which of five forms the input takes and does
+every check that depends on the form alone (a ``layer`` of what has no layers, a scheduler for
+data read here, row choices for data in memory, covariates for a stream); the ``Source`` then
+runs a method (``Source.score``) or the per-class profile (``Source.profile``) with the driver
+of its form:
+
+===========  ======================================================  ===========================
+form         what it holds                                           driver
+===========  ======================================================  ===========================
+``matrix``   an array, sparse matrix or DataFrame in memory (files   ``scoring.memory``
+             other than stores, and AnnData objects in memory, are
+             read into one)
+``stream``   an iterator of ``(X_chunk, y_chunk)`` row chunks        ``scoring.memory``
+``store``    a genosift store (``io.Store``) and the rows kept       ``scoring.store``
+``dask``     a Dask array or DataFrame                               ``scoring.dask``
+``backed``   a backed AnnData (``read_h5ad(path, backed="r")``)      ``scoring.anndata``
+===========  ======================================================  ===========================
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.engine import is_chunk_stream
+from ..core.validation import as_matrix
+
+__all__ = ["FORMS", "Source", "StoreRows", "in_memory", "source"]
+
+FORMS = ("matrix", "stream", "store", "dask", "backed")
+
+
+@dataclass(frozen=True, eq=False)
+class Source:
+    """One input, in one of ``FORMS``, with its target and what reading it needs.
+
+    Attributes
+    ----------
+    form : str
+        One of ``FORMS``.
+    X : object
+        The matrix, the chunk iterator, the ``io.Store``, the Dask collection or the backed AnnData.
+    y : object
+        The labels or numeric target, one per row scored (for a store also the name of a column
+        of its sample table; for a backed AnnData also that of an ``obs`` column); None.
+    feature_names : sequence or None
+        None: the input's own (a DataFrame's columns, a store's names, ``x0, x1, ...``).
+    rows : ndarray or None
+        For a store: the increasing row indices kept (None: every row).
+    covariates : object
+        One row per sample scored (or, for a store or a backed AnnData, per row of the file),
+        matched to the samples where they carry ids; None.
+    chunk_bytes, scheduler : optional
+        The reads of a store or backed file, and where Dask tasks run.
+    binary : bool
+        For a backed AnnData: read its values as presence/absence (the other forms already are).
+    """
+
+    form: str
+    X: object
+    y: object = None
+    feature_names: object = None
+    rows: object = None
+    covariates: object = None
+    chunk_bytes: object = None
+    scheduler: object = None
+    binary: bool = False
+
+    def score(self, spec, opts, bounds=None):
+        """``genosift.score`` of this input with the registered method ``spec``, its checked
+        options ``opts`` and the allele-frequency bounds ``bounds`` (``scores.check_af``)."""
+        if self.form in ("matrix", "stream"):
+            from .memory import score_memory
+
+            return score_memory(spec, self.X, self.y, self.feature_names, opts, bounds, self.covariates)
+        if self.form == "store":
+            from .store import store_scores
+
+            return store_scores(self.X, self.y, spec, opts, rows=self.rows, chunk_bytes=self.chunk_bytes,
+                                scheduler=self.scheduler, af=bounds, covariates=self.covariates)
+        if self.form == "dask":
+            from .dask import score_collection
+
+            return score_collection(self.X, self.y, spec, opts, feature_names=self.feature_names,
+                                    scheduler=self.scheduler, af=bounds, covariates=self.covariates)
+        from .anndata import score_backed
+
+        return score_backed(self.X, self.y, spec, opts, feature_names=self.feature_names, chunk_bytes=self.chunk_bytes,
+                            scheduler=self.scheduler, binary=self.binary, af=bounds, covariates=self.covariates)
+
+    def profile(self, target="auto", *, on_disk=False, folder=None, ranks=None):
+        """``genosift.profile`` of this input: per-class means and prevalence and the signed effect.
+
+        ``target``: "auto", "classes" or "numeric" (see ``genosift.profile``). ``on_disk``: a
+        sparse store with its column copy gives a ``StoredProfile`` read by feature blocks and kept
+        in a temporary file in ``folder`` in the order of ``ranks`` (close it when done), for the
+        ranking tables of millions of features; any other input a ``Profile``.
+        """
+        from . import profiles
+
+        if self.form == "store":
+            store = self.X
+            if on_disk and store.sparse and store.has_column_copy:
+                from .stored_profile import stored_profile
+
+                kind = profiles.resolve_kind(target, self.y, store.shape[0] if self.rows is None else self.rows.size)
+                return stored_profile(store, self.y, kind, rows=self.rows, ranks=ranks, chunk_bytes=self.chunk_bytes,
+                                      folder=folder)
+            return profiles.profile_store(store, self.y, target, self.feature_names, self.rows, self.chunk_bytes)
+        if self.form == "dask":
+            return profiles.profile_dask(self.X, self.y, target, self.feature_names, self.scheduler)
+        if self.form == "stream":
+            return profiles.profile_stream(self.X, target, self.feature_names)
+        if self.form == "backed":
+            from .anndata import backed_rows
+
+            y, chunks, names = backed_rows(self.X, self.y, self.chunk_bytes, self.binary)
+            kind = profiles.resolve_kind(target, y, self.X.n_obs)
+            return profiles.profile_stream(chunks, kind, names if self.feature_names is None else self.feature_names)
+        M, names = as_matrix(self.X, keep_csc=True)  # each statistic reads the layout it takes
+        return profiles.profile_matrix(M, self.y, target, names if self.feature_names is None else self.feature_names)
+
+
+class StoreRows:
+    """Rows of a store, not loaded: what ``Dataset.X`` holds when the data stay on disk.
+
+    Indexing by rows (an index array or a boolean mask) gives the rows kept, so the metadata
+    join and the label filters work on it as on an array; scoring then streams just those rows.
+    """
+
+    def __init__(self, store, rows=None):
+        self.store = store
+        self.rows = np.arange(store.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+
+    @property
+    def shape(self):
+        return (self.rows.size, self.store.shape[1])
+
+    def __getitem__(self, index):
+        return StoreRows(self.store, self.rows[index])
+
+    def source(self, y=None, *, chunk_bytes=None, covariates=None):
+        """These rows as a ``Source`` of the store, with their target ``y`` (one per row kept) and
+        ``covariates`` (one row per row kept, or per row of the store)."""
+        from .store import rows_kept
+
+        return Source("store", self.store, y, rows=rows_kept(self.rows, self.store.shape[0]), covariates=covariates,
+                      chunk_bytes=chunk_bytes)
+
+    def read_columns(self, columns):
+        """The features ``columns`` of these rows, in the rows' order (read in the store's): CSR for
+        a sparse store, else an array, in the stored type."""
+        import scipy.sparse as sp
+
+        order = np.argsort(self.rows, kind="stable")
+        M = self.store.read_columns(columns, rows=self.rows[order])
+        back = np.empty_like(order)
+        back[order] = np.arange(order.size)
+        return sp.csr_matrix(M)[back] if sp.issparse(M) else np.asarray(M)[back]
+
+
+def in_memory(X):
+    """``X`` as a matrix in memory: store rows are read (all their columns), anything else as is."""
+    if isinstance(X, StoreRows):
+        return X.store.to_dataset().X[X.rows]
+    return X
+
+
+def source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=False, chunk_bytes=None,
+           scheduler=None, samples=None, covariates=None, labels_required=False):
+    """The ``Source`` of ``X`` (any input ``genosift.score`` takes) and its target ``y``.
+
+    ``binary``: read every value as presence/absence, in every form (a store is opened that way,
+    not rewritten; sparse stays sparse). ``samples``: rows of a store to keep. ``covariates``:
+    as ``genosift.score`` takes them; a stream refuses them, AnnData resolve ``obs`` column names
+    and tables indexed by ``obs_names``, data files resolve their per-sample columns, tables
+    indexed by sample id are put in the samples' order. ``labels_required``: ``y`` of an AnnData
+    must be given. ``owner`` names the public function in messages.
+    """
+    from .._anndata import is_anndata
+    from .schedulers import is_dask_collection
+
+    if covariates is not None and is_chunk_stream(X):
+        raise ValueError(f"{owner} adjusts for covariates on whole columns: it cannot read a stream of row chunks. "
+                         "Pass an array, a sparse matrix, a DataFrame or a store.")
+    if is_anndata(X):
+        from .._anndata import covariates_of
+
+        covariates = None if covariates is None else covariates_of(X, covariates)
+        if X.isbacked and layer is None:
+            _refuse_rows(samples, None, owner)
+            return Source("backed", X, y, feature_names, covariates=covariates, chunk_bytes=chunk_bytes,
+                          scheduler=scheduler, binary=bool(binary))
+        from .._anndata import labels_of, matrix_of, names_of
+
+        y = labels_of(X, y, required=labels_required)
+        names = names_of(X.var_names) if feature_names is None else feature_names
+        return _in_memory(matrix_of(X, layer), y, names, binary, covariates, chunk_bytes, scheduler, samples, owner)
+    if layer is not None:
+        from ..io import format_of
+
+        if not isinstance(X, (str, os.PathLike)) or not os.path.isfile(X) or format_of(X) not in ("h5ad", "store"):
+            what = f"the file {str(X)!r}" if isinstance(X, (str, os.PathLike)) else f"a {type(X).__name__}"
+            raise TypeError(f"layer={layer!r} picks a layer of an AnnData or of an .h5ad file; X is {what}. "
+                            "Leave out layer.")
+    if is_dask_collection(X):
+        if chunk_bytes is not None:
+            raise ValueError("chunk_bytes sets the reads of a store; a Dask array is read in its own chunks "
+                             "(rechunk it to change them). Leave out chunk_bytes.")
+        _refuse_rows(samples, None, owner)
+        if binary:
+            from ..core.transforms import presence
+
+            X = X.map_partitions(presence) if hasattr(X, "map_partitions") else X.map_blocks(presence, dtype=np.float64)
+        return Source("dask", X, y, feature_names, covariates=covariates, scheduler=scheduler)
+    if hasattr(X, "row_chunks") or isinstance(X, (str, os.PathLike)) and layer is None and _is_store_file(X):
+        from ..io import open_store
+        from .store import rows_kept
+
+        if not hasattr(X, "row_chunks"):
+            X = open_store(X, binary=binary)
+        elif binary and not X.binary:  # a store opened as it is, read as presence here
+            X = open_store(X.path, binary=True)
+        return Source("store", X, y, feature_names, rows=rows_kept(samples, X.shape[0]), covariates=covariates,
+                      chunk_bytes=chunk_bytes, scheduler=scheduler)
+    if isinstance(X, (str, os.PathLike)):
+        X, y, names, covariates = _read_file(X, y, layer, covariates)
+        return _in_memory(X, y, names if feature_names is None else feature_names, binary, covariates, chunk_bytes,
+                          scheduler, samples, owner)
+    if covariates is not None:
+        from ..scores import align_covariates, frame_sample_ids
+
+        covariates = align_covariates(covariates, frame_sample_ids(X))
+    return _in_memory(X, y, feature_names, binary, covariates, chunk_bytes, scheduler, samples, owner)
+
+
+def _is_store_file(path):
+    from ..io import format_of
+
+    return os.path.isfile(path) and format_of(path) == "store"
+
+
+def _refuse_rows(samples, chunk_bytes, owner):
+    if samples is not None or chunk_bytes is not None:
+        what = "'samples' and 'chunk_bytes' choose" if samples is not None and chunk_bytes is not None else (
+            "'samples' chooses" if samples is not None else "'chunk_bytes' chooses")
+        raise ValueError(f"{what} the rows and reads of a store; {owner} reads these data as they are. For data in "
+                         "memory pass X[rows] and leave them out; to read in bounded memory, write a store first "
+                         "(genosift.io.write_store).")
+
+
+def _in_memory(X, y, feature_names, binary, covariates, chunk_bytes, scheduler, samples, owner):
+    """A ``matrix`` or ``stream`` source: data here, so no scheduler, no rows, no reads to size."""
+    if scheduler is not None:
+        raise ValueError(f"The 'scheduler' parameter of {owner} must be None for data in memory (it runs Dask "
+                         "arrays and stores; wrap X with dask.array.from_array(X, chunks=...) to score it by "
+                         f"Dask tasks). Got {scheduler!r} instead.")
+    _refuse_rows(samples, chunk_bytes, owner)
+    stream = is_chunk_stream(X)
+    if binary:
+        from ..core.transforms import presence
+
+        X = ((presence(c), *rest) for c, *rest in X) if stream else presence(X)
+    if stream and y is not None:
+        raise ValueError("A chunk stream carries its own labels: pass y=None and yield (X, y) pairs.")
+    return Source("stream" if stream else "matrix", X, y, feature_names, covariates=covariates)
+
+
+def _read_file(path, y, layer, covariates):
+    """A data file other than a store, read into memory: ``(X, y, feature_names, covariates)``
+    with ``y`` and the covariates looked up in its per-sample columns when they name them."""
+    from ..io import format_of, read
+    from ..scores import align_covariates, covariate_columns
+
+    named = ([y] if isinstance(y, str) else []) + _column_names(covariates)
+    table = bool(named) and format_of(path) in ("csv", "tsv", "parquet")
+    if layer is not None:
+        data = read(path, format="h5ad", layer=layer)
+    else:
+        data = read(path, keep=named) if table else read(path)
+    if isinstance(y, str):
+        if data.obs is None or y not in data.obs.columns:
+            have = [] if data.obs is None else list(data.obs.columns)
+            raise ValueError(f"y names the column {y!r}, which {str(path)!r} does not have (sample columns: {have}). "
+                             "Pass the labels as an array, or read the file with genosift.io.read(..., keep=[...]).")
+        y = data.obs[y].to_numpy()
+    if covariates is not None:
+        covariates = align_covariates(covariate_columns(covariates, data.obs, what="the data file"), data.sample_ids)
+    return data.X, y, data.feature_names, covariates
+
+
+def _column_names(covariates):
+    """The per-sample columns ``covariates`` names (a name, or a list of names), else none."""
+    if isinstance(covariates, str):
+        return [covariates]
+    if isinstance(covariates, (list, tuple)) and all(isinstance(c, str) for c in covariates):
+        return list(covariates)
+    return []
