@@ -236,3 +236,66 @@ def test_a_stores_names_index_like_an_array(store):
     with pytest.raises(IndexError):
         lazy[P]
     assert np.asarray(lazy).tolist() == list(lazy) == names.tolist()
+
+
+def _reads(monkeypatch):
+    """Count the passes over a store: each call of ``row_chunks`` or ``feature_blocks``."""
+    from genosift.io.store import Store
+
+    calls = []
+    for name in ("row_chunks", "feature_blocks"):
+        original = getattr(Store, name)
+
+        def counted(self, *args, _original=original, _name=name, **kwargs):
+            calls.append(_name)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(Store, name, counted)
+    return calls
+
+
+@pytest.mark.parametrize("dense", [False, True])
+@pytest.mark.parametrize("method,target", [("fisher", "five"), ("auc", "two"), ("chi2", "two"), ("variance", None),
+                                           ("pearson", "mic")])
+def test_the_scoring_pass_makes_the_profile_of_a_two_pass_run(store, method, target, dense, tmp_path, monkeypatch):
+    """``score_and_profile`` reads a store once where the scoring pass reads it as the profile's own
+    pass would, and its profile is the one the profile's own pass makes, on the rows kept and in the order of the ranking: bit for bit for counts (sums of
+    whole numbers are exact in any order), to the last digits for real values (summed by rows or
+    by whole columns as each pass reads them)."""
+    from genosift.scoring.profiles import kind_for
+    from genosift.scoring.source import StoreRows
+
+    X, names, obs, path = store
+    s = open_store(path)
+    if dense:
+        s = open_store(write_store(Dataset(X.toarray(), s.sample_ids, names, obs), tmp_path / "dense.gs.h5ad"))
+    rows = np.flatnonzero(np.arange(N) % 4 != 1)
+    y = None if target is None else obs[target].to_numpy()[rows]
+    spec = gs.get_method(method)
+    kind = kind_for(method, y)
+    data = StoreRows(s, rows).source(y, chunk_bytes=30_000)
+    calls = _reads(monkeypatch)
+    res, prof = data.score_and_profile(spec, spec.options, kind=kind, folder=tmp_path)
+    passes = len(calls)
+    monkeypatch.undo()
+    try:
+        _same_bits(res, score_store(path if not dense else s.path, y, method=method, samples=rows, chunk_bytes=30_000))
+        separate = StoreRows(s, rows).source(None if kind == "none" else y, chunk_bytes=30_000).profile(
+            "auto" if kind == "none" else kind, on_disk=True, folder=tmp_path, ranks=res.ranks)
+        try:
+            wanted = np.r_[res.ranking, res.ranking[::-5]]
+            counts = bool(np.all(X.data == np.round(X.data)))
+            close = dict(rtol=1e-12, atol=1e-15)
+            pd.testing.assert_frame_equal(prof.columns(wanted), separate.columns(wanted), check_exact=counts, **close)
+            reference = profile(X[rows], y, target="auto" if kind == "none" else kind)
+            pd.testing.assert_frame_equal(prof.columns(wanted), reference.columns(wanted),
+                                          check_exact=counts and kind != "numeric", **close)
+        finally:
+            getattr(separate, "close", lambda: None)()
+    finally:
+        getattr(prof, "close", lambda: None)()
+    # the profile rides along the pass that reads the store as its own would: a column copy's
+    # feature blocks, a dense store's row chunks; otherwise it reads the store once more
+    by_blocks = spec.streaming != "rows" or by_features(s, spec)
+    assert passes == (1 if by_blocks != dense else 2), calls
+    assert not list(tmp_path.glob(".genosift-profile.*")), "the profile's files are unlinked"

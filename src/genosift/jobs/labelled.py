@@ -240,13 +240,13 @@ def _take_rows(dataset, rows):
     return replace(dataset, X=dataset.X[rows], sample_ids=dataset.sample_ids[rows], obs=obs)
 
 
-def labelled_source(labelled, *, target=True, chunk_bytes=None, covariates=None):
+def labelled_source(labelled, *, chunk_bytes=None, covariates=None):
     """The training samples of ``labelled`` as a ``Source`` (``genosift.scoring.source``): a store's
-    rows, streamed, or the matrix in memory; with their labels as target (``target=False``: none)."""
+    rows, streamed, or the matrix in memory, with their labels as the target."""
     from ..scoring.source import Source
 
     X = labelled.X_train
-    y = labelled.y_train if target else None
+    y = labelled.y_train
     if isinstance(X, StoreRows):
         return X.source(y, chunk_bytes=chunk_bytes, covariates=covariates)
     if chunk_bytes is not None:
@@ -257,35 +257,24 @@ def labelled_source(labelled, *, target=True, chunk_bytes=None, covariates=None)
     return Source("matrix", X, y, labelled.dataset.feature_names, covariates=covariates)
 
 
-def score_labelled(labelled, *, method, chunk_bytes=None, min_af=None, max_af=None, options=None, covariates=None):
-    """Score the training samples: streamed from a store, or on the matrix in memory.
+def score_labelled(labelled, *, method, opts, bounds=None, chunk_bytes=None, covariates=None, folder=None):
+    """Score the training samples and profile them, in one pass over a store: ``(result, profile)``.
 
-    ``min_af`` / ``max_af``: the allele-frequency filter, on the training samples (see
-    ``genosift.score``); ``options``: the method's options, checked where the call entered
-    (``scores.check_options``); ``covariates``: one row per training sample, in their order
-    (``genosift.workflow.covariates.labelled_covariates``).
+    ``opts``: the method's options, checked where the call entered (``scores.check_options``);
+    ``bounds``: the allele-frequency filter on the training samples (``scores.check_af``);
+    ``covariates``: one row per training sample, in their order
+    (``genosift.workflow.covariates.labelled_covariates``). The kind of profile follows the
+    method (``profiles.kind_for``): per class for class methods, the correlation's sign for a
+    regression method on a numeric target, one group for unsupervised methods. A profile made
+    from a store's feature blocks is a ``StoredProfile`` in a temporary file in ``folder``, in
+    the order of the ranking (the ranking table reads it in one sweep; close it when done).
     """
-    from ..scores import check_af, get_method
-
-    data = labelled_source(labelled, chunk_bytes=chunk_bytes, covariates=covariates)
-    return data.score(get_method(method), options or {}, check_af(min_af, max_af))
-
-
-def profile_labelled(labelled, *, method, chunk_bytes=None, folder=None, ranks=None):
-    """Per-class means and prevalence of every feature on the samples scored (``genosift.profile``).
-
-    The kind of profile follows the method (``profiles.kind_for``): per class for class
-    methods, the correlation's sign for a regression method on a numeric target, one group for
-    unsupervised methods. A store is read once more: a sparse one with its column copy by
-    feature blocks, its profile kept in a temporary file in ``folder`` in the order of ``ranks``
-    (each feature's rank, as ``ScoreResult.ranks``: the ranking table then reads it in one
-    sweep; a ``StoredProfile``: close it when done), another in row chunks of ``chunk_bytes``.
-    """
+    from ..scores import get_method
     from ..scoring.profiles import kind_for
 
-    kind = kind_for(method, labelled.y_train)
-    data = labelled_source(labelled, target=kind != "none", chunk_bytes=chunk_bytes)
-    return data.profile("auto" if kind == "none" else kind, on_disk=True, folder=folder, ranks=ranks)
+    spec = get_method(method)
+    data = labelled_source(labelled, chunk_bytes=chunk_bytes, covariates=covariates)
+    return data.score_and_profile(spec, opts, bounds, kind=kind_for(spec.name, labelled.y_train), folder=folder)
 
 
 def select_mask(result, *, top=None, fdr=None):

@@ -103,8 +103,9 @@ def _checked(samples, output, *, method, method_options, top, fdr, min_af, max_a
 def _scored(samples, spec, opts, covariates, *, min_af, max_af, chunk_bytes, scheduler, force, folder, top, fdr):
     """Read, label, score on the training samples, select and profile."""
     from ..dask import use_scheduler
+    from ..scores import check_af
     from ..scoring.source import StoreRows
-    from .labelled import profile_labelled, score_labelled, select_mask
+    from .labelled import score_labelled, select_mask
 
     labelled = samples.load(layout="csc" if spec.streaming == "blocks" else None)
     frame = covariates.of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, force=force)
@@ -114,10 +115,9 @@ def _scored(samples, spec, opts, covariates, *, min_af, max_af, chunk_bytes, sch
                        "leave out {scheduler}.", owner="score", scheduler=FixError.ANY,
                        write_store=PythonText("genosift.io.write_store"))
     with use_scheduler(scheduler):  # None: the local engine
-        result = score_labelled(labelled, method=spec.name, chunk_bytes=chunk_bytes, min_af=min_af, max_af=max_af,
-                                options=opts, covariates=frame)
+        result, prof = score_labelled(labelled, method=spec.name, opts=opts, bounds=check_af(min_af, max_af),
+                                      chunk_bytes=chunk_bytes, covariates=frame, folder=folder)
     mask = select_mask(result, top=top, fdr=fdr)
-    prof = profile_labelled(labelled, method=spec.name, chunk_bytes=chunk_bytes, folder=folder, ranks=result.ranks)
     return labelled, result, mask, prof
 
 

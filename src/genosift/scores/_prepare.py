@@ -214,20 +214,26 @@ def finite_blocks(blocks, names, scale_free=False):
         yield j0, j1, rescale_huge(block) if scale_free else block
 
 
-def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None, inverse=None):
+def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None, inverse=None, each=None):
     """Run a "blocks" method over ``(j0, j1, block)`` column blocks, in order: a ``ScoreResult``.
 
     The one loop behind in-memory arrays and on-disk stores; blocks run on ``n_jobs`` threads.
     ``inverse``: the blocks hold the distinct columns of the data (``distinct_columns``), feature
-    ``j``'s being column ``inverse[j]``; ``feature_names`` name the data's features.
+    ``j``'s being column ``inverse[j]``; ``feature_names`` name the data's features. ``each``:
+    called with ``(j0, j1, block)`` of every checked block on its thread, for work that rides
+    along the pass (a store's profile, ``scoring.stored_profile.ProfilePass``).
     """
     names = feature_names
     if inverse is not None:
         first = np.unique(inverse, return_index=True)[1]
         names = (default_feature_names(inverse.size, first) if names is None
                  else np.asarray(names, dtype=object)[first])
-    parts = map_blocks(lambda jb: score_block(spec, jb[2], target, options),
-                       finite_blocks(blocks, names, spec.scale_free), n_jobs=n_jobs)
+    def one(item):
+        if each is not None:
+            each(*item)
+        return score_block(spec, item[2], target, options)
+
+    parts = map_blocks(one, finite_blocks(blocks, names, spec.scale_free), n_jobs=n_jobs)
     joined = join_scores(parts)
     return build_result(spec, joined if inverse is None else take_scores(joined, inverse), target, feature_names,
                         options)

@@ -20,8 +20,8 @@ import numpy as np
 
 from ..core.validation import as_labels, as_matrix, is_continuous, numeric_target
 
-__all__ = ["KINDS", "Profile", "block_records", "profile_dask", "profile_matrix", "profile_store", "profile_stream",
-           "records_profile", "resolve_kind"]
+__all__ = ["KINDS", "Profile", "block_records", "chunk_statistic", "finish_profile", "profile_dask", "profile_matrix",
+           "profile_store", "profile_stream", "records_profile", "resolve_kind", "statistic_for"]
 
 KINDS = ("auto", "classes", "numeric")
 
@@ -154,7 +154,7 @@ def kind_for(method, y):
     return "numeric" if np.unique(values).size > 2 else "classes"
 
 
-def _finish(stats, kind, names):
+def finish_profile(stats, kind, names):
     """A ``Profile`` from merged statistics."""
     from ..core.validation import default_feature_names
 
@@ -208,7 +208,7 @@ def records_profile(kind, classes, count, records, names=None):
                    highest, names)
 
 
-def _statistic(kind):
+def statistic_for(kind):
     from ..stats import ClassProfile, TargetProfile
 
     return TargetProfile if kind == "numeric" else ClassProfile
@@ -228,24 +228,17 @@ def _chunk_target(kind, y, n):
     return y
 
 
-def _from_chunk(X, y, stat, kind):
+def chunk_statistic(X, y, stat, kind):
     """The statistic of one chunk (a Dask task or a store's chunk); an empty chunk gives the empty value."""
     if X.shape[0] == 0:
         return stat.empty()
     return stat.from_chunk(X, _chunk_target(kind, y, X.shape[0]))
 
 
-def _merge(*parts):
-    out = parts[0]
-    for part in parts[1:]:
-        out = out.merge(part)
-    return out
-
-
 def profile_matrix(M, y, target, names):
     """The profile of a matrix in memory (``as_matrix``'s)."""
     kind = resolve_kind(target, y, M.shape[0])
-    return _finish(_from_chunk(M, y, _statistic(kind), kind), kind, names)
+    return finish_profile(chunk_statistic(M, y, statistic_for(kind), kind), kind, names)
 
 
 def profile_stream(chunks, target, feature_names=None):
@@ -253,19 +246,19 @@ def profile_stream(chunks, target, feature_names=None):
     from ..core.engine import accumulate
 
     kind = "classes" if target == "auto" else target
-    stat = _statistic(kind)
+    stat = statistic_for(kind)
     first = {}
 
     def summarize(chunk):
         Xc, yc = chunk
         M, names = as_matrix(Xc) if np.shape(Xc)[0] else (Xc, None)
         first.setdefault("names", names)
-        return _from_chunk(M, yc, stat, kind)
+        return chunk_statistic(M, yc, stat, kind)
 
     stats = accumulate(chunks, summarize, stat.empty())
     if stats.n_features == 0:
         raise ValueError("The chunk stream was empty: no rows to profile.")
-    return _finish(stats, kind, feature_names if feature_names is not None else first.get("names"))
+    return finish_profile(stats, kind, feature_names if feature_names is not None else first.get("names"))
 
 
 def block_records(X, y, kind):
@@ -275,7 +268,7 @@ def block_records(X, y, kind):
     of ``highest_mean``, -1 for none; 0 without a target). Returns ``(records, classes, count)``;
     ``records_profile`` gives the ``Profile`` back. ``y``: labels for ``kind`` "classes", numbers
     for "numeric", None for "none"."""
-    classes, count, means, prevalence, effect, top = _arrays(_from_chunk(X, y, _statistic(kind), kind), kind)
+    classes, count, means, prevalence, effect, top = _arrays(chunk_statistic(X, y, statistic_for(kind), kind), kind)
     k = means.shape[0]
     out = np.empty((means.shape[1], 2 * k + 1))
     out[:, :k] = means.T
@@ -320,10 +313,10 @@ def profile_store(store, y, target, feature_names=None, rows=None, chunk_bytes=N
             y = y[rows]
         y = as_labels(y, m)
     kind = resolve_kind(target, y, m)
-    stat = _statistic(kind)
-    stats = accumulate(labelled_chunks(store, y, budget, rows), lambda c: _from_chunk(*c, stat, kind), stat.empty())
+    stat = statistic_for(kind)
+    stats = accumulate(labelled_chunks(store, y, budget, rows), lambda c: chunk_statistic(*c, stat, kind), stat.empty())
     names = feature_names if feature_names is not None else store.feature_names
-    return _finish(stats, kind, names)
+    return finish_profile(stats, kind, names)
 
 
 def profile_dask(X, y, target, feature_names=None, scheduler=None):
@@ -335,8 +328,8 @@ def profile_dask(X, y, target, feature_names=None, scheduler=None):
         n, p = X.shape
         kind = resolve_kind(target, y, n)
         labels = None if y is None else _chunk_target(kind, y, n)
-        stat = _statistic(kind)
-        parts = row_block_tasks(X, labels, _from_chunk, stat, kind)
+        stat = statistic_for(kind)
+        parts = row_block_tasks(X, labels, chunk_statistic, stat, kind)
         k = 1 if labels is None or kind == "numeric" else len(np.unique(labels))
         stats = compute(merge_tree(parts, 2 * k, p), chosen)
-    return _finish(stats, kind, names)
+    return finish_profile(stats, kind, names)

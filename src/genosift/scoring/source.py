@@ -22,7 +22,7 @@ form         what it holds                                           driver
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -91,6 +91,38 @@ class Source:
 
         return score_backed(self.X, self.y, spec, opts, feature_names=self.feature_names, chunk_bytes=self.chunk_bytes,
                             scheduler=self.scheduler, binary=self.binary, af=bounds, covariates=self.covariates)
+
+    def score_and_profile(self, spec, opts, bounds=None, *, kind, folder=None):
+        """``score`` and the ``profile`` of ``kind`` ("classes", "numeric" or "none", see
+        ``profiles.kind_for``) of this input: ``(result, profile)``.
+
+        A store is read once: the scoring pass on this machine makes the profile from the row
+        chunks or feature blocks it reads (``stored_profile.ProfilePass``), a ``StoredProfile``
+        in the order of the ranking in a temporary file in ``folder`` (close it when done) when
+        it reads feature blocks. Other inputs (and a store scored by Dask workers) are profiled
+        after they are scored, as ``profile(on_disk=True)`` does.
+        """
+        target = "auto" if kind == "none" else kind
+        data = replace(self, y=None) if kind == "none" else self
+        if self.form == "store":
+            from .schedulers import current_scheduler
+            from .store import store_scores
+            from .stored_profile import ProfilePass
+
+            tap = None if self.scheduler is not None or current_scheduler() is not None else ProfilePass(
+                kind, folder=folder)
+            try:
+                res = store_scores(self.X, self.y, spec, opts, rows=self.rows, chunk_bytes=self.chunk_bytes,
+                                   scheduler=self.scheduler, af=bounds, covariates=self.covariates, profile=tap)
+                prof = None if tap is None else tap.result(res.ranks)
+            finally:
+                if tap is not None:
+                    tap.close()
+            if prof is not None:
+                return res, prof
+        else:
+            res = self.score(spec, opts, bounds)
+        return res, data.profile(target, on_disk=True, folder=folder, ranks=res.ranks)
 
     def profile(self, target="auto", *, on_disk=False, folder=None, ranks=None):
         """``genosift.profile`` of this input: per-class means and prevalence and the signed effect.

@@ -91,15 +91,16 @@ def labelled_chunks(store, y, budget, rows=None):
         chunks.close()
 
 
-def _score_rows(store, y, spec, opts, budget, rows, af=None):
+def _score_rows(store, y, spec, opts, budget, rows, af=None, profile=None):
     """A row-mergeable method over the store's row chunks: merged statistics, then the scores.
 
     The feature names (a Python string each) are decoded when the result first needs them, not
     while scoring: a ranking of millions of k-mers costs the names only when they are shown.
     With an allele-frequency filter ``af`` (``(min_af, max_af)``), the carriers of each feature
-    are counted in the same pass.
+    are counted in the same pass, and so is the ``profile`` (a ``ProfilePass``) when given.
     """
     def tapped(pairs):
+        pairs = pairs if profile is None else profile.rows(pairs)
         return pairs if tap is None else tap.pairs(pairs)
 
     if spec.statistic is ClassMoments:  # one pass, independent of the chunk size
@@ -226,10 +227,12 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
 
 
 def store_scores(store, target, spec, opts, *, rows=None, chunk_bytes=None, n_jobs=None, scheduler=None, af=None,
-                 covariates=None):
+                 covariates=None, profile=None):
     """``score_store`` once its arguments are checked: the opened ``store``, the registered method
     ``spec`` with its checked options ``opts``, the increasing ``rows`` kept (``rows_kept``, None:
-    all) and the allele-frequency bounds ``af`` (``check_af``)."""
+    all) and the allele-frequency bounds ``af`` (``check_af``). ``profile``: a
+    ``stored_profile.ProfilePass`` that the pass on this machine feeds with what it reads (a Dask
+    scheduler's workers do not)."""
     budget = chunk_budget(chunk_bytes, "score_store")
     store.check_budget(budget, "score_store")
     y = _target_of(store, target, spec)
@@ -263,10 +266,15 @@ def store_scores(store, target, spec, opts, *, rows=None, chunk_bytes=None, n_jo
                              "threads do the work. Leave out n_jobs or scheduler.")
         res = score_store_tasks(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, scheduler=scheduler, af=af,
                                 covariates=Z)
-    elif spec.streaming == "rows" and not by_features(store, spec):
-        res = _score_rows(store, y, spec, opts, budget, rows, af)
+        return with_covariates(res, covariate_names)
+    if profile is not None:
+        profile.begin(y, m, store.shape[1], lambda: store.feature_names)
+    if spec.streaming == "rows" and not by_features(store, spec):
+        res = _score_rows(store, y, spec, opts, budget, rows, af,
+                          profile if profile is not None and profile.rides_rows(store) else None)
     else:
-        res = _score_blocks(store, target_, spec, opts, budget, rows, n_jobs, af)
+        res = _score_blocks(store, target_, spec, opts, budget, rows, n_jobs, af,
+                            profile if profile is not None and profile.rides_blocks(store) else None)
     return with_covariates(res, covariate_names)
 
 
@@ -289,9 +297,10 @@ def _moment_block(spec, block, j0, j1, target, opts, names):
     return spec.func(stats, **opts)
 
 
-def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None):
+def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None, profile=None):
     """A whole-column method (or a class-moment one, ``by_features``) over the store's feature
-    blocks (the ``rows`` kept), on threads."""
+    blocks (the ``rows`` kept), on threads; each block also gives the records of the ``profile``
+    (a ``ProfilePass``) when given."""
     n, p = store.shape
     names = store.names_loader()  # decoded where a message or the result shows them
     moments = spec.streaming == "rows"
@@ -316,11 +325,17 @@ def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None):
         if af is not None:  # carriers of each block as it is read
             blocks = tap.blocks(blocks, p)
         if moments:
-            parts = engine.map_blocks(lambda b: _moment_block(spec, b[2], b[0], b[1], target, opts, names), blocks,
-                                      n_jobs=jobs)
+            def one(item):
+                j0, j1, block = item
+                if profile is not None:  # on the block's thread
+                    profile.block(j0, j1, block)
+                return _moment_block(spec, block, j0, j1, target, opts, names)
+
+            parts = engine.map_blocks(one, blocks, n_jobs=jobs)
             res = build_result(spec, join_scores(parts), target, names, opts)
         else:
-            res = score_blocks(spec, blocks, target, names, opts, n_jobs=jobs)
+            res = score_blocks(spec, blocks, target, names, opts, n_jobs=jobs,
+                               each=None if profile is None else profile.block)
         return with_af(res, tap.counts, af)
 
 

@@ -1,13 +1,18 @@
-"""A store's profile kept on disk: the per-class means and prevalences and the signed effect of
-every feature (``genosift.profile``), computed over the store's feature blocks and written to a
-temporary file beside the output, then read back a few thousand features at a time. The ranking
-table of millions of features gets its profile columns piece by piece and never holds the profile
-of all of them (16 bytes per feature and class) in memory."""
+"""A store's profile, made by the pass that scores it and kept on disk: the per-class means and
+prevalences and the signed effect of every feature (``genosift.profile``).
+
+``ProfilePass`` rides along the scoring pass over a store (``scoring.store.store_scores``): the
+row chunks it reads fold into the profile's statistics, the feature blocks it reads give their
+records, written to a temporary file beside the output and put in the order of the ranking once
+it is known. ``stored_profile`` makes the same file in a pass of its own. The ranking table of
+millions of features then gets its profile columns piece by piece and never holds the profile of
+all of them (16 bytes per feature and class) in memory."""
 from __future__ import annotations
 
 import errno
 import os
 import tempfile
+import threading
 
 import numpy as np
 
@@ -15,10 +20,10 @@ from ..core import engine
 from ..core.engine import block_width
 from ..core.validation import as_labels
 from ..io.store import chunk_budget
-from .profiles import block_records, records_profile
+from .profiles import block_records, chunk_statistic, finish_profile, records_profile, statistic_for
 from .store import entry_blocks, float_block
 
-__all__ = ["StoredProfile", "stored_profile"]
+__all__ = ["ProfilePass", "StoredProfile", "stored_profile"]
 
 
 class StoredProfile:
@@ -80,6 +85,118 @@ class StoredProfile:
         self.file.close()
 
 
+def _temporary(size, folder):
+    """An unlinked temporary file of ``size`` bytes in ``folder``, its space reserved."""
+    fd, name = tempfile.mkstemp(prefix=".genosift-profile.", suffix=".tmp", dir=folder)
+    file = os.fdopen(fd, "w+b")
+    os.unlink(name)  # gone with the process, however it ends
+    try:
+        _reserve(file, size, folder)
+    except BaseException:
+        file.close()
+        raise
+    return file
+
+
+class ProfilePass:
+    """The profile of a store's features, made from what the scoring pass reads.
+
+    The scoring pass calls ``begin`` once it knows the samples' target, then hands over each
+    row chunk (``rows``: its statistics are merged) or each feature block (``block``: its
+    records are written at the features' places in a temporary file in ``folder``, from any
+    thread). It rides along only the passes that read the store as its own pass would
+    (``rides_rows``, ``rides_blocks``). ``result(ranks)`` gives the profile: a ``Profile`` from row chunks, a
+    ``StoredProfile`` in the order of ``ranks`` from feature blocks (close it when done); None
+    when the pass read neither (a Dask scheduler scores elsewhere).
+    """
+
+    def __init__(self, kind, *, folder=None):
+        self.kind, self.folder = kind, folder
+        self.began = False
+        self.stats = self.file = None
+        self._lock = threading.Lock()
+
+    def begin(self, y, m, p, names):
+        """The target of the ``m`` rows scored (None for none), the number of features ``p`` and
+        their names (a callable giving them, for a profile made from rows)."""
+        self.began, self.p, self.names = True, p, names
+        self.labels = None if y is None or self.kind == "none" else as_labels(y, m)
+        first, self.classes, self.count = block_records(np.zeros((m, 1)), self.labels, self.kind)
+        self.width = first.shape[1]
+        # the blocks get class codes: the labels are checked once, here
+        self.codes = (np.searchsorted(self.classes, self.labels).astype(np.intp) if self.kind == "classes"
+                      else self.labels)
+
+    def rides_rows(self, store):
+        """Whether the profile rides along a pass over the row chunks of ``store``: where its own
+        pass would read them too, a store without a column copy (one with it is profiled from
+        its feature blocks, faster, and exactly as in memory)."""
+        return not (store.sparse and store.has_column_copy)
+
+    def rides_blocks(self, store):
+        """Whether the profile rides along a pass over the feature blocks of ``store``: those of
+        its column copy, what its own pass would read (a dense store's blocks are profiled
+        faster by its own pass over the row chunks)."""
+        return store.sparse and store.has_column_copy
+
+    def rows(self, pairs):
+        """``pairs`` (row chunks and their targets) as they are, their profile merged on the way;
+        a pass that starts again starts the profile again."""
+        stat = statistic_for(self.kind)
+        self.stats, done = stat.empty(), 0
+        for chunk, target in pairs:
+            labels = None if self.labels is None else self.labels[done:done + chunk.shape[0]]
+            part = chunk_statistic(chunk, labels, stat, self.kind)
+            absorb = getattr(self.stats, "absorb", None)  # the running value is this pass's own
+            self.stats = self.stats.merge(part) if absorb is None else absorb(part)
+            done += chunk.shape[0]
+            yield chunk, target
+
+    def block(self, j0, j1, block):
+        """The records of the features ``j0:j1`` (every row scored of ``block``) at their places."""
+        with self._lock:
+            if self.file is None:
+                self.file = _temporary(self.p * self.width * 8, self.folder)
+        records = np.ascontiguousarray(block_records(block, self.codes, self.kind)[0])
+        os.pwrite(self.file.fileno(), records.tobytes(), j0 * self.width * 8)
+
+    def result(self, ranks):
+        """The profile, the records of a ``StoredProfile`` in the order of ``ranks`` (each feature's
+        rank, 1 = first); None if the pass read neither rows nor blocks."""
+        if self.file is None:
+            if self.stats is None or not self.stats.n_features:
+                return None
+            names = self.names() if callable(self.names) else self.names
+            return finish_profile(self.stats, self.kind, names)
+        ranks = np.asarray(ranks)
+        by_feature, self.file = self.file, None
+        try:
+            ranked = _temporary(self.p * self.width * 8, self.folder)
+            try:
+                step = max(1, StoredProfile.READ // (self.width * 8))
+                for j0 in range(0, self.p, step):
+                    j1 = min(self.p, j0 + step)
+                    size = (j1 - j0) * self.width * 8
+                    data = os.pread(by_feature.fileno(), size, j0 * self.width * 8)
+                    if len(data) != size:
+                        raise OSError(f"The profile's temporary file ended early: {len(data)} of {size} bytes read.")
+                    mapped = np.memmap(ranked, dtype=np.float64, mode="r+", shape=(self.p, self.width))
+                    mapped[ranks[j0:j1] - 1] = np.frombuffer(data, dtype=np.float64).reshape(j1 - j0, self.width)
+                    del mapped  # its pages leave the process's resident memory (they stay in the page cache)
+                ranked.flush()
+            except BaseException:
+                ranked.close()
+                raise
+        finally:
+            by_feature.close()
+        return StoredProfile(self.kind, self.classes, self.count, ranked, ranks, self.width)
+
+    def close(self):
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
 def stored_profile(store, y, kind, *, rows=None, ranks=None, chunk_bytes=None, folder=None):
     """The profile of a store's features (the ``rows`` kept) as a ``StoredProfile``, in one pass
     over its feature blocks (read from its column copy): ``y`` as ``profiles.block_records``
@@ -95,11 +212,8 @@ def stored_profile(store, y, kind, *, rows=None, ranks=None, chunk_bytes=None, f
     if kind == "classes":  # the blocks get class codes: the labels are checked once, here
         y = np.searchsorted(classes, as_labels(y, m)).astype(np.intp)
     width = first.shape[1]
-    fd, name = tempfile.mkstemp(prefix=".genosift-profile.", suffix=".tmp", dir=folder)
-    file = os.fdopen(fd, "w+b")
-    os.unlink(name)  # gone with the process, however it ends
+    file = _temporary(p * width * 8, folder)
     try:
-        _reserve(file, p * width * 8, folder)
         with engine.progress("Profiling feature blocks", total=p, unit="features") as bar:
             half = max(1, budget // 2)
             if store.sparse and store.has_column_copy:

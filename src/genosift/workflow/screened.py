@@ -52,6 +52,7 @@ def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups
         ``X``), and of the unlabelled ones.
     """
     from .. import get_method
+    from ..scores import check_af, check_options, refuse_covariates
     from ..selectors import check_ks
     from ..selectors.score_funcs import covariate_frame
     from .evaluation import evaluate, evaluation_splits
@@ -73,19 +74,21 @@ def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups
     splits, _ = evaluation_splits(y, cv=cv, groups=groups, validation=validation, metric=metric,
                                   random_state=random_state)
     train = np.arange(n) if validation is None else np.flatnonzero(~np.asarray(validation, dtype=bool))
-    scoring = dict(method=spec.name, covariates=covariates, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
-                   **(score_params or {}))
+    opts, bounds = check_options(spec, score_params or {}), check_af(min_af, max_af, "evaluate")
+    if covariates is not None:
+        refuse_covariates(spec, "evaluate")
     keep = max(max(ks), TOP_VALUES)
     tops, tested = [], []
     for fold_train, _ in splits:
-        res = _scored(store, where, fold_train, y, **scoring)
+        res = _source(store, where, fold_train, y, covariates, chunk_bytes).score(spec, opts, bounds)
         tops.append(res.top_indices(keep))
         tested.append(res.n_tested)
         del res
-    result = _scored(store, where, train, y, **scoring)
+    # the final ranking and its class profile, in one pass over the store
+    result, profile = _source(store, where, train, y, covariates, chunk_bytes).score_and_profile(
+        spec, opts, bounds, kind="classes", folder=folder)
     tops.append(result.ranking[:keep])
     columns = np.unique(np.concatenate(tops))
-    profile = _profile(store, where, train, y, result.ranks, chunk_bytes=chunk_bytes, folder=folder)
     screened = Screened(columns, tested, result, profile)
     try:
         X = data.read_columns(columns)
@@ -110,19 +113,10 @@ def _in_store_order(where, idx):
     return where[idx][order], idx[order]
 
 
-def _scored(store, where, idx, y, *, covariates, **scoring):
-    """``score_store`` on the store rows of the labelled samples ``idx`` (in the store's order)."""
-    from ..scoring.store import score_store
-
-    rows, idx = _in_store_order(where, idx)
-    return score_store(store, y[idx], samples=rows, covariates=None if covariates is None else covariates.iloc[idx],
-                       **scoring)
-
-
-def _profile(store, where, idx, y, ranks, *, chunk_bytes, folder):
-    """The class profile of the labelled samples ``idx``, each feature's record at its rank."""
+def _source(store, where, idx, y, covariates, chunk_bytes):
+    """The ``Source`` of the store rows of the labelled samples ``idx`` (in the store's order)."""
     from ..scoring.source import StoreRows
 
     rows, idx = _in_store_order(where, idx)
-    return StoreRows(store, rows).source(y[idx], chunk_bytes=chunk_bytes).profile("classes", on_disk=True,
-                                                                                  folder=folder, ranks=ranks)
+    return StoreRows(store, rows).source(y[idx], chunk_bytes=chunk_bytes,
+                                         covariates=None if covariates is None else covariates.iloc[idx])
