@@ -82,6 +82,18 @@ def test_a_source_scores_as_genosift_score_and_profiles_as_genosift_profile(file
         np.testing.assert_array_equal(data.profile().means, gs.profile(given, y).means)
 
 
+def test_feature_names_name_the_features_of_every_form(files):
+    X, y, ids, names = _data()
+    other = np.array([f"n{j}" for j in range(X.shape[1])], dtype=object)
+    for given in (X, files["store"], gs.io.open_store(files["store"])):
+        assert gs.score(given, y, method="welch", feature_names=other).top(3).tolist() == \
+            other[gs.score(X, y, method="welch").ranking[:3]].tolist()
+        assert gs.profile(given, y, feature_names=other).feature_names.tolist() == other.tolist()
+    with pytest.raises(ValueError, match=r"The 'feature_names' parameter of score must be 12 names, one per feature "
+                                         r"of the store. Got 3 names instead"):
+        gs.score(files["store"], y, feature_names=["a", "b", "c"])
+
+
 def test_profile_reads_every_input_that_score_reads(files):
     """AnnData (in memory, backed, a layer) and data files: the profile of each equals numpy's."""
     X, y, ids, names = _data()

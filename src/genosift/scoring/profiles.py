@@ -1,6 +1,7 @@
 """How each feature differs: its mean and prevalence per class, and the direction of its effect.
 
-A score says how strongly a feature tells the classes apart, not which way. ``profile`` gives,
+A score says how strongly a feature tells the classes apart, not which way. A profile
+(``genosift.profile``, through the one dispatch ``scoring.source``) gives,
 for every feature, the mean in each class, the prevalence in each class (the share of the class's
 samples with x > 0: carriers of a k-mer or a gene) and a signed effect: for two classes the
 difference of the class means (``classes[1]`` minus ``classes[0]``, the convention of the signed

@@ -80,8 +80,8 @@ class Source:
         if self.form == "store":
             from .store import store_scores
 
-            return store_scores(self.X, self.y, spec, opts, rows=self.rows, chunk_bytes=self.chunk_bytes,
-                                scheduler=self.scheduler, af=bounds, covariates=self.covariates)
+            return self._named(store_scores(self.X, self.y, spec, opts, rows=self.rows, chunk_bytes=self.chunk_bytes,
+                                            scheduler=self.scheduler, af=bounds, covariates=self.covariates))
         if self.form == "dask":
             from .dask import score_collection
 
@@ -91,6 +91,12 @@ class Source:
 
         return score_backed(self.X, self.y, spec, opts, feature_names=self.feature_names, chunk_bytes=self.chunk_bytes,
                             scheduler=self.scheduler, binary=self.binary, af=bounds, covariates=self.covariates)
+
+    def _named(self, res):
+        """A store's result under ``feature_names`` when they were given (else the store's own)."""
+        if self.feature_names is None:
+            return res
+        return replace(res, names=np.asarray(self.feature_names, dtype=object), names_loader=None)
 
     def score_and_profile(self, spec, opts, bounds=None, *, kind, folder=None):
         """``score`` and the ``profile`` of ``kind`` ("classes", "numeric" or "none", see
@@ -112,8 +118,9 @@ class Source:
             tap = None if self.scheduler is not None or current_scheduler() is not None else ProfilePass(
                 kind, folder=folder)
             try:
-                res = store_scores(self.X, self.y, spec, opts, rows=self.rows, chunk_bytes=self.chunk_bytes,
-                                   scheduler=self.scheduler, af=bounds, covariates=self.covariates, profile=tap)
+                res = self._named(store_scores(self.X, self.y, spec, opts, rows=self.rows, chunk_bytes=self.chunk_bytes,
+                                               scheduler=self.scheduler, af=bounds, covariates=self.covariates,
+                                               profile=tap))
                 prof = None if tap is None else tap.result(res.ranks)
             finally:
                 if tap is not None:
@@ -257,6 +264,11 @@ def source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=F
             X = open_store(X, binary=binary)
         elif binary and not X.binary:  # a store opened as it is, read as presence here
             X = open_store(X.path, binary=True)
+        if feature_names is not None and np.shape(feature_names) != (X.shape[1],):
+            from ..core.validation import param_error
+
+            raise param_error("feature_names", owner, f"{X.shape[1]} names, one per feature of the store",
+                              f"{np.size(feature_names)} names")
         return Source("store", X, y, feature_names, rows=rows_kept(samples, X.shape[0]), covariates=covariates,
                       chunk_bytes=chunk_bytes, scheduler=scheduler)
     if isinstance(X, (str, os.PathLike)):
