@@ -90,7 +90,7 @@ def test_feature_names_name_the_features_of_every_form(files):
             other[gs.score(X, y, method="welch").ranking[:3]].tolist()
         assert gs.profile(given, y, feature_names=other).feature_names.tolist() == other.tolist()
     with pytest.raises(ValueError, match=r"The 'feature_names' parameter of score must be 12 names, one per feature "
-                                         r"of the store. Got 3 names instead"):
+                                         r"of the store. Got '3 names' instead"):
         gs.score(files["store"], y, feature_names=["a", "b", "c"])
 
 
