@@ -259,9 +259,10 @@ def _reads(monkeypatch):
                                            ("pearson", "mic")])
 def test_the_scoring_pass_makes_the_profile_of_a_two_pass_run(store, method, target, dense, tmp_path, monkeypatch):
     """``score_and_profile`` reads a store once where the scoring pass reads it as the profile's own
-    pass would, and its profile is the one the profile's own pass makes, on the rows kept and in the order of the ranking: bit for bit for counts (sums of
-    whole numbers are exact in any order), to the last digits for real values (summed by rows or
-    by whole columns as each pass reads them)."""
+    pass would, and its profile is the one the profile's own pass makes, on the rows kept and in
+    the order of the ranking: bit for bit for counts (sums of whole numbers are exact in any
+    order), to the last digits for real values (summed by rows or by whole columns as each pass
+    reads them)."""
     from genosift.scoring.profiles import kind_for
     from genosift.scoring.source import StoreRows
 
