@@ -37,10 +37,10 @@ METHODS = ("fisher", "chi2", "auc", "variance")
 NOTES = (
     "The profile rides along the scoring pass where that pass reads the store as the profile's own "
     "would: the feature blocks of a sparse store's column copy (fisher, variance: class moments by "
-    "feature blocks; auc: a whole-column method), and the row chunks of a dense store (fisher, "
-    "variance). Elsewhere (chi2 reads a sparse store by rows, auc and chi2 read a dense store's feature "
-    "blocks) it still takes a pass of its own, faster than riding along, so both variants do the same "
-    "work there: those rows show the noise of the measure. On the row chunks of a dense store the "
+    "feature blocks; chi2, auc: whole-column methods), and the row chunks of a dense store (fisher, "
+    "variance). Where a method reads a dense store's feature blocks (chi2, auc) the profile still takes a "
+    "pass of its own over the rows, faster than riding along, so both variants do the same work there: "
+    "those rows show the noise of the measure. On the row chunks of a dense store the "
     "profile's per-class sums are held beside the scoring's statistics, which raises that pass's peak "
     "(16 bytes per feature and class, plus a chunk's own sums while they are merged).")
 

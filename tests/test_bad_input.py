@@ -1065,7 +1065,7 @@ for command in ("score", "select"):
     ]
 CLI_CASES += [
     ("select: no rule", ["select", "{d}/data.csv", *_SCORE, "-o", "{o}/out.tsv"], 2,
-     r"genosift select: error: select needs a rule: --top K or --fdr Q"),
+     r"genosift select: error: select needs a rule: --top K, --fdr Q or --threshold"),
     ("evaluate: one class", ["evaluate", "{d}/oneclass.csv", *_SCORE, "--k", "1", "--cv", "3", "-o", "{o}/ev"], 1,
      r"y has only one class \('a'\); evaluate needs at least two"),
     ("evaluate: NaN in a feature", ["evaluate", "{d}/nan.csv", *_SCORE, "--k", "1", "--cv", "3", "-o", "{o}/ev"], 1,

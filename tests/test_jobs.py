@@ -84,7 +84,7 @@ def test_the_jobs_messages_name_keywords_in_python_and_options_on_the_command_li
         Covariates(id_column="sample")
     with pytest.raises(UsageError, match=r"structure_out= writes the coordinates of structure=: pass structure= too"):
         Covariates(structure_out=golub / "pcs.tsv")
-    with pytest.raises(UsageError, match=r"select needs a rule: top= or fdr="):
+    with pytest.raises(UsageError, match=r"select needs a rule: top=, fdr= or threshold="):
         gs.jobs.select(samples, golub / "o.tsv")
     with pytest.raises(UsageError, match=r"got unknown option\(s\) \['k'\] \(method_options=\): it takes no options. "
                                          r"See genosift.scores.describe\('welch'\)"):

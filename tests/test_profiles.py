@@ -208,7 +208,8 @@ def test_score_and_select_tables_hold_the_profile_exactly(golub_csv, capsys):
         assert main(["score", *common, "--method", "welch", "-o", str(out)]) == 0
         table = _exact(out, sep)
         assert list(table.columns) == ["feature", "score", "statistic", "pvalue", "qvalue", "rank", "selected",
-                                       "mean_ALL", "mean_AML", "diff_means", "prevalence_ALL", "prevalence_AML"]
+                                       "pattern", "pattern_size", "mean_ALL", "mean_AML", "diff_means",
+                                       "prevalence_ALL", "prevalence_AML"]
         order = pd.Index(read.feature_names).get_indexer(table["feature"])
         for i, c in enumerate(("ALL", "AML")):  # every number read back is the one computed
             np.testing.assert_array_equal(table[f"mean_{c}"], ref.means[i, order])
@@ -241,7 +242,7 @@ def test_regression_ranking_gives_the_correlation_sign(golub_csv):
     assert main(["score", str(folder / "expr.csv"), "--meta", str(folder / "t.csv"), "--id", "sample",
                  "--target", "t", "--method", "pearson", "--top", "3", "-o", str(out), "--quiet"]) == 0
     table = _exact(out)
-    assert list(table.columns[7:]) == ["mean", "correlation_sign", "prevalence"]
+    assert list(table.columns[7:]) == ["pattern", "pattern_size", "mean", "correlation_sign", "prevalence"]
     np.testing.assert_array_equal(np.sign(table["statistic"]), table["correlation_sign"])
     order = pd.Index(read.feature_names).get_indexer(table["feature"])
     np.testing.assert_allclose(table["mean"], read.X.mean(axis=0)[order], rtol=1e-13)

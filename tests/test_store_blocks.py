@@ -141,7 +141,8 @@ def test_cli_ranking_of_a_store_equals_the_table_in_memory(store, method, target
     result = score_store(path, y, method=method, chunk_bytes=20_000)  # pearson's rows merge: its own rounding
     mask = np.zeros(P, dtype=bool)
     mask[result.top_indices(17)] = True
-    expected = ranking_frame(result, mask, profile(X, y, target="numeric" if method == "pearson" else "classes"))
+    expected = ranking_frame(result, mask, profile(X, y, target="numeric" if method == "pearson" else "classes"),
+                             patterns=gs.count_patterns(X, binary=False))
     got = pd.read_csv(out, sep="\t", keep_default_na=False, na_values=[""], float_precision="round_trip")
     expected = expected.astype({c: object for c in expected.columns if expected[c].dtype == object})
     assert got.columns.tolist() == expected.columns.tolist()

@@ -25,12 +25,14 @@ _PUBLIC = {
     "cross_validate_ks": ".selectors.cv",
     "Profile": ".scoring.profiles", "profile": ".scoring",
     "annotate_var": "._anndata",
+    "count_patterns": ".scoring", "Patterns": ".scoring.patterns",
     "principal_coordinates": ".structure",
     "simulate_clonal_population": ".clonal",
 }
 
 __all__ = [
     "MRMR",
+    "Patterns",
     "REGISTRY",
     "RFE",
     "Profile",
@@ -43,6 +45,7 @@ __all__ = [
     "StabilitySelection",
     "__version__",
     "annotate_var",
+    "count_patterns",
     "cross_validate_ks",
     "get_method",
     "io",

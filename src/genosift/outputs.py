@@ -15,33 +15,53 @@ from .core.tabletext import write_delimited
 RANKING_ROWS = 1 << 16
 
 
-def ranking_frame(result, mask, prof, rows=None):
-    """The ranking table of ``score``: the result's columns, ``selected``, and the profile's
-    columns (means, the signed effect, prevalence), best feature first; or of the features
-    ``rows`` (indices), in that order."""
+def ranking_frame(result, mask, prof, rows=None, patterns=None):
+    """The ranking table of ``score``: the result's columns, ``selected``, the feature's
+    ``pattern`` (with ``patterns``, a ``scoring.patterns.Patterns``; empty where not tested) and
+    the profile's columns (means, the signed effect, prevalence), best feature first; or of the
+    features ``rows`` (indices), in that order."""
     import pandas as pd
 
     rows = result.ranking if rows is None else np.asarray(rows, dtype=np.intp)
     frame = result.to_frame(rows=rows)
     frame["selected"] = mask[rows]
+    if patterns is not None:
+        from .scoring.patterns import nullable
+
+        ids = patterns.ids[rows]
+        frame["pattern"] = nullable(ids)
+        frame["pattern_size"] = nullable(np.where(ids >= 0, patterns.sizes[np.maximum(ids, 0)], -1))
     if prof is not None:
         frame = pd.concat([frame, prof.columns(rows)], axis=1)
     return frame
 
 
-def ranking_frames(result, mask, prof, *, batch=None):
-    """The ranking table in consecutive pieces of ``batch`` rows (default ``RANKING_ROWS``), best
-    first (for ``write_frame``: the table of millions of features is never held whole)."""
-    batch = RANKING_ROWS if batch is None else batch
+def collapsed_ranking(result, patterns):
+    """The ranking with one feature per pattern: the best-ranked feature of each (its
+    representative), and every feature not tested, in ranking order."""
     ranking = result.ranking
+    ids = patterns.ids[ranking]
+    tested = ids >= 0
+    _, first = np.unique(ids[tested], return_index=True)
+    keep = ~tested
+    keep[np.flatnonzero(tested)[first]] = True
+    return ranking[keep]
+
+
+def ranking_frames(result, mask, prof, *, batch=None, patterns=None, collapse=False):
+    """The ranking table in consecutive pieces of ``batch`` rows (default ``RANKING_ROWS``), best
+    first (for ``write_frame``: the table of millions of features is never held whole); with
+    ``collapse``, one row per pattern (``collapsed_ranking``)."""
+    batch = RANKING_ROWS if batch is None else batch
+    ranking = collapsed_ranking(result, patterns) if collapse else result.ranking
     for start in range(0, max(len(ranking), 1), batch):
-        yield ranking_frame(result, mask, prof, ranking[start:start + batch])
+        yield ranking_frame(result, mask, prof, ranking[start:start + batch], patterns)
 
 
-def selected_frame(result, mask, prof):
+def selected_frame(result, mask, prof, patterns=None):
     """The rows of the ranking table that ``mask`` selects, best first."""
     ranking = result.ranking
-    return ranking_frame(result, mask, prof, ranking[mask[ranking]])
+    return ranking_frame(result, mask, prof, ranking[mask[ranking]], patterns)
 
 
 def selected_records(ranking):

@@ -1,4 +1,4 @@
-"""`genosift convert`, `score` and `select`: each a parse of its options and one job (``genosift.jobs``)."""
+"""`genosift convert`, `score`, `select` and `patterns`: each a parse of its options and one job (``genosift.jobs``)."""
 from __future__ import annotations
 
 import sys
@@ -22,11 +22,13 @@ def samples_of(args):
     """The labelled samples the options describe (``genosift.jobs.Samples``)."""
     from ..jobs import Samples
 
+    given = {name: getattr(args, name, None) for name in ("group", "train_groups", "val_groups", "classes",
+                                                          "min_count", "min_matched")}
     return Samples(args.data, target=args.target, meta=args.meta, id_column=args.id, meta_sep=args.meta_sep,
-                   group_column=args.group, train_groups=args.train_groups, val_groups=args.val_groups,
-                   classes=args.classes, min_count=args.min_count, format=args.format,
-                   read_options=read_options(args), absent=args.absent_samples, binary=args.binary,
-                   min_matched=args.min_matched)
+                   group_column=given["group"], train_groups=given["train_groups"], val_groups=given["val_groups"],
+                   classes=given["classes"], min_count=given["min_count"], format=args.format,
+                   read_options=read_options(args), absent=args.absent_samples, binary=getattr(args, "binary", False),
+                   min_matched=given["min_matched"])
 
 
 def covariates_of(args):
@@ -44,10 +46,10 @@ def scoring_of(args):
                 max_af=args.max_af)
 
 
-def _ranking(job, args):
-    run = job(samples_of(args), args.output, **scoring_of(args), top=args.top, fdr=args.fdr,
-              covariates=covariates_of(args), chunk_bytes=args.chunk_bytes, scheduler=args.scheduler,
-              force=args.force, command=command_line())
+def _ranking(job, args, **more):
+    run = job(samples_of(args), args.output, **scoring_of(args), top=args.top, fdr=args.fdr, threshold=args.threshold,
+              alpha=args.alpha, covariates=covariates_of(args), chunk_bytes=args.chunk_bytes, scheduler=args.scheduler,
+              force=args.force, command=command_line(), **more)
     print(run)
     return 0
 
@@ -55,13 +57,21 @@ def _ranking(job, args):
 def score_command(args):
     from .. import jobs
 
-    return _ranking(jobs.score, args)
+    return _ranking(jobs.score, args, collapse_patterns=args.collapse_patterns)
 
 
 def select_command(args):
     from .. import jobs
 
     return _ranking(jobs.select, args)
+
+
+def patterns_command(args):
+    from .. import jobs
+
+    print(jobs.patterns(samples_of(args), args.output, binary=not args.counts, min_af=args.min_af,
+                        max_af=args.max_af, alpha=args.alpha, chunk_bytes=args.chunk_bytes, force=args.force))
+    return 0
 
 
 def convert_command(args):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ..core.choices import METRICS, MODELS
-from .data import convert_command, score_command, select_command
+from .data import convert_command, patterns_command, score_command, select_command
 from .info import demo_command, methods_command
 from .model import evaluate_command, predict_command, report_command
 from .precompile import precompile_command
@@ -85,6 +85,12 @@ def _add_data_options(p):
     _add_covariate_options(p)
     p.add_argument("--top", type=_positive_int, help="select the K best features")
     p.add_argument("--fdr", type=_fraction, help="select features with BH q-value <= Q")
+    p.add_argument("--threshold", type=_threshold, metavar="bonferroni-patterns|bonferroni|P",
+                   help="select features with a p-value below a threshold: --alpha over the number of distinct "
+                        "patterns of the features tested (pyseer's genome-wide threshold), over the number of "
+                        "features tested, or the p-value P")
+    p.add_argument("--alpha", type=_fraction, default=0.05,
+                   help="the family-wise significance level of a named --threshold (default 0.05)")
     p.add_argument("--group", help="metadata column of groups for --train-groups / --val-groups")
     p.add_argument("--train-groups", help="comma-separated groups to score on (others are held out)")
     p.add_argument("--val-groups", help="comma-separated groups to hold out of scoring")
@@ -214,6 +220,16 @@ def _column_list(text):
     if not names:
         raise argparse.ArgumentTypeError(f"must be comma-separated column names, e.g. label,batch; got {text!r}")
     return names
+
+
+def _threshold(text):
+    if text in ("bonferroni-patterns", "bonferroni"):
+        return text
+    value = _number(text)
+    if value is None or not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be bonferroni-patterns, bonferroni or a p-value in (0, 1]; "
+                                         f"got {text!r}")
+    return value
 
 
 def _number(text):
@@ -347,10 +363,34 @@ def _add_data_commands(sub):
     p.set_defaults(func=convert_command)
     p = sub.add_parser("score", help="rank every feature of a data file against a label column")
     _add_data_options(p)
+    p.add_argument("--collapse-patterns", action="store_true",
+                   help="one row per distinct pattern of the features tested (its best-ranked feature, with "
+                        "pattern_size: the features sharing it) instead of one per feature")
     p.set_defaults(func=score_command)
     p = sub.add_parser("select", help="write the selected features of every labelled sample")
     _add_data_options(p)
     p.set_defaults(func=select_command)
+    p = sub.add_parser("patterns", help="count the distinct presence/absence patterns of the features and the "
+                                        "Bonferroni threshold over them (pyseer's count_patterns)")
+    _add_input_options(p)
+    _add_sample_options(p, binary=False)
+    _add_match_option(p)
+    p.add_argument("--target", help="the label column (in --meta, or in the data table): the patterns of the samples "
+                                    "with a label, those `score` tests; without it, of every sample")
+    p.add_argument("--counts", action="store_true",
+                   help="patterns of the values themselves (counts, dosages), not of presence/absence")
+    p.add_argument("--min-af", type=_share, metavar="F",
+                   help="count only the features carried by at least this share of the samples (those `score "
+                        "--min-af F` tests)")
+    p.add_argument("--max-af", type=_share, metavar="F", help="count only the features carried by at most this share")
+    p.add_argument("--alpha", type=_fraction, default=0.05,
+                   help="the family-wise significance level divided by the number of patterns (default 0.05)")
+    p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
+                   help="memory budget of the reads of a store (default 256M)")
+    p.add_argument("-o", "--output", help="a table of every feature's pattern and allele frequency (optional)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing output")
+    _add_run_options(p)
+    p.set_defaults(func=patterns_command)
 
 
 def _add_model_commands(sub):

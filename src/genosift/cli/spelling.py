@@ -54,6 +54,8 @@ _CLI_SPELLING = {
     ("select_mask", "top"): "--top K",
     ("select", "top"): "--top K",
     ("select", "fdr"): "--fdr Q",
+    ("select", "threshold"): "--threshold",
+    ("select_mask", "threshold"): "--threshold",
     ("select_mask", "fdr"): "--fdr",
     ("true_labels", "target"): "--target",
     ("true_labels", "id_column"): "--id",

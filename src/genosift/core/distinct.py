@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-__all__ = ["distinct_columns", "mix64"]
+__all__ = ["EntryHashes", "distinct_columns", "mix64"]
 
 _SEED = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -143,3 +143,121 @@ def distinct_columns(M):
     position = np.empty(b, dtype=np.intp)
     position[first] = np.arange(first.size)
     return first, position[rep]
+
+
+# ----------------------------------------------------------------------------------------------
+# Hashes of the non-zero entries of each column, added up chunk by chunk
+
+
+#: Seeds and row multipliers of the two independent 64-bit hashes of ``EntryHashes``.
+_SEED_A, _ROW_A = np.uint64(0x243F6A8885A308D3), np.uint64(0x9E3779B97F4A7C15)
+_SEED_B, _ROW_B = np.uint64(0x13198A2E03707344), np.uint64(0xC2B2AE3D27D4EB4F)
+
+
+_MAGNITUDE = np.uint64(0x7FFFFFFFFFFFFFFF)  # a float64's bits but its sign: 0 for +0.0 and -0.0
+_SIGN = np.uint64(63)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _entry(bits, row, j, a, b, count, positive):
+    """One value's part of column ``j``'s hashes (nothing for a zero of either sign)."""
+    if bits & _MAGNITUDE:
+        a[j] += mix64(bits ^ (np.uint64(row) * _ROW_A) ^ _SEED_A)
+        b[j] += mix64(mix64(bits + np.uint64(row) * _ROW_B) ^ _SEED_B)
+        count[j] += 1
+        if (bits >> _SIGN) == 0:
+            positive[j] += 1
+
+
+@njit(cache=True, nogil=True)
+def _add_rows(indptr, indices, values, row0, a, b, count, positive):
+    """The entries of a CSR block of rows ``row0...``: each column's sums and counts."""
+    for i in range(indptr.shape[0] - 1):
+        for k in range(indptr[i], indptr[i + 1]):
+            _entry(values[k], row0 + i, indices[k], a, b, count, positive)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _add_columns(indptr, indices, values, j0, a, b, count, positive):
+    """The entries of a CSC block of whole columns ``j0...`` (rows as they are indexed)."""
+    for c in prange(indptr.shape[0] - 1):
+        for k in range(indptr[c], indptr[c + 1]):
+            _entry(values[k], indices[k], j0 + c, a, b, count, positive)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _add_dense(values, row0, j0, a, b, count, positive):
+    """The values of a dense block (rows ``row0...``, columns ``j0...``)."""
+    for c in prange(values.shape[1]):
+        for i in range(values.shape[0]):
+            _entry(values[i, c], row0 + i, j0 + c, a, b, count, positive)
+
+
+class EntryHashes:
+    """Two independent 64-bit hashes of each column's non-zero entries (row, value), summed
+    entry by entry, so that they are taken from row chunks or blocks of whole columns alike, in
+    any order: a column's key is the same whichever way its entries come. Columns with equal keys
+    hold the same non-zero values in the same rows (two different columns share a key with a
+    chance of about ``m**2 / 2**129`` among ``m`` distinct columns: below 1e-20 for 10**8).
+
+    Values are read as float64 bits (a count of 3 and 3.0 are the same); zeros, stored or not,
+    are no entries, and NaN is refused by the callers. ``rows(X, row0)`` adds a block of rows
+    whose first is row ``row0``; ``columns(X, j0)`` a block of whole columns starting at column
+    ``j0``; ``keys()`` gives the (p, 2) keys; ``count`` holds the non-zero entries of each column
+    and ``positive`` those above 0 (its carriers).
+
+    >>> import numpy as np
+    >>> X = np.array([[1., 0., 1.], [0., 2., 0.], [3., 0., 3.]])
+    >>> h = EntryHashes(3); h.rows(X[:2], 0); h.rows(X[2:], 2)
+    >>> k = h.keys(); bool((k[0] == k[2]).all()), bool((k[0] == k[1]).all())
+    (True, False)
+    """
+
+    def __init__(self, p):
+        self.a = np.zeros(p, dtype=np.uint64)
+        self.b = np.zeros(p, dtype=np.uint64)
+        self.count = np.zeros(p, dtype=np.int64)
+        self.positive = np.zeros(p, dtype=np.int64)
+
+    def rows(self, X, row0):
+        """Add the rows ``row0 ... row0 + len(X)`` (dense, or any sparse matrix)."""
+        if sp.issparse(X):
+            M = X.tocsr()
+            if not M.has_canonical_format:
+                M = M.copy()
+                M.sum_duplicates()
+            _add_rows(M.indptr, M.indices, _bits(M.data), row0, *self._arrays())
+        else:
+            _add_dense(_bits(np.asarray(X)), row0, 0, *self._arrays())
+
+    def columns(self, X, j0):
+        """Add the whole columns ``j0 ... j0 + X.shape[1]`` (dense, or any sparse matrix)."""
+        if sp.issparse(X):
+            M = X.tocsc()
+            if not M.has_canonical_format:
+                M = M.copy()
+                M.sum_duplicates()
+            _add_columns(M.indptr, M.indices, _bits(M.data), j0, *self._arrays())
+        else:
+            _add_dense(_bits(np.asarray(X)), 0, j0, *self._arrays())
+
+    def _arrays(self):
+        return self.a, self.b, self.count, self.positive
+
+    def keys(self):
+        """The (p, 2) uint64 key of each column: both sums, each mixed with the entry count."""
+        n = self.count.astype(np.uint64)
+        return np.stack([_mixed(self.a ^ (n * _ROW)), _mixed(self.b ^ (n * _M1))], axis=1)
+
+
+def _mixed(h):
+    """``mix64`` over an array (numpy's wrapping uint64 arithmetic)."""
+    with np.errstate(over="ignore"):
+        h = (h ^ (h >> _S1)) * _M1
+        h = (h ^ (h >> _S2)) * _M2
+        return h ^ (h >> _S3)
+
+
+def _bits(values):
+    """``values`` as float64 bit patterns (uint64), one per value."""
+    return np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)

@@ -13,7 +13,8 @@ the command line spells as its options.
 from .convert import Converted, Demo, convert, demo
 from .inputs import Covariates, Samples
 from .models import Evaluated, Predicted, Reported, evaluate, predict, report
+from .patterns import PatternCount, patterns
 from .ranking import Ranking, score, select
 
-__all__ = ["Converted", "Covariates", "Demo", "Evaluated", "Predicted", "Ranking", "Reported", "Samples", "convert",
-           "demo", "evaluate", "predict", "report", "score", "select"]
+__all__ = ["Converted", "Covariates", "Demo", "Evaluated", "PatternCount", "Predicted", "Ranking", "Reported",
+           "Samples", "convert", "demo", "evaluate", "patterns", "predict", "report", "score", "select"]

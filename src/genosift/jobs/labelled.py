@@ -258,7 +258,8 @@ def labelled_source(labelled, *, chunk_bytes=None, covariates=None):
 
 
 def score_labelled(labelled, *, method, opts, bounds=None, chunk_bytes=None, covariates=None, folder=None):
-    """Score the training samples and profile them, in one pass over a store: ``(result, profile)``.
+    """Score the training samples, profile them and find their patterns, in one pass over a store:
+    ``(result, profile, patterns)``.
 
     ``opts``: the method's options, checked where the call entered (``scores.check_options``);
     ``bounds``: the allele-frequency filter on the training samples (``scores.check_af``);
@@ -267,22 +268,34 @@ def score_labelled(labelled, *, method, opts, bounds=None, chunk_bytes=None, cov
     method (``profiles.kind_for``): per class for class methods, the correlation's sign for a
     regression method on a numeric target, one group for unsupervised methods. A profile made
     from a store's feature blocks is a ``StoredProfile`` in a temporary file in ``folder``, in
-    the order of the ranking (the ranking table reads it in one sweep; close it when done).
+    the order of the ranking (the ranking table reads it in one sweep; close it when done). The
+    patterns (``scoring.patterns.Patterns``) are those of the values scored, of the features
+    tested.
     """
     from ..scores import get_method
+    from ..scoring.patterns import PatternPass
     from ..scoring.profiles import kind_for
 
     spec = get_method(method)
     data = labelled_source(labelled, chunk_bytes=chunk_bytes, covariates=covariates)
-    return data.score_and_profile(spec, opts, bounds, kind=kind_for(spec.name, labelled.y_train), folder=folder)
+    riding = PatternPass(bounds)
+    result, prof = data.score_and_profile(spec, opts, bounds, kind=kind_for(spec.name, labelled.y_train),
+                                          folder=folder, riders=(riding,))
+    try:
+        found = riding.result() if riding.began else data.patterns(bounds)
+    except BaseException:
+        getattr(prof, "close", lambda: None)()
+        raise
+    return result, prof, found
 
 
-def select_mask(result, *, top=None, fdr=None):
-    """Which features a ranking selects: the ``top`` best, or q-value <= ``fdr``, or all; never a
-    feature that an allele-frequency filter left untested."""
-    if top is not None and fdr is not None:
-        raise FixUsageError("Choose one selection rule: {top} or {fdr}, not both.", owner="select_mask",
-                            top=FixError.ANY, fdr=FixError.ANY)
+def select_mask(result, *, top=None, fdr=None, pvalue=None):
+    """Which features a ranking selects: the ``top`` best, or q-value <= ``fdr``, or p-value
+    below ``pvalue`` (a threshold such as Bonferroni's), or all; never a feature that an
+    allele-frequency filter left untested."""
+    if sum(rule is not None for rule in (top, fdr, pvalue)) > 1:
+        raise FixUsageError("Choose one selection rule: {top}, {fdr} or {threshold}, not two.", owner="select_mask",
+                            top=FixError.ANY, fdr=FixError.ANY, threshold=FixError.ANY)
     mask = np.ones(result.n_features, dtype=bool)
     if top is not None:
         if not isinstance(top, (int, np.integer)) or top < 1:
@@ -295,21 +308,29 @@ def select_mask(result, *, top=None, fdr=None):
                            owner="select_mask", fdr=FixError.ANY, top=FixError.ANY)
         with np.errstate(invalid="ignore"):
             mask = result.qvalues <= fdr
+    elif pvalue is not None:
+        if result.pvalues is None:
+            raise FixError(f"{{threshold}} compares p-values, and method '{result.method}' has none. Use {{top}}.",
+                           owner="select_mask", threshold=FixError.ANY, top=FixError.ANY)
+        with np.errstate(invalid="ignore"):
+            mask = result.pvalues < pvalue
     if result.tested is not None:
         mask &= result.tested
     return mask
 
 
-def run_provenance(labelled, result, mask, *, inputs, target, top, fdr, started, command=None, digests=None):
+def run_provenance(labelled, result, mask, *, inputs, target, rule, started, command=None, digests=None,
+                   patterns=None):
     """The sidecar of ``score`` and ``select``: the result's provenance, the inputs' checksums
-    (``digests``, ``input_digests(inputs)`` if not given), the selection rule, the samples scored
-    and their class counts, and the seconds since ``started``."""
+    (``digests``, ``input_digests(inputs)`` if not given), the selection ``rule`` (a dict), the
+    patterns' count, the samples scored and their class counts, and the seconds since ``started``."""
     return {
         **result.provenance(),
         "command": command,
         "inputs": input_digests(inputs) if digests is None else digests,
         "target": target,
-        "selection": {"top": top, "fdr": fdr, "n_selected": int(mask.sum())},
+        "selection": {**rule, "n_selected": int(mask.sum())},
+        **({} if patterns is None else {"n_patterns": patterns.n_patterns}),
         "samples_used": [str(s) for s in labelled.dataset.sample_ids[labelled.train]],
         "class_counts": {str(c): int((labelled.y_train == c).sum()) for c in np.unique(labelled.y_train)},
         "notes": labelled.notes,

@@ -17,7 +17,11 @@ from ..core.messages import FixError, PythonText
 from ..core.validation import FixUsageError
 from .inputs import Covariates
 
-__all__ = ["Ranking", "as_usage", "checked_options", "score", "select"]
+__all__ = ["THRESHOLDS", "Ranking", "Rule", "as_usage", "checked_options", "score", "select"]
+
+#: The named p-value thresholds: alpha over the number of distinct patterns of the features
+#: tested (pyseer's genome-wide threshold), or over the number of features tested.
+THRESHOLDS = ("bonferroni-patterns", "bonferroni")
 
 
 @dataclass
@@ -30,6 +34,8 @@ class Ranking:
         The scores of the training samples.
     mask : ndarray of bool
         The features selected (every tested one without a rule).
+    patterns : Patterns
+        The distinct patterns of the features tested (``genosift.scoring.patterns``).
     outputs : list of Path
         The files written (the table and its JSON sidecar).
     notes : list of str
@@ -41,6 +47,7 @@ class Ranking:
 
     result: object
     mask: np.ndarray
+    patterns: object
     outputs: list
     notes: list = field(default_factory=list)
     lines: list = field(default_factory=list)
@@ -48,6 +55,62 @@ class Ranking:
 
     def __str__(self):
         return "\n".join(self.lines)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How the ``selected`` column is made: the ``top`` best, q-value <= ``fdr``, or p-value below
+    ``threshold`` (a name of ``THRESHOLDS``, alpha over a count, or a number); at most one.
+    ``alpha`` is the family-wise level of a named threshold."""
+
+    top: object = None
+    fdr: object = None
+    threshold: object = None
+    alpha: float = 0.05
+
+    def check(self, spec, required=False):
+        """Before any file is read: one rule (``required``: exactly one), that the method can use."""
+        given = [name for name in ("top", "fdr", "threshold") if getattr(self, name) is not None]
+        if len(given) > 1:
+            raise FixUsageError("Choose one selection rule: {top}, {fdr} or {threshold}, not two.", owner="select",
+                                top=FixUsageError.ANY, fdr=FixUsageError.ANY, threshold=FixUsageError.ANY)
+        if required and not given:
+            raise FixUsageError("select needs a rule: {top}, {fdr} or {threshold}.", owner="select",
+                                top=FixUsageError.ANY, fdr=FixUsageError.ANY, threshold=FixUsageError.ANY)
+        if not 0 < self.alpha < 1:
+            raise FixUsageError(f"{{alpha}} is a significance level in (0, 1); got {self.alpha!r}.", owner="select",
+                                alpha=FixUsageError.ANY)
+        named = isinstance(self.threshold, str)
+        if named and self.threshold not in THRESHOLDS or not named and self.threshold is not None and not (
+                isinstance(self.threshold, (int, float)) and not isinstance(self.threshold, bool)
+                and 0 < self.threshold <= 1):
+            raise FixUsageError(f"{{threshold}} is one of {', '.join(THRESHOLDS)} or a p-value in (0, 1]; got "
+                                f"{self.threshold!r}.", owner="select", threshold=FixUsageError.ANY)
+        for name in ("fdr", "threshold"):
+            if getattr(self, name) is not None and not spec.has_pvalues:
+                raise FixError(f"{{{name}}} needs p-values, and method '{spec.name}' has none. Use {{top}}.",
+                               owner="select_mask", **{name: FixError.ANY}, top=FixError.ANY)
+
+    def pvalue(self, result, patterns):
+        """The p-value threshold, once the features tested and their patterns are known (or None)."""
+        if self.threshold == "bonferroni-patterns":
+            return self.alpha / patterns.n_patterns if patterns.n_patterns else float("nan")
+        if self.threshold == "bonferroni":
+            tested = result.n_features if result.tested is None else int(result.tested.sum())
+            return self.alpha / tested if tested else float("nan")
+        return self.threshold
+
+    def mask(self, result, patterns):
+        from .labelled import select_mask
+
+        return select_mask(result, top=self.top, fdr=self.fdr, pvalue=self.pvalue(result, patterns))
+
+    def record(self, result, patterns):
+        """The rule as the sidecar keeps it."""
+        out = {"top": self.top, "fdr": self.fdr}
+        if self.threshold is not None:
+            out.update(threshold=self.threshold, alpha=self.alpha, pvalue=self.pvalue(result, patterns))
+        return out
 
 
 def as_usage(exc):
@@ -77,18 +140,13 @@ def checked_options(spec, method_options, min_af, max_af, covariates):
     return opts
 
 
-def _checked(samples, output, *, method, method_options, top, fdr, min_af, max_af, covariates, force, rule):
-    """The method, the scoring options and the outputs, checked before any file is read."""
+def _checked(samples, output, rule, *, method, method_options, min_af, max_af, covariates, force, required):
+    """The method, the rule, the scoring options and the outputs, checked before any file is read."""
     from ..outputs import check_outputs, check_table_name
     from ..scores import get_method
 
     spec = get_method(method)
-    if rule and top is None and fdr is None:
-        raise FixUsageError("select needs a rule: {top} or {fdr}.", owner="select", top=FixUsageError.ANY,
-                            fdr=FixUsageError.ANY)
-    if fdr is not None and not spec.has_pvalues:
-        raise FixError(f"{{fdr}} needs p-values, and method '{spec.name}' has none. Use {{top}}.",
-                       owner="select_mask", fdr=FixError.ANY, top=FixError.ANY)
+    rule.check(spec, required)
     covariates = covariates if covariates is not None else Covariates()
     opts = checked_options(spec, method_options, min_af, max_af, covariates)
     out = Path(output)
@@ -100,12 +158,12 @@ def _checked(samples, output, *, method, method_options, top, fdr, min_af, max_a
     return spec, opts, covariates, out, sidecar, inputs
 
 
-def _scored(samples, spec, opts, covariates, *, min_af, max_af, chunk_bytes, scheduler, force, folder, top, fdr):
-    """Read, label, score on the training samples, select and profile."""
+def _scored(samples, spec, opts, covariates, rule, *, min_af, max_af, chunk_bytes, scheduler, force, folder):
+    """Read, label, score on the training samples, profile, find the patterns and select."""
     from ..dask import use_scheduler
     from ..scores import check_af
     from ..scoring.source import StoreRows
-    from .labelled import score_labelled, select_mask
+    from .labelled import score_labelled
 
     labelled = samples.load(layout="csc" if spec.streaming == "blocks" else None)
     frame = covariates.of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, force=force)
@@ -115,22 +173,22 @@ def _scored(samples, spec, opts, covariates, *, min_af, max_af, chunk_bytes, sch
                        "leave out {scheduler}.", owner="score", scheduler=FixError.ANY,
                        write_store=PythonText("genosift.io.write_store"))
     with use_scheduler(scheduler):  # None: the local engine
-        result, prof = score_labelled(labelled, method=spec.name, opts=opts, bounds=check_af(min_af, max_af),
-                                      chunk_bytes=chunk_bytes, covariates=frame, folder=folder)
-    mask = select_mask(result, top=top, fdr=fdr)
-    return labelled, result, mask, prof
+        result, prof, patterns = score_labelled(labelled, method=spec.name, opts=opts, bounds=check_af(min_af, max_af),
+                                                chunk_bytes=chunk_bytes, covariates=frame, folder=folder)
+    return labelled, result, rule.mask(result, patterns), prof, patterns
 
 
-def _provenance(labelled, result, mask, samples, inputs, *, top, fdr, started, command, digests):
+def _provenance(labelled, result, mask, patterns, samples, inputs, rule, *, started, command, digests):
     from .labelled import run_provenance
 
-    return run_provenance(labelled, result, mask, inputs=inputs, target=samples.target, top=top, fdr=fdr,
-                          started=started, command=command, digests=digests)
+    return run_provenance(labelled, result, mask, inputs=inputs, target=samples.target,
+                          rule=rule.record(result, patterns), started=started, command=command, digests=digests,
+                          patterns=patterns)
 
 
-def _lines(result, mask, labelled, started, written, prof):
-    """The summary of a run: what was scored, the notes, the ten best features (with their
-    direction when the profile tells it) and where the outputs went."""
+def _lines(result, mask, patterns, rule, labelled, started, written, prof):
+    """The summary of a run: what was scored, the notes, the patterns and their threshold, the ten
+    best features (with their direction when the profile tells it) and where the outputs went."""
     import resource
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -139,6 +197,9 @@ def _lines(result, mask, labelled, started, written, prof):
     lines += [f"  {note}" for note in labelled.notes]
     if result.covariates:
         lines.append(f"  adjusted for {len(result.covariates)} covariate(s): {', '.join(result.covariates)}")
+    if result.pvalues is not None and patterns.n_patterns:
+        lines.append(f"  {patterns.n_patterns:,} distinct patterns among the {patterns.n_tested:,} features tested: "
+                     f"Bonferroni threshold over them p < {patterns.threshold(rule.alpha):.3g} (alpha {rule.alpha:g})")
     frame = result.to_frame(rows=result.ranking[:10])
     for j, row in zip(result.ranking, frame.itertuples()):
         p = "" if np.isnan(row.pvalue) else f"  q={row.qvalue:.2e}"
@@ -148,22 +209,23 @@ def _lines(result, mask, labelled, started, written, prof):
     return lines
 
 
-def score(samples, output, *, method="fisher", method_options=None, top=None, fdr=None, min_af=None, max_af=None,
-          covariates=None, chunk_bytes=None, scheduler=None, force=False, command=None):
-    """Score every feature of the labelled ``samples`` and write the ranking: ``genosift score``.
-
+_PARAMETERS = """
     Parameters
     ----------
     samples : Samples
         The data file and its labels; the training samples are scored.
     output : str or path
-        The ranking table (``.tsv``, ``.csv`` or ``.parquet``), one row per feature, best first,
-        with the class profile columns and a ``selected`` column; ``<output>.json`` beside it
+        The output table (``.tsv``, ``.csv`` or ``.parquet``); ``<output>.json`` beside it
         holds the provenance.
     method, method_options : str, dict
         A method of ``genosift.methods()`` and its options (``genosift.scores.describe``).
-    top, fdr : optional
-        The selection rule for the ``selected`` column: the ``top`` best, or q-value <= ``fdr``.
+    top, fdr, threshold : optional
+        The selection rule: the ``top`` best, q-value <= ``fdr``, or p-value below
+        ``threshold``: ``"bonferroni-patterns"`` (``alpha`` over the number of distinct patterns
+        of the features tested, pyseer's genome-wide threshold), ``"bonferroni"`` (over the
+        number of features tested) or a p-value.
+    alpha : float
+        The family-wise level of a named threshold (default 0.05).
     min_af, max_af : float, optional
         The allele-frequency filter (see ``genosift.score``).
     covariates : Covariates, optional
@@ -174,63 +236,87 @@ def score(samples, output, *, method="fisher", method_options=None, top=None, fd
         Replace outputs that genosift wrote before (never an input, never another program's file).
     command : str, optional
         The command line to record in the provenance.
+"""
 
-    Returns
-    -------
-    Ranking
+
+def score(samples, output, *, method="fisher", method_options=None, top=None, fdr=None, threshold=None, alpha=0.05,
+          collapse_patterns=False, min_af=None, max_af=None, covariates=None, chunk_bytes=None, scheduler=None,
+          force=False, command=None):
+    """Score every feature of the labelled ``samples`` and write the ranking: ``genosift score``.
+
+    The ranking has one row per feature, best first: its scores, ``selected`` (by the rule),
+    its ``pattern`` (the distinct pattern of its values among the features tested, numbered by
+    first appearance) and ``pattern_size`` (the features sharing it), and the class profile.
+    ``collapse_patterns``: one row per pattern instead, its best-ranked feature.
     """
     from ..outputs import Meanwhile, input_digests, ranking_frames, write_frame
 
     started = time.perf_counter()
+    rule = Rule(top, fdr, threshold, alpha)
     spec, opts, covariates, out, sidecar, inputs = _checked(
-        samples, output, method=method, method_options=method_options, top=top, fdr=fdr, min_af=min_af, max_af=max_af,
-        covariates=covariates, force=force, rule=False)
-    labelled, result, mask, prof = _scored(samples, spec, opts, covariates, min_af=min_af, max_af=max_af,
-                                           chunk_bytes=chunk_bytes, scheduler=scheduler, force=force,
-                                           folder=out.absolute().parent, top=top, fdr=fdr)
+        samples, output, rule, method=method, method_options=method_options, min_af=min_af, max_af=max_af,
+        covariates=covariates, force=force, required=False)
+    labelled, result, mask, prof, patterns = _scored(
+        samples, spec, opts, covariates, rule, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
+        scheduler=scheduler, force=force, folder=out.absolute().parent)
     digests = Meanwhile(input_digests, inputs)  # the inputs' checksums, taken while the table is written
     with closing(prof):
-        write_frame(ranking_frames(result, mask, prof), out, sidecar=sidecar, force=force,
-                    provenance=lambda: _provenance(labelled, result, mask, samples, inputs, top=top, fdr=fdr,
-                                                   started=started, command=command, digests=digests.result()))
-        lines = _lines(result, mask, labelled, started, f"{out} and {sidecar.name}", prof)
-    return Ranking(result, mask, [out, sidecar], list(labelled.notes), lines, time.perf_counter() - started)
+        frames = ranking_frames(result, mask, prof, patterns=patterns, collapse=collapse_patterns)
+        write_frame(frames, out, sidecar=sidecar, force=force,
+                    provenance=lambda: {**_provenance(labelled, result, mask, patterns, samples, inputs, rule,
+                                                      started=started, command=command, digests=digests.result()),
+                                        "collapse_patterns": bool(collapse_patterns)})
+        lines = _lines(result, mask, patterns, rule, labelled, started, f"{out} and {sidecar.name}", prof)
+    return Ranking(result, mask, patterns, [out, sidecar], list(labelled.notes), lines,
+                   time.perf_counter() - started)
 
 
-def select(samples, output, *, method="fisher", method_options=None, top=None, fdr=None, min_af=None, max_af=None,
-           covariates=None, chunk_bytes=None, scheduler=None, force=False, command=None):
+def select(samples, output, *, method="fisher", method_options=None, top=None, fdr=None, threshold=None, alpha=0.05,
+           min_af=None, max_af=None, covariates=None, chunk_bytes=None, scheduler=None, force=False, command=None):
     """Score the labelled ``samples`` and write the selected columns: ``genosift select``.
 
-    The parameters are those of ``score``, with a rule required (``top`` or ``fdr``); ``output``
-    is a table of the samples (rows, with their ids and labels) by the selected features (best
-    first), and its sidecar lists the features selected with their scores.
-
-    Returns
-    -------
-    Ranking
+    The parameters are those of ``score``, with a rule required (``top``, ``fdr`` or
+    ``threshold``); ``output`` is a table of the samples (rows, with their ids and labels) by the
+    selected features (best first), and its sidecar lists the features selected with their scores.
     """
     from ..outputs import Meanwhile, input_digests, selected_frame, selected_records, write_frame
     from .labelled import reduced_frame
 
     started = time.perf_counter()
+    rule = Rule(top, fdr, threshold, alpha)
     spec, opts, covariates, out, sidecar, inputs = _checked(
-        samples, output, method=method, method_options=method_options, top=top, fdr=fdr, min_af=min_af, max_af=max_af,
-        covariates=covariates, force=force, rule=True)
-    labelled, result, mask, prof = _scored(samples, spec, opts, covariates, min_af=min_af, max_af=max_af,
-                                           chunk_bytes=chunk_bytes, scheduler=scheduler, force=force,
-                                           folder=out.absolute().parent, top=top, fdr=fdr)
+        samples, output, rule, method=method, method_options=method_options, min_af=min_af, max_af=max_af,
+        covariates=covariates, force=force, required=True)
+    labelled, result, mask, prof, patterns = _scored(
+        samples, spec, opts, covariates, rule, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
+        scheduler=scheduler, force=force, folder=out.absolute().parent)
     digests = Meanwhile(input_digests, inputs)
     with closing(prof):
         columns = np.flatnonzero(mask)
         columns = columns[np.argsort(result.ranks[columns], kind="stable")]  # best first, as in the ranking
         reduced = reduced_frame(labelled, columns, result.names_of(columns), chunk_bytes=chunk_bytes)
-        selected = selected_records(selected_frame(result, mask, prof))
+        selected = selected_records(selected_frame(result, mask, prof, patterns))
 
         def provenance():
-            return {**_provenance(labelled, result, mask, samples, inputs, top=top, fdr=fdr, started=started,
+            return {**_provenance(labelled, result, mask, patterns, samples, inputs, rule, started=started,
                                   command=command, digests=digests.result()),
                     "selected_features": selected}
 
         write_frame(reduced, out, sidecar=sidecar, provenance=provenance, force=force)
-        lines = _lines(result, mask, labelled, started, f"{out} and {sidecar.name}", prof)
-    return Ranking(result, mask, [out, sidecar], list(labelled.notes), lines, time.perf_counter() - started)
+        lines = _lines(result, mask, patterns, rule, labelled, started, f"{out} and {sidecar.name}", prof)
+    return Ranking(result, mask, patterns, [out, sidecar], list(labelled.notes), lines,
+                   time.perf_counter() - started)
+
+
+score.__doc__ += _PARAMETERS + """    collapse_patterns : bool
+        One row per pattern (its best-ranked feature) instead of one per feature.
+
+    Returns
+    -------
+    Ranking
+"""
+select.__doc__ += _PARAMETERS + """
+    Returns
+    -------
+    Ranking
+"""

@@ -1,11 +1,11 @@
-"""``score``: one function that scores any kind of input, and the drivers behind it.
+"""``score``, ``profile`` and ``count_patterns``: any kind of input, and the drivers behind them.
 
-``score`` (and ``genosift.profile``) tell the input apart in one place, ``source``, which hands
-it to its driver: ``memory`` (arrays, sparse matrices, DataFrames, streams of row chunks),
-``store`` (a genosift store, out of core), ``dask`` (Dask collections, and stores read by a
-cluster's workers) or ``anndata`` (a backed AnnData). Other files and AnnData objects in memory
-are read into a matrix first. Every driver runs the same preparation core (``genosift.scores``:
-make the target, check the classes, merge statistics, finish the result).
+Each tells the input apart in one place, ``source``, which hands it to its driver: ``memory``
+(arrays, sparse matrices, DataFrames, streams of row chunks), ``store`` (a genosift store, out of
+core), ``dask`` (Dask collections, and stores read by a cluster's workers) or ``anndata`` (a
+backed AnnData). Other files and AnnData objects in memory are read into a matrix first. Every
+driver runs the same preparation core (``genosift.scores``: make the target, check the classes,
+merge statistics, finish the result).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 from ..core.validation import param_error
 from ..scores import check_af, check_options, get_method, refuse_covariates
 
-__all__ = ["profile", "score"]
+__all__ = ["count_patterns", "profile", "score"]
 
 
 def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, scheduler=None, binary=False,
@@ -191,3 +191,49 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
         raise param_error("binary", "profile", "True or False", binary)
     return source(X, y, owner="profile", feature_names=feature_names, layer=layer, binary=binary,
                   chunk_bytes=chunk_bytes, scheduler=scheduler, samples=samples).profile(target)
+
+
+def count_patterns(X, *, binary=True, min_af=None, max_af=None, samples=None, chunk_bytes=None, layer=None,
+                   feature_names=None):
+    """The distinct patterns of the features of ``X`` (each with its first feature), in one pass.
+
+    Parameters
+    ----------
+    X : any input ``genosift.score`` takes
+        An array, sparse matrix, DataFrame, chunk stream (``(X_chunk, y_chunk)`` pairs), store,
+        data file, Dask collection or AnnData; read as ``genosift.score`` reads it, in bounded
+        memory where it would be.
+    binary : bool, default True
+        Presence/absence patterns (each value becomes ``x > 0``), as pyseer counts them for
+        k-mers; False: patterns of the values themselves (counts, dosages).
+    min_af, max_af : float in [0, 1], optional
+        Count the patterns of the features carried by a share of the samples in this range only,
+        as pyseer counts those of the variants it tested.
+    samples : boolean mask or increasing row indices, optional
+        For a store: only these rows (the samples of the analysis).
+    chunk_bytes, layer, feature_names : optional
+        As ``genosift.score`` takes them.
+
+    Returns
+    -------
+    Patterns
+        ``n_patterns``, ``threshold(alpha)`` (``alpha / n_patterns``), each feature's pattern
+        (``genosift.scoring.patterns.Patterns``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1, 0, 2, 0], [0, 3, 0, 0], [1, 0, 5, 1]])
+    >>> res = count_patterns(X)
+    >>> res.ids.tolist(), res.n_patterns, res.threshold(0.05)
+    ([0, 1, 0, 2], 3, 0.016666666666666666)
+    >>> count_patterns(X, binary=False).n_patterns  # 2 and 5 differ from 1
+    4
+    """
+    from .source import source
+
+    if not isinstance(binary, (bool, np.bool_)):
+        raise param_error("binary", "count_patterns", "True or False", binary)
+    bounds = check_af(min_af, max_af, "count_patterns")
+    return source(X, owner="count_patterns", feature_names=feature_names, layer=layer, binary=binary,
+                  chunk_bytes=chunk_bytes, samples=samples).patterns(bounds)

@@ -25,6 +25,7 @@ import os
 from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..core.engine import is_chunk_stream
 from ..core.validation import as_matrix
@@ -98,7 +99,7 @@ class Source:
             return res
         return replace(res, names=np.asarray(self.feature_names, dtype=object), names_loader=None)
 
-    def score_and_profile(self, spec, opts, bounds=None, *, kind, folder=None):
+    def score_and_profile(self, spec, opts, bounds=None, *, kind, folder=None, riders=()):
         """``score`` and the ``profile`` of ``kind`` ("classes", "numeric" or "none", see
         ``profiles.kind_for``) of this input: ``(result, profile)``.
 
@@ -106,7 +107,8 @@ class Source:
         chunks or feature blocks it reads (``stored_profile.ProfilePass``), a ``StoredProfile``
         in the order of the ranking in a temporary file in ``folder`` (close it when done) when
         it reads feature blocks. Other inputs (and a store scored by Dask workers) are profiled
-        after they are scored, as ``profile(on_disk=True)`` does.
+        after they are scored, as ``profile(on_disk=True)`` does. ``riders``: more work to ride
+        along a store's pass (``scoring.store.store_scores``; see whether each ``began``).
         """
         target = "auto" if kind == "none" else kind
         data = replace(self, y=None) if kind == "none" else self
@@ -120,7 +122,7 @@ class Source:
             try:
                 res = self._named(store_scores(self.X, self.y, spec, opts, rows=self.rows, chunk_bytes=self.chunk_bytes,
                                                scheduler=self.scheduler, af=bounds, covariates=self.covariates,
-                                               profile=tap))
+                                               riders=() if tap is None else (tap, *riders)))
                 prof = None if tap is None else tap.result(res.ranks)
             finally:
                 if tap is not None:
@@ -130,6 +132,59 @@ class Source:
         else:
             res = self.score(spec, opts, bounds)
         return res, data.profile(target, on_disk=True, folder=folder, ranks=res.ranks)
+
+    def patterns(self, bounds=None):
+        """The distinct patterns of the features (``scoring.patterns.count_patterns``) in one pass,
+        among those inside the allele-frequency ``bounds`` (``scores.check_af``; None: all)."""
+        from . import patterns as pat
+
+        names = self.feature_names
+        if self.form == "store":
+            from ..io.store import chunk_budget
+            from .store import entry_blocks, float_block, labelled_chunks
+
+            store, p = self.X, self.X.shape[1]
+            budget = chunk_budget(self.chunk_bytes, "count_patterns")
+            if store.sparse and store.has_column_copy:  # whole columns: one pass over the column copy
+                blocks = ((j0, j1, float_block(block, self.rows)) for j0, j1, block in
+                          entry_blocks(store, max(1, budget // 2), 40))
+                hashes = pat.hash_columns(blocks, p, "the store")
+                n = store.shape[0] if self.rows is None else self.rows.size
+            else:
+                hashes, n = pat.hash_rows(labelled_chunks(store, None, budget, self.rows), p, "the store")
+            return pat.patterns_of(hashes, n, bounds, store.names_loader() if names is None else names)
+        if self.form == "dask":
+            from .dask import as_array, compute, opened
+
+            with opened(self.scheduler) as chosen:
+                X, own = as_array(self.X, names, chosen)
+                X = X.rechunk({1: -1})  # blocks of whole rows
+                hashes, n = pat.hash_rows(((compute(X.blocks[i], chosen),) for i in range(X.numblocks[0])),
+                                          X.shape[1])
+            return pat.patterns_of(hashes, n, bounds, own)
+        if self.form == "backed":
+            from .anndata import backed_rows
+
+            _, chunks, own = backed_rows(self.X, None, self.chunk_bytes, self.binary)
+            hashes, n = pat.hash_rows(chunks)
+            return pat.patterns_of(hashes, n, bounds, own if names is None else names)
+        if self.form == "stream":
+            first = {}
+
+            def rows():
+                for chunk, *rest in self.X:
+                    M, own = as_matrix(chunk)
+                    first.setdefault("names", own)
+                    yield M, *rest
+
+            hashes, n = pat.hash_rows(rows())
+            return pat.patterns_of(hashes, n, bounds, first.get("names") if names is None else names)
+        M, own = as_matrix(self.X, keep_csc=True)
+        if sp.issparse(M) and M.format == "csr":
+            hashes, n = pat.hash_rows([(M,)], M.shape[1])
+        else:
+            hashes, n = pat.hash_columns([(0, M.shape[1], M)], M.shape[1]), M.shape[0]
+        return pat.patterns_of(hashes, n, bounds, own if names is None else names)
 
     def profile(self, target="auto", *, on_disk=False, folder=None, ranks=None):
         """``genosift.profile`` of this input: per-class means and prevalence and the signed effect.

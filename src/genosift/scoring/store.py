@@ -91,16 +91,17 @@ def labelled_chunks(store, y, budget, rows=None):
         chunks.close()
 
 
-def _score_rows(store, y, spec, opts, budget, rows, af=None, profile=None):
+def _score_rows(store, y, spec, opts, budget, rows, af=None, riders=()):
     """A row-mergeable method over the store's row chunks: merged statistics, then the scores.
 
     The feature names (a Python string each) are decoded when the result first needs them, not
     while scoring: a ranking of millions of k-mers costs the names only when they are shown.
     With an allele-frequency filter ``af`` (``(min_af, max_af)``), the carriers of each feature
-    are counted in the same pass, and so is the ``profile`` (a ``ProfilePass``) when given.
+    are counted in the same pass, and the ``riders`` (``store_scores``) see every chunk.
     """
     def tapped(pairs):
-        pairs = pairs if profile is None else profile.rows(pairs)
+        for rider in riders:
+            pairs = rider.rows(pairs)
         return pairs if tap is None else tap.pairs(pairs)
 
     if spec.statistic is ClassMoments:  # one pass, independent of the chunk size
@@ -227,12 +228,17 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
 
 
 def store_scores(store, target, spec, opts, *, rows=None, chunk_bytes=None, n_jobs=None, scheduler=None, af=None,
-                 covariates=None, profile=None):
+                 covariates=None, riders=()):
     """``score_store`` once its arguments are checked: the opened ``store``, the registered method
     ``spec`` with its checked options ``opts``, the increasing ``rows`` kept (``rows_kept``, None:
-    all) and the allele-frequency bounds ``af`` (``check_af``). ``profile``: a
-    ``stored_profile.ProfilePass`` that the pass on this machine feeds with what it reads (a Dask
-    scheduler's workers do not)."""
+    all) and the allele-frequency bounds ``af`` (``check_af``).
+
+    ``riders``: work that rides along the pass on this machine (a Dask scheduler's workers do not
+    take them), each told the target with ``begin(y, m, p, names)`` and then shown every row chunk
+    (``rows(pairs)``, a generator of the pairs it is given) or every block of whole columns
+    (``block(j0, j1, block)``, on the block's thread) that the pass reads, when it says it rides
+    along such a pass of this store (``rides_rows(store)``, ``rides_blocks(store)``): the class
+    profile (``stored_profile.ProfilePass``) and the patterns (``patterns.PatternPass``)."""
     budget = chunk_budget(chunk_bytes, "score_store")
     store.check_budget(budget, "score_store")
     y = _target_of(store, target, spec)
@@ -267,14 +273,14 @@ def store_scores(store, target, spec, opts, *, rows=None, chunk_bytes=None, n_jo
         res = score_store_tasks(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, scheduler=scheduler, af=af,
                                 covariates=Z)
         return with_covariates(res, covariate_names)
-    if profile is not None:
-        profile.begin(y, m, store.shape[1], lambda: store.feature_names)
+    for rider in riders:
+        rider.begin(y, m, store.shape[1], lambda: store.feature_names)
     if spec.streaming == "rows" and not by_features(store, spec):
         res = _score_rows(store, y, spec, opts, budget, rows, af,
-                          profile if profile is not None and profile.rides_rows(store) else None)
+                          [r for r in riders if r.rides_rows(store)])
     else:
         res = _score_blocks(store, target_, spec, opts, budget, rows, n_jobs, af,
-                            profile if profile is not None and profile.rides_blocks(store) else None)
+                            [r for r in riders if r.rides_blocks(store)])
     return with_covariates(res, covariate_names)
 
 
@@ -297,10 +303,10 @@ def _moment_block(spec, block, j0, j1, target, opts, names):
     return spec.func(stats, **opts)
 
 
-def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None, profile=None):
+def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None, riders=()):
     """A whole-column method (or a class-moment one, ``by_features``) over the store's feature
-    blocks (the ``rows`` kept), on threads; each block also gives the records of the ``profile``
-    (a ``ProfilePass``) when given."""
+    blocks (the ``rows`` kept), on threads; each block is also shown to the ``riders``
+    (``store_scores``)."""
     n, p = store.shape
     names = store.names_loader()  # decoded where a message or the result shows them
     moments = spec.streaming == "rows"
@@ -324,19 +330,30 @@ def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None, prof
         blocks = prepared(reads, bar)
         if af is not None:  # carriers of each block as it is read
             blocks = tap.blocks(blocks, p)
+        show = _shown(riders)  # on each block's thread
         if moments:
             def one(item):
-                j0, j1, block = item
-                if profile is not None:  # on the block's thread
-                    profile.block(j0, j1, block)
-                return _moment_block(spec, block, j0, j1, target, opts, names)
+                if show is not None:
+                    show(*item)
+                return _moment_block(spec, item[2], item[0], item[1], target, opts, names)
 
             parts = engine.map_blocks(one, blocks, n_jobs=jobs)
             res = build_result(spec, join_scores(parts), target, names, opts)
         else:
-            res = score_blocks(spec, blocks, target, names, opts, n_jobs=jobs,
-                               each=None if profile is None else profile.block)
+            res = score_blocks(spec, blocks, target, names, opts, n_jobs=jobs, each=show)
         return with_af(res, tap.counts, af)
+
+
+def _shown(riders):
+    """The ``each`` of ``score_blocks`` that shows a block to every rider, or None for none."""
+    if not riders:
+        return None
+
+    def show(j0, j1, block):
+        for rider in riders:
+            rider.block(j0, j1, block)
+
+    return show
 
 
 def float_block(block, rows=None, *, keep_sparse=True):
