@@ -229,3 +229,14 @@ def test_patterns_ride_along_the_scoring_pass_of_a_store(stores, monkeypatch):
             # a dense store's feature blocks (chi2, auc) leave the profile a pass over its rows
             own_profile = "d.gs" in str(path) and gs.get_method(method).streaming == "blocks"
             assert len(calls) == (2 if own_profile else 1), (path, method, calls)
+
+
+def test_columns_sharing_one_hash_but_not_the_other_stay_apart():
+    """The two hashes are both compared: equal first hashes with different second ones (a
+    collision of one 64-bit hash) are two patterns, numbered by first appearance."""
+    from genosift.scoring.patterns import pattern_ids
+
+    keys = np.array([[5, 1], [7, 2], [5, 1], [5, 9], [7, 2], [3, 3]], dtype=np.uint64)
+    assert pattern_ids(keys).tolist() == [0, 1, 0, 2, 1, 3]
+    assert pattern_ids(keys, np.array([False, True, True, True, False, True])).tolist() == [-1, 0, 1, 2, -1, 3]
+    assert pattern_ids(keys[:0]).tolist() == [] and pattern_ids(keys, np.zeros(6, bool)).tolist() == [-1] * 6

@@ -158,39 +158,66 @@ _MAGNITUDE = np.uint64(0x7FFFFFFFFFFFFFFF)  # a float64's bits but its sign: 0 f
 _SIGN = np.uint64(63)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _entry(bits, row, j, a, b, count, positive):
-    """One value's part of column ``j``'s hashes (nothing for a zero of either sign)."""
-    if bits & _MAGNITUDE:
-        a[j] += mix64(bits ^ (np.uint64(row) * _ROW_A) ^ _SEED_A)
-        b[j] += mix64(mix64(bits + np.uint64(row) * _ROW_B) ^ _SEED_B)
-        count[j] += 1
-        if (bits >> _SIGN) == 0:
-            positive[j] += 1
+@njit(cache=True, nogil=True)
+def _hash_a(bits, row):
+    """The first hash of one entry: its value's bits and its row."""
+    return mix64(bits ^ (np.uint64(row) * _ROW_A) ^ _SEED_A)
+
+
+@njit(cache=True, nogil=True)
+def _hash_b(bits, row):
+    """The second, independent hash of one entry."""
+    return mix64(mix64(bits + np.uint64(row) * _ROW_B) ^ _SEED_B)
+
+
+# Each kernel adds an entry (a value that is no zero of either sign) to its column j: both hashes,
+# the entry count, and the count of values above 0 (sign bit clear).
 
 
 @njit(cache=True, nogil=True)
 def _add_rows(indptr, indices, values, row0, a, b, count, positive):
     """The entries of a CSR block of rows ``row0...``: each column's sums and counts."""
     for i in range(indptr.shape[0] - 1):
+        row = row0 + i
         for k in range(indptr[i], indptr[i + 1]):
-            _entry(values[k], row0 + i, indices[k], a, b, count, positive)
+            bits, j = values[k], indices[k]
+            if bits & _MAGNITUDE:
+                a[j] += _hash_a(bits, row)
+                b[j] += _hash_b(bits, row)
+                count[j] += 1
+                if (bits >> _SIGN) == 0:
+                    positive[j] += 1
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _add_columns(indptr, indices, values, j0, a, b, count, positive):
-    """The entries of a CSC block of whole columns ``j0...`` (rows as they are indexed)."""
-    for c in prange(indptr.shape[0] - 1):
+    """The entries of a CSC block of whole columns ``j0...`` (rows as they are indexed). Serial:
+    blocks run side by side on the engine's threads, each writing its own columns."""
+    for c in range(indptr.shape[0] - 1):
+        j = j0 + c
         for k in range(indptr[c], indptr[c + 1]):
-            _entry(values[k], indices[k], j0 + c, a, b, count, positive)
+            bits, row = values[k], indices[k]
+            if bits & _MAGNITUDE:
+                a[j] += _hash_a(bits, row)
+                b[j] += _hash_b(bits, row)
+                count[j] += 1
+                if (bits >> _SIGN) == 0:
+                    positive[j] += 1
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _add_dense(values, row0, j0, a, b, count, positive):
-    """The values of a dense block (rows ``row0...``, columns ``j0...``)."""
-    for c in prange(values.shape[1]):
-        for i in range(values.shape[0]):
-            _entry(values[i, c], row0 + i, j0 + c, a, b, count, positive)
+    """The values of a dense block (rows ``row0...``, columns ``j0...``), read row by row."""
+    for i in range(values.shape[0]):
+        row = row0 + i
+        for c in range(values.shape[1]):
+            bits, j = values[i, c], j0 + c
+            if bits & _MAGNITUDE:
+                a[j] += _hash_a(bits, row)
+                b[j] += _hash_b(bits, row)
+                count[j] += 1
+                if (bits >> _SIGN) == 0:
+                    positive[j] += 1
 
 
 class EntryHashes:

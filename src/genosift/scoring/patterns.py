@@ -103,11 +103,20 @@ def pattern_ids(keys, tested=None):
     where = np.arange(p) if tested is None else np.flatnonzero(tested)
     if not where.size:
         return ids
-    pairs = np.ascontiguousarray(keys[where]).view(np.dtype([("a", np.uint64), ("b", np.uint64)])).ravel()
-    _, first, inverse = np.unique(pairs, return_index=True, return_inverse=True)
-    order = np.empty(first.size, dtype=np.int64)
-    order[np.argsort(first, kind="stable")] = np.arange(first.size)  # numbered by first appearance
-    ids[where] = order[inverse.ravel()]
+    k = keys[where]
+    order = np.argsort(k[:, 0])  # equal first hashes side by side
+    ranked = k[order]
+    if (ranked[1:, 0] == ranked[:-1, 0]).any() and (ranked[1:, 1] != ranked[:-1, 1])[
+            ranked[1:, 0] == ranked[:-1, 0]].any():  # equal first hashes, different second ones: sort both
+        order = np.lexsort((k[:, 1], k[:, 0]))
+        ranked = k[order]
+    new = np.ones(order.size, dtype=bool)
+    new[1:] = (ranked[1:] != ranked[:-1]).any(axis=1)
+    starts = np.flatnonzero(new)
+    first = np.minimum.reduceat(order, starts)  # each pattern's first column
+    number = np.empty(starts.size, dtype=np.int64)
+    number[np.argsort(first, kind="stable")] = np.arange(starts.size)  # numbered by first appearance
+    ids[where[order]] = number[np.cumsum(new) - 1]
     return ids
 
 
@@ -136,11 +145,18 @@ def hash_rows(chunks, p=None, what="the data"):
 
 
 def hash_columns(blocks, p, what="the data"):
-    """``EntryHashes`` of ``p`` columns over ``(j0, j1, block)`` blocks of whole columns."""
+    """``EntryHashes`` of ``p`` columns over ``(j0, j1, block)`` blocks of whole columns, on the
+    engine's threads (each block writes its own columns)."""
+    from ..core.engine import map_blocks
+
     hashes = EntryHashes(p)
-    for j0, _, block in blocks:
+
+    def one(item):
+        j0, _, block = item
         _finite(block.data if sp.issparse(block) else np.asarray(block), what)
         hashes.columns(block, j0)
+
+    map_blocks(one, blocks)
     return hashes
 
 

@@ -25,7 +25,6 @@ import os
 from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..core.engine import is_chunk_stream
 from ..core.validation import as_matrix
@@ -179,12 +178,12 @@ class Source:
 
             hashes, n = pat.hash_rows(rows())
             return pat.patterns_of(hashes, n, bounds, first.get("names") if names is None else names)
+        from ..core.engine import block_width, column_blocks
+
         M, own = as_matrix(self.X, keep_csc=True)
-        if sp.issparse(M) and M.format == "csr":
-            hashes, n = pat.hash_rows([(M,)], M.shape[1])
-        else:
-            hashes, n = pat.hash_columns([(0, M.shape[1], M)], M.shape[1]), M.shape[0]
-        return pat.patterns_of(hashes, n, bounds, own if names is None else names)
+        blocks = column_blocks(M, block_width(*M.shape), keep_sparse=True)  # on the engine's threads
+        hashes = pat.hash_columns(blocks, M.shape[1])
+        return pat.patterns_of(hashes, M.shape[0], bounds, own if names is None else names)
 
     def profile(self, target="auto", *, on_disk=False, folder=None, ranks=None):
         """``genosift.profile`` of this input: per-class means and prevalence and the signed effect.
