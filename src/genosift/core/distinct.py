@@ -205,19 +205,26 @@ def _add_columns(indptr, indices, values, j0, a, b, count, positive):
                     positive[j] += 1
 
 
-@njit(cache=True, nogil=True)
+#: Columns of a dense block that one thread hashes, row by row (a tile of each row is contiguous).
+_TILE = 512
+
+
+@njit(cache=True, nogil=True, parallel=True)
 def _add_dense(values, row0, j0, a, b, count, positive):
-    """The values of a dense block (rows ``row0...``, columns ``j0...``), read row by row."""
-    for i in range(values.shape[0]):
-        row = row0 + i
-        for c in range(values.shape[1]):
-            bits, j = values[i, c], j0 + c
-            if bits & _MAGNITUDE:
-                a[j] += _hash_a(bits, row)
-                b[j] += _hash_b(bits, row)
-                count[j] += 1
-                if (bits >> _SIGN) == 0:
-                    positive[j] += 1
+    """The values of a dense block (rows ``row0...``, columns ``j0...``): tiles of columns on
+    numba's threads, each read row by row."""
+    n, w = values.shape
+    for t in prange((w + _TILE - 1) // _TILE):
+        for i in range(n):
+            row = row0 + i
+            for c in range(t * _TILE, min(w, (t + 1) * _TILE)):
+                bits, j = values[i, c], j0 + c
+                if bits & _MAGNITUDE:
+                    a[j] += _hash_a(bits, row)
+                    b[j] += _hash_b(bits, row)
+                    count[j] += 1
+                    if (bits >> _SIGN) == 0:
+                        positive[j] += 1
 
 
 class EntryHashes:
@@ -246,22 +253,24 @@ class EntryHashes:
         self.count = np.zeros(p, dtype=np.int64)
         self.positive = np.zeros(p, dtype=np.int64)
 
-    def rows(self, X, row0):
-        """Add the rows ``row0 ... row0 + len(X)`` (dense, or any sparse matrix)."""
+    def rows(self, X, row0, *, canonical=False):
+        """Add the rows ``row0 ... row0 + len(X)`` (dense, or any sparse matrix; ``canonical``: a
+        sparse one is known to hold no duplicate entries, as a store's blocks, checked on reading)."""
         if sp.issparse(X):
             M = X.tocsr()
-            if not M.has_canonical_format:
+            if not canonical and not M.has_canonical_format:
                 M = M.copy()
                 M.sum_duplicates()
             _add_rows(M.indptr, M.indices, _bits(M.data), row0, *self._arrays())
         else:
             _add_dense(_bits(np.asarray(X)), row0, 0, *self._arrays())
 
-    def columns(self, X, j0):
-        """Add the whole columns ``j0 ... j0 + X.shape[1]`` (dense, or any sparse matrix)."""
+    def columns(self, X, j0, *, canonical=False):
+        """Add the whole columns ``j0 ... j0 + X.shape[1]`` (dense, or any sparse matrix;
+        ``canonical`` as for ``rows``)."""
         if sp.issparse(X):
             M = X.tocsc()
-            if not M.has_canonical_format:
+            if not canonical and not M.has_canonical_format:
                 M = M.copy()
                 M.sum_duplicates()
             _add_columns(M.indptr, M.indices, _bits(M.data), j0, *self._arrays())

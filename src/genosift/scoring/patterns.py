@@ -197,13 +197,13 @@ class PatternPass:
         the hashes again."""
         self.hashes, done = EntryHashes(self.p), 0
         for chunk, target in pairs:
-            self.hashes.rows(chunk, done)
+            self.hashes.rows(chunk, done, canonical=True)  # a store's, checked as it was read
             done += chunk.shape[0]
             yield chunk, target
 
     def block(self, j0, j1, block):
         """The whole columns ``j0:j1`` (blocks write disjoint columns: any thread)."""
-        self.hashes.columns(block, j0)
+        self.hashes.columns(block, j0, canonical=True)
 
     def result(self):
         return None if self.hashes is None else patterns_of(self.hashes, self.m, self.bounds)
