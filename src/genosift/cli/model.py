@@ -1,4 +1,4 @@
-"""`genosift evaluate`, `predict` and `report`: each a parse of its options and one job."""
+"""`genosift evaluate`, `predict`, `report` and `plot`: each a parse of its options and one job."""
 from __future__ import annotations
 
 from .data import command_line, covariates_of, samples_of, scoring_of
@@ -23,6 +23,13 @@ def predict_command(args):
                        meta=args.meta, id_column=args.id, meta_sep=args.meta_sep, target=args.target,
                        absent=args.absent_samples, fill_missing=args.fill_missing, force=args.force)
     print(run)
+    return 0
+
+
+def plot_command(args):
+    from .. import jobs
+
+    print(jobs.plot(args.ranking, qq=args.qq, alpha=args.alpha, force=args.force))
     return 0
 
 

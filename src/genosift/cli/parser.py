@@ -6,7 +6,7 @@ import argparse
 from ..core.choices import METRICS, MODELS
 from .data import convert_command, patterns_command, score_command, select_command
 from .info import demo_command, methods_command
-from .model import evaluate_command, predict_command, report_command
+from .model import evaluate_command, plot_command, predict_command, report_command
 from .precompile import precompile_command
 
 _FORMAT_HELP = ("the format, when neither the name nor the first bytes tell it: csv, tsv, rtab, parquet, npy, "
@@ -440,6 +440,16 @@ def _add_model_commands(sub):
     p.add_argument("--png-dir", help="folder for the figures as PNG (default: <output name>_files beside the HTML)")
     p.add_argument("--force", action="store_true", help="overwrite an existing report and its figures")
     p.set_defaults(func=report_command)
+    p = sub.add_parser("plot", help="figures of a `genosift score` ranking as PNG: the QQ plot with the genomic "
+                                    "inflation factor")
+    p.add_argument("ranking", help="the ranking table written by `genosift score -o` (its .json beside it gives "
+                                   "the threshold drawn)")
+    p.add_argument("--qq", metavar="PNG", help="the QQ plot to write")
+    p.add_argument("--alpha", type=_fraction, default=0.05,
+                   help="the family-wise level of the threshold drawn, over the run's patterns, when the run "
+                        "selected by no --threshold (default 0.05)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing figure")
+    p.set_defaults(func=plot_command)
 
 
 def _version():

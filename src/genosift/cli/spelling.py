@@ -56,6 +56,7 @@ _CLI_SPELLING = {
     ("select", "fdr"): "--fdr Q",
     ("select", "threshold"): "--threshold",
     ("select_mask", "threshold"): "--threshold",
+    ("plot", "qq"): "--qq PNG",
     ("select_mask", "fdr"): "--fdr",
     ("true_labels", "target"): "--target",
     ("true_labels", "id_column"): "--id",

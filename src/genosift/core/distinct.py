@@ -175,12 +175,21 @@ def _hash_b(bits, row):
 
 
 @njit(cache=True, nogil=True)
-def _add_rows(indptr, indices, values, row0, a, b, count, positive):
+def _bits_of(value, table):
+    """A value's float64 bits: looked up in ``table`` for small integer types, else the value is
+    the bits already (``_coded``)."""
+    if table.shape[0]:
+        return table[value]
+    return np.uint64(value)
+
+
+@njit(cache=True, nogil=True)
+def _add_rows(indptr, indices, values, table, row0, a, b, count, positive):
     """The entries of a CSR block of rows ``row0...``: each column's sums and counts."""
     for i in range(indptr.shape[0] - 1):
         row = row0 + i
         for k in range(indptr[i], indptr[i + 1]):
-            bits, j = values[k], indices[k]
+            bits, j = _bits_of(values[k], table), indices[k]
             if bits & _MAGNITUDE:
                 a[j] += _hash_a(bits, row)
                 b[j] += _hash_b(bits, row)
@@ -190,13 +199,13 @@ def _add_rows(indptr, indices, values, row0, a, b, count, positive):
 
 
 @njit(cache=True, nogil=True)
-def _add_columns(indptr, indices, values, j0, a, b, count, positive):
+def _add_columns(indptr, indices, values, table, j0, a, b, count, positive):
     """The entries of a CSC block of whole columns ``j0...`` (rows as they are indexed). Serial:
     blocks run side by side on the engine's threads, each writing its own columns."""
     for c in range(indptr.shape[0] - 1):
         j = j0 + c
         for k in range(indptr[c], indptr[c + 1]):
-            bits, row = values[k], indices[k]
+            bits, row = _bits_of(values[k], table), indices[k]
             if bits & _MAGNITUDE:
                 a[j] += _hash_a(bits, row)
                 b[j] += _hash_b(bits, row)
@@ -210,7 +219,7 @@ _TILE = 512
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _add_dense(values, row0, j0, a, b, count, positive):
+def _add_dense(values, table, row0, j0, a, b, count, positive):
     """The values of a dense block (rows ``row0...``, columns ``j0...``): tiles of columns on
     numba's threads, each read row by row."""
     n, w = values.shape
@@ -218,7 +227,7 @@ def _add_dense(values, row0, j0, a, b, count, positive):
         for i in range(n):
             row = row0 + i
             for c in range(t * _TILE, min(w, (t + 1) * _TILE)):
-                bits, j = values[i, c], j0 + c
+                bits, j = _bits_of(values[i, c], table), j0 + c
                 if bits & _MAGNITUDE:
                     a[j] += _hash_a(bits, row)
                     b[j] += _hash_b(bits, row)
@@ -261,9 +270,9 @@ class EntryHashes:
             if not canonical and not M.has_canonical_format:
                 M = M.copy()
                 M.sum_duplicates()
-            _add_rows(M.indptr, M.indices, _bits(M.data), row0, *self._arrays())
+            _add_rows(M.indptr, M.indices, *_coded(M.data), row0, *self._arrays())
         else:
-            _add_dense(_bits(np.asarray(X)), row0, 0, *self._arrays())
+            _add_dense(*_coded(np.asarray(X)), row0, 0, *self._arrays())
 
     def columns(self, X, j0, *, canonical=False):
         """Add the whole columns ``j0 ... j0 + X.shape[1]`` (dense, or any sparse matrix;
@@ -273,9 +282,9 @@ class EntryHashes:
             if not canonical and not M.has_canonical_format:
                 M = M.copy()
                 M.sum_duplicates()
-            _add_columns(M.indptr, M.indices, _bits(M.data), j0, *self._arrays())
+            _add_columns(M.indptr, M.indices, *_coded(M.data), j0, *self._arrays())
         else:
-            _add_dense(_bits(np.asarray(X)), 0, j0, *self._arrays())
+            _add_dense(*_coded(np.asarray(X)), 0, j0, *self._arrays())
 
     def _arrays(self):
         return self.a, self.b, self.count, self.positive
@@ -294,6 +303,20 @@ def _mixed(h):
         return h ^ (h >> _S3)
 
 
-def _bits(values):
-    """``values`` as float64 bit patterns (uint64), one per value."""
-    return np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)
+#: The float64 bits of every uint8 and uint16 value, for the kernels to look up.
+_TABLES = {}
+_NO_TABLE = np.empty(0, dtype=np.uint64)
+
+
+def _coded(values):
+    """``(values, table)`` as the kernels read them: small unsigned integers as they are, with the
+    table of their float64 bits (a k-mer store's counts, never copied to float64); anything else
+    as float64 bit patterns (uint64) and no table."""
+    values = np.asarray(values)
+    if values.dtype in (np.uint8, np.uint16):
+        table = _TABLES.get(values.dtype)
+        if table is None:
+            table = _TABLES[values.dtype] = np.arange(np.iinfo(values.dtype).max + 1,
+                                                      dtype=np.float64).view(np.uint64)
+        return values, table
+    return np.ascontiguousarray(values, dtype=np.float64).view(np.uint64), _NO_TABLE

@@ -14,7 +14,9 @@ from .convert import Converted, Demo, convert, demo
 from .inputs import Covariates, Samples
 from .models import Evaluated, Predicted, Reported, evaluate, predict, report
 from .patterns import PatternCount, patterns
+from .plots import Plotted, plot
 from .ranking import Ranking, score, select
 
-__all__ = ["Converted", "Covariates", "Demo", "Evaluated", "PatternCount", "Predicted", "Ranking", "Reported",
-           "Samples", "convert", "demo", "evaluate", "patterns", "predict", "report", "score", "select"]
+__all__ = ["Converted", "Covariates", "Demo", "Evaluated", "PatternCount", "Plotted", "Predicted", "Ranking",
+           "Reported", "Samples", "convert", "demo", "evaluate", "patterns", "plot", "predict", "report", "score",
+           "select"]

@@ -181,9 +181,19 @@ def _scored(samples, spec, opts, covariates, rule, *, min_af, max_af, chunk_byte
 def _provenance(labelled, result, mask, patterns, samples, inputs, rule, *, started, command, digests):
     from .labelled import run_provenance
 
-    return run_provenance(labelled, result, mask, inputs=inputs, target=samples.target,
-                          rule=rule.record(result, patterns), started=started, command=command, digests=digests,
-                          patterns=patterns)
+    record = run_provenance(labelled, result, mask, inputs=inputs, target=samples.target,
+                            rule=rule.record(result, patterns), started=started, command=command, digests=digests,
+                            patterns=patterns)
+    if result.pvalues is not None:
+        record["genomic_inflation"] = inflation(result)
+    return record
+
+
+def inflation(result):
+    """The genomic inflation factor of the features tested (``scores.genomic_inflation``)."""
+    from ..scores import genomic_inflation
+
+    return genomic_inflation(result.pvalues)
 
 
 def _lines(result, mask, patterns, rule, labelled, started, written, prof):
@@ -200,6 +210,9 @@ def _lines(result, mask, patterns, rule, labelled, started, written, prof):
     if result.pvalues is not None and patterns.n_patterns:
         lines.append(f"  {patterns.n_patterns:,} distinct patterns among the {patterns.n_tested:,} features tested: "
                      f"Bonferroni threshold over them p < {patterns.threshold(rule.alpha):.3g} (alpha {rule.alpha:g})")
+    if result.pvalues is not None:
+        lines.append(f"  genomic inflation lambda = {inflation(result):.3f} (median chi-square of the p-values over "
+                     "its expected value: about 1 without confounding)")
     frame = result.to_frame(rows=result.ranking[:10])
     for j, row in zip(result.ranking, frame.itertuples()):
         p = "" if np.isnan(row.pvalue) else f"  q={row.qvalue:.2e}"

@@ -182,6 +182,56 @@ def volcano(scores, *, alpha=0.05, n_labels=6, effect="statistic", effect_label=
     return fig
 
 
+def qq_plot(pvalues, *, threshold=None, inflation=None, keep_top=2000, max_points=20_000):
+    """Observed against expected -log10 p of the features tested (NaN p-values left out), with
+    the 95 % band of each order statistic under no association (a Beta distribution's quantiles),
+    the genomic inflation factor ``inflation`` in the title and a genome-wide ``threshold`` as a
+    line.
+
+    All ``keep_top`` smallest p-values are drawn, and ``max_points`` of the others on a log scale
+    of their ranks (millions of k-mers draw as fast as thousands); p-values of 0 are drawn at the
+    top of the axis as triangles.
+
+    >>> import numpy as np
+    >>> fig = qq_plot(np.linspace(0.001, 1, 1000), threshold=5e-5, inflation=1.0)
+    >>> fig.axes[0].get_xlabel()
+    'expected -log10 p'
+    """
+    from scipy.special import betaincinv
+
+    p = np.sort(np.asarray(pvalues, dtype=np.float64)[~np.isnan(pvalues)])
+    m = p.size
+    if not m:
+        raise ValueError("No p-value to draw: the table holds no feature tested.")
+    ranks = np.unique(np.r_[np.arange(1, min(m, keep_top) + 1),
+                            np.round(np.geomspace(1, m, max_points)).astype(np.int64)])
+    observed = p[ranks - 1]
+    positive = p[p > 0]
+    floor = positive.min() / 10 if positive.size else 1e-300
+    capped = observed <= 0
+    y = -np.log10(np.where(capped, floor, observed))
+    expected = -np.log10((ranks - 0.5) / m)
+    low, high = (-np.log10(betaincinv(ranks, m - ranks + 1, q)) for q in (0.975, 0.025))
+    fig, ax = new_figure(5.5, 5.0)
+    ax.fill_between(expected, low, high, color=OTHER, alpha=0.35, linewidth=0, label="95 % band without association")
+    top = float(max(expected.max(), y.max()))
+    ax.plot([0, expected.max()], [0, expected.max()], color=OVERALL, linewidth=1)
+    ax.scatter(expected[~capped], y[~capped], s=8, c=PALETTE[0], linewidths=0, rasterized=True,
+               label=f"{m:,} features tested")
+    if capped.any():
+        ax.scatter(expected[capped], y[capped], s=14, c=PALETTE[0], marker="^", linewidths=0)
+    if threshold is not None and threshold > 0:
+        ax.axhline(-np.log10(threshold), color=SELECTED, linestyle="--", linewidth=1,
+                   label=f"threshold p = {threshold:.3g}")
+        top = max(top, -np.log10(threshold))
+    ax.set_ylim(0, top * 1.05 + 0.1)
+    ax.set_xlabel("expected -log10 p")
+    ax.set_ylabel("observed -log10 p")
+    ax.set_title("QQ plot" + ("" if inflation is None else f" (genomic inflation lambda = {inflation:.3f})"))
+    ax.legend(frameon=False, loc="upper left")
+    return fig
+
+
 def _label_points(ax, x, y, labels, gap=11.0):
     """Name points, the labels pushed apart vertically (in pixels) where they would overlap,
     with a thin line back to the point when moved."""

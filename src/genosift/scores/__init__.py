@@ -5,8 +5,8 @@ any kind of input lives in ``genosift.scoring`` (``genosift.score``).
 """
 from __future__ import annotations
 
-from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, describe, get_method, methods,
-                    register)
+from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, describe, genomic_inflation, get_method,
+                    methods, register)
 from ._order import TIE_BITS, rank_order, tie_key, top_order
 from ._discretize import check_bins, discretize, n_codes
 from ._af import CarrierTap, WithCarriers, af_tested, carriers, check_af, untested_last, with_af
@@ -19,7 +19,7 @@ from .covariates import (align_covariates, check_covariates, covariate_columns, 
 from . import moments, ranks, contingency, distances, dcor, neighbours, models, regression, logistic, moderated  # noqa: E402,F401,I001
 
 __all__ = [
-    "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "get_method", "methods",
+    "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "genomic_inflation", "get_method", "methods",
     "rank_order", "top_order", "tie_key", "TIE_BITS",
     "register", "score_block", "score_blocks", "take_scores", "statistics", "finish", "check_options", "make_target",
     "LabelCoding", "describe", "carriers", "check_af", "with_af", "CarrierTap",
