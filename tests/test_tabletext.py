@@ -46,6 +46,10 @@ def _frame(n, seed=0):
         "text": text,
         "note": np.where(rng.random(n) < 0.5, "", "firth"),
         "all_nan": np.full(n, np.nan),
+        # pandas' nullable integers (a ranking's pattern numbers): missing values empty
+        "nullable": pd.arrays.IntegerArray(rng.integers(-10**12, 10**12, n), rng.random(n) < 0.3),
+        "none_missing": pd.array(rng.integers(0, 5, n), dtype="Int64"),
+        "all_missing": pd.arrays.IntegerArray(np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool)),
     })
 
 
@@ -57,6 +61,7 @@ def test_bytes_are_those_of_pandas(sep, n, block_rows, threads):
     previous = engine.set_threads(threads)
     try:
         frame = _frame(n, seed=n)
+        assert all(tabletext._fast_kind(frame[c].dtype) for c in frame)  # no column left to pandas
         assert _ours(frame, sep, block_rows) == _pandas(frame, sep)
     finally:
         engine.set_threads(previous)

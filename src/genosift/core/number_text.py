@@ -348,15 +348,22 @@ def float_column(values):
     return buf[:n], offsets
 
 
-def int_column(values):
-    """``(bytes, offsets)`` of integers (any width, signed or not) as ``str`` writes them."""
+def int_column(values, missing=None):
+    """``(bytes, offsets)`` of integers (any width, signed or not) as ``str`` writes them; the
+    values where ``missing`` (a boolean mask) is True as nothing, as a table writes a missing value."""
     values = np.asarray(values).ravel()
     negative = values < 0
     magnitude = values.astype(np.uint64)  # two's complement for the negatives, which negation turns back
     np.negative(magnitude, out=magnitude, where=negative)
     buf = np.empty(20 * values.size, dtype=np.uint8)
     offsets = np.empty(values.size + 1, dtype=np.int64)
-    return buf[:_ints_into(magnitude, negative, buf, offsets)], offsets
+    text = buf[:_ints_into(magnitude, negative, buf, offsets)]
+    if missing is None or not np.any(missing):
+        return text, offsets
+    lengths = np.diff(offsets)
+    kept = np.repeat(~np.asarray(missing, dtype=bool), lengths)  # the bytes of the values written
+    lengths[missing] = 0
+    return text[kept], np.r_[0, np.cumsum(lengths)]
 
 
 def bool_column(values):

@@ -74,7 +74,15 @@ def genomic_inflation(pvalues):
         return float("nan")
     if not np.all((p >= 0.0) & (p <= 1.0)):
         raise ValueError("p-values must lie in [0, 1].")
-    return float(np.median(chdtri(1.0, p)) / chdtri(1.0, 0.5))
+    # the quantile falls as p rises: the median quantile is that of the median p-value (or the
+    # mean of the two middle ones' quantiles), so only those are computed
+    k = p.size // 2
+    if p.size % 2:
+        middle = chdtri(1.0, np.partition(p, k)[k])
+    else:
+        low, high = np.partition(p, [k - 1, k])[[k - 1, k]]
+        middle = (chdtri(1.0, high) + chdtri(1.0, low)) / 2
+    return float(middle / chdtri(1.0, 0.5))
 
 
 def bh_qvalues(pvalues):

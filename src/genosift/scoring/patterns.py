@@ -12,6 +12,7 @@ give the same key), and columns with equal keys form a pattern.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -57,7 +58,7 @@ class Patterns:
     def n_patterns(self):
         return int(self.ids.max()) + 1 if self.ids.size and self.ids.max() >= 0 else 0
 
-    @property
+    @cached_property
     def sizes(self):
         """The number of features of each pattern, (n_patterns,)."""
         return np.bincount(self.ids[self.ids >= 0], minlength=self.n_patterns)
