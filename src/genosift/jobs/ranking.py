@@ -178,25 +178,26 @@ def _scored(samples, spec, opts, covariates, rule, *, min_af, max_af, chunk_byte
     return labelled, result, rule.mask(result, patterns), prof, patterns
 
 
-def _provenance(labelled, result, mask, patterns, samples, inputs, rule, *, started, command, digests):
+def _provenance(labelled, result, mask, patterns, lam, samples, inputs, rule, *, started, command, digests):
     from .labelled import run_provenance
 
     record = run_provenance(labelled, result, mask, inputs=inputs, target=samples.target,
                             rule=rule.record(result, patterns), started=started, command=command, digests=digests,
                             patterns=patterns)
-    if result.pvalues is not None:
-        record["genomic_inflation"] = inflation(result)
+    if lam is not None:
+        record["genomic_inflation"] = lam
     return record
 
 
 def inflation(result):
-    """The genomic inflation factor of the features tested (``scores.genomic_inflation``)."""
+    """The genomic inflation factor of the features tested (``scores.genomic_inflation``), or
+    None for a method without p-values."""
     from ..scores import genomic_inflation
 
-    return genomic_inflation(result.pvalues)
+    return None if result.pvalues is None else genomic_inflation(result.pvalues)
 
 
-def _lines(result, mask, patterns, rule, labelled, started, written, prof):
+def _lines(result, mask, patterns, lam, rule, labelled, started, written, prof):
     """The summary of a run: what was scored, the notes, the patterns and their threshold, the ten
     best features (with their direction when the profile tells it) and where the outputs went."""
     import resource
@@ -210,8 +211,8 @@ def _lines(result, mask, patterns, rule, labelled, started, written, prof):
     if result.pvalues is not None and patterns.n_patterns:
         lines.append(f"  {patterns.n_patterns:,} distinct patterns among the {patterns.n_tested:,} features tested: "
                      f"Bonferroni threshold over them p < {patterns.threshold(rule.alpha):.3g} (alpha {rule.alpha:g})")
-    if result.pvalues is not None:
-        lines.append(f"  genomic inflation lambda = {inflation(result):.3f} (median chi-square of the p-values over "
+    if lam is not None:
+        lines.append(f"  genomic inflation lambda = {lam:.3f} (median chi-square of the p-values over "
                      "its expected value: about 1 without confounding)")
     frame = result.to_frame(rows=result.ranking[:10])
     for j, row in zip(result.ranking, frame.itertuples()):
@@ -273,13 +274,14 @@ def score(samples, output, *, method="fisher", method_options=None, top=None, fd
         samples, spec, opts, covariates, rule, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
         scheduler=scheduler, force=force, folder=out.absolute().parent)
     digests = Meanwhile(input_digests, inputs)  # the inputs' checksums, taken while the table is written
+    lam = inflation(result)
     with closing(prof):
         frames = ranking_frames(result, mask, prof, patterns=patterns, collapse=collapse_patterns)
         write_frame(frames, out, sidecar=sidecar, force=force,
-                    provenance=lambda: {**_provenance(labelled, result, mask, patterns, samples, inputs, rule,
+                    provenance=lambda: {**_provenance(labelled, result, mask, patterns, lam, samples, inputs, rule,
                                                       started=started, command=command, digests=digests.result()),
                                         "collapse_patterns": bool(collapse_patterns)})
-        lines = _lines(result, mask, patterns, rule, labelled, started, f"{out} and {sidecar.name}", prof)
+        lines = _lines(result, mask, patterns, lam, rule, labelled, started, f"{out} and {sidecar.name}", prof)
     return Ranking(result, mask, patterns, [out, sidecar], list(labelled.notes), lines,
                    time.perf_counter() - started)
 
@@ -304,6 +306,7 @@ def select(samples, output, *, method="fisher", method_options=None, top=None, f
         samples, spec, opts, covariates, rule, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
         scheduler=scheduler, force=force, folder=out.absolute().parent)
     digests = Meanwhile(input_digests, inputs)
+    lam = inflation(result)
     with closing(prof):
         columns = np.flatnonzero(mask)
         columns = columns[np.argsort(result.ranks[columns], kind="stable")]  # best first, as in the ranking
@@ -311,12 +314,12 @@ def select(samples, output, *, method="fisher", method_options=None, top=None, f
         selected = selected_records(selected_frame(result, mask, prof, patterns))
 
         def provenance():
-            return {**_provenance(labelled, result, mask, patterns, samples, inputs, rule, started=started,
+            return {**_provenance(labelled, result, mask, patterns, lam, samples, inputs, rule, started=started,
                                   command=command, digests=digests.result()),
                     "selected_features": selected}
 
         write_frame(reduced, out, sidecar=sidecar, provenance=provenance, force=force)
-        lines = _lines(result, mask, patterns, rule, labelled, started, f"{out} and {sidecar.name}", prof)
+        lines = _lines(result, mask, patterns, lam, rule, labelled, started, f"{out} and {sidecar.name}", prof)
     return Ranking(result, mask, patterns, [out, sidecar], list(labelled.notes), lines,
                    time.perf_counter() - started)
 
