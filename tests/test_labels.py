@@ -131,7 +131,8 @@ def test_integer_labels_with_a_blank_cell_keep_their_spelling(tmp_path, capsys):
         tmp_path / "meta.csv", index=False)
     common = [str(tmp_path / "data.csv"), "--meta", str(tmp_path / "meta.csv"), "--id", "id", "--target", "label"]
     assert main(["score", *common, "-o", str(tmp_path / "s.tsv")]) == 0
-    assert pd.read_csv(tmp_path / "s.tsv", sep="\t").columns[7:9].tolist() == ["mean_0", "mean_1"]
+    assert pd.read_csv(tmp_path / "s.tsv", sep="\t").columns[7:11].tolist() == ["pattern", "pattern_size", "mean_0",
+                                                                               "mean_1"]
     assert main(["evaluate", *common, "--k", "2", "--cv", "3", "-o", str(tmp_path / "ev")]) == 0
     assert pd.read_csv(tmp_path / "ev" / "predictions.tsv", sep="\t").filter(like="proba_").columns.tolist() == \
         ["proba_0", "proba_1"]

@@ -64,7 +64,7 @@ def genomic_inflation(pvalues):
     structure or another confounder inflates the test statistics genome-wide.
 
     >>> round(genomic_inflation(np.linspace(0.001, 1.0, 1000)), 3)
-    1.001
+    0.998
     """
     from scipy.special import chdtri
 
