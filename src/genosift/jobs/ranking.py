@@ -324,14 +324,15 @@ def select(samples, output, *, method="fisher", method_options=None, top=None, f
                    time.perf_counter() - started)
 
 
-score.__doc__ += _PARAMETERS + """    collapse_patterns : bool
+if score.__doc__ and select.__doc__:  # (python -OO drops docstrings)
+    score.__doc__ += _PARAMETERS + """    collapse_patterns : bool
         One row per pattern (its best-ranked feature) instead of one per feature.
 
     Returns
     -------
     Ranking
 """
-select.__doc__ += _PARAMETERS + """
+    select.__doc__ += _PARAMETERS + """
     Returns
     -------
     Ranking
