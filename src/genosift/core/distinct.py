@@ -292,15 +292,8 @@ class EntryHashes:
     def keys(self):
         """The (p, 2) uint64 key of each column: both sums, each mixed with the entry count."""
         n = self.count.astype(np.uint64)
-        return np.stack([_mixed(self.a ^ (n * _ROW)), _mixed(self.b ^ (n * _M1))], axis=1)
-
-
-def _mixed(h):
-    """``mix64`` over an array (numpy's wrapping uint64 arithmetic)."""
-    with np.errstate(over="ignore"):
-        h = (h ^ (h >> _S1)) * _M1
-        h = (h ^ (h >> _S2)) * _M2
-        return h ^ (h >> _S3)
+        with np.errstate(over="ignore"):
+            return np.stack([mix64(self.a ^ (n * _ROW)), mix64(self.b ^ (n * _M1))], axis=1)
 
 
 #: The float64 bits of every uint8 and uint16 value, for the kernels to look up.

@@ -80,7 +80,7 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     """
     from dataclasses import replace
 
-    from ..io import READERS, attach_metadata, format_of, read, read_metadata
+    from ..io import READERS, attach_metadata, format_of, read_metadata
 
     if meta is not None and not id_column:
         raise FixUsageError("{meta} needs {id_column}: the metadata column that holds the sample ids.",
@@ -100,15 +100,10 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
         options["keep"] = tuple(dict.fromkeys([*wanted, *asked]))
     if layout is not None and kind in READERS and "layout" in READERS[kind].parameters:
         options["layout"] = layout
-    if kind == "store":
-        dataset = read_store_rows(data, options, binary)
-    else:
-        try:
-            dataset = read(data, format=kind, **options)
-        except FixError as exc:
-            raise _kept_for(exc, origins) from None
-        if binary:
-            dataset = replace(dataset, X=presence(dataset.X, copy=False))  # the matrix just read
+    try:
+        dataset = read_dataset(data, kind, options, binary)
+    except FixError as exc:
+        raise _kept_for(exc, origins) from None
     if meta is not None:
         if absent not in (None, "error", "zeros", "drop"):
             raise param_error("absent", "load_labelled", "'error', 'zeros' or 'drop'", absent)
@@ -196,6 +191,20 @@ def _label_spellings(label):
     if isinstance(value, float) and value.is_integer():
         out.add(str(int(value)))
     return out
+
+
+def read_dataset(data, kind, options, binary=False):
+    """The ``Dataset`` of the file ``data`` of format ``kind`` read with the reader ``options``: a
+    store's rows not loaded (``read_store_rows``), other data read whole; ``binary``: as
+    presence/absence (a store is opened so, other data turned so in place, just read)."""
+    from dataclasses import replace
+
+    from ..io import read
+
+    if kind == "store":
+        return read_store_rows(data, options, binary)
+    dataset = read(data, format=kind, **options)
+    return replace(dataset, X=presence(dataset.X, copy=False)) if binary else dataset
 
 
 def read_store_rows(path, options, binary=False):
@@ -289,13 +298,23 @@ def score_labelled(labelled, *, method, opts, bounds=None, chunk_bytes=None, cov
     return result, prof, found
 
 
+def one_rule(top, fdr, threshold, *, required=False):
+    """At most one selection rule (with ``required``, exactly one): the ``top`` best, q-value <=
+    ``fdr``, or p-value below ``threshold``."""
+    given = sum(rule is not None for rule in (top, fdr, threshold))
+    if given > 1:
+        raise FixUsageError("Choose one selection rule: {top}, {fdr} or {threshold}, not two.", owner="select",
+                            top=FixError.ANY, fdr=FixError.ANY, threshold=FixError.ANY)
+    if required and not given:
+        raise FixUsageError("select needs a rule: {top}, {fdr} or {threshold}.", owner="select",
+                            top=FixError.ANY, fdr=FixError.ANY, threshold=FixError.ANY)
+
+
 def select_mask(result, *, top=None, fdr=None, pvalue=None):
     """Which features a ranking selects: the ``top`` best, or q-value <= ``fdr``, or p-value
     below ``pvalue`` (a threshold such as Bonferroni's), or all; never a feature that an
     allele-frequency filter left untested."""
-    if sum(rule is not None for rule in (top, fdr, pvalue)) > 1:
-        raise FixUsageError("Choose one selection rule: {top}, {fdr} or {threshold}, not two.", owner="select_mask",
-                            top=FixError.ANY, fdr=FixError.ANY, threshold=FixError.ANY)
+    one_rule(top, fdr, pvalue)
     mask = np.ones(result.n_features, dtype=bool)
     if top is not None:
         if not isinstance(top, (int, np.integer)) or top < 1:

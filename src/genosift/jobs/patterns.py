@@ -90,17 +90,14 @@ def _count(samples, binary, bounds, chunk_bytes):
             raise FixUsageError("{meta} joins the labels of {target}: pass {target} to count the patterns of the "
                                 "labelled samples, or leave out {meta} to count those of every sample.",
                                 owner="load_labelled", meta=FixUsageError.ANY, target=FixUsageError.ANY)
-        from ..io import format_of, read
-        from ..scoring.source import source
-        from .labelled import read_store_rows
+        from ..io import format_of
+        from ..scoring.source import StoreRows, source
+        from .labelled import read_dataset
 
-        kind = samples.format or format_of(samples.data)
-        if kind == "store":
-            rows = read_store_rows(samples.data, dict(samples.read_options), binary).X
-            data = rows.source(chunk_bytes=chunk_bytes)
-        else:
-            dataset = read(samples.data, format=kind, **samples.read_options)
-            data = source(dataset.X, feature_names=dataset.feature_names, binary=binary)
+        dataset = read_dataset(samples.data, samples.format or format_of(samples.data), dict(samples.read_options),
+                               binary)
+        data = (dataset.X.source(chunk_bytes=chunk_bytes) if isinstance(dataset.X, StoreRows)
+                else source(dataset.X, feature_names=dataset.feature_names, chunk_bytes=chunk_bytes))
         found = data.patterns(bounds)
         return found, found.n_samples, []
     labelled = samples.load()

@@ -29,14 +29,19 @@ def _pvalues(path):
     import pandas as pd
 
     name = Path(path).name.lower()
-    if name.endswith((".parquet", ".pq")):
-        frame = pd.read_parquet(path)
+    parquet, sep = name.endswith((".parquet", ".pq")), "," if name.endswith(".csv") else "\t"
+    if parquet:
+        import pyarrow.parquet as pq
+
+        columns = pq.read_schema(path).names
     else:
-        frame = pd.read_csv(path, sep="," if name.endswith(".csv") else "\t", keep_default_na=False,
-                            na_values=[""], float_precision="round_trip")
-    if "pvalue" not in frame.columns:
+        columns = list(pd.read_csv(path, sep=sep, nrows=0).columns)
+    if "pvalue" not in columns:
         raise ValueError(f"{str(path)!r} has no 'pvalue' column: plot draws the ranking table that genosift score "
-                         f"writes (its columns: {list(frame.columns)[:12]}).")
+                         f"writes (its columns: {columns[:12]}).")
+    frame = (pd.read_parquet(path, columns=["pvalue"]) if parquet else  # that column only, read exactly
+             pd.read_csv(path, sep=sep, usecols=["pvalue"], keep_default_na=False, na_values=[""],
+                         float_precision="round_trip"))
     return frame["pvalue"].to_numpy(dtype=float)
 
 

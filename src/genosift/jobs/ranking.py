@@ -70,13 +70,9 @@ class Rule:
 
     def check(self, spec, required=False):
         """Before any file is read: one rule (``required``: exactly one), that the method can use."""
-        given = [name for name in ("top", "fdr", "threshold") if getattr(self, name) is not None]
-        if len(given) > 1:
-            raise FixUsageError("Choose one selection rule: {top}, {fdr} or {threshold}, not two.", owner="select",
-                                top=FixUsageError.ANY, fdr=FixUsageError.ANY, threshold=FixUsageError.ANY)
-        if required and not given:
-            raise FixUsageError("select needs a rule: {top}, {fdr} or {threshold}.", owner="select",
-                                top=FixUsageError.ANY, fdr=FixUsageError.ANY, threshold=FixUsageError.ANY)
+        from .labelled import one_rule
+
+        one_rule(self.top, self.fdr, self.threshold, required=required)
         if not 0 < self.alpha < 1:
             raise FixUsageError(f"{{alpha}} is a significance level in (0, 1); got {self.alpha!r}.", owner="select",
                                 alpha=FixUsageError.ANY)

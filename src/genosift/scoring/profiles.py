@@ -296,18 +296,13 @@ def profile_store(store, y, target, feature_names=None, rows=None, chunk_bytes=N
     of a column of its sample table."""
     from ..core.engine import accumulate
     from ..io.store import chunk_budget
-    from .store import labelled_chunks
+    from .store import labelled_chunks, store_column
 
     budget = chunk_budget(chunk_bytes, "profile")
     n = store.shape[0]
     m = n if rows is None else rows.size
     if isinstance(y, str):
-        obs = store.obs
-        if obs is None or y not in obs.columns:
-            have = [] if obs is None else [str(c) for c in obs.columns]
-            raise ValueError(f"The store {str(store.path)!r} has no per-sample column {y!r}; its columns: "
-                             f"{have or 'none'}. Pass the labels as an array.")
-        y = obs[y].to_numpy()
+        y = store_column(store, y)
     if y is not None:
         y = as_labels(y, len(y))
         if rows is not None and len(y) == n:

@@ -140,13 +140,13 @@ class Source:
         names = self.feature_names
         if self.form == "store":
             from ..io.store import chunk_budget
-            from .store import entry_blocks, float_block, labelled_chunks
+            from .store import entry_blocks, labelled_chunks
 
             store, p = self.X, self.X.shape[1]
             budget = chunk_budget(self.chunk_bytes, "count_patterns")
             if store.sparse and store.has_column_copy:  # whole columns: one pass over the column copy
-                blocks = ((j0, j1, float_block(block, self.rows)) for j0, j1, block in
-                          entry_blocks(store, max(1, budget // 2), 40))
+                blocks = ((j0, j1, block if self.rows is None else block[self.rows]) for j0, j1, block in
+                          entry_blocks(store, max(1, budget // 2), 40))  # in the stored type: no float64 copy
                 hashes = pat.hash_columns(blocks, p, "the store")
                 n = store.shape[0] if self.rows is None else self.rows.size
             else:

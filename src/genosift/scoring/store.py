@@ -37,20 +37,27 @@ from ..scores import (
 from ..stats import ClassMoments
 from .dask import current_scheduler, score_store_tasks
 
-__all__ = ["by_features", "entry_blocks", "float_block", "labelled_chunks", "rows_kept", "score_store", "store_scores"]
+__all__ = ["by_features", "entry_blocks", "float_block", "labelled_chunks", "rows_kept", "score_store", "store_column",
+           "store_scores"]
+
+
+def store_column(store, name):
+    """The values of the per-sample column ``name`` of the store's ``obs``, or the error naming
+    the columns it has."""
+    obs = store.obs
+    if obs is None or name not in obs.columns:
+        have = [] if obs is None else [str(c) for c in obs.columns]
+        raise ValueError(
+            f"The store {str(store.path)!r} has no per-sample column {name!r}; its columns: "
+            f"{have or 'none'}. Pass the labels as an array, or write the store with that column in obs."
+        )
+    return obs[name].to_numpy()
 
 
 def _target_of(store, target, spec):
     """The labels ``target`` gives: the values of the store's ``obs`` column it names, or itself."""
     if isinstance(target, str):
-        obs = store.obs
-        if obs is None or target not in obs.columns:
-            have = [] if obs is None else [str(c) for c in obs.columns]
-            raise ValueError(
-                f"The store {str(store.path)!r} has no per-sample column {target!r}; its columns: "
-                f"{have or 'none'}. Pass the labels as an array, or write the store with that column in obs."
-            )
-        return obs[target].to_numpy()
+        return store_column(store, target)
     if target is None and spec.task != "unsupervised":
         raise ValueError(
             f"Method '{spec.name}' needs a target: pass the name of a column of the store's obs "

@@ -180,9 +180,8 @@ class ProfilePass:
                     data = os.pread(by_feature.fileno(), size, j0 * self.width * 8)
                     if len(data) != size:
                         raise OSError(f"The profile's temporary file ended early: {len(data)} of {size} bytes read.")
-                    mapped = np.memmap(ranked, dtype=np.float64, mode="r+", shape=(self.p, self.width))
-                    mapped[ranks[j0:j1] - 1] = np.frombuffer(data, dtype=np.float64).reshape(j1 - j0, self.width)
-                    del mapped  # its pages leave the process's resident memory (they stay in the page cache)
+                    _place(ranked, self.width, ranks, j0,
+                           np.frombuffer(data, dtype=np.float64).reshape(j1 - j0, self.width))
                 ranked.flush()
             except BaseException:
                 ranked.close()
@@ -208,10 +207,9 @@ def stored_profile(store, y, kind, *, rows=None, ranks=None, chunk_bytes=None, f
     n, p = store.shape
     m = n if rows is None else len(rows)
     ranks = np.arange(1, p + 1) if ranks is None else np.asarray(ranks)
-    first, classes, count = block_records(np.zeros((m, 1)), y, kind)  # the classes and their counts
-    if kind == "classes":  # the blocks get class codes: the labels are checked once, here
-        y = np.searchsorted(classes, as_labels(y, m)).astype(np.intp)
-    width = first.shape[1]
+    target = ProfilePass(kind)
+    target.begin(y, m, p, None)  # the classes, their counts and the blocks' class codes, as the pass has them
+    width = target.width
     file = _temporary(p * width * 8, folder)
     try:
         with engine.progress("Profiling feature blocks", total=p, unit="features") as bar:
@@ -221,17 +219,22 @@ def stored_profile(store, y, kind, *, rows=None, ranks=None, chunk_bytes=None, f
             else:
                 blocks = store.feature_blocks(block_width(n, p, half), chunk_bytes=half)
             for j0, j1, block in blocks:
-                # each record at its rank's place; the mapping is dropped after each block, so the
-                # pages it wrote leave the process's resident memory (they stay in the page cache)
-                mapped = np.memmap(file, dtype=np.float64, mode="r+", shape=(p, width))
-                mapped[ranks[j0:j1] - 1] = block_records(float_block(block, rows), y, kind)[0]
-                del mapped
+                _place(file, width, ranks, j0, block_records(float_block(block, rows), target.codes, kind)[0])
                 bar.advance(j1 - j0)
         file.flush()
     except BaseException:
         file.close()
         raise
-    return StoredProfile(kind, classes, count, file, ranks, width)
+    return StoredProfile(kind, target.classes, target.count, file, ranks, width)
+
+
+def _place(file, width, ranks, j0, records):
+    """The records of the features ``j0 ...`` each at its rank's place in ``file``. The mapping
+    is dropped at once, so the pages it wrote leave the process's resident memory (they stay in
+    the page cache)."""
+    mapped = np.memmap(file, dtype=np.float64, mode="r+").reshape(-1, width)
+    mapped[ranks[j0:j0 + records.shape[0]] - 1] = records
+    del mapped
 
 
 def _reserve(file, size, folder):
