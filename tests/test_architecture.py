@@ -18,7 +18,7 @@ LAYERS = {
     "ground": ("_version", "core", "stats"),
     "scores": ("scores",),
     "io": ("io", "_anndata", "datasets", "clonal"),
-    "scoring": ("scoring", "dask", "structure"),
+    "scoring": ("scoring", "dask", "structure", "genomics"),
     "selectors": ("selectors",),
     "workflow": ("workflow", "report", "figures", "outputs"),
     "jobs": ("jobs",),

@@ -37,6 +37,10 @@ class ClonalPopulation:
     phenotype : Path                 TSV: ``sample``, ``lineage``, ``causal`` (0/1), ``phenotype`` (0/1)
     table : pandas.DataFrame         the phenotype file's table, indexed by sample
     causal_gene : str                the causal gene's sequence
+    references : Path                ``reference.fa<TAB>reference.gff3<TAB>ref``: ``genosift annotate``'s input
+    reference : Path                 a complete reference genome (FASTA), see below
+    annotation : Path                its genes (GFF3): the core's genes and every accessory gene, the
+                                     causal one named ``causal``
     lineage_genes : dict             lineage -> the sequences of the genes that mark it
     confounded_lineage : int         the lineage whose members have raised odds of the phenotype
     """
@@ -49,6 +53,9 @@ class ClonalPopulation:
     causal_gene: str
     lineage_genes: dict
     confounded_lineage: int
+    references: Path = None
+    reference: Path = None
+    annotation: Path = None
 
 
 def simulate_clonal_population(directory, *, n_genomes=60, n_lineages=4, core_length=3000, lineage_snps=60,
@@ -60,7 +67,11 @@ def simulate_clonal_population(directory, *, n_genomes=60, n_lineages=4, core_le
     Parameters
     ----------
     directory : path
-        Created if absent; the files are ``<sample>.fa``, ``genomes.txt`` and ``phenotype.tsv``.
+        Created if absent; the files are ``<sample>.fa``, ``genomes.txt``, ``phenotype.tsv`` and a
+        reference genome: ``reference.fa`` (the core of the last lineage's founder with every
+        accessory gene inserted, as a pan-genome reference), its genes in ``reference.gff3``
+        (core genes ``core_001``..., lineage markers ``lin<K>_<J>``, random genes ``acc_<J>``
+        and ``causal``) and ``references.tsv`` listing them for ``genosift annotate``.
     n_genomes, n_lineages : int
         Genomes in all, split as evenly as possible into lineages (at least 2 genomes each).
     core_length : int
@@ -97,7 +108,7 @@ def simulate_clonal_population(directory, *, n_genomes=60, n_lineages=4, core_le
            gene_length, causal_frequency, seed)
     rng = np.random.default_rng(seed)
     lineage = np.repeat(np.arange(n_lineages), [len(a) for a in np.array_split(np.arange(n_genomes), n_lineages)])
-    cores = _core_genomes(rng, lineage, core_length, lineage_snps, private_snps)
+    cores, founder = _core_genomes(rng, lineage, core_length, lineage_snps, private_snps)
     marking = [[_random_sequence(rng, gene_length) for _ in range(genes_per_lineage)] for _ in range(n_lineages)]
     random_genes = [_random_sequence(rng, gene_length) for _ in range(n_random_genes)]
     causal_gene = _random_sequence(rng, gene_length)
@@ -106,8 +117,11 @@ def simulate_clonal_population(directory, *, n_genomes=60, n_lineages=4, core_le
     logit = baseline_log_odds + causal_log_odds * causal + lineage_log_odds * (lineage == 0)
     phenotype = (rng.random(n_genomes) < 1.0 / (1.0 + np.exp(-logit))).astype(int)
     samples = [f"iso_{i:03d}" for i in range(n_genomes)]
-    return _write(Path(directory), samples, cores, genes + [causal_gene], np.column_stack([carried, causal]),
-                  lineage, causal, phenotype, marking)
+    population = _write(Path(directory), samples, cores, genes + [causal_gene], np.column_stack([carried, causal]),
+                        lineage, causal, phenotype, marking)
+    names = ([f"lin{k}_{j + 1}" for k in range(n_lineages) for j in range(genes_per_lineage)]
+             + [f"acc_{j + 1}" for j in range(n_random_genes)] + ["causal"])
+    return _write_reference(Path(directory), population, founder, genes + [causal_gene], names)
 
 
 def _check(n_genomes, n_lineages, core_length, lineage_snps, private_snps, genes_per_lineage, n_random_genes,
@@ -142,10 +156,12 @@ def _substitute(rng, genome, count):
 
 
 def _core_genomes(rng, lineage, length, lineage_snps, private_snps):
-    """The core genome of each sample: the ancestor, its lineage's substitutions, its own."""
+    """The core genome of each sample (the ancestor, its lineage's substitutions, its own) and
+    the core of the last lineage's founder."""
     ancestor = rng.integers(0, 4, length).astype(np.uint8)
     founders = [_substitute(rng, ancestor, lineage_snps) for _ in range(lineage.max() + 1)]
-    return [_BASES[_substitute(rng, founders[k], private_snps)].tobytes().decode() for k in lineage]
+    cores = [_BASES[_substitute(rng, founders[k], private_snps)].tobytes().decode() for k in lineage]
+    return cores, _BASES[founders[-1]].tobytes().decode()
 
 
 def _accessory(rng, lineage, marking, random_genes):
@@ -179,3 +195,38 @@ def _write(folder, samples, cores, genes, carried, lineage, causal, phenotype, m
     table.to_csv(folder / "phenotype.tsv", sep="\t")
     return ClonalPopulation(samples, paths, file_list, folder / "phenotype.tsv", table, genes[-1],
                             {k: list(v) for k, v in enumerate(marking)}, 0)
+
+
+def _write_reference(folder, population, core, genes, names):
+    """A complete reference: ``core`` cut into pieces with each gene inserted between two (on the
+    forward strand at even places, reverse-complemented on the reverse strand at odd ones), its
+    GFF3 (a gene and its CDS per element; each core piece but 10 bases at each end) and the
+    references file."""
+    from dataclasses import replace
+
+    complement = str.maketrans("ACGT", "TGCA")
+    elements = []  # (sequence, name, strand, product, margin)
+    for g, piece in enumerate(np.array_split(np.arange(len(core)), len(genes) + 1)):
+        elements.append((core[piece[0]:piece[-1] + 1] if piece.size else "", f"core_{g + 1:03d}", "+", "core gene", 10))
+        if g < len(genes):
+            strand = "+" if g % 2 == 0 else "-"
+            product = ("causal gene of the simulation (raises the odds of the phenotype)" if names[g] == "causal"
+                       else f"accessory gene marking lineage {names[g][3:].split('_')[0]}" if names[g].startswith("lin")
+                       else "accessory gene carried at random")
+            elements.append((genes[g] if strand == "+" else genes[g].translate(complement)[::-1], names[g], strand,
+                             product, 0))
+    records, at = [], 0
+    for text, name, strand, product, margin in elements:
+        if len(text) > 2 * margin:
+            where = f"chromosome\tsimulation\t{{}}\t{at + margin + 1}\t{at + len(text) - margin}\t.\t{strand}"
+            about = f"Name={name};locus_tag={name};product={product}"
+            records.append(where.format("gene") + f"\t.\tID={name}_gene;{about}")
+            records.append(where.format("CDS") + f"\t0\tID={name};Parent={name}_gene;{about}")
+        at += len(text)
+    genome = "".join(e[0] for e in elements)
+    fasta, gff, listing = folder / "reference.fa", folder / "reference.gff3", folder / "references.tsv"
+    fasta.write_text(">chromosome simulated reference\n" + "".join(genome[i:i + 70] + "\n"
+                                                                   for i in range(0, len(genome), 70)))
+    gff.write_text(f"##gff-version 3\n##sequence-region chromosome 1 {len(genome)}\n" + "\n".join(records) + "\n")
+    listing.write_text("reference.fa\treference.gff3\tref\n")
+    return replace(population, references=listing, reference=fasta, annotation=gff)

@@ -176,3 +176,39 @@ def _write_parquet(pieces, path):
     finally:
         if writer is not None:
             writer.close()
+
+
+#: The columns of genosift's tables that hold whole numbers (empty where there is none).
+INTEGER_COLUMNS = frozenset({"rank", "pattern", "pattern_size", "start", "end", "gene_start", "gene_end",
+                             "upstream_distance", "downstream_distance", "n_kmers", "n_patterns"})
+
+
+def read_table(path, columns=None, *, need=(), what="a ranking table that genosift score writes"):
+    """A table that ``write_frame`` wrote (TSV, CSV or Parquet, by suffix) read back exactly:
+    every float64 to the bit, text cells such as ``NA`` kept as text, empty cells missing. Only
+    ``columns`` (those present, when given) are read; a clear error when a column of ``need`` is
+    absent."""
+    import pandas as pd
+
+    from .io.reading import EXACT_FLOATS
+
+    path = Path(path)
+    name = path.name.lower()
+    parquet, sep = name.endswith((".parquet", ".pq")), "," if name.endswith(".csv") else "\t"
+    if parquet:
+        import pyarrow.parquet as pq
+
+        present = pq.read_schema(path).names
+    else:
+        present = list(pd.read_csv(path, sep=sep, nrows=0).columns)
+    missing = [c for c in need if c not in present]
+    if missing:
+        raise ValueError(f"{str(path)!r} has no {missing[0]!r} column: this reads {what} (its columns: "
+                         f"{present[:12]}).")
+    wanted = present if columns is None else [c for c in present if c in columns]
+    if parquet:
+        return pd.read_parquet(path, columns=wanted)
+    text = {c: str for c in wanted if c in ("feature", "representative", "gene", "gene_id", "product")}
+    text.update({c: "Int64" for c in wanted if c in INTEGER_COLUMNS})
+    return pd.read_csv(path, sep=sep, usecols=wanted, keep_default_na=False, na_values=[""], dtype=text,
+                       **EXACT_FLOATS)

@@ -1,4 +1,4 @@
-"""`genosift evaluate`, `predict`, `report` and `plot`: each a parse of its options and one job."""
+"""`genosift evaluate`, `predict`, `report`, `plot` and `annotate`: each a parse of its options and one job."""
 from __future__ import annotations
 
 from .data import command_line, covariates_of, samples_of, scoring_of
@@ -29,7 +29,16 @@ def predict_command(args):
 def plot_command(args):
     from .. import jobs
 
-    print(jobs.plot(args.ranking, qq=args.qq, alpha=args.alpha, force=args.force))
+    print(jobs.plot(args.ranking, qq=args.qq, manhattan=args.manhattan, hits=args.hits, phandango=args.phandango,
+                    reference=args.reference, alpha=args.alpha, force=args.force))
+    return 0
+
+
+def annotate_command(args):
+    from .. import jobs
+
+    print(jobs.annotate(args.ranking, args.references, args.output, genes=args.genes, top=args.top,
+                        pvalue=args.pvalue, every=args.all, nearby=args.nearby, force=args.force))
     return 0
 
 

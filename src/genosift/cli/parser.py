@@ -6,7 +6,7 @@ import argparse
 from ..core.choices import METRICS, MODELS
 from .data import convert_command, patterns_command, score_command, select_command
 from .info import demo_command, methods_command
-from .model import evaluate_command, plot_command, predict_command, report_command
+from .model import annotate_command, evaluate_command, plot_command, predict_command, report_command
 from .precompile import precompile_command
 
 _FORMAT_HELP = ("the format, when neither the name nor the first bytes tell it: csv, tsv, rtab, parquet, npy, "
@@ -440,11 +440,37 @@ def _add_model_commands(sub):
     p.add_argument("--png-dir", help="folder for the figures as PNG (default: <output name>_files beside the HTML)")
     p.add_argument("--force", action="store_true", help="overwrite an existing report and its figures")
     p.set_defaults(func=report_command)
-    p = sub.add_parser("plot", help="figures of a `genosift score` ranking as PNG: the QQ plot with the genomic "
-                                    "inflation factor")
+    p = sub.add_parser("annotate", help="find the k-mers of a ranking in reference genomes (both strands, exact) and "
+                                        "name the genes they hit")
+    p.add_argument("ranking", help="the ranking table written by `genosift score -o` (a 'feature' column of k-mers)")
+    p.add_argument("--references", required=True, metavar="FILE",
+                   help="one line per reference genome: fasta<TAB>gff<TAB>ref|draft (the GFF3 may be empty or '-'; "
+                        "relative paths from this file's folder); drafts are searched only for k-mers no ref holds")
+    p.add_argument("-o", "--output", required=True,
+                   help="the hits table (.tsv, .csv or .parquet): a row per occurrence and gene")
+    p.add_argument("--genes", metavar="TABLE", help="the gene summary table: k-mers, patterns, lowest p-value and "
+                                                    "effects of each gene hit")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--top", type=_positive_int, metavar="N", help="annotate the N best-ranked k-mers")
+    which.add_argument("--pvalue", type=_fraction, metavar="P", help="annotate the k-mers with a p-value below P")
+    which.add_argument("--all", action="store_true", help="annotate every k-mer of the table")
+    p.add_argument("--nearby", action="store_true",
+                   help="in the gene summary, count a k-mer between genes towards its nearest gene on each side")
+    p.add_argument("--force", action="store_true", help="overwrite existing outputs")
+    p.set_defaults(func=annotate_command)
+    p = sub.add_parser("plot", help="figures of a `genosift score` ranking: the QQ plot with the genomic "
+                                    "inflation factor, and (with the hits of `genosift annotate`) the Manhattan plot "
+                                    "and phandango's plot file")
     p.add_argument("ranking", help="the ranking table written by `genosift score -o` (its .json beside it gives "
                                    "the threshold drawn)")
     p.add_argument("--qq", metavar="PNG", help="the QQ plot to write")
+    p.add_argument("--manhattan", metavar="PNG", help="the Manhattan plot to write: -log10 p of each hit of --hits "
+                                                      "along the reference's coordinates")
+    p.add_argument("--phandango", metavar="FILE", help="the hits of --hits as phandango's GWAS plot file (.plot)")
+    p.add_argument("--hits", metavar="TABLE", help="the hits table of `genosift annotate` (for --manhattan, "
+                                                   "--phandango)")
+    p.add_argument("--reference", metavar="NAME",
+                   help="the reference drawn (its FASTA's name without suffixes; default: the one with most hits)")
     p.add_argument("--alpha", type=_fraction, default=0.05,
                    help="the family-wise level of the threshold drawn, over the run's patterns, when the run "
                         "selected by no --threshold (default 0.05)")

@@ -10,6 +10,7 @@ the command line spells as its options.
 >>> from genosift.jobs import Samples
 >>> run = gs.jobs.score(Samples("data.gs.h5ad", target="resistant"), "ranking.tsv", top=100)  # doctest: +SKIP
 """
+from .annotate import Annotated, annotate
 from .convert import Converted, Demo, convert, demo
 from .inputs import Covariates, Samples
 from .models import Evaluated, Predicted, Reported, evaluate, predict, report
@@ -17,6 +18,6 @@ from .patterns import PatternCount, patterns
 from .plots import Plotted, plot
 from .ranking import Ranking, score, select
 
-__all__ = ["Converted", "Covariates", "Demo", "Evaluated", "PatternCount", "Plotted", "Predicted", "Ranking",
-           "Reported", "Samples", "convert", "demo", "evaluate", "patterns", "plot", "predict", "report", "score",
-           "select"]
+__all__ = ["Annotated", "Converted", "Covariates", "Demo", "Evaluated", "PatternCount", "Plotted", "Predicted",
+           "Ranking", "Reported", "Samples", "annotate", "convert", "demo", "evaluate", "patterns", "plot", "predict",
+           "report", "score", "select"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..core.validation import FixUsageError
 
-__all__ = ["Plotted", "plot"]
+__all__ = ["Plotted", "phandango_text", "plot"]
 
 
 @dataclass
@@ -25,24 +25,10 @@ class Plotted:
 
 
 def _pvalues(path):
-    """The ``pvalue`` column of a ranking table (TSV, CSV or Parquet), read exactly."""
-    import pandas as pd
+    """The ``pvalue`` column of a ranking table, read exactly."""
+    from ..outputs import read_table
 
-    name = Path(path).name.lower()
-    parquet, sep = name.endswith((".parquet", ".pq")), "," if name.endswith(".csv") else "\t"
-    if parquet:
-        import pyarrow.parquet as pq
-
-        columns = pq.read_schema(path).names
-    else:
-        columns = list(pd.read_csv(path, sep=sep, nrows=0).columns)
-    if "pvalue" not in columns:
-        raise ValueError(f"{str(path)!r} has no 'pvalue' column: plot draws the ranking table that genosift score "
-                         f"writes (its columns: {columns[:12]}).")
-    frame = (pd.read_parquet(path, columns=["pvalue"]) if parquet else  # that column only, read exactly
-             pd.read_csv(path, sep=sep, usecols=["pvalue"], keep_default_na=False, na_values=[""],
-                         float_precision="round_trip"))
-    return frame["pvalue"].to_numpy(dtype=float)
+    return read_table(path, ["pvalue"], need=["pvalue"])["pvalue"].to_numpy(dtype=float)
 
 
 def _threshold(path, alpha):
@@ -59,7 +45,7 @@ def _threshold(path, alpha):
     return alpha / n if n else None
 
 
-def plot(ranking, *, qq=None, alpha=0.05, force=False):
+def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, reference=None, alpha=0.05, force=False):
     """Draw the figures of the ranking table ``ranking`` (``genosift score``'s): ``genosift plot``.
 
     Parameters
@@ -71,6 +57,16 @@ def plot(ranking, *, qq=None, alpha=0.05, force=False):
     qq : str or path
         The QQ plot to write (PNG): observed against expected -log10 p of the features tested,
         with its 95 % band, the threshold and the genomic inflation factor.
+    manhattan : str or path
+        The Manhattan plot to write (PNG): -log10 p of each occurrence in ``hits`` along the
+        coordinates of ``reference``, the threshold drawn and the best genes named.
+    hits : str or path
+        The hits table of ``genosift annotate`` (for ``manhattan`` and ``phandango``).
+    phandango : str or path
+        The occurrences on ``reference`` as phandango's GWAS plot file: ``#CHR, SNP, BP,
+        minLOG10(P), log10(p), r^2`` (the k-mer, ``start..end``, -log10 p).
+    reference : str, optional
+        The reference drawn (its FASTA's name without suffixes); default: the one with most hits.
     alpha : float
         The family-wise level of the threshold drawn when the run selected by none.
     force : bool
@@ -81,19 +77,57 @@ def plot(ranking, *, qq=None, alpha=0.05, force=False):
     Plotted
     """
     from ..core.files import check_output, write_bytes
-    from ..report.figures import png_bytes, qq_plot
+    from ..report.figures import manhattan_plot, png_bytes, qq_plot
     from ..scores import genomic_inflation
 
-    if qq is None:
-        raise FixUsageError("plot needs a figure to draw: {qq}.", owner="plot", qq=FixUsageError.ANY)
-    if not Path(qq).name.lower().endswith(".png"):
-        raise FixUsageError(f"The figure {str(qq)!r} is written as PNG: name it .png in {{qq}}.", owner="plot",
-                            qq=FixUsageError.ANY)
-    check_output(qq, force=force, inputs=(ranking,))
+    if qq is None and manhattan is None and phandango is None:
+        raise FixUsageError("plot needs a figure to draw: {qq}, {manhattan} or {phandango}.", owner="plot",
+                            qq=FixUsageError.ANY, manhattan=FixUsageError.ANY, phandango=FixUsageError.ANY)
+    for figure, option in ((qq, "qq"), (manhattan, "manhattan")):
+        if figure is not None and not Path(figure).name.lower().endswith(".png"):
+            raise FixUsageError(f"The figure {str(figure)!r} is written as PNG: name it .png in {{{option}}}.",
+                                owner="plot", **{option: FixUsageError.ANY})
+    if hits is None and (manhattan is not None or phandango is not None):
+        raise FixUsageError("{manhattan} and {phandango} draw the hits of genosift annotate: pass them in {hits}.",
+                            owner="plot", manhattan=FixUsageError.ANY, phandango=FixUsageError.ANY,
+                            hits=FixUsageError.ANY)
+    written = [f for f in (qq, manhattan, phandango) if f is not None]
+    for figure in written:
+        check_output(figure, force=force, inputs=(ranking,) + ((hits,) if hits is not None else ()))
     p = _pvalues(ranking)
     inflation = genomic_inflation(p)
     threshold = _threshold(ranking, alpha)
-    write_bytes(qq, png_bytes(qq_plot(p, threshold=threshold, inflation=inflation)), force=force)
-    lines = [f"QQ plot of {int((p == p).sum()):,} p-values: genomic inflation lambda = {inflation:.3f}"
-             + ("" if threshold is None else f"; threshold p = {threshold:.3g}"), f"Wrote {qq}"]
-    return Plotted([Path(qq)], inflation, threshold, lines)
+    lines = [f"{int((p == p).sum()):,} p-values: genomic inflation lambda = {inflation:.3f}"
+             + ("" if threshold is None else f"; threshold p = {threshold:.3g}")]
+    if qq is not None:
+        write_bytes(qq, png_bytes(qq_plot(p, threshold=threshold, inflation=inflation)), force=force)
+    if hits is not None:
+        from ..outputs import read_table
+
+        table = read_table(hits, need=["feature", "reference", "contig", "start", "end", "pvalue"],
+                           what="a hits table that genosift annotate writes")
+        if manhattan is not None:
+            write_bytes(manhattan, png_bytes(manhattan_plot(table, threshold=threshold, reference=reference)),
+                        force=force)
+        if phandango is not None:
+            write_bytes(phandango, phandango_text(table, reference).encode("utf-8"), force=force)
+    lines += [f"Wrote {f}" for f in written]
+    return Plotted([Path(f) for f in written], inflation, threshold, lines)
+
+
+def phandango_text(hits, reference=None):
+    """The occurrences of a hits table on ``reference`` (default: the one with most) as
+    phandango's GWAS plot file, one line per k-mer occurrence, p-values exact."""
+    import math
+
+    located = hits[hits["reference"].notna() & hits["pvalue"].notna()]
+    if reference is None and len(located):
+        reference = located["reference"].value_counts(sort=True).index[0]
+    on = located[located["reference"] == reference].drop_duplicates(["feature", "contig", "start", "strand"])
+    if on.empty:
+        raise ValueError(f"No hit with a p-value on the reference {reference!r} to write.")
+    lines = ["#CHR\tSNP\tBP\tminLOG10(P)\tlog10(p)\tr^2"]
+    for row in on.itertuples(index=False):
+        log = math.log10(row.pvalue) if row.pvalue > 0 else -math.inf
+        lines.append(f"26\t{row.feature}\t{row.start}..{row.end}\t{-log!r}\t{log!r}\t0")
+    return "\n".join(lines) + "\n"

@@ -232,6 +232,58 @@ def qq_plot(pvalues, *, threshold=None, inflation=None, keep_top=2000, max_point
     return fig
 
 
+def manhattan_plot(hits, *, threshold=None, reference=None, n_labels=5):
+    """-log10 p of each occurrence of the k-mers along a reference's coordinates (a ``genosift
+    annotate`` hits table: ``reference, contig, start, end, pvalue``, and ``gene`` to label the
+    best hits), contigs one after the other in their order in the table, in alternating colours;
+    a genome-wide ``threshold`` as a line. ``reference`` defaults to the one with most hits.
+
+    >>> import pandas as pd
+    >>> hits = pd.DataFrame({"reference": "ref", "contig": ["chr"] * 3, "start": [10, 500, 900],
+    ...                      "end": [40, 530, 930], "pvalue": [0.5, 1e-6, 0.01], "gene": [None, "abcD", None]})
+    >>> fig = manhattan_plot(hits, threshold=1e-4)
+    >>> fig.axes[0].get_ylabel()
+    '-log10 p'
+    """
+    located = hits[hits["reference"].notna() & hits["pvalue"].notna()]
+    if reference is None:
+        if located.empty:
+            raise ValueError("No hit with a p-value to draw: the table holds no k-mer found in a reference.")
+        reference = located["reference"].value_counts(sort=True).index[0]
+    on = located[located["reference"] == reference].drop_duplicates(["feature", "contig", "start", "strand"]
+                                                                     if "feature" in located else None)
+    if on.empty:
+        names = sorted(located["reference"].unique().tolist())
+        raise ValueError(f"No hit on the reference {reference!r}: the hits are on {names[:10]}.")
+    contigs = list(dict.fromkeys(on["contig"]))
+    spans = on.groupby("contig", sort=False)["end"].max().reindex(contigs).to_numpy(dtype=np.int64)
+    offsets = dict(zip(contigs, np.r_[0, np.cumsum(spans)[:-1]]))
+    x = on["start"].to_numpy(dtype=np.int64) + on["contig"].map(offsets).to_numpy(dtype=np.int64)
+    p = on["pvalue"].to_numpy(dtype=np.float64)
+    positive = p[p > 0]
+    y = -np.log10(np.where(p > 0, p, positive.min() / 10 if positive.size else 1e-300))
+    colour = np.array([PALETTE[0], OTHER])[on["contig"].map({c: i % 2 for i, c in enumerate(contigs)}).to_numpy()]
+    fig, ax = new_figure(8.0, 3.8)
+    ax.scatter(x, y, s=9, c=colour, linewidths=0, rasterized=True)
+    top = float(y.max())
+    if threshold is not None and threshold > 0:
+        ax.axhline(-np.log10(threshold), color=SELECTED, linestyle="--", linewidth=1,
+                   label=f"threshold p = {threshold:.3g}")
+        top = max(top, -np.log10(threshold))
+        ax.legend(frameon=False, loc="upper right")
+    if "gene" in on.columns and n_labels:
+        named = on.assign(_x=x, _y=y)[on["gene"].notna()].sort_values("_y", ascending=False, kind="stable")
+        named = named.drop_duplicates("gene").head(n_labels)
+        _label_points(ax, named["_x"].to_numpy(), named["_y"].to_numpy(), [short(g) for g in named["gene"]])
+    ax.set_ylim(0, top * 1.08 + 0.1)
+    ax.set_xlim(0, max(int(spans.sum()), 1))
+    ax.set_xlabel(f"position on {reference} (bp" + (", contigs in turn)" if len(contigs) > 1 else ")"))
+    ax.set_ylabel("-log10 p")
+    ax.set_title(f"Manhattan plot: {len(on):,} hits of {on['feature'].nunique() if 'feature' in on else len(on):,} "
+                 "k-mers")
+    return fig
+
+
 def _label_points(ax, x, y, labels, gap=11.0):
     """Name points, the labels pushed apart vertically (in pixels) where they would overlap,
     with a thin line back to the point when moved."""

@@ -1,0 +1,335 @@
+"""Where k-mers lie in reference genomes, and which genes they hit.
+
+Every exact occurrence of every k-mer, on both strands, is found in one pass over each reference
+with an Aho-Corasick automaton (pyahocorasick) of the k-mers and their reverse complements: any
+length from 9 bases up, where an aligner's seeds miss the short ones. Each hit then takes the
+genes of the reference's GFF3 that it overlaps, or, between genes, its nearest neighbours on each
+side. Draft references are searched only for the k-mers that no ``ref`` reference holds, each
+draft for those that no reference before it holds.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..core.validation import param_error
+from ..io.reading import optional_module
+from ..io.references import Reference, read_fasta, read_gff3, read_references
+
+__all__ = ["Annotation", "MIN_LENGTH", "annotate", "gene_summary", "locate", "reverse_complement"]
+
+#: The shortest k-mer searched: shorter ones occur by chance in every bacterial genome.
+MIN_LENGTH = 9
+_DNA = re.compile(r"[ACGT]+")
+_COMPLEMENT = str.maketrans("ACGT", "TGCA")
+HIT_COLUMNS = ["feature", "reference", "contig", "start", "end", "strand"]
+GENE_COLUMNS = ["gene", "gene_id", "gene_type", "product", "gene_start", "gene_end", "gene_strand",
+                "upstream_gene", "upstream_distance", "upstream_strand",
+                "downstream_gene", "downstream_distance", "downstream_strand"]
+
+
+def reverse_complement(kmer):
+    """The reverse complement of a sequence of A, C, G and T.
+
+    >>> reverse_complement("AACGTT"), reverse_complement("GATTACA")
+    ('AACGTT', 'TGTAATC')
+    """
+    return kmer.translate(_COMPLEMENT)[::-1]
+
+
+def check_kmers(kmers, owner="annotate"):
+    """The k-mers as upper-case ``str``; a clear error for one that is not DNA or is too short."""
+    out = [str(k).upper() for k in kmers]
+    for k in out:
+        if not _DNA.fullmatch(k) or len(k) < MIN_LENGTH:
+            what = "holds letters other than A, C, G and T" if not _DNA.fullmatch(k) else f"has {len(k)} bases"
+            raise ValueError(f"The feature {k[:60]!r} of {owner} {what}: only k-mers of A, C, G and T, "
+                             f"at least {MIN_LENGTH} bases long, are searched in genomes. Annotate a ranking "
+                             "of k-mers (or unitigs).")
+    return out
+
+
+def _automaton(kmers, which):
+    """An automaton of ``kmers[which]`` and their reverse complements; each word's value lists
+    ``index * 2 + strand`` (0: the k-mer, 1: its reverse complement) of the k-mers it spells."""
+    ahocorasick = optional_module("ahocorasick", "searching k-mers in genomes", package="pyahocorasick")
+    words = {}
+    for i in which:
+        kmer = kmers[i]
+        words.setdefault(kmer, []).append(2 * i)
+        rc = reverse_complement(kmer)
+        if rc != kmer:  # a palindrome's two strands are one occurrence
+            words.setdefault(rc, []).append(2 * i + 1)
+    automaton = ahocorasick.Automaton()
+    for word, codes in words.items():
+        automaton.add_word(word, tuple(codes))
+    automaton.make_automaton()
+    return automaton
+
+
+def _search(automaton, kmers, contigs, name):
+    """The hits of ``automaton`` in ``contigs`` ({contig: sequence}) as columns of arrays."""
+    lengths = np.fromiter((len(k) for k in kmers), dtype=np.int64, count=len(kmers))
+    codes, ends, where = [], [], []
+    for sequence in contigs.values():
+        before = len(codes)
+        for end, found in automaton.iter(sequence):
+            codes.extend(found)
+            ends.extend([end] * len(found))
+        where.append(len(codes) - before)
+    codes, ends = np.asarray(codes, dtype=np.int64), np.asarray(ends, dtype=np.int64) + 1
+    index = codes >> 1
+    contig = np.repeat(np.array(list(contigs), dtype=object), where)
+    return pd.DataFrame({"feature": index, "reference": name, "contig": contig, "start": ends - lengths[index] + 1,
+                         "end": ends, "strand": np.where(codes & 1, "-", "+")})
+
+
+def locate(kmers, references):
+    """Every exact occurrence of each k-mer on both strands of the references.
+
+    Parameters
+    ----------
+    kmers : sequence of str
+        K-mers of A, C, G and T, at least ``MIN_LENGTH`` (9) bases each.
+    references : path or list of Reference
+        A references file (``fasta<TAB>gff<TAB>ref|draft`` lines) or its ``Reference`` records.
+
+    Returns
+    -------
+    DataFrame
+        One row per occurrence: ``feature`` (the k-mer's position in ``kmers``), ``reference``,
+        ``contig``, ``start`` and ``end`` (1-based, both included, on the forward strand) and
+        ``strand`` (``-``: the reverse complement occurs), sorted by feature, reference order,
+        contig order and start. A palindromic k-mer's occurrence is one row, on ``+``.
+    """
+    kmers = check_kmers(kmers)
+    references = _references(references)
+    pieces, remaining = [], np.arange(len(kmers))
+    full = [r for r in references if r.kind == "ref"]
+    if full and remaining.size:
+        automaton = _automaton(kmers, remaining)
+        for rank, ref in enumerate(full):
+            pieces.append(_search(automaton, kmers, read_fasta(ref.fasta), ref.name).assign(_order=rank))
+        remaining = np.setdiff1d(remaining, np.concatenate([p["feature"].to_numpy() for p in pieces]))
+    for rank, ref in enumerate((r for r in references if r.kind == "draft"), len(full)):
+        if not remaining.size:
+            break
+        found = _search(_automaton(kmers, remaining), kmers, read_fasta(ref.fasta), ref.name).assign(_order=rank)
+        pieces.append(found)
+        remaining = np.setdiff1d(remaining, found["feature"].to_numpy())
+    if not pieces:
+        return pd.DataFrame({c: pd.Series(dtype=t) for c, t in zip(HIT_COLUMNS, [np.int64, object, object, np.int64,
+                                                                              np.int64, object])})
+    hits = pd.concat(pieces, ignore_index=True)
+    hits["_contig"] = hits.groupby("_order", sort=False)["contig"].transform(lambda c: pd.factorize(c)[0])
+    hits = hits.sort_values(["feature", "_order", "_contig", "start", "strand"], kind="stable")
+    return hits[HIT_COLUMNS].reset_index(drop=True)
+
+
+def _references(references):
+    if isinstance(references, (list, tuple)) and all(isinstance(r, Reference) for r in references):
+        return list(references)
+    return read_references(references)
+
+
+def genes_of(hits, genes):
+    """Each hit of one reference with the genes it overlaps (a row per hit and gene) or, between
+    genes, its nearest gene on each side (``upstream``: lower coordinates, ``downstream``: higher,
+    on the reference's forward strand, as ``bedtools closest -D ref``) and the distance: the bases
+    between them plus one (1 for adjacent intervals)."""
+    out = []
+    for contig, at in hits.groupby("contig", sort=False):
+        on = genes[genes["contig"] == contig]
+        out.append(_on_contig(at, on.reset_index(drop=True)))
+    if not out:
+        return hits.assign(**{c: pd.Series(dtype=object) for c in GENE_COLUMNS})
+    return pd.concat(out).sort_index(kind="stable").reset_index(drop=True)
+
+
+def _on_contig(hits, genes):
+    if not len(genes):
+        return hits.reindex(columns=list(hits.columns) + GENE_COLUMNS)
+    s, e = hits["start"].to_numpy(), hits["end"].to_numpy()
+    starts, ends = genes["start"].to_numpy(), genes["end"].to_numpy()
+    # overlaps: genes sorted by start; those with start <= e from the first whose running
+    # maximum end reaches s
+    hi = np.searchsorted(starts, e, side="right")
+    lo = np.searchsorted(np.maximum.accumulate(ends), s, side="left")
+    counts = np.maximum(hi - lo, 0)
+    hit = np.repeat(np.arange(len(s)), counts)
+    gene = lo[hit] + np.arange(hit.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    keep = ends[gene] >= s[hit]
+    hit, gene = hit[keep], gene[keep]
+    inside = hits.iloc[hit].assign(**_gene_columns(genes, gene))
+    inside.index = hits.index[hit]
+    # between genes: the last gene ending before the hit, the first starting after it
+    alone = np.setdiff1d(np.arange(len(s)), hit)
+    by_end = np.argsort(ends, kind="stable")
+    left = np.searchsorted(ends[by_end], s[alone], side="left") - 1
+    right = np.searchsorted(starts, e[alone], side="right")
+    between = hits.iloc[alone].copy()
+    for side, found, distance in (("upstream", np.where(left >= 0, by_end[np.maximum(left, 0)], -1),
+                                   lambda g: s[alone] - ends[g]),
+                                  ("downstream", np.where(right < len(genes), right, -1),
+                                   lambda g: starts[g] - e[alone])):
+        has = found >= 0
+        g = np.where(has, found, 0)
+        between[f"{side}_gene"] = np.where(has, genes["gene"].to_numpy()[g], None)
+        between[f"{side}_distance"] = pd.array(np.where(has, distance(g), 0), dtype="Int64")
+        between.loc[~has, f"{side}_distance"] = pd.NA
+        between[f"{side}_strand"] = np.where(has, genes["strand"].to_numpy()[g], None)
+    return pd.concat([inside, between]).reindex(columns=list(hits.columns) + GENE_COLUMNS)
+
+
+def _gene_columns(genes, rows):
+    return {"gene": genes["gene"].to_numpy()[rows], "gene_id": genes["gene_id"].to_numpy()[rows],
+            "gene_type": genes["type"].to_numpy()[rows], "product": genes["product"].to_numpy()[rows],
+            "gene_start": pd.array(genes["start"].to_numpy()[rows], dtype="Int64"),
+            "gene_end": pd.array(genes["end"].to_numpy()[rows], dtype="Int64"),
+            "gene_strand": genes["strand"].to_numpy()[rows]}
+
+
+@dataclass
+class Annotation:
+    """What ``annotate`` found.
+
+    Attributes
+    ----------
+    hits : DataFrame
+        A row per occurrence and gene: the k-mer (``feature``) and the columns of the table it
+        came from (p-value, effect...), where it lies (``reference, contig, start, end, strand``),
+        the gene it overlaps (``gene, gene_id, gene_type, product, gene_start, gene_end,
+        gene_strand``) or its nearest genes on each side (``upstream_*``, ``downstream_*``); a
+        k-mer found nowhere has one row with ``reference`` empty.
+    genes : DataFrame
+        ``gene_summary`` of the hits.
+    n_kmers, n_found : int
+        K-mers searched, and those found in at least one reference.
+    effect : str or None
+        The column the summary's effects come from.
+    """
+
+    hits: object
+    genes: object
+    n_kmers: int
+    n_found: int
+    effect: object = None
+    references: list = field(default_factory=list)
+
+    @property
+    def not_found(self):
+        """The k-mers found in no reference."""
+        return self.hits.loc[self.hits["reference"].isna(), "feature"].tolist()
+
+
+def annotate(kmers, references, *, effect="auto", nearby=False):
+    """Find each k-mer in the references and name the genes it hits: ``genosift annotate``.
+
+    Parameters
+    ----------
+    kmers : sequence of str, or DataFrame
+        The k-mers; or a table with a ``feature`` column of k-mers (a ranking of
+        ``genosift score``), whose other columns (``pvalue``, ``beta``, ``pattern``...) are kept
+        on every hit and summarised per gene.
+    references : path or list of Reference
+        A references file: one line per genome, ``fasta<TAB>gff<TAB>ref|draft`` (the GFF3 may be
+        empty or ``-``). Drafts are searched only for the k-mers no ``ref`` holds.
+    effect : str or None, default "auto"
+        The column of effects summarised per gene: ``auto`` takes ``beta`` (the regressions'),
+        else ``diff_means``, else none.
+    nearby : bool
+        Count a k-mer between genes towards its nearest genes on both sides in the gene summary
+        (as pyseer's ``summarise_annotations --nearby``); by default only the genes a k-mer
+        overlaps count.
+
+    Returns
+    -------
+    Annotation
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "g.fa").write_text(">chr\\n" + "A" * 20 + "GATTACAGATTACA" + "C" * 20 + "\\n")
+    >>> _ = (folder / "g.gff").write_text("chr\\t.\\tCDS\\t15\\t40\\t.\\t+\\t0\\tID=c1;gene=tacA\\n")
+    >>> _ = (folder / "refs.tsv").write_text("g.fa\\tg.gff\\tref\\n")
+    >>> found = annotate(["TGTAATCTG", "CCCCCCCCCCCC"], folder / "refs.tsv")
+    >>> found.hits[["feature", "start", "end", "strand", "gene"]].to_dict("records")[0]
+    {'feature': 'TGTAATCTG', 'start': 26, 'end': 34, 'strand': '-', 'gene': 'tacA'}
+    >>> found.n_kmers, found.n_found, len(found.hits)
+    (2, 2, 10)
+    """
+    table = kmers if isinstance(kmers, pd.DataFrame) else pd.DataFrame({"feature": list(kmers)})
+    if "feature" not in table.columns:
+        raise ValueError("annotate reads the k-mers of a table from its 'feature' column, which this table lacks "
+                         f"(its columns: {list(table.columns)[:12]}).")
+    table = table.reset_index(drop=True)
+    sequences = check_kmers(table["feature"])
+    if effect == "auto":
+        effect = next((c for c in ("beta", "diff_means") if c in table.columns), None)
+    elif effect is not None and effect not in table.columns:
+        raise param_error("effect", "annotate", f"a column of the table ({list(table.columns)[:12]}), 'auto' or None",
+                          effect)
+    references = _references(references)
+    found = locate(sequences, references)
+    pieces = []
+    for ref in references:
+        at = found[found["reference"] == ref.name]
+        if len(at):
+            pieces.append(genes_of(at, read_gff3(ref.gff)) if ref.gff is not None else at)
+    missing = np.setdiff1d(np.arange(len(table)), found["feature"].to_numpy())
+    pieces.append(pd.DataFrame({"feature": missing}))
+    located = pd.concat(pieces).reindex(columns=HIT_COLUMNS + GENE_COLUMNS)
+    located = located.sort_values("feature", kind="stable").reset_index(drop=True)
+    for column in ("start", "end", "upstream_distance", "downstream_distance"):
+        located[column] = located[column].astype("Int64")
+    for column in ("gene_start", "gene_end"):
+        located[column] = located[column].astype("Int64")
+    rows = located["feature"].to_numpy(dtype=np.int64)
+    others = table.drop(columns=["feature"]).iloc[rows].reset_index(drop=True)
+    hits = pd.concat([located.assign(feature=table["feature"].to_numpy()[rows]), others], axis=1)
+    genes = gene_summary(hits, effect=effect, nearby=nearby)
+    return Annotation(hits, genes, len(table), len(table) - missing.size, effect, references)
+
+
+def gene_summary(hits, *, effect=None, nearby=False):
+    """One row per gene hit: ``gene, gene_id, reference, contig, gene_type, product, n_kmers``,
+    ``n_patterns`` (with a ``pattern`` column), ``min_pvalue`` (with ``pvalue``), ``mean_effect``,
+    ``max_effect`` (the largest in magnitude, with its sign) and ``direction`` (``+``, ``-`` or
+    ``mixed``: the signs of the k-mers' effects), sorted by ``min_pvalue``, then by ``n_kmers``.
+    Each k-mer counts once per gene, however often it occurs in it."""
+    keys = ["reference", "gene_id", "gene", "contig", "gene_type", "product"]
+    rows = hits[hits["gene_id"].notna()][["feature"] + keys]
+    if nearby:
+        for side in ("upstream", "downstream"):
+            near = hits[hits["gene_id"].isna() & hits[f"{side}_gene"].notna()]
+            rows = pd.concat([rows, near[["feature", "reference", "contig"]].assign(
+                gene=near[f"{side}_gene"], gene_id=near[f"{side}_gene"], gene_type="", product="")])
+    values = hits.drop_duplicates("feature").set_index("feature")
+    rows = rows.drop_duplicates(["feature", "reference", "gene_id", "contig"])
+    grouped = rows.groupby(keys, sort=False, dropna=False)["feature"]
+    out = grouped.agg(n_kmers="nunique").reset_index()
+    members = grouped.agg(list).reset_index(drop=True)
+    if "pattern" in values.columns:
+        out["n_patterns"] = [values.loc[m, "pattern"].nunique() for m in members]
+    if "pvalue" in values.columns:
+        out["min_pvalue"] = [values.loc[m, "pvalue"].min() for m in members]
+    if effect is not None:
+        effects = [values.loc[m, effect].to_numpy(dtype=float) for m in members]
+        out["mean_effect"] = [np.nanmean(x) if np.isfinite(x).any() else np.nan for x in effects]
+        out["max_effect"] = [x[np.nanargmax(np.abs(x))] if np.isfinite(x).any() else np.nan for x in effects]
+        out["direction"] = [_direction(x) for x in effects]
+    order = [c for c in ("min_pvalue",) if c in out.columns]
+    out = out.sort_values(order + ["n_kmers"], ascending=[True] * len(order) + [False], kind="stable")
+    return out[["gene", "gene_id", "reference", "contig", "gene_type", "product"]
+               + [c for c in out.columns if c not in keys]].reset_index(drop=True)
+
+
+def _direction(effects):
+    effects = effects[np.isfinite(effects) & (effects != 0)]
+    if not effects.size:
+        return ""
+    return "+" if (effects > 0).all() else "-" if (effects < 0).all() else "mixed"

@@ -1,0 +1,225 @@
+"""Reference genomes: FASTA sequences, GFF3 annotations and the list of references to search.
+
+A references file names one reference per line, ``fasta<TAB>gff<TAB>ref|draft`` (the layout of
+pyseer's ``annotate_hits`` input): the GFF3 column may be empty or ``-`` for a genome without
+annotation, and a line of one column is a ``ref`` without annotation. Relative paths are taken
+from the references file's own folder. Every file may be gzip, bzip2, xz or zstd compressed.
+
+Only the files the list names are read, each as data: a GFF3's ``##FASTA`` section ends its
+features, and nothing in a file makes another file read.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+import numpy as np
+import pandas as pd
+
+from .compression import open_binary
+from .reading import NulByte, file_errors
+
+__all__ = ["FEATURE_TYPES", "Reference", "read_fasta", "read_gff3", "read_references"]
+
+#: The GFF3 feature types that are annotated: genes and what they code (proteins and RNAs).
+FEATURE_TYPES = frozenset({"gene", "pseudogene", "CDS", "rRNA", "tRNA", "ncRNA", "tmRNA", "misc_RNA", "RNase_P_RNA",
+                           "SRP_RNA", "antisense_RNA", "mRNA", "transcript", "pseudogenic_tRNA", "pseudogenic_rRNA"})
+#: Types that stand for their children's gene, replaced by them where the file has them.
+_PARENTS = frozenset({"gene", "pseudogene", "mRNA", "transcript"})
+_SEQUENCE = re.compile(rb"[A-Za-z*\-.]*")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One line of a references file: the FASTA, its GFF3 (or None) and ``ref`` or ``draft``."""
+
+    fasta: Path
+    gff: object
+    kind: str
+
+    @property
+    def name(self):
+        """The FASTA's file name without its compression and FASTA suffixes."""
+        name = self.fasta.name
+        for suffix in (".gz", ".bz2", ".xz", ".zst", ".fasta", ".fas", ".fna", ".ffn", ".fa", ".faa"):
+            name = name[:-len(suffix)] if name.lower().endswith(suffix) and len(name) > len(suffix) else name
+        return name
+
+
+def read_references(path):
+    """The references listed in ``path``, in its order (``ref`` lines and ``draft`` lines).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("a.fa", "a.gff", "b.fa"):
+    ...     _ = (folder / name).write_text("")
+    >>> _ = (folder / "refs.tsv").write_text("a.fa\\ta.gff\\tref\\nb.fa\\t\\tdraft\\n")
+    >>> [(r.fasta.name, r.gff and r.gff.name, r.kind) for r in read_references(folder / "refs.tsv")]
+    [('a.fa', 'a.gff', 'ref'), ('b.fa', None, 'draft')]
+    """
+    path = Path(path)
+    folder = path.resolve().parent
+    out = []
+    with file_errors(path, "a references file"), open_binary(path) as fh:
+        for number, raw in enumerate(fh, 1):
+            if b"\0" in raw:
+                raise NulByte(path)
+            line = raw.decode("utf-8").rstrip("\r\n")
+            if not line.strip() or line.startswith("#"):
+                continue
+            cells = line.split("\t")
+            if len(cells) > 3 or (len(cells) == 3 and cells[2].strip() not in ("ref", "draft")):
+                raise ValueError(f"Line {number} of the references file {str(path)!r} is {line!r}: each line is "
+                                 "'fasta<TAB>gff<TAB>ref' or 'fasta<TAB>gff<TAB>draft' (the GFF3 may be empty or "
+                                 "'-'). Fix that line.")
+            fasta, gff = cells[0].strip(), (cells[1].strip() if len(cells) > 1 else "")
+            kind = cells[2].strip() if len(cells) == 3 else "ref"
+            files = [folder / fasta] + ([folder / gff] if gff not in ("", "-") else [])
+            for file in files:
+                if not file.is_file():
+                    raise FileNotFoundError(f"Line {number} of the references file {str(path)!r} names "
+                                            f"{str(file)!r}, which is not a file. Fix the path (relative paths "
+                                            "are taken from the references file's folder).")
+            out.append(Reference(files[0], files[1] if len(files) > 1 else None, kind))
+    if not out:
+        raise ValueError(f"The references file {str(path)!r} lists no reference: write one line per genome, "
+                         "'fasta<TAB>gff<TAB>ref' (or draft).")
+    return out
+
+
+def read_fasta(path):
+    """``{contig: sequence}`` of a FASTA file, the sequences as upper-case ``str`` in file order.
+
+    The contig's name is the header's first word. Soft-masked (lower-case) bases are read as
+    upper case; IUPAC codes such as ``N`` are kept (no k-mer of A, C, G and T matches them).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "g.fa"
+    >>> _ = f.write_text(">chr1 complete genome\\nACGT\\nacgn\\n>plasmid\\nTTTT\\n")
+    >>> read_fasta(f)
+    {'chr1': 'ACGTACGN', 'plasmid': 'TTTT'}
+    """
+    path = Path(path)
+    contigs, name, lines = {}, None, []
+
+    def close():
+        if name is not None:
+            if name in contigs:
+                raise ValueError(f"The FASTA file {str(path)!r} has two records named {name!r}: each contig's name "
+                                 "(the header's first word) must be unique. Rename one.")
+            contigs[name] = b"".join(lines).upper().decode("ascii")
+
+    with file_errors(path, "FASTA"), open_binary(path) as fh:
+        for number, raw in enumerate(fh, 1):
+            line = raw.rstrip(b"\r\n")
+            if line.startswith(b">"):
+                close()
+                words = line[1:].split()
+                if not words:
+                    raise ValueError(f"Line {number} of the FASTA file {str(path)!r} is a header without a name. "
+                                     "Give the record a name after '>'.")
+                name, lines = words[0].decode("utf-8", "replace"), []
+            elif line.strip():
+                line = line.strip()
+                if name is None or not _SEQUENCE.fullmatch(line):
+                    if b"\0" in line:
+                        raise NulByte(path)
+                    raise ValueError(f"Line {number} of {str(path)!r} is not FASTA: "
+                                     + ("sequence before the first '>' header." if name is None else
+                                        f"{line[:40].decode('utf-8', 'replace')!r} holds characters that are "
+                                        "not bases.") + " Check that this is a FASTA file of the genome.")
+                lines.append(line)
+        close()
+    if not contigs:
+        raise ValueError(f"The FASTA file {str(path)!r} holds no sequence. Check that this is the genome's FASTA.")
+    return contigs
+
+
+def read_gff3(path):
+    """The genes of a GFF3 file: a DataFrame of ``contig, start, end, strand, type, gene, gene_id,
+    product`` (1-based, both ends included), sorted by contig and start.
+
+    The features kept are genes and what they code (``FEATURE_TYPES``: CDS, rRNA, tRNA, ncRNA,
+    tmRNA...). A gene (or mRNA) whose children are in the file is replaced by them, each taking
+    the gene's name where it has none of its own; one without children stands for itself.
+    ``gene`` is the ``gene`` attribute, else ``Name`` (NCBI names a CDS by its protein), else
+    ``locus_tag``, else ``ID``; ``gene_id``
+    the ``locus_tag``, else ``ID``; ``product`` the ``product`` attribute.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "g.gff"
+    >>> _ = f.write_text("##gff-version 3\\n"
+    ...     "chr1\\t.\\tgene\\t10\\t99\\t.\\t+\\t.\\tID=g1;Name=abcD\\n"
+    ...     "chr1\\t.\\tCDS\\t10\\t99\\t.\\t+\\t0\\tID=c1;Parent=g1;product=a protein%3B putative\\n"
+    ...     "chr1\\t.\\ttRNA\\t120\\t150\\t.\\t-\\t.\\tID=t1;locus_tag=T_01\\n")
+    >>> read_gff3(f)[["start", "end", "type", "gene", "gene_id", "product"]].to_dict("records")[0]
+    {'start': 10, 'end': 99, 'type': 'CDS', 'gene': 'abcD', 'gene_id': 'c1', 'product': 'a protein; putative'}
+    """
+    path = Path(path)
+    rows = []
+    with file_errors(path, "GFF3"), open_binary(path) as fh:
+        for number, raw in enumerate(fh, 1):
+            if b"\0" in raw:
+                raise NulByte(path)
+            line = raw.decode("utf-8").rstrip("\r\n")
+            if line.startswith("##FASTA") or line.startswith(">"):
+                break
+            if not line.strip() or line.startswith("#"):
+                continue
+            cells = line.split("\t")
+            if len(cells) != 9:
+                raise ValueError(f"Line {number} of the GFF3 file {str(path)!r} has {len(cells)} tab-separated "
+                                 "columns, not 9: check that this is a GFF3 file (GTF and GFF2 are not read).")
+            if cells[2] not in FEATURE_TYPES:
+                continue
+            try:
+                start, end = int(cells[3]), int(cells[4])
+            except ValueError:
+                start = end = 0
+            if not 1 <= start <= end:
+                raise ValueError(f"Line {number} of the GFF3 file {str(path)!r} has start {cells[3]!r} and end "
+                                 f"{cells[4]!r}: they must be whole numbers with 1 <= start <= end. Fix that line.")
+            attributes = _attributes(cells[8])
+            rows.append((unquote(cells[0]), start, end, cells[6] if cells[6] in "+-" else ".", cells[2], attributes))
+    return _genes(rows)
+
+
+def _attributes(text):
+    out = {}
+    for pair in text.strip().strip(";").split(";"):
+        key, _, value = pair.partition("=")
+        if key.strip():
+            out[key.strip()] = unquote(value.strip())
+    return out
+
+
+def _genes(rows):
+    """The rows of gene-level features, parents replaced by their children."""
+    ids = {a["ID"]: (kind, a) for _, _, _, _, kind, a in rows if "ID" in a}
+    with_children = {p for *_, a in rows for p in a.get("Parent", "").split(",") if p in ids}
+    records = []
+    for contig, start, end, strand, kind, a in rows:
+        if kind in _PARENTS and a.get("ID") in with_children:
+            continue
+        names = dict(a)
+        parent = a.get("Parent", "").split(",")[0]
+        for _ in range(3):  # a CDS's mRNA's gene
+            if parent not in ids:
+                break
+            names = {**ids[parent][1], **{k: v for k, v in names.items() if k not in ("ID", "Parent")}} | {
+                "ID": names.get("ID", ids[parent][1].get("ID"))}
+            parent = ids[parent][1].get("Parent", "").split(",")[0]
+        gene = names.get("gene") or names.get("Name") or names.get("locus_tag") or names.get("ID") or ""
+        gene_id = names.get("locus_tag") or names.get("ID") or gene
+        records.append((contig, start, end, strand, kind, gene, gene_id, names.get("product", "")))
+    frame = pd.DataFrame(records, columns=["contig", "start", "end", "strand", "type", "gene", "gene_id", "product"])
+    frame = frame.astype({"start": np.int64, "end": np.int64})
+    return frame.sort_values(["contig", "start", "end"], kind="stable").reset_index(drop=True)
