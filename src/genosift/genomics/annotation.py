@@ -27,8 +27,8 @@ _DNA = re.compile(r"[ACGT]+")
 _COMPLEMENT = str.maketrans("ACGT", "TGCA")
 HIT_COLUMNS = ["feature", "reference", "contig", "start", "end", "strand"]
 GENE_COLUMNS = ["gene", "gene_id", "gene_type", "product", "gene_start", "gene_end", "gene_strand",
-                "upstream_gene", "upstream_distance", "upstream_strand",
-                "downstream_gene", "downstream_distance", "downstream_strand"]
+                "upstream_gene", "upstream_gene_id", "upstream_distance", "upstream_strand",
+                "downstream_gene", "downstream_gene_id", "downstream_distance", "downstream_strand"]
 
 
 def reverse_complement(kmer):
@@ -178,6 +178,7 @@ def _on_contig(hits, genes):
         has = found >= 0
         g = np.where(has, found, 0)
         between[f"{side}_gene"] = np.where(has, genes["gene"].to_numpy()[g], None)
+        between[f"{side}_gene_id"] = np.where(has, genes["gene_id"].to_numpy()[g], None)
         between[f"{side}_distance"] = pd.array(np.where(has, distance(g), 0), dtype="Int64")
         between.loc[~has, f"{side}_distance"] = pd.NA
         between[f"{side}_strand"] = np.where(has, genes["strand"].to_numpy()[g], None)
@@ -301,18 +302,19 @@ def gene_summary(hits, *, effect=None, nearby=False):
     ``max_effect`` (the largest in magnitude, with its sign) and ``direction`` (``+``, ``-`` or
     ``mixed``: the signs of the k-mers' effects), sorted by ``min_pvalue``, then by ``n_kmers``.
     Each k-mer counts once per gene, however often it occurs in it."""
-    keys = ["reference", "gene_id", "gene", "contig", "gene_type", "product"]
-    rows = hits[hits["gene_id"].notna()][["feature"] + keys]
+    keys = ["reference", "contig", "gene_id"]
+    rows = hits[hits["gene_id"].notna()][["feature", "gene", "gene_type", "product"] + keys]
     if nearby:
         for side in ("upstream", "downstream"):
-            near = hits[hits["gene_id"].isna() & hits[f"{side}_gene"].notna()]
+            near = hits[hits["gene_id"].isna() & hits[f"{side}_gene_id"].notna()]
             rows = pd.concat([rows, near[["feature", "reference", "contig"]].assign(
-                gene=near[f"{side}_gene"], gene_id=near[f"{side}_gene"], gene_type="", product="")])
+                gene=near[f"{side}_gene"], gene_id=near[f"{side}_gene_id"])])
     values = hits.drop_duplicates("feature").set_index("feature")
-    rows = rows.drop_duplicates(["feature", "reference", "gene_id", "contig"])
-    grouped = rows.groupby(keys, sort=False, dropna=False)["feature"]
-    out = grouped.agg(n_kmers="nunique").reset_index()
-    members = grouped.agg(list).reset_index(drop=True)
+    rows = rows.drop_duplicates(["feature"] + keys)
+    grouped = rows.groupby(keys, sort=False)
+    out = grouped[["gene", "gene_type", "product"]].first().reset_index()  # a neighbour's type and product
+    out["n_kmers"] = grouped["feature"].nunique().to_numpy()              # come from a hit inside it
+    members = grouped["feature"].agg(list).reset_index(drop=True)
     if "pattern" in values.columns:
         out["n_patterns"] = [values.loc[m, "pattern"].nunique() for m in members]
     if "pvalue" in values.columns:
@@ -324,8 +326,8 @@ def gene_summary(hits, *, effect=None, nearby=False):
         out["direction"] = [_direction(x) for x in effects]
     order = [c for c in ("min_pvalue",) if c in out.columns]
     out = out.sort_values(order + ["n_kmers"], ascending=[True] * len(order) + [False], kind="stable")
-    return out[["gene", "gene_id", "reference", "contig", "gene_type", "product"]
-               + [c for c in out.columns if c not in keys]].reset_index(drop=True)
+    first = ["gene", "gene_id", "reference", "contig", "gene_type", "product"]
+    return out[first + [c for c in out.columns if c not in first]].reset_index(drop=True)
 
 
 def _direction(effects):
