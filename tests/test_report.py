@@ -145,7 +145,7 @@ def test_report_writes_one_html_and_every_figure(golub_report):
     html, pngs = golub_report
     assert html.exists() and html.name == "report.html"
     assert {p.name for p in pngs} == {"cv_curve.png", "confusion.png", "roc.png", "score_distribution.png",
-                                      "volcano.png", "class_distributions.png", "stability.png"}
+                                      "volcano.png", "qq.png", "class_distributions.png", "stability.png"}
     assert all(p.parent == html.with_name("report_files") for p in pngs)
     for path in pngs:
         width, height, image = _png_size(path)
@@ -164,10 +164,10 @@ def test_html_is_self_contained(golub_report):
     assert links and not [u for u in links if u.startswith(("http:", "https:", "//", "file:"))]
     assert all(u.startswith("#") for u in re.findall(r'\bhref\s*=\s*"([^"]*)"', text))
     sources = re.findall(r'<img\b[^>]*\bsrc="([^"]*)"', text)
-    assert len(sources) == 7 and all(s.startswith("data:image/png;base64,") for s in sources)
+    assert len(sources) == 8 and all(s.startswith("data:image/png;base64,") for s in sources)
     embedded = {base64.b64decode(s.split(",", 1)[1]) for s in sources}
     assert embedded == {p.read_bytes() for p in golub_report.pngs}  # the same figures as the PNG files
-    assert text.count("<figcaption>") == 7
+    assert text.count("<figcaption>") == 8
 
 
 def test_html_holds_the_numbers_of_the_results(golub_results, golub_report):
@@ -212,7 +212,7 @@ def test_overwrite_needs_force_and_replaces_stale_figures(golub_results, fisher_
     with pytest.raises(FileExistsError, match="cv_curve.png"):  # the figures are not overwritten either
         make_report(golub_results, tmp_path / "other.html", png_dir=tmp_path / "r_files", overwrite=False)
     second = make_report(fisher_results, out, overwrite=True)
-    assert len(first.pngs) == 7 and len(second.pngs) == 4
+    assert len(first.pngs) == 8 and len(second.pngs) == 4
     assert sorted(p.name for p in (tmp_path / "r_files").iterdir()) == sorted(p.name for p in second.pngs)
     (tmp_path / "keep").mkdir()
     (tmp_path / "keep" / "volcano.png").write_bytes(b"not ours to delete")
@@ -413,8 +413,8 @@ def test_report_renders_in_headless_chromium(golub_report, tmp_path):
     assert orange > 500, "the embedded figures did not render"
     dom = subprocess.run([browser, *flags, "--dump-dom", url], check=True, capture_output=True, text=True,
                          timeout=120).stdout
-    assert dom.count('src="data:image/png;base64,') == 7
-    assert "best k = 200" in dom and dom.count("<figcaption>") == 7
+    assert dom.count('src="data:image/png;base64,') == 8
+    assert "best k = 200" in dom and dom.count("<figcaption>") == 8
 
 
 def test_single_validation_split_has_no_spread(golub_results, tmp_path):
@@ -599,3 +599,21 @@ def test_the_report_of_a_kmer_evaluation_lays_out_in_headless_chromium(tmp_path)
         "white-space:nowrap}table.numbers", "}table.numbers")
     caught, _ = _layout(_chromium(), broken, tmp_path)
     assert caught["spill"] or caught["wrapped"], caught
+
+
+def test_the_qq_plot_has_the_runs_lambda_and_hits_add_the_manhattan_plot(golub_results, tmp_path):
+    from genosift.scores import genomic_inflation
+
+    scores = pd.read_csv(golub_results / "scores.tsv", sep="\t")
+    hits = pd.DataFrame({"feature": scores["feature"].head(30), "reference": "ref", "contig": "chr",
+                         "start": np.arange(30) * 100 + 1, "end": np.arange(30) * 100 + 31, "strand": "+",
+                         "gene": [f"g{i}" for i in range(30)], "pvalue": scores["pvalue"].head(30)})
+    hits.to_csv(tmp_path / "hits.tsv", sep="\t", index=False)
+    report = make_report(golub_results, tmp_path / "r.html", hits=tmp_path / "hits.tsv")
+    assert {"qq.png", "manhattan.png"} <= {p.name for p in report.pngs}
+    text = report.html.read_text()
+    assert f"lambda = {genomic_inflation(scores['pvalue'].to_numpy()):.3f}" in text
+    assert "Manhattan plot" in text
+    hits.drop(columns="start").to_csv(tmp_path / "bad.tsv", sep="\t", index=False)
+    with pytest.raises(ValueError, match="no 'start' column"):
+        make_report(golub_results, tmp_path / "r2.html", hits=tmp_path / "bad.tsv")

@@ -45,5 +45,5 @@ def annotate_command(args):
 def report_command(args):
     from .. import jobs
 
-    print(jobs.report(args.results, args.output, png_dir=args.png_dir, force=args.force))
+    print(jobs.report(args.results, args.output, png_dir=args.png_dir, hits=args.hits, force=args.force))
     return 0

@@ -438,6 +438,7 @@ def _add_model_commands(sub):
     p.add_argument("results", help="the results folder written by `genosift evaluate -o`")
     p.add_argument("-o", "--output", required=True, help="the HTML file to write (one file, readable offline)")
     p.add_argument("--png-dir", help="folder for the figures as PNG (default: <output name>_files beside the HTML)")
+    p.add_argument("--hits", metavar="TABLE", help="the hits table of `genosift annotate`: adds its Manhattan plot")
     p.add_argument("--force", action="store_true", help="overwrite an existing report and its figures")
     p.set_defaults(func=report_command)
     p = sub.add_parser("annotate", help="find the k-mers of a ranking in reference genomes (both strands, exact) and "

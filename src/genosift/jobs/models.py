@@ -234,10 +234,10 @@ def _held_out_note(m, target):
             f"{m['n_held_out']} sample(s) with a known {target!r} not used in training; {training}.")
 
 
-def report(results, output, *, png_dir=None, force=False):
+def report(results, output, *, png_dir=None, hits=None, force=False):
     """The HTML report of an ``evaluate`` results folder, with its figures as PNG files:
     ``genosift report`` (``genosift.report.make_report``; it needs matplotlib, which the
-    default install brings).
+    default install brings); with the ``hits`` table of ``annotate``, its Manhattan plot too.
 
     Returns
     -------
@@ -245,6 +245,6 @@ def report(results, output, *, png_dir=None, force=False):
     """
     from ..report import make_report
 
-    made = make_report(results, output, png_dir=png_dir, overwrite=force)
+    made = make_report(results, output, png_dir=png_dir, overwrite=force, hits=hits)
     return Reported(made.html, made.pngs, [f"Wrote {made.html} and {len(made.pngs)} figures (PNG) in "
                                            f"{made.pngs[0].parent}"])

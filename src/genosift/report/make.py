@@ -25,15 +25,16 @@ class _Figure(NamedTuple):
 
 
 FIGURE_NAMES = ("cv_curve", "grid_heatmap", "grid_curves", "confusion", "roc", "score_distribution", "volcano",
-                "class_distributions", "stability")
+                "qq", "manhattan", "class_distributions", "stability")
 
 
-def make_report(results_dir, out_html, *, png_dir=None, overwrite=False):
+def make_report(results_dir, out_html, *, png_dir=None, overwrite=False, hits=None):
     """Write one self-contained HTML report of a results folder, and its figures as PNG files.
 
     The HTML embeds every figure (base64 data URIs) and its styles, so it opens offline and can
     be mailed as one file. Tables the folder lacks (stability, top values, ...) leave their
-    figure out and the report says so; a volcano plot is drawn only where p-values exist.
+    figure out and the report says so; a volcano plot and a QQ plot are drawn only where p-values
+    exist, a Manhattan plot only from the ``hits`` of ``genosift annotate``.
 
     Parameters
     ----------
@@ -41,6 +42,7 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False):
     out_html : path of the HTML file to write; its folder must exist.
     png_dir : folder for the PNG files (made if needed); default ``<name>_files`` beside the HTML.
     overwrite : replace an existing report and figures; otherwise existing files are an error.
+    hits : path of a hits table of ``genosift annotate`` (optional): its Manhattan plot is added.
 
     Returns
     -------
@@ -75,7 +77,12 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False):
         raise FixExistsError(f"{str(out_html)!r} already exists. Pass {{overwrite}} to replace it, or choose "
                              "another {out_html}.", owner="make_report", overwrite=True, out_html=FixExistsError.ANY)
     results = load_results(results_dir)
-    figures, missing = _figures(results)
+    if hits is not None:
+        from ..outputs import read_table
+
+        hits = read_table(hits, need=["feature", "reference", "contig", "start", "end", "pvalue"],
+                          what="a hits table that genosift annotate writes")
+    figures, missing = _figures(results, hits)
     pngs = [png_dir / f"{f.name}.png" for f in figures]
     if not overwrite:
         taken = [p for p in pngs if p.exists()]
@@ -97,7 +104,7 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False):
     return Report(out_html, pngs)
 
 
-def _figures(results):
+def _figures(results, hits=None):
     """The figures the tables allow, rendered to PNG, and a note for each one left out."""
     from . import figures as fg
 
@@ -163,6 +170,20 @@ def _figures(results):
                        "holds no difference of class means (more than two classes) to draw as an effect size.")
     else:
         missing.append(f"The volcano plot: method '{run['method']}' gives no p-values.")
+    if results.has_pvalues:
+        from ..scores import genomic_inflation
+
+        inflation = genomic_inflation(results.scores["pvalue"].to_numpy(dtype=float))
+        add("qq", "QQ plot",
+            f"Observed against expected \u2212log10 p-value of every feature tested in the final ranking, with the "
+            f"band in which they fall 95 % of the time without any association; the genomic inflation factor "
+            f"lambda = {inflation:.3f} (about 1 without confounding, well above 1 when population structure inflates "
+            "every test).", lambda: fg.qq_plot(results.scores["pvalue"].to_numpy(dtype=float), inflation=inflation))
+    if hits is not None:
+        add("manhattan", "Manhattan plot",
+            "\u2212log10 p of each occurrence of the annotated k-mers along the reference genome (the hits table "
+            "of genosift annotate, with the p-values of the ranking it annotated); the best genes named.",
+            lambda: fg.manhattan_plot(hits))
     if results.top_values is not None:
         n = len([c for c in results.top_values.columns if c not in ("sample", "label")][:12])
         add("class_distributions", "Class-conditional distributions of the top features",
