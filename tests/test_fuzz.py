@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from genosift.io import read, read_kmers, read_metadata
+from genosift.io.references import read_fasta, read_gff3
 
 LIMIT = 10.0  # seconds per call: a parse of a few kB (~0.05 s) that takes longer hangs, even on a busy machine
 # a warning from a reader (pandas dropping values, say) fails the test, as an error would
@@ -71,6 +72,8 @@ READERS = {
     "tsv": ("table.tsv", lambda path: read(path, format="tsv")),
     "metadata": ("pheno.tsv", lambda path: read_metadata(path, id_column="id")),
     "metadata_sniffed": ("pheno.txt", lambda path: read_metadata(path, id_column="id")),
+    "fasta": ("genome.fa", read_fasta),
+    "gff3": ("genes.gff3", read_gff3),
 }
 
 
@@ -86,6 +89,10 @@ def _name(reader, gz):
 def _valid_sample(reader):
     if reader == "kmers":
         return b"ACGT | s1:3 s2:1\nTTGA | s2:7\n"
+    if reader == "fasta":
+        return b">chr1 a genome\nACGTNacgt\n>plasmid\nTTGA\n"
+    if reader == "gff3":
+        return b"##gff-version 3\nchr1\t.\tCDS\t1\t10\t.\t+\t0\tID=a;Name=x\n"
     sep = b"," if reader == "csv" else b"\t"
     return sep.join([b"id", b"a", b"b"]) + b"\n" + sep.join([b"s1", b"1", b"2"]) + b"\n" + \
         sep.join([b"s2", b"3", b"4"]) + b"\n"

@@ -40,8 +40,8 @@ def _shims(folder):
 
 def test_the_walkthrough_names_every_step():
     steps = [c.split()[0] + (" " + c.split()[1] if c.startswith("genosift") else "") for c in walkthrough_commands()]
-    assert steps == ["python", "awk", "fsm-lite", "genosift convert", "genosift score", "genosift evaluate",
-                     "genosift report", "genosift predict"]
+    assert steps == ["python", "awk", "fsm-lite", "genosift convert", "genosift score", "genosift annotate",
+                     "genosift plot", "genosift evaluate", "genosift report", "genosift predict"]
 
 
 @pytest.mark.skipif(shutil.which("fsm-lite") is None, reason="fsm-lite is not installed (apt-get install fsm-lite)")
@@ -70,6 +70,12 @@ def test_the_readme_walkthrough_runs_from_genomes_to_predictions(tmp_path):
     assert ranking["rank"].is_monotonic_increasing and ranking["pvalue"].notna().any()
     causal = [k in gene or k in reverse for k in ranking["feature"]]
     assert all(causal[:10]) and ranking["selected"].sum() == 50
+    # the annotation names the causal gene first, and places each of its k-mers inside it
+    genes = pd.read_csv(work / "genes.tsv", sep="\t")
+    assert genes["gene"].iloc[0] == "causal" and genes["n_kmers"].iloc[0] == sum(causal)
+    hits = pd.read_csv(work / "hits.tsv", sep="\t")
+    assert set(hits.loc[hits["gene"] == "causal", "feature"]) == set(ranking.loc[causal, "feature"])
+    assert (work / "qq.png").is_file() and (work / "manhattan.png").is_file()
     # the evaluation: a grid of 3 C values x 3 k; the 8 isolates without a label predicted
     curve = pd.read_csv(work / "results" / "curve.tsv", sep="\t")
     assert sorted(curve["options"].unique()) == ["C=0.1", "C=1", "C=10"] and len(curve) == 9

@@ -27,6 +27,7 @@ _PUBLIC = {
     "annotate_var": "._anndata",
     "count_patterns": ".scoring", "Patterns": ".scoring.patterns",
     "principal_coordinates": ".structure",
+    "annotate": ".genomics", "locate": ".genomics",
     "simulate_clonal_population": ".clonal",
 }
 
@@ -44,6 +45,7 @@ __all__ = [
     "SelectPercentile",
     "StabilitySelection",
     "__version__",
+    "annotate",
     "annotate_var",
     "count_patterns",
     "cross_validate_ks",
@@ -51,6 +53,7 @@ __all__ = [
     "io",
     "jobs",
     "load_golub",
+    "locate",
     "methods",
     "presence",
     "principal_coordinates",

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..core.validation import param_error
 from ..io.reading import optional_module
-from ..io.references import Reference, read_fasta, read_gff3, read_references
+from ..io.references import Reference, fasta_records, read_gff3, read_references
 
 __all__ = ["Annotation", "MIN_LENGTH", "annotate", "gene_summary", "locate", "reverse_complement"]
 
@@ -70,19 +70,20 @@ def _automaton(kmers, which):
     return automaton
 
 
-def _search(automaton, kmers, contigs, name):
-    """The hits of ``automaton`` in ``contigs`` ({contig: sequence}) as columns of arrays."""
+def _search(automaton, kmers, fasta, name):
+    """The hits of ``automaton`` in the contigs of the FASTA file ``fasta``, read one at a time."""
     lengths = np.fromiter((len(k) for k in kmers), dtype=np.int64, count=len(kmers))
-    codes, ends, where = [], [], []
-    for sequence in contigs.values():
+    codes, ends, names, where = [], [], [], []
+    for contig, sequence in fasta_records(fasta):
         before = len(codes)
         for end, found in automaton.iter(sequence):
             codes.extend(found)
             ends.extend([end] * len(found))
+        names.append(contig)
         where.append(len(codes) - before)
     codes, ends = np.asarray(codes, dtype=np.int64), np.asarray(ends, dtype=np.int64) + 1
     index = codes >> 1
-    contig = np.repeat(np.array(list(contigs), dtype=object), where)
+    contig = np.repeat(np.array(names, dtype=object), where)
     return pd.DataFrame({"feature": index, "reference": name, "contig": contig, "start": ends - lengths[index] + 1,
                          "end": ends, "strand": np.where(codes & 1, "-", "+")})
 
@@ -112,12 +113,12 @@ def locate(kmers, references):
     if full and remaining.size:
         automaton = _automaton(kmers, remaining)
         for rank, ref in enumerate(full):
-            pieces.append(_search(automaton, kmers, read_fasta(ref.fasta), ref.name).assign(_order=rank))
+            pieces.append(_search(automaton, kmers, ref.fasta, ref.name).assign(_order=rank))
         remaining = np.setdiff1d(remaining, np.concatenate([p["feature"].to_numpy() for p in pieces]))
     for rank, ref in enumerate((r for r in references if r.kind == "draft"), len(full)):
         if not remaining.size:
             break
-        found = _search(_automaton(kmers, remaining), kmers, read_fasta(ref.fasta), ref.name).assign(_order=rank)
+        found = _search(_automaton(kmers, remaining), kmers, ref.fasta, ref.name).assign(_order=rank)
         pieces.append(found)
         remaining = np.setdiff1d(remaining, found["feature"].to_numpy())
     if not pieces:

@@ -21,7 +21,7 @@ import pandas as pd
 from .compression import open_binary
 from .reading import NulByte, file_errors
 
-__all__ = ["FEATURE_TYPES", "Reference", "read_fasta", "read_gff3", "read_references"]
+__all__ = ["FEATURE_TYPES", "Reference", "fasta_records", "read_fasta", "read_gff3", "read_references"]
 
 #: The GFF3 feature types that are annotated: genes and what they code (proteins and RNAs).
 FEATURE_TYPES = frozenset({"gene", "pseudogene", "CDS", "rRNA", "tRNA", "ncRNA", "tmRNA", "misc_RNA", "RNase_P_RNA",
@@ -92,7 +92,8 @@ def read_references(path):
 
 
 def read_fasta(path):
-    """``{contig: sequence}`` of a FASTA file, the sequences as upper-case ``str`` in file order.
+    """``{contig: sequence}`` of a FASTA file, the sequences as upper-case ``str`` in file order
+    (``fasta_records`` reads one contig at a time).
 
     The contig's name is the header's first word. Soft-masked (lower-case) bases are read as
     upper case; IUPAC codes such as ``N`` are kept (no k-mer of A, C, G and T matches them).
@@ -105,21 +106,27 @@ def read_fasta(path):
     >>> read_fasta(f)
     {'chr1': 'ACGTACGN', 'plasmid': 'TTTT'}
     """
-    path = Path(path)
-    contigs, name, lines = {}, None, []
+    return dict(fasta_records(path))
 
-    def close():
-        if name is not None:
-            if name in contigs:
-                raise ValueError(f"The FASTA file {str(path)!r} has two records named {name!r}: each contig's name "
-                                 "(the header's first word) must be unique. Rename one.")
-            contigs[name] = b"".join(lines).upper().decode("ascii")
+
+def fasta_records(path):
+    """``(contig, sequence)`` of each record of a FASTA file in turn: memory holds one contig."""
+    path = Path(path)
+    seen, name, lines = set(), None, []
+
+    def record():
+        if name in seen:
+            raise ValueError(f"The FASTA file {str(path)!r} has two records named {name!r}: each contig's name "
+                             "(the header's first word) must be unique. Rename one.")
+        seen.add(name)
+        return name, b"".join(lines).upper().decode("ascii")
 
     with file_errors(path, "FASTA"), open_binary(path) as fh:
         for number, raw in enumerate(fh, 1):
             line = raw.rstrip(b"\r\n")
             if line.startswith(b">"):
-                close()
+                if name is not None:
+                    yield record()
                 words = line[1:].split()
                 if not words:
                     raise ValueError(f"Line {number} of the FASTA file {str(path)!r} is a header without a name. "
@@ -135,10 +142,10 @@ def read_fasta(path):
                                         f"{line[:40].decode('utf-8', 'replace')!r} holds characters that are "
                                         "not bases.") + " Check that this is a FASTA file of the genome.")
                 lines.append(line)
-        close()
-    if not contigs:
-        raise ValueError(f"The FASTA file {str(path)!r} holds no sequence. Check that this is the genome's FASTA.")
-    return contigs
+        if name is None:
+            raise ValueError(f"The FASTA file {str(path)!r} holds no sequence. Check that this is the genome's "
+                             "FASTA.")
+        yield record()
 
 
 def read_gff3(path):
