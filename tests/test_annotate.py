@@ -224,7 +224,8 @@ def test_gff3_genes_replace_their_parents_and_keep_their_names(tmp_path):
         "###\n##FASTA\n>c\nACGT\n")
     genes = read_gff3(path)
     assert genes[["start", "type", "gene", "gene_id", "product"]].values.tolist() == [
-        [100, "CDS", "thrL", "b0001", "thr operon leader, peptide"], [500, "rRNA", "rrsA", "rna-2", "16S ribosomal RNA"],
+        [100, "CDS", "thrL", "b0001", "thr operon leader, peptide"],
+        [500, "rRNA", "rrsA", "rna-2", "16S ribosomal RNA"],
         [700, "pseudogene", "yzzX", "gene-b3", ""], [900, "CDS", "mgtL", "cds-4", ""]]
     assert genes["strand"].tolist() == ["+", "-", "+", "+"]
 
@@ -258,7 +259,8 @@ def test_a_bad_fasta_is_refused(tmp_path, text, message):
 
 def test_a_bad_references_file_or_kmer_is_refused(tmp_path):
     (tmp_path / "a.fa").write_text(">a\nACGTACGTACGT\n")
-    for text, message in (("a.fa\t\tmaybe\n", "ref' or"), ("b.fa\t\tref\n", "not a file"), ("# none\n", "no reference")):
+    for text, message in (("a.fa\t\tmaybe\n", "ref' or"), ("b.fa\t\tref\n", "not a file"),
+                          ("# none\n", "no reference")):
         (tmp_path / "r.tsv").write_text(text)
         with pytest.raises((ValueError, FileNotFoundError), match=message):
             read_references(tmp_path / "r.tsv")

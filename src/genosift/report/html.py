@@ -194,8 +194,8 @@ def page(results, figures, missing):
                   ('<p class="note">The first 100; all are in unlabelled_predictions.tsv.</p>'
                    if len(results.unlabelled_predictions) > 100 else ""), "</section>"]
     parts += ['<section id="figures"><h2>Feature figures</h2>',
-              *(figs[n] for n in ("score_distribution", "volcano", "qq", "manhattan", "class_distributions", "stability")
-                if n in figs),
+              *(figs[n] for n in ("score_distribution", "volcano", "qq", "manhattan", "class_distributions",
+                                  "stability") if n in figs),
               "</section>",
               f'<section id="features"><h2>Selected features ({len(results.selected):,})</h2>',
               _selected_html(results.selected), "</section>",
