@@ -183,6 +183,10 @@ INTEGER_COLUMNS = frozenset({"rank", "pattern", "pattern_size", "start", "end", 
                              "upstream_distance", "downstream_distance", "n_kmers", "n_patterns"})
 
 
+#: The columns of genosift's tables that hold numbers.
+NUMBER_COLUMNS = frozenset({"score", "statistic", "pvalue", "qvalue", "beta", "se", "af", "diff_means"})
+
+
 def read_table(path, columns=None, *, need=(), what="a ranking table that genosift score writes"):
     """A table that ``write_frame`` wrote (TSV, CSV or Parquet, by suffix) read back exactly:
     every float64 to the bit, text cells such as ``NA`` kept as text, empty cells missing. Only
@@ -207,8 +211,18 @@ def read_table(path, columns=None, *, need=(), what="a ranking table that genosi
                          f"{present[:12]}).")
     wanted = present if columns is None else [c for c in present if c in columns]
     if parquet:
-        return pd.read_parquet(path, columns=wanted)
-    text = {c: str for c in wanted if c in ("feature", "representative", "gene", "gene_id", "product")}
-    text.update({c: "Int64" for c in wanted if c in INTEGER_COLUMNS})
-    return pd.read_csv(path, sep=sep, usecols=wanted, keep_default_na=False, na_values=[""], dtype=text,
-                       **EXACT_FLOATS)
+        frame = pd.read_parquet(path, columns=wanted)
+    else:
+        text = {c: str for c in wanted if c in ("feature", "representative", "gene", "gene_id", "product")}
+        text.update({c: "Int64" for c in wanted if c in INTEGER_COLUMNS})
+        try:
+            frame = pd.read_csv(path, sep=sep, usecols=wanted, keep_default_na=False, na_values=[""], dtype=text,
+                                **EXACT_FLOATS)
+        except (TypeError, ValueError) as exc:  # a whole-number column with other text
+            raise ValueError(f"Cannot read {str(path)!r} as {what}: {exc}. Check the file.") from None
+    for column in NUMBER_COLUMNS.intersection(frame.columns):
+        if not pd.api.types.is_numeric_dtype(frame[column]):
+            bad = pd.to_numeric(frame[column], errors="coerce").isna() & frame[column].notna()
+            raise ValueError(f"The column {column!r} of {str(path)!r} holds {frame[column][bad].iloc[0]!r} (row "
+                             f"{int(np.flatnonzero(bad.to_numpy())[0]) + 1}), not a number: this reads {what}.")
+    return frame

@@ -458,6 +458,7 @@ def _add_model_commands(sub):
     p.add_argument("--nearby", action="store_true",
                    help="in the gene summary, count a k-mer between genes towards its nearest gene on each side")
     p.add_argument("--force", action="store_true", help="overwrite existing outputs")
+    _add_run_options(p)
     p.set_defaults(func=annotate_command)
     p = sub.add_parser("plot", help="figures of a `genosift score` ranking: the QQ plot with the genomic "
                                     "inflation factor, and (with the hits of `genosift annotate`) the Manhattan plot "

@@ -1,7 +1,8 @@
 """Where k-mers lie in reference genomes, and which genes they hit.
 
 Every exact occurrence of every k-mer, on both strands, is found in one pass over each reference
-with an Aho-Corasick automaton (pyahocorasick) of the k-mers and their reverse complements: any
+with an Aho-Corasick automaton (``ahocorasick_rs``, Rust's aho-corasick crate) of the k-mers and
+their reverse complements: any
 length from 9 bases up, where an aligner's seeds miss the short ones. Each hit then takes the
 genes of the reference's GFF3 that it overlaps, or, between genes, its nearest neighbours on each
 side. Draft references are searched only for the k-mers that no ``ref`` reference holds, each
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..core.engine import map_blocks
 from ..core.validation import param_error
 from ..io.reading import optional_module
 from ..io.references import Reference, fasta_records, read_gff3, read_references
@@ -53,9 +55,10 @@ def check_kmers(kmers, owner="annotate"):
 
 
 def _automaton(kmers, which):
-    """An automaton of ``kmers[which]`` and their reverse complements; each word's value lists
-    ``index * 2 + strand`` (0: the k-mer, 1: its reverse complement) of the k-mers it spells."""
-    ahocorasick = optional_module("ahocorasick", "searching k-mers in genomes", package="pyahocorasick")
+    """An automaton of ``kmers[which]`` and their reverse complements, and what each of its words
+    stands for: ``(codes, offsets)``, word w's codes ``codes[offsets[w]:offsets[w + 1]]``, each
+    ``index * 2 + strand`` (0: the k-mer, 1: its reverse complement) of a k-mer it spells."""
+    ahocorasick = optional_module("ahocorasick_rs", "searching k-mers in genomes", package="ahocorasick-rs")
     words = {}
     for i in which:
         kmer = kmers[i]
@@ -63,32 +66,35 @@ def _automaton(kmers, which):
         rc = reverse_complement(kmer)
         if rc != kmer:  # a palindrome's two strands are one occurrence
             words.setdefault(rc, []).append(2 * i + 1)
-    automaton = ahocorasick.Automaton()
-    for word, codes in words.items():
-        automaton.add_word(word, tuple(codes))
-    automaton.make_automaton()
-    return automaton
+    counts = np.fromiter((len(c) for c in words.values()), dtype=np.int64, count=len(words))
+    codes = np.fromiter((c for group in words.values() for c in group), dtype=np.int64, count=int(counts.sum()))
+    automaton = ahocorasick.BytesAhoCorasick([w.encode("ascii") for w in words])
+    return automaton, (codes, np.r_[0, np.cumsum(counts)])
 
 
 def _search(automaton, kmers, fasta, name):
     """The hits of ``automaton`` in the contigs of the FASTA file ``fasta``, read one at a time."""
+    automaton, (codes, offsets) = automaton
     lengths = np.fromiter((len(k) for k in kmers), dtype=np.int64, count=len(kmers))
-    codes, ends, names, where = [], [], [], []
+    found, starts, names, where = [], [], [], []
     for contig, sequence in fasta_records(fasta):
-        before = len(codes)
-        for end, found in automaton.iter(sequence):
-            codes.extend(found)
-            ends.extend([end] * len(found))
+        matches = np.array(automaton.find_matches_as_indexes(sequence, overlapping=True), dtype=np.int64)
+        word, start = matches.reshape(-1, 3)[:, 0], matches.reshape(-1, 3)[:, 1]
+        per = offsets[word + 1] - offsets[word]  # the k-mers each word spells (two where one is the
+        match = np.repeat(np.arange(word.size), per)  # reverse complement of another)
+        found.append(codes[offsets[word][match] + np.arange(match.size) - np.repeat(np.cumsum(per) - per, per)])
+        starts.append(start[match] + 1)
         names.append(contig)
-        where.append(len(codes) - before)
-    codes, ends = np.asarray(codes, dtype=np.int64), np.asarray(ends, dtype=np.int64) + 1
-    index = codes >> 1
+        where.append(match.size)
+    code = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+    start = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
+    index = code >> 1
     contig = np.repeat(np.array(names, dtype=object), where)
-    return pd.DataFrame({"feature": index, "reference": name, "contig": contig, "start": ends - lengths[index] + 1,
-                         "end": ends, "strand": np.where(codes & 1, "-", "+")})
+    return pd.DataFrame({"feature": index, "reference": name, "contig": contig, "start": start,
+                         "end": start + lengths[index] - 1, "strand": np.where(code & 1, "-", "+")})
 
 
-def locate(kmers, references):
+def locate(kmers, references, *, n_jobs=None):
     """Every exact occurrence of each k-mer on both strands of the references.
 
     Parameters
@@ -97,6 +103,8 @@ def locate(kmers, references):
         K-mers of A, C, G and T, at least ``MIN_LENGTH`` (9) bases each.
     references : path or list of Reference
         A references file (``fasta<TAB>gff<TAB>ref|draft`` lines) or its ``Reference`` records.
+    n_jobs : int, optional
+        Threads searching the ``ref`` references side by side (default: ``set_threads``'s, all CPUs).
 
     Returns
     -------
@@ -110,10 +118,10 @@ def locate(kmers, references):
     references = _references(references)
     pieces, remaining = [], np.arange(len(kmers))
     full = [r for r in references if r.kind == "ref"]
-    if full and remaining.size:
+    if full and remaining.size:  # the references on threads (the search releases the GIL)
         automaton = _automaton(kmers, remaining)
-        for rank, ref in enumerate(full):
-            pieces.append(_search(automaton, kmers, ref.fasta, ref.name).assign(_order=rank))
+        pieces = map_blocks(lambda ref: _search(automaton, kmers, ref.fasta, ref.name), full, n_jobs=n_jobs)
+        pieces = [piece.assign(_order=rank) for rank, piece in enumerate(pieces)]
         remaining = np.setdiff1d(remaining, np.concatenate([p["feature"].to_numpy() for p in pieces]))
     for rank, ref in enumerate((r for r in references if r.kind == "draft"), len(full)):
         if not remaining.size:
@@ -227,7 +235,7 @@ class Annotation:
         return self.hits.loc[self.hits["reference"].isna(), "feature"].tolist()
 
 
-def annotate(kmers, references, *, effect="auto", nearby=False):
+def annotate(kmers, references, *, effect="auto", nearby=False, n_jobs=None):
     """Find each k-mer in the references and name the genes it hits: ``genosift annotate``.
 
     Parameters
@@ -246,6 +254,8 @@ def annotate(kmers, references, *, effect="auto", nearby=False):
         Count a k-mer between genes towards its nearest genes on both sides in the gene summary
         (as pyseer's ``summarise_annotations --nearby``); by default only the genes a k-mer
         overlaps count.
+    n_jobs : int, optional
+        Threads searching the references (``locate``).
 
     Returns
     -------
@@ -276,7 +286,7 @@ def annotate(kmers, references, *, effect="auto", nearby=False):
         raise param_error("effect", "annotate", f"a column of the table ({list(table.columns)[:12]}), 'auto' or None",
                           effect)
     references = _references(references)
-    found = locate(sequences, references)
+    found = locate(sequences, references, n_jobs=n_jobs)
     pieces = []
     for ref in references:
         at = found[found["reference"] == ref.name]
@@ -312,27 +322,27 @@ def gene_summary(hits, *, effect=None, nearby=False):
                 gene=near[f"{side}_gene"], gene_id=near[f"{side}_gene_id"])])
     values = hits.drop_duplicates("feature").set_index("feature")
     rows = rows.drop_duplicates(["feature"] + keys)
+    taken = [c for c in ("pattern", "pvalue") if c in values.columns] + ([effect] if effect is not None else [])
+    rows = rows.join(values[taken].set_axis([f"_{c}" for c in taken], axis=1), on="feature")
+    if effect is not None:
+        rows["_effect"] = rows.pop(f"_{effect}").astype(float)
+        rows["_size"] = rows["_effect"].abs()
+        rows["_positive"], rows["_negative"] = rows["_effect"] > 0, rows["_effect"] < 0
     grouped = rows.groupby(keys, sort=False)
     out = grouped[["gene", "gene_type", "product"]].first().reset_index()  # a neighbour's type and product
     out["n_kmers"] = grouped["feature"].nunique().to_numpy()              # come from a hit inside it
-    members = grouped["feature"].agg(list).reset_index(drop=True)
-    if "pattern" in values.columns:
-        out["n_patterns"] = [values.loc[m, "pattern"].nunique() for m in members]
-    if "pvalue" in values.columns:
-        out["min_pvalue"] = [values.loc[m, "pvalue"].min() for m in members]
+    if "pattern" in taken:
+        out["n_patterns"] = grouped["_pattern"].nunique().to_numpy()
+    if "pvalue" in taken:
+        out["min_pvalue"] = grouped["_pvalue"].min().to_numpy()
     if effect is not None:
-        effects = [values.loc[m, effect].to_numpy(dtype=float) for m in members]
-        out["mean_effect"] = [np.nanmean(x) if np.isfinite(x).any() else np.nan for x in effects]
-        out["max_effect"] = [x[np.nanargmax(np.abs(x))] if np.isfinite(x).any() else np.nan for x in effects]
-        out["direction"] = [_direction(x) for x in effects]
+        out["mean_effect"] = grouped["_effect"].mean().to_numpy()
+        largest = rows.loc[rows["_size"].notna()].sort_values("_size", ascending=False, kind="stable")
+        out["max_effect"] = largest.groupby(keys, sort=False)["_effect"].first().reindex(
+            pd.MultiIndex.from_frame(out[keys])).to_numpy()
+        positive, negative = grouped["_positive"].any().to_numpy(), grouped["_negative"].any().to_numpy()
+        out["direction"] = np.where(positive & negative, "mixed", np.where(positive, "+", np.where(negative, "-", "")))
     order = [c for c in ("min_pvalue",) if c in out.columns]
     out = out.sort_values(order + ["n_kmers"], ascending=[True] * len(order) + [False], kind="stable")
     first = ["gene", "gene_id", "reference", "contig", "gene_type", "product"]
     return out[first + [c for c in out.columns if c not in first]].reset_index(drop=True)
-
-
-def _direction(effects):
-    effects = effects[np.isfinite(effects) & (effects != 0)]
-    if not effects.size:
-        return ""
-    return "+" if (effects > 0).all() else "-" if (effects < 0).all() else "mixed"

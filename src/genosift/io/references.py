@@ -106,11 +106,12 @@ def read_fasta(path):
     >>> read_fasta(f)
     {'chr1': 'ACGTACGN', 'plasmid': 'TTTT'}
     """
-    return dict(fasta_records(path))
+    return {name: sequence.decode("ascii") for name, sequence in fasta_records(path)}
 
 
 def fasta_records(path):
-    """``(contig, sequence)`` of each record of a FASTA file in turn: memory holds one contig."""
+    """``(contig, sequence)`` of each record of a FASTA file in turn, the sequence as upper-case
+    ASCII ``bytes``: memory holds one contig."""
     path = Path(path)
     seen, name, lines = set(), None, []
 
@@ -119,7 +120,7 @@ def fasta_records(path):
             raise ValueError(f"The FASTA file {str(path)!r} has two records named {name!r}: each contig's name "
                              "(the header's first word) must be unique. Rename one.")
         seen.add(name)
-        return name, b"".join(lines).upper().decode("ascii")
+        return name, b"".join(lines).upper()
 
     with file_errors(path, "FASTA"), open_binary(path) as fh:
         for number, raw in enumerate(fh, 1):
