@@ -80,9 +80,9 @@ def make_data(folder, n_refs, length, n_kmers, seed=0):
         kmers.add(kmer if rng.random() < 0.5 else kmer.translate(comp)[::-1])
     kmers = sorted(kmers)
     ranking = folder / "ranking.tsv"
-    pvalues = rng.random(len(kmers))
+    pvalues, betas = rng.random(len(kmers)).tolist(), rng.normal(size=len(kmers)).tolist()
     ranking.write_text("feature\tpvalue\tbeta\n" + "".join(f"{k}\t{p!r}\t{b!r}\n" for k, p, b in
-                                                          zip(kmers, pvalues.tolist(), rng.normal(size=len(kmers)).tolist())))
+                                                          zip(kmers, pvalues, betas)))
     (folder / "kmers.fa").write_text("".join(f">{i}\n{k}\n" for i, k in enumerate(kmers)))
     return kmers
 
