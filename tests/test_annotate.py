@@ -345,3 +345,39 @@ def test_annotate_and_plot_name_the_causal_gene_of_the_simulation(tmp_path, monk
     ranking.assign(selected=False).to_csv("none.tsv", sep="\t", index=False)
     assert main(["annotate", "none.tsv", "--references", str(pop.references), "-o", "n.tsv"]) != 0
     assert "--top N" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(shutil.which("fsm-lite") is None, reason="fsm-lite is not installed (apt-get install fsm-lite)")
+def test_kmers_counted_in_assemblies_equal_fsm_lite_counts(tmp_path):
+    """Every k-mer fsm-lite finds in a simulated population, counted in each genome's FASTA."""
+    from genosift.genomics.annotation import count_kmers
+
+    pop = gs.simulate_clonal_population(tmp_path / "genomes", n_genomes=16, n_lineages=2, seed=4)
+    out = subprocess.run(["fsm-lite", "-l", str(pop.file_list), "-t", str(tmp_path / "index"), "-s", "1", "-m", "9",
+                          "-M", "40"], check=True, capture_output=True, text=True, cwd=tmp_path).stdout
+    (tmp_path / "kmers.txt").write_text(out)
+    ds = gs.io.read(tmp_path / "kmers.txt")
+    samples, counts = count_kmers(list(ds.feature_names), pop.file_list, n_jobs=2)
+    order = [samples.index(s) for s in ds.sample_ids]
+    expected = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X)
+    assert counts.shape == expected.shape and counts.shape[1] > 5_000
+    np.testing.assert_array_equal(counts[order], expected)
+    assert (expected > 1).any()  # repeated k-mers (the short ones) counted as often as they occur
+
+
+def test_predict_from_assemblies_refuses_what_it_cannot_count(tmp_path, capsys):
+    from genosift.genomics.annotation import count_kmers
+    from genosift.io.references import genomes_of
+
+    (tmp_path / "g.fa").write_text(">c\nACGTACGTAAGGT\n")
+    (tmp_path / "list.txt").write_text("s1\tg.fa\ns1\tg.fa\n")
+    with pytest.raises(ValueError, match="duplicated samples"):
+        genomes_of(tmp_path / "list.txt")
+    (tmp_path / "list.txt").write_text("s1 g.fa\n")
+    with pytest.raises(ValueError, match="sample<TAB>path.fa"):
+        genomes_of(tmp_path / "list.txt")
+    with pytest.raises(ValueError, match="of the model holds letters other than"):
+        count_kmers(["gene_17"], tmp_path / "g.fa", owner="the model")
+    assert main(["predict", str(tmp_path / "model.skops"), str(tmp_path / "g.fa"), "-o", str(tmp_path / "p.tsv")]) != 0
+    assert "pass --assemblies" in capsys.readouterr().err
+

@@ -88,6 +88,12 @@ def test_the_readme_walkthrough_runs_from_genomes_to_predictions(tmp_path):
     assert len(predictions) == 48 and predictions["in_training"].sum() == 40
     # the final model's predictions of the new isolates are those evaluate wrote
     assert predictions.loc[new.index, "predicted"].tolist() == new["predicted"].tolist()
+    # counted in the assemblies or read from fsm-lite's counts in the store: the same predictions
+    from genosift.cli import main
+
+    assert main(["predict", str(work / "results" / "model.skops"), str(work / "kmers.gs.h5ad"), "-o",
+                 str(work / "from_store.tsv")]) == 0
+    assert (work / "from_store.tsv").read_bytes() == (work / "predictions.tsv").read_bytes()
 
 
 def quick_start_install():

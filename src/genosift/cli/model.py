@@ -21,7 +21,8 @@ def predict_command(args):
 
     run = jobs.predict(args.data, args.model, args.output, format=args.format, read_options=read_options(args),
                        meta=args.meta, id_column=args.id, meta_sep=args.meta_sep, target=args.target,
-                       absent=args.absent_samples, fill_missing=args.fill_missing, force=args.force)
+                       absent=args.absent_samples, fill_missing=args.fill_missing, assemblies=args.assemblies,
+                       force=args.force)
     print(run)
     return 0
 

@@ -426,6 +426,10 @@ def _add_model_commands(sub):
     p.add_argument("--target", help="the column of true labels (in --meta, or in the data table), to compare")
     p.add_argument("--fill-missing", action="store_true",
                    help="features of the model absent from the data are zero (counts such as k-mers)")
+    p.add_argument("--assemblies", action="store_true",
+                   help="the data are genome assemblies: one FASTA file, or a list of sample<TAB>path.fa lines "
+                        "(fsm-lite's -l file); the model's k-mers are counted in each genome, both strands, as the "
+                        "k-mer counter counted them")
     p.add_argument("--absent-samples", choices=["error", "drop"],
                    help="samples of --meta that the data lack: an error naming them and the closest ids (the "
                         "default for k-mer counts and dumps, where it is almost always a misspelt id) or left out "

@@ -79,6 +79,8 @@ _CLI_SPELLING = {
     "scheduler": "--scheduler",
     ("check_output", "output"): "-o",
     ("predict", "fill_missing"): "--fill-missing",
+    ("predict", "assemblies"): "--assemblies",
+    ("predict", "format"): "--format",
     ("evaluate", "min_count"): "--min-count",
 }
 
@@ -120,6 +122,8 @@ def read_options(args, data=None):
              "keep": keep or None, "features_in_rows": getattr(args, "features_in_rows", False) or None,
              "missing": getattr(args, "missing_genotypes", None)}
     options = {k: v for k, v in given.items() if v is not None}
+    if not options:  # nothing to check against a reader (nor a format to tell)
+        return options
     data = args.data if data is None else data
     name = args.format or format_of(data)
     if options and name in READERS:

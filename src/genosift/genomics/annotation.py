@@ -19,9 +19,9 @@ import pandas as pd
 from ..core.engine import map_blocks
 from ..core.validation import param_error
 from ..io.reading import optional_module
-from ..io.references import Reference, fasta_records, read_gff3, read_references
+from ..io.references import Reference, fasta_records, genomes_of, read_gff3, read_references
 
-__all__ = ["Annotation", "MIN_LENGTH", "annotate", "gene_summary", "locate", "reverse_complement"]
+__all__ = ["Annotation", "MIN_LENGTH", "annotate", "count_kmers", "gene_summary", "locate", "reverse_complement"]
 
 #: The shortest k-mer searched: shorter ones occur by chance in every bacterial genome.
 MIN_LENGTH = 9
@@ -136,6 +136,52 @@ def locate(kmers, references, *, n_jobs=None):
     hits["_contig"] = hits.groupby("_order", sort=False)["contig"].transform(lambda c: pd.factorize(c)[0])
     hits = hits.sort_values(["feature", "_order", "_contig", "start", "strand"], kind="stable")
     return hits[HIT_COLUMNS].reset_index(drop=True)
+
+
+def count_kmers(kmers, genomes, *, n_jobs=None, owner="count_kmers"):
+    """How often each k-mer occurs in each genome, on both strands, as fsm-lite counts them in its
+    input genomes: the occurrences of the k-mer and of its reverse complement, so that a
+    palindromic k-mer (its own reverse complement) counts twice per place.
+
+    Parameters
+    ----------
+    kmers : sequence of str
+        K-mers of A, C, G and T, at least 9 bases each.
+    genomes : path or list of (str, path)
+        A list file of ``sample<TAB>path.fa`` lines, one FASTA file (one genome), or the
+        ``(sample, FASTA path)`` pairs.
+    n_jobs : int, optional
+        Threads counting genomes side by side.
+
+    Returns
+    -------
+    (list of str, ndarray)
+        The samples, and their counts: ``uint32``, samples x k-mers.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "g1.fa"
+    >>> _ = f.write_text(">c1\\nGATTACAGATTACAAA\\n>c2\\nTGTAATCTGT\\n")
+    >>> samples, counts = count_kmers(["GATTACAGA", "ACAGATTAC", "CCCCCCCCC"], f)
+    >>> samples, counts.tolist()
+    (['g1'], [[1, 2, 0]])
+    """
+    kmers = check_kmers(kmers, owner)
+    genomes = genomes_of(genomes) if not isinstance(genomes, (list, tuple)) else list(genomes)
+    automaton = _automaton(kmers, range(len(kmers)))
+
+    twice = np.array([reverse_complement(k) == k for k in kmers], dtype=bool)
+
+    def count(genome):
+        found = _search(automaton, kmers, genome[1], genome[0])["feature"].to_numpy()
+        counts = np.bincount(found, minlength=len(kmers)).astype(np.uint32)
+        counts[twice] *= 2  # found once, on both strands
+        return counts
+
+    rows = map_blocks(count, genomes, n_jobs=n_jobs)
+    counts = np.vstack(rows) if rows else np.zeros((0, len(kmers)), dtype=np.uint32)
+    return [sample for sample, _ in genomes], counts
 
 
 def _references(references):

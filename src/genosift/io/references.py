@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from .compression import open_binary
-from .reading import NulByte, file_errors
+from .reading import NulByte, check_unique, file_errors
 
-__all__ = ["FEATURE_TYPES", "Reference", "fasta_records", "read_fasta", "read_gff3", "read_references"]
+__all__ = ["FEATURE_TYPES", "Reference", "fasta_records", "genomes_of", "read_fasta", "read_gff3", "read_references"]
 
 #: The GFF3 feature types that are annotated: genes and what they code (proteins and RNAs).
 FEATURE_TYPES = frozenset({"gene", "pseudogene", "CDS", "rRNA", "tRNA", "ncRNA", "tmRNA", "misc_RNA", "RNase_P_RNA",
@@ -88,6 +88,49 @@ def read_references(path):
     if not out:
         raise ValueError(f"The references file {str(path)!r} lists no reference: write one line per genome, "
                          "'fasta<TAB>gff<TAB>ref' (or draft).")
+    return out
+
+
+def genomes_of(path):
+    """``[(sample, FASTA path)]``: of a list file of ``sample<TAB>path`` lines (fsm-lite's ``-l``
+    file; relative paths from the list's folder), or of one FASTA file (the sample named by its
+    file name without suffixes). Every path is checked to be a file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.fa").write_text(">c\\nACGT\\n")
+    >>> _ = (folder / "list.txt").write_text("iso1\\ta.fa\\n")
+    >>> genomes_of(folder / "list.txt")[0][0], genomes_of(folder / "a.fa")[0][0]
+    ('iso1', 'a')
+    """
+    path = Path(path)
+    with file_errors(path, "a genome list or FASTA"), open_binary(path) as fh:
+        head = fh.read(1 << 16)
+    if head.lstrip().startswith(b">"):
+        return [(Reference(path, None, "ref").name, path)]
+    folder, out = path.resolve().parent, []
+    with file_errors(path, "a genome list"), open_binary(path) as fh:
+        for number, raw in enumerate(fh, 1):
+            if b"\0" in raw:
+                raise NulByte(path)
+            line = raw.decode("utf-8").rstrip("\r\n")
+            if not line.strip():
+                continue
+            cells = line.split("\t")
+            if len(cells) != 2 or not cells[0].strip():
+                raise ValueError(f"Line {number} of {str(path)!r} is {line[:80]!r}: a genome list has "
+                                 "'sample<TAB>path.fa' lines (fsm-lite's -l file), a FASTA file '>' headers.")
+            fasta = folder / cells[1].strip()
+            if not fasta.is_file():
+                raise FileNotFoundError(f"Line {number} of the genome list {str(path)!r} names {str(fasta)!r}, which "
+                                        "is not a file. Fix the path (relative paths are taken from the list's folder).")
+            out.append((cells[0].strip(), fasta))
+    if not out:
+        raise ValueError(f"The genome list {str(path)!r} names no genome: write one 'sample<TAB>path.fa' line per "
+                         "genome.")
+    check_unique([s for s, _ in out], "samples", path)
     return out
 
 

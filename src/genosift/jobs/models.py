@@ -156,7 +156,7 @@ def evaluation_lines(ev, n_samples, out, started):
 
 
 def predict(data, model, output, *, format=None, read_options=None, meta=None, id_column=None, meta_sep=None,
-            target=None, absent=None, fill_missing=False, force=False):
+            target=None, absent=None, fill_missing=False, assemblies=False, force=False):
     """Apply the saved model (an ``evaluate`` results folder's ``model.skops``) to the samples of
     ``data`` and write one row per sample to the table ``output``: ``genosift predict``.
 
@@ -165,7 +165,9 @@ def predict(data, model, output, *, format=None, read_options=None, meta=None, i
     samples the model was trained on. ``absent``: what becomes of the samples of ``meta`` that
     the data lack ("error", the default for k-mer counts, or "drop"). ``fill_missing``: features
     of the model that the data lack are read as 0 (else an error naming them). A store is read
-    for the model's features only.
+    for the model's features only. ``assemblies``: ``data`` is one genome's FASTA or a list of
+    ``sample<TAB>path.fa`` lines, in which the model's k-mers are counted (both strands, as
+    fsm-lite counts them; ``genomics.annotation.count_kmers``).
 
     Returns
     -------
@@ -186,16 +188,33 @@ def predict(data, model, output, *, format=None, read_options=None, meta=None, i
                             "(with {id_column} and {target}) too, or leave it out.", owner="true_labels",
                             absent=FixUsageError.ANY, meta=FixUsageError.ANY, id_column=FixUsageError.ANY,
                             target=FixUsageError.ANY)
+    if not assemblies and format is None and _fasta_name(data):
+        raise FixUsageError(f"{str(data)!r} is named as a FASTA file: to count the model's k-mers in genome assemblies, "
+                            "pass {assemblies}.", owner="predict", assemblies=FixUsageError.ANY)
     out = Path(output)
     check_table_name(out)
     check_outputs([out], force=force, inputs=(data, meta, model))
     saved = load_model(model)
-    in_table = bool(target) and meta is None and is_table(data, format)
+    in_table = bool(target) and meta is None and not assemblies and is_table(data, format)
     options = dict(read_options or {})
     if in_table:  # in a table, the true labels may be a column of the data table itself
         options["keep"] = tuple(dict.fromkeys([target, *options.get("keep", ())]))
-    kind = format or format_of(data)
-    if kind == "store":  # only the model's features are read
+    if assemblies and (format is not None or options):
+        raise FixUsageError("{assemblies} reads genomes (FASTA): {format} and the options of data tables do not "
+                            "apply.", owner="predict", assemblies=FixUsageError.ANY, format=FixUsageError.ANY)
+    kind = "assemblies" if assemblies else format or format_of(data)
+    if assemblies:
+        from ..genomics.annotation import count_kmers
+        import numpy as np
+
+        from ..io import Dataset
+
+        features = [str(f) for f in saved["features"]]
+        samples, counts = count_kmers(features, data, owner="the model")
+        dataset = Dataset(counts, np.array(samples, dtype=object), np.array(features, dtype=object))
+        frame, notes = predict_matrix(saved, counts, features, sample_ids=samples, fill_missing=fill_missing)
+        notes.insert(0, f"the model's {len(features):,} k-mers counted in {len(samples):,} genome(s), both strands")
+    elif kind == "store":  # only the model's features are read
         stored = read_store_rows(data, options)
         frame, notes = predict_store(saved, stored.X, sample_ids=stored.sample_ids, fill_missing=fill_missing)
         dataset = stored
@@ -216,6 +235,13 @@ def predict(data, model, output, *, format=None, read_options=None, meta=None, i
     lines += [f"  {note}" for note in notes]
     lines.append(f"Wrote {out}")
     return Predicted(frame, notes, out, lines)
+
+
+def _fasta_name(path):
+    name = Path(path).name.lower()
+    for suffix in (".gz", ".bz2", ".xz", ".zst"):
+        name = name.removesuffix(suffix)
+    return name.endswith((".fa", ".fasta", ".fna", ".fas", ".ffn"))
 
 
 def _held_out_note(m, target):
