@@ -124,8 +124,9 @@ def genomes_of(path):
                                  "'sample<TAB>path.fa' lines (fsm-lite's -l file), a FASTA file '>' headers.")
             fasta = folder / cells[1].strip()
             if not fasta.is_file():
-                raise FileNotFoundError(f"Line {number} of the genome list {str(path)!r} names {str(fasta)!r}, which "
-                                        "is not a file. Fix the path (relative paths are taken from the list's folder).")
+                raise FileNotFoundError(f"Line {number} of the genome list {str(path)!r} names {str(fasta)!r}, "
+                                        "which is not a file. Fix the path (relative paths are taken from the list's "
+                                        "folder).")
             out.append((cells[0].strip(), fasta))
     if not out:
         raise ValueError(f"The genome list {str(path)!r} names no genome: write one 'sample<TAB>path.fa' line per "

@@ -189,8 +189,8 @@ def predict(data, model, output, *, format=None, read_options=None, meta=None, i
                             absent=FixUsageError.ANY, meta=FixUsageError.ANY, id_column=FixUsageError.ANY,
                             target=FixUsageError.ANY)
     if not assemblies and format is None and _fasta_name(data):
-        raise FixUsageError(f"{str(data)!r} is named as a FASTA file: to count the model's k-mers in genome assemblies, "
-                            "pass {assemblies}.", owner="predict", assemblies=FixUsageError.ANY)
+        raise FixUsageError(f"{str(data)!r} is named as a FASTA file: to count the model's k-mers in genome "
+                            "assemblies, pass {assemblies}.", owner="predict", assemblies=FixUsageError.ANY)
     out = Path(output)
     check_table_name(out)
     check_outputs([out], force=force, inputs=(data, meta, model))
@@ -204,9 +204,9 @@ def predict(data, model, output, *, format=None, read_options=None, meta=None, i
                             "apply.", owner="predict", assemblies=FixUsageError.ANY, format=FixUsageError.ANY)
     kind = "assemblies" if assemblies else format or format_of(data)
     if assemblies:
-        from ..genomics.annotation import count_kmers
         import numpy as np
 
+        from ..genomics.annotation import count_kmers
         from ..io import Dataset
 
         features = [str(f) for f in saved["features"]]
