@@ -71,19 +71,22 @@ def _walkthrough(folder):
     _write_kmers(population, folder / "kmers.txt", k=31)
     kmers, store, target = str(folder / "kmers.txt"), str(folder / "kmers.gs.h5ad"), ["--target", "phenotype"]
     meta_options = ["--meta", str(folder / "meta.tsv"), "--id", "sample"]
-    results = str(folder / "results")
+    results, ranking, hits = str(folder / "results"), str(folder / "ranking.tsv"), str(folder / "hits.tsv")
     return [
         ["convert", kmers, *meta_options, "-o", store],
         ["score", store, *target, "--binary", "--method", "logistic", "--structure", "3", "--min-af", "0.05",
-         "--top", "50", "-o", str(folder / "ranking.tsv")],
+         "--top", "50", "-o", ranking],
+        ["annotate", ranking, "--references", str(population.references), "--all", "-o", hits, "--genes",
+         str(folder / "genes.tsv")],
+        ["plot", ranking, "--qq", str(folder / "qq.png"), "--manhattan", str(folder / "manhattan.png"), "--hits", hits],
         ["evaluate", store, *target, "--binary", "--method", "chi2", "--k", "10,100,1000", "--model", "logistic",
          "--model-option", "C=0.1,1,10", "--cv", "5", "--seed", "0", "-o", results],
-        ["report", results, "-o", str(folder / "report.html")],
-        ["predict", str(folder / "results" / "model.skops"), store, "--fill-missing", "-o",
+        ["report", results, "-o", str(folder / "report.html"), "--hits", hits],
+        ["predict", str(folder / "results" / "model.skops"), str(population.file_list), "--assemblies", "-o",
          str(folder / "predictions.tsv")],
         # a k-mer text scored as it is, without a store
         ["score", kmers, *meta_options, *target, "--binary", "--method", "chi2", "--fdr", "0.05", "-o",
-         str(folder / "hits.tsv")],
+         str(folder / "chi2_hits.tsv")],
     ]
 
 
