@@ -301,3 +301,43 @@ def test_the_scoring_pass_makes_the_profile_of_a_two_pass_run(store, method, tar
     by_blocks = spec.streaming != "rows" or by_features(s, spec)
     assert passes == (1 if by_blocks != dense else 2), calls
     assert not list(tmp_path.glob(".genosift-profile.*")), "the profile's files are unlinked"
+
+
+@pytest.mark.parametrize("method", ["logistic", "dcor"])
+@pytest.mark.parametrize("dense", [False, True])
+def test_each_distinct_column_of_a_store_is_fitted_once(tmp_path, monkeypatch, method, dense):
+    """k-mers come many to a pattern, spread over the store: the blocks of a pass of a costly
+    method (registered ``distinct="all"``) fit each distinct column once in all, and the results
+    are the same bits as fitting every column."""
+    import dataclasses
+    import functools
+
+    rng = np.random.default_rng(7)
+    n, patterns = 60, 40
+    base = (rng.random((n, patterns)) < 0.3).astype(np.uint8)
+    X = base[:, rng.integers(0, patterns, 900)]  # each pattern ~22 times, in every block
+    names = np.array([f"k{j}" for j in range(X.shape[1])], dtype=object)
+    ids = np.array([f"s{i}" for i in range(n)], dtype=object)
+    y = rng.integers(0, 2, n)
+    data = X if dense else sp.csr_matrix(X)
+    path = write_store(Dataset(data, ids, names, pd.DataFrame({"y": y}, index=ids)), tmp_path / "p.gs.h5ad")
+    spec = REGISTRY[method]
+    fitted = []
+
+    @functools.wraps(spec.func)  # the method's signature, which its options are read from
+    def counting(block, target, **options):
+        fitted.append(block.shape[1])
+        return spec.func(block, target, **options)
+
+    covariates = rng.normal(size=(n, 2)) if spec.covariates else None
+    target = y if spec.task != "regression" else rng.normal(size=n)
+    monkeypatch.setitem(REGISTRY, method, dataclasses.replace(spec, func=counting))
+    once = score_store(path, target, method=method, covariates=covariates, chunk_bytes=8_000)
+    distinct = np.unique(X, axis=1).shape[1]
+    assert sum(fitted) == distinct and len(fitted) > 1  # several blocks, each column fitted once in all
+    monkeypatch.setitem(REGISTRY, method, dataclasses.replace(spec, distinct=False))
+    every = score_store(path, target, method=method, covariates=covariates, chunk_bytes=8_000)
+    _same_bits(once, every)
+    for name in once.columns or {}:
+        a, b = once.columns[name], every.columns[name]
+        assert np.array_equal(a, b) if a.dtype == object else np.array_equal(a, b, equal_nan=True)

@@ -319,7 +319,7 @@ class Method:
     invariance: str = "none"
     covariates: bool = False
     combine: Callable | None = None
-    distinct: bool = False
+    distinct: bool | str = False
     declared: dict = field(default_factory=dict)
 
     @property
@@ -436,7 +436,9 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
     and every driver gets it through ``build_result``.
     ``distinct``: a "blocks" method whose result for a feature depends on that feature's values
     alone (and the target), not on the other features of its block: identical columns are scored
-    once (``score_block``), which the contract tests check bit for bit.
+    once (``score_block``), which the contract tests check bit for bit. ``distinct="all"``: the
+    same, and fitting a column costs far more than hashing it (an iterative fit), so a pass over
+    blocks of a store fits each distinct column once in all its blocks (``FittedColumns``).
     ``options``: ``{option: Constraint}`` (``genosift.scores.options``), the values each keyword
     option of the function takes: exactly its keyword options, each default accepted. They are
     checked once, by ``check_options``, before the method runs; the function trusts them.
@@ -446,6 +448,8 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
     if task not in TASKS or streaming not in STREAMING or (streaming == "rows") != (statistic is not None):
         raise ValueError(f"bad registration of {name!r}: task in {TASKS}, streaming in {STREAMING}, "
                          "and a statistic exactly when streaming is 'rows'")
+    if distinct not in (False, True, "all"):
+        raise ValueError(f"bad registration of {name!r}: distinct is False, True or 'all', not {distinct!r}")
     if (covariates or distinct) and streaming != "blocks":
         raise ValueError(f"bad registration of {name!r}: a method that takes covariates or scores distinct columns "
                          "once works on column blocks")

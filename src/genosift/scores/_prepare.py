@@ -27,7 +27,7 @@ from ..core.validation import (
 )
 from ._base import ScoreResult, Scores, Target, get_method
 
-__all__ = ["LabelCoding", "build_result", "check_classes", "check_options", "covariate_methods", "finish",
+__all__ = ["FittedColumns", "LabelCoding", "build_result", "check_classes", "check_options", "covariate_methods", "finish",
            "finite_blocks", "join_scores", "make_target", "refuse_covariates", "result_arrays", "score_block",
            "score_blocks", "statistics", "take_scores", "target_values"]
 
@@ -214,24 +214,28 @@ def finite_blocks(blocks, names, scale_free=False):
         yield j0, j1, rescale_huge(block) if scale_free else block
 
 
-def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None, inverse=None, each=None):
+def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None, inverse=None, each=None, once=True):
     """Run a "blocks" method over ``(j0, j1, block)`` column blocks, in order: a ``ScoreResult``.
 
     The one loop behind in-memory arrays and on-disk stores; blocks run on ``n_jobs`` threads.
     ``inverse``: the blocks hold the distinct columns of the data (``distinct_columns``), feature
     ``j``'s being column ``inverse[j]``; ``feature_names`` name the data's features. ``each``:
     called with ``(j0, j1, block)`` of every checked block on its thread, for work that rides
-    along the pass (a store's profile, ``scoring.stored_profile.ProfilePass``).
+    along the pass (a store's profile, ``scoring.stored_profile.ProfilePass``). ``once``: a
+    method registered ``distinct="all"`` fits each distinct column once over all the blocks
+    (without ``inverse``; a ``FittedColumns`` remembers what earlier blocks fitted).
     """
     names = feature_names
     if inverse is not None:
         first = np.unique(inverse, return_index=True)[1]
         names = (default_feature_names(inverse.size, first) if names is None
                  else np.asarray(names, dtype=object)[first])
+    seen = FittedColumns() if once and spec.distinct == "all" and inverse is None else None
+
     def one(item):
         if each is not None:
             each(*item)
-        return score_block(spec, item[2], target, options)
+        return score_block(spec, item[2], target, options, seen)
 
     parts = map_blocks(one, finite_blocks(blocks, names, spec.scale_free), n_jobs=n_jobs)
     joined = join_scores(parts)
@@ -239,14 +243,124 @@ def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None, i
                         options)
 
 
-def score_block(spec, block, target, options):
+def score_block(spec, block, target, options, seen=None):
     """A "blocks" method on one checked block: ``spec.func``, run on the block's distinct columns
-    only if the method is registered ``distinct`` (their results copied to the duplicates)."""
+    only if the method is registered ``distinct`` (their results copied to the duplicates); with
+    ``seen`` (a ``FittedColumns`` shared by the blocks of one pass), only on the columns that no
+    block before held (each distinct column of a store fitted once in all)."""
     found = distinct_columns(block) if spec.distinct else None
-    if found is None:
+    if seen is None:
+        if found is None:
+            return spec.func(block, target, **options)
+        first, inverse = found
+        return take_scores(spec.func(block[:, first], target, **options), inverse)
+    first, inverse = found if found is not None else (np.arange(block.shape[1]), None)
+    distinct = block[:, first] if found is not None else block
+    if not distinct.shape[1]:
         return spec.func(block, target, **options)
-    first, inverse = found
-    return take_scores(spec.func(block[:, first], target, **options), inverse)
+    keys = seen.keys_of(distinct)
+    where, new, waits = seen.claim(keys)
+    try:
+        if new.size:
+            where[new] = seen.add(keys[new], spec.func(distinct[:, new], target, **options))
+    finally:
+        seen.release(keys[new])
+    late = seen.wait(keys, where, waits)  # columns another thread was fitting, if it failed
+    if late.size:
+        where[late] = seen.add(keys[late], spec.func(distinct[:, late], target, **options))
+    scores = seen.gather(where)
+    return scores if inverse is None else take_scores(scores, inverse)
+
+
+class FittedColumns:
+    """The results of the columns fitted so far in one pass over blocks of features, by column
+    key (``core.distinct.EntryHashes``: two 64-bit hashes of the non-zero entries; two different
+    columns share a key with a chance of about m**2 / 2**129 among m distinct columns), so that a
+    column that a block before held is not fitted again. Shared by the threads of the pass."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.index = {}    # key (16 bytes) -> (part, position)
+        self.parts = []    # the Scores of each fit
+        self.pending = {}  # key -> Event: being fitted by a thread
+
+    @staticmethod
+    def keys_of(block):
+        from ..core.distinct import EntryHashes
+
+        hashes = EntryHashes(block.shape[1])
+        hashes.columns(block, 0)
+        return hashes.keys()
+
+    def claim(self, keys):
+        """``(where, new, waits)``: the ``(part, position)`` of each key's fitted column (``-1``
+        where none is yet), the keys this caller is to fit (claimed: no other thread fits them
+        meanwhile) and those another thread is fitting now, ``{row: event}``."""
+        where = np.full((len(keys), 2), -1, dtype=np.int64)
+        new, waits = [], {}
+        with self.lock:
+            for row, k in enumerate(keys):
+                key = k.tobytes()
+                if key in self.index:
+                    where[row] = self.index[key]
+                elif key in self.pending:
+                    waits[row] = self.pending[key]
+                else:
+                    self.pending[key] = threading.Event()
+                    new.append(row)
+        return where, np.asarray(new, dtype=np.intp), waits
+
+    def release(self, keys):
+        """The claims on ``keys`` end (fitted, or failed): those waiting for them go on."""
+        with self.lock:
+            events = [self.pending.pop(k.tobytes(), None) for k in keys]
+        for event in events:
+            if event is not None:
+                event.set()
+
+    def wait(self, keys, where, waits):
+        """Fill ``where`` for the keys other threads were fitting, once they are; the rows whose
+        fit failed there (to fit here)."""
+        late = []
+        for row, event in waits.items():
+            event.wait()
+            with self.lock:
+                found = self.index.get(keys[row].tobytes())
+            if found is None:
+                late.append(row)
+            else:
+                where[row] = found
+        return np.asarray(late, dtype=np.intp)
+
+    def add(self, keys, fitted):
+        """Keep ``fitted`` (the Scores of the columns ``keys``): their ``(part, position)``."""
+        with self.lock:
+            part = len(self.parts)
+            self.parts.append(fitted)
+            for position, k in enumerate(keys):
+                self.index.setdefault(k.tobytes(), (part, position))
+        return np.column_stack([np.full(len(keys), part), np.arange(len(keys))])
+
+    def gather(self, where):
+        """The Scores of the columns at ``where`` (``(part, position)`` rows)."""
+        with self.lock:
+            parts = {int(q): self.parts[q] for q in np.unique(where[:, 0])}
+        first = parts[int(where[0, 0])]
+
+        def take(get):
+            model = get(first)
+            if model is None:
+                return None
+            out = np.empty(len(where), dtype=model.dtype)
+            for q, scores in parts.items():
+                rows = where[:, 0] == q
+                out[rows] = get(scores)[where[rows, 1]]
+            return out
+
+        arrays = [take(lambda scores, i=i: scores[i]) for i in range(4)]
+        columns = (None if first.columns is None else
+                   {name: take(lambda scores, name=name: scores.columns[name]) for name in first.columns})
+        return Scores(*arrays, columns)
 
 
 def take_scores(scores, index):

@@ -194,7 +194,7 @@ def _y_terms(target, y_metric):
 
 
 @register(
-    "dcor", invariance="affine", task="any", streaming="blocks", scale_free=True, distinct=True,
+    "dcor", invariance="affine", task="any", streaming="blocks", scale_free=True, distinct="all",
     formula="dCor = dCov(x, y) / sqrt(dVar(x) dVar(y)), V-statistics of double-centred distance "
             "matrices; d(y) = |y_i - y_j| for numbers, 1[y_i != y_j] for labels",
     reference="Szekely, Rizzo & Bakirov (2007), Ann. Statist. 35:2769; O(n log n): Huo & Szekely "

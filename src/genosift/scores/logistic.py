@@ -274,7 +274,7 @@ def null_fit(target):
 
 @register(
     "logistic", invariance="affine", task="classification", binary_only=True, streaming="blocks", pvalues=True,
-    covariates=True, distinct=True,
+    covariates=True, distinct="all",
     formula="logit P(y=1) = b0 + Z g + beta x by maximum likelihood (Firth's penalty under separation); "
             "statistic beta, score 2 (l1 - l0), p from chi2(1)",
     reference="SEER (Lees et al. 2016) and pyseer (Lees et al. 2018); Firth (1993); Heinze & Schemper (2002), "

@@ -54,7 +54,8 @@ def _score_columns(spec, X, y, names, opts, covariates=None):
 
             M = rescale_huge(M)
         return build_result(spec, spec.func(M, target, **opts), target, names, opts)
-    return with_covariates(score_blocks(spec, blocks, target, names, opts, inverse=inverse), covariate_names)
+    return with_covariates(score_blocks(spec, blocks, target, names, opts, inverse=inverse, once=False),
+                           covariate_names)
 
 
 def _score_kept(spec, M, y, names, opts, counts, bounds):
