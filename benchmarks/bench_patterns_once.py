@@ -107,7 +107,8 @@ def main():
              "principal coordinates)` on k-mers counted by fsm-lite in simulated populations, warm, best of 3: every "
              "k-mer fitted, against each distinct column fitted once and its result shared by its copies (the same "
              "bits, checked).", "",
-             "| population | k-mers | distinct patterns | method | every k-mer (s) | each pattern once (s) | speed-up |",
+             "| population | k-mers | distinct patterns | method | every k-mer (s) | each pattern once (s) "
+             "| speed-up |",
              "|---|---:|---:|---|---:|---:|---:|"]
     lines += [f"| {label} | {p:,} | {n:,} | {method} | {every:.3f} | {once:.3f} | {every / once:.1f}x |"
               for label, p, n, method, every, once in rows]
