@@ -391,6 +391,7 @@ def pipeline(folder, made, cap, evaluations=(), ks=KS):
     store, ranking = folder / "case.gs.h5ad", folder / "fisher.tsv"
     steps = {"convert": genosift("convert", made["kmers"], "--meta", made["meta"], "--id", "sample", "-o", store),
              "score fisher": genosift("score", store, "--target", "region", "--method", "fisher", "-o", ranking),
+             "patterns": genosift("patterns", store, "--min-af", "0.01", "--max-af", "0.99"),
              LIBRARY: [sys.executable, "-c", _LIBRARY_SCORE, store, folder / "top.txt"]}
     for label in evaluations:
         extra = {**EVALUATIONS, **GRID_EVALUATIONS}[label]
@@ -566,7 +567,7 @@ def report(args, made, runs, fits, checks, load_before):
         f"- Store: {checks['store']}.",
         f"- Planted markers: {marker_hits} of {len(made['markers'])} in fisher's top {len(made['markers'])}; the best "
         f"k-mer that is no marker ranks {best_other:,}.",
-        *evaluation_lines(args.folder, runs), "",
+        *pattern_lines(runs), *evaluation_lines(args.folder, runs), "",
         f"## Extrapolation to {FULL_KMERS:,} k-mers", "",
         f"Same isolates, {FULL_KMERS / p:,.3g} times the k-mers (and the non-zeros: the spectrum does not depend on "
         "the number of k-mers). Time, peak memory and disk on the line through the two measured sizes "
@@ -583,6 +584,15 @@ def report(args, made, runs, fits, checks, load_before):
         "(the steps run one after the other, so the larger of their peaks is what the machine needs).", "",
         *goal, "", "## Where it goes", "", *analysis_notes(runs, full, made, full_nnz), *checks["notes"],
         *evaluate_notes(runs, p), ""])
+
+
+def pattern_lines(runs):
+    """What `genosift patterns` printed: the distinct presence/absence patterns and the threshold."""
+    if "patterns" not in runs or runs["patterns"]["ended"] != "ok":
+        return []
+    said = [line.strip() for line in runs["patterns"]["log"].splitlines() if line.strip()]
+    return [f"- Patterns (`{runs['patterns']['command']}`, {runs['patterns']['seconds']:.1f} s): "
+            + " ".join(said[:2])]
 
 
 def store_check(store, made):
