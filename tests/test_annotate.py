@@ -259,8 +259,10 @@ def test_a_bad_fasta_is_refused(tmp_path, text, message):
 
 def test_a_bad_references_file_or_kmer_is_refused(tmp_path):
     (tmp_path / "a.fa").write_text(">a\nACGTACGTACGT\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.fa.gz").write_bytes(gzip.compress(b">a\nACGT\n"))
     for text, message in (("a.fa\t\tmaybe\n", "ref' or"), ("b.fa\t\tref\n", "not a file"),
-                          ("# none\n", "no reference")):
+                          ("# none\n", "no reference"), ("a.fa\nsub/a.fa.gz\t\tdraft\n", "duplicated reference names")):
         (tmp_path / "r.tsv").write_text(text)
         with pytest.raises((ValueError, FileNotFoundError), match=message):
             read_references(tmp_path / "r.tsv")

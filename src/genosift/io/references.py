@@ -88,6 +88,8 @@ def read_references(path):
     if not out:
         raise ValueError(f"The references file {str(path)!r} lists no reference: write one line per genome, "
                          "'fasta<TAB>gff<TAB>ref' (or draft).")
+    check_unique([r.name for r in out], "reference names (each FASTA's file name without its suffixes names its "
+                 "hits)", path)
     return out
 
 
