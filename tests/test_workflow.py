@@ -239,7 +239,7 @@ def test_report_of_a_real_evaluation(golub, tmp_path):
     out = write_results(ev, tmp_path / "res", X=X, y=y)
     html, pngs = make_report(out, tmp_path / "report.html")
     text = html.read_text()
-    assert f"{ev.best_k}" in text and len(pngs) == 7 and all(p.stat().st_size > 10_000 for p in pngs)  # ROC included
+    assert f"{ev.best_k}" in text and len(pngs) == 8 and all(p.stat().st_size > 10_000 for p in pngs)  # ROC, QQ
 
 
 def test_predict_takes_true_labels_from_the_data_table(golub, tmp_path, capsys):
