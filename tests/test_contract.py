@@ -8,7 +8,9 @@ import genosift as gs
 from genosift.core import engine
 from genosift.scores import tie_key
 
-METHODS = sorted(gs.REGISTRY)
+#: The mixed model needs a kinship: its contracts are tested in tests/test_lmm.py, with one.
+METHODS = sorted(m for m in gs.REGISTRY if not gs.get_method(m).kinship)
+KINSHIP_METHODS = sorted(m for m in gs.REGISTRY if gs.get_method(m).kinship)
 #: Methods whose score may be negative: ReliefF weights lie in [-1, 1] (a feature that differs more
 #: between neighbours of one class than between classes counts against). Every other score is >= 0
 #: (a signed statistic scores by its absolute value).
@@ -135,6 +137,15 @@ def test_selectors_accept_every_method(method):
             gs.SelectKBest(score_func=method).partial_fit(X, y)
         with pytest.raises(ValueError, match="whole"):
             gs.score(iter([(X, y)]), method=method)
+
+
+@pytest.mark.parametrize("method", KINSHIP_METHODS)
+def test_selectors_refuse_a_method_that_needs_a_kinship(method):
+    X = _counts(np.random.default_rng(5))
+    for selector in (gs.SelectKBest(score_func=method, k=3), gs.SelectFdr(score_func=method),
+                     gs.RedundancyFilter(score_func=method), gs.SelectKCV(score_func=method)):
+        with pytest.raises(ValueError, match="selectors do not take"):
+            selector.fit(X, np.arange(60.0))
 
 
 @pytest.mark.parametrize("method", [m for m in METHODS if gs.get_method(m).task == "regression"])

@@ -16,7 +16,7 @@ from genosift.core.distinct import distinct_columns
 from genosift.io import Dataset, write_store
 from genosift.scores import register
 
-DISTINCT = sorted(m for m in gs.REGISTRY if gs.get_method(m).distinct)
+DISTINCT = sorted(m for m in gs.REGISTRY if gs.get_method(m).distinct and not gs.get_method(m).kinship)  # lmm: test_lmm
 
 
 def _duplicated(rng, n=40, patterns=25, p=120, counts=False):

@@ -26,7 +26,7 @@ _PUBLIC = {
     "Profile": ".scoring.profiles", "profile": ".scoring",
     "annotate_var": "._anndata",
     "count_patterns": ".scoring", "Patterns": ".scoring.patterns",
-    "principal_coordinates": ".structure",
+    "principal_coordinates": ".structure", "kinship": ".structure",
     "annotate": ".genomics", "locate": ".genomics",
     "simulate_clonal_population": ".clonal",
 }
@@ -52,6 +52,7 @@ __all__ = [
     "get_method",
     "io",
     "jobs",
+    "kinship",
     "load_golub",
     "locate",
     "methods",

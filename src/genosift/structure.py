@@ -25,7 +25,7 @@ from .core import engine
 from .core.distinct import distinct_columns
 from .core.validation import is_int, param_error
 
-__all__ = ["LANCZOS_FROM", "METRICS", "principal_coordinates"]
+__all__ = ["LANCZOS_FROM", "METRICS", "kinship", "principal_coordinates"]
 
 #: The distances between samples that ``principal_coordinates`` offers.
 METRICS = ("kmds", "euclidean")
@@ -137,6 +137,63 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, chunk_
     return frame
 
 
+def kinship(X, *, binary=False, chunk_bytes=None, samples=None):
+    """The kinship of the samples from their features, for a mixed model (``method="lmm"``).
+
+    ``K = Xc Xc^T / s``: the cross-products of the samples' centred features (each feature less
+    its mean over the samples), scaled so that the mean of the diagonal is 1 (``s``: the trace
+    over ``n``), so that ``h2`` is a share of the variance. It is the centred Gram matrix of
+    ``principal_coordinates(metric="euclidean")``, computed the same way: a store read in
+    feature blocks (out of core; memory: the n x n matrix), integer data multiplied exactly
+    (each distinct column once), the same bits from every input form.
+
+    Parameters
+    ----------
+    X : ndarray, scipy.sparse matrix, DataFrame, store path or ``Store``, or a data file
+        Samples in rows, features in columns.
+    binary : bool, default False
+        Read the features as presence/absence (k-mers as pyseer and SEER test them).
+    chunk_bytes : int, optional
+        The memory budget of a store's blocks.
+    samples : sequence of str, optional
+        The ids of the samples to keep, in this order.
+
+    Returns
+    -------
+    DataFrame or ndarray
+        n x n, indexed and with columns by sample id where the data have ids (a DataFrame's
+        index, a store's samples), else an array.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> X = pd.DataFrame([[1, 0, 1], [1, 0, 0], [0, 1, 1], [0, 1, 0]], index=list("abcd"))
+    >>> K = kinship(X)
+    >>> K.round(3).to_numpy().tolist()
+    [[1.0, 0.333, -0.333, -1.0], [0.333, 1.0, -1.0, -0.333], [-0.333, -1.0, 1.0, 0.333], [-1.0, -0.333, 0.333, 1.0]]
+    """
+    owner = "kinship"
+    if not isinstance(binary, (bool, np.bool_)):
+        raise param_error("binary", owner, "True or False", binary)
+    budget = engine.check_budget(chunk_bytes, owner)
+    source, ids = _source(X, bool(binary), samples, owner)
+    n, p = source.shape
+    if n < 2:
+        raise param_error("X", owner, "data of at least 2 samples", f"{n} sample(s)")
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=engine.threads(), user_api="blas"):
+        gram = _cross_products(source, budget, owner)
+        K, total = _centred_distances(gram, p, "euclidean", owner)
+    K /= total / n
+    if ids is None:
+        return K
+    import pandas as pd
+
+    index = pd.Index(ids, name="sample")
+    return pd.DataFrame(K, index=index, columns=pd.Index(ids))
+
+
 def _check_options(n_components, metric, binary):
     if not is_int(n_components) or n_components < 1:
         raise param_error("n_components", _OWNER, "a positive int (below the number of samples)", n_components)
@@ -171,7 +228,7 @@ class _Blocks:
             yield presence(block) if self.binary and self.store is None else block
 
 
-def _source(X, binary, samples):
+def _source(X, binary, samples, owner=_OWNER):
     """The feature blocks of ``X`` and the ids of the result's rows (None where unknown)."""
     from .io import Dataset, Store, format_of, open_store, read
 
@@ -179,7 +236,7 @@ def _source(X, binary, samples):
         X = open_store(X) if format_of(X) == "store" else read(X)
     if isinstance(X, Store):
         store = X if X.binary == binary else open_store(X.path, binary=binary)
-        return _select(_Blocks(store=store), store.sample_ids, samples)
+        return _select(_Blocks(store=store), store.sample_ids, samples, owner)
     if isinstance(X, Dataset):
         X, ids = X.X, X.sample_ids
     elif hasattr(X, "iloc") and hasattr(X, "columns"):
@@ -188,21 +245,21 @@ def _source(X, binary, samples):
         ids = None
     M = X if sp.issparse(X) else np.asarray(X)
     if M.ndim != 2 or M.dtype.kind not in "biuf":
-        raise param_error("X", _OWNER, "a 2-D numeric matrix, a DataFrame or a store",
+        raise param_error("X", owner, "a 2-D numeric matrix, a DataFrame or a store",
                           f"an array of shape {M.shape} and dtype {M.dtype}")
     source = _Blocks(matrix=M, binary=binary)
     if ids is None:
         if samples is not None and len(samples) != M.shape[0]:
-            raise param_error("samples", _OWNER, f"{M.shape[0]} ids, one per row of X", f"{len(samples)} ids")
+            raise param_error("samples", owner, f"{M.shape[0]} ids, one per row of X", f"{len(samples)} ids")
         return source, None if samples is None else np.asarray(samples, dtype=object)
-    return _select(source, ids, samples)
+    return _select(source, ids, samples, owner)
 
 
 def _is_sparse_frame(frame):
     return len(frame.columns) > 0 and all(str(t).startswith("Sparse") for t in frame.dtypes)
 
 
-def _select(source, ids, samples):
+def _select(source, ids, samples, owner=_OWNER):
     ids = np.asarray(ids, dtype=object)
     if samples is None:
         return source, ids
@@ -210,13 +267,13 @@ def _select(source, ids, samples):
     wanted = [str(s) for s in samples]
     missing = [s for s in wanted if s not in where]
     if missing:
-        raise ValueError(f"The 'samples' of {_OWNER} must be samples of the data; {len(missing)} are not, "
+        raise ValueError(f"The 'samples' of {owner} must be samples of the data; {len(missing)} are not, "
                          f"e.g. {missing[:5]}. Give ids of the data's rows.")
     source.select(np.array([where[s] for s in wanted], dtype=np.intp))
     return source, np.asarray(wanted, dtype=object)
 
 
-def _cross_products(source, budget):
+def _cross_products(source, budget, owner=_OWNER):
     """``G`` (n x n, float64, Fortran order) with ``G_ii + G_jj - 2 G_ij = |x_i - x_j|^2``, summed
     over feature blocks: the plain cross-products of integer-valued blocks, exactly (``_ExactProducts``),
     else the centred cross-products of dense blocks and the plain ones of sparse blocks (all give
@@ -239,8 +296,8 @@ def _cross_products(source, budget):
         if not (dense.flags.owndata and dense.flags.writeable and dense.dtype == np.float64):
             dense = np.array(dense, dtype=np.float64)  # never centre the caller's array
         if not np.isfinite(dense).all():
-            raise ValueError(f"The data given to {_OWNER} hold NaN or infinite values; principal coordinates need "
-                             "finite values. Drop or impute them first.")
+            raise ValueError(f"The data given to {owner} hold NaN or infinite values; it needs finite values. Drop "
+                             "or impute them first.")
         dense -= dense.mean(axis=0)
         out = syrk(1.0, np.asfortranarray(dense.T), beta=1.0, c=gram, trans=1, lower=0, overwrite_c=1)
         if out is not gram:
@@ -306,7 +363,7 @@ def _sparse_pays(block):
     return cost <= _SPARSE_COST * n2 * block.shape[1] and cost <= n2 / 4
 
 
-def _centred_distances(gram, n_features, metric):
+def _centred_distances(gram, n_features, metric, owner=_OWNER):
     """``B = -1/2 J P J`` in place of ``gram`` (``P``: the metric's squared distances, ``J`` the
     centring matrix), and its trace."""
     diag = np.diag(gram).copy()
@@ -317,8 +374,8 @@ def _centred_distances(gram, n_features, metric):
     np.maximum(P, 0.0, out=P)  # rounding below zero
     np.fill_diagonal(P, 0.0)
     if not P.any():
-        raise ValueError(f"All samples given to {_OWNER} are equal on every feature (a constant data set): "
-                         "they have no principal coordinates. Give data whose samples differ.")
+        raise ValueError(f"All samples given to {owner} are equal on every feature (a constant data set): "
+                         "they have no structure. Give data whose samples differ.")
     if metric == "kmds":
         P /= n_features
         P *= P

@@ -32,7 +32,8 @@ class Target:
     ``values`` for a numeric target (two non-numeric labels are coded 0/1). Either may be None.
     ``covariates``: an ``(n_samples, c)`` float64 array of checked covariates (no intercept
     column; the methods that take them add it), or None; only methods registered with
-    ``covariates=True`` get one.
+    ``covariates=True`` get one. ``kinship``: an ``(n_samples, n_samples)`` symmetric float64
+    array, the kinship of the samples, for the methods registered with ``kinship=True``.
     """
 
     n_samples: int
@@ -41,6 +42,7 @@ class Target:
     count: np.ndarray | None = None
     values: np.ndarray | None = None
     covariates: np.ndarray | None = None
+    kinship: np.ndarray | None = None
 
     @property
     def m2_y(self):
@@ -148,6 +150,8 @@ class ScoreResult:
                                 (a regression's ``beta`` and ``se``, ...), shown by ``to_frame``
     covariates : tuple of str or None   the names of the covariates the method adjusted for
                                 (``check_covariates``'s columns); None without covariates
+    model : dict or None        what the method fitted once for all features (a mixed model's
+                                ``h2``); None for the others
 
     ``qvalues``, ``ranking`` and ``feature_names`` (the defaults, or a store's names) each need
     a pass over all features (two of them a sort), so they are computed on first use and kept.
@@ -167,6 +171,7 @@ class ScoreResult:
     af_range: tuple | None = None
     columns: dict | None = field(default=None, repr=False)
     covariates: tuple | None = None
+    model: dict | None = None
 
     def __post_init__(self):
         for name, values in (self.columns or {}).items():
@@ -288,6 +293,8 @@ class ScoreResult:
             out.update(min_af=self.af_range[0], max_af=self.af_range[1], n_tested=self.n_tested)
         if self.covariates is not None:
             out["covariates"] = list(self.covariates)
+        if self.model is not None:
+            out["model"] = dict(self.model)
         return out
 
     def __repr__(self):
@@ -321,6 +328,8 @@ class Method:
     combine: Callable | None = None
     distinct: bool | str = False
     declared: dict = field(default_factory=dict)
+    kinship: bool = False
+    fitted: Callable | None = None
 
     @property
     def options(self):
@@ -415,7 +424,7 @@ REGISTRY: dict[str, Method] = {}
 
 def register(name, *, task, invariance, statistic=None, streaming="rows", binary_only=False, pvalues=False,
              signed=False, min_class_size=1, sparse_blocks=False, scale_free=False, covariates=False, combine=None,
-             distinct=False, options=None, formula, reference):
+             distinct=False, options=None, kinship=False, fitted=None, formula, reference):
     """Register a method under ``name``.
 
     The function's first two arguments depend on ``streaming``: ``func(stats, **options)`` for
@@ -439,6 +448,9 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
     once (``score_block``), which the contract tests check bit for bit. ``distinct="all"``: the
     same, and fitting a column costs far more than hashing it (an iterative fit), so a pass over
     blocks of a store fits each distinct column once in all its blocks (``FittedColumns``).
+    ``kinship``: the method needs the samples' kinship (``Target.kinship``, a "blocks" method);
+    the others refuse one. ``fitted``: ``fitted(target) -> dict``, what the method fits once for
+    all features (a mixed model's null ``h2``), the result's ``model``.
     ``options``: ``{option: Constraint}`` (``genosift.scores.options``), the values each keyword
     option of the function takes: exactly its keyword options, each default accepted. They are
     checked once, by ``check_options``, before the method runs; the function trusts them.
@@ -450,7 +462,7 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
                          "and a statistic exactly when streaming is 'rows'")
     if distinct not in (False, True, "all"):
         raise ValueError(f"bad registration of {name!r}: distinct is False, True or 'all', not {distinct!r}")
-    if (covariates or distinct) and streaming != "blocks":
+    if (covariates or distinct or kinship) and streaming != "blocks":
         raise ValueError(f"bad registration of {name!r}: a method that takes covariates or scores distinct columns "
                          "once works on column blocks")
 
@@ -459,7 +471,7 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
         summary = next(iter((func.__doc__ or "").strip().splitlines()), "")
         REGISTRY[name] = Method(name, func, statistic, task, binary_only, pvalues, signed, streaming,
                                 min_class_size, sparse_blocks, formula, reference, summary, scale_free, invariance,
-                                covariates, combine, distinct, dict(options or {}))
+                                covariates, combine, distinct, dict(options or {}), kinship, fitted)
         return func
 
     return wrap

@@ -25,9 +25,9 @@ from ..core.validation import (
     is_continuous,
     numeric_target,
 )
-from ._base import ScoreResult, Scores, Target, get_method
+from ._base import REGISTRY, ScoreResult, Scores, Target, get_method
 
-__all__ = ["FittedColumns", "LabelCoding", "build_result", "check_classes", "check_options", "covariate_methods",
+__all__ = ["FittedColumns", "LabelCoding", "build_result", "check_classes", "check_kinship_given", "check_options", "covariate_methods",
            "finish", "finite_blocks", "join_scores", "make_target", "refuse_covariates", "result_arrays", "score_block",
            "score_blocks", "statistics", "take_scores", "target_values"]
 
@@ -170,17 +170,35 @@ def refuse_covariates(spec, owner="score"):
                        owner=owner, method=FixError.ANY, covariates=FixError.ANY)
 
 
-def make_target(spec, y, n_samples, covariates=None):
-    """The ``Target`` a whole-column method gets: class codes, numeric values, or neither, and
-    the checked ``covariates`` (an ``(n_samples, c)`` float64 array) of a method that takes them."""
+def make_target(spec, y, n_samples, covariates=None, kinship=None):
+    """The ``Target`` a whole-column method gets: class codes, numeric values, or neither, the
+    checked ``covariates`` (an ``(n_samples, c)`` float64 array) of a method that takes them and
+    the ``kinship`` (n_samples x n_samples, checked here) of a method that needs one."""
     if covariates is not None:
         refuse_covariates(spec)
+    check_kinship_given(spec, kinship)
     target = _make_target(spec, y, n_samples)
-    if covariates is None:
+    if covariates is None and kinship is None:
         return target
     from dataclasses import replace
 
-    return replace(target, covariates=covariates)
+    from .lmm import check_kinship
+
+    return replace(target, covariates=covariates,
+                   kinship=None if kinship is None else check_kinship(kinship, n_samples))
+
+
+def check_kinship_given(spec, kinship, owner="score"):
+    """The error for a kinship given to a method that takes none, or none given to one that
+    needs it (call it before reading data)."""
+    if kinship is not None and not spec.kinship:
+        raise FixError(f"Method '{spec.name}' does not use a kinship; the methods that do: "
+                       f"{sorted(m for m, s in REGISTRY.items() if s.kinship)}. Choose one of them ({{method}}), "
+                       "or leave out {kinship}.", owner=owner, method=FixError.ANY, kinship=FixError.ANY)
+    if kinship is None and spec.kinship:
+        raise FixError(f"Method '{spec.name}' needs the kinship of the samples: pass {{kinship}} (for example "
+                       "{kinship_of_data}, the kinship of the features themselves).", owner=owner,
+                       kinship=FixError.ANY, kinship_of_data=PythonText("genosift.kinship(X)"))
 
 
 def _make_target(spec, y, n_samples):
@@ -481,6 +499,7 @@ def build_result(spec, out, data, feature_names, opts):
         options=opts,
         names=None if feature_names is None or callable(feature_names) else np.asarray(feature_names, dtype=object),
         names_loader=feature_names if callable(feature_names) else None,
+        model=spec.fitted(data) if spec.fitted is not None and isinstance(data, Target) else None,
     )
 
 

@@ -28,7 +28,7 @@ COLLINEAR = 1e-12
 
 
 @njit(cache=True, nogil=True)
-def _orthonormal(Z):
+def orthonormal(Z):
     """An orthonormal basis of the columns of ``Z`` (full column rank), by Gram-Schmidt twice:
     loops in a fixed order, so the bits do not depend on BLAS threads."""
     n, q = Z.shape
@@ -88,7 +88,7 @@ def column_scales(X):
 
 
 @njit(cache=True, nogil=True)
-def _fits(X, Q, yr, collinear):
+def least_squares_fits(X, Q, yr, collinear):
     """``(beta, sxx, rss, scale)`` of each column of ``X`` divided by ``scale``, the power of two
     at or below its largest magnitude (exact), so that squares neither overflow nor underflow;
     ``beta`` and ``sxx`` NaN for a column in the span of ``Q``."""
@@ -131,7 +131,7 @@ def design_basis(target):
     """An orthonormal basis ``Q`` (n x (c + 1)) of the intercept and the target's covariates."""
     n = target.n_samples
     Z = np.ones((n, 1)) if target.covariates is None else np.column_stack([np.ones(n), target.covariates])
-    return _orthonormal(np.ascontiguousarray(Z, dtype=np.float64))
+    return orthonormal(np.ascontiguousarray(Z, dtype=np.float64))
 
 
 class Fit(NamedTuple):
@@ -164,7 +164,7 @@ def residual_fits(block, target):
     project_out(Q, yr)
     project_out(Q, yr)
     yr = yr[:, 0]
-    beta, sxx, rss, scale = _fits(np.ascontiguousarray(block, dtype=np.float64), Q, yr, COLLINEAR)
+    beta, sxx, rss, scale = least_squares_fits(np.ascontiguousarray(block, dtype=np.float64), Q, yr, COLLINEAR)
     # an exact fit leaves rounding only: call it exact, so the feature scores +inf
     rss[rss <= (64 * np.finfo(float).eps) ** 2 * (yr @ yr)] = 0.0
     s2 = rss / df

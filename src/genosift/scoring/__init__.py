@@ -12,13 +12,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.validation import param_error
-from ..scores import check_af, check_options, get_method, refuse_covariates
+from ..scores import check_af, check_kinship_given, check_options, get_method, refuse_covariates
 
 __all__ = ["count_patterns", "profile", "score"]
 
 
 def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, scheduler=None, binary=False,
-          min_af=None, max_af=None, layer=None, covariates=None, **options):
+          min_af=None, max_af=None, layer=None, covariates=None, kinship=None, **options):
     """Score every feature of ``X`` against ``y`` with one registered method.
 
     Parameters
@@ -75,6 +75,13 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
         store or one per sample kept. Given to any other method, or with a stream of row chunks,
         it is an error before any data are read. The result records their names
         (``ScoreResult.covariates``, and ``provenance()``).
+    kinship : array-like (n_samples, n_samples) or DataFrame, optional
+        The kinship of the samples, for the mixed model (``method="lmm"``, which needs one):
+        ``genosift.kinship(X)`` computes one from the features, or read one from a file. An
+        array is in the order of the rows scored (for a store with ``samples``: one row and
+        column per row of the store, or per sample kept); a DataFrame indexed by sample id (its
+        columns the same ids) is put in the samples' order. Data in memory and stores; the
+        null model's ``h2`` is the result's ``model``.
     **options
         Options of the method (see ``genosift.methods()``).
 
@@ -123,8 +130,10 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
     bounds = check_af(min_af, max_af)
     if covariates is not None:
         refuse_covariates(spec)
+    check_kinship_given(spec, kinship)
     data = source(X, y, owner="score", feature_names=feature_names, layer=layer, binary=binary, chunk_bytes=chunk_bytes,
-                  scheduler=scheduler, covariates=covariates, labels_required=spec.task != "unsupervised")
+                  scheduler=scheduler, covariates=covariates, labels_required=spec.task != "unsupervised",
+                  kinship=kinship)
     return data.score(spec, opts, bounds)
 
 

@@ -27,7 +27,7 @@ from ..scores import (
 __all__ = ["score_memory"]
 
 
-def _score_columns(spec, X, y, names, opts, covariates=None):
+def _score_columns(spec, X, y, names, opts, covariates=None, kinship=None):
     """Run a "blocks" or "matrix" method on in-memory data (with the ``covariates`` of its rows)."""
     if is_chunk_stream(X):
         raise ValueError(
@@ -38,7 +38,7 @@ def _score_columns(spec, X, y, names, opts, covariates=None):
     M, frame_names = as_matrix(X, keep_csc=spec.streaming == "blocks")  # blocks of columns: CSC as it is
     names = frame_names if names is None else np.asarray(names, dtype=object)
     Z, covariate_names = check_covariates(covariates, M.shape[0])
-    target = make_target(spec, y, M.shape[0], Z)
+    target = make_target(spec, y, M.shape[0], Z, kinship)
     check_classes(spec, target)
     columns = inverse = None
     if spec.distinct:  # each distinct column scored once
@@ -88,7 +88,7 @@ def _score_kept(spec, M, y, names, opts, counts, bounds):
     return build_result(spec, out, target, names, opts)
 
 
-def _score_af(spec, X, y, feature_names, opts, bounds, covariates=None):
+def _score_af(spec, X, y, feature_names, opts, bounds, covariates=None, kinship=None):
     """``score`` on data in memory or a chunk stream, with the allele-frequency filter ``bounds``."""
     if is_chunk_stream(X):
         if spec.streaming != "rows":
@@ -102,20 +102,21 @@ def _score_af(spec, X, y, feature_names, opts, bounds, covariates=None):
     if spec.streaming == "matrix":
         result = _score_kept(spec, M, y, names, opts, counts, bounds)
     elif spec.streaming == "blocks":
-        result = _score_columns(spec, M, y, names, opts, covariates)
+        result = _score_columns(spec, M, y, names, opts, covariates, kinship)
     else:
         stats, names = statistics(spec, M, y, feature_names=names)
         result = finish(spec, stats, names, opts)
     return with_af(result, counts, bounds)
 
 
-def score_memory(spec, X, y, feature_names, opts, bounds=None, covariates=None):
+def score_memory(spec, X, y, feature_names, opts, bounds=None, covariates=None, *, kinship=None):
     """``genosift.score`` of data in memory or a stream of ``(X, y)`` row chunks, with the
-    checked options ``opts``, the allele-frequency filter ``bounds`` (None: none) and the
-    ``covariates`` of the rows (one row per sample, for the methods that take them)."""
+    checked options ``opts``, the allele-frequency filter ``bounds`` (None: none), the
+    ``covariates`` of the rows (one row per sample, for the methods that take them) and their
+    ``kinship`` (for the methods that need one)."""
     if bounds is not None:
-        return _score_af(spec, X, y, feature_names, opts, bounds, covariates)
+        return _score_af(spec, X, y, feature_names, opts, bounds, covariates, kinship)
     if spec.streaming != "rows":
-        return _score_columns(spec, X, y, feature_names, opts, covariates)
+        return _score_columns(spec, X, y, feature_names, opts, covariates, kinship)
     stats, names = statistics(spec, X, y, feature_names=feature_names)
     return finish(spec, stats, names, opts)

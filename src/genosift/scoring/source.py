@@ -69,6 +69,7 @@ class Source:
     chunk_bytes: object = None
     scheduler: object = None
     binary: bool = False
+    kinship: object = None
 
     def score(self, spec, opts, bounds=None):
         """``genosift.score`` of this input with the registered method ``spec``, its checked
@@ -76,12 +77,14 @@ class Source:
         if self.form in ("matrix", "stream"):
             from .memory import score_memory
 
-            return score_memory(spec, self.X, self.y, self.feature_names, opts, bounds, self.covariates)
+            return score_memory(spec, self.X, self.y, self.feature_names, opts, bounds, self.covariates,
+                                kinship=self.kinship)
         if self.form == "store":
             from .store import store_scores
 
             return self._named(store_scores(self.X, self.y, spec, opts, rows=self.rows, chunk_bytes=self.chunk_bytes,
-                                            scheduler=self.scheduler, af=bounds, covariates=self.covariates))
+                                            scheduler=self.scheduler, af=bounds, covariates=self.covariates,
+                                            kinship=self.kinship))
         if self.form == "dask":
             from .dask import score_collection
 
@@ -121,7 +124,7 @@ class Source:
             try:
                 res = self._named(store_scores(self.X, self.y, spec, opts, rows=self.rows, chunk_bytes=self.chunk_bytes,
                                                scheduler=self.scheduler, af=bounds, covariates=self.covariates,
-                                               riders=() if tap is None else (tap, *riders)))
+                                               kinship=self.kinship, riders=() if tap is None else (tap, *riders)))
                 prof = None if tap is None else tap.result(res.ranks)
             finally:
                 if tap is not None:
@@ -264,8 +267,43 @@ def in_memory(X):
 
 
 def source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=False, chunk_bytes=None,
-           scheduler=None, samples=None, covariates=None, labels_required=False):
+           scheduler=None, samples=None, covariates=None, labels_required=False, kinship=None):
     """The ``Source`` of ``X`` (any input ``genosift.score`` takes) and its target ``y``.
+
+    ``kinship``: the samples' kinship (``genosift.score``'s), put in the order of the rows scored.
+    """
+    found = _source(X, y, owner=owner, feature_names=feature_names, layer=layer, binary=binary,
+                    chunk_bytes=chunk_bytes, scheduler=scheduler, samples=samples, covariates=covariates,
+                    labels_required=labels_required)
+    if kinship is None:
+        return found
+    if found.form in ("stream", "dask", "backed"):
+        what = {"stream": "a stream of row chunks", "dask": "a Dask collection", "backed": "a backed AnnData"}
+        raise ValueError(f"{owner} fits a mixed model on whole columns of data in memory or in a store, not on "
+                         f"{what[found.form]}: pass an array, a sparse matrix, a DataFrame, an AnnData in memory or "
+                         "a store.")
+    return replace(found, kinship=_aligned_kinship(kinship, X, found))
+
+
+def _aligned_kinship(kinship, X, found):
+    """``kinship`` in the order of the rows scored (``scores.kinship_by_ids`` for a table indexed
+    by sample id: a DataFrame's index, an AnnData's ``obs_names``; ``store.kept_kinship`` for a
+    store); an array is taken as it is."""
+    from .._anndata import is_anndata
+    from ..scores import kinship_by_ids
+
+    if found.form == "store":
+        from .store import kept_kinship
+
+        return kept_kinship(kinship, found.X, found.rows)
+    ids = (np.asarray(X.obs_names, dtype=object) if is_anndata(X) else
+           np.asarray(X.index, dtype=object) if hasattr(X, "index") and hasattr(X, "columns") else None)
+    return kinship_by_ids(kinship, ids)
+
+
+def _source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=False, chunk_bytes=None,
+            scheduler=None, samples=None, covariates=None, labels_required=False):
+    """``source`` without the kinship.
 
     ``binary``: read every value as presence/absence, in every form (a store is opened that way,
     not rewritten; sparse stays sparse). ``samples``: rows of a store to keep. ``covariates``:

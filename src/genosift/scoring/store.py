@@ -21,6 +21,7 @@ from ..scores import (
     build_result,
     check_af,
     check_classes,
+    check_kinship_given,
     check_options,
     covariate_columns,
     finish,
@@ -149,7 +150,7 @@ def rows_kept(samples, n):
 
 
 def score_store(source, target=None, *, method="fisher", samples=None, chunk_bytes=None, n_jobs=None,
-                scheduler=None, min_af=None, max_af=None, covariates=None, **options):
+                scheduler=None, min_af=None, max_af=None, covariates=None, kinship=None, **options):
     """Score every feature of a store against a target, out of core.
 
     Row-mergeable methods (``streaming == "rows"`` in ``genosift.methods()``) read the store in
@@ -194,6 +195,10 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
         by sample id, matched to the store's sample ids; or names of columns of the store's
         ``obs``. Checked by ``genosift.scores.check_covariates`` before any data are read; the
         workers of a Dask scheduler get them with the target.
+    kinship : array-like or DataFrame, optional
+        The samples' kinship, for the mixed model (``method="lmm"``): an array of one row and
+        column per row of the store or per sample kept, or a DataFrame indexed by sample id
+        (``kept_kinship``). On this machine only.
     **options
         Options of the method.
 
@@ -230,15 +235,19 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
     af = check_af(min_af, max_af, "score_store")
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
         raise param_error("n_jobs", "score_store", "a positive int or None", n_jobs)
-    return store_scores(store, target, spec, opts, rows=rows_kept(samples, store.shape[0]), chunk_bytes=chunk_bytes,
-                        n_jobs=n_jobs, scheduler=scheduler, af=af, covariates=covariates)
+    check_kinship_given(spec, kinship, "score_store")
+    rows = rows_kept(samples, store.shape[0])
+    return store_scores(store, target, spec, opts, rows=rows, chunk_bytes=chunk_bytes, n_jobs=n_jobs,
+                        scheduler=scheduler, af=af, covariates=covariates,
+                        kinship=None if kinship is None else kept_kinship(kinship, store, rows))
 
 
 def store_scores(store, target, spec, opts, *, rows=None, chunk_bytes=None, n_jobs=None, scheduler=None, af=None,
-                 covariates=None, riders=()):
+                 covariates=None, kinship=None, riders=()):
     """``score_store`` once its arguments are checked: the opened ``store``, the registered method
     ``spec`` with its checked options ``opts``, the increasing ``rows`` kept (``rows_kept``, None:
-    all) and the allele-frequency bounds ``af`` (``check_af``).
+    all) and the allele-frequency bounds ``af`` (``check_af``). ``kinship``: the kept samples'
+    (an array in their order), for the methods that need one.
 
     ``riders``: work that rides along the pass on this machine (a Dask scheduler's workers do not
     take them), each told the target with ``begin(y, m, p, names)`` and then shown every row chunk
@@ -271,9 +280,12 @@ def store_scores(store, target, spec, opts, *, rows=None, chunk_bytes=None, n_jo
     if covariates is not None:  # the client reads the store's sample table only then
         Z, covariate_names = prepare_covariates(covariate_columns(covariates, store.obs, what="the store"), n,
                                                 rows=rows, sample_ids=store.sample_ids, owner="score_store")
-    target_ = make_target(spec, y, m, Z)
+    target_ = make_target(spec, y, m, Z, kinship)
     check_classes(spec, target_)  # before reading: wrong labels fail at once
     if scheduler is not None or current_scheduler() is not None:
+        if kinship is not None:
+            raise ValueError("A mixed model runs on this machine's threads, not on a Dask scheduler: leave out "
+                             "scheduler (and use no Dask scheduler) to fit it.")
         if n_jobs is not None:
             raise ValueError("n_jobs sets the threads of the local engine; on a Dask scheduler the workers' "
                              "threads do the work. Leave out n_jobs or scheduler.")
@@ -289,6 +301,20 @@ def store_scores(store, target, spec, opts, *, rows=None, chunk_bytes=None, n_jo
         res = _score_blocks(store, target_, spec, opts, budget, rows, n_jobs, af,
                             [r for r in riders if r.rides_blocks(store)])
     return with_covariates(res, covariate_names)
+
+
+def kept_kinship(kinship, store, rows):
+    """The kinship of the ``rows`` kept of ``store``, in their order: a DataFrame indexed by
+    sample id reordered by the store's ids; an array of one row per row of the store with the
+    kept rows taken, or one per row kept as it is."""
+    from ..scores import kinship_by_ids
+
+    ids = np.asarray(store.sample_ids, dtype=object)
+    if rows is not None:
+        if not hasattr(kinship, "index") and np.shape(kinship)[0] == ids.size != rows.size:
+            return np.asarray(kinship, dtype=np.float64)[np.ix_(rows, rows)]
+        ids = ids[rows]
+    return kinship_by_ids(kinship, ids)
 
 
 def by_features(store, spec):

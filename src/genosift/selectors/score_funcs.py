@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from ..core.messages import FixError
+from ..core.messages import FixError, PythonText
 from ..core.validation import check_fit_input, check_options_dict, param_error
 from ..scores import REGISTRY, covariate_methods, get_method, refuse_covariates
 
@@ -24,9 +24,16 @@ def resolve_score_func(func, owner, *, param="score_func", params=None, params_p
     if callable(func):
         return None
     try:
-        return get_method(func)
+        spec = get_method(func)
     except ValueError:
         raise param_error(param, owner, f"a callable or one of {sorted(REGISTRY)}", func) from None
+    if spec.kinship:
+        raise FixError(f"Method '{spec.name}' needs the samples' kinship, which the selectors do not take (their "
+                       "folds would need its rows and columns): score with {score} and select from the result "
+                       "({top}), or choose another {" + param + "}.", owner=owner,
+                       score=PythonText("genosift.score(X, y, method='lmm', kinship=K)"),
+                       top=PythonText("result.top(k)"), **{param: FixError.ANY})
+    return spec
 
 
 def callable_scores(func, X, y):

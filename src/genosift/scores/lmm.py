@@ -1,0 +1,161 @@
+"""Linear mixed model association of each feature, given a kinship between the samples.
+
+The model of pyseer's ``--lmm`` and FaST-LMM::
+
+    y = b0 + Z g + beta x + u + e,   u ~ N(0, s2 h2 K),   e ~ N(0, s2 (1 - h2) I)
+
+with ``K`` the kinship of the samples (``Target.kinship``), ``Z`` the covariates and ``h2`` the
+share of the variance that the kinship explains. ``K = U diag(S) U^T`` is decomposed once; the
+null model (no feature) is fitted once by maximum likelihood over ``h2`` (a grid of 100 values
+in ``[0, 0.99999]``, then Brent's method between the best one's neighbours); each feature is then
+tested with ``h2`` fixed at the null's value, as FaST-LMM and pyseer do. With
+``d = h2 S + 1 - h2``, the map ``W = diag(d)^(-1/2) U^T`` turns the model into ordinary least
+squares on ``W y``, ``W (1, Z)`` and ``W x``, so a block of features is fitted by the kernel of
+``regression`` (Frisch-Waugh-Lovell on an orthonormal basis of the whitened design):
+
+- ``beta`` and its standard error ``se`` with the maximum-likelihood variance ``rss / n``;
+- the likelihood-ratio statistic ``n log(rss_null / rss)`` (the log-determinant of the
+  covariance is the same under both, ``h2`` being fixed) and its p-value from chi2(1);
+- the Wald p-value of ``beta / se`` from the normal distribution.
+
+A binary phenotype is modelled as a number (0/1), as pyseer does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy import optimize, special
+
+from ._base import Scores, ratio, register
+from .regression import COLLINEAR, least_squares_fits, orthonormal
+
+__all__ = ["NullModel", "check_kinship", "kinship_by_ids", "lmm", "null_model"]
+
+#: The largest ``h2`` searched: at 1 a kinship of lower rank than the samples leaves no variance.
+MAX_H2 = 0.99999
+_GRID = np.linspace(0.0, MAX_H2, 100)
+
+
+def check_kinship(kinship, n_samples, owner="score"):
+    """``kinship`` as a symmetric (n, n) float64 array of finite values, or a clear error."""
+    K = np.asarray(kinship, dtype=np.float64) if not hasattr(kinship, "to_numpy") else kinship.to_numpy(np.float64)
+    if K.shape != (n_samples, n_samples):
+        raise ValueError(f"The kinship given to {owner} is {' x '.join(map(str, K.shape))}; it must be "
+                         f"{n_samples} x {n_samples}: one row and one column per sample scored, in their order.")
+    if not np.isfinite(K).all():
+        raise ValueError(f"The kinship given to {owner} holds NaN or infinite values; give finite values.")
+    if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * max(1.0, float(np.abs(K).max()))):
+        raise ValueError(f"The kinship given to {owner} is not symmetric: K[i, j] must equal K[j, i].")
+    return (K + K.T) / 2
+
+
+def kinship_by_ids(kinship, ids):
+    """``kinship`` as an array in the order of the samples ``ids``: a DataFrame indexed (and with
+    columns) by sample id is reordered (every sample scored must be in it); an array is taken as
+    it is (its order is the rows')."""
+    if not hasattr(kinship, "index"):
+        return np.asarray(kinship, dtype=np.float64)
+    if ids is None:
+        raise ValueError("The kinship is a table indexed by sample id, but these data have no sample ids: give it "
+                         "as an array in the order of the rows, or the data as a DataFrame indexed by sample id.")
+    index, columns = [str(i) for i in kinship.index], [str(c) for c in kinship.columns]
+    names = [str(i) for i in ids]
+    have = set(index) & set(columns)
+    missing = [i for i in names if i not in have]
+    if missing:
+        raise ValueError(f"The kinship has no row or column for {len(missing)} sample(s) scored, such as "
+                         f"{missing[:5]}: give the kinship of every sample scored (its index and columns the ids).")
+    rows, cols = {k: i for i, k in enumerate(index)}, {k: i for i, k in enumerate(columns)}
+    values = kinship.to_numpy(dtype=np.float64)
+    return values[np.ix_([rows[i] for i in names], [cols[i] for i in names])]
+
+
+@dataclass(frozen=True, eq=False)
+class NullModel:
+    """The null model of a target (its covariates, no feature), fitted once.
+
+    ``h2``: the share of the variance the kinship explains; ``loglik``: the maximised
+    log-likelihood; ``whiten``: ``W`` (n x n); ``Q``: an orthonormal basis of ``W (1, Z)``;
+    ``yr``: ``W y`` less its projection on ``Q``; ``rss``: ``yr @ yr``.
+    """
+
+    h2: float
+    loglik: float
+    whiten: np.ndarray
+    Q: np.ndarray
+    yr: np.ndarray
+    rss: float
+
+
+def _loglik(h2, S, Uy, UC):
+    """The log-likelihood of the null model at ``h2``, its coefficients profiled out."""
+    d = h2 * S + (1.0 - h2)
+    w = 1.0 / np.sqrt(d)
+    yw, Cw = Uy * w, UC * w[:, None]
+    coef = np.linalg.lstsq(Cw, yw, rcond=None)[0]
+    r = yw - Cw @ coef
+    n = S.size
+    return -0.5 * (n * np.log(2.0 * np.pi * (r @ r) / n) + n + np.log(d).sum())
+
+
+@lru_cache(maxsize=4)
+def null_model(target):
+    """The ``NullModel`` of ``target`` (a ``Target`` with ``kinship``), fitted once for all its
+    blocks of features (a ``Target`` hashes by identity; it and its fit are never changed)."""
+    K = target.kinship
+    n = target.n_samples
+    S, U = np.linalg.eigh(K)
+    S = np.maximum(S, 0.0)  # rounding below zero of a positive semi-definite kinship
+    C = np.ones((n, 1)) if target.covariates is None else np.column_stack([np.ones(n), target.covariates])
+    y = np.asarray(target.values, dtype=np.float64)
+    Uy, UC = U.T @ y, U.T @ C
+    values = np.array([_loglik(h, S, Uy, UC) for h in _GRID])
+    best = int(np.nanargmax(values))
+    lo, hi = _GRID[max(best - 1, 0)], _GRID[min(best + 1, _GRID.size - 1)]
+    found = optimize.minimize_scalar(lambda h: -_loglik(h, S, Uy, UC), bounds=(lo, hi), method="bounded",
+                                     options={"xatol": 1e-10})
+    h2, loglik = (float(found.x), -float(found.fun)) if -found.fun >= values[best] else (float(_GRID[best]),
+                                                                                            float(values[best]))
+    whiten = U.T / np.sqrt(h2 * S + (1.0 - h2))[:, None]
+    Q = orthonormal(np.ascontiguousarray(whiten @ C))
+    yr = whiten @ y
+    yr = yr - Q @ (Q.T @ yr)
+    yr = yr - Q @ (Q.T @ yr)
+    return NullModel(h2, loglik, whiten, Q, yr, float(yr @ yr))
+
+
+def fitted_model(target):
+    """What the method fitted once for all features: the null's ``h2`` and log-likelihood."""
+    null = null_model(target)
+    return {"h2": null.h2, "null_loglik": null.loglik}
+
+
+@register(
+    "lmm", invariance="affine", task="regression", streaming="blocks", pvalues=True, signed=True,
+    covariates=True, kinship=True, distinct="all", fitted=fitted_model,
+    formula="y = b0 + Z g + beta x + u + e, u ~ N(0, s2 h2 K), e ~ N(0, s2 (1 - h2) I); h2 of the null by ML, "
+            "then fixed; statistic beta, score n log(rss0 / rss) (likelihood ratio), p from chi2(1)",
+    reference="Lippert et al. (2011) Nat. Methods 8:833 (FaST-LMM); Lees et al. (2018) Bioinformatics 34:4310 "
+              "(pyseer --lmm)",
+)
+def lmm(block, target):
+    """Linear mixed model likelihood-ratio test of each feature, given the kinship and covariates.
+
+    Columns: ``beta`` and ``se`` (feature units; the maximum-likelihood variance), and
+    ``wald_pvalue`` (``beta / se`` against the normal distribution). The null's ``h2`` is the
+    result's ``model``.
+    """
+    null = null_model(target)
+    n = target.n_samples
+    whitened = null.whiten @ np.asarray(block, dtype=np.float64)
+    beta, sxx, rss, scale = least_squares_fits(np.ascontiguousarray(whitened), null.Q, null.yr, COLLINEAR)
+    rss[rss <= (64 * np.finfo(float).eps) ** 2 * null.rss] = 0.0  # an exact fit leaves rounding only
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lrt = np.maximum(n * np.log(null.rss / rss), 0.0)
+    lrt[np.isnan(beta)] = np.nan
+    se = ratio(np.sqrt(rss / n), np.sqrt(sxx) * scale)
+    b = beta / scale
+    wald = 2.0 * special.ndtr(-np.abs(ratio(b, se)))
+    return Scores(b, special.chdtrc(1, lrt), lrt, columns={"beta": b, "se": se, "wald_pvalue": wald})

@@ -1,0 +1,215 @@
+"""The linear mixed model: its null h2, betas, standard errors and likelihood-ratio p-values equal
+a direct generalised-least-squares fit on the full covariance (Cholesky, no eigendecomposition);
+every input form gives the same results; the kinship from the features equals its formula; what is
+refused is named."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from scipy import optimize, stats
+
+import genosift as gs
+from genosift.io import Dataset, write_store
+
+pytestmark = pytest.mark.filterwarnings("ignore:The 'future.infer_string' option is deprecated")
+
+
+def _population(seed=0, n=90, p=160):
+    """Samples of 6 lineages (a kinship with structure), a phenotype with a lineage effect, a
+    causal feature and covariates; features with duplicated columns."""
+    rng = np.random.default_rng(seed)
+    lineage = np.repeat(np.arange(6), n // 6)
+    markers = (rng.random((6, 400)) < 0.5)[lineage] ^ (rng.random((n, 400)) < 0.05)
+    K = gs.kinship(markers.astype(float))
+    X = (rng.random((n, p)) < 0.35).astype(float)
+    X[:, 10] = X[:, 3]  # duplicates, fitted once
+    Z = rng.normal(size=(n, 2))
+    y = 0.8 * X[:, 0] + 1.5 * rng.normal(size=6)[lineage] + rng.normal(size=n) + Z @ [0.3, -0.2]
+    return X, y, Z, K
+
+
+def _direct(K, y, C, X, h2=None):
+    """ML of the null over h2 (a fine grid, then Brent), then each feature's GLS fit at that h2:
+    ``(h2, beta, se, lrt p)`` with the full covariance, by Cholesky."""
+    n = y.size
+
+    def fit(h, D):
+        L = np.linalg.cholesky(h * K + (1 - h) * np.eye(n))
+        yw, Dw = np.linalg.solve(L, y), np.linalg.solve(L, D)
+        b = np.linalg.lstsq(Dw, yw, rcond=None)[0]
+        rss = float(np.sum((yw - Dw @ b) ** 2))
+        ll = -0.5 * (n * np.log(2 * np.pi * rss / n) + n + 2 * np.log(np.diag(L)).sum())
+        return ll, b, rss, Dw
+
+    if h2 is None:
+        grid = np.linspace(0, 0.99999, 1001)
+        values = [fit(h, C)[0] for h in grid]
+        k = int(np.argmax(values))
+        h2 = optimize.minimize_scalar(lambda h: -fit(h, C)[0], bounds=(grid[max(k - 1, 0)], grid[min(k + 1, 1000)]),
+                                      method="bounded", options={"xatol": 1e-12}).x
+    null = fit(h2, C)[0]
+    out = []
+    for j in range(X.shape[1]):
+        ll, b, rss, Dw = fit(h2, np.column_stack([C, X[:, j]]))
+        se = np.sqrt(np.linalg.inv(Dw.T @ Dw)[-1, -1] * rss / n)
+        out.append((b[-1], se, stats.chi2.sf(2 * (ll - null), 1)))
+    return h2, np.array(out)
+
+
+def test_lmm_equals_a_direct_gls_fit():
+    X, y, Z, K = _population()
+    res = gs.score(X, y, method="lmm", kinship=K, covariates=Z)
+    C = np.column_stack([np.ones(y.size), Z])
+    h2, direct = _direct(K.to_numpy() if hasattr(K, "to_numpy") else K, y, C, X[:, :40])
+    assert 0.05 < res.model["h2"] < 0.95  # inside, where the likelihood has its maximum
+    assert res.model["h2"] == pytest.approx(h2, abs=1e-6)
+    # at the same h2 every number agrees to rounding
+    _, same_h2 = _direct(K, y, C, X[:, :40], h2=res.model["h2"])
+    np.testing.assert_allclose(res.columns["beta"][:40], same_h2[:, 0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(res.columns["se"][:40], same_h2[:, 1], rtol=1e-9)
+    np.testing.assert_allclose(res.pvalues[:40], same_h2[:, 2], rtol=1e-7)
+    np.testing.assert_allclose(res.pvalues[:40], direct[:, 2], rtol=1e-4)
+    assert res.ranking[0] == 0  # the causal feature first
+    wald = 2 * stats.norm.sf(np.abs(same_h2[:, 0] / same_h2[:, 1]))
+    np.testing.assert_allclose(res.columns["wald_pvalue"][:40], wald, rtol=1e-8)
+    assert res.provenance()["model"]["h2"] == res.model["h2"]
+
+
+def test_every_input_form_gives_the_same_results(tmp_path):
+    """The same to rounding (the rotation of a block of features is a BLAS product, whose last
+    bits depend on the block's width); the null model the same bits."""
+    anndata = pytest.importorskip("anndata", reason="AnnData input needs anndata")
+    X, y, Z, K = _population(seed=1)
+    ids = np.array([f"s{i}" for i in range(y.size)], dtype=object)
+    names = np.array([f"k{j}" for j in range(X.shape[1])], dtype=object)
+    frame_K = pd.DataFrame(K, index=ids, columns=ids)
+    shuffled = frame_K.iloc[::-1, ::-1]  # put back in the samples' order by id
+    base = gs.score(X, y, method="lmm", kinship=K, covariates=Z)
+    forms = {
+        "csr": gs.score(sp.csr_matrix(X), y, method="lmm", kinship=K, covariates=Z),
+        "frame": gs.score(pd.DataFrame(X, index=ids, columns=names), y, method="lmm", kinship=shuffled,
+                          covariates=Z),
+        "anndata": gs.score(anndata.AnnData(X, obs=pd.DataFrame(index=ids), var=pd.DataFrame(index=names)), y,
+                            method="lmm", kinship=shuffled, covariates=Z),
+    }
+    for dense in (False, True):
+        path = write_store(Dataset(X if dense else sp.csr_matrix(X), ids, names), tmp_path / f"{dense}.gs.h5ad")
+        forms[f"store {dense}"] = gs.score(path, y, method="lmm", kinship=shuffled, covariates=Z, chunk_bytes=12_000)
+    for form, res in forms.items():
+        for a, b in ((res.pvalues, base.pvalues), (res.statistic, base.statistic), (res.scores, base.scores)):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14, err_msg=form)
+        assert res.model == base.model, form
+    # a store's kept samples: the kinship of every row (taken) or of the rows kept
+    keep = np.flatnonzero(np.arange(y.size) % 5 != 0)
+    sub = gs.score(X[keep], y[keep], method="lmm", kinship=K[np.ix_(keep, keep)], covariates=Z[keep])
+    path = tmp_path / "False.gs.h5ad"
+    from genosift.scoring.store import score_store
+
+    for given in (K, K[np.ix_(keep, keep)], frame_K):
+        kept = score_store(path, y[keep], method="lmm", kinship=given, covariates=Z[keep], samples=keep)
+        np.testing.assert_allclose(kept.pvalues, sub.pvalues, rtol=1e-10)
+
+
+def test_the_kinship_of_the_features_equals_its_formula(tmp_path):
+    rng = np.random.default_rng(3)
+    X = (rng.random((30, 500)) < 0.3) * rng.integers(1, 4, (30, 500))
+    centred = X - X.mean(axis=0)
+    expected = centred @ centred.T
+    expected /= np.trace(expected) / 30
+    K = gs.kinship(X)
+    np.testing.assert_allclose(K, expected, rtol=1e-12, atol=1e-12)
+    ids = np.array([f"s{i}" for i in range(30)], dtype=object)
+    path = write_store(Dataset(sp.csr_matrix(X), ids, np.array([f"k{j}" for j in range(500)], dtype=object)),
+                       tmp_path / "k.gs.h5ad")
+    stored = gs.kinship(path, chunk_bytes=4_000)
+    assert list(stored.index) == list(ids) and np.array_equal(stored.to_numpy(), K)  # integers: the same bits
+    presence = X > 0
+    centred = presence - presence.mean(axis=0)
+    np.testing.assert_allclose(gs.kinship(X, binary=True), centred @ centred.T / (np.trace(centred @ centred.T) / 30),
+                               rtol=1e-12, atol=1e-14)
+    chosen = gs.kinship(path, samples=["s3", "s1", "s2"])
+    assert list(chosen.index) == ["s3", "s1", "s2"]
+
+
+def test_what_is_refused_is_named():
+    X, y, Z, K = _population(seed=2, n=30, p=12)
+    with pytest.raises(ValueError, match="needs the kinship of the samples"):
+        gs.score(X, y, method="lmm")
+    with pytest.raises(ValueError, match="does not use a kinship"):
+        gs.score(X, y, method="regression", kinship=K)
+    with pytest.raises(ValueError, match="must be 30 x 30"):
+        gs.score(X, y, method="lmm", kinship=K[:-1, :-1])
+    bad = K.copy()
+    bad[0, 1] += 0.5
+    with pytest.raises(ValueError, match="not symmetric"):
+        gs.score(X, y, method="lmm", kinship=bad)
+    bad = K.copy()
+    bad[2, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        gs.score(X, y, method="lmm", kinship=bad)
+    ids = [f"s{i}" for i in range(30)]
+    partial = pd.DataFrame(K[1:, 1:], index=ids[1:], columns=ids[1:])
+    with pytest.raises(ValueError, match="no row or column for 1 sample"):
+        gs.score(pd.DataFrame(X, index=ids), y, method="lmm", kinship=partial)
+    with pytest.raises(ValueError, match="stream of row chunks"):
+        gs.score(iter([(X, y)]), method="lmm", kinship=K)
+
+
+def _counts_and_kinship(seed, n=60, p=23):
+    """The contract tests' data (counts, two constant features) with a fixed kinship."""
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(1.2, size=(n, p)).astype(np.float64)
+    X[:, 4], X[:, 7] = 0.0, 2.0
+    K = gs.kinship(rng.random((n, 50)) < 0.4)
+    return X, rng.standard_normal(n), K
+
+
+def test_the_registry_contracts_hold_with_a_kinship(monkeypatch):
+    """What tests/test_contract.py and tests/test_properties.py check of every method, for the
+    mixed model with its kinship: result conventions, every in-memory form, block widths, NaN
+    named, rows and columns permuted, affine maps of a feature, threads."""
+    from genosift.core import engine
+    from genosift.scores import tie_key
+
+    X, y, K = _counts_and_kinship(0)
+    res = gs.score(X, y, method="lmm", kinship=K)
+    assert res.n_features == 23 and np.isnan(res.scores[[4, 7]]).all() and set(res.ranking[-2:]) == {4, 7}
+    np.testing.assert_array_equal(res.scores[~np.isnan(res.scores)] >= 0, True)
+    np.testing.assert_array_equal(res.scores, res.statistic * 0 + res.scores)  # finite where the statistic is
+    order = res.ranking[~np.isnan(res.scores[res.ranking])]
+    assert (np.diff(tie_key(res.scores)[order]) <= 0).all()
+
+    def same(a, b, rtol=1e-9, atol=1e-12):
+        for u, v in ((a.scores, b.scores), (a.statistic, b.statistic), (a.pvalues, b.pvalues)):
+            np.testing.assert_allclose(u, v, rtol=rtol, atol=atol, equal_nan=True)
+
+    for variant in (sp.csr_matrix(X), sp.csc_matrix(X), np.asfortranarray(X), X.astype(np.int16),
+                    pd.DataFrame(X, columns=[f"f{j}" for j in range(23)])):
+        same(gs.score(variant, y, method="lmm", kinship=K), res)
+    for width in (1, 5, 22):
+        monkeypatch.setattr(engine, "BLOCK_BYTES", width * 8 * 60)
+        same(gs.score(X, y, method="lmm", kinship=K), res)
+    monkeypatch.undo()
+    perm = np.random.default_rng(1).permutation(60)
+    # permuted rows: another eigendecomposition, so h2's optimum moves by rounding (the likelihood is flat there)
+    same(gs.score(X[perm], y[perm], method="lmm", kinship=K[np.ix_(perm, perm)]), res, rtol=1e-6, atol=1e-9)
+    cols = np.random.default_rng(2).permutation(23)
+    moved = gs.score(X[:, cols], y, method="lmm", kinship=K)
+    np.testing.assert_allclose(moved.pvalues, res.pvalues[cols], rtol=1e-9, equal_nan=True)
+    affine = X.copy()
+    affine[:, 3] = 7.5 * affine[:, 3] - 2.0
+    mapped = gs.score(affine, y, method="lmm", kinship=K)
+    np.testing.assert_allclose(mapped.pvalues, res.pvalues, rtol=1e-8, equal_nan=True)
+    assert mapped.columns["beta"][3] == pytest.approx(res.columns["beta"][3] / 7.5, rel=1e-9)
+    previous = engine.set_threads(1)
+    try:
+        one = gs.score(X, y, method="lmm", kinship=K)
+    finally:
+        engine.set_threads(previous)
+    same(one, res, rtol=1e-12)
+    bad = pd.DataFrame(X, columns=[f"gene{j}" for j in range(23)])
+    bad.iloc[3, 11] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity.*'gene11'"):
+        gs.score(bad, y, method="lmm", kinship=K)
