@@ -213,3 +213,43 @@ def test_the_registry_contracts_hold_with_a_kinship(monkeypatch):
     bad.iloc[3, 11] = np.nan
     with pytest.raises(ValueError, match="NaN or infinity.*'gene11'"):
         gs.score(bad, y, method="lmm", kinship=K)
+
+
+def test_the_score_command_fits_the_mixed_model_with_a_kinship_file_or_the_data(tmp_path, monkeypatch, capsys):
+    """`genosift score --method lmm` with pyseer's similarity file (matched by id, in another
+    order) or the kinship of the data: the library's numbers, h2 printed and in the sidecar."""
+    import json
+
+    from genosift.cli import main
+    from genosift.outputs import read_table
+
+    X, y, Z, K = _population(seed=5, n=48, p=30)
+    ids = [f"iso{i:02d}" for i in range(48)]
+    pd.DataFrame(X, index=pd.Index(ids, name="sample"), columns=[f"k{j}" for j in range(30)]).assign(
+        pheno=y).to_csv(tmp_path / "data.tsv", sep="\t")
+    order = np.random.default_rng(0).permutation(48)
+    similarity = pd.DataFrame(K, index=ids, columns=ids).iloc[order, order]
+    similarity.to_csv(tmp_path / "similarity.tsv", sep="\t", float_format="%.17g")
+    monkeypatch.chdir(tmp_path)
+    assert main(["score", "data.tsv", "--target", "pheno", "--keep", "pheno", "--method", "lmm", "--kinship",
+                 "similarity.tsv", "-o", "lmm.tsv"]) == 0
+    out = capsys.readouterr().out
+    expected = gs.score(X, y, method="lmm", kinship=K)
+    assert f"h2 = {expected.model['h2']:.4f}" in out and "read from similarity.tsv" in out
+    table = read_table("lmm.tsv").set_index("feature")
+    names = [f"k{j}" for j in range(30)]
+    np.testing.assert_allclose(table.loc[names, "pvalue"], expected.pvalues, rtol=1e-9)
+    record = json.loads((tmp_path / "lmm.tsv.json").read_text())
+    assert record["model"]["h2"] == pytest.approx(expected.model["h2"], rel=1e-9)
+    assert main(["score", "data.tsv", "--target", "pheno", "--keep", "pheno", "--method", "lmm",
+                 "--kinship-from-data", "-o", "data_k.tsv"]) == 0
+    from_data = gs.score(X, y, method="lmm", kinship=gs.kinship(X))
+    np.testing.assert_allclose(read_table("data_k.tsv").set_index("feature").loc[names, "pvalue"],
+                               from_data.pvalues, rtol=1e-9)
+    capsys.readouterr()
+    similarity.iloc[:-1, :-1].to_csv(tmp_path / "short.tsv", sep="\t")
+    assert main(["score", "data.tsv", "--target", "pheno", "--keep", "pheno", "--method", "lmm", "--kinship",
+                 "short.tsv", "-o", "x.tsv"]) != 0
+    assert "no row or column for 1 sample" in capsys.readouterr().err
+    assert main(["score", "data.tsv", "--target", "pheno", "--keep", "pheno", "--method", "lmm", "-o", "y.tsv"]) != 0
+    assert "--kinship FILE or --kinship-from-data" in capsys.readouterr().err

@@ -37,7 +37,9 @@ def covariates_of(args):
 
     return Covariates(table=args.covariates, id_column=args.covariates_id, sep=args.covariates_sep,
                       columns=args.covariate or (), structure=args.structure,
-                      structure_metric=args.structure_metric, structure_out=args.structure_out)
+                      structure_metric=args.structure_metric, structure_out=args.structure_out,
+                      kinship=getattr(args, "kinship", None),
+                      kinship_from_data=getattr(args, "kinship_from_data", False))
 
 
 def scoring_of(args):

@@ -83,6 +83,7 @@ def _add_data_options(p):
     _add_labelled_input(p)
     _add_scoring_options(p)
     _add_covariate_options(p)
+    _add_kinship_options(p)
     p.add_argument("--top", type=_positive_int, help="select the K best features")
     p.add_argument("--fdr", type=_fraction, help="select features with BH q-value <= Q")
     p.add_argument("--threshold", type=_threshold, metavar="bonferroni-patterns|bonferroni|P",
@@ -130,6 +131,16 @@ def _add_covariate_options(p):
                         "sample carries and the other lacks; the default) or euclidean (principal components)")
     p.add_argument("--structure-out", metavar="FILE",
                    help="write the --structure coordinates as a TSV with the sample ids, for reuse with --covariates")
+
+
+def _add_kinship_options(p):
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--kinship", metavar="FILE",
+                       help="the samples' kinship for the mixed model (--method lmm): a square TSV/CSV whose header "
+                            "and first column hold the sample ids (pyseer's --similarity file), matched by id")
+    which.add_argument("--kinship-from-data", action="store_true",
+                       help="the mixed model's kinship computed from the data's features (centred cross-products "
+                            "of the samples, scaled to a mean diagonal of 1; presence/absence with --binary)")
 
 
 def _int_list(text):

@@ -11,6 +11,7 @@ from .registry import READERS, Dataset, Reader, register_reader  # noqa: F401
 __all__ = [
     "CovariateMatch", "Dataset", "MatchReport", "READERS", "Store", "attach_metadata", "convert", "convert_dumps",
     "convert_kmers", "format_of", "match_covariates", "open_store", "read", "read_covariates", "read_dumps",
+    "read_kinship",
     "read_kmers", "read_metadata", "register_reader", "sniff_format", "write_store",
 ]
 
@@ -19,7 +20,7 @@ from . import dumps, kmers, store, delimited, binary, variants  # noqa: E402,F40
 from .formats import format_of, read, sniff_format  # noqa: E402
 from .kmers import read_kmers  # noqa: E402
 from .metadata import MatchReport, attach_metadata, read_metadata  # noqa: E402
-from .covariate_table import CovariateMatch, match_covariates, read_covariates  # noqa: E402
+from .covariate_table import CovariateMatch, match_covariates, read_covariates, read_kinship  # noqa: E402
 from .store import Store, convert, open_store, write_store  # noqa: E402
 from .kmer_store import convert_kmers  # noqa: E402
 from .dumps import convert_dumps, read_dumps  # noqa: E402

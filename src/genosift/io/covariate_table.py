@@ -14,7 +14,7 @@ from ..core.validation import names_with_closest
 from .metadata import read_metadata
 from .quoting import names_list
 
-__all__ = ["CovariateMatch", "match_covariates", "read_covariates"]
+__all__ = ["CovariateMatch", "match_covariates", "read_covariates", "read_kinship"]
 
 
 def read_covariates(path, *, id_column=None, sep=None):
@@ -36,6 +36,38 @@ def read_covariates(path, *, id_column=None, sep=None):
         return read_metadata(path, id_column=id_column, sep=sep)
     except FixError as exc:  # the same fix, spelled with this function's parameters
         raise FixError(exc.template, owner="read_covariates", **exc.params) from None
+
+
+def read_kinship(path, *, sep=None):
+    """A square kinship table (pyseer's ``--similarity`` file: a header of sample ids, each row
+    a sample id then its numbers) as a DataFrame indexed and with columns by sample id, checked
+    square, with the same ids on both sides and numbers only.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "k.tsv"
+    >>> _ = path.write_text("\\ts1\\ts2\\ns1\\t1.0\\t0.25\\ns2\\t0.25\\t1.0\\n")
+    >>> read_kinship(path).to_numpy().tolist()
+    [[1.0, 0.25], [0.25, 1.0]]
+    """
+    import numpy as np
+    import pandas as pd
+
+    table = read_metadata(path, id_column=None, sep=sep)
+    columns = [str(c) for c in table.columns]
+    rows = [str(i) for i in table.index]
+    if sorted(columns) != sorted(rows) or len(set(rows)) != len(rows):
+        extra = sorted(set(columns) ^ set(rows))[:5]
+        raise ValueError(f"The kinship {str(path)!r} is not square with the same sample ids in its header and its "
+                         f"first column ({len(rows)} rows, {len(columns)} columns; differing ids such as {extra}). "
+                         "Write one row and one column per sample, in any order.")
+    values = table.apply(pd.to_numeric, errors="coerce")
+    if values.isna().to_numpy().any():
+        bad = np.argwhere(values.isna().to_numpy())[0]
+        raise ValueError(f"The kinship {str(path)!r} holds {table.iat[bad[0], bad[1]]!r} (sample {rows[bad[0]]!r}, "
+                         f"column {columns[bad[1]]!r}), not a number. Give a number in every cell.")
+    return pd.DataFrame(values.to_numpy(dtype=np.float64), index=rows, columns=columns)
 
 
 @dataclass(frozen=True)

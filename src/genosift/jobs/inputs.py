@@ -97,6 +97,11 @@ class Covariates:
         Their distance (see ``genosift.structure``).
     structure_out : str or path, optional
         Where to write the coordinates (a table).
+    kinship : str or path, optional
+        The samples' kinship for a mixed model: a square table (TSV or CSV) whose first column
+        and header hold the sample ids (pyseer's ``--similarity`` file), matched by id.
+    kinship_from_data : bool
+        The kinship computed from the data's features instead (``genosift.kinship``).
     """
 
     table: object = None
@@ -106,6 +111,8 @@ class Covariates:
     structure: object = None
     structure_metric: object = None
     structure_out: object = None
+    kinship: object = None
+    kinship_from_data: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "columns", tuple(self.columns or ()))
@@ -113,6 +120,10 @@ class Covariates:
             if _given(getattr(self, name)) and self.table is None:
                 raise FixUsageError(f"{{{name}}} {what} the covariates table {{table}}: pass {{table}} too.",
                                     owner="Covariates", **{name: FixUsageError.ANY}, table=FixUsageError.ANY)
+        if _given(self.kinship) and self.kinship_from_data:
+            raise FixUsageError("{kinship} reads the kinship from a file and {kinship_from_data} computes it from the "
+                                "data: choose one.", owner="Covariates", kinship=FixUsageError.ANY,
+                                kinship_from_data=FixUsageError.ANY)
         if _given(self.structure_out) and not _given(self.structure):
             raise FixUsageError("{structure_out} writes the coordinates of {structure}: pass {structure} too.",
                                 owner="Covariates", structure_out=FixUsageError.ANY, structure=FixUsageError.ANY)
@@ -122,7 +133,37 @@ class Covariates:
 
     @property
     def inputs(self):
-        return () if self.table is None else (self.table,)
+        return tuple(f for f in (self.table, self.kinship) if f is not None)
+
+    @property
+    def has_kinship(self):
+        return self.kinship is not None or bool(self.kinship_from_data)
+
+    def kinship_of(self, labelled, *, rows=None, chunk_bytes=None, binary=False):
+        """The kinship of the labelled samples ``rows`` (in their order), from the file or the
+        data, as a DataFrame indexed by sample id; None without one. Noted in ``labelled.notes``."""
+        if not self.has_kinship:
+            return None
+        import numpy as np
+
+        from ..workflow.covariates import kinship_of_labelled
+
+        if self.kinship_from_data:
+            K = kinship_of_labelled(labelled, rows=rows, chunk_bytes=chunk_bytes, binary=binary)
+            labelled.notes.append(f"kinship of the {len(K)} samples computed from their "
+                                  f"{labelled.dataset.X.shape[1]:,} features")
+            return K
+        from ..io import read_kinship
+        from ..scores import kinship_by_ids
+
+        table = read_kinship(self.kinship)
+        keep = slice(None) if rows is None else np.flatnonzero(rows)
+        ids = [str(s) for s in np.asarray(labelled.dataset.sample_ids)[keep]]
+        K = kinship_by_ids(table, ids)
+        labelled.notes.append(f"kinship of the {len(ids)} samples read from {self.kinship}")
+        import pandas as pd
+
+        return pd.DataFrame(K, index=ids, columns=ids)
 
     def check_outputs(self, *, force, inputs=()):
         """The coordinates' table, checked before any work (a name genosift writes, not an input)."""

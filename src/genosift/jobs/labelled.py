@@ -249,31 +249,35 @@ def _take_rows(dataset, rows):
     return replace(dataset, X=dataset.X[rows], sample_ids=dataset.sample_ids[rows], obs=obs)
 
 
-def labelled_source(labelled, *, chunk_bytes=None, covariates=None):
+def labelled_source(labelled, *, chunk_bytes=None, covariates=None, kinship=None):
     """The training samples of ``labelled`` as a ``Source`` (``genosift.scoring.source``): a store's
-    rows, streamed, or the matrix in memory, with their labels as the target."""
+    rows, streamed, or the matrix in memory, with their labels as the target (and ``kinship``, a
+    DataFrame indexed by their ids, for a mixed model)."""
     from ..scoring.source import Source
 
     X = labelled.X_train
     y = labelled.y_train
     if isinstance(X, StoreRows):
-        return X.source(y, chunk_bytes=chunk_bytes, covariates=covariates)
+        return X.source(y, chunk_bytes=chunk_bytes, covariates=covariates, kinship=kinship)
     if chunk_bytes is not None:
         raise FixError(
             "{chunk_bytes} sets the memory budget of scoring a store (.gs.h5ad); this data set is read into memory. "
             "Convert it once with {write_store}, or leave out {chunk_bytes}.", owner="score_labelled",
             chunk_bytes=FixError.ANY, write_store=PythonText("genosift.io.write_store"))
-    return Source("matrix", X, y, labelled.dataset.feature_names, covariates=covariates)
+    return Source("matrix", X, y, labelled.dataset.feature_names, covariates=covariates,
+                  kinship=None if kinship is None else np.asarray(kinship, dtype=np.float64))
 
 
-def score_labelled(labelled, *, method, opts, bounds=None, chunk_bytes=None, covariates=None, folder=None):
+def score_labelled(labelled, *, method, opts, bounds=None, chunk_bytes=None, covariates=None, folder=None,
+                   kinship=None):
     """Score the training samples, profile them and find their patterns, in one pass over a store:
     ``(result, profile, patterns)``.
 
     ``opts``: the method's options, checked where the call entered (``scores.check_options``);
     ``bounds``: the allele-frequency filter on the training samples (``scores.check_af``);
     ``covariates``: one row per training sample, in their order
-    (``genosift.workflow.covariates.labelled_covariates``). The kind of profile follows the
+    (``genosift.workflow.covariates.labelled_covariates``); ``kinship``: theirs, indexed by id
+    (``genosift.jobs.Covariates.kinship_of``). The kind of profile follows the
     method (``profiles.kind_for``): per class for class methods, the correlation's sign for a
     regression method on a numeric target, one group for unsupervised methods. A profile made
     from a store's feature blocks is a ``StoredProfile`` in a temporary file in ``folder``, in
@@ -286,7 +290,7 @@ def score_labelled(labelled, *, method, opts, bounds=None, chunk_bytes=None, cov
     from ..scoring.profiles import kind_for
 
     spec = get_method(method)
-    data = labelled_source(labelled, chunk_bytes=chunk_bytes, covariates=covariates)
+    data = labelled_source(labelled, chunk_bytes=chunk_bytes, covariates=covariates, kinship=kinship)
     riding = PatternPass(bounds)
     result, prof = data.score_and_profile(spec, opts, bounds, kind=kind_for(spec.name, labelled.y_train),
                                           folder=folder, riders=(riding,))

@@ -145,6 +145,12 @@ def _checked(samples, output, rule, *, method, method_options, min_af, max_af, c
     rule.check(spec, required)
     covariates = covariates if covariates is not None else Covariates()
     opts = checked_options(spec, method_options, min_af, max_af, covariates)
+    if covariates.has_kinship != bool(spec.kinship):
+        raise FixUsageError(f"Method '{spec.name}' needs the samples' kinship: pass {{kinship}} or "
+                            "{kinship_from_data}." if spec.kinship else
+                            f"Method '{spec.name}' uses no kinship; the mixed model does ({{method}} lmm): choose it, "
+                            "or leave out {kinship} and {kinship_from_data}.", owner="Covariates",
+                            kinship=FixUsageError.ANY, kinship_from_data=FixUsageError.ANY, method=FixUsageError.ANY)
     out = Path(output)
     sidecar = out.with_name(out.name + ".json")
     check_table_name(out)
@@ -163,6 +169,7 @@ def _scored(samples, spec, opts, covariates, rule, *, min_af, max_af, chunk_byte
 
     labelled = samples.load(layout="csc" if spec.streaming == "blocks" else None)
     frame = covariates.of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, force=force)
+    kinship = covariates.kinship_of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, binary=samples.binary)
     if scheduler and not isinstance(labelled.X_train, StoreRows):
         raise FixError(f"{{scheduler}} scores a store (.gs.h5ad) on Dask workers, which read it themselves; "
                        f"{str(samples.data)!r} is read into memory here. Convert it once with {{write_store}}, or "
@@ -170,7 +177,8 @@ def _scored(samples, spec, opts, covariates, rule, *, min_af, max_af, chunk_byte
                        write_store=PythonText("genosift.io.write_store"))
     with use_scheduler(scheduler):  # None: the local engine
         result, prof, patterns = score_labelled(labelled, method=spec.name, opts=opts, bounds=check_af(min_af, max_af),
-                                                chunk_bytes=chunk_bytes, covariates=frame, folder=folder)
+                                                chunk_bytes=chunk_bytes, covariates=frame, folder=folder,
+                                                kinship=kinship)
     return labelled, result, rule.mask(result, patterns), prof, patterns
 
 
@@ -204,6 +212,9 @@ def _lines(result, mask, patterns, lam, rule, labelled, started, written, prof):
     lines += [f"  {note}" for note in labelled.notes]
     if result.covariates:
         lines.append(f"  adjusted for {len(result.covariates)} covariate(s): {', '.join(result.covariates)}")
+    if result.model and "h2" in result.model:
+        lines.append(f"  mixed model: h2 = {result.model['h2']:.4f} (the share of the phenotype's variance the kinship "
+                     "explains, under the null model)")
     if result.pvalues is not None and patterns.n_patterns:
         lines.append(f"  {patterns.n_patterns:,} distinct patterns among the {patterns.n_tested:,} features tested: "
                      f"Bonferroni threshold over them p < {patterns.threshold(rule.alpha):.3g} (alpha {rule.alpha:g})")

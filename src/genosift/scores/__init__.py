@@ -10,9 +10,9 @@ from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, d
 from ._order import TIE_BITS, rank_order, tie_key, top_order
 from ._discretize import check_bins, discretize, n_codes
 from ._af import CarrierTap, WithCarriers, af_tested, carriers, check_af, untested_last, with_af
-from ._prepare import (LabelCoding, build_result, check_classes, check_kinship_given, check_options, covariate_methods, finish,
-                       finite_blocks, join_scores, make_target, refuse_covariates, score_block, score_blocks,
-                       statistics, take_scores, target_values)
+from ._prepare import (LabelCoding, build_result, check_classes, check_kinship_given, check_options,
+                       covariate_methods, finish, finite_blocks, join_scores, make_target, refuse_covariates,
+                       score_block, score_blocks, statistics, take_scores, target_values)
 from .covariates import (align_covariates, check_covariates, covariate_columns, frame_sample_ids, has_sample_ids,
                          prepare_covariates, with_covariates)
 # registers the methods; this order is the order of genosift.methods()

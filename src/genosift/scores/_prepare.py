@@ -27,9 +27,9 @@ from ..core.validation import (
 )
 from ._base import REGISTRY, ScoreResult, Scores, Target, get_method
 
-__all__ = ["FittedColumns", "LabelCoding", "build_result", "check_classes", "check_kinship_given", "check_options", "covariate_methods",
-           "finish", "finite_blocks", "join_scores", "make_target", "refuse_covariates", "result_arrays", "score_block",
-           "score_blocks", "statistics", "take_scores", "target_values"]
+__all__ = ["FittedColumns", "LabelCoding", "build_result", "check_classes", "check_kinship_given", "check_options",
+           "covariate_methods", "finish", "finite_blocks", "join_scores", "make_target", "refuse_covariates",
+           "result_arrays", "score_block", "score_blocks", "statistics", "take_scores", "target_values"]
 
 
 def check_options(method, options):

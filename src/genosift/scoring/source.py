@@ -239,13 +239,15 @@ class StoreRows:
     def __getitem__(self, index):
         return StoreRows(self.store, self.rows[index])
 
-    def source(self, y=None, *, chunk_bytes=None, covariates=None):
-        """These rows as a ``Source`` of the store, with their target ``y`` (one per row kept) and
-        ``covariates`` (one row per row kept, or per row of the store)."""
-        from .store import rows_kept
+    def source(self, y=None, *, chunk_bytes=None, covariates=None, kinship=None):
+        """These rows as a ``Source`` of the store, with their target ``y`` (one per row kept),
+        ``covariates`` (one row per row kept, or per row of the store) and ``kinship``
+        (``store.kept_kinship``)."""
+        from .store import kept_kinship, rows_kept
 
-        return Source("store", self.store, y, rows=rows_kept(self.rows, self.store.shape[0]), covariates=covariates,
-                      chunk_bytes=chunk_bytes)
+        rows = rows_kept(self.rows, self.store.shape[0])
+        return Source("store", self.store, y, rows=rows, covariates=covariates, chunk_bytes=chunk_bytes,
+                      kinship=None if kinship is None else kept_kinship(kinship, self.store, rows))
 
     def read_columns(self, columns):
         """The features ``columns`` of these rows, in the rows' order (read in the store's): CSR for

@@ -32,6 +32,28 @@ def structure_covariates(labelled, n_components, *, rows=None, metric="kmds", ch
     return frame.set_axis(ids, axis=0)
 
 
+def kinship_of_labelled(labelled, *, rows=None, chunk_bytes=None, binary=False):
+    """The kinship of the labelled samples ``rows`` (a boolean mask; None: all) from their data
+    (``genosift.structure.kinship``: a store read in feature blocks within ``chunk_bytes``),
+    indexed and with columns by the samples' ids as text. No label is used."""
+    from ..scoring.source import StoreRows
+    from ..structure import kinship
+
+    dataset = labelled.dataset
+    keep = np.arange(len(dataset.sample_ids)) if rows is None else np.flatnonzero(rows)
+    ids = [str(s) for s in np.asarray(dataset.sample_ids)[keep]]
+    X = dataset.X
+    if isinstance(X, StoreRows):
+        store_ids = np.asarray(X.store.sample_ids, dtype=object)[X.rows[keep]]
+        K = kinship(X.store, binary=binary, chunk_bytes=chunk_bytes, samples=list(store_ids)).to_numpy()
+    else:
+        K = kinship(X if rows is None else X[keep], binary=binary, chunk_bytes=chunk_bytes)
+        K = K.to_numpy() if hasattr(K, "to_numpy") else K
+    import pandas as pd
+
+    return pd.DataFrame(K, index=ids, columns=ids)
+
+
 def labelled_covariates(labelled, *, table=None, columns=(), rows=None, structure=None):
     """``(covariates, notes)`` of the labelled samples ``rows`` (a boolean mask; None: all).
 
