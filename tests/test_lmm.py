@@ -236,6 +236,7 @@ def test_the_score_command_fits_the_mixed_model_with_a_kinship_file_or_the_data(
     out = capsys.readouterr().out
     expected = gs.score(X, y, method="lmm", kinship=K)
     assert f"h2 = {expected.model['h2']:.4f}" in out and "read from similarity.tsv" in out
+    assert f"heritability (REML) {expected.model['h2_reml']:.4f}" in out
     table = read_table("lmm.tsv").set_index("feature")
     names = [f"k{j}" for j in range(30)]
     np.testing.assert_allclose(table.loc[names, "pvalue"], expected.pvalues, rtol=1e-9)
@@ -253,3 +254,47 @@ def test_the_score_command_fits_the_mixed_model_with_a_kinship_file_or_the_data(
     assert "no row or column for 1 sample" in capsys.readouterr().err
     assert main(["score", "data.tsv", "--target", "pheno", "--keep", "pheno", "--method", "lmm", "-o", "y.tsv"]) != 0
     assert "--kinship FILE or --kinship-from-data" in capsys.readouterr().err
+
+
+def _direct_reml(K, y, C):
+    """The restricted log-likelihood with the full covariance (Cholesky), maximised over h2 on a
+    fine grid then by Brent's method: ``(h2, loglik function)``."""
+    n, q = C.shape
+
+    def loglik(h):
+        L = np.linalg.cholesky(h * K + (1 - h) * np.eye(n))
+        yw, Cw = np.linalg.solve(L, y), np.linalg.solve(L, C)
+        b = np.linalg.lstsq(Cw, yw, rcond=None)[0]
+        rss = float(np.sum((yw - Cw @ b) ** 2))
+        m = n - q
+        return -0.5 * (m * np.log(2 * np.pi * rss / m) + m + 2 * np.log(np.diag(L)).sum()
+                       + np.linalg.slogdet(Cw.T @ Cw)[1])
+
+    grid = np.linspace(0, 0.99999, 2001)
+    k = int(np.argmax([loglik(h) for h in grid]))
+    h2 = optimize.minimize_scalar(lambda h: -loglik(h), bounds=(grid[max(k - 1, 0)], grid[min(k + 1, 2000)]),
+                                  method="bounded", options={"xatol": 1e-12}).x
+    return h2, loglik
+
+
+def test_heritability_is_the_reml_estimate_with_its_error_and_test():
+    X, y, Z, K = _population(seed=7)
+    C = np.column_stack([np.ones(y.size), Z])
+    found = gs.heritability(K, y, covariates=Z)
+    h2, loglik = _direct_reml(K, y, C)
+    assert 0.05 < found.h2 < 0.95 and found.h2 == pytest.approx(h2, abs=1e-6)
+    step = 1e-4
+    curvature = (loglik(h2 + step) - 2 * loglik(h2) + loglik(h2 - step)) / step ** 2
+    assert found.se == pytest.approx(1 / np.sqrt(-curvature), rel=1e-3)
+    lrt = 2 * (loglik(h2) - loglik(0.0))
+    assert found.lrt == pytest.approx(lrt, rel=1e-6)
+    assert found.pvalue == pytest.approx(0.5 * stats.chi2.sf(lrt, 1), rel=1e-5)
+    # the mixed model reports it beside the ML h2 its tests use
+    res = gs.score(X, y, method="lmm", kinship=K, covariates=Z)
+    assert res.model["h2_reml"] == found.h2 and res.model["h2_reml_se"] == found.se
+    # no signal of the kinship: h2 near 0 and no evidence
+    rng = np.random.default_rng(8)
+    none = gs.heritability(K, rng.normal(size=y.size))
+    assert none.h2 < 0.3 and none.pvalue > 0.01
+    with pytest.raises(ValueError, match="one finite number per sample"):
+        gs.heritability(K, np.r_[y[:-1], np.nan])

@@ -27,6 +27,7 @@ _PUBLIC = {
     "annotate_var": "._anndata",
     "count_patterns": ".scoring", "Patterns": ".scoring.patterns",
     "principal_coordinates": ".structure", "kinship": ".structure",
+    "heritability": ".scores.lmm",
     "annotate": ".genomics", "locate": ".genomics",
     "simulate_clonal_population": ".clonal",
 }
@@ -50,6 +51,7 @@ __all__ = [
     "count_patterns",
     "cross_validate_ks",
     "get_method",
+    "heritability",
     "io",
     "jobs",
     "kinship",

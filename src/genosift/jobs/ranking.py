@@ -213,8 +213,10 @@ def _lines(result, mask, patterns, lam, rule, labelled, started, written, prof):
     if result.covariates:
         lines.append(f"  adjusted for {len(result.covariates)} covariate(s): {', '.join(result.covariates)}")
     if result.model and "h2" in result.model:
-        lines.append(f"  mixed model: h2 = {result.model['h2']:.4f} (the share of the phenotype's variance the kinship "
-                     "explains, under the null model)")
+        model = result.model
+        lines.append(f"  mixed model: h2 = {model['h2']:.4f} (maximum likelihood, fixed for the tests); heritability "
+                     f"(REML) {model['h2_reml']:.4f}, se {model['h2_reml_se']:.4f}, p(h2 > 0) = "
+                     f"{model['h2_pvalue']:.3g}")
     if result.pvalues is not None and patterns.n_patterns:
         lines.append(f"  {patterns.n_patterns:,} distinct patterns among the {patterns.n_tested:,} features tested: "
                      f"Bonferroni threshold over them p < {patterns.threshold(rule.alpha):.3g} (alpha {rule.alpha:g})")

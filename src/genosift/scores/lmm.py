@@ -31,7 +31,7 @@ from scipy import optimize, special
 from ._base import Scores, ratio, register
 from .regression import COLLINEAR, least_squares_fits, orthonormal
 
-__all__ = ["NullModel", "check_kinship", "kinship_by_ids", "lmm", "null_model"]
+__all__ = ["Heritability", "NullModel", "check_kinship", "heritability", "kinship_by_ids", "lmm", "null_model"]
 
 #: The largest ``h2`` searched: at 1 a kinship of lower rank than the samples leaves no variance.
 MAX_H2 = 0.99999
@@ -104,32 +104,136 @@ def _loglik(h2, S, Uy, UC):
 def null_model(target):
     """The ``NullModel`` of ``target`` (a ``Target`` with ``kinship``), fitted once for all its
     blocks of features (a ``Target`` hashes by identity; it and its fit are never changed)."""
-    K = target.kinship
+    S, Uy, UC, U = _decomposed(target)
+    h2, loglik = _best(lambda h: _loglik(h, S, Uy, UC))
     n = target.n_samples
-    S, U = np.linalg.eigh(K)
-    S = np.maximum(S, 0.0)  # rounding below zero of a positive semi-definite kinship
     C = np.ones((n, 1)) if target.covariates is None else np.column_stack([np.ones(n), target.covariates])
-    y = np.asarray(target.values, dtype=np.float64)
-    Uy, UC = U.T @ y, U.T @ C
-    values = np.array([_loglik(h, S, Uy, UC) for h in _GRID])
-    best = int(np.nanargmax(values))
-    lo, hi = _GRID[max(best - 1, 0)], _GRID[min(best + 1, _GRID.size - 1)]
-    found = optimize.minimize_scalar(lambda h: -_loglik(h, S, Uy, UC), bounds=(lo, hi), method="bounded",
-                                     options={"xatol": 1e-10})
-    h2, loglik = (float(found.x), -float(found.fun)) if -found.fun >= values[best] else (float(_GRID[best]),
-                                                                                            float(values[best]))
     whiten = U.T / np.sqrt(h2 * S + (1.0 - h2))[:, None]
     Q = orthonormal(np.ascontiguousarray(whiten @ C))
-    yr = whiten @ y
+    yr = whiten @ np.asarray(target.values, dtype=np.float64)
     yr = yr - Q @ (Q.T @ yr)
     yr = yr - Q @ (Q.T @ yr)
     return NullModel(h2, loglik, whiten, Q, yr, float(yr @ yr))
 
 
+def _best(loglik):
+    """The ``h2`` in ``[0, MAX_H2]`` that maximises ``loglik`` (a grid, then Brent's method between
+    the best point's neighbours), and the maximum."""
+    values = np.array([loglik(h) for h in _GRID])
+    best = int(np.nanargmax(values))
+    lo, hi = _GRID[max(best - 1, 0)], _GRID[min(best + 1, _GRID.size - 1)]
+    found = optimize.minimize_scalar(lambda h: -loglik(h), bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
+    if -found.fun >= values[best]:
+        return float(found.x), -float(found.fun)
+    return float(_GRID[best]), float(values[best])
+
+
+def _reml(h2, S, Uy, UC):
+    """The restricted log-likelihood of the null model at ``h2`` (the coefficients and the scale
+    profiled out), up to a constant that does not depend on ``h2``."""
+    d = h2 * S + (1.0 - h2)
+    w = 1.0 / np.sqrt(d)
+    yw, Cw = Uy * w, UC * w[:, None]
+    coef = np.linalg.lstsq(Cw, yw, rcond=None)[0]
+    r = yw - Cw @ coef
+    m = S.size - UC.shape[1]
+    sign, logdet = np.linalg.slogdet(Cw.T @ Cw)
+    return -0.5 * (m * np.log(2.0 * np.pi * (r @ r) / m) + m + np.log(d).sum() + logdet)
+
+
+@dataclass(frozen=True)
+class Heritability:
+    """The REML estimate of ``h2``, the share of the phenotype's variance the kinship explains.
+
+    ``se``: its standard error from the observed information (the curvature of the restricted
+    log-likelihood at the estimate; NaN at a bound, where it is undefined); ``lrt``: twice the
+    gain of the restricted log-likelihood over ``h2 = 0``; ``pvalue``: of ``h2 > 0``, from the
+    50:50 mixture of 0 and chi2(1) that holds on the boundary (half of chi2(1)'s tail);
+    ``loglik``: the maximised restricted log-likelihood (up to a constant)."""
+
+    h2: float
+    se: float
+    lrt: float
+    pvalue: float
+    loglik: float
+
+    def as_dict(self):
+        return {"h2": self.h2, "se": self.se, "lrt": self.lrt, "pvalue": self.pvalue}
+
+
+def _heritability(S, Uy, UC):
+    def loglik(h):
+        return _reml(h, S, Uy, UC)
+
+    h2, best = _best(loglik)
+    se = np.nan
+    step = 1e-4
+    if step < h2 < MAX_H2 - step:
+        curvature = (loglik(h2 + step) - 2.0 * best + loglik(h2 - step)) / step ** 2
+        se = float(1.0 / np.sqrt(-curvature)) if curvature < 0 else np.nan
+    lrt = max(2.0 * (best - loglik(0.0)), 0.0)
+    return Heritability(h2, se, lrt, float(0.5 * special.chdtrc(1, lrt)) if lrt > 0 else 1.0, best)
+
+
+@lru_cache(maxsize=4)
+def _decomposed(target):
+    S, U = np.linalg.eigh(target.kinship)
+    S = np.maximum(S, 0.0)  # rounding below zero of a positive semi-definite kinship
+    n = target.n_samples
+    C = np.ones((n, 1)) if target.covariates is None else np.column_stack([np.ones(n), target.covariates])
+    y = np.asarray(target.values, dtype=np.float64)
+    return S, U.T @ y, U.T @ C, U
+
+
+def heritability(kinship, y, *, covariates=None):
+    """The REML estimate of the narrow-sense heritability ``h2`` (the share of ``y``'s variance
+    that the kinship explains, given the covariates), its standard error and its test.
+
+    Parameters
+    ----------
+    kinship : array-like (n, n)
+        The samples' kinship (``genosift.kinship``), in the order of ``y``.
+    y : array-like (n,)
+        A numeric phenotype (two classes coded 0/1 are a number, as pyseer models them).
+    covariates : array-like (n, c), optional
+        Fixed effects (``genosift.scores.check_covariates``).
+
+    Returns
+    -------
+    Heritability
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> groups = np.repeat(np.arange(10), 20)
+    >>> K = (groups[:, None] == groups[None, :]).astype(float)
+    >>> y = rng.normal(size=10)[groups] + rng.normal(size=200)
+    >>> h = heritability(K, y)
+    >>> round(h.h2, 2), h.pvalue < 1e-6
+    (0.42, True)
+    """
+    from ._base import Target
+    from .covariates import check_covariates
+
+    values = np.asarray(y, dtype=np.float64)
+    if values.ndim != 1 or not np.isfinite(values).all():
+        raise ValueError("The phenotype given to heritability must be one finite number per sample.")
+    Z, _ = check_covariates(covariates, values.size, owner="heritability")
+    target = Target(values.size, values=values, covariates=Z,
+                    kinship=check_kinship(kinship, values.size, owner="heritability"))
+    S, Uy, UC, _ = _decomposed(target)
+    return _heritability(S, Uy, UC)
+
+
 def fitted_model(target):
-    """What the method fitted once for all features: the null's ``h2`` and log-likelihood."""
+    """What the method fitted once for all features: the null's ``h2`` (ML, the one the tests
+    use) and log-likelihood, and the REML heritability with its standard error and test."""
     null = null_model(target)
-    return {"h2": null.h2, "null_loglik": null.loglik}
+    S, Uy, UC, _ = _decomposed(target)
+    reml = _heritability(S, Uy, UC)
+    return {"h2": null.h2, "null_loglik": null.loglik, "h2_reml": reml.h2, "h2_reml_se": reml.se,
+            "h2_pvalue": reml.pvalue}
 
 
 @register(
