@@ -248,6 +248,10 @@ def test_the_score_command_fits_the_mixed_model_with_a_kinship_file_or_the_data(
     np.testing.assert_allclose(read_table("data_k.tsv").set_index("feature").loc[names, "pvalue"],
                                from_data.pvalues, rtol=1e-9)
     capsys.readouterr()
+    assert main(["heritability", "data.tsv", "--target", "pheno", "--keep", "pheno", "--kinship",
+                 "similarity.tsv"]) == 0
+    found = gs.heritability(K, y)
+    assert f"h2 = {found.h2:.4f} (REML), standard error {found.se:.4f}" in capsys.readouterr().out
     similarity.iloc[:-1, :-1].to_csv(tmp_path / "short.tsv", sep="\t")
     assert main(["score", "data.tsv", "--target", "pheno", "--keep", "pheno", "--method", "lmm", "--kinship",
                  "short.tsv", "-o", "x.tsv"]) != 0

@@ -1,4 +1,5 @@
-"""`genosift convert`, `score`, `select` and `patterns`: each a parse of its options and one job (``genosift.jobs``)."""
+"""`genosift convert`, `score`, `select`, `patterns` and `heritability`: each a parse of its options and one
+job (``genosift.jobs``)."""
 from __future__ import annotations
 
 import sys
@@ -73,6 +74,13 @@ def patterns_command(args):
 
     print(jobs.patterns(samples_of(args), args.output, binary=not args.counts, min_af=args.min_af,
                         max_af=args.max_af, alpha=args.alpha, chunk_bytes=args.chunk_bytes, force=args.force))
+    return 0
+
+
+def heritability_command(args):
+    from .. import jobs
+
+    print(jobs.heritability(samples_of(args), covariates_of(args), chunk_bytes=args.chunk_bytes))
     return 0
 
 

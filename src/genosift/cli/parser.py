@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ..core.choices import METRICS, MODELS
-from .data import convert_command, patterns_command, score_command, select_command
+from .data import convert_command, heritability_command, patterns_command, score_command, select_command
 from .info import demo_command, methods_command
 from .model import annotate_command, evaluate_command, plot_command, predict_command, report_command
 from .precompile import precompile_command
@@ -402,6 +402,18 @@ def _add_data_commands(sub):
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
     _add_run_options(p)
     p.set_defaults(func=patterns_command)
+    p = sub.add_parser("heritability", help="the share of a phenotype's variance that the samples' kinship explains "
+                                            "(REML, with its standard error and test)")
+    _add_input_options(p)
+    _add_sample_options(p)
+    _add_match_option(p)
+    p.add_argument("--target", required=True, help="the phenotype column (in --meta, or in the data table)")
+    _add_covariate_options(p)
+    _add_kinship_options(p)
+    p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
+                   help="memory budget of the reads of a store (default 256M)")
+    _add_run_options(p)
+    p.set_defaults(func=heritability_command)
 
 
 def _add_model_commands(sub):

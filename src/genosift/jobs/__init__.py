@@ -12,12 +12,13 @@ the command line spells as its options.
 """
 from .annotate import Annotated, annotate
 from .convert import Converted, Demo, convert, demo
+from .heritability import Heritable, heritability
 from .inputs import Covariates, Samples
 from .models import Evaluated, Predicted, Reported, evaluate, predict, report
 from .patterns import PatternCount, patterns
 from .plots import Plotted, plot
 from .ranking import Ranking, score, select
 
-__all__ = ["Annotated", "Converted", "Covariates", "Demo", "Evaluated", "PatternCount", "Plotted", "Predicted",
-           "Ranking", "Reported", "Samples", "annotate", "convert", "demo", "evaluate", "patterns", "plot", "predict",
-           "report", "score", "select"]
+__all__ = ["Annotated", "Converted", "Covariates", "Demo", "Evaluated", "Heritable", "PatternCount", "Plotted",
+           "Predicted", "Ranking", "Reported", "Samples", "annotate", "convert", "demo", "evaluate", "heritability",
+           "patterns", "plot", "predict", "report", "score", "select"]

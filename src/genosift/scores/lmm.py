@@ -31,7 +31,8 @@ from scipy import optimize, special
 from ._base import Scores, ratio, register
 from .regression import COLLINEAR, least_squares_fits, orthonormal
 
-__all__ = ["Heritability", "NullModel", "check_kinship", "heritability", "kinship_by_ids", "lmm", "null_model"]
+__all__ = ["Heritability", "NullModel", "check_kinship", "heritability", "kinship_by_ids", "lmm", "null_model",
+           "target_heritability"]
 
 #: The largest ``h2`` searched: at 1 a kinship of lower rank than the samples leaves no variance.
 MAX_H2 = 0.99999
@@ -222,6 +223,11 @@ def heritability(kinship, y, *, covariates=None):
     Z, _ = check_covariates(covariates, values.size, owner="heritability")
     target = Target(values.size, values=values, covariates=Z,
                     kinship=check_kinship(kinship, values.size, owner="heritability"))
+    return target_heritability(target)
+
+
+def target_heritability(target):
+    """``heritability`` of a ``Target`` with its kinship (and covariates)."""
     S, Uy, UC, _ = _decomposed(target)
     return _heritability(S, Uy, UC)
 
@@ -230,8 +236,7 @@ def fitted_model(target):
     """What the method fitted once for all features: the null's ``h2`` (ML, the one the tests
     use) and log-likelihood, and the REML heritability with its standard error and test."""
     null = null_model(target)
-    S, Uy, UC, _ = _decomposed(target)
-    reml = _heritability(S, Uy, UC)
+    reml = target_heritability(target)
     return {"h2": null.h2, "null_loglik": null.loglik, "h2_reml": reml.h2, "h2_reml_se": reml.se,
             "h2_pvalue": reml.pvalue}
 
