@@ -22,6 +22,7 @@ A binary phenotype is modelled as a number (0/1), as pyseer does.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -34,6 +35,7 @@ from .regression import COLLINEAR, least_squares_fits, orthonormal
 __all__ = ["Heritability", "NullModel", "check_kinship", "heritability", "kinship_by_ids", "lmm", "null_model",
            "target_heritability"]
 
+_FITTING = threading.Lock()
 #: The largest ``h2`` searched: at 1 a kinship of lower rank than the samples leaves no variance.
 MAX_H2 = 0.99999
 _GRID = np.linspace(0.0, MAX_H2, 100)
@@ -78,43 +80,58 @@ class NullModel:
     """The null model of a target (its covariates, no feature), fitted once.
 
     ``h2``: the share of the variance the kinship explains; ``loglik``: the maximised
-    log-likelihood; ``whiten``: ``W`` (n x n); ``Q``: an orthonormal basis of ``W (1, Z)``;
+    log-likelihood; ``rotate`` (``U^T``, n x n, a view of the eigenvectors) and ``scale``
+    (``d^(-1/2)``): ``W x = scale * (rotate @ x)``; ``Q``: an orthonormal basis of ``W (1, Z)``;
     ``yr``: ``W y`` less its projection on ``Q``; ``rss``: ``yr @ yr``.
     """
 
     h2: float
     loglik: float
-    whiten: np.ndarray
+    rotate: np.ndarray
+    scale: np.ndarray
     Q: np.ndarray
     yr: np.ndarray
     rss: float
 
 
-def _loglik(h2, S, Uy, UC):
-    """The log-likelihood of the null model at ``h2``, its coefficients profiled out."""
+def _profiled(h2, S, Uy, UC):
+    """``(d, rss, Cw)`` of the null model at ``h2``: the covariance's diagonal in the kinship's
+    eigenbasis, the residual sum of squares of the whitened least-squares fit of ``y`` on the
+    intercept and covariates, and the whitened design."""
     d = h2 * S + (1.0 - h2)
     w = 1.0 / np.sqrt(d)
     yw, Cw = Uy * w, UC * w[:, None]
-    coef = np.linalg.lstsq(Cw, yw, rcond=None)[0]
-    r = yw - Cw @ coef
+    r = yw - Cw @ np.linalg.lstsq(Cw, yw, rcond=None)[0]
+    return d, float(r @ r), Cw
+
+
+def _loglik(h2, S, Uy, UC):
+    """The log-likelihood of the null model at ``h2``, its coefficients and scale profiled out."""
+    d, rss, _ = _profiled(h2, S, Uy, UC)
     n = S.size
-    return -0.5 * (n * np.log(2.0 * np.pi * (r @ r) / n) + n + np.log(d).sum())
+    return -0.5 * (n * np.log(2.0 * np.pi * rss / n) + n + np.log(d).sum())
 
 
-@lru_cache(maxsize=4)
 def null_model(target):
     """The ``NullModel`` of ``target`` (a ``Target`` with ``kinship``), fitted once for all its
-    blocks of features (a ``Target`` hashes by identity; it and its fit are never changed)."""
+    blocks of features (a ``Target`` hashes by identity; it and its fit are never changed); the
+    blocks' threads wait for the first to fit it rather than each fitting it."""
+    with _FITTING:
+        return _null_model(target)
+
+
+@lru_cache(maxsize=1)  # n x n arrays: the last target's only
+def _null_model(target):
     S, Uy, UC, U = _decomposed(target)
     h2, loglik = _best(lambda h: _loglik(h, S, Uy, UC))
     n = target.n_samples
     C = np.ones((n, 1)) if target.covariates is None else np.column_stack([np.ones(n), target.covariates])
-    whiten = U.T / np.sqrt(h2 * S + (1.0 - h2))[:, None]
-    Q = orthonormal(np.ascontiguousarray(whiten @ C))
-    yr = whiten @ np.asarray(target.values, dtype=np.float64)
+    scale = 1.0 / np.sqrt(h2 * S + (1.0 - h2))
+    Q = orthonormal(np.ascontiguousarray(scale[:, None] * (U.T @ C)))
+    yr = scale * (U.T @ np.asarray(target.values, dtype=np.float64))
     yr = yr - Q @ (Q.T @ yr)
     yr = yr - Q @ (Q.T @ yr)
-    return NullModel(h2, loglik, whiten, Q, yr, float(yr @ yr))
+    return NullModel(h2, loglik, U.T, scale, Q, yr, float(yr @ yr))
 
 
 def _best(loglik):
@@ -132,14 +149,9 @@ def _best(loglik):
 def _reml(h2, S, Uy, UC):
     """The restricted log-likelihood of the null model at ``h2`` (the coefficients and the scale
     profiled out), up to a constant that does not depend on ``h2``."""
-    d = h2 * S + (1.0 - h2)
-    w = 1.0 / np.sqrt(d)
-    yw, Cw = Uy * w, UC * w[:, None]
-    coef = np.linalg.lstsq(Cw, yw, rcond=None)[0]
-    r = yw - Cw @ coef
+    d, rss, Cw = _profiled(h2, S, Uy, UC)
     m = S.size - UC.shape[1]
-    sign, logdet = np.linalg.slogdet(Cw.T @ Cw)
-    return -0.5 * (m * np.log(2.0 * np.pi * (r @ r) / m) + m + np.log(d).sum() + logdet)
+    return -0.5 * (m * np.log(2.0 * np.pi * rss / m) + m + np.log(d).sum() + np.linalg.slogdet(Cw.T @ Cw)[1])
 
 
 @dataclass(frozen=True)
@@ -176,7 +188,7 @@ def _heritability(S, Uy, UC):
     return Heritability(h2, se, lrt, float(0.5 * special.chdtrc(1, lrt)) if lrt > 0 else 1.0, best)
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=1)  # n x n arrays: the last target's only
 def _decomposed(target):
     S, U = np.linalg.eigh(target.kinship)
     S = np.maximum(S, 0.0)  # rounding below zero of a positive semi-definite kinship
@@ -228,7 +240,8 @@ def heritability(kinship, y, *, covariates=None):
 
 def target_heritability(target):
     """``heritability`` of a ``Target`` with its kinship (and covariates)."""
-    S, Uy, UC, _ = _decomposed(target)
+    with _FITTING:
+        S, Uy, UC, _ = _decomposed(target)
     return _heritability(S, Uy, UC)
 
 
@@ -258,7 +271,7 @@ def lmm(block, target):
     """
     null = null_model(target)
     n = target.n_samples
-    whitened = null.whiten @ np.asarray(block, dtype=np.float64)
+    whitened = null.scale[:, None] * (null.rotate @ np.asarray(block, dtype=np.float64))
     beta, sxx, rss, scale = least_squares_fits(np.ascontiguousarray(whitened), null.Q, null.yr, COLLINEAR)
     rss[rss <= (64 * np.finfo(float).eps) ** 2 * null.rss] = 0.0  # an exact fit leaves rounding only
     with np.errstate(divide="ignore", invalid="ignore"):
