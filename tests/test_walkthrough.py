@@ -40,7 +40,8 @@ def _shims(folder):
 
 def test_the_walkthrough_names_every_step():
     steps = [c.split()[0] + (" " + c.split()[1] if c.startswith("genosift") else "") for c in walkthrough_commands()]
-    assert steps == ["python", "awk", "fsm-lite", "genosift convert", "genosift score", "genosift annotate",
+    assert steps == ["python", "awk", "fsm-lite", "genosift convert", "genosift score", "genosift score",
+                     "genosift annotate",
                      "genosift plot", "genosift evaluate", "genosift report", "genosift predict"]
 
 
@@ -70,6 +71,11 @@ def test_the_readme_walkthrough_runs_from_genomes_to_predictions(tmp_path):
     assert ranking["rank"].is_monotonic_increasing and ranking["pvalue"].notna().any()
     causal = [k in gene or k in reverse for k in ranking["feature"]]
     assert all(causal[:10]) and ranking["selected"].sum() == 50
+    # the mixed model, with the kinship of the k-mers: its h2 in the sidecar, the same features ranked
+    import json
+
+    lmm = json.loads((work / "lmm.tsv.json").read_text())
+    assert lmm["method"] == "lmm" and 0 < lmm["model"]["h2"] < 1 and lmm["n_features"] == len(ranking)
     # the annotation names the causal gene first, and places each of its k-mers inside it
     genes = pd.read_csv(work / "genes.tsv", sep="\t")
     assert genes["gene"].iloc[0] == "causal" and genes["n_kmers"].iloc[0] == sum(causal)

@@ -76,6 +76,8 @@ def _walkthrough(folder):
         ["convert", kmers, *meta_options, "-o", store],
         ["score", store, *target, "--binary", "--method", "logistic", "--structure", "3", "--min-af", "0.05",
          "--top", "50", "-o", ranking],
+        ["score", store, *target, "--binary", "--method", "lmm", "--kinship-from-data", "--min-af", "0.05", "--top",
+         "50", "-o", str(folder / "lmm.tsv")],
         ["annotate", ranking, "--references", str(population.references), "--all", "-o", hits, "--genes",
          str(folder / "genes.tsv")],
         ["plot", ranking, "--qq", str(folder / "qq.png"), "--manhattan", str(folder / "manhattan.png"), "--hits", hits],
