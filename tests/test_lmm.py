@@ -302,3 +302,59 @@ def test_heritability_is_the_reml_estimate_with_its_error_and_test():
     assert none.h2 < 0.3 and none.pvalue > 0.01
     with pytest.raises(ValueError, match="one finite number per sample"):
         gs.heritability(K, np.r_[y[:-1], np.nan])
+
+
+def _random_tree(rng, names):
+    """A random rooted binary tree in Newick with random branch lengths (joins of random pairs)."""
+    nodes = [f"{name}:{rng.uniform(0.01, 1):.6f}" for name in names]
+    while len(nodes) > 1:
+        i, j = sorted(rng.choice(len(nodes), 2, replace=False))
+        joined = f"({nodes[i]},{nodes[j]}):{rng.uniform(0.01, 1):.6f}"
+        nodes = [n for k, n in enumerate(nodes) if k not in (i, j)] + [joined]
+    return nodes[0].rsplit(":", 1)[0] + ";"
+
+
+def test_the_kinship_of_a_tree_is_the_branch_length_shared_from_the_root(tmp_path):
+    import gzip
+    import io
+
+    from Bio import Phylo
+
+    from genosift.structure import tree_kinship
+
+    rng = np.random.default_rng(9)
+    names = [f"iso{i}" for i in range(25)]
+    text = _random_tree(rng, names)
+    (tmp_path / "t.nwk.gz").write_bytes(gzip.compress(text.encode()))
+    K = tree_kinship(tmp_path / "t.nwk.gz")
+    tree = Phylo.read(io.StringIO(text), "newick")
+    for a in names[:8]:
+        for b in names:
+            shared = tree.distance(tree.root, tree.common_ancestor(a, b))
+            assert K.loc[a, b] == pytest.approx(shared, abs=1e-12)
+    assert np.array_equal(K.to_numpy(), K.to_numpy().T)
+    for bad, message in (("((A:1,B:2):1,(A:1,C:1):1);", "more than once"), ("((A:1,B):1,C:1);", "without a length"),
+                         ("((A:1,:2):1,C:1);", "without a name")):
+        (tmp_path / "bad.nwk").write_text(bad)
+        with pytest.raises(ValueError, match=message):
+            tree_kinship(tmp_path / "bad.nwk")
+
+
+def test_the_score_command_takes_a_phylogeny_as_the_kinship(tmp_path, monkeypatch, capsys):
+    from genosift.cli import main
+    from genosift.outputs import read_table
+    from genosift.structure import tree_kinship
+
+    X, y, Z, _ = _population(seed=11, n=36, p=20)
+    ids = [f"iso{i}" for i in range(36)]
+    (tmp_path / "tree.nwk").write_text(_random_tree(np.random.default_rng(3), ids))
+    pd.DataFrame(X, index=pd.Index(ids, name="sample"), columns=[f"k{j}" for j in range(20)]).assign(
+        pheno=y).to_csv(tmp_path / "data.tsv", sep="\t")
+    monkeypatch.chdir(tmp_path)
+    assert main(["score", "data.tsv", "--target", "pheno", "--keep", "pheno", "--method", "lmm", "--kinship",
+                 "tree.nwk", "-o", "lmm.tsv"]) == 0
+    assert "(a phylogeny: the branch length each pair shares from the root)" in capsys.readouterr().out
+    K = tree_kinship(tmp_path / "tree.nwk").loc[ids, ids]
+    expected = gs.score(X, y, method="lmm", kinship=K.to_numpy())
+    np.testing.assert_allclose(read_table("lmm.tsv").set_index("feature").loc[[f"k{j}" for j in range(20)],
+                                                                               "pvalue"], expected.pvalues, rtol=1e-9)

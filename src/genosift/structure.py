@@ -18,6 +18,8 @@ Two distances, both computed from the cross-product of the samples accumulated b
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -25,7 +27,7 @@ from .core import engine
 from .core.distinct import distinct_columns
 from .core.validation import is_int, param_error
 
-__all__ = ["LANCZOS_FROM", "METRICS", "kinship", "principal_coordinates"]
+__all__ = ["LANCZOS_FROM", "METRICS", "kinship", "principal_coordinates", "tree_kinship"]
 
 #: The distances between samples that ``principal_coordinates`` offers.
 METRICS = ("kmds", "euclidean")
@@ -192,6 +194,79 @@ def kinship(X, *, binary=False, chunk_bytes=None, samples=None):
 
     index = pd.Index(ids, name="sample")
     return pd.DataFrame(K, index=index, columns=pd.Index(ids))
+
+
+def tree_kinship(path):
+    """The kinship of the samples from a phylogeny (Newick): the length of the path that two
+    samples share from the root, ``K_ij`` = the distance from the root to their most recent common
+    ancestor (``K_ii`` the root-to-tip distance), as pyseer's ``phylogeny_distance --lmm`` makes
+    it.
+
+    Computed as ``B^T diag(l) B`` over the tree's branches (``B``: which samples lie below each
+    branch, ``l``: its length), exactly, without visiting the pairs. The tree is read with
+    Biopython's Newick parser (``Bio.Phylo``); the file may be compressed. Its leaves are the
+    samples, named once each; every branch but the root's needs a length.
+
+    Returns
+    -------
+    DataFrame
+        n x n, indexed and with columns by the leaves' names, in the tree's order.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.nwk"
+    >>> _ = f.write_text("((A:1,B:2):0.5,(C:1,D:1):2);")
+    >>> tree_kinship(f).to_numpy().tolist()
+    [[1.5, 0.5, 0.0, 0.0], [0.5, 2.5, 0.0, 0.0], [0.0, 0.0, 3.0, 2.0], [0.0, 0.0, 2.0, 3.0]]
+    """
+    import io
+
+    import pandas as pd
+
+    from .io.compression import open_text
+    from .io.reading import file_errors, optional_module
+
+    Phylo = optional_module("Bio.Phylo", "reading a phylogeny (Newick)", package="biopython")
+    path = Path(path)
+    with file_errors(path, "a Newick tree", broad=True), open_text(path) as fh:
+        text = fh.read()
+        tree = Phylo.read(io.StringIO(text), "newick")
+    leaves = tree.get_terminals()
+    names = [leaf.name for leaf in leaves]
+    if any(not name for name in names):
+        raise ValueError(f"The tree {str(path)!r} has leaves without a name: every leaf must be a sample id.")
+    seen = set()
+    twice = sorted({name for name in names if name in seen or seen.add(name)})
+    if twice:
+        raise ValueError(f"The tree {str(path)!r} names the leaves {twice[:5]} more than once: each sample once.")
+    where = {id(leaf): j for j, leaf in enumerate(leaves)}
+    rows, cols, lengths = [], [], []
+
+    def below(clade):
+        """The leaves under ``clade``, recording each branch with its leaves (iteratively: deep trees)."""
+        order, stack = [], [clade]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(node.clades)
+        under = {}
+        for node in reversed(order):
+            found = [where[id(node)]] if node.is_terminal() else [j for c in node.clades for j in under.pop(id(c))]
+            under[id(node)] = found
+            if node is not tree.root:
+                if node.branch_length is None:
+                    raise ValueError(f"The tree {str(path)!r} has a branch without a length (above "
+                                     f"{node.name or 'an inner node'}): the kinship sums branch lengths.")
+                rows.extend([len(lengths)] * len(found))
+                cols.extend(found)
+                lengths.append(float(node.branch_length))
+        return under
+
+    below(tree.root)
+    B = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(lengths), len(leaves)))
+    K = (B.T @ sp.diags(np.asarray(lengths)) @ B).toarray()
+    return pd.DataFrame(K, index=pd.Index(names, name="sample"), columns=pd.Index(names))
 
 
 def _check_options(n_components, metric, binary):

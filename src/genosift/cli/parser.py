@@ -137,7 +137,8 @@ def _add_kinship_options(p):
     which = p.add_mutually_exclusive_group()
     which.add_argument("--kinship", metavar="FILE",
                        help="the samples' kinship for the mixed model (--method lmm): a square TSV/CSV whose header "
-                            "and first column hold the sample ids (pyseer's --similarity file), matched by id")
+                            "and first column hold the sample ids (pyseer's --similarity file), or a phylogeny "
+                            "(Newick: the branch length each pair shares from the root), matched by id")
     which.add_argument("--kinship-from-data", action="store_true",
                        help="the mixed model's kinship computed from the data's features (centred cross-products "
                             "of the samples, scaled to a mean diagonal of 1; presence/absence with --binary)")

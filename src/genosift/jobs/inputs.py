@@ -153,14 +153,15 @@ class Covariates:
             labelled.notes.append(f"kinship of the {len(K)} samples computed from their "
                                   f"{labelled.dataset.X.shape[1]:,} features")
             return K
-        from ..io import read_kinship
         from ..scores import kinship_by_ids
 
-        table = read_kinship(self.kinship)
+        table = _kinship_table(self.kinship)
         keep = slice(None) if rows is None else np.flatnonzero(rows)
         ids = [str(s) for s in np.asarray(labelled.dataset.sample_ids)[keep]]
         K = kinship_by_ids(table, ids)
-        labelled.notes.append(f"kinship of the {len(ids)} samples read from {self.kinship}")
+        labelled.notes.append(f"kinship of the {len(ids)} samples read from {self.kinship}"
+                              + (" (a phylogeny: the branch length each pair shares from the root)"
+                                 if table.attrs.get("tree") else ""))
         import pandas as pd
 
         return pd.DataFrame(K, index=ids, columns=ids)
@@ -196,3 +197,21 @@ class Covariates:
         frame, notes = labelled_covariates(labelled, table=table, columns=self.columns, rows=rows, structure=structure)
         labelled.notes.extend(notes)
         return frame
+
+
+def _kinship_table(path):
+    """The kinship in ``path``: a phylogeny (Newick: its text starts with ``(``) made into the
+    shared branch lengths (``genosift.structure.tree_kinship``), else a square table
+    (``genosift.io.read_kinship``)."""
+    from ..io import read_kinship
+    from ..io.compression import open_binary
+
+    with open_binary(path) as fh:
+        head = fh.read(4096).lstrip()
+    if head.startswith(b"("):
+        from ..structure import tree_kinship
+
+        table = tree_kinship(path)
+        table.attrs["tree"] = True
+        return table
+    return read_kinship(path)
