@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from plain_methods import plain
 from test_io_kmer_store import same_store, write_kmers
 
 import genosift as gs
@@ -93,7 +94,7 @@ def _scored(path, target, method):
     return gs.score(ds.X, None if target is None else ds.obs[target].to_numpy(), method=method)
 
 
-@pytest.mark.parametrize("method", list(gs.methods().index))
+@pytest.mark.parametrize("method", plain(gs.methods().index))
 def test_scores_from_the_smallest_type_are_the_float64_stores(tmp_path, method):
     """Every method scores a store of uint8 counts exactly as the same counts stored in float64."""
     src = tmp_path / "a.kmers"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from plain_methods import plain
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_validate
 from sklearn.pipeline import Pipeline
@@ -14,7 +15,7 @@ from genosift.scores import covariate_methods
 from genosift.selectors import RFE, StabilitySelection, cross_validate_ks
 from genosift.workflow import evaluate, write_results
 
-METHODS = covariate_methods()
+METHODS = plain(covariate_methods())
 RNG = np.random.default_rng(7)
 N, P = 60, 40
 SITE = np.array(list("abc"))[RNG.integers(0, 3, N)]

@@ -22,6 +22,7 @@ pytest.importorskip("h5py", reason="genosift stores need h5py (genosift[io])")
 import dask.array as da  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 from distributed import Client, LocalCluster  # noqa: E402
+from plain_methods import plain
 
 import genosift as gs  # noqa: E402
 import genosift.scoring.dask as gdask  # noqa: E402  (the Dask driver, and its task functions)
@@ -30,7 +31,7 @@ from genosift.io import Dataset, open_store, write_store  # noqa: E402
 from genosift.scoring import schedulers  # noqa: E402  (resolving a scheduler argument)
 from genosift.scoring.store import score_store  # noqa: E402
 
-METHODS = sorted(gs.REGISTRY)
+METHODS = plain(sorted(gs.REGISTRY))
 pytestmark = pytest.mark.filterwarnings("ignore:The 'future.infer_string' option is deprecated")
 
 

@@ -5,11 +5,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from plain_methods import plain
 
 import genosift as gs
 from genosift.io import Dataset, write_store
 
-METHODS = list(gs.methods().index)
+METHODS = plain(gs.methods().index)
 NAMED = ("too large to square", "too large to add up", "too close together to square", "needs non-negative counts")
 
 

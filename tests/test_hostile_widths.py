@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from plain_methods import plain
 
 import genosift as gs
 from genosift.io import Dataset, write_store
@@ -63,7 +64,7 @@ def test_integers_at_the_edge_are_read_exactly(tmp_path, sparse):
     assert np.isfinite(gs.score(gs.io.open_store(path), np.arange(20) % 2, method="welch").scores[2])
 
 
-METHODS = [m for m in gs.methods().index if gs.methods().loc[m, "streaming"] != "matrix"]
+METHODS = plain(m for m in gs.methods().index if gs.methods().loc[m, "streaming"] != "matrix")
 
 
 @pytest.fixture(scope="module", params=["float16", ">f8", ">i4", ">u2", "<f4"])

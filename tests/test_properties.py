@@ -27,6 +27,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from plain_methods import plain
 from scipy.stats import rankdata
 from sklearn.base import clone
 
@@ -161,7 +162,7 @@ def test_permuting_columns_permutes_the_results(method, data):
 
 # Each method declares in the registry the maps of a feature that leave its scores unchanged.
 #: Invariant to x -> a x + b with a > 0 (as are the rank methods below: any increasing map).
-AFFINE_INVARIANT = [m.name for m in gs.REGISTRY.values() if m.invariance == "affine"]
+AFFINE_INVARIANT = plain(m.name for m in gs.REGISTRY.values() if m.invariance == "affine")
 #: Invariant to every strictly increasing map of a feature: they see only the order of its values
 #: (ranks, equal-frequency bins, the CDF transform). chi2 / mi only without the categorical rule
 #: (max_categories=0): an integer feature with few levels keeps its levels as categories, and

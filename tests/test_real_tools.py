@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from plain_methods import plain
 from scipy.stats import chi2_contingency
 
 import genosift as gs
@@ -310,7 +311,7 @@ def test_convert_kmers_gives_absent_samples_zero_rows(tmp_path, budget):
 
 
 def _methods_for_labels():
-    return [name for name, spec in gs.REGISTRY.items() if spec.task in ("classification", "any")]
+    return plain(name for name, spec in gs.REGISTRY.items() if spec.task in ("classification", "any"))
 
 
 @pytest.fixture(scope="module")
@@ -344,7 +345,7 @@ def test_binary_is_presence_in_every_input_form(counts, method, tmp_path):
         assert open_store(path).to_dataset().X.max() > 1  # the file keeps its counts
 
 
-@pytest.mark.parametrize("method", [m for m, spec in gs.REGISTRY.items() if spec.task != "unsupervised"])
+@pytest.mark.parametrize("method", plain(m for m, spec in gs.REGISTRY.items() if spec.task != "unsupervised"))
 def test_every_method_scores_kmer_text_as_it_scores_the_matrix(counts, method, tmp_path, capsys):
     """`genosift score KMERS --binary`: the k-mers read in the layout the method reads (columns for
     the methods that take whole columns, rows for the others), samples listed in any order on a
