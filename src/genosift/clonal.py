@@ -204,7 +204,8 @@ def _write_reference(folder, population, core, genes, names):
     references file."""
     from dataclasses import replace
 
-    complement = str.maketrans("ACGT", "TGCA")
+    from .io.references import reverse_complement
+
     elements = []  # (sequence, name, strand, product, margin)
     for g, piece in enumerate(np.array_split(np.arange(len(core)), len(genes) + 1)):
         elements.append((core[piece[0]:piece[-1] + 1] if piece.size else "", f"core_{g + 1:03d}", "+", "core gene", 10))
@@ -213,7 +214,7 @@ def _write_reference(folder, population, core, genes, names):
             product = ("causal gene of the simulation (raises the odds of the phenotype)" if names[g] == "causal"
                        else f"accessory gene marking lineage {names[g][3:].split('_')[0]}" if names[g].startswith("lin")
                        else "accessory gene carried at random")
-            elements.append((genes[g] if strand == "+" else genes[g].translate(complement)[::-1], names[g], strand,
+            elements.append((genes[g] if strand == "+" else reverse_complement(genes[g]), names[g], strand,
                              product, 0))
     records, at = [], 0
     for text, name, strand, product, margin in elements:

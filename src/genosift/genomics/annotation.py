@@ -19,27 +19,17 @@ import pandas as pd
 from ..core.engine import map_blocks
 from ..core.validation import param_error
 from ..io.reading import optional_module
-from ..io.references import Reference, fasta_records, genomes_of, read_gff3, read_references
+from ..io.references import Reference, fasta_records, genomes_of, read_gff3, read_references, reverse_complement
 
 __all__ = ["Annotation", "MIN_LENGTH", "annotate", "count_kmers", "gene_summary", "locate", "reverse_complement"]
 
 #: The shortest k-mer searched: shorter ones occur by chance in every bacterial genome.
 MIN_LENGTH = 9
 _DNA = re.compile(r"[ACGT]+")
-_COMPLEMENT = str.maketrans("ACGT", "TGCA")
 HIT_COLUMNS = ["feature", "reference", "contig", "start", "end", "strand"]
 GENE_COLUMNS = ["gene", "gene_id", "gene_type", "product", "gene_start", "gene_end", "gene_strand",
                 "upstream_gene", "upstream_gene_id", "upstream_distance", "upstream_strand",
                 "downstream_gene", "downstream_gene_id", "downstream_distance", "downstream_strand"]
-
-
-def reverse_complement(kmer):
-    """The reverse complement of a sequence of A, C, G and T.
-
-    >>> reverse_complement("AACGTT"), reverse_complement("GATTACA")
-    ('AACGTT', 'TGTAATC')
-    """
-    return kmer.translate(_COMPLEMENT)[::-1]
 
 
 def check_kmers(kmers, owner="annotate"):

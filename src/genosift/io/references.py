@@ -18,10 +18,11 @@ from urllib.parse import unquote
 import numpy as np
 import pandas as pd
 
-from .compression import open_binary
+from .compression import COMPRESSION_SUFFIXES, open_binary
 from .reading import NulByte, check_unique, file_errors
 
-__all__ = ["FEATURE_TYPES", "Reference", "fasta_records", "genomes_of", "read_fasta", "read_gff3", "read_references"]
+__all__ = ["FASTA_SUFFIXES", "FEATURE_TYPES", "Reference", "fasta_records", "fasta_stem", "genomes_of", "read_fasta",
+           "read_gff3", "read_references", "reverse_complement"]
 
 #: The GFF3 feature types that are annotated: genes and what they code (proteins and RNAs).
 FEATURE_TYPES = frozenset({"gene", "pseudogene", "CDS", "rRNA", "tRNA", "ncRNA", "tmRNA", "misc_RNA", "RNase_P_RNA",
@@ -42,10 +43,41 @@ class Reference:
     @property
     def name(self):
         """The FASTA's file name without its compression and FASTA suffixes."""
-        name = self.fasta.name
-        for suffix in (".gz", ".bz2", ".xz", ".zst", ".fasta", ".fas", ".fna", ".ffn", ".fa", ".faa"):
-            name = name[:-len(suffix)] if name.lower().endswith(suffix) and len(name) > len(suffix) else name
-        return name
+        return fasta_stem(self.fasta)[0]
+
+
+_COMPLEMENT = str.maketrans("ACGT", "TGCA")
+
+
+def reverse_complement(sequence):
+    """The reverse complement of a sequence of A, C, G and T.
+
+    >>> reverse_complement("AACGTT"), reverse_complement("GATTACA")
+    ('AACGTT', 'TGTAATC')
+    """
+    return sequence.translate(_COMPLEMENT)[::-1]
+
+
+#: The suffixes of FASTA files (before a compression suffix).
+FASTA_SUFFIXES = (".fasta", ".fas", ".fna", ".ffn", ".fa", ".faa")
+
+
+def fasta_stem(path):
+    """``(stem, is_fasta)``: the file name of ``path`` without its compression suffix and FASTA
+    suffix, and whether it had a FASTA suffix.
+
+    >>> fasta_stem("genomes/iso_1.fna.gz"), fasta_stem("kmers.txt")
+    (('iso_1', True), ('kmers.txt', False))
+    """
+    name = Path(path).name
+    for suffix in COMPRESSION_SUFFIXES:
+        if name.lower().endswith(suffix) and len(name) > len(suffix):
+            name = name[:-len(suffix)]
+            break
+    for suffix in FASTA_SUFFIXES:
+        if name.lower().endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)], True
+    return name, False
 
 
 def read_references(path):

@@ -174,6 +174,7 @@ def predict(data, model, output, *, format=None, read_options=None, meta=None, i
     Predicted
     """
     from ..io import format_of, read
+    from ..io.references import fasta_stem
     from ..outputs import check_outputs, check_table_name, write_frame
     from ..workflow import held_out_metrics, load_model, predict_store
     from ..workflow import predict as predict_matrix
@@ -188,7 +189,7 @@ def predict(data, model, output, *, format=None, read_options=None, meta=None, i
                             "(with {id_column} and {target}) too, or leave it out.", owner="true_labels",
                             absent=FixUsageError.ANY, meta=FixUsageError.ANY, id_column=FixUsageError.ANY,
                             target=FixUsageError.ANY)
-    if not assemblies and format is None and _fasta_name(data):
+    if not assemblies and format is None and fasta_stem(data)[1]:
         raise FixUsageError(f"{str(data)!r} is named as a FASTA file: to count the model's k-mers in genome "
                             "assemblies, pass {assemblies}.", owner="predict", assemblies=FixUsageError.ANY)
     out = Path(output)
@@ -235,13 +236,6 @@ def predict(data, model, output, *, format=None, read_options=None, meta=None, i
     lines += [f"  {note}" for note in notes]
     lines.append(f"Wrote {out}")
     return Predicted(frame, notes, out, lines)
-
-
-def _fasta_name(path):
-    name = Path(path).name.lower()
-    for suffix in (".gz", ".bz2", ".xz", ".zst"):
-        name = name.removesuffix(suffix)
-    return name.endswith((".fa", ".fasta", ".fna", ".fas", ".ffn"))
 
 
 def _held_out_note(m, target):
