@@ -99,7 +99,8 @@ class Covariates:
         Where to write the coordinates (a table).
     kinship : str or path, optional
         The samples' kinship for a mixed model: a square table (TSV or CSV) whose first column
-        and header hold the sample ids (pyseer's ``--similarity`` file), matched by id.
+        and header hold the sample ids (pyseer's ``--similarity`` file), or a phylogeny in Newick
+        (``genosift.structure.tree_kinship``), matched by id.
     kinship_from_data : bool
         The kinship computed from the data's features instead (``genosift.kinship``).
     """

@@ -10,25 +10,30 @@ from ..scores.covariates import missing_columns
 __all__ = ["labelled_covariates", "structure_covariates"]
 
 
-def structure_covariates(labelled, n_components, *, rows=None, metric="kmds", chunk_bytes=None):
-    """The top ``n_components`` principal coordinates of the labelled samples ``rows`` (a boolean
-    mask; None: all), computed from their data (``genosift.structure.principal_coordinates``:
-    a store read in feature blocks within ``chunk_bytes``, never loaded), indexed by the
-    samples' ids as text, columns ``PC1 .. PCk``. No label is used: population structure only."""
+def _samples_read(labelled, rows):
+    """``(data, samples, ids)``: what the sample-structure functions read for the labelled
+    samples ``rows`` (a boolean mask; None: all): a store with the ids of its rows to keep, or
+    the rows themselves; and the samples' ids as text."""
     from ..scoring.source import StoreRows
-    from ..structure import principal_coordinates
 
     dataset = labelled.dataset
     keep = np.arange(len(dataset.sample_ids)) if rows is None else np.flatnonzero(rows)
     ids = [str(s) for s in np.asarray(dataset.sample_ids)[keep]]
     X = dataset.X
     if isinstance(X, StoreRows):  # the store's own rows, picked by id
-        store_ids = np.asarray(X.store.sample_ids, dtype=object)[X.rows[keep]]
-        frame = principal_coordinates(X.store, n_components, metric=metric, chunk_bytes=chunk_bytes,
-                                      samples=list(store_ids))
-    else:
-        rows_of = X if rows is None else X[keep]  # every row: the data themselves, not a copy
-        frame = principal_coordinates(rows_of, n_components, metric=metric, chunk_bytes=chunk_bytes, samples=ids)
+        return X.store, list(np.asarray(X.store.sample_ids, dtype=object)[X.rows[keep]]), ids
+    return (X if rows is None else X[keep]), ids, ids  # every row: the data themselves, not a copy
+
+
+def structure_covariates(labelled, n_components, *, rows=None, metric="kmds", chunk_bytes=None):
+    """The top ``n_components`` principal coordinates of the labelled samples ``rows`` (a boolean
+    mask; None: all), computed from their data (``genosift.structure.principal_coordinates``:
+    a store read in feature blocks within ``chunk_bytes``, never loaded), indexed by the
+    samples' ids as text, columns ``PC1 .. PCk``. No label is used: population structure only."""
+    from ..structure import principal_coordinates
+
+    data, samples, ids = _samples_read(labelled, rows)
+    frame = principal_coordinates(data, n_components, metric=metric, chunk_bytes=chunk_bytes, samples=samples)
     return frame.set_axis(ids, axis=0)
 
 
@@ -36,22 +41,13 @@ def kinship_of_labelled(labelled, *, rows=None, chunk_bytes=None, binary=False):
     """The kinship of the labelled samples ``rows`` (a boolean mask; None: all) from their data
     (``genosift.structure.kinship``: a store read in feature blocks within ``chunk_bytes``),
     indexed and with columns by the samples' ids as text. No label is used."""
-    from ..scoring.source import StoreRows
-    from ..structure import kinship
-
-    dataset = labelled.dataset
-    keep = np.arange(len(dataset.sample_ids)) if rows is None else np.flatnonzero(rows)
-    ids = [str(s) for s in np.asarray(dataset.sample_ids)[keep]]
-    X = dataset.X
-    if isinstance(X, StoreRows):
-        store_ids = np.asarray(X.store.sample_ids, dtype=object)[X.rows[keep]]
-        K = kinship(X.store, binary=binary, chunk_bytes=chunk_bytes, samples=list(store_ids)).to_numpy()
-    else:
-        K = kinship(X if rows is None else X[keep], binary=binary, chunk_bytes=chunk_bytes)
-        K = K.to_numpy() if hasattr(K, "to_numpy") else K
     import pandas as pd
 
-    return pd.DataFrame(K, index=ids, columns=ids)
+    from ..structure import kinship
+
+    data, samples, ids = _samples_read(labelled, rows)
+    K = kinship(data, binary=binary, chunk_bytes=chunk_bytes, samples=samples)
+    return pd.DataFrame(np.asarray(K), index=ids, columns=ids)
 
 
 def labelled_covariates(labelled, *, table=None, columns=(), rows=None, structure=None):
