@@ -226,3 +226,10 @@ def read_table(path, columns=None, *, need=(), what="a ranking table that genosi
             raise ValueError(f"The column {column!r} of {str(path)!r} holds {frame[column][bad].iloc[0]!r} (row "
                              f"{int(np.flatnonzero(bad.to_numpy())[0]) + 1}), not a number: this reads {what}.")
     return frame
+
+
+def read_hits(path):
+    """The hits table that ``genosift annotate`` writes (``read_table``), checked to hold the
+    columns its plots read."""
+    return read_table(path, need=["feature", "reference", "contig", "start", "end", "strand", "pvalue"],
+                      what="a hits table that genosift annotate writes")

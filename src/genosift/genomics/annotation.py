@@ -11,7 +11,7 @@ draft for those that no reference before it holds.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -59,20 +59,28 @@ def _automaton(kmers, which):
     counts = np.fromiter((len(c) for c in words.values()), dtype=np.int64, count=len(words))
     codes = np.fromiter((c for group in words.values() for c in group), dtype=np.int64, count=int(counts.sum()))
     automaton = ahocorasick.BytesAhoCorasick([w.encode("ascii") for w in words])
-    return automaton, (codes, np.r_[0, np.cumsum(counts)])
-
-
-def _search(automaton, kmers, fasta, name):
-    """The hits of ``automaton`` in the contigs of the FASTA file ``fasta``, read one at a time."""
-    automaton, (codes, offsets) = automaton
     lengths = np.fromiter((len(k) for k in kmers), dtype=np.int64, count=len(kmers))
+    return automaton, (codes, np.r_[0, np.cumsum(counts)], lengths)
+
+
+def _spans(first, counts):
+    """``(owner, index)``: the indices ``first[i] ... first[i] + counts[i] - 1`` of every ``i`` in
+    turn, and the ``i`` each belongs to."""
+    owner = np.repeat(np.arange(counts.size), counts)
+    return owner, first[owner] + np.arange(owner.size) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
+def _search(automaton, fasta, name):
+    """The hits of ``automaton`` (``_automaton``'s) in the contigs of the FASTA file ``fasta``,
+    read one at a time."""
+    automaton, (codes, offsets, lengths) = automaton
     found, starts, names, where = [], [], [], []
     for contig, sequence in fasta_records(fasta):
         matches = np.array(automaton.find_matches_as_indexes(sequence, overlapping=True), dtype=np.int64)
         word, start = matches.reshape(-1, 3)[:, 0], matches.reshape(-1, 3)[:, 1]
-        per = offsets[word + 1] - offsets[word]  # the k-mers each word spells (two where one is the
-        match = np.repeat(np.arange(word.size), per)  # reverse complement of another)
-        found.append(codes[offsets[word][match] + np.arange(match.size) - np.repeat(np.cumsum(per) - per, per)])
+        # the k-mers each word spells: two where one is the reverse complement of another
+        match, at = _spans(offsets[word], offsets[word + 1] - offsets[word])
+        found.append(codes[at])
         starts.append(start[match] + 1)
         names.append(contig)
         where.append(match.size)
@@ -110,13 +118,13 @@ def locate(kmers, references, *, n_jobs=None):
     full = [r for r in references if r.kind == "ref"]
     if full and remaining.size:  # the references on threads (the search releases the GIL)
         automaton = _automaton(kmers, remaining)
-        pieces = map_blocks(lambda ref: _search(automaton, kmers, ref.fasta, ref.name), full, n_jobs=n_jobs)
+        pieces = map_blocks(lambda ref: _search(automaton, ref.fasta, ref.name), full, n_jobs=n_jobs)
         pieces = [piece.assign(_order=rank) for rank, piece in enumerate(pieces)]
         remaining = np.setdiff1d(remaining, np.concatenate([p["feature"].to_numpy() for p in pieces]))
     for rank, ref in enumerate((r for r in references if r.kind == "draft"), len(full)):
         if not remaining.size:
             break
-        found = _search(_automaton(kmers, remaining), kmers, ref.fasta, ref.name).assign(_order=rank)
+        found = _search(_automaton(kmers, remaining), ref.fasta, ref.name).assign(_order=rank)
         pieces.append(found)
         remaining = np.setdiff1d(remaining, found["feature"].to_numpy())
     if not pieces:
@@ -164,7 +172,7 @@ def count_kmers(kmers, genomes, *, n_jobs=None, owner="count_kmers"):
     twice = np.array([reverse_complement(k) == k for k in kmers], dtype=bool)
 
     def count(genome):
-        found = _search(automaton, kmers, genome[1], genome[0])["feature"].to_numpy()
+        found = _search(automaton, genome[1], genome[0])["feature"].to_numpy()
         counts = np.bincount(found, minlength=len(kmers)).astype(np.uint32)
         counts[twice] *= 2  # found once, on both strands
         return counts
@@ -185,10 +193,9 @@ def genes_of(hits, genes):
     genes, its nearest gene on each side (``upstream``: lower coordinates, ``downstream``: higher,
     on the reference's forward strand, as ``bedtools closest -D ref``) and the distance: the bases
     between them plus one (1 for adjacent intervals)."""
-    out = []
-    for contig, at in hits.groupby("contig", sort=False):
-        on = genes[genes["contig"] == contig]
-        out.append(_on_contig(at, on.reset_index(drop=True)))
+    by_contig = {contig: on.reset_index(drop=True) for contig, on in genes.groupby("contig", sort=False)}
+    none = genes.iloc[:0]
+    out = [_on_contig(at, by_contig.get(contig, none)) for contig, at in hits.groupby("contig", sort=False)]
     if not out:
         return hits.assign(**{c: pd.Series(dtype=object) for c in GENE_COLUMNS})
     return pd.concat(out).sort_index(kind="stable").reset_index(drop=True)
@@ -203,9 +210,7 @@ def _on_contig(hits, genes):
     # maximum end reaches s
     hi = np.searchsorted(starts, e, side="right")
     lo = np.searchsorted(np.maximum.accumulate(ends), s, side="left")
-    counts = np.maximum(hi - lo, 0)
-    hit = np.repeat(np.arange(len(s)), counts)
-    gene = lo[hit] + np.arange(hit.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    hit, gene = _spans(lo, np.maximum(hi - lo, 0))
     keep = ends[gene] >= s[hit]
     hit, gene = hit[keep], gene[keep]
     inside = hits.iloc[hit].assign(**_gene_columns(genes, gene))
@@ -263,7 +268,6 @@ class Annotation:
     n_kmers: int
     n_found: int
     effect: object = None
-    references: list = field(default_factory=list)
 
     @property
     def not_found(self):
@@ -332,15 +336,13 @@ def annotate(kmers, references, *, effect="auto", nearby=False, n_jobs=None):
     pieces.append(pd.DataFrame({"feature": missing}))
     located = pd.concat(pieces).reindex(columns=HIT_COLUMNS + GENE_COLUMNS)
     located = located.sort_values("feature", kind="stable").reset_index(drop=True)
-    for column in ("start", "end", "upstream_distance", "downstream_distance"):
-        located[column] = located[column].astype("Int64")
-    for column in ("gene_start", "gene_end"):
+    for column in ("start", "end", "gene_start", "gene_end", "upstream_distance", "downstream_distance"):
         located[column] = located[column].astype("Int64")
     rows = located["feature"].to_numpy(dtype=np.int64)
     others = table.drop(columns=["feature"]).iloc[rows].reset_index(drop=True)
     hits = pd.concat([located.assign(feature=table["feature"].to_numpy()[rows]), others], axis=1)
     genes = gene_summary(hits, effect=effect, nearby=nearby)
-    return Annotation(hits, genes, len(table), len(table) - missing.size, effect, references)
+    return Annotation(hits, genes, len(table), len(table) - missing.size, effect)
 
 
 def gene_summary(hits, *, effect=None, nearby=False):

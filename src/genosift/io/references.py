@@ -289,7 +289,7 @@ def _attributes(text):
 
 def _genes(rows):
     """The rows of gene-level features, parents replaced by their children."""
-    ids = {a["ID"]: (kind, a) for _, _, _, _, kind, a in rows if "ID" in a}
+    ids = {a["ID"]: a for *_, a in rows if "ID" in a}
     with_children = {p for *_, a in rows for p in a.get("Parent", "").split(",") if p in ids}
     records = []
     for contig, start, end, strand, kind, a in rows:
@@ -297,12 +297,11 @@ def _genes(rows):
             continue
         names = dict(a)
         parent = a.get("Parent", "").split(",")[0]
-        for _ in range(3):  # a CDS's mRNA's gene
+        for _ in range(3):  # a CDS's mRNA's gene: the child's own attributes win
             if parent not in ids:
                 break
-            names = {**ids[parent][1], **{k: v for k, v in names.items() if k not in ("ID", "Parent")}} | {
-                "ID": names.get("ID", ids[parent][1].get("ID"))}
-            parent = ids[parent][1].get("Parent", "").split(",")[0]
+            names = {**ids[parent], **names}
+            parent = ids[parent].get("Parent", "").split(",")[0]
         gene = names.get("gene") or names.get("Name") or names.get("locus_tag") or names.get("ID") or ""
         gene_id = names.get("locus_tag") or names.get("ID") or gene
         records.append((contig, start, end, strand, kind, gene, gene_id, names.get("product", "")))

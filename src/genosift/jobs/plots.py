@@ -102,10 +102,9 @@ def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, referen
     if qq is not None:
         write_bytes(qq, png_bytes(qq_plot(p, threshold=threshold, inflation=inflation)), force=force)
     if hits is not None:
-        from ..outputs import read_table
+        from ..outputs import read_hits
 
-        table = read_table(hits, need=["feature", "reference", "contig", "start", "end", "pvalue"],
-                           what="a hits table that genosift annotate writes")
+        table = read_hits(hits)
         if manhattan is not None:
             write_bytes(manhattan, png_bytes(manhattan_plot(table, threshold=threshold, reference=reference)),
                         force=force)
@@ -120,12 +119,9 @@ def phandango_text(hits, reference=None):
     phandango's GWAS plot file, one line per k-mer occurrence, p-values exact."""
     import math
 
-    located = hits[hits["reference"].notna() & hits["pvalue"].notna()]
-    if reference is None and len(located):
-        reference = located["reference"].value_counts(sort=True).index[0]
-    on = located[located["reference"] == reference].drop_duplicates(["feature", "contig", "start", "strand"])
-    if on.empty:
-        raise ValueError(f"No hit with a p-value on the reference {reference!r} to write.")
+    from ..report.figures import hits_on
+
+    _, on = hits_on(hits, reference)
     lines = ["#CHR\tSNP\tBP\tminLOG10(P)\tlog10(p)\tr^2"]
     for row in on.itertuples(index=False):
         log = math.log10(row.pvalue) if row.pvalue > 0 else -math.inf

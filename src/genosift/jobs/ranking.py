@@ -139,18 +139,16 @@ def checked_options(spec, method_options, min_af, max_af, covariates):
 def _checked(samples, output, rule, *, method, method_options, min_af, max_af, covariates, force, required):
     """The method, the rule, the scoring options and the outputs, checked before any file is read."""
     from ..outputs import check_outputs, check_table_name
-    from ..scores import get_method
+    from ..scores import check_kinship_given, get_method
 
     spec = get_method(method)
     rule.check(spec, required)
     covariates = covariates if covariates is not None else Covariates()
     opts = checked_options(spec, method_options, min_af, max_af, covariates)
-    if covariates.has_kinship != bool(spec.kinship):
-        raise FixUsageError(f"Method '{spec.name}' needs the samples' kinship: pass {{kinship}} or "
-                            "{kinship_from_data}." if spec.kinship else
-                            f"Method '{spec.name}' uses no kinship; the mixed model does ({{method}} lmm): choose it, "
-                            "or leave out {kinship} and {kinship_from_data}.", owner="Covariates",
-                            kinship=FixUsageError.ANY, kinship_from_data=FixUsageError.ANY, method=FixUsageError.ANY)
+    try:  # the kinship itself is read later, from a file or the data
+        check_kinship_given(spec, True if covariates.has_kinship else None)
+    except ValueError as exc:
+        raise as_usage(exc) from None
     out = Path(output)
     sidecar = out.with_name(out.name + ".json")
     check_table_name(out)

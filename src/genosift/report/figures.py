@@ -232,29 +232,37 @@ def qq_plot(pvalues, *, threshold=None, inflation=None, keep_top=2000, max_point
     return fig
 
 
+def hits_on(hits, reference=None):
+    """``(reference, occurrences)``: the occurrences with a p-value of a ``genosift annotate``
+    hits table on ``reference`` (default: the reference with most), each once (the table has a
+    row per occurrence and gene); a clear error when there are none."""
+    located = hits[hits["reference"].notna() & hits["pvalue"].notna()]
+    if located.empty:
+        raise ValueError("No hit with a p-value: the hits table holds no k-mer found in a reference.")
+    if reference is None:
+        reference = located["reference"].value_counts(sort=True).index[0]
+    on = located[located["reference"] == reference].drop_duplicates(["feature", "contig", "start", "strand"])
+    if on.empty:
+        names = sorted(located["reference"].unique().tolist())
+        raise ValueError(f"No hit on the reference {reference!r}: the hits are on {names[:10]}.")
+    return reference, on
+
+
 def manhattan_plot(hits, *, threshold=None, reference=None, n_labels=5):
     """-log10 p of each occurrence of the k-mers along a reference's coordinates (a ``genosift
-    annotate`` hits table: ``reference, contig, start, end, pvalue``, and ``gene`` to label the
-    best hits), contigs one after the other in their order in the table, in alternating colours;
-    a genome-wide ``threshold`` as a line. ``reference`` defaults to the one with most hits.
+    annotate`` hits table: ``feature, reference, contig, start, strand, pvalue``, and ``gene`` to
+    label the best hits; ``hits_on``), contigs one after the other in their order in the table,
+    in alternating colours; a genome-wide ``threshold`` as a line.
 
     >>> import pandas as pd
-    >>> hits = pd.DataFrame({"reference": "ref", "contig": ["chr"] * 3, "start": [10, 500, 900],
-    ...                      "end": [40, 530, 930], "pvalue": [0.5, 1e-6, 0.01], "gene": [None, "abcD", None]})
+    >>> hits = pd.DataFrame({"feature": ["A" * 9, "C" * 9, "G" * 9], "reference": "ref", "contig": ["chr"] * 3,
+    ...                      "start": [10, 500, 900], "end": [18, 508, 908], "strand": "+",
+    ...                      "pvalue": [0.5, 1e-6, 0.01], "gene": [None, "abcD", None]})
     >>> fig = manhattan_plot(hits, threshold=1e-4)
     >>> fig.axes[0].get_ylabel()
     '-log10 p'
     """
-    located = hits[hits["reference"].notna() & hits["pvalue"].notna()]
-    if reference is None:
-        if located.empty:
-            raise ValueError("No hit with a p-value to draw: the table holds no k-mer found in a reference.")
-        reference = located["reference"].value_counts(sort=True).index[0]
-    on = located[located["reference"] == reference].drop_duplicates(["feature", "contig", "start", "strand"]
-                                                                     if "feature" in located else None)
-    if on.empty:
-        names = sorted(located["reference"].unique().tolist())
-        raise ValueError(f"No hit on the reference {reference!r}: the hits are on {names[:10]}.")
+    reference, on = hits_on(hits, reference)
     contigs = list(dict.fromkeys(on["contig"]))
     spans = on.groupby("contig", sort=False)["end"].max().reindex(contigs).to_numpy(dtype=np.int64)
     offsets = dict(zip(contigs, np.r_[0, np.cumsum(spans)[:-1]]))
@@ -279,8 +287,7 @@ def manhattan_plot(hits, *, threshold=None, reference=None, n_labels=5):
     ax.set_xlim(0, max(int(spans.sum()), 1))
     ax.set_xlabel(f"position on {reference} (bp" + (", contigs in turn)" if len(contigs) > 1 else ")"))
     ax.set_ylabel("-log10 p")
-    ax.set_title(f"Manhattan plot: {len(on):,} hits of {on['feature'].nunique() if 'feature' in on else len(on):,} "
-                 "k-mers")
+    ax.set_title(f"Manhattan plot: {len(on):,} hits of {on['feature'].nunique():,} k-mers")
     return fig
 
 

@@ -78,10 +78,9 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False, hits=No
                              "another {out_html}.", owner="make_report", overwrite=True, out_html=FixExistsError.ANY)
     results = load_results(results_dir)
     if hits is not None:
-        from ..outputs import read_table
+        from ..outputs import read_hits
 
-        hits = read_table(hits, need=["feature", "reference", "contig", "start", "end", "pvalue"],
-                          what="a hits table that genosift annotate writes")
+        hits = read_hits(hits)
     figures, missing = _figures(results, hits)
     pngs = [png_dir / f"{f.name}.png" for f in figures]
     if not overwrite:
