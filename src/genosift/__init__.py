@@ -16,7 +16,7 @@ from ._version import __version__
 _PUBLIC = {
     "load_golub": ".datasets",
     "REGISTRY": ".scores", "ScoreResult": ".scores", "get_method": ".scores", "methods": ".scores",
-    "score": ".scoring",
+    "score": ".scoring", "score_targets": ".scoring",
     "presence": ".core.transforms",
     "SelectFdr": ".selectors.univariate", "SelectKBest": ".selectors.univariate",
     "SelectPercentile": ".selectors.univariate",
@@ -62,6 +62,7 @@ __all__ = [
     "principal_coordinates",
     "profile",
     "score",
+    "score_targets",
     "simulate_clonal_population",
 ]
 

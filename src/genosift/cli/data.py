@@ -19,13 +19,18 @@ def command_line():
     return None
 
 
-def samples_of(args):
-    """The labelled samples the options describe (``genosift.jobs.Samples``)."""
+def samples_of(args, *, several=False):
+    """The labelled samples the options describe (``genosift.jobs.Samples``); ``several``: a
+    comma-separated ``--target`` names several target columns."""
     from ..jobs import Samples
+
+    target = args.target
+    if several and target and "," in target:
+        target = [t.strip() for t in target.split(",")]
 
     given = {name: getattr(args, name, None) for name in ("group", "train_groups", "val_groups", "classes",
                                                           "min_count", "min_matched")}
-    return Samples(args.data, target=args.target, meta=args.meta, id_column=args.id, meta_sep=args.meta_sep,
+    return Samples(args.data, target=target, meta=args.meta, id_column=args.id, meta_sep=args.meta_sep,
                    group_column=given["group"], train_groups=given["train_groups"], val_groups=given["val_groups"],
                    classes=given["classes"], min_count=given["min_count"], format=args.format,
                    read_options=read_options(args), absent=args.absent_samples, binary=getattr(args, "binary", False),
@@ -49,10 +54,10 @@ def scoring_of(args):
                 max_af=args.max_af)
 
 
-def _ranking(job, args, **more):
-    run = job(samples_of(args), args.output, **scoring_of(args), top=args.top, fdr=args.fdr, threshold=args.threshold,
-              alpha=args.alpha, covariates=covariates_of(args), chunk_bytes=args.chunk_bytes, scheduler=args.scheduler,
-              force=args.force, command=command_line(), **more)
+def _ranking(job, args, *, several=False, **more):
+    run = job(samples_of(args, several=several), args.output, **scoring_of(args), top=args.top, fdr=args.fdr,
+              threshold=args.threshold, alpha=args.alpha, covariates=covariates_of(args), chunk_bytes=args.chunk_bytes,
+              scheduler=args.scheduler, force=args.force, command=command_line(), **more)
     print(run)
     return 0
 
@@ -60,7 +65,7 @@ def _ranking(job, args, **more):
 def score_command(args):
     from .. import jobs
 
-    return _ranking(jobs.score, args, collapse_patterns=args.collapse_patterns)
+    return _ranking(jobs.score, args, several=True, collapse_patterns=args.collapse_patterns)
 
 
 def select_command(args):

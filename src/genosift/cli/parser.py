@@ -74,7 +74,10 @@ def _add_labelled_input(p):
     _add_input_options(p)
     _add_sample_options(p)
     _add_match_option(p)
-    p.add_argument("--target", required=True, help="the label column (in --meta, or in the data table)")
+    p.add_argument("--target", required=True,
+                   help="the label column (in --meta, or in the data table); `score` takes several, comma-separated "
+                        "(phenotypes scored in one pass over the data, each ranking written where {target} stands "
+                        "in -o)")
     p.add_argument("--method", default="fisher", type=_method_name,
                    help="scoring method (see `genosift methods`; default fisher)")
 

@@ -25,8 +25,9 @@ class Samples:
     ----------
     data : str or path
         A data file of any registered format (``genosift.io.READERS``); a store stays on disk.
-    target : str, optional
-        The label column: in ``meta``, or (without it) a per-sample column of the data table.
+    target : str or list of str, optional
+        The label column: in ``meta``, or (without it) a per-sample column of the data table;
+        ``score`` takes several (phenotypes scored in one pass).
     meta, id_column, meta_sep : optional
         A metadata table, its sample-id column and its separator (default: by its suffix).
     group_column, train_groups, val_groups : optional
@@ -66,6 +67,13 @@ class Samples:
     def inputs(self):
         """The files read: the data and the metadata table."""
         return (self.data, self.meta)
+
+    @property
+    def targets(self):
+        """The target columns, as a list (``target`` is one name, or a list of several)."""
+        if self.target is None:
+            return []
+        return [self.target] if isinstance(self.target, str) else list(self.target)
 
     def load(self, *, unlabelled=False, layout=None):
         """The ``Labelled`` samples (``genosift.jobs.labelled.load_labelled``)."""

@@ -29,6 +29,7 @@ class Labelled:
     train: np.ndarray
     notes: list = field(default_factory=list)
     unlabelled: object = None  # with load_labelled(unlabelled=True): the samples with data but no label
+    targets: dict = None  # with several targets: {name: values of every sample kept}, the first's being y
 
     @property
     def X_train(self):
@@ -37,6 +38,10 @@ class Labelled:
     @property
     def y_train(self):
         return self.y[self.train]
+
+    def train_values(self, name):
+        """The values of the target ``name`` (one of ``targets``) of the training samples."""
+        return self.targets[name][self.train]
 
 
 def _split(text):
@@ -51,7 +56,10 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     Parameters
     ----------
     data : path of any registered format (see ``genosift.io.READERS``)
-    target : the label column, in ``meta`` or (without ``meta``) in the data table itself
+    target : the label column, in ``meta`` or (without ``meta``) in the data table itself; or a
+        list of several (phenotypes scored together): the samples kept have a value of each,
+        ``y`` is the first's and ``Labelled.targets`` holds them all (``classes`` and
+        ``min_count`` then do not apply)
     meta, id_column : a metadata table and its sample-id column, joined on the sample ids
     meta_sep : the separator of ``meta`` (default: by its suffix, else guessed)
     group_column, train_groups, val_groups : score only on samples whose group is in
@@ -89,14 +97,21 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
         raise FixError("{train_groups} / {val_groups} need {group_column}: the column that holds the groups.",
                        owner="load_labelled", train_groups=FixError.ANY, val_groups=FixError.ANY,
                        group_column=FixError.ANY)
+    names = [target] if isinstance(target, str) or target is None else list(target)
+    target = names[0] if len(names) == 1 else target
+    if len(names) > 1 and (classes or min_count):
+        raise FixUsageError("{classes} and {min_count} filter the classes of one target; with several targets "
+                            "score them apart, or leave out {classes} and {min_count}.", owner="load_labelled",
+                            classes=FixError.ANY, min_count=FixError.ANY)
     options = dict(read_options or {})
-    wanted = [c for c in (target, group_column) if c]
+    wanted = [c for c in (*names, group_column) if c]
     notes = []
     kind = format or format_of(data)  # the name, else the first bytes: decided once
     origins = {}  # the columns read from the data table for another option than keep
     if meta is None and kind in ("csv", "tsv", "parquet"):
         asked = options.get("keep", ())
-        origins = {c: p for c, p in ((target, "target"), (group_column, "group_column")) if c and c not in asked}
+        origins = {c: p for c, p in (*((n, "target") for n in names), (group_column, "group_column"))
+                   if c and c not in asked}
         options["keep"] = tuple(dict.fromkeys([*wanted, *asked]))
     if layout is not None and kind in READERS and "layout" in READERS[kind].parameters:
         options["layout"] = layout
@@ -124,17 +139,22 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
             f"Column(s) {names_list(missing)} not found among the sample columns {where}: "
             f"{names_list(have, 20) or 'none'}{close}. {fix}.", owner="load_labelled", meta=FixError.ANY,
             id_column=FixError.ANY, convert_keep=PythonText("genosift.io.convert(..., keep=[...])"))
-    labels = spelled_labels(obs[target])
-    if labels is not obs[target]:  # every output shows the labels as spelt (0, not 0.0)
-        obs = obs.assign(**{target: labels})
+    spelled = {name: spelled_labels(obs[name]) for name in names}
+    if any(labels is not obs[name] for name, labels in spelled.items()):  # shown as spelt (0, not 0.0)
+        obs = obs.assign(**spelled)
         dataset = replace(dataset, obs=obs)
-    keep = np.array(labels.notna(), dtype=bool)  # a copy: pandas may hand out a read-only view
+    keep = np.ones(len(obs), dtype=bool)
+    for name, labels in spelled.items():
+        has = np.array(labels.notna(), dtype=bool)  # a copy: pandas may hand out a read-only view
+        if not has.all():
+            notes.append(f"{int((~has).sum())} sample(s) without a {name!r} "
+                         + ("value were left out (each sample scored needs every target)." if len(names) > 1 else
+                            "label were " + ("kept apart, to be predicted by the final model." if unlabelled
+                                             else "left out.")))
+        keep &= has
     none = None if keep.all() or not unlabelled else _take_rows(dataset, np.flatnonzero(~keep))
-    if not keep.all():
-        notes.append(f"{int((~keep).sum())} sample(s) without a {target!r} label were "
-                     + ("kept apart, to be predicted by the final model." if unlabelled else "left out."))
-    y = (labels.to_numpy().astype(str) if labels.dtype == object else
-         labels.to_numpy(dtype=np.int64, na_value=0) if labels.dtype == "Int64" else labels.to_numpy())
+    values = {name: _label_values(labels) for name, labels in spelled.items()}
+    y = values[names[0]]
     keep = _filter_classes(y, keep, classes=classes, min_count=min_count, target=target, notes=notes)
     rows = np.flatnonzero(keep)
     dataset = _take_rows(dataset, rows)
@@ -157,7 +177,15 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
         notes.append(f"Scoring on {int(train.sum())} training sample(s); {int((~train).sum())} held out.")
     if not train.any():
         raise ValueError("No samples are left to score after the label, class and group filters.")
-    return Labelled(dataset, y, train, notes, none)
+    targets = {name: v[rows] for name, v in values.items()} if len(names) > 1 else None
+    return Labelled(dataset, y, train, notes, none, targets)
+
+
+def _label_values(labels):
+    """A label column as the scorers take it: text as ``str``, whole numbers (``Int64``) as int64
+    (a missing one 0: such samples are left out), other numbers as they are."""
+    return (labels.to_numpy().astype(str) if labels.dtype == object else
+            labels.to_numpy(dtype=np.int64, na_value=0) if labels.dtype == "Int64" else labels.to_numpy())
 
 
 def _filter_classes(y, keep, *, classes, min_count, target, notes):
@@ -343,10 +371,12 @@ def select_mask(result, *, top=None, fdr=None, pvalue=None):
 
 
 def run_provenance(labelled, result, mask, *, inputs, target, rule, started, command=None, digests=None,
-                   patterns=None):
+                   patterns=None, y=None):
     """The sidecar of ``score`` and ``select``: the result's provenance, the inputs' checksums
     (``digests``, ``input_digests(inputs)`` if not given), the selection ``rule`` (a dict), the
-    patterns' count, the samples scored and their class counts, and the seconds since ``started``."""
+    patterns' count, the samples scored and their class counts (of ``y``, by default
+    ``labelled.y_train``), and the seconds since ``started``."""
+    y = labelled.y_train if y is None else y
     return {
         **result.provenance(),
         "command": command,
@@ -355,7 +385,7 @@ def run_provenance(labelled, result, mask, *, inputs, target, rule, started, com
         "selection": {**rule, "n_selected": int(mask.sum())},
         **({} if patterns is None else {"n_patterns": patterns.n_patterns}),
         "samples_used": [str(s) for s in labelled.dataset.sample_ids[labelled.train]],
-        "class_counts": {str(c): int((labelled.y_train == c).sum()) for c in np.unique(labelled.y_train)},
+        "class_counts": {str(c): int((y == c).sum()) for c in np.unique(y)},
         "notes": labelled.notes,
         "seconds": round(time.perf_counter() - started, 3),
     }

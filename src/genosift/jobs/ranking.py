@@ -6,6 +6,7 @@ atomically with their provenance, and returns a ``Ranking`` that says what it di
 """
 from __future__ import annotations
 
+import os
 import time
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -17,7 +18,8 @@ from ..core.messages import FixError, PythonText
 from ..core.validation import FixUsageError
 from .inputs import Covariates
 
-__all__ = ["THRESHOLDS", "Ranking", "Rule", "as_usage", "checked_options", "score", "select"]
+__all__ = ["TARGET_FIELD", "THRESHOLDS", "Ranking", "Rankings", "Rule", "as_usage", "checked_options", "score",
+           "select"]
 
 #: The named p-value thresholds: alpha over the number of distinct patterns of the features
 #: tested (pyseer's genome-wide threshold), or over the number of features tested.
@@ -136,8 +138,9 @@ def checked_options(spec, method_options, min_af, max_af, covariates):
     return opts
 
 
-def _checked(samples, output, rule, *, method, method_options, min_af, max_af, covariates, force, required):
-    """The method, the rule, the scoring options and the outputs, checked before any file is read."""
+def _checked(samples, outputs, rule, *, method, method_options, min_af, max_af, covariates, force, required):
+    """The method, the rule, the scoring options and the outputs (each table and its sidecar),
+    checked before any file is read: ``(spec, opts, covariates, [(table, sidecar)], inputs)``."""
     from ..outputs import check_outputs, check_table_name
     from ..scores import check_kinship_given, get_method
 
@@ -149,13 +152,13 @@ def _checked(samples, output, rule, *, method, method_options, min_af, max_af, c
         check_kinship_given(spec, True if covariates.has_kinship else None)
     except ValueError as exc:
         raise as_usage(exc) from None
-    out = Path(output)
-    sidecar = out.with_name(out.name + ".json")
-    check_table_name(out)
+    pairs = [(Path(out), Path(out).with_name(Path(out).name + ".json")) for out in outputs]
+    for out, _ in pairs:
+        check_table_name(out)
     inputs = (*samples.inputs, *covariates.inputs)
     covariates.check_outputs(force=force, inputs=inputs)
-    check_outputs([out, sidecar], force=force, inputs=inputs)
-    return spec, opts, covariates, out, sidecar, inputs
+    check_outputs([path for pair in pairs for path in pair], force=force, inputs=inputs)
+    return spec, opts, covariates, pairs, inputs
 
 
 def _scored(samples, spec, opts, covariates, rule, *, min_af, max_af, chunk_bytes, scheduler, force, folder):
@@ -180,12 +183,13 @@ def _scored(samples, spec, opts, covariates, rule, *, min_af, max_af, chunk_byte
     return labelled, result, rule.mask(result, patterns), prof, patterns
 
 
-def _provenance(labelled, result, mask, patterns, lam, samples, inputs, rule, *, started, command, digests):
+def _provenance(labelled, result, mask, patterns, lam, samples, inputs, rule, *, started, command, digests,
+                target=None):
     from .labelled import run_provenance
 
-    record = run_provenance(labelled, result, mask, inputs=inputs, target=samples.target,
+    record = run_provenance(labelled, result, mask, inputs=inputs, target=target or samples.target,
                             rule=rule.record(result, patterns), started=started, command=command, digests=digests,
-                            patterns=patterns)
+                            patterns=patterns, y=None if target is None else labelled.train_values(target))
     if lam is not None:
         record["genomic_inflation"] = lam
     return record
@@ -199,15 +203,16 @@ def inflation(result):
     return None if result.pvalues is None else genomic_inflation(result.pvalues)
 
 
-def _lines(result, mask, patterns, lam, rule, labelled, started, written, prof):
-    """The summary of a run: what was scored, the notes, the patterns and their threshold, the ten
-    best features (with their direction when the profile tells it) and where the outputs went."""
+def _lines(result, mask, patterns, lam, rule, labelled, started, written, prof, notes=True):
+    """The summary of a run: what was scored, the ``notes`` (of ``labelled``), the patterns and
+    their threshold, the ten best features (with their direction when the profile tells it) and
+    where the outputs went."""
     import resource
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     lines = [f"{result.method}: {result.n_samples} samples x {result.n_features} features; "
              f"{int(mask.sum())} selected; {time.perf_counter() - started:.1f} s, peak memory {peak:.0f} MB"]
-    lines += [f"  {note}" for note in labelled.notes]
+    lines += [f"  {note}" for note in labelled.notes] if notes else []
     if result.covariates:
         lines.append(f"  adjusted for {len(result.covariates)} covariate(s): {', '.join(result.covariates)}")
     if result.model and "h2" in result.model:
@@ -228,6 +233,129 @@ def _lines(result, mask, patterns, lam, rule, labelled, started, written, prof):
         lines.append(f"  {row.rank:>3}  {row.feature}  {row.score:.6g}{p}{way}")
     lines.append(f"Wrote {written}")
     return lines
+
+
+class Rankings(list):
+    """The ``Ranking`` of each target of a ``score`` of several targets, in their order."""
+
+    def __str__(self):
+        return "\n".join(str(ranking) for ranking in self)
+
+
+#: What stands for the target's name in the output path of a ``score`` of several targets.
+TARGET_FIELD = "{target}"
+
+
+def _target_outputs(output, targets):
+    """The output of each target: ``output`` with ``{target}`` replaced by its name."""
+    text = str(output)
+    if TARGET_FIELD not in text:
+        raise FixUsageError(f"Several targets ({', '.join(targets)}) write one ranking each: put {TARGET_FIELD} in "
+                            f"{{output}} where each target's name goes, e.g. 'rankings/{TARGET_FIELD}.tsv'.",
+                            owner="score", output=FixUsageError.ANY)
+    unsafe = [t for t in targets if not t or "/" in t or os.sep in t or t in (".", "..")]
+    if unsafe:
+        raise FixUsageError(f"The target name(s) {unsafe} cannot be part of a file name ({{output}} puts each target's "
+                            "name in its output's): rename the column(s).", owner="score", output=FixUsageError.ANY)
+    if len(set(targets)) < len(targets):
+        raise FixUsageError(f"{{target}} names a column twice: {', '.join(targets)}.", owner="score",
+                            target=FixUsageError.ANY)
+    return [text.replace(TARGET_FIELD, t) for t in targets]
+
+
+def _score_targets(samples, output, rule, *, method, method_options, collapse_patterns, min_af, max_af, covariates,
+                   chunk_bytes, scheduler, force, command, started):
+    """``score`` of several targets: the data read once, the samples that have every target
+    scored against each (``scoring.Source.score_targets``: one pass of a whole-column method for
+    all), one ranking per target written where ``{target}`` in ``output`` says."""
+    from ..outputs import Meanwhile, input_digests, ranking_frames, write_frame
+
+    targets = samples.targets
+    spec, opts, covariates, pairs, inputs = _checked(
+        samples, _target_outputs(output, targets), rule, method=method, method_options=method_options,
+        min_af=min_af, max_af=max_af, covariates=covariates, force=force, required=False)
+    if scheduler:
+        raise FixUsageError("{scheduler} scores one target at a time on Dask workers; several targets are scored "
+                            "in one pass here. Leave out {scheduler}, or name one {target}.", owner="score",
+                            scheduler=FixUsageError.ANY, target=FixUsageError.ANY)
+    labelled, found, patterns = _scored_targets(samples, spec, opts, covariates, min_af=min_af, max_af=max_af,
+                                                chunk_bytes=chunk_bytes, force=force,
+                                                folder=pairs[0][0].absolute().parent)
+    digests = Meanwhile(input_digests, inputs)
+    rankings = Rankings()
+    try:
+        for number, (target, (result, prof), (out, sidecar)) in enumerate(zip(targets, found, pairs)):
+            mask = rule.mask(result, patterns)
+            lam = inflation(result)
+            frames = ranking_frames(result, mask, prof, patterns=patterns, collapse=collapse_patterns)
+            write_frame(frames, out, sidecar=sidecar, force=force,
+                        provenance=lambda result=result, mask=mask, lam=lam, target=target: {
+                            **_provenance(labelled, result, mask, patterns, lam, samples, inputs, rule,
+                                          started=started, command=command, digests=digests.result(), target=target),
+                            "collapse_patterns": bool(collapse_patterns), "targets": targets})
+            lines = _lines(result, mask, patterns, lam, rule, labelled, started, f"{out} and {sidecar.name}", prof,
+                           notes=number == 0)
+            rankings.append(Ranking(result, mask, patterns, [out, sidecar], list(labelled.notes),
+                                    [f"target {target!r}:", *lines], time.perf_counter() - started))
+    finally:
+        for _, prof in found:
+            getattr(prof, "close", lambda: None)()
+    return rankings
+
+
+def _for_target(exc, name):
+    """``exc`` (a ValueError raised by the labels of the target ``name``), its message naming it."""
+    from ..core.messages import Spelled
+
+    prefix = f"Target {name!r}: "
+    if isinstance(exc, Spelled):
+        return type(exc)(prefix.replace("{", "{{").replace("}", "}}") + exc.template, owner=exc.owner, **exc.params)
+    return ValueError(prefix + str(exc))
+
+
+def _scored_targets(samples, spec, opts, covariates, *, min_af, max_af, chunk_bytes, force, folder):
+    """Read and label once, then score and profile every target: ``(labelled, [(result, profile)],
+    patterns)``. A whole-column method scores them all in one pass (a store's profiles and
+    patterns ride it); another method scores each in turn (``score_labelled``)."""
+    from dataclasses import replace
+
+    from ..scores import check_af, check_classes, make_target
+    from ..scoring.patterns import PatternPass
+    from ..scoring.profiles import kind_for
+    from ..scoring.stored_profile import ProfilePass
+    from .labelled import labelled_source, score_labelled
+
+    labelled = samples.load(layout="csc" if spec.streaming == "blocks" else None)
+    bounds = check_af(min_af, max_af)
+    frame = covariates.of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, force=force)
+    kinship = covariates.kinship_of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, binary=samples.binary)
+    ys = [labelled.train_values(t) for t in samples.targets]
+    for name, y in zip(samples.targets, ys):  # each target's labels, before the data are scored
+        try:
+            check_classes(spec, make_target(spec, y, len(y)))
+        except ValueError as exc:
+            raise _for_target(exc, name) from None
+    kinds = [kind_for(spec.name, y) for y in ys]
+    if spec.streaming != "blocks":
+        found, patterns = [], None
+        for target in samples.targets:
+            result, prof, patterns = score_labelled(replace(labelled, y=labelled.targets[target]), method=spec.name,
+                                                    opts=opts, bounds=bounds, chunk_bytes=chunk_bytes,
+                                                    covariates=frame, folder=folder, kinship=kinship)
+            found.append((result, prof))
+        return labelled, found, patterns
+    data = labelled_source(labelled, chunk_bytes=chunk_bytes, covariates=frame, kinship=kinship)
+    taps = [ProfilePass(kind, folder=folder, labels=y) for kind, y in zip(kinds, ys)] if data.form == "store" else []
+    riding = PatternPass(bounds)
+    try:
+        results = data.score_targets(spec, opts, ys, bounds, riders=(*taps, riding))
+        profiles = [tap.result(res.ranks) for tap, res in zip(taps, results)] or [None] * len(results)
+    finally:
+        for tap in taps:
+            tap.close()
+    found = [(res, prof if prof is not None else replace(data, y=y).profile_of(kind, folder=folder, ranks=res.ranks))
+             for res, prof, y, kind in zip(results, profiles, ys, kinds)]
+    return labelled, found, riding.result() if riding.began else data.patterns(bounds)
 
 
 _PARAMETERS = """
@@ -274,8 +402,13 @@ def score(samples, output, *, method="fisher", method_options=None, top=None, fd
 
     started = time.perf_counter()
     rule = Rule(top, fdr, threshold, alpha)
-    spec, opts, covariates, out, sidecar, inputs = _checked(
-        samples, output, rule, method=method, method_options=method_options, min_af=min_af, max_af=max_af,
+    if len(samples.targets) > 1:
+        return _score_targets(samples, output, rule, method=method, method_options=method_options,
+                              collapse_patterns=collapse_patterns, min_af=min_af, max_af=max_af, covariates=covariates,
+                              chunk_bytes=chunk_bytes, scheduler=scheduler, force=force, command=command,
+                              started=started)
+    spec, opts, covariates, [(out, sidecar)], inputs = _checked(
+        samples, [output], rule, method=method, method_options=method_options, min_af=min_af, max_af=max_af,
         covariates=covariates, force=force, required=False)
     labelled, result, mask, prof, patterns = _scored(
         samples, spec, opts, covariates, rule, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
@@ -306,8 +439,12 @@ def select(samples, output, *, method="fisher", method_options=None, top=None, f
 
     started = time.perf_counter()
     rule = Rule(top, fdr, threshold, alpha)
-    spec, opts, covariates, out, sidecar, inputs = _checked(
-        samples, output, rule, method=method, method_options=method_options, min_af=min_af, max_af=max_af,
+    if len(samples.targets) > 1:
+        raise FixUsageError("select writes the columns selected for one target; score several targets with "
+                            "{score}, or name one {target}.", owner="select", score=PythonText("genosift score"),
+                            target=FixUsageError.ANY)
+    spec, opts, covariates, [(out, sidecar)], inputs = _checked(
+        samples, [output], rule, method=method, method_options=method_options, min_af=min_af, max_af=max_af,
         covariates=covariates, force=force, required=True)
     labelled, result, mask, prof, patterns = _scored(
         samples, spec, opts, covariates, rule, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,

@@ -330,6 +330,7 @@ class Method:
     declared: dict = field(default_factory=dict)
     kinship: bool = False
     fitted: Callable | None = None
+    many: Callable | None = None
 
     @property
     def options(self):
@@ -424,7 +425,7 @@ REGISTRY: dict[str, Method] = {}
 
 def register(name, *, task, invariance, statistic=None, streaming="rows", binary_only=False, pvalues=False,
              signed=False, min_class_size=1, sparse_blocks=False, scale_free=False, covariates=False, combine=None,
-             distinct=False, options=None, kinship=False, fitted=None, formula, reference):
+             distinct=False, options=None, kinship=False, fitted=None, many=None, formula, reference):
     """Register a method under ``name``.
 
     The function's first two arguments depend on ``streaming``: ``func(stats, **options)`` for
@@ -451,6 +452,10 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
     ``kinship``: the method needs the samples' kinship (``Target.kinship``, a "blocks" method);
     the others refuse one. ``fitted``: ``fitted(target) -> dict``, what the method fits once for
     all features (a mixed model's null ``h2``), the result's ``model``.
+    ``many``: ``many(block, targets, **options) -> Scores``, a "blocks" method's work for several
+    targets at once (a tuple of ``Target`` sharing the samples, covariates and kinship) whose
+    arrays hold one column per target, for a method that shares work between them (the mixed
+    model rotates the block once); without it each target is fitted in turn (``fit_block``).
     ``options``: ``{option: Constraint}`` (``genosift.scores.options``), the values each keyword
     option of the function takes: exactly its keyword options, each default accepted. They are
     checked once, by ``check_options``, before the method runs; the function trusts them.
@@ -462,7 +467,7 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
                          "and a statistic exactly when streaming is 'rows'")
     if distinct not in (False, True, "all"):
         raise ValueError(f"bad registration of {name!r}: distinct is False, True or 'all', not {distinct!r}")
-    if (covariates or distinct or kinship) and streaming != "blocks":
+    if (covariates or distinct or kinship or many) and streaming != "blocks":
         raise ValueError(f"bad registration of {name!r}: a method that takes covariates or scores distinct columns "
                          "once works on column blocks")
 
@@ -471,7 +476,7 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
         summary = next(iter((func.__doc__ or "").strip().splitlines()), "")
         REGISTRY[name] = Method(name, func, statistic, task, binary_only, pvalues, signed, streaming,
                                 min_class_size, sparse_blocks, formula, reference, summary, scale_free, invariance,
-                                covariates, combine, distinct, dict(options or {}), kinship, fitted)
+                                covariates, combine, distinct, dict(options or {}), kinship, fitted, many)
         return func
 
     return wrap

@@ -28,8 +28,9 @@ from ..core.validation import (
 from ._base import REGISTRY, ScoreResult, Scores, Target, get_method
 
 __all__ = ["FittedColumns", "LabelCoding", "build_result", "check_classes", "check_kinship_given", "check_options",
-           "covariate_methods", "finish", "finite_blocks", "join_scores", "make_target", "refuse_covariates",
-           "result_arrays", "score_block", "score_blocks", "statistics", "take_scores", "target_values"]
+           "covariate_methods", "finish", "finite_blocks", "fit_block", "join_scores", "make_target", "make_targets",
+           "refuse_covariates", "result_arrays", "score_block", "score_blocks", "stack_scores", "statistics",
+           "take_scores", "target_scores", "target_values"]
 
 
 def check_options(method, options):
@@ -188,6 +189,17 @@ def make_target(spec, y, n_samples, covariates=None, kinship=None):
                    kinship=None if kinship is None else check_kinship(kinship, n_samples))
 
 
+def make_targets(spec, ys, n_samples, covariates=None, kinship=None):
+    """The ``Target`` of each of the targets ``ys`` (a tuple, in their order), sharing the same
+    ``covariates`` and ``kinship`` (checked once: one array for all, so that a mixed model
+    decomposes it once)."""
+    from dataclasses import replace
+
+    first = make_target(spec, ys[0], n_samples, covariates, kinship)
+    return (first, *(replace(_make_target(spec, y, n_samples), covariates=first.covariates, kinship=first.kinship)
+                     for y in ys[1:]))
+
+
 def check_kinship_given(spec, kinship, owner="score"):
     """The error for a kinship given to a method that takes none, or none given to one that
     needs it (call it before reading data)."""
@@ -233,7 +245,8 @@ def finite_blocks(blocks, names, scale_free=False):
 
 
 def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None, inverse=None, each=None, once=True):
-    """Run a "blocks" method over ``(j0, j1, block)`` column blocks, in order: a ``ScoreResult``.
+    """Run a "blocks" method over ``(j0, j1, block)`` column blocks, in order: a ``ScoreResult``
+    (for a tuple of targets, ``make_targets``, a list of one per target, from one pass).
 
     The one loop behind in-memory arrays and on-disk stores; blocks run on ``n_jobs`` threads.
     ``inverse``: the blocks hold the distinct columns of the data (``distinct_columns``), feature
@@ -257,8 +270,40 @@ def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None, i
 
     parts = map_blocks(one, finite_blocks(blocks, names, spec.scale_free), n_jobs=n_jobs)
     joined = join_scores(parts)
-    return build_result(spec, joined if inverse is None else take_scores(joined, inverse), target, feature_names,
-                        options)
+    joined = joined if inverse is None else take_scores(joined, inverse)
+    if isinstance(target, tuple):
+        return [build_result(spec, target_scores(joined, t), each_target, feature_names, options)
+                for t, each_target in enumerate(target)]
+    return build_result(spec, joined, target, feature_names, options)
+
+
+def fit_block(spec, block, target, options):
+    """A "blocks" method on ``block`` for ``target``; for a tuple of targets (``make_targets``),
+    for each of them at once: a ``Scores`` whose arrays hold one column per target, from the
+    method's ``many`` where it shares work between them, else from one fit per target."""
+    if not isinstance(target, tuple):
+        return spec.func(block, target, **options)
+    if spec.many is not None:
+        return spec.many(block, target, **options)
+    return stack_scores([spec.func(block, each, **options) for each in target])
+
+
+def stack_scores(parts):
+    """The ``Scores`` of several targets (one each, same features) as one whose arrays hold one
+    column per target, in their order (``target_scores`` takes one out)."""
+    arrays = (None if parts[0][i] is None else np.column_stack([q[i] for q in parts]) for i in range(4))
+    columns = parts[0].columns
+    if columns is not None:
+        columns = {name: np.column_stack([q.columns[name] for q in parts]) for name in columns}
+    return Scores(*arrays, columns)
+
+
+def target_scores(scores, t):
+    """The ``Scores`` of target ``t`` out of ``stack_scores``' columns."""
+    arrays = (None if values is None else np.ascontiguousarray(values[:, t]) for values in scores[:4])
+    columns = (None if scores.columns is None else
+               {name: np.ascontiguousarray(values[:, t]) for name, values in scores.columns.items()})
+    return Scores(*arrays, columns)
 
 
 def score_block(spec, block, target, options, seen=None):
@@ -269,23 +314,23 @@ def score_block(spec, block, target, options, seen=None):
     found = distinct_columns(block) if spec.distinct else None
     if seen is None:
         if found is None:
-            return spec.func(block, target, **options)
+            return fit_block(spec, block, target, options)
         first, inverse = found
-        return take_scores(spec.func(block[:, first], target, **options), inverse)
+        return take_scores(fit_block(spec, block[:, first], target, options), inverse)
     first, inverse = found if found is not None else (np.arange(block.shape[1]), None)
     distinct = block[:, first] if found is not None else block
     if not distinct.shape[1]:
-        return spec.func(block, target, **options)
+        return fit_block(spec, block, target, options)
     keys = seen.keys_of(distinct)
     where, new, waits = seen.claim(keys)
     try:
         if new.size:
-            where[new] = seen.add(keys[new], spec.func(distinct[:, new], target, **options))
+            where[new] = seen.add(keys[new], fit_block(spec, distinct[:, new], target, options))
     finally:
         seen.release(keys[new])
     late = seen.wait(keys, where, waits)  # columns another thread was fitting, if it failed
     if late.size:
-        where[late] = seen.add(keys[late], spec.func(distinct[:, late], target, **options))
+        where[late] = seen.add(keys[late], fit_block(spec, distinct[:, late], target, options))
     scores = seen.gather(where)
     return scores if inverse is None else take_scores(scores, inverse)
 
@@ -369,7 +414,7 @@ class FittedColumns:
             model = get(first)
             if model is None:
                 return None
-            out = np.empty(len(where), dtype=model.dtype)
+            out = np.empty((len(where), *model.shape[1:]), dtype=model.dtype)  # a column per target
             for q, scores in parts.items():
                 rows = where[:, 0] == q
                 out[rows] = get(scores)[where[rows, 1]]

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from scipy import optimize, special
@@ -32,8 +31,8 @@ from scipy import optimize, special
 from ._base import Scores, ratio, register
 from .regression import COLLINEAR, least_squares_fits, orthonormal
 
-__all__ = ["Heritability", "NullModel", "check_kinship", "heritability", "kinship_by_ids", "lmm", "null_model",
-           "target_heritability"]
+__all__ = ["Heritability", "NullModel", "check_kinship", "heritability", "kinship_by_ids", "lmm", "lmm_many",
+           "null_model", "target_heritability"]
 
 _FITTING = threading.Lock()
 #: The largest ``h2`` searched: at 1 a kinship of lower rank than the samples leaves no variance.
@@ -112,26 +111,55 @@ def _loglik(h2, S, Uy, UC):
     return -0.5 * (n * np.log(2.0 * np.pi * rss / n) + n + np.log(d).sum())
 
 
+class _Fits:
+    """The eigendecomposition of the last kinship seen and the null models fitted with it, by
+    target: the targets that share one kinship array (``make_targets``) share its decomposition.
+    A new kinship lets the old one's go (n x n arrays are large)."""
+
+    def __init__(self):
+        self.kinship = self.S = self.U = None
+        self.nulls = {}  # Target (by identity) -> NullModel
+
+    def eigen(self, kinship):
+        if kinship is not self.kinship:
+            self.kinship = self.S = self.U = None
+            self.nulls = {}
+            S, U = np.linalg.eigh(kinship)
+            self.kinship, self.S, self.U = kinship, np.maximum(S, 0.0), U  # rounding below zero of a PSD kinship
+        return self.S, self.U
+
+
+_LAST = _Fits()
+
+
 def null_model(target):
     """The ``NullModel`` of ``target`` (a ``Target`` with ``kinship``), fitted once for all its
     blocks of features (a ``Target`` hashes by identity; it and its fit are never changed); the
     blocks' threads wait for the first to fit it rather than each fitting it."""
     with _FITTING:
-        return _null_model(target)
+        S, U = _LAST.eigen(target.kinship)
+        null = _LAST.nulls.get(target)
+        if null is None:
+            null = _LAST.nulls[target] = _fit_null(target, S, U)
+        return null
 
 
-@lru_cache(maxsize=1)  # n x n arrays: the last target's only
-def _null_model(target):
-    S, Uy, UC, U = _decomposed(target)
+def _fit_null(target, S, U):
+    Uy, UC = _rotated(target, U)
     h2, loglik = _best(lambda h: _loglik(h, S, Uy, UC))
-    n = target.n_samples
-    C = np.ones((n, 1)) if target.covariates is None else np.column_stack([np.ones(n), target.covariates])
     scale = 1.0 / np.sqrt(h2 * S + (1.0 - h2))
-    Q = orthonormal(np.ascontiguousarray(scale[:, None] * (U.T @ C)))
-    yr = scale * (U.T @ np.asarray(target.values, dtype=np.float64))
+    Q = orthonormal(np.ascontiguousarray(scale[:, None] * UC))
+    yr = scale * Uy
     yr = yr - Q @ (Q.T @ yr)
     yr = yr - Q @ (Q.T @ yr)
     return NullModel(h2, loglik, U.T, scale, Q, yr, float(yr @ yr))
+
+
+def _rotated(target, U):
+    """``U^T y`` and ``U^T (1, Z)`` of ``target``."""
+    n = target.n_samples
+    C = np.ones((n, 1)) if target.covariates is None else np.column_stack([np.ones(n), target.covariates])
+    return U.T @ np.asarray(target.values, dtype=np.float64), U.T @ C
 
 
 def _best(loglik):
@@ -188,16 +216,6 @@ def _heritability(S, Uy, UC):
     return Heritability(h2, se, lrt, float(0.5 * special.chdtrc(1, lrt)) if lrt > 0 else 1.0, best)
 
 
-@lru_cache(maxsize=1)  # n x n arrays: the last target's only
-def _decomposed(target):
-    S, U = np.linalg.eigh(target.kinship)
-    S = np.maximum(S, 0.0)  # rounding below zero of a positive semi-definite kinship
-    n = target.n_samples
-    C = np.ones((n, 1)) if target.covariates is None else np.column_stack([np.ones(n), target.covariates])
-    y = np.asarray(target.values, dtype=np.float64)
-    return S, U.T @ y, U.T @ C, U
-
-
 def heritability(kinship, y, *, covariates=None):
     """The REML estimate of the narrow-sense heritability ``h2`` (the share of ``y``'s variance
     that the kinship explains, given the covariates), its standard error and its test.
@@ -241,7 +259,8 @@ def heritability(kinship, y, *, covariates=None):
 def target_heritability(target):
     """``heritability`` of a ``Target`` with its kinship (and covariates)."""
     with _FITTING:
-        S, Uy, UC, _ = _decomposed(target)
+        S, U = _LAST.eigen(target.kinship)
+        Uy, UC = _rotated(target, U)
     return _heritability(S, Uy, UC)
 
 
@@ -254,9 +273,38 @@ def fitted_model(target):
             "h2_pvalue": reml.pvalue}
 
 
+def _tests(whitened, null, n):
+    """The tests of the whitened columns of a block against ``null``: ``(beta, se, lrt)``."""
+    beta, sxx, rss, scale = least_squares_fits(np.ascontiguousarray(whitened), null.Q, null.yr, COLLINEAR)
+    rss[rss <= (64 * np.finfo(float).eps) ** 2 * null.rss] = 0.0  # an exact fit leaves rounding only
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lrt = np.maximum(n * np.log(null.rss / rss), 0.0)
+    lrt[np.isnan(beta)] = np.nan
+    se = ratio(np.sqrt(rss / n), np.sqrt(sxx) * scale)
+    return beta / scale, se, lrt
+
+
+def _scores(beta, se, lrt):
+    wald = 2.0 * special.ndtr(-np.abs(ratio(beta, se)))
+    return Scores(beta, special.chdtrc(1, lrt), lrt, columns={"beta": beta, "se": se, "wald_pvalue": wald})
+
+
+def lmm_many(block, targets):
+    """``lmm`` of a block for several targets that share one kinship and covariates: the block is
+    rotated into the kinship's eigenbasis once (the n x n product, the bulk of the work) and
+    each target's null model weighs the rotated columns (n per column)."""
+    if any(t.kinship is not targets[0].kinship for t in targets):
+        raise ValueError("lmm_many fits targets that share one kinship array (scores.make_targets).")
+    nulls = [null_model(t) for t in targets]
+    n = targets[0].n_samples
+    rotated = nulls[0].rotate @ np.asarray(block, dtype=np.float64)
+    fits = [_tests(null.scale[:, None] * rotated, null, n) for null in nulls]
+    return _scores(*(np.column_stack(parts) for parts in zip(*fits)))
+
+
 @register(
     "lmm", invariance="affine", task="regression", streaming="blocks", pvalues=True, signed=True,
-    covariates=True, kinship=True, distinct="all", fitted=fitted_model,
+    covariates=True, kinship=True, distinct="all", fitted=fitted_model, many=lmm_many,
     formula="y = b0 + Z g + beta x + u + e, u ~ N(0, s2 h2 K), e ~ N(0, s2 (1 - h2) I); h2 of the null by ML, "
             "then fixed; statistic beta, score n log(rss0 / rss) (likelihood ratio), p from chi2(1)",
     reference="Lippert et al. (2011) Nat. Methods 8:833 (FaST-LMM); Lees et al. (2018) Bioinformatics 34:4310 "
@@ -270,14 +318,5 @@ def lmm(block, target):
     result's ``model``.
     """
     null = null_model(target)
-    n = target.n_samples
     whitened = null.scale[:, None] * (null.rotate @ np.asarray(block, dtype=np.float64))
-    beta, sxx, rss, scale = least_squares_fits(np.ascontiguousarray(whitened), null.Q, null.yr, COLLINEAR)
-    rss[rss <= (64 * np.finfo(float).eps) ** 2 * null.rss] = 0.0  # an exact fit leaves rounding only
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lrt = np.maximum(n * np.log(null.rss / rss), 0.0)
-    lrt[np.isnan(beta)] = np.nan
-    se = ratio(np.sqrt(rss / n), np.sqrt(sxx) * scale)
-    b = beta / scale
-    wald = 2.0 * special.ndtr(-np.abs(ratio(b, se)))
-    return Scores(b, special.chdtrc(1, lrt), lrt, columns={"beta": b, "se": se, "wald_pvalue": wald})
+    return _scores(*_tests(whitened, null, target.n_samples))

@@ -9,12 +9,14 @@ merge statistics, finish the result).
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..core.validation import param_error
 from ..scores import check_af, check_kinship_given, check_options, get_method, refuse_covariates
 
-__all__ = ["count_patterns", "profile", "score"]
+__all__ = ["count_patterns", "profile", "score", "score_targets"]
 
 
 def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, scheduler=None, binary=False,
@@ -135,6 +137,100 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
                   scheduler=scheduler, covariates=covariates, labels_required=spec.task != "unsupervised",
                   kinship=kinship)
     return data.score(spec, opts, bounds)
+
+
+def score_targets(X, targets, *, method="regression", feature_names=None, chunk_bytes=None, binary=False,
+                  min_af=None, max_af=None, layer=None, covariates=None, kinship=None, **options):
+    """Score every feature of ``X`` against each of several targets (phenotypes) in one pass.
+
+    The data are read once: a whole-column method (``streaming`` "blocks" in
+    ``genosift.methods()``: the regressions, ``logistic``, the mixed model ``lmm``, ...) fits every
+    target on each block of features as the block is read; the covariates and the kinship are
+    checked once, and the mixed model decomposes the kinship once and rotates each block once
+    for all the targets (each target keeps its own null model and ``h2``). Each result equals
+    ``genosift.score`` of that target alone, bit for bit. A row-mergeable method scores data
+    in memory once per target, and reads a store once per target.
+
+    Parameters
+    ----------
+    X : array-like, scipy.sparse matrix, pandas DataFrame, an ``anndata.AnnData`` in memory,
+        or a store (a ``.gs.h5ad`` path or ``genosift.io.Store``)
+    targets : pandas DataFrame, dict, or list of str
+        The targets, by name: the columns of a DataFrame (one row per row of ``X``, in its
+        order), a dict of name -> one value per row, or names of per-sample columns of an
+        AnnData's ``obs`` or a store's sample table. Every target is given for every sample
+        (drop the samples with a missing value first, or score those targets apart).
+    method : str
+        A name from ``genosift.methods()`` (default ``"regression"``).
+    feature_names, chunk_bytes, binary, min_af, max_af, layer, covariates, kinship, **options
+        As ``genosift.score``: the same for every target.
+
+    Returns
+    -------
+    dict
+        ``{name: ScoreResult}``, in the order of ``targets``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, genosift as gs
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.integers(0, 2, size=(60, 5)).astype(float)
+    >>> Y = pd.DataFrame({"a": X[:, 1] + rng.normal(size=60), "b": X[:, 3] + rng.normal(size=60)})
+    >>> results = gs.score_targets(X, Y, method="regression")
+    >>> [int(results[name].ranking[0]) for name in results]
+    [1, 3]
+    >>> bool(np.array_equal(results["b"].scores, gs.score(X, Y["b"], method="regression").scores))
+    True
+    """
+    from .source import source
+
+    spec = get_method(method)
+    opts = check_options(spec, options)
+    if not isinstance(binary, (bool, np.bool_)):
+        raise param_error("binary", "score_targets", "True or False", binary)
+    bounds = check_af(min_af, max_af)
+    if covariates is not None:
+        refuse_covariates(spec)
+    check_kinship_given(spec, kinship)
+    if spec.task == "unsupervised":
+        raise ValueError(f"Method '{spec.name}' scores the features without a target; score_targets compares them "
+                         "with targets. Use genosift.score, or choose a supervised method.")
+    names, ys = _targets_of(X, targets)
+    data = source(X, None, owner="score_targets", feature_names=feature_names, layer=layer, binary=binary,
+                  chunk_bytes=chunk_bytes, covariates=covariates, kinship=kinship)
+    return dict(zip(names, data.score_targets(spec, opts, ys, bounds)))
+
+
+def _targets_of(X, targets):
+    """``(names, values)`` of ``score_targets``' targets: their names (text, unique) and, for each,
+    its values (or, for a store, its column's name)."""
+    from collections.abc import Mapping
+
+    from .._anndata import is_anndata
+
+    if hasattr(targets, "columns") and hasattr(targets, "to_numpy"):  # a DataFrame
+        pairs = [(str(c), targets[c].to_numpy()) for c in targets.columns]
+    elif isinstance(targets, Mapping):
+        pairs = [(str(k), v) for k, v in targets.items()]
+    elif isinstance(targets, (list, tuple)) and targets and all(isinstance(t, str) for t in targets):
+        if is_anndata(X):
+            from .._anndata import labels_of
+
+            pairs = [(t, labels_of(X, t, required=True)) for t in targets]
+        elif hasattr(X, "row_chunks") or isinstance(X, (str, os.PathLike)):
+            pairs = [(t, t) for t in targets]  # columns of the store's sample table, read with it
+        else:
+            raise TypeError("targets names columns of an AnnData's obs or of a store's sample table; for these data "
+                            "pass the targets' values: a DataFrame (one column per target) or a dict.")
+    else:
+        raise param_error("targets", "score_targets", "a DataFrame, a dict of name -> values, or a list of column "
+                          "names", type(targets).__name__)
+    names = [name for name, _ in pairs]
+    if not names:
+        raise ValueError("score_targets needs at least one target.")
+    if len(set(names)) < len(names):
+        raise ValueError(f"The targets' names must be unique; got {names}.")
+    return names, tuple(values for _, values in pairs)
 
 
 def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk_bytes=None, scheduler=None,

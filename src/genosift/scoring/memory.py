@@ -18,13 +18,14 @@ from ..scores import (
     finish,
     finite_blocks,
     make_target,
+    make_targets,
     score_blocks,
     statistics,
     with_af,
     with_covariates,
 )
 
-__all__ = ["score_memory"]
+__all__ = ["score_memory", "score_memory_targets"]
 
 
 def _score_columns(spec, X, y, names, opts, covariates=None, kinship=None):
@@ -120,3 +121,31 @@ def score_memory(spec, X, y, feature_names, opts, bounds=None, covariates=None, 
         return _score_columns(spec, X, y, feature_names, opts, covariates, kinship)
     stats, names = statistics(spec, X, y, feature_names=feature_names)
     return finish(spec, stats, names, opts)
+
+
+def score_memory_targets(spec, X, ys, feature_names, opts, bounds=None, covariates=None, *, kinship=None):
+    """``score_memory`` of several targets ``ys`` (a tuple of one value per row each) of the same
+    rows: a list of results in their order. A "blocks" method fits every target on each block
+    in one pass over the columns (``score_blocks`` with ``make_targets``: the covariates and the
+    kinship checked once, a mixed model's rotation of each block shared); the other methods
+    score the matrix once per target."""
+    if is_chunk_stream(X):
+        raise ValueError("Several targets are scored on data in memory or in a store, not on a stream of row chunks: "
+                         "pass an array, a sparse matrix or a DataFrame, or score each target with genosift.score.")
+    M, frame_names = as_matrix(X, keep_csc=spec.streaming == "blocks")
+    names = frame_names if feature_names is None else np.asarray(feature_names, dtype=object)
+    if spec.streaming != "blocks":
+        return [score_memory(spec, M, y, names, opts, bounds, covariates, kinship=kinship) for y in ys]
+    counts = None if bounds is None else carriers(M)
+    Z, covariate_names = check_covariates(covariates, M.shape[0])
+    targets = make_targets(spec, ys, M.shape[0], Z, kinship)
+    for target in targets:
+        check_classes(spec, target)
+    columns = inverse = None
+    if spec.distinct:  # each distinct column scored once
+        M = M.tocsc() if sp.issparse(M) else M
+        columns, inverse = distinct_columns(M) or (None, None)
+    width = block_width(M.shape[0], M.shape[1] if columns is None else len(columns))
+    blocks = column_blocks(M, width, keep_sparse=spec.sparse_blocks, columns=columns)
+    results = score_blocks(spec, blocks, targets, names, opts, inverse=inverse, once=False)
+    return [with_af(with_covariates(res, covariate_names), counts, bounds) for res in results]

@@ -95,6 +95,28 @@ class Source:
         return score_backed(self.X, self.y, spec, opts, feature_names=self.feature_names, chunk_bytes=self.chunk_bytes,
                             scheduler=self.scheduler, binary=self.binary, af=bounds, covariates=self.covariates)
 
+    def score_targets(self, spec, opts, ys, bounds=None, *, riders=()):
+        """``score`` of each target of ``ys`` (a tuple: one value per row each, or for a store the
+        names of columns of its sample table) in one pass: a list of results in their order
+        (``scoring.memory.score_memory_targets``, ``scoring.store.store_scores``; ``riders`` ride a
+        store's pass). Data in memory and stores only."""
+        ys = tuple(ys)
+        if self.form == "matrix":
+            from .memory import score_memory_targets
+
+            return score_memory_targets(spec, self.X, ys, self.feature_names, opts, bounds, self.covariates,
+                                        kinship=self.kinship)
+        if self.form == "store":
+            from .store import store_scores
+
+            return [self._named(res) for res in store_scores(
+                self.X, ys, spec, opts, rows=self.rows, chunk_bytes=self.chunk_bytes, scheduler=self.scheduler,
+                af=bounds, covariates=self.covariates, kinship=self.kinship, riders=riders)]
+        what = {"stream": "a stream of row chunks", "dask": "a Dask collection", "backed": "a backed AnnData"}
+        raise ValueError(f"Several targets are scored in one pass of data in memory or of a store, not of "
+                         f"{what[self.form]}: score each target with genosift.score, or pass an array, a sparse "
+                         "matrix, a DataFrame, an AnnData in memory or a store.")
+
     def _named(self, res):
         """A store's result under ``feature_names`` when they were given (else the store's own)."""
         if self.feature_names is None:
@@ -112,8 +134,6 @@ class Source:
         after they are scored, as ``profile(on_disk=True)`` does. ``riders``: more work to ride
         along a store's pass (``scoring.store.store_scores``; see whether each ``began``).
         """
-        target = "auto" if kind == "none" else kind
-        data = replace(self, y=None) if kind == "none" else self
         if self.form == "store":
             from .schedulers import current_scheduler
             from .store import store_scores
@@ -133,7 +153,14 @@ class Source:
                 return res, prof
         else:
             res = self.score(spec, opts, bounds)
-        return res, data.profile(target, on_disk=True, folder=folder, ranks=res.ranks)
+        return res, self.profile_of(kind, folder=folder, ranks=res.ranks)
+
+    def profile_of(self, kind, *, folder=None, ranks=None):
+        """The ``profile`` of ``kind`` (``profiles.kind_for``) of a result's features, in the
+        order of its ``ranks`` when kept on disk, as ``score_and_profile`` makes it after scoring."""
+        if kind == "none":
+            return replace(self, y=None).profile("auto", on_disk=True, folder=folder, ranks=ranks)
+        return self.profile(kind, on_disk=True, folder=folder, ranks=ranks)
 
     def patterns(self, bounds=None):
         """The distinct patterns of the features (``scoring.patterns.count_patterns``) in one pass,

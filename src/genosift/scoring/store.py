@@ -28,6 +28,7 @@ from ..scores import (
     get_method,
     join_scores,
     make_target,
+    make_targets,
     prepare_covariates,
     refuse_covariates,
     score_blocks,
@@ -257,6 +258,9 @@ def store_scores(store, target, spec, opts, *, rows=None, chunk_bytes=None, n_jo
     profile (``stored_profile.ProfilePass``) and the patterns (``patterns.PatternPass``)."""
     budget = chunk_budget(chunk_bytes, "score_store")
     store.check_budget(budget, "score_store")
+    if isinstance(target, tuple):
+        return _store_targets(store, target, spec, opts, rows=rows, chunk_bytes=chunk_bytes, n_jobs=n_jobs,
+                              scheduler=scheduler, af=af, covariates=covariates, kinship=kinship, riders=riders)
     y = _target_of(store, target, spec)
     n = store.shape[0]
     if spec.streaming == "matrix":
@@ -269,17 +273,8 @@ def store_scores(store, target, spec, opts, *, rows=None, chunk_bytes=None, n_jo
             method=FixError.ANY,
         )
     m = n if rows is None else rows.size
-    if y is not None:
-        if rows is not None and np.ndim(y) == 1 and len(y) not in (n, m):
-            raise ValueError(
-                f"y has {len(y)} values, but the store has {n} rows and 'samples' keeps {m}: give "
-                "one label per row of the store, or one per sample kept."
-            )
-        y = as_labels(y, n)[rows] if rows is not None and len(y) == n else as_labels(y, m)
-    Z, covariate_names = None, []
-    if covariates is not None:  # the client reads the store's sample table only then
-        Z, covariate_names = prepare_covariates(covariate_columns(covariates, store.obs, what="the store"), n,
-                                                rows=rows, sample_ids=store.sample_ids, owner="score_store")
+    y = _kept_labels(y, n, rows)
+    Z, covariate_names = _store_covariates(store, covariates, rows)
     target_ = make_target(spec, y, m, Z, kinship)
     check_classes(spec, target_)  # before reading: wrong labels fail at once
     if scheduler is not None or current_scheduler() is not None:
@@ -301,6 +296,54 @@ def store_scores(store, target, spec, opts, *, rows=None, chunk_bytes=None, n_jo
         res = _score_blocks(store, target_, spec, opts, budget, rows, n_jobs, af,
                             [r for r in riders if r.rides_blocks(store)])
     return with_covariates(res, covariate_names)
+
+
+def _kept_labels(y, n, rows):
+    """The labels ``y`` of the ``rows`` kept (None: every row of the ``n``), from one per row of
+    the store or one per row kept."""
+    if y is None:
+        return None
+    m = n if rows is None else rows.size
+    if rows is not None and np.ndim(y) == 1 and len(y) not in (n, m):
+        raise ValueError(
+            f"y has {len(y)} values, but the store has {n} rows and 'samples' keeps {m}: give "
+            "one label per row of the store, or one per sample kept."
+        )
+    return as_labels(y, n)[rows] if rows is not None and len(y) == n else as_labels(y, m)
+
+
+def _store_covariates(store, covariates, rows):
+    """``(Z, names)``: the checked covariates of the rows kept, or ``(None, [])``."""
+    if covariates is None:  # the client reads the store's sample table only when there are some
+        return None, []
+    return prepare_covariates(covariate_columns(covariates, store.obs, what="the store"), store.shape[0],
+                              rows=rows, sample_ids=store.sample_ids, owner="score_store")
+
+
+def _store_targets(store, targets, spec, opts, *, rows, chunk_bytes, n_jobs, scheduler, af, covariates, kinship,
+                   riders):
+    """``store_scores`` of a tuple of targets: a list of results in their order. A whole-column
+    method fits every target on each feature block of one pass (``score_blocks`` with
+    ``make_targets``), and every rider rides it; another method reads the store once per target
+    (the riders ride the first pass)."""
+    if scheduler is not None or current_scheduler() is not None:
+        raise ValueError("Several targets are scored in one pass on this machine's threads, not on a Dask scheduler: "
+                         "leave out scheduler (and use no Dask scheduler), or score each target with score_store.")
+    if spec.streaming != "blocks":
+        return [store_scores(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, n_jobs=n_jobs, af=af,
+                             covariates=covariates, kinship=kinship, riders=riders if t == 0 else ())
+                for t, y in enumerate(targets)]
+    n, m = store.shape[0], store.shape[0] if rows is None else rows.size
+    ys = tuple(_kept_labels(_target_of(store, y, spec), n, rows) for y in targets)
+    Z, covariate_names = _store_covariates(store, covariates, rows)
+    made = make_targets(spec, ys, m, Z, kinship)
+    for target in made:
+        check_classes(spec, target)
+    for rider in riders:
+        rider.begin(ys[0], m, store.shape[1], lambda: store.feature_names)
+    results = _score_blocks(store, made, spec, opts, chunk_budget(chunk_bytes, "score_store"), rows, n_jobs, af,
+                            [r for r in riders if r.rides_blocks(store)])
+    return [with_covariates(res, covariate_names) for res in results]
 
 
 def kept_kinship(kinship, store, rows):
@@ -374,6 +417,8 @@ def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None, ride
             res = build_result(spec, join_scores(parts), target, names, opts)
         else:
             res = score_blocks(spec, blocks, target, names, opts, n_jobs=jobs, each=show)
+        if isinstance(res, list):  # several targets
+            return [with_af(each, tap.counts, af) for each in res]
         return with_af(res, tap.counts, af)
 
 

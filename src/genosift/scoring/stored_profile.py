@@ -107,11 +107,13 @@ class ProfilePass:
     thread). It rides along only the passes that read the store as its own pass would
     (``rides_rows``, ``rides_blocks``). ``result(ranks)`` gives the profile: a ``Profile`` from row chunks, a
     ``StoredProfile`` in the order of ``ranks`` from feature blocks (close it when done); None
-    when the pass read neither (a Dask scheduler scores elsewhere).
+    when the pass read neither (a Dask scheduler scores elsewhere). ``labels``: the profile's
+    own labels (one per row scored), for a pass that scores several targets; by default the
+    pass's target.
     """
 
-    def __init__(self, kind, *, folder=None):
-        self.kind, self.folder = kind, folder
+    def __init__(self, kind, *, folder=None, labels=None):
+        self.kind, self.folder, self.own = kind, folder, labels
         self.began = False
         self.stats = self.file = None
         self._lock = threading.Lock()
@@ -120,6 +122,7 @@ class ProfilePass:
         """The target of the ``m`` rows scored (None for none), the number of features ``p`` and
         their names (a callable giving them, for a profile made from rows)."""
         self.began, self.p, self.names = True, p, names
+        y = y if self.own is None else self.own
         self.labels = None if y is None or self.kind == "none" else as_labels(y, m)
         first, self.classes, self.count = block_records(np.zeros((m, 1)), self.labels, self.kind)
         self.width = first.shape[1]
