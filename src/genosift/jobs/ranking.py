@@ -319,7 +319,7 @@ def _scored_targets(samples, spec, opts, covariates, *, min_af, max_af, chunk_by
     patterns ride it); another method scores each in turn (``score_labelled``)."""
     from dataclasses import replace
 
-    from ..scores import check_af, check_classes, make_target
+    from ..scores import check_af, check_target
     from ..scoring.patterns import PatternPass
     from ..scoring.profiles import kind_for
     from ..scoring.stored_profile import ProfilePass
@@ -332,7 +332,7 @@ def _scored_targets(samples, spec, opts, covariates, *, min_af, max_af, chunk_by
     ys = [labelled.train_values(t) for t in samples.targets]
     for name, y in zip(samples.targets, ys):  # each target's labels, before the data are scored
         try:
-            check_classes(spec, make_target(spec, y, len(y)))
+            check_target(spec, y)
         except ValueError as exc:
             raise _for_target(exc, name) from None
     kinds = [kind_for(spec.name, y) for y in ys]

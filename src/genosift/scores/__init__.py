@@ -10,7 +10,7 @@ from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, d
 from ._order import TIE_BITS, rank_order, tie_key, top_order
 from ._discretize import check_bins, discretize, n_codes
 from ._af import CarrierTap, WithCarriers, af_tested, carriers, check_af, untested_last, with_af
-from ._prepare import (LabelCoding, build_result, check_classes, check_kinship_given, check_options,
+from ._prepare import (LabelCoding, build_result, check_classes, check_kinship_given, check_options, check_target,
                        covariate_methods, finish, finite_blocks, join_scores, make_target, make_targets,
                        refuse_covariates, score_block, score_blocks, statistics, take_scores,
                        target_values)
@@ -24,7 +24,7 @@ __all__ = [
     "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "genomic_inflation", "get_method", "methods",
     "rank_order", "top_order", "tie_key", "TIE_BITS",
     "register", "score_block", "score_blocks", "take_scores", "statistics", "finish", "check_options", "make_target",
-    "make_targets", "LabelCoding", "describe", "carriers", "check_af", "with_af", "CarrierTap",
+    "make_targets", "check_target", "LabelCoding", "describe", "carriers", "check_af", "with_af", "CarrierTap",
     "WithCarriers", "af_tested", "untested_last", "build_result", "check_classes", "finite_blocks", "join_scores",
     "target_values", "covariate_methods", "refuse_covariates", "check_covariates", "align_covariates",
     "prepare_covariates", "with_covariates", "covariate_columns", "has_sample_ids", "frame_sample_ids", "check_bins",

@@ -28,9 +28,9 @@ from ..core.validation import (
 from ._base import REGISTRY, ScoreResult, Scores, Target, get_method
 
 __all__ = ["FittedColumns", "LabelCoding", "build_result", "check_classes", "check_kinship_given", "check_options",
-           "covariate_methods", "finish", "finite_blocks", "fit_block", "join_scores", "make_target", "make_targets",
-           "refuse_covariates", "result_arrays", "score_block", "score_blocks", "stack_scores", "statistics",
-           "take_scores", "target_scores", "target_values"]
+           "check_target", "covariate_methods", "finish", "finite_blocks", "fit_block", "join_scores", "make_target",
+           "make_targets", "refuse_covariates", "result_arrays", "score_block", "score_blocks", "stack_scores",
+           "statistics", "take_scores", "target_scores", "target_values"]
 
 
 def check_options(method, options):
@@ -187,6 +187,12 @@ def make_target(spec, y, n_samples, covariates=None, kinship=None):
 
     return replace(target, covariates=covariates,
                    kinship=None if kinship is None else check_kinship(kinship, n_samples))
+
+
+def check_target(spec, y):
+    """The error for labels ``y`` that the method ``spec`` cannot score (the wrong kind, one class,
+    a class too small, NaN), raised before any data are read; labels it takes pass."""
+    check_classes(spec, _make_target(spec, y, len(y)))
 
 
 def make_targets(spec, ys, n_samples, covariates=None, kinship=None):

@@ -125,13 +125,10 @@ def score_memory(spec, X, y, feature_names, opts, bounds=None, covariates=None, 
 
 def score_memory_targets(spec, X, ys, feature_names, opts, bounds=None, covariates=None, *, kinship=None):
     """``score_memory`` of several targets ``ys`` (a tuple of one value per row each) of the same
-    rows: a list of results in their order. A "blocks" method fits every target on each block
+    rows of a matrix (not a stream): a list of results in their order. A "blocks" method fits every target on each block
     in one pass over the columns (``score_blocks`` with ``make_targets``: the covariates and the
     kinship checked once, a mixed model's rotation of each block shared); the other methods
     score the matrix once per target."""
-    if is_chunk_stream(X):
-        raise ValueError("Several targets are scored on data in memory or in a store, not on a stream of row chunks: "
-                         "pass an array, a sparse matrix or a DataFrame, or score each target with genosift.score.")
     M, frame_names = as_matrix(X, keep_csc=spec.streaming == "blocks")
     names = frame_names if feature_names is None else np.asarray(feature_names, dtype=object)
     if spec.streaming != "blocks":
