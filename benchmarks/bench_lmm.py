@@ -26,6 +26,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src"
 RUNS = {
     "lmm, kinship of the k-mers": ["--method", "lmm", "--kinship-from-data"],
+    "logistic, principal coordinates chosen from the scree (auto)": ["--method", "logistic", "--structure", "auto"],
     "logistic, 10 principal coordinates": ["--method", "logistic", "--structure", "10"],
     "logistic, 3 principal coordinates": ["--method", "logistic", "--structure", "3"],
 }

@@ -92,3 +92,42 @@ def test_the_score_job_reports_the_inflation_and_plot_draws_the_run(ranked, tmp_
     pd.DataFrame({"feature": ["a"], "score": [1.0]}).to_csv(other, sep="\t", index=False)
     assert main(["plot", str(other), "--qq", str(tmp_path / "o.png")]) == 1
     assert "has no 'pvalue' column" in capsys.readouterr().err
+
+
+def test_structure_auto_is_recorded_and_plot_draws_its_scree(tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="figures need matplotlib")
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_structure import _clonal
+
+    X = _clonal(6, 15, seed=1)
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    table.insert(0, "sample", [f"s{i}" for i in range(X.shape[0])])
+    table.insert(1, "trait", X[:, 3] + rng.standard_normal(X.shape[0]))
+    data = tmp_path / "clonal.tsv"
+    table.to_csv(data, sep="\t", index=False)
+    out = tmp_path / "ranking.tsv"
+    assert main(["score", str(data), "--target", "trait", "--method", "regression", "--structure", "auto",
+                 "--structure-out", str(tmp_path / "pcs.tsv"), "-o", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "population structure: 5 principal coordinate(s): the steepest drop of the scree" in printed
+    assert "adjusted for 5 covariate(s): PC1, PC2, PC3, PC4, PC5" in printed
+    assert "Wrote the 5 principal coordinates" in printed
+    record = json.loads((tmp_path / "ranking.tsv.json").read_text())["structure"]
+    expected = gs.principal_coordinates(X, "auto")
+    assert record["explained"] == expected.attrs["explained"] and record["scree"] == expected.attrs["scree"]
+    scree = tmp_path / "scree.png"
+    assert main(["plot", str(out), "--scree", str(scree)]) == 0
+    assert scree.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "5 principal coordinate(s) adjusted for" in capsys.readouterr().out
+    plain = tmp_path / "plain.tsv"
+    assert main(["score", str(data), "--target", "trait", "--method", "regression", "-o", str(plain), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["plot", str(plain), "--scree", str(tmp_path / "s.png")]) == 1
+    assert "adjusted for no principal coordinates" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["score", str(data), "--target", "trait", "--structure", "many", "-o", str(plain)])
+    assert "--structure: must be a whole number >= 1 or auto, got 'many'" in capsys.readouterr().err

@@ -237,3 +237,42 @@ def test_exact_products_take_integers_whose_sums_stay_below_2_to_the_53():
     assert exact.add(sp.csr_matrix(A)) and exact.add(A)
     assert np.array_equal(np.triu(gram), np.triu(2 * A @ A.T))
     assert not exact.add(np.array([[np.inf, 0.0], [0.0, 0.0]]))
+
+
+def _clonal(lineages, per_lineage, seed):
+    """Presence/absence of a clonal population: each lineage's markers, carried by its members
+    with a few losses, and private features of single genomes (the scree's long tail)."""
+    rng = np.random.default_rng(seed)
+    n = lineages * per_lineage
+    member = np.repeat(np.arange(lineages), per_lineage)
+    markers = np.repeat(np.arange(lineages), 60)
+    X = (member[:, None] == markers[None, :]) & (rng.random((n, markers.size)) > 0.05)
+    private = rng.random((n, 3 * n)) < 1.0 / n
+    return np.hstack([X, private]).astype(np.float64)
+
+
+@pytest.mark.parametrize("lineages,per_lineage", [(4, 12), (8, 12), (8, 50), (16, 12)])
+def test_auto_keeps_one_coordinate_fewer_than_the_lineages(lineages, per_lineage):
+    X = _clonal(lineages, per_lineage, seed=lineages + per_lineage)
+    pcs = gs.principal_coordinates(X, "auto")
+    assert pcs.shape == (X.shape[0], lineages - 1)
+    assert len(pcs.attrs["scree"]) == min(30, X.shape[0] - 1)
+    assert f"{lineages - 1} principal coordinate(s)" in pcs.attrs["rule"]
+    fixed = gs.principal_coordinates(X, lineages - 1)
+    np.testing.assert_allclose(pcs.to_numpy(), fixed.to_numpy(), rtol=1e-10, atol=1e-12)
+    assert pcs.attrs["explained"] == pytest.approx(fixed.attrs["explained"], rel=1e-12)
+
+
+def test_choose_components_reads_the_scree():
+    from genosift.structure import choose_components
+
+    values = np.array([30.0, 29.0, 28.0, 3.0, 2.9, 2.8, 0.5, 0.01])
+    assert choose_components(values, 100.0)[0] == 3
+    # the drop out of the coordinates above 1 % counts (20 -> 0.5); one after a negligible one
+    # (0.5 % -> 0.001 %) does not
+    assert choose_components(np.array([30.0, 20.0, 0.5, 0.001]), 100.0)[0] == 2
+    k, rule = choose_components(np.array([0.9, 0.05]), 100.0)  # nothing above 1 %: one coordinate
+    assert k == 1 and "no coordinate explains" in rule
+    assert choose_components(np.array([40.0]), 100.0)[0] == 1
+    with pytest.raises(ValueError, match="n_components"):
+        gs.principal_coordinates(np.eye(5), "many")

@@ -27,7 +27,8 @@ from .core import engine
 from .core.distinct import distinct_columns
 from .core.validation import is_int, param_error
 
-__all__ = ["LANCZOS_FROM", "METRICS", "kinship", "principal_coordinates", "tree_kinship"]
+__all__ = ["AUTO_MAX", "AUTO_MIN_SHARE", "LANCZOS_FROM", "METRICS", "choose_components", "kinship",
+           "principal_coordinates", "tree_kinship"]
 
 #: The distances between samples that ``principal_coordinates`` offers.
 METRICS = ("kmds", "euclidean")
@@ -42,6 +43,10 @@ _SPARSE_COST = 0.05
 LANCZOS_FROM = 3000
 #: An eigenvalue at or below this share of the largest is no dimension of the data.
 _RANK_TOL = 1e-9
+#: ``n_components="auto"``: the number of coordinates looked at (the scree), and the smallest
+#: share of the total that a coordinate explains to be a candidate (``choose_components``).
+AUTO_MAX = 30
+AUTO_MIN_SHARE = 0.01
 
 
 def principal_coordinates(X, n_components, *, metric="kmds", binary=None, chunk_bytes=None, samples=None):
@@ -56,8 +61,11 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, chunk_
         Samples in rows, features in columns. A store is read in feature blocks (out of core); any
         other file is read into memory with ``genosift.io.read`` (k-mer files as sparse matrices,
         never densified).
-    n_components : int
-        How many coordinates, ``1 <= n_components < n_samples``.
+    n_components : int or "auto"
+        How many coordinates, ``1 <= n_components < n_samples``; ``"auto"``: as many as the
+        scree of the top ``AUTO_MAX`` tells (``choose_components``: the largest ratio of
+        consecutive eigenvalues among the coordinates that explain at least ``AUTO_MIN_SHARE``
+        of the total each; for a clonal population of L lineages, L - 1).
     metric : {'kmds', 'euclidean'}, default 'kmds'
         The distance between samples (see the module's notes): 'kmds' is SEER's kmds (the share of
         features whose values differ, squared differences over the number of features);
@@ -78,7 +86,9 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, chunk_
         Columns ``PC1 .. PCk``; coordinate ``k`` is the ``k``-th eigenvector of the double-centred
         squared distances times the root of its eigenvalue, its largest-magnitude entry positive.
         Indexed by the sample ids where known. ``.attrs``: ``eigenvalues``, ``explained`` (each
-        eigenvalue's share of their total, the trace), ``metric``, ``binary``, ``n_features``.
+        eigenvalue's share of their total, the trace), ``metric``, ``binary``, ``n_features``;
+        with ``"auto"`` also ``scree`` (the shares of the ``AUTO_MAX`` coordinates looked at,
+        or of all there are) and ``rule`` (why that many, in words).
         kmds's distances are not euclidean: some eigenvalues are negative, and the shares of the
         top ones can add up to more than 1.
 
@@ -114,19 +124,26 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, chunk_
     >>> [round(v, 3) for v in pca.attrs["explained"]]
     [0.551, 0.351]
     """
-    _check_options(n_components, metric, binary)
+    auto = isinstance(n_components, str) and n_components == "auto"
+    _check_options(1 if auto else n_components, metric, binary)
     binary = metric == "kmds" if binary is None else binary
     budget = engine.check_budget(chunk_bytes, _OWNER)
     source, ids = _source(X, binary, samples)
     n, p = source.shape
-    if not 1 <= n_components < n:
+    if n < 2 or not auto and not 1 <= n_components < n:
         raise param_error("n_components", _OWNER, f"an int in [1, n_samples - 1] = [1, {n - 1}]", n_components)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=engine.threads(), user_api="blas"):  # genosift's --threads
         gram = _cross_products(source, budget)
         B, total = _centred_distances(gram, p, metric)
-        values, vectors = _top_eigenpairs(B, n_components)
+        values, vectors = _top_eigenpairs(B, min(AUTO_MAX, n - 1) if auto else n_components, strict=not auto)
+    more = {}
+    if auto:
+        scree = values / total
+        n_components, rule = choose_components(values, total)
+        values, vectors = values[:n_components], vectors[:, :n_components]
+        more = {"scree": scree.tolist(), "rule": rule}
     coords = vectors * np.sqrt(values)
     top = np.argmax(np.abs(coords), axis=0)
     coords *= np.where(coords[top, np.arange(n_components)] < 0, -1.0, 1.0)
@@ -135,8 +152,36 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, chunk_
     frame = pd.DataFrame(coords, index=None if ids is None else pd.Index(ids, name="sample"),
                          columns=[f"PC{k + 1}" for k in range(n_components)])
     frame.attrs.update(eigenvalues=values.tolist(), explained=(values / total).tolist(), metric=metric,
-                       binary=bool(binary), n_features=int(p))
+                       binary=bool(binary), n_features=int(p), **more)
     return frame
+
+
+def choose_components(eigenvalues, total):
+    """How many principal coordinates hold the population structure, from the scree of the top
+    ``eigenvalues`` (descending) and their ``total`` (the trace): ``(k, rule)``, ``rule`` saying
+    why in words.
+
+    The eigenvalue-ratio rule (Ahn & Horenstein 2013, Econometrica 81:1203): ``k`` maximises
+    ``eigenvalues[k - 1] / eigenvalues[k]``, the steepest drop of the scree, over the
+    coordinates ``k`` that explain at least ``AUTO_MIN_SHARE`` of the total each (a drop after a
+    negligible one is noise). L lineages of a clonal population stand apart in L - 1
+    dimensions, and the drop after the (L - 1)-th is the largest. Without such a coordinate (or
+    with one eigenvalue only), ``k`` is 1.
+
+    >>> choose_components(np.array([35.0, 31.7, 29.9, 7.2, 4.9, 4.3, 2.8, 2.6, 1.0, 0.6]), 100.0)[0]
+    3
+    """
+    values = np.asarray(eigenvalues, dtype=np.float64)
+    shares = values / total
+    candidates = min(int(np.sum(shares >= AUTO_MIN_SHARE)), values.size - 1)  # each with the one after it
+    if candidates < 1:
+        return 1, (f"1 principal coordinate: no coordinate explains {AUTO_MIN_SHARE:.0%} of the variance, or "
+                   "there is only one, so the scree has no drop to find")
+    ratios = values[:candidates] / values[1:candidates + 1]
+    k = int(np.argmax(ratios)) + 1
+    return k, (f"{k} principal coordinate(s): the steepest drop of the scree (eigenvalue {k} is {ratios[k - 1]:.2f} "
+               f"times eigenvalue {k + 1}) after one of the {candidates} coordinates that explain at least "
+               f"{AUTO_MIN_SHARE:.0%} of the variance each; PC1-PC{k} explain {shares[:k].sum():.1%}")
 
 
 def kinship(X, *, binary=False, chunk_bytes=None, samples=None):
@@ -462,10 +507,11 @@ def _centred_distances(gram, n_features, metric, owner=_OWNER):
     return P, float(np.trace(P))
 
 
-def _top_eigenpairs(B, k):
+def _top_eigenpairs(B, k, strict=True):
     """The ``k`` largest eigenvalues of the symmetric ``B``, descending, and their unit vectors:
     LAPACK's ``syevr`` for those only (``O(n^3)``), or, from ``LANCZOS_FROM`` samples on, ARPACK's
-    Lanczos iteration to machine precision (``O(n^2)`` per step; a fixed start, so repeatable)."""
+    Lanczos iteration to machine precision (``O(n^2)`` per step; a fixed start, so repeatable).
+    Fewer dimensions of variation than ``k`` are an error, or (not ``strict``) those there are."""
     n = B.shape[0]
     if n >= LANCZOS_FROM and k < n // 10:
         from scipy.sparse.linalg import eigsh
@@ -480,6 +526,8 @@ def _top_eigenpairs(B, k):
         order = np.arange(k)[::-1]
     values, vectors = values[order], vectors[:, order]
     rank = int(np.sum(values > _RANK_TOL * values[0]))
+    if rank < k and not strict and rank:
+        return values[:rank], np.ascontiguousarray(vectors[:, :rank])
     if rank < k:
         raise ValueError(f"The data given to {_OWNER} vary in only {rank} dimension(s) of the distances: "
                          f"{k} coordinates were asked for. Ask for at most {rank} (n_components={rank}).")

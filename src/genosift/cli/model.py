@@ -31,7 +31,7 @@ def plot_command(args):
     from .. import jobs
 
     print(jobs.plot(args.ranking, qq=args.qq, manhattan=args.manhattan, hits=args.hits, phandango=args.phandango,
-                    reference=args.reference, alpha=args.alpha, force=args.force))
+                    reference=args.reference, scree=args.scree, alpha=args.alpha, force=args.force))
     return 0
 
 

@@ -126,8 +126,9 @@ def _add_covariate_options(p):
                    help="the field separator of --covariates (default: by its suffix, else guessed from its header)")
     p.add_argument("--covariate", action="append", metavar="COLUMN",
                    help="a column of --meta to adjust for (repeatable); categorical columns are one-hot encoded")
-    p.add_argument("--structure", type=_positive_int, metavar="K",
-                   help="adjust for population structure too: the top K principal coordinates of the samples, "
+    p.add_argument("--structure", type=_structure_count, metavar="K|auto",
+                   help="adjust for population structure too: the top K principal coordinates of the samples "
+                        "(auto: as many as the steepest drop of their scree tells, L - 1 for L clonal lineages), "
                         "computed from the data themselves (no labels), added to the covariates")
     p.add_argument("--structure-metric", type=_structure_metric, metavar="NAME",
                    help="the distance between samples of --structure: kmds (SEER's: the share of features one "
@@ -321,6 +322,12 @@ def _structure_metric(text):
     return text
 
 
+def _structure_count(text):
+    if text == "auto" or text.isdigit() and int(text) >= 1:
+        return text if text == "auto" else int(text)
+    raise argparse.ArgumentTypeError(f"must be a whole number >= 1 or auto, got {text!r}")
+
+
 def _positive_int(text):
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
@@ -492,14 +499,16 @@ def _add_model_commands(sub):
     _add_run_options(p)
     p.set_defaults(func=annotate_command)
     p = sub.add_parser("plot", help="figures of a `genosift score` ranking: the QQ plot with the genomic "
-                                    "inflation factor, and (with the hits of `genosift annotate`) the Manhattan plot "
-                                    "and phandango's plot file")
+                                    "inflation factor, the scree of its principal coordinates, and (with the hits of "
+                                    "`genosift annotate`) the Manhattan plot and phandango's plot file")
     p.add_argument("ranking", help="the ranking table written by `genosift score -o` (its .json beside it gives "
                                    "the threshold drawn)")
     p.add_argument("--qq", metavar="PNG", help="the QQ plot to write")
     p.add_argument("--manhattan", metavar="PNG", help="the Manhattan plot to write: -log10 p of each hit of --hits "
                                                       "along the reference's coordinates")
     p.add_argument("--phandango", metavar="FILE", help="the hits of --hits as phandango's GWAS plot file (.plot)")
+    p.add_argument("--scree", metavar="PNG", help="the scree of the principal coordinates the run adjusted for "
+                                                  "(score --structure K|auto): each one's share of the variance")
     p.add_argument("--hits", metavar="TABLE", help="the hits table of `genosift annotate` (for --manhattan, "
                                                    "--phandango)")
     p.add_argument("--reference", metavar="NAME",

@@ -74,7 +74,7 @@ def _walkthrough(folder):
     results, ranking, hits = str(folder / "results"), str(folder / "ranking.tsv"), str(folder / "hits.tsv")
     return [
         ["convert", kmers, *meta_options, "-o", store],
-        ["score", store, *target, "--binary", "--method", "logistic", "--structure", "3", "--min-af", "0.05",
+        ["score", store, *target, "--binary", "--method", "logistic", "--structure", "auto", "--min-af", "0.05",
          "--top", "50", "-o", ranking],
         ["score", store, *target, "--binary", "--method", "lmm", "--kinship-from-data", "--min-af", "0.05", "--top",
          "50", "-o", str(folder / "lmm.tsv")],

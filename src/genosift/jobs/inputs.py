@@ -99,8 +99,9 @@ class Covariates:
         Its sample-id column and separator.
     columns : sequence of str
         Per-sample columns of the data or metadata table to adjust for.
-    structure : int, optional
-        That many principal coordinates of the samples' distances (population structure).
+    structure : int or "auto", optional
+        That many principal coordinates of the samples' distances (population structure);
+        ``"auto"``: as many as their scree tells (``genosift.structure.choose_components``).
     structure_metric : str, optional
         Their distance (see ``genosift.structure``).
     structure_out : str or path, optional
@@ -198,9 +199,13 @@ class Covariates:
         if self.structure:
             metric = {} if self.structure_metric is None else {"metric": self.structure_metric}
             structure = structure_covariates(labelled, self.structure, rows=rows, chunk_bytes=chunk_bytes, **metric)
+            labelled.structure = {key: structure.attrs[key] for key in ("metric", "eigenvalues", "explained", "scree",
+                                                                        "rule") if key in structure.attrs}
+            if "rule" in structure.attrs:
+                labelled.notes.append(f"population structure: {structure.attrs['rule']}")
             if self.structure_out is not None:
                 write_frame(structure.rename_axis("sample").reset_index(), os.fspath(self.structure_out), force=force)
-                labelled.notes.append(f"Wrote the {self.structure} principal coordinates "
+                labelled.notes.append(f"Wrote the {structure.shape[1]} principal coordinates "
                                       f"({structure.attrs['metric']}) of {len(structure)} samples to "
                                       f"{self.structure_out}.")
         frame, notes = labelled_covariates(labelled, table=table, columns=self.columns, rows=rows, structure=structure)

@@ -30,6 +30,7 @@ class Labelled:
     notes: list = field(default_factory=list)
     unlabelled: object = None  # with load_labelled(unlabelled=True): the samples with data but no label
     targets: dict = None  # with several targets: {name: values of every sample kept}, the first's being y
+    structure: dict = None  # the principal coordinates adjusted for: their metric, eigenvalues and shares
 
     @property
     def X_train(self):
@@ -384,6 +385,7 @@ def run_provenance(labelled, result, mask, *, inputs, target, rule, started, com
         "target": target,
         "selection": {**rule, "n_selected": int(mask.sum())},
         **({} if patterns is None else {"n_patterns": patterns.n_patterns}),
+        **({} if labelled.structure is None else {"structure": labelled.structure}),
         "samples_used": [str(s) for s in labelled.dataset.sample_ids[labelled.train]],
         "class_counts": {str(c): int((y == c).sum()) for c in np.unique(y)},
         "notes": labelled.notes,

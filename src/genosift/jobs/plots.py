@@ -45,7 +45,23 @@ def _threshold(path, alpha):
     return alpha / n if n else None
 
 
-def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, reference=None, alpha=0.05, force=False):
+def _structure(path):
+    """The principal coordinates the run of the ranking ``path`` adjusted for (its sidecar's
+    ``structure``), or the error saying how to get them."""
+    from ..core.messages import FixError
+
+    sidecar = Path(str(path) + ".json")
+    record = json.loads(sidecar.read_text(encoding="utf-8")) if sidecar.is_file() else {}
+    structure = record.get("structure")
+    if not structure:
+        raise FixError(f"The run of {str(path)!r} adjusted for no principal coordinates (its sidecar "
+                       f"{sidecar.name!r} records none): score with {{structure}} to draw their scree.",
+                       owner="plot", structure=FixError.ANY)
+    return structure
+
+
+def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, reference=None, scree=None, alpha=0.05,
+         force=False):
     """Draw the figures of the ranking table ``ranking`` (``genosift score``'s): ``genosift plot``.
 
     Parameters
@@ -67,6 +83,10 @@ def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, referen
         minLOG10(P), log10(p), r^2`` (the k-mer, ``start..end``, -log10 p).
     reference : str, optional
         The reference drawn (its FASTA's name without suffixes); default: the one with most hits.
+    scree : str or path
+        The scree of the principal coordinates the run adjusted for (``--structure``; PNG): each
+        one's share of the variance, those adjusted for marked; with ``--structure auto``, all
+        the coordinates its rule looked at.
     alpha : float
         The family-wise level of the threshold drawn when the run selected by none.
     force : bool
@@ -77,13 +97,14 @@ def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, referen
     Plotted
     """
     from ..core.files import check_output, write_bytes
-    from ..report.figures import manhattan_plot, png_bytes, qq_plot
+    from ..report.figures import manhattan_plot, png_bytes, qq_plot, scree_plot
     from ..scores import genomic_inflation
 
-    if qq is None and manhattan is None and phandango is None:
-        raise FixUsageError("plot needs a figure to draw: {qq}, {manhattan} or {phandango}.", owner="plot",
-                            qq=FixUsageError.ANY, manhattan=FixUsageError.ANY, phandango=FixUsageError.ANY)
-    for figure, option in ((qq, "qq"), (manhattan, "manhattan")):
+    if qq is None and manhattan is None and phandango is None and scree is None:
+        raise FixUsageError("plot needs a figure to draw: {qq}, {manhattan}, {phandango} or {scree}.", owner="plot",
+                            qq=FixUsageError.ANY, manhattan=FixUsageError.ANY, phandango=FixUsageError.ANY,
+                            scree=FixUsageError.ANY)
+    for figure, option in ((qq, "qq"), (manhattan, "manhattan"), (scree, "scree")):
         if figure is not None and not Path(figure).name.lower().endswith(".png"):
             raise FixUsageError(f"The figure {str(figure)!r} is written as PNG: name it .png in {{{option}}}.",
                                 owner="plot", **{option: FixUsageError.ANY})
@@ -91,14 +112,23 @@ def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, referen
         raise FixUsageError("{manhattan} and {phandango} draw the hits of genosift annotate: pass them in {hits}.",
                             owner="plot", manhattan=FixUsageError.ANY, phandango=FixUsageError.ANY,
                             hits=FixUsageError.ANY)
-    written = [f for f in (qq, manhattan, phandango) if f is not None]
+    written = [f for f in (qq, manhattan, phandango, scree) if f is not None]
     for figure in written:
         check_output(figure, force=force, inputs=(ranking,) + ((hits,) if hits is not None else ()))
-    p = _pvalues(ranking)
-    inflation = genomic_inflation(p)
-    threshold = _threshold(ranking, alpha)
-    lines = [f"{int((p == p).sum()):,} p-values: genomic inflation lambda = {inflation:.3f}"
-             + ("" if threshold is None else f"; threshold p = {threshold:.3g}")]
+    structure = None if scree is None else _structure(ranking)
+    lines, inflation, threshold = [], None, None
+    if written != [scree]:
+        p = _pvalues(ranking)
+        inflation = genomic_inflation(p)
+        threshold = _threshold(ranking, alpha)
+        lines.append(f"{int((p == p).sum()):,} p-values: genomic inflation lambda = {inflation:.3f}"
+                     + ("" if threshold is None else f"; threshold p = {threshold:.3g}"))
+    if scree is not None:
+        chosen = len(structure["explained"])
+        write_bytes(scree, png_bytes(scree_plot(structure.get("scree", structure["explained"]), chosen=chosen,
+                                                metric=structure.get("metric"))), force=force)
+        lines.append(f"{chosen} principal coordinate(s) adjusted for, explaining "
+                     f"{sum(structure['explained']):.1%} of the variance")
     if qq is not None:
         write_bytes(qq, png_bytes(qq_plot(p, threshold=threshold, inflation=inflation)), force=force)
     if hits is not None:

@@ -232,6 +232,31 @@ def qq_plot(pvalues, *, threshold=None, inflation=None, keep_top=2000, max_point
     return fig
 
 
+def scree_plot(shares, *, chosen=None, metric=None):
+    """The scree of the principal coordinates: each one's share of the variance (``shares``, in
+    order), the ``chosen`` first ones (adjusted for) marked, the others grey.
+
+    >>> fig = scree_plot([0.35, 0.32, 0.3, 0.07, 0.05], chosen=3)
+    >>> fig.axes[0].get_ylabel()
+    'share of the variance (%)'
+    """
+    values = 100.0 * np.asarray(shares, dtype=np.float64)
+    if not values.size:
+        raise ValueError("No principal coordinate to draw.")
+    k = np.arange(1, values.size + 1)
+    fig, ax = new_figure(6.0, 4.0)
+    kept = k <= (chosen or 0)
+    ax.bar(k[kept], values[kept], color=SELECTED, label=f"the {int(chosen)} adjusted for" if chosen else None)
+    ax.bar(k[~kept], values[~kept], color=OTHER)
+    ax.plot(k, values, color=OVERALL, linewidth=1, marker="o", markersize=3)
+    ax.set_xlabel("principal coordinate" + (f" ({metric})" if metric else ""))
+    ax.set_ylabel("share of the variance (%)")
+    ax.set_title("Scree of the population structure")
+    if chosen:
+        ax.legend(frameon=False, loc="upper right")
+    return fig
+
+
 def hits_on(hits, reference=None):
     """``(reference, occurrences)``: the occurrences with a p-value of a ``genosift annotate``
     hits table on ``reference`` (default: the reference with most), each once (the table has a
