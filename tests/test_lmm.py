@@ -1,5 +1,6 @@
-"""The linear mixed model: its null h2, betas, standard errors and likelihood-ratio p-values equal
-a direct generalised-least-squares fit on the full covariance (Cholesky, no eigendecomposition);
+"""The linear mixed model: its null h2 (REML), betas, standard errors, t and likelihood-ratio
+p-values equal a direct generalised-least-squares fit on the full covariance (Cholesky, no
+eigendecomposition) and FaST-LMM's likelihood and tests;
 every input form gives the same results; the kinship from the features equals its formula; what is
 refused is named."""
 from __future__ import annotations
@@ -31,30 +32,25 @@ def _population(seed=0, n=90, p=160):
 
 
 def _direct(K, y, C, X, h2=None):
-    """ML of the null over h2 (a fine grid, then Brent), then each feature's GLS fit at that h2:
-    ``(h2, beta, se, lrt p)`` with the full covariance, by Cholesky."""
-    n = y.size
+    """REML of the null over h2 (``_direct_reml``), then each feature's GLS fit at that h2 with
+    the full covariance, by Cholesky: ``(h2, [(beta, se, t p-value, lrt)])``, se with the
+    variance ``rss / (n - q - 1)`` and the likelihood ratio of the ``n - q`` error contrasts."""
+    n, q = C.shape
+    if h2 is None:
+        h2, _ = _direct_reml(K, y, C)
+    L = np.linalg.cholesky(h2 * K + (1 - h2) * np.eye(n))
 
-    def fit(h, D):
-        L = np.linalg.cholesky(h * K + (1 - h) * np.eye(n))
+    def fit(D):
         yw, Dw = np.linalg.solve(L, y), np.linalg.solve(L, D)
         b = np.linalg.lstsq(Dw, yw, rcond=None)[0]
-        rss = float(np.sum((yw - Dw @ b) ** 2))
-        ll = -0.5 * (n * np.log(2 * np.pi * rss / n) + n + 2 * np.log(np.diag(L)).sum())
-        return ll, b, rss, Dw
+        return b, float(np.sum((yw - Dw @ b) ** 2)), Dw
 
-    if h2 is None:
-        grid = np.linspace(0, 0.99999, 1001)
-        values = [fit(h, C)[0] for h in grid]
-        k = int(np.argmax(values))
-        h2 = optimize.minimize_scalar(lambda h: -fit(h, C)[0], bounds=(grid[max(k - 1, 0)], grid[min(k + 1, 1000)]),
-                                      method="bounded", options={"xatol": 1e-12}).x
-    null = fit(h2, C)[0]
+    _, rss0, _ = fit(C)
     out = []
     for j in range(X.shape[1]):
-        ll, b, rss, Dw = fit(h2, np.column_stack([C, X[:, j]]))
-        se = np.sqrt(np.linalg.inv(Dw.T @ Dw)[-1, -1] * rss / n)
-        out.append((b[-1], se, stats.chi2.sf(2 * (ll - null), 1)))
+        b, rss, Dw = fit(np.column_stack([C, X[:, j]]))
+        se = np.sqrt(np.linalg.inv(Dw.T @ Dw)[-1, -1] * rss / (n - q - 1))
+        out.append((b[-1], se, 2 * stats.t.sf(abs(b[-1] / se), n - q - 1), (n - q) * np.log(rss0 / rss)))
     return h2, np.array(out)
 
 
@@ -62,19 +58,47 @@ def test_lmm_equals_a_direct_gls_fit():
     X, y, Z, K = _population()
     res = gs.score(X, y, method="lmm", kinship=K, covariates=Z)
     C = np.column_stack([np.ones(y.size), Z])
-    h2, direct = _direct(K.to_numpy() if hasattr(K, "to_numpy") else K, y, C, X[:, :40])
+    h2, direct = _direct(K, y, C, X[:, :40])
     assert 0.05 < res.model["h2"] < 0.95  # inside, where the likelihood has its maximum
     assert res.model["h2"] == pytest.approx(h2, abs=1e-6)
     # at the same h2 every number agrees to rounding
     _, same_h2 = _direct(K, y, C, X[:, :40], h2=res.model["h2"])
     np.testing.assert_allclose(res.columns["beta"][:40], same_h2[:, 0], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(res.columns["se"][:40], same_h2[:, 1], rtol=1e-9)
-    np.testing.assert_allclose(res.pvalues[:40], same_h2[:, 2], rtol=1e-7)
+    np.testing.assert_allclose(res.pvalues[:40], same_h2[:, 2], rtol=1e-8)
+    np.testing.assert_allclose(res.statistic[:40], same_h2[:, 0] / same_h2[:, 1], rtol=1e-9)
+    np.testing.assert_allclose(res.columns["lrt"][:40], same_h2[:, 3], rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(res.columns["lrt_pvalue"][:40], stats.chi2.sf(same_h2[:, 3], 1), rtol=1e-6)
     np.testing.assert_allclose(res.pvalues[:40], direct[:, 2], rtol=1e-4)
     assert res.ranking[0] == 0  # the causal feature first
-    wald = 2 * stats.norm.sf(np.abs(same_h2[:, 0] / same_h2[:, 1]))
-    np.testing.assert_allclose(res.columns["wald_pvalue"][:40], wald, rtol=1e-8)
     assert res.provenance()["model"]["h2"] == res.model["h2"]
+
+
+@pytest.mark.parametrize("covariates", [True, False])
+def test_lmm_equals_fastlmm(covariates):
+    """FaST-LMM's ``lmm_cov.LMM`` (the likelihood pyseer's --lmm is built on): the same REML h2 to
+    its optimiser's tolerance, and at that h2 the same betas, standard errors, likelihood ratios
+    and single_snp's F(1, n - c - 2) p-values."""
+    lmm_cov = pytest.importorskip("fastlmm.inference.lmm_cov", reason="the FaST-LMM reference needs fastlmm "
+                                  "(pip install fastlmm six)")
+    X, y, Z, K = _population(seed=11, n=120, p=60)
+    Z = Z if covariates else None
+    res = gs.score(X, y, method="lmm", kinship=K, covariates=Z)
+    n = y.size
+    design = np.ones((n, 1)) if Z is None else np.column_stack([Z, np.ones(n)])
+    reference = lmm_cov.LMM(X=design, Y=y[:, None], K=K)
+    found = reference.findH2()
+    assert res.model["h2"] == pytest.approx(float(found["h2"][0]), abs=1e-6)
+    ours = reference.nLLeval(h2=res.model["h2"])["nLL"]
+    assert ours[0] <= found["nLL"][0] + 1e-9  # our h2 is at least as good an optimum of its likelihood
+    null = reference.nLLeval(h2=res.model["h2"])
+    fits = reference.nLLeval(h2=res.model["h2"], snps=X)
+    lrt = 2 * (null["nLL"][0] - fits["nLL"][:, 0])
+    wald = fits["beta"][:, 0] ** 2 / fits["variance_beta"][:, 0]
+    np.testing.assert_allclose(res.columns["beta"], fits["beta"][:, 0], rtol=1e-9, atol=1e-13)
+    np.testing.assert_allclose(res.columns["se"], np.sqrt(fits["variance_beta"][:, 0]), rtol=1e-10)
+    np.testing.assert_allclose(res.pvalues, stats.f.sf(wald, 1, n - design.shape[1] - 1), rtol=1e-9)
+    np.testing.assert_allclose(res.columns["lrt"], lrt, rtol=1e-6, atol=1e-8)
 
 
 def test_every_input_form_gives_the_same_results(tmp_path):
@@ -235,8 +259,8 @@ def test_the_score_command_fits_the_mixed_model_with_a_kinship_file_or_the_data(
                  "similarity.tsv", "-o", "lmm.tsv"]) == 0
     out = capsys.readouterr().out
     expected = gs.score(X, y, method="lmm", kinship=K)
-    assert f"h2 = {expected.model['h2']:.4f}" in out and "read from similarity.tsv" in out
-    assert f"heritability (REML) {expected.model['h2_reml']:.4f}" in out
+    assert f"h2 = {expected.model['h2']:.4f} (REML, fixed for the tests), se {expected.model['h2_se']:.4f}" in out
+    assert "read from similarity.tsv" in out
     table = read_table("lmm.tsv").set_index("feature")
     names = [f"k{j}" for j in range(30)]
     np.testing.assert_allclose(table.loc[names, "pvalue"], expected.pvalues, rtol=1e-9)
@@ -294,9 +318,10 @@ def test_heritability_is_the_reml_estimate_with_its_error_and_test():
     lrt = 2 * (loglik(h2) - loglik(0.0))
     assert found.lrt == pytest.approx(lrt, rel=1e-6)
     assert found.pvalue == pytest.approx(0.5 * stats.chi2.sf(lrt, 1), rel=1e-5)
-    # the mixed model reports it beside the ML h2 its tests use
+    # the mixed model's tests use it, and report it
     res = gs.score(X, y, method="lmm", kinship=K, covariates=Z)
-    assert res.model["h2_reml"] == found.h2 and res.model["h2_reml_se"] == found.se
+    assert res.model == {"h2": found.h2, "h2_se": found.se, "h2_lrt": found.lrt, "h2_pvalue": found.pvalue,
+                         "restricted_loglik": found.loglik}
     # no signal of the kinship: h2 near 0 and no evidence
     rng = np.random.default_rng(8)
     none = gs.heritability(K, rng.normal(size=y.size))

@@ -107,7 +107,7 @@ def test_the_mixed_model_decomposes_the_kinship_once(monkeypatch):
     for name in Y.columns:
         gs.score(X, Y[name], method="lmm", kinship=K)
     assert len(calls) == 3
-    h2 = [results[name].model["h2_reml"] for name in Y.columns]
+    h2 = [results[name].model["h2"] for name in Y.columns]
     assert len(set(h2)) == 3, "each target keeps its own null model"
 
 

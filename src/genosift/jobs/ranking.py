@@ -217,9 +217,8 @@ def _lines(result, mask, patterns, lam, rule, labelled, started, written, prof, 
         lines.append(f"  adjusted for {len(result.covariates)} covariate(s): {', '.join(result.covariates)}")
     if result.model and "h2" in result.model:
         model = result.model
-        lines.append(f"  mixed model: h2 = {model['h2']:.4f} (maximum likelihood, fixed for the tests); heritability "
-                     f"(REML) {model['h2_reml']:.4f}, se {model['h2_reml_se']:.4f}, p(h2 > 0) = "
-                     f"{model['h2_pvalue']:.3g}")
+        lines.append(f"  mixed model: h2 = {model['h2']:.4f} (REML, fixed for the tests), se {model['h2_se']:.4f}, "
+                     f"p(h2 > 0) = {model['h2_pvalue']:.3g}")
     if result.pvalues is not None and patterns.n_patterns:
         lines.append(f"  {patterns.n_patterns:,} distinct patterns among the {patterns.n_tested:,} features tested: "
                      f"Bonferroni threshold over them p < {patterns.threshold(rule.alpha):.3g} (alpha {rule.alpha:g})")

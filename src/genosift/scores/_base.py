@@ -125,6 +125,24 @@ class Scores(NamedTuple):
     columns: dict | None = None
 
 
+def stack_scores(parts):
+    """The ``Scores`` of several targets (one each, same features) as one whose arrays hold one
+    column per target, in their order (``target_scores`` takes one out)."""
+    arrays = (None if parts[0][i] is None else np.column_stack([q[i] for q in parts]) for i in range(4))
+    columns = parts[0].columns
+    if columns is not None:
+        columns = {name: np.column_stack([q.columns[name] for q in parts]) for name in columns}
+    return Scores(*arrays, columns)
+
+
+def target_scores(scores, t):
+    """The ``Scores`` of target ``t`` out of ``stack_scores``' columns."""
+    arrays = (None if values is None else np.ascontiguousarray(values[:, t]) for values in scores[:4])
+    columns = (None if scores.columns is None else
+               {name: np.ascontiguousarray(values[:, t]) for name, values in scores.columns.items()})
+    return Scores(*arrays, columns)
+
+
 @dataclass(frozen=True, eq=False)
 class ScoreResult:
     """Per-feature scores of one method, with p-values, q-values, ranking and provenance.

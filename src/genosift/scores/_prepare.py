@@ -25,12 +25,12 @@ from ..core.validation import (
     is_continuous,
     numeric_target,
 )
-from ._base import REGISTRY, ScoreResult, Scores, Target, get_method
+from ._base import REGISTRY, ScoreResult, Scores, Target, get_method, stack_scores, target_scores
 
 __all__ = ["FittedColumns", "LabelCoding", "build_result", "check_classes", "check_kinship_given", "check_options",
            "check_target", "covariate_methods", "finish", "finite_blocks", "fit_block", "join_scores", "make_target",
-           "make_targets", "refuse_covariates", "result_arrays", "score_block", "score_blocks", "stack_scores",
-           "statistics", "take_scores", "target_scores", "target_values"]
+           "make_targets", "refuse_covariates", "result_arrays", "score_block", "score_blocks", "statistics",
+           "take_scores", "target_values"]
 
 
 def check_options(method, options):
@@ -292,24 +292,6 @@ def fit_block(spec, block, target, options):
     if spec.many is not None:
         return spec.many(block, target, **options)
     return stack_scores([spec.func(block, each, **options) for each in target])
-
-
-def stack_scores(parts):
-    """The ``Scores`` of several targets (one each, same features) as one whose arrays hold one
-    column per target, in their order (``target_scores`` takes one out)."""
-    arrays = (None if parts[0][i] is None else np.column_stack([q[i] for q in parts]) for i in range(4))
-    columns = parts[0].columns
-    if columns is not None:
-        columns = {name: np.column_stack([q.columns[name] for q in parts]) for name in columns}
-    return Scores(*arrays, columns)
-
-
-def target_scores(scores, t):
-    """The ``Scores`` of target ``t`` out of ``stack_scores``' columns."""
-    arrays = (None if values is None else np.ascontiguousarray(values[:, t]) for values in scores[:4])
-    columns = (None if scores.columns is None else
-               {name: np.ascontiguousarray(values[:, t]) for name, values in scores.columns.items()})
-    return Scores(*arrays, columns)
 
 
 def score_block(spec, block, target, options, seen=None):

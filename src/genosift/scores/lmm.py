@@ -4,19 +4,24 @@ The model of pyseer's ``--lmm`` and FaST-LMM::
 
     y = b0 + Z g + beta x + u + e,   u ~ N(0, s2 h2 K),   e ~ N(0, s2 (1 - h2) I)
 
-with ``K`` the kinship of the samples (``Target.kinship``), ``Z`` the covariates and ``h2`` the
-share of the variance that the kinship explains. ``K = U diag(S) U^T`` is decomposed once; the
-null model (no feature) is fitted once by maximum likelihood over ``h2`` (a grid of 100 values
-in ``[0, 0.99999]``, then Brent's method between the best one's neighbours); each feature is then
-tested with ``h2`` fixed at the null's value, as FaST-LMM and pyseer do. With
+with ``K`` the kinship of the samples (``Target.kinship``), ``Z`` the ``c`` covariates and ``h2``
+the share of the variance that the kinship explains. ``K = U diag(S) U^T`` is decomposed once;
+the null model (no feature) is fitted once by restricted maximum likelihood (REML: the
+likelihood of the ``n - c - 1`` error contrasts, free of the intercept and covariates) over
+``h2`` (a grid of 100 values in ``[0, 0.99999]``, then Brent's method between the best one's
+neighbours), the likelihood FaST-LMM maximises when it is given covariates and the one pyseer's
+``--lmm`` uses; each feature is then tested with ``h2`` fixed at the null's value. With
 ``d = h2 S + 1 - h2``, the map ``W = diag(d)^(-1/2) U^T`` turns the model into ordinary least
 squares on ``W y``, ``W (1, Z)`` and ``W x``, so a block of features is fitted by the kernel of
-``regression`` (Frisch-Waugh-Lovell on an orthonormal basis of the whitened design):
+``regression`` (Frisch-Waugh-Lovell on an orthonormal basis of the whitened design). With
+``m = n - c - 1`` contrasts, as FaST-LMM's ``single_snp`` tests:
 
-- ``beta`` and its standard error ``se`` with the maximum-likelihood variance ``rss / n``;
-- the likelihood-ratio statistic ``n log(rss_null / rss)`` (the log-determinant of the
-  covariance is the same under both, ``h2`` being fixed) and its p-value from chi2(1);
-- the Wald p-value of ``beta / se`` from the normal distribution.
+- ``beta`` and its standard error ``se = sqrt(rss / (m - 1) / sxx)`` (``sxx``: the whitened
+  feature's sum of squares off the covariates);
+- ``t = beta / se`` and its two-sided p-value from Student's t with ``m - 1 = n - c - 2`` degrees
+  of freedom (FaST-LMM's F(1, n - c - 2) of ``t^2``);
+- the likelihood-ratio statistic ``m log(rss_null / rss)`` (the contrasts' likelihoods, the
+  log-determinant being the same under both at fixed ``h2``) and its chi2(1) p-value.
 
 A binary phenotype is modelled as a number (0/1), as pyseer does.
 """
@@ -28,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from ._base import Scores, ratio, register
+from ._base import Scores, ratio, register, stack_scores
 from .regression import COLLINEAR, least_squares_fits, orthonormal
 
 __all__ = ["Heritability", "NullModel", "check_kinship", "heritability", "kinship_by_ids", "lmm", "lmm_many",
@@ -78,19 +83,22 @@ def kinship_by_ids(kinship, ids):
 class NullModel:
     """The null model of a target (its covariates, no feature), fitted once.
 
-    ``h2``: the share of the variance the kinship explains; ``loglik``: the maximised
-    log-likelihood; ``rotate`` (``U^T``, n x n, a view of the eigenvectors) and ``scale``
+    ``heritability``: the REML fit of ``h2``, the share of the variance the kinship explains
+    (its standard error and test too); ``rotate`` (``U^T``, n x n, a view of the eigenvectors) and ``scale``
     (``d^(-1/2)``): ``W x = scale * (rotate @ x)``; ``Q``: an orthonormal basis of ``W (1, Z)``;
     ``yr``: ``W y`` less its projection on ``Q``; ``rss``: ``yr @ yr``.
     """
 
-    h2: float
-    loglik: float
+    heritability: Heritability
     rotate: np.ndarray
     scale: np.ndarray
     Q: np.ndarray
     yr: np.ndarray
     rss: float
+
+    @property
+    def h2(self):
+        return self.heritability.h2
 
 
 def _profiled(h2, S, Uy, UC):
@@ -102,13 +110,6 @@ def _profiled(h2, S, Uy, UC):
     yw, Cw = Uy * w, UC * w[:, None]
     r = yw - Cw @ np.linalg.lstsq(Cw, yw, rcond=None)[0]
     return d, float(r @ r), Cw
-
-
-def _loglik(h2, S, Uy, UC):
-    """The log-likelihood of the null model at ``h2``, its coefficients and scale profiled out."""
-    d, rss, _ = _profiled(h2, S, Uy, UC)
-    n = S.size
-    return -0.5 * (n * np.log(2.0 * np.pi * rss / n) + n + np.log(d).sum())
 
 
 class _Fits:
@@ -146,13 +147,18 @@ def null_model(target):
 
 def _fit_null(target, S, U):
     Uy, UC = _rotated(target, U)
-    h2, loglik = _best(lambda h: _loglik(h, S, Uy, UC))
+    df = target.n_samples - UC.shape[1] - 1
+    if df < 1:
+        raise ValueError(f"A mixed model on {UC.shape[1] - 1} covariate(s) and a feature needs more than "
+                         f"{UC.shape[1] + 1} samples; got {target.n_samples}. Use fewer covariates or more samples.")
+    fit = _heritability(S, Uy, UC)
+    h2 = fit.h2
     scale = 1.0 / np.sqrt(h2 * S + (1.0 - h2))
     Q = orthonormal(np.ascontiguousarray(scale[:, None] * UC))
     yr = scale * Uy
     yr = yr - Q @ (Q.T @ yr)
     yr = yr - Q @ (Q.T @ yr)
-    return NullModel(h2, loglik, U.T, scale, Q, yr, float(yr @ yr))
+    return NullModel(fit, U.T, scale, Q, yr, float(yr @ yr))
 
 
 def _rotated(target, U):
@@ -257,36 +263,32 @@ def heritability(kinship, y, *, covariates=None):
 
 
 def target_heritability(target):
-    """``heritability`` of a ``Target`` with its kinship (and covariates)."""
-    with _FITTING:
-        S, U = _LAST.eigen(target.kinship)
-        Uy, UC = _rotated(target, U)
-    return _heritability(S, Uy, UC)
+    """``heritability`` of a ``Target`` with its kinship (and covariates): its null model's."""
+    return null_model(target).heritability
 
 
 def fitted_model(target):
-    """What the method fitted once for all features: the null's ``h2`` (ML, the one the tests
-    use) and log-likelihood, and the REML heritability with its standard error and test."""
-    null = null_model(target)
-    reml = target_heritability(target)
-    return {"h2": null.h2, "null_loglik": null.loglik, "h2_reml": reml.h2, "h2_reml_se": reml.se,
-            "h2_pvalue": reml.pvalue}
+    """What the method fitted once for all features: the null model's REML ``h2`` (the one its
+    tests use), its standard error, the likelihood-ratio test of ``h2 > 0`` and the maximised
+    restricted log-likelihood."""
+    fit = null_model(target).heritability
+    return {"h2": fit.h2, "h2_se": fit.se, "h2_lrt": fit.lrt, "h2_pvalue": fit.pvalue, "restricted_loglik": fit.loglik}
 
 
 def _tests(whitened, null, n):
-    """The tests of the whitened columns of a block against ``null``: ``(beta, se, lrt)``."""
+    """The tests of the whitened columns of a block against ``null``: ``Scores`` with ``t``, its
+    p-value, ``beta``, ``se`` and the likelihood ratio (see the module's notes)."""
     beta, sxx, rss, scale = least_squares_fits(np.ascontiguousarray(whitened), null.Q, null.yr, COLLINEAR)
     rss[rss <= (64 * np.finfo(float).eps) ** 2 * null.rss] = 0.0  # an exact fit leaves rounding only
+    m = n - null.Q.shape[1]  # the error contrasts
     with np.errstate(divide="ignore", invalid="ignore"):
-        lrt = np.maximum(n * np.log(null.rss / rss), 0.0)
+        lrt = np.maximum(m * np.log(null.rss / rss), 0.0)
     lrt[np.isnan(beta)] = np.nan
-    se = ratio(np.sqrt(rss / n), np.sqrt(sxx) * scale)
-    return beta / scale, se, lrt
-
-
-def _scores(beta, se, lrt):
-    wald = 2.0 * special.ndtr(-np.abs(ratio(beta, se)))
-    return Scores(beta, special.chdtrc(1, lrt), lrt, columns={"beta": beta, "se": se, "wald_pvalue": wald})
+    se = ratio(np.sqrt(rss / (m - 1)), np.sqrt(sxx) * scale)
+    b = beta / scale
+    t = ratio(b, se)
+    return Scores(t, 2.0 * special.stdtr(m - 1, -np.abs(t)),
+                  columns={"beta": b, "se": se, "lrt": lrt, "lrt_pvalue": special.chdtrc(1, lrt)})
 
 
 def lmm_many(block, targets):
@@ -298,25 +300,25 @@ def lmm_many(block, targets):
     nulls = [null_model(t) for t in targets]
     n = targets[0].n_samples
     rotated = nulls[0].rotate @ np.asarray(block, dtype=np.float64)
-    fits = [_tests(null.scale[:, None] * rotated, null, n) for null in nulls]
-    return _scores(*(np.column_stack(parts) for parts in zip(*fits)))
+    return stack_scores([_tests(null.scale[:, None] * rotated, null, n) for null in nulls])
 
 
 @register(
     "lmm", invariance="affine", task="regression", streaming="blocks", pvalues=True, signed=True,
     covariates=True, kinship=True, distinct="all", fitted=fitted_model, many=lmm_many,
-    formula="y = b0 + Z g + beta x + u + e, u ~ N(0, s2 h2 K), e ~ N(0, s2 (1 - h2) I); h2 of the null by ML, "
-            "then fixed; statistic beta, score n log(rss0 / rss) (likelihood ratio), p from chi2(1)",
+    formula="y = b0 + Z g + beta x + u + e, u ~ N(0, s2 h2 K), e ~ N(0, s2 (1 - h2) I); h2 of the null by REML, "
+            "then fixed; t = beta / se(beta) by generalised least squares, two-sided p from t(n - c - 2)",
     reference="Lippert et al. (2011) Nat. Methods 8:833 (FaST-LMM); Lees et al. (2018) Bioinformatics 34:4310 "
               "(pyseer --lmm)",
 )
 def lmm(block, target):
     """Linear mixed model likelihood-ratio test of each feature, given the kinship and covariates.
 
-    Columns: ``beta`` and ``se`` (feature units; the maximum-likelihood variance), and
-    ``wald_pvalue`` (``beta / se`` against the normal distribution). The null's ``h2`` is the
-    result's ``model``.
+    ``statistic`` is ``t = beta / se``, the p-value from t(n - c - 2) as FaST-LMM's
+    ``single_snp``. Columns: ``beta`` and ``se`` (feature units), ``lrt`` (the likelihood ratio
+    of the error contrasts at the null's ``h2``) and ``lrt_pvalue`` (its chi2(1) p-value). The
+    null's REML ``h2`` and its test are the result's ``model``.
     """
     null = null_model(target)
     whitened = null.scale[:, None] * (null.rotate @ np.asarray(block, dtype=np.float64))
-    return _scores(*_tests(whitened, null, target.n_samples))
+    return _tests(whitened, null, target.n_samples)
