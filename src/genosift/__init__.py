@@ -17,6 +17,7 @@ _PUBLIC = {
     "load_golub": ".datasets",
     "REGISTRY": ".scores", "ScoreResult": ".scores", "get_method": ".scores", "methods": ".scores",
     "score": ".scoring", "score_targets": ".scoring",
+    "score_pairs": ".scoring.pairs", "PairScores": ".scoring.pairs",
     "presence": ".core.transforms",
     "SelectFdr": ".selectors.univariate", "SelectKBest": ".selectors.univariate",
     "SelectPercentile": ".selectors.univariate",
@@ -34,6 +35,7 @@ _PUBLIC = {
 
 __all__ = [
     "MRMR",
+    "PairScores",
     "Patterns",
     "REGISTRY",
     "RFE",
@@ -62,6 +64,7 @@ __all__ = [
     "principal_coordinates",
     "profile",
     "score",
+    "score_pairs",
     "score_targets",
     "simulate_clonal_population",
 ]

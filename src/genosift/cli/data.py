@@ -1,5 +1,5 @@
-"""`genosift convert`, `score`, `select`, `patterns` and `heritability`: each a parse of its options and one
-job (``genosift.jobs``)."""
+"""`genosift convert`, `score`, `select`, `patterns`, `pairs` and `heritability`: each a parse of its options
+and one job (``genosift.jobs``)."""
 from __future__ import annotations
 
 import sys
@@ -79,6 +79,15 @@ def patterns_command(args):
 
     print(jobs.patterns(samples_of(args), args.output, binary=not args.counts, min_af=args.min_af,
                         max_af=args.max_af, alpha=args.alpha, chunk_bytes=args.chunk_bytes, force=args.force))
+    return 0
+
+
+def pairs_command(args):
+    from .. import jobs
+
+    print(jobs.pairs(samples_of(args), args.output, method=args.method, top=args.top, min_af=args.min_af,
+                     max_af=args.max_af, permutations=args.permutations or 0, seed=args.seed, alpha=args.alpha,
+                     force=args.force, command=command_line()))
     return 0
 
 

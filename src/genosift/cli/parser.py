@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ..core.choices import METRICS, MODELS
-from .data import convert_command, heritability_command, patterns_command, score_command, select_command
+from .data import convert_command, heritability_command, pairs_command, patterns_command, score_command, select_command
 from .info import demo_command, methods_command
 from .model import annotate_command, evaluate_command, plot_command, predict_command, report_command
 from .precompile import precompile_command
@@ -413,6 +413,29 @@ def _add_data_commands(sub):
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
     _add_run_options(p)
     p.set_defaults(func=patterns_command)
+    p = sub.add_parser("pairs", help="screen every pair of features for the classes they explain together (an XOR or "
+                                     "AND of two k-mers or genes that neither shows alone): the best pairs, their "
+                                     "synergy and the epistasis test")
+    _add_input_options(p)
+    _add_sample_options(p, binary=False)
+    _add_match_option(p)
+    p.add_argument("--target", required=True, help="the class column (in --meta, or in the data table)")
+    p.add_argument("--method", default="mi", choices=["mi", "jensen_shannon"],
+                   help="the joint score of a pair: mutual information with the classes (default) or the "
+                        "Jensen-Shannon divergence of each class's joint distribution from the whole's, in bits")
+    p.add_argument("--top", type=_positive_int, default=1000, help="the pairs kept, by synergy (default 1000)")
+    p.add_argument("--min-af", type=_share, metavar="F", help="pair only the features carried by at least this share "
+                                                              "of the samples")
+    p.add_argument("--max-af", type=_share, metavar="F", help="pair only the features carried by at most this share")
+    p.add_argument("--permutations", type=_positive_int, metavar="R",
+                   help="also screen R permutations of the labels: each pair's family-wise p-value")
+    p.add_argument("--seed", type=int, default=0, help="the seed of the permutations (default 0)")
+    p.add_argument("--alpha", type=_fraction, default=0.05,
+                   help="the family-wise level of the Bonferroni threshold over the pairs reported (default 0.05)")
+    p.add_argument("-o", "--output", required=True, help="the table of the pairs kept (.tsv, .csv or .parquet)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing output")
+    _add_run_options(p)
+    p.set_defaults(func=pairs_command)
     p = sub.add_parser("heritability", help="the share of a phenotype's variance that the samples' kinship explains "
                                             "(REML, with its standard error and test)")
     _add_input_options(p)

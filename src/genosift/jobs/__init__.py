@@ -15,10 +15,11 @@ from .convert import Converted, Demo, convert, demo
 from .heritability import Heritable, heritability
 from .inputs import Covariates, Samples
 from .models import Evaluated, Predicted, Reported, evaluate, predict, report
+from .pairs import PairRanking, pairs
 from .patterns import PatternCount, patterns
 from .plots import Plotted, plot
 from .ranking import Ranking, score, select
 
-__all__ = ["Annotated", "Converted", "Covariates", "Demo", "Evaluated", "Heritable", "PatternCount", "Plotted",
-           "Predicted", "Ranking", "Reported", "Samples", "annotate", "convert", "demo", "evaluate", "heritability",
-           "patterns", "plot", "predict", "report", "score", "select"]
+__all__ = ["Annotated", "Converted", "Covariates", "Demo", "Evaluated", "Heritable", "PairRanking", "PatternCount",
+           "Plotted", "Predicted", "Ranking", "Reported", "Samples", "annotate", "convert", "demo", "evaluate",
+           "heritability", "pairs", "patterns", "plot", "predict", "report", "score", "select"]

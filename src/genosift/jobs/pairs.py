@@ -1,0 +1,81 @@
+"""The job ``pairs``: every pair of features screened for the classes they explain together."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["PairRanking", "pairs"]
+
+
+@dataclass
+class PairRanking:
+    """What ``pairs`` did: the ``PairScores`` (``genosift.scoring.pairs``), the table written and
+    the summary the command prints (``lines``)."""
+
+    result: object
+    output: object
+    lines: list = field(default_factory=list)
+
+    def __str__(self):
+        return "\n".join(self.lines)
+
+
+def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, permutations=0, seed=0, alpha=0.05,
+          force=False, command=None):
+    """Screen every pair of the features of the labelled ``samples`` and write the ``top`` pairs:
+    ``genosift pairs`` (``genosift.score_pairs`` on the training samples).
+
+    Parameters
+    ----------
+    samples : Samples
+        The data (read as presence/absence) and its class labels.
+    output : str or path
+        The table of the pairs kept (``.tsv``, ``.csv`` or ``.parquet``), best first, with
+        ``<output>.json`` beside it: the pairs screened, the Bonferroni threshold over them.
+    method, top, min_af, max_af, permutations, seed :
+        As ``genosift.score_pairs``.
+    alpha : float
+        The family-wise level of the Bonferroni threshold reported.
+    force : bool
+        Replace outputs that genosift wrote before.
+    command : str, optional
+        The command line to record in the provenance.
+
+    Returns
+    -------
+    PairRanking
+    """
+    from ..outputs import check_outputs, check_table_name, input_digests, write_frame
+    from ..scoring.pairs import score_pairs
+    from ..scoring.source import in_memory
+
+    started = time.perf_counter()
+    out = Path(output)
+    sidecar = out.with_name(out.name + ".json")
+    check_table_name(out)
+    check_outputs([out, sidecar], force=force, inputs=samples.inputs)
+    labelled = samples.load()
+    found = score_pairs(in_memory(labelled.X_train), labelled.y_train, method=method, top=top, min_af=min_af,
+                        max_af=max_af, feature_names=labelled.dataset.feature_names, permutations=permutations,
+                        seed=seed)
+    threshold = found.bonferroni(alpha)
+    write_frame(found.to_frame(), out, sidecar=sidecar, force=force, provenance=lambda: {
+        "command": command, "inputs": input_digests(samples.inputs), "target": samples.target, "method": method,
+        "n_samples": found.n_samples, "n_features": found.n_features, "n_candidates": found.n_candidates,
+        "n_pairs": found.n_pairs, "top": top, "alpha": alpha, "bonferroni": threshold,
+        "permutations": permutations, "seed": seed, "notes": labelled.notes,
+        "seconds": round(time.perf_counter() - started, 3)})
+    lines = [f"{method} of every pair: {found.n_pairs:,} pairs of {found.n_candidates:,} distinct patterns (of "
+             f"{found.n_features:,} features), {found.n_samples} samples; {time.perf_counter() - started:.1f} s"]
+    lines += [f"  {note}" for note in labelled.notes]
+    if found.pvalue is not None:
+        lines.append(f"  Bonferroni threshold over the pairs: p < {threshold:.3g} (alpha {alpha:g}); "
+                     f"{int((found.pvalue < threshold).sum())} of the {found.first.size} pairs kept pass it")
+    frame = found.to_frame().head(10)
+    for row in frame.itertuples(index=False):
+        test = "" if found.pvalue is None else f"  p={row.pvalue:.2e}"
+        lines.append(f"  {row.rank:>3}  {row.feature_1} x {row.feature_2}  synergy {row.synergy:.4g}  "
+                     f"joint {row.joint:.4g}{test}")
+    lines.append(f"Wrote {out} and {sidecar.name}")
+    return PairRanking(found, out, lines)

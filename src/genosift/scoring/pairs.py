@@ -1,0 +1,586 @@
+"""Pairs of features that explain the classes jointly: ``score_pairs``.
+
+A pair of presence/absence features (k-mers, genes, SNPs) can separate the classes where neither
+does alone: an XOR (resistance when exactly one of two genes is present) or an AND has no
+marginal signal. ``score_pairs`` screens every pair of the candidate features (by default the
+distinct presence patterns inside the allele-frequency range) and keeps the ``top`` pairs.
+
+The joint distribution of a pair within each class is a 2 x 2 x k table of counts. With the
+columns packed into bits (64 samples a word), the count of samples carrying both features in
+class c is ``popcount(a_i & a_j & class_c)`` summed over the words; every other cell follows
+from each feature's class counts. Each pair costs k popcounts a word, on every core: the
+screen runs through the ``n_pairs x n_samples`` pair-samples at the rate the
+``benchmarks/bench_pairs.py`` results give.
+
+Scores of a pair (``method``), from its table:
+
+``"mi"``
+    The mutual information of the pair with the classes, ``I((x_i, x_j); c)`` in bits, from
+    counts only (a table of ``t log t``), so the screen is as fast as the counting.
+``"jensen_shannon"``
+    The class-share weighted Jensen-Shannon divergence (bits) of each class's joint
+    distribution ``p(x_i, x_j | c)`` from the joint distribution ``p(x_i, x_j)``: the
+    distribution-based score of ``genosift``'s ``jensen_shannon`` method, in two dimensions.
+
+Each kept pair also gets each feature's marginal score (the same measure of the feature alone),
+the **synergy** (the joint score less the better marginal one), the interaction information
+``I(x_i; x_j; c) = I((x_i, x_j); c) - I(x_i; c) - I(x_j; c)`` and, for two classes, the
+epistasis test: the likelihood-ratio statistic of the product term ``x_i x_j`` in the logistic
+model ``logit P(c = 1) = b0 + b1 x_i + b2 x_j + b3 x_i x_j`` (two binary features make it the
+saturated model of the four cells, so the statistic is twice the gap between the cells'
+binomial log-likelihood and that of the additive model, fitted by Newton's method) and its
+chi2(1) p-value.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, types
+from numba.extending import intrinsic
+
+__all__ = ["METHODS", "PairScores", "epistasis_lrt", "pair_tables", "score_pairs"]
+
+#: The joint scores of a pair (see the module's notes).
+METHODS = ("mi", "jensen_shannon")
+_LN2 = np.log(2.0)
+
+
+@intrinsic
+def _popcount(typingctx, word):
+    """The number of bits set in a 64-bit word: one CPU instruction (LLVM's ctpop)."""
+    signature = types.uint64(types.uint64)
+
+    def codegen(context, builder, sig, args):
+        return builder.ctpop(args[0])
+
+    return signature, codegen
+
+
+def pack_columns(dense_bool):
+    """The columns of an ``(n, m)`` boolean matrix as bits: ``(m, ceil(n / 64))`` uint64, sample
+    ``i`` at bit ``i % 64`` of word ``i // 64`` (the padding bits zero)."""
+    n, m = dense_bool.shape
+    words = (n + 63) // 64
+    padded = np.zeros((words * 64, m), dtype=np.uint8)
+    padded[:n] = dense_bool
+    as_bytes = np.packbits(padded.T, axis=1, bitorder="little")  # (m, words * 8)
+    return np.ascontiguousarray(as_bytes).view(np.uint64).reshape(m, words)
+
+
+@njit(cache=True, nogil=True)
+def _xlogx(t):
+    return 0.0 if t <= 0.0 else t * np.log(t)
+
+
+@njit(cache=True, nogil=True)
+def _mi_bits(cells, k, n, class_n, tlog):
+    """``I((x_i, x_j); c)`` in bits of a 4 x k table of counts (``cells[cell * k + c]``)."""
+    joint_c = 0.0
+    joint = 0.0
+    for cell in range(4):
+        total = 0
+        for c in range(k):
+            count = cells[cell * k + c]
+            joint_c += tlog[count]
+            total += count
+        joint += tlog[total]
+    classes = 0.0
+    for c in range(k):
+        classes += tlog[class_n[c]]
+    return (np.log(n) + (joint_c - joint - classes) / n) / np.log(2.0)
+
+
+@njit(cache=True, nogil=True)
+def _js_bits(cells, k, n, class_n, size):
+    """Class-share weighted Jensen-Shannon divergence (bits) of each class's distribution over
+    the ``size`` cells from the whole's (``cells[cell * k + c]``)."""
+    out = 0.0
+    for c in range(k):
+        if class_n[c] == 0:
+            continue
+        js = 0.0
+        for cell in range(size):
+            total = 0
+            for d in range(k):
+                total += cells[cell * k + d]
+            p = total / n
+            q = cells[cell * k + c] / class_n[c]
+            m = 0.5 * (p + q)
+            js += -_xlogx(m) + 0.5 * (_xlogx(p) + _xlogx(q))
+        out += class_n[c] / n * js
+    return out / np.log(2.0)
+
+
+@njit(cache=True, nogil=True)
+def _table(bits, i, j, masks, ones, k, class_n, cells):
+    """The 4 x k counts of the pair (i, j) in ``cells``: (1,1), (1,0), (0,1), (0,0) by class."""
+    words = bits.shape[1]
+    for c in range(k):
+        both = 0
+        for w in range(words):
+            both += _popcount(bits[i, w] & bits[j, w] & masks[c, w])
+        only_i = ones[i, c] - both
+        only_j = ones[j, c] - both
+        cells[c] = both
+        cells[k + c] = only_i
+        cells[2 * k + c] = only_j
+        cells[3 * k + c] = class_n[c] - both - only_i - only_j
+
+
+@njit(cache=True, nogil=True)
+def _worse(s1, o1, s2, o2):
+    """Whether pair 1 ranks below pair 2: a lower score, or the same score and a later pair."""
+    return s1 < s2 or (s1 == s2 and o1 > o2)
+
+
+@njit(cache=True, nogil=True)
+def _sift_down(scores, orders, kept, parent):
+    while True:
+        left = 2 * parent + 1
+        if left >= kept:
+            return
+        low = left
+        if left + 1 < kept and _worse(scores[left + 1], orders[left + 1], scores[left], orders[left]):
+            low = left + 1
+        if not _worse(scores[low], orders[low], scores[parent], orders[parent]):
+            return
+        scores[parent], scores[low] = scores[low], scores[parent]
+        orders[parent], orders[low] = orders[low], orders[parent]
+        parent = low
+
+
+@njit(cache=True, nogil=True)
+def _keep(scores, orders, kept, top, value, order):
+    """Offer a pair to the bounded heap of the ``top`` best (its root the worst kept): the new
+    count kept."""
+    if kept < top:
+        scores[kept], orders[kept] = value, order
+        child = kept
+        while child > 0:
+            parent = (child - 1) // 2
+            if not _worse(scores[child], orders[child], scores[parent], orders[parent]):
+                break
+            scores[parent], scores[child] = scores[child], scores[parent]
+            orders[parent], orders[child] = orders[child], orders[parent]
+            child = parent
+        return kept + 1
+    if _worse(scores[0], orders[0], value, order):
+        scores[0], orders[0] = value, order
+        _sift_down(scores, orders, kept, 0)
+    return kept
+
+
+@njit(cache=True, nogil=True)
+def _screen(bits, masks, ones, class_n, tlog, rows, method, marginal, top, keep_scores, keep_orders):
+    """Score every pair (i, j > i) of the features ``rows`` and keep the ``top`` by synergy (the
+    joint score less the better marginal one; ties by the earlier pair, ``i * m + j``) in a
+    bounded heap (``keep_*``); returns how many are kept."""
+    m = bits.shape[0]
+    k = masks.shape[0]
+    n = 0
+    for c in range(k):
+        n += class_n[c]
+    cells = np.zeros(4 * k, dtype=np.int64)
+    kept = 0
+    for r in range(rows.size):
+        i = rows[r]
+        for j in range(i + 1, m):
+            _table(bits, i, j, masks, ones, k, class_n, cells)
+            if method == 0:
+                joint = _mi_bits(cells, k, n, class_n, tlog)
+            else:
+                joint = _js_bits(cells, k, n, class_n, 4)
+            kept = _keep(keep_scores, keep_orders, kept, top, joint - max(marginal[i], marginal[j]), i * m + j)
+    return kept
+
+
+@njit(cache=True, nogil=True)
+def _marginals(ones, class_n, tlog, method):
+    """Each feature's score alone, the same measure over its 2 x k table."""
+    m, k = ones.shape
+    n = 0
+    for c in range(k):
+        n += class_n[c]
+    out = np.empty(m)
+    cells = np.zeros(2 * k, dtype=np.int64)
+    for i in range(m):
+        for c in range(k):
+            cells[c] = ones[i, c]
+            cells[k + c] = class_n[c] - ones[i, c]
+        if method == 0:
+            joint_c = 0.0
+            joint = 0.0
+            classes = 0.0
+            for cell in range(2):
+                total = 0
+                for c in range(k):
+                    joint_c += tlog[cells[cell * k + c]]
+                    total += cells[cell * k + c]
+                joint += tlog[total]
+            for c in range(k):
+                classes += tlog[class_n[c]]
+            out[i] = (np.log(n) + (joint_c - joint - classes) / n) / np.log(2.0)
+        else:
+            out[i] = _js_bits(cells, k, n, class_n, 2)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _cells_ll(cases, counts):
+    """The binomial log-likelihood of the saturated model of the cells: each cell's share."""
+    out = 0.0
+    for cell in range(counts.size):
+        n = counts[cell]
+        if n > 0:
+            out += _xlogx(cases[cell]) + _xlogx(n - cases[cell]) - _xlogx(n)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _additive_ll(cases, counts, design):
+    """The maximised binomial log-likelihood of ``logit p = design @ b`` over the cells (Newton's
+    method from 0, halving a step that lowers it; a fit that runs to infinity, under separation,
+    stops where the likelihood no longer moves)."""
+    q = design.shape[1]
+    b = np.zeros(q)
+
+    def loglik(beta):
+        out = 0.0
+        for cell in range(counts.size):
+            if counts[cell] > 0:
+                eta = 0.0
+                for a in range(q):
+                    eta += design[cell, a] * beta[a]
+                # log sigmoid(eta) = -log1p(exp(-eta)), written stably
+                log_p = -np.log1p(np.exp(-eta)) if eta >= 0 else eta - np.log1p(np.exp(eta))
+                log_q = -np.log1p(np.exp(eta)) if eta < 0 else -eta - np.log1p(np.exp(-eta))
+                out += cases[cell] * log_p + (counts[cell] - cases[cell]) * log_q
+        return out
+
+    current = loglik(b)
+    for _ in range(200):
+        grad = np.zeros(q)
+        hess = np.zeros((q, q))
+        for cell in range(counts.size):
+            if counts[cell] > 0:
+                eta = 0.0
+                for a in range(q):
+                    eta += design[cell, a] * b[a]
+                p = 1.0 / (1.0 + np.exp(-eta))
+                w = counts[cell] * p * (1.0 - p)
+                for a in range(q):
+                    grad[a] += design[cell, a] * (cases[cell] - counts[cell] * p)
+                    for d in range(q):
+                        hess[a, d] += w * design[cell, a] * design[cell, d]
+        step = np.linalg.lstsq(hess, grad)[0]
+        scale = 1.0
+        better = False
+        for _ in range(40):
+            trial = b + scale * step
+            value = loglik(trial)
+            if value >= current - 1e-14 * abs(current):
+                better = True
+                break
+            scale *= 0.5
+        if not better:
+            break
+        moved = value - current
+        b, current = trial, value
+        if abs(moved) <= 1e-15 * max(1.0, abs(current)):
+            break
+    return current
+
+
+_DESIGN = np.array([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0], [1.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+
+
+@njit(cache=True, nogil=True)
+def _lrts(bits, masks, ones, class_n, pairs_i, pairs_j, design):
+    """The epistasis likelihood ratio of each pair (two classes): 2 (saturated - additive)."""
+    k = masks.shape[0]
+    cells = np.zeros(4 * k, dtype=np.int64)
+    out = np.empty(pairs_i.size)
+    cases = np.empty(4)
+    counts = np.empty(4)
+    for r in range(pairs_i.size):
+        _table(bits, pairs_i[r], pairs_j[r], masks, ones, k, class_n, cells)
+        for cell in range(4):
+            cases[cell] = cells[cell * k + 1]
+            counts[cell] = cells[cell * k] + cells[cell * k + 1]
+        out[r] = max(2.0 * (_cells_ll(cases, counts) - _additive_ll(cases, counts, design)), 0.0)
+    return out
+
+
+def epistasis_lrt(xi, xj, y):
+    """The likelihood-ratio statistic and chi2(1) p-value of the product term of two binary
+    features in the logistic model of the binary ``y`` (see the module's notes)."""
+    from scipy import special
+
+    a, b = np.asarray(xi) > 0, np.asarray(xj) > 0
+    y = np.asarray(y).astype(bool)
+    bits = pack_columns(np.column_stack([a, b]))
+    masks = pack_columns(np.column_stack([~y, y])).copy()
+    class_n = np.array([(~y).sum(), y.sum()], dtype=np.int64)
+    ones = np.array([[(a & ~y).sum(), (a & y).sum()], [(b & ~y).sum(), (b & y).sum()]], dtype=np.int64)
+    lrt = _lrts(bits, masks, ones, class_n, np.array([0]), np.array([1]), _DESIGN)[0]
+    return float(lrt), float(special.chdtrc(1, lrt))
+
+
+def pair_tables(X, y, pairs):
+    """The 2 x 2 x k table of counts of each pair ``(i, j)`` of the columns of ``X`` (read as
+    presence) by the classes of ``y``: an array ``(len(pairs), 4, k)``, cells (1,1), (1,0), (0,1),
+    (0,0), classes in sorted order."""
+    presence = np.asarray(X) > 0
+    classes, codes = np.unique(np.asarray(y), return_inverse=True)
+    masks = pack_columns(codes[:, None] == np.arange(classes.size)[None, :])
+    bits = pack_columns(presence)
+    class_n = np.bincount(codes, minlength=classes.size).astype(np.int64)
+    ones = np.stack([presence[codes == c].sum(axis=0) for c in range(classes.size)], axis=1).astype(np.int64)
+    cells = np.zeros(4 * classes.size, dtype=np.int64)
+    out = np.empty((len(pairs), 4, classes.size), dtype=np.int64)
+    for r, (i, j) in enumerate(pairs):
+        _table(bits, int(i), int(j), masks, ones, classes.size, class_n, cells)
+        out[r] = cells.reshape(4, classes.size)
+    return out
+
+
+@dataclass
+class PairScores:
+    """The ``top`` pairs of ``score_pairs``, best first (by synergy, ties by the earlier pair).
+
+    Attributes
+    ----------
+    method : str
+    n_samples, n_features, n_candidates, n_pairs : int
+        The samples; the features given; the candidate features screened (one per distinct
+        presence pattern inside the allele-frequency range); the pairs of them screened.
+    classes : ndarray
+    first, second : ndarray of int
+        Each pair's features (their columns in the data), ``first < second``.
+    names_first, names_second : ndarray of str
+    joint, marginal_first, marginal_second, synergy, interaction : ndarray
+        The joint score, each feature's alone, ``joint - max(marginals)``, and the interaction
+        information ``I(x_i; x_j; c)`` (bits).
+    lrt, pvalue : ndarray or None
+        The epistasis test of each pair (two classes), see the module's notes.
+    size_first, size_second : ndarray of int
+        The features sharing each one's presence pattern (the same pair for all of them).
+    family_pvalue : ndarray or None
+        With permutations: the share of permuted label sets whose best synergy reaches the
+        pair's ``(1 + count) / (1 + permutations)``.
+    """
+
+    method: str
+    n_samples: int
+    n_features: int
+    n_candidates: int
+    n_pairs: int
+    classes: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    names_first: np.ndarray
+    names_second: np.ndarray
+    joint: np.ndarray
+    marginal_first: np.ndarray
+    marginal_second: np.ndarray
+    synergy: np.ndarray
+    interaction: np.ndarray
+    lrt: np.ndarray | None
+    pvalue: np.ndarray | None
+    size_first: np.ndarray
+    size_second: np.ndarray
+    family_pvalue: np.ndarray | None = None
+
+    def bonferroni(self, alpha=0.05):
+        """The p-value threshold of ``alpha`` over the pairs screened."""
+        return alpha / self.n_pairs if self.n_pairs else float("nan")
+
+    def to_frame(self):
+        """One row per pair kept, best first: the features, the scores, the test."""
+        import pandas as pd
+
+        frame = pd.DataFrame({
+            "rank": np.arange(1, self.first.size + 1), "feature_1": self.names_first,
+            "feature_2": self.names_second, "joint": self.joint, "marginal_1": self.marginal_first,
+            "marginal_2": self.marginal_second, "synergy": self.synergy, "interaction": self.interaction})
+        if self.lrt is not None:
+            frame["lrt"], frame["pvalue"] = self.lrt, self.pvalue
+        if self.family_pvalue is not None:
+            frame["family_pvalue"] = self.family_pvalue
+        frame["pattern_size_1"], frame["pattern_size_2"] = self.size_first, self.size_second
+        return frame
+
+
+def _row_chunks(m, parts):
+    """The rows 0..m-2 cut into ``parts`` interleaved sets of about equal pair counts (row i
+    pairs with the m - 1 - i after it): row i goes to set ``i % parts`` in a zig-zag."""
+    rows = np.arange(max(m - 1, 0))
+    order = np.where((rows // parts) % 2 == 0, rows % parts, parts - 1 - rows % parts)
+    return [rows[order == p] for p in range(parts) if (order == p).any()]
+
+
+def _screen_all(bits, masks, ones, class_n, tlog, method_code, marginal, top, n_jobs):
+    """The ``top`` pairs of every pair of the rows of ``bits``: ``(scores, orders)`` best first."""
+    from ..core.engine import map_blocks, threads
+
+    m = bits.shape[0]
+    jobs = int(n_jobs or threads())
+    parts = max(1, min(m - 1, 8 * jobs))
+
+    def one(rows):
+        scores = np.empty(top)
+        orders = np.empty(top, dtype=np.int64)
+        kept = _screen(bits, masks, ones, class_n, tlog, rows, method_code, marginal, top, scores, orders)
+        return scores[:kept], orders[:kept]
+
+    found = map_blocks(one, _row_chunks(m, parts), n_jobs=jobs)
+    scores = np.concatenate([f[0] for f in found]) if found else np.empty(0)
+    orders = np.concatenate([f[1] for f in found]) if found else np.empty(0, dtype=np.int64)
+    best = np.lexsort((orders, -scores))[:top]
+    return scores[best], orders[best]
+
+
+def _presence_candidates(X, candidates, min_af, max_af, feature_names):
+    """``(presence of the candidate representatives (n, m) bool, their columns in X, the sizes
+    of their patterns, every feature's name, n_features)``."""
+    from ..core.distinct import distinct_columns
+    from ..core.validation import as_matrix, default_feature_names
+    from ..scores import af_tested, check_af
+
+    M, names = as_matrix(X)
+    n, p = M.shape
+    names = (default_feature_names(p) if names is None else np.asarray(names, dtype=object)) \
+        if feature_names is None else np.asarray(feature_names, dtype=object)
+    columns = np.arange(p)
+    if candidates is not None:
+        wanted = np.asarray(candidates)
+        if wanted.dtype.kind in "OUS":
+            where = {str(name): j for j, name in enumerate(names)}
+            missing = [str(c) for c in wanted if str(c) not in where]
+            if missing:
+                raise ValueError(f"candidates names {len(missing)} feature(s) the data do not have, such as "
+                                 f"{missing[:5]}: give names of features (or their column indices).")
+            wanted = np.array([where[str(c)] for c in wanted], dtype=np.int64)
+        columns = np.unique(wanted.astype(np.int64))
+        if columns.size and (columns.min() < 0 or columns.max() >= p):
+            raise ValueError(f"candidates holds column indices outside [0, {p}).")
+    import scipy.sparse as sp
+
+    presence = (M[:, columns] > 0)
+    presence = presence.toarray() if sp.issparse(presence) else np.asarray(presence)
+    bounds = check_af(min_af, max_af, "score_pairs")
+    if bounds is not None:
+        keep = af_tested(presence.sum(axis=0) / n, bounds)
+        presence, columns = presence[:, keep], columns[keep]
+    varying = presence.any(axis=0) & ~presence.all(axis=0)  # a constant feature pairs with nothing
+    presence, columns = presence[:, varying], columns[varying]
+    found = distinct_columns(np.ascontiguousarray(presence, dtype=np.uint8))
+    if found is None:
+        sizes = np.ones(columns.size, dtype=np.int64)
+    else:
+        first, inverse = found
+        sizes = np.bincount(inverse, minlength=first.size).astype(np.int64)
+        presence, columns = presence[:, first], columns[first]
+    return presence, columns, sizes, names, p
+
+
+def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, max_af=None, feature_names=None,
+                permutations=0, seed=0, n_jobs=None):
+    """Screen every pair of features for the classes they explain together; keep the ``top``.
+
+    Parameters
+    ----------
+    X : array-like (n_samples, n_features), scipy.sparse matrix or DataFrame
+        Read as presence/absence (a value above 0 is presence).
+    y : array-like (n_samples,)
+        Class labels (two or more classes).
+    method : {"mi", "jensen_shannon"}
+        The joint score of a pair (see the module's notes).
+    top : int
+        The pairs kept, by synergy: the joint score less the better of the two features' own.
+    candidates : sequence of int or str, optional
+        The features to pair (column indices or names); by default all.
+    min_af, max_af : float, optional
+        Pair only the features carried by a share of the samples in ``[min_af, max_af]``.
+    feature_names : sequence of str, optional
+    permutations : int
+        Also score the best pair under that many permutations of the labels (``seed``): each
+        kept pair's ``family_pvalue``.
+    n_jobs : int, optional
+        Threads (default ``genosift.core.engine.threads()``).
+
+    Returns
+    -------
+    PairScores
+
+    Features with the same presence pattern are screened once (the pair found stands for the
+    pairs of their patterns; ``size_first`` and ``size_second`` say how many), a constant
+    feature not at all.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.integers(0, 2, size=(200, 30))
+    >>> y = X[:, 4] ^ X[:, 17]  # an XOR: neither feature tells the class alone
+    >>> res = score_pairs(X, y, top=3)
+    >>> int(res.first[0]), int(res.second[0]), round(float(res.synergy[0]), 2)
+    (4, 17, 1.0)
+    """
+    from scipy import special
+
+    from ..core.validation import as_labels, is_int, param_error
+
+    if method not in METHODS:
+        raise param_error("method", "score_pairs", f"one of {list(METHODS)}", method)
+    if not is_int(top) or top < 1:
+        raise param_error("top", "score_pairs", "an int >= 1", top)
+    if not is_int(permutations) or permutations < 0:
+        raise param_error("permutations", "score_pairs", "an int >= 0", permutations)
+    presence, columns, sizes, names, p = _presence_candidates(X, candidates, min_af, max_af, feature_names)
+    n, m = presence.shape
+    labels = as_labels(y, n)
+    classes, codes = np.unique(labels, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(f"score_pairs compares classes, and y has {classes.size}: give labels of two classes or "
+                         "more.")
+    k = classes.size
+    bits = pack_columns(presence)
+    masks = pack_columns(codes[:, None] == np.arange(k)[None, :])
+    class_n = np.bincount(codes, minlength=k).astype(np.int64)
+    ones = np.stack([presence[codes == c].sum(axis=0) for c in range(k)], axis=1).astype(np.int64)
+    tlog = np.array([_xlogx(float(t)) for t in range(n + 1)])
+    code = METHODS.index(method)
+    marginal = _marginals(ones, class_n, tlog, code)
+    scores, orders = _screen_all(bits, masks, ones, class_n, tlog, code, marginal, top, n_jobs)
+    first, second = orders // max(m, 1), orders % max(m, 1)
+    joint = scores + np.maximum(marginal[first], marginal[second])
+    mi = _marginals(ones, class_n, tlog, 0)
+    tables = [_mi_of(bits, masks, ones, class_n, tlog, i, j) for i, j in zip(first, second)]
+    interaction = np.array(tables, dtype=np.float64) - mi[first] - mi[second]
+    lrt = pvalue = None
+    if k == 2:
+        lrt = _lrts(bits, masks, ones, class_n, first.astype(np.int64), second.astype(np.int64), _DESIGN)
+        pvalue = special.chdtrc(1, lrt)
+    family = None
+    if permutations:
+        rng = np.random.default_rng(seed)
+        best = np.empty(permutations)
+        for r in range(permutations):
+            shuffled = rng.permutation(codes)
+            p_masks = pack_columns(shuffled[:, None] == np.arange(k)[None, :])
+            p_ones = np.stack([presence[shuffled == c].sum(axis=0) for c in range(k)], axis=1).astype(np.int64)
+            p_marginal = _marginals(p_ones, class_n, tlog, code)
+            best[r] = _screen_all(bits, p_masks, p_ones, class_n, tlog, code, p_marginal, 1, n_jobs)[0][0]
+        family = (1.0 + (best[None, :] >= scores[:, None]).sum(axis=1)) / (1.0 + permutations)
+    return PairScores(method, n, p, m, m * (m - 1) // 2, classes, columns[first], columns[second],
+                      names[columns[first]], names[columns[second]], joint, marginal[first], marginal[second],
+                      scores, interaction, lrt, pvalue, sizes[first], sizes[second], family)
+
+
+def _mi_of(bits, masks, ones, class_n, tlog, i, j):
+    k = masks.shape[0]
+    cells = np.zeros(4 * k, dtype=np.int64)
+    _table(bits, int(i), int(j), masks, ones, k, class_n, cells)
+    return _mi_bits(cells, k, int(class_n.sum()), class_n, tlog)

@@ -1,0 +1,232 @@
+"""Pairs of features: the joint counts equal numpy's, the scores their formulas, the epistasis test
+statsmodels' logistic fits; a planted XOR or AND pair with no marginal signal ranks first among
+10,000 features, where no single-feature method finds it; the test is uniform under the null."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+
+import genosift as gs
+from genosift.scoring.pairs import epistasis_lrt, pair_tables
+
+
+def _crosstab(a, b, y):
+    classes = np.unique(y)
+    return np.array([[((a == u) & (b == v) & (y == c)).sum() for c in classes]
+                     for u, v in ((1, 1), (1, 0), (0, 1), (0, 0))])
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 200])
+def test_joint_counts_equal_numpys(n):
+    rng = np.random.default_rng(n)
+    X = (rng.random((n, 12)) < 0.4).astype(np.int64) * rng.integers(1, 4, (n, 12))  # counts: read as presence
+    y = rng.integers(0, 3, n)
+    pairs = [(i, j) for i in range(12) for j in range(i + 1, 12)]
+    tables = pair_tables(X, y, pairs)
+    for (i, j), table in zip(pairs, tables):
+        expected = _crosstab(X[:, i] > 0, X[:, j] > 0, y)
+        np.testing.assert_array_equal(table[:, :expected.shape[1]], expected)
+
+
+def _mi_bits(table):
+    """I((x_i, x_j); c) in bits of a 4 x k table, from its definition with scipy's entropy."""
+    p = table / table.sum()
+    return (stats.entropy(p.sum(axis=1), base=2) + stats.entropy(p.sum(axis=0), base=2)
+            - stats.entropy(p.ravel(), base=2))
+
+
+def _js_bits(table):
+    total = table.sum(axis=1) / table.sum()
+    out = 0.0
+    for c in range(table.shape[1]):
+        share = table[:, c].sum() / table.sum()
+        out += share * __import__("scipy.spatial.distance", fromlist=["x"]).jensenshannon(
+            total, table[:, c] / table[:, c].sum(), base=2) ** 2
+    return out
+
+
+@pytest.mark.parametrize("method", ["mi", "jensen_shannon"])
+@pytest.mark.parametrize("form", ["dense", "sparse", "frame"])
+def test_every_pair_kept_is_the_brute_force_ranking(method, form):
+    rng = np.random.default_rng(7)
+    n, m = 150, 40
+    X = (rng.random((n, m)) < 0.35).astype(float)
+    y = np.where(X[:, 3] != X[:, 9], "R", "S")  # an XOR among others
+    data = {"dense": X, "sparse": sp.csr_matrix(X), "frame": pd.DataFrame(X, columns=[f"g{j}" for j in range(m)])}
+    res = gs.score_pairs(data[form], y, method=method, top=m * (m - 1) // 2)
+    assert res.n_pairs == m * (m - 1) // 2 and res.n_candidates == m and res.n_samples == n
+    score = _mi_bits if method == "mi" else _js_bits
+    marginal = np.array([score(_crosstab(X[:, j] > 0, X[:, j] > 0, y)[[0, 3]]) for j in range(m)])
+    expected = []
+    for i in range(m):
+        for j in range(i + 1, m):
+            joint = score(_crosstab(X[:, i] > 0, X[:, j] > 0, y).astype(float))
+            expected.append((-(joint - max(marginal[i], marginal[j])), i, j, joint))
+    expected.sort()
+    assert [(i, j) for _, i, j, _ in expected[:20]] == list(zip(res.first[:20], res.second[:20]))
+    np.testing.assert_allclose(res.joint, [e[3] for e in expected], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res.synergy, [-e[0] for e in expected], rtol=1e-9, atol=1e-12)
+    assert (res.first[0], res.second[0]) == (3, 9)
+    if form == "frame":
+        assert (res.names_first[0], res.names_second[0]) == ("g3", "g9")
+    mi = np.array([_mi_bits(_crosstab(X[:, j] > 0, X[:, j] > 0, y)[[0, 3]]) for j in range(m)])
+    top = [(_mi_bits(_crosstab(X[:, i] > 0, X[:, j] > 0, y).astype(float)) - mi[i] - mi[j]) for i, j in
+           zip(res.first[:20], res.second[:20])]
+    np.testing.assert_allclose(res.interaction[:20], top, rtol=1e-9, atol=1e-12)
+
+
+def test_the_marginal_jensen_shannon_is_the_single_feature_methods():
+    rng = np.random.default_rng(8)
+    X = (rng.random((90, 15)) < 0.4).astype(float)
+    y = rng.integers(0, 3, 90)
+    res = gs.score_pairs(X, y, method="jensen_shannon", top=105)
+    single = gs.score(X, y, method="jensen_shannon", bins=2).scores
+    got = dict(zip(res.first, res.marginal_first)) | dict(zip(res.second, res.marginal_second))
+    np.testing.assert_allclose([got[j] for j in range(15)], single, rtol=1e-10)
+    mi = gs.score_pairs(X, y, method="mi", top=105)
+    got = dict(zip(mi.first, mi.marginal_first)) | dict(zip(mi.second, mi.marginal_second))
+    from sklearn.metrics import mutual_info_score
+
+    np.testing.assert_allclose([got[j] for j in range(15)],
+                               [mutual_info_score(X[:, j], y) / np.log(2) for j in range(15)], rtol=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore::statsmodels.tools.sm_exceptions.ConvergenceWarning")
+def test_the_epistasis_test_equals_statsmodels_logistic_fits():
+    sm = pytest.importorskip("statsmodels.api", reason="the reference logistic fits need statsmodels")
+    rng = np.random.default_rng(9)
+    checked = 0
+    for _ in range(40):
+        n = int(rng.integers(80, 300))
+        a, b = rng.random(n) < rng.uniform(0.2, 0.8), rng.random(n) < rng.uniform(0.2, 0.8)
+        logit = rng.normal(size=4) @ np.array([np.ones(n), a, b, a & b]) * 0.8
+        y = rng.random(n) < 1 / (1 + np.exp(-logit))
+        full = np.column_stack([np.ones(n), a, b, a & b]).astype(float)
+        try:
+            big = sm.Logit(y.astype(float), full).fit(disp=0, method="newton", maxiter=200, tol=1e-12)
+            small = sm.Logit(y.astype(float), full[:, :3]).fit(disp=0, method="newton", maxiter=200, tol=1e-12)
+        except Exception:  # separation: statsmodels refuses, no reference here
+            continue
+        lrt, p = epistasis_lrt(a, b, y)
+        assert lrt == pytest.approx(2 * (big.llf - small.llf), rel=1e-7, abs=1e-9)
+        assert p == pytest.approx(stats.chi2.sf(2 * (big.llf - small.llf), 1), rel=1e-6, abs=1e-12)
+        checked += 1
+    assert checked >= 30
+
+
+def test_the_epistasis_test_is_uniform_under_the_null():
+    rng = np.random.default_rng(10)
+    p = []
+    for _ in range(600):
+        n = 200
+        a, b = rng.random(n) < 0.4, rng.random(n) < 0.5
+        y = rng.random(n) < 1 / (1 + np.exp(-(-0.3 + 0.8 * a - 0.5 * b)))  # main effects, no interaction
+        p.append(epistasis_lrt(a, b, y)[1])
+    assert stats.kstest(p, "uniform").pvalue > 0.01
+
+
+@pytest.mark.parametrize("kind", ["xor", "and"])
+def test_a_planted_pair_ranks_first_among_10000_features_where_single_features_see_nothing(kind):
+    rng = np.random.default_rng(11 if kind == "xor" else 12)
+    n, p = 240, 10_000
+    X = (rng.random((n, p)) < 0.5).astype(np.uint8)
+    a, b = X[:, 1234].astype(bool), X[:, 8765].astype(bool)
+    if kind == "xor":
+        y = a ^ b
+    else:  # the class when both are present (a quarter of the samples), noise elsewhere
+        y = (a & b) | (rng.random(n) < 0.05)
+    flip = rng.random(n) < 0.05
+    y = np.where(flip, ~y, y).astype(int)
+    res = gs.score_pairs(X, y, top=10)
+    assert (res.first[0], res.second[0]) == (1234, 8765)
+    assert res.n_pairs == p * (p - 1) // 2
+    if kind == "xor":
+        assert res.pvalue[0] < res.bonferroni(0.05)
+        # no marginal signal: single-feature methods rank them among the noise
+        for method in ("chi2", "fisher", "mi"):
+            ranks = gs.score(X, y, method=method).ranks
+            assert min(ranks[1234], ranks[8765]) > 100, method
+
+
+def test_threads_ties_and_duplicate_patterns():
+    rng = np.random.default_rng(13)
+    X = (rng.random((64, 30)) < 0.5).astype(float)
+    X[:, 20] = X[:, 3]  # a duplicate pattern: screened once
+    X[:, 25] = 1.0  # constant: paired with nothing
+    y = rng.integers(0, 2, 64)
+    one = gs.score_pairs(X, y, top=50, n_jobs=1)
+    two = gs.score_pairs(X, y, top=50, n_jobs=2)
+    for name in ("first", "second", "joint", "synergy", "lrt"):
+        np.testing.assert_array_equal(getattr(one, name), getattr(two, name))
+    assert one.n_candidates == 28 and 20 not in one.first and 20 not in one.second
+    assert set(one.size_first[one.first == 3]) <= {2}
+    # exact ties: (b, d) is (a, c) with the samples permuted within each class, the same table
+    a, c = X[:, 0], X[:, 1]
+    moved = np.arange(64)
+    for label in (0, 1):
+        members = np.flatnonzero(y == label)
+        moved[members] = rng.permutation(members)
+    tied = np.column_stack([a, a[moved], c, c[moved]])
+    for jobs in (1, 2):
+        ties = gs.score_pairs(tied, y, top=6, n_jobs=jobs)
+        order = list(zip(ties.first.tolist(), ties.second.tolist()))
+        assert ties.synergy[order.index((0, 2))] == ties.synergy[order.index((1, 3))]
+        assert order.index((0, 2)) + 1 == order.index((1, 3))  # the earlier pair first, side by side
+
+
+def test_permutations_give_a_family_wise_pvalue():
+    rng = np.random.default_rng(14)
+    X = (rng.random((120, 40)) < 0.5).astype(float)
+    y = (X[:, 2].astype(bool) ^ X[:, 30].astype(bool)).astype(int)
+    res = gs.score_pairs(X, y, top=3, permutations=49, seed=1)
+    assert res.family_pvalue[0] == pytest.approx(1 / 50)
+    assert (np.diff(res.family_pvalue) >= 0).all()
+    # under the null the best pair's family-wise p-value is uniform on {1/20, ..., 1}
+    found = [gs.score_pairs((rng.random((60, 12)) < 0.5), rng.integers(0, 2, 60), top=1, permutations=19,
+                            seed=s).family_pvalue[0] for s in range(200)]
+    assert stats.chisquare(np.bincount(np.round(np.array(found) * 20).astype(int) - 1, minlength=20)).pvalue > 0.001
+
+
+def test_what_is_refused_is_named():
+    X = np.zeros((10, 3))
+    X[:5, 0] = X[::2, 1] = X[1::3, 2] = 1
+    with pytest.raises(ValueError, match="method"):
+        gs.score_pairs(X, [0, 1] * 5, method="chi2")
+    with pytest.raises(ValueError, match="top"):
+        gs.score_pairs(X, [0, 1] * 5, top=0)
+    with pytest.raises(ValueError, match="two classes or more"):
+        gs.score_pairs(X, [0] * 10)
+    with pytest.raises(ValueError, match="do not have"):
+        gs.score_pairs(X, [0, 1] * 5, candidates=["nope"])
+
+
+def test_the_command_writes_the_pairs_of_the_library(tmp_path, capsys):
+    import json
+
+    from genosift.cli import main
+    from genosift.outputs import read_table
+
+    rng = np.random.default_rng(15)
+    n = 150
+    X = (rng.random((n, 80)) < 0.5).astype(int)
+    y = np.where(X[:, 10] != X[:, 70], "R", "S")
+    ids = [f"s{i}" for i in range(n)]
+    pd.DataFrame(X, index=pd.Index(ids, name="sample"), columns=[f"gene{j}" for j in range(80)]).to_csv(
+        tmp_path / "genes.tsv", sep="\t")
+    pd.DataFrame({"id": ids, "res": y}).to_csv(tmp_path / "meta.tsv", sep="\t", index=False)
+    out = tmp_path / "pairs.tsv"
+    assert main(["pairs", str(tmp_path / "genes.tsv"), "--meta", str(tmp_path / "meta.tsv"), "--id", "id",
+                 "--target", "res", "--top", "25", "--min-af", "0.05", "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "3,160 pairs of 80 distinct patterns" in printed and "gene10 x gene70" in printed
+    table = read_table(out)
+    expected = gs.score_pairs(X, y, top=25, min_af=0.05, feature_names=[f"gene{j}" for j in range(80)]).to_frame()
+    pd.testing.assert_frame_equal(table, expected, check_dtype=False)
+    record = json.loads((tmp_path / "pairs.tsv.json").read_text())
+    assert record["n_pairs"] == 3160 and record["bonferroni"] == 0.05 / 3160
+    assert main(["pairs", str(tmp_path / "genes.tsv"), "--meta", str(tmp_path / "meta.tsv"), "--id", "id",
+                 "--target", "res", "-o", str(out)]) == 1
+    assert "--force" in capsys.readouterr().err
