@@ -230,3 +230,36 @@ def test_the_command_writes_the_pairs_of_the_library(tmp_path, capsys):
     assert main(["pairs", str(tmp_path / "genes.tsv"), "--meta", str(tmp_path / "meta.tsv"), "--id", "id",
                  "--target", "res", "-o", str(out)]) == 1
     assert "--force" in capsys.readouterr().err
+
+
+def test_the_epistasis_test_equals_plinks_boost_statistic(tmp_path):
+    """PLINK 1.9's --fast-epistasis boost likelihood ratio (the log-linear model without the
+    three-way term, which for two binary features is the logistic model without the product)
+    equals genosift's test of every pair, to its 6 printed digits."""
+    import shutil
+    import subprocess
+
+    if shutil.which("plink1.9") is None:
+        pytest.skip("plink1.9 is not installed (Debian: apt-get install plink1.9)")
+    bed_reader = pytest.importorskip("bed_reader", reason="writing the .bed needs bed-reader")
+    rng = np.random.default_rng(16)
+    n, m = 300, 40
+    X = rng.random((n, m)) < 0.4
+    logit = -0.5 + 0.6 * X[:, 3] - 0.4 * X[:, 7] + 1.5 * (X[:, 3] & X[:, 7])
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
+    ids = [f"s{i}" for i in range(n)]
+    bed_reader.to_bed(tmp_path / "d.bed", (2 * X).astype(np.float32),
+                      properties={"iid": ids, "fid": ids, "sid": [f"v{j}" for j in range(m)], "chromosome": ["1"] * m,
+                                  "bp_position": np.arange(1, m + 1) * 1000, "pheno": (y + 1).astype(str)})
+    subprocess.run(["plink1.9", "--bfile", "d", "--fast-epistasis", "boost", "--epi1", "1", "--allow-no-sex",
+                    "--out", "e"], cwd=tmp_path, check=True, capture_output=True)
+    table = pd.read_csv(tmp_path / "e.epi.cc", sep=r"\s+")
+    assert len(table) == m * (m - 1) // 2
+    ours = np.array([epistasis_lrt(X[:, int(a[1:])], X[:, int(b[1:])], y)[0] for a, b in zip(table.SNP1, table.SNP2)])
+    printed = table.STAT.to_numpy(dtype=float)
+    digits = 10.0 ** (np.floor(np.log10(np.maximum(np.abs(printed), 1e-300))) - 5)  # the 6th significant digit
+    assert (np.abs(ours - printed) <= 0.5 * digits + 1e-12).all()
+    res = gs.score_pairs(X, y, top=m * (m - 1) // 2)
+    by_pair = dict(zip(zip(res.first.tolist(), res.second.tolist()), res.lrt))
+    np.testing.assert_allclose([by_pair[(int(a[1:]), int(b[1:]))] for a, b in zip(table.SNP1, table.SNP2)], ours,
+                               rtol=1e-12, atol=1e-12)

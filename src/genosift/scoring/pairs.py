@@ -74,8 +74,19 @@ def _xlogx(t):
 
 
 @njit(cache=True, nogil=True)
-def _mi_bits(cells, k, n, class_n, tlog):
-    """``I((x_i, x_j); c)`` in bits of a 4 x k table of counts (``cells[cell * k + c]``)."""
+def _mi_constant(n, class_n, tlog):
+    """The part of ``_mi_bits`` that is the same for every pair: ``n log n - sum_c n_c log n_c``."""
+    classes = 0.0
+    for c in range(class_n.size):
+        classes += tlog[class_n[c]]
+    return n * np.log(n) - classes
+
+
+@njit(cache=True, nogil=True)
+def _mi_bits(cells, k, n, constant, tlog):
+    """``I((x_i, x_j); c)`` in bits of a 4 x k table of counts (``cells[cell * k + c]``), with
+    ``constant`` from ``_mi_constant``: ``(constant + sum t log t of the cells by class - sum of
+    the cells) / (n log 2)``."""
     joint_c = 0.0
     joint = 0.0
     for cell in range(4):
@@ -85,10 +96,7 @@ def _mi_bits(cells, k, n, class_n, tlog):
             joint_c += tlog[count]
             total += count
         joint += tlog[total]
-    classes = 0.0
-    for c in range(k):
-        classes += tlog[class_n[c]]
-    return (np.log(n) + (joint_c - joint - classes) / n) / np.log(2.0)
+    return (constant + joint_c - joint) / (n * _LN2)
 
 
 @njit(cache=True, nogil=True)
@@ -182,13 +190,14 @@ def _screen(bits, masks, ones, class_n, tlog, rows, method, marginal, top, keep_
     for c in range(k):
         n += class_n[c]
     cells = np.zeros(4 * k, dtype=np.int64)
+    constant = _mi_constant(n, class_n, tlog)
     kept = 0
     for r in range(rows.size):
         i = rows[r]
         for j in range(i + 1, m):
             _table(bits, i, j, masks, ones, k, class_n, cells)
             if method == 0:
-                joint = _mi_bits(cells, k, n, class_n, tlog)
+                joint = _mi_bits(cells, k, n, constant, tlog)
             else:
                 joint = _js_bits(cells, k, n, class_n, 4)
             kept = _keep(keep_scores, keep_orders, kept, top, joint - max(marginal[i], marginal[j]), i * m + j)
@@ -583,4 +592,5 @@ def _mi_of(bits, masks, ones, class_n, tlog, i, j):
     k = masks.shape[0]
     cells = np.zeros(4 * k, dtype=np.int64)
     _table(bits, int(i), int(j), masks, ones, k, class_n, cells)
-    return _mi_bits(cells, k, int(class_n.sum()), class_n, tlog)
+    n = int(class_n.sum())
+    return _mi_bits(cells, k, n, _mi_constant(n, class_n, tlog), tlog)
