@@ -263,3 +263,35 @@ def test_the_epistasis_test_equals_plinks_boost_statistic(tmp_path):
     by_pair = dict(zip(zip(res.first.tolist(), res.second.tolist()), res.lrt))
     np.testing.assert_allclose([by_pair[(int(a[1:]), int(b[1:]))] for a, b in zip(table.SNP1, table.SNP2)], ours,
                                rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::statsmodels.tools.sm_exceptions.ConvergenceWarning")
+def test_the_epistasis_test_with_covariates_equals_statsmodels():
+    sm = pytest.importorskip("statsmodels.api", reason="the reference logistic fits need statsmodels")
+    rng = np.random.default_rng(17)
+    n = 400
+    Z = rng.normal(size=(n, 2))
+    X = rng.random((n, 25)) < 0.45
+    logit = 0.5 * Z[:, 0] - 0.3 * Z[:, 1] + 0.4 * X[:, 2] - 0.6 * X[:, 5] + 1.4 * (X[:, 2] & X[:, 5])
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
+    res = gs.score_pairs(X, y, top=300, covariates=Z)
+    plain = gs.score_pairs(X, y, top=300)
+    assert not np.allclose(res.lrt, plain.lrt, equal_nan=True)  # the covariates change the test
+    checked = 0
+    for i, j, lrt in zip(res.first[:60], res.second[:60], res.lrt[:60]):
+        a, b = X[:, i].astype(float), X[:, j].astype(float)
+        small = np.column_stack([np.ones(n), Z, a, b])
+        big = sm.Logit(y, np.column_stack([small, a * b])).fit(disp=0, method="newton", maxiter=200, tol=1e-12)
+        null = sm.Logit(y, small).fit(disp=0, method="newton", maxiter=200, tol=1e-12)
+        if np.isnan(lrt):
+            continue
+        assert lrt == pytest.approx(2 * (big.llf - null.llf), rel=1e-6, abs=1e-8)
+        checked += 1
+    assert checked >= 50
+    # without covariates the logistic fit gives the table's test
+    from genosift.scoring.pairs import covariate_lrts
+
+    none = covariate_lrts(X, y, plain.first[:40], plain.second[:40], np.zeros((n, 0)))
+    np.testing.assert_allclose(none, plain.lrt[:40], rtol=1e-6, atol=1e-8)
+    with pytest.raises(ValueError, match="two classes"):
+        gs.score_pairs(X, rng.integers(0, 3, n), covariates=Z)

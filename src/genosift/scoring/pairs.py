@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["METHODS", "PairScores", "epistasis_lrt", "pair_tables", "score_pairs"]
+__all__ = ["METHODS", "PairScores", "covariate_lrts", "epistasis_lrt", "pair_tables", "score_pairs"]
 
 #: The joint scores of a pair (see the module's notes).
 METHODS = ("mi", "jensen_shannon")
@@ -336,6 +336,32 @@ def epistasis_lrt(xi, xj, y):
     return float(lrt), float(special.chdtrc(1, lrt))
 
 
+def covariate_lrts(presence, y, first, second, covariates):
+    """The epistasis test of each pair ``(first[r], second[r])`` of the columns of ``presence``
+    given ``covariates``: the likelihood ratio of the product term in the logistic model
+    ``logit P(y = 1) = b0 + Z g + b1 x_i + b2 x_j + b3 x_i x_j`` against the model without it
+    (genosift's ``logistic`` method on the product with ``Z``, ``x_i`` and ``x_j`` as covariates,
+    maximum likelihood); NaN where the product lies in the span of the others, or where the fit
+    does not converge or separates (``logistic``'s notes)."""
+    from ..scores import Target, get_method
+
+    spec = get_method("logistic")
+    Z = np.asarray(covariates, dtype=np.float64)
+    classes, codes = np.unique(np.asarray(y), return_inverse=True)
+    count = np.bincount(codes, minlength=2).astype(np.float64)
+    out = np.full(first.size, np.nan)
+    for r, (i, j) in enumerate(zip(first, second)):
+        a, b = presence[:, i].astype(np.float64), presence[:, j].astype(np.float64)
+        design = np.column_stack([Z, a, b])
+        if np.linalg.matrix_rank(np.column_stack([np.ones(a.size), design])) < design.shape[1] + 1:
+            continue  # x_i, x_j and the covariates collinear: no product term to test
+        target = Target(a.size, codes=codes.astype(np.intp), classes=classes, count=count, values=codes.astype(float),
+                        covariates=design)
+        scores = spec.func(np.ascontiguousarray((a * b)[:, None]), target, firth="never")
+        out[r] = scores.scores[0] if scores.scores is not None else np.nan
+    return out
+
+
 def pair_tables(X, y, pairs):
     """The 2 x 2 x k table of counts of each pair ``(i, j)`` of the columns of ``X`` (read as
     presence) by the classes of ``y``: an array ``(len(pairs), 4, k)``, cells (1,1), (1,0), (0,1),
@@ -495,7 +521,7 @@ def _presence_candidates(X, candidates, min_af, max_af, feature_names):
 
 
 def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, max_af=None, feature_names=None,
-                permutations=0, seed=0, n_jobs=None):
+                covariates=None, permutations=0, seed=0, n_jobs=None):
     """Screen every pair of features for the classes they explain together; keep the ``top``.
 
     Parameters
@@ -513,6 +539,9 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
     min_af, max_af : float, optional
         Pair only the features carried by a share of the samples in ``[min_af, max_af]``.
     feature_names : sequence of str, optional
+    covariates : array-like (n_samples, c), optional
+        For two classes: the epistasis test of each kept pair adjusts for them (a logistic fit per
+        pair, ``covariate_lrts``). The screen itself is of the pairs' tables.
     permutations : int
         Also score the best pair under that many permutations of the labels (``seed``): each
         kept pair's ``family_pvalue``.
@@ -555,6 +584,14 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
         raise ValueError(f"score_pairs compares classes, and y has {classes.size}: give labels of two classes or "
                          "more.")
     k = classes.size
+    Z = None
+    if covariates is not None:
+        from ..scores import check_covariates
+
+        if k != 2:
+            raise ValueError("score_pairs adjusts the epistasis test of two classes for covariates; y has "
+                             f"{k} classes. Leave out covariates, or give labels of two classes.")
+        Z, _ = check_covariates(covariates, n, owner="score_pairs")
     bits = pack_columns(presence)
     masks = pack_columns(codes[:, None] == np.arange(k)[None, :])
     class_n = np.bincount(codes, minlength=k).astype(np.int64)
@@ -569,7 +606,10 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
     tables = [_mi_of(bits, masks, ones, class_n, tlog, i, j) for i, j in zip(first, second)]
     interaction = np.array(tables, dtype=np.float64) - mi[first] - mi[second]
     lrt = pvalue = None
-    if k == 2:
+    if k == 2 and covariates is not None:
+        lrt = covariate_lrts(presence, codes, first, second, Z)
+        pvalue = special.chdtrc(1, lrt)
+    elif k == 2:
         lrt = _lrts(bits, masks, ones, class_n, first.astype(np.int64), second.astype(np.int64), _DESIGN)
         pvalue = special.chdtrc(1, lrt)
     family = None
