@@ -230,6 +230,16 @@ def test_the_command_writes_the_pairs_of_the_library(tmp_path, capsys):
     assert main(["pairs", str(tmp_path / "genes.tsv"), "--meta", str(tmp_path / "meta.tsv"), "--id", "id",
                  "--target", "res", "-o", str(out)]) == 1
     assert "--force" in capsys.readouterr().err
+    assert main(["pairs", str(tmp_path / "genes.tsv"), "--meta", str(tmp_path / "meta.tsv"), "--id", "id",
+                 "--target", "res", "--top", "5", "--triples", "3", "--triples-output", str(tmp_path / "t.tsv"),
+                 "-o", str(tmp_path / "p2.tsv")]) == 0
+    triples = read_table(tmp_path / "t.tsv")
+    expected = gs.score_pairs(X, y, top=5, triples=3, feature_names=[f"gene{j}" for j in range(80)]).triples
+    pd.testing.assert_frame_equal(triples, expected, check_dtype=False)
+    assert "triple   1" in capsys.readouterr().out
+    assert main(["pairs", str(tmp_path / "genes.tsv"), "--meta", str(tmp_path / "meta.tsv"), "--id", "id",
+                 "--target", "res", "--triples", "3", "-o", str(tmp_path / "p3.tsv")]) == 2
+    assert "--triples extends the best pairs into triples, which --triples-output" in capsys.readouterr().err
 
 
 def test_the_epistasis_test_equals_plinks_boost_statistic(tmp_path):
@@ -295,3 +305,27 @@ def test_the_epistasis_test_with_covariates_equals_statsmodels():
     np.testing.assert_allclose(none, plain.lrt[:40], rtol=1e-6, atol=1e-8)
     with pytest.raises(ValueError, match="two classes"):
         gs.score_pairs(X, rng.integers(0, 3, n), covariates=Z)
+
+
+def test_triples_of_the_best_pairs_find_a_three_way_rule():
+    rng = np.random.default_rng(18)
+    n, m = 400, 30
+    X = rng.random((n, m)) < 0.5
+    a, b, c = X[:, 4], X[:, 11], X[:, 23]
+    y = ((a ^ b) & c).astype(int)  # (a, b) tells something, c completes it
+    res = gs.score_pairs(X, y, top=20, triples=5)
+    table = res.triples
+    assert list(table.loc[0, ["feature_1", "feature_2", "feature_3"]]) == ["x4", "x11", "x23"]
+    # the joint MI of the top triples from its definition, and the best of their pairs'
+    for row in table.head(10).itertuples():
+        idx = [int(row.feature_1[1:]), int(row.feature_2[1:]), int(row.feature_3[1:])]
+        cells = np.array([[((X[:, idx] == bits).all(axis=1) & (y == cls)).sum() for cls in (0, 1)]
+                          for bits in np.array(np.meshgrid([1, 0], [1, 0], [1, 0], indexing="ij")).reshape(3, -1).T])
+        assert row.joint == pytest.approx(_mi_bits(cells.astype(float)), rel=1e-10, abs=1e-12)
+        pairs = [_mi_bits(_crosstab(X[:, u], X[:, v], y).astype(float)) for u, v in
+                 ((idx[0], idx[1]), (idx[0], idx[2]), (idx[1], idx[2]))]
+        assert row.best_pair == pytest.approx(max(pairs), rel=1e-10, abs=1e-12)
+        assert row.synergy == pytest.approx(row.joint - row.best_pair, abs=1e-12)
+    assert (np.diff(table["synergy"]) <= 0).all() and len(table) == 20
+    one = gs.score_pairs(X, y, top=20, triples=5, n_jobs=1).triples
+    pd.testing.assert_frame_equal(one, table)

@@ -432,6 +432,10 @@ def _add_data_commands(sub):
     p.add_argument("--seed", type=int, default=0, help="the seed of the permutations (default 0)")
     p.add_argument("--alpha", type=_fraction, default=0.05,
                    help="the family-wise level of the Bonferroni threshold over the pairs reported (default 0.05)")
+    p.add_argument("--triples", type=_positive_int, metavar="P",
+                   help="extend the P best pairs by every other feature: the triples that explain more than any "
+                        "two of their features (written to --triples-output)")
+    p.add_argument("--triples-output", metavar="FILE", help="the table of the --top best triples")
     p.add_argument("-o", "--output", required=True, help="the table of the pairs kept (.tsv, .csv or .parquet)")
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
     _add_run_options(p)

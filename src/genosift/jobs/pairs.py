@@ -22,7 +22,7 @@ class PairRanking:
 
 
 def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, permutations=0, seed=0, alpha=0.05,
-          force=False, command=None):
+          triples=0, triples_output=None, force=False, command=None):
     """Screen every pair of the features of the labelled ``samples`` and write the ``top`` pairs:
     ``genosift pairs`` (``genosift.score_pairs`` on the training samples).
 
@@ -37,6 +37,9 @@ def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, p
         As ``genosift.score_pairs``.
     alpha : float
         The family-wise level of the Bonferroni threshold reported.
+    triples, triples_output : int, str or path
+        Extend the ``triples`` best pairs by every other feature (``genosift.score_pairs``) and
+        write the ``top`` triples to ``triples_output``.
     force : bool
         Replace outputs that genosift wrote before.
     command : str, optional
@@ -46,6 +49,7 @@ def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, p
     -------
     PairRanking
     """
+    from ..core.validation import FixUsageError
     from ..outputs import check_outputs, check_table_name, input_digests, write_frame
     from ..scoring.pairs import score_pairs
     from ..scoring.source import in_memory
@@ -54,11 +58,18 @@ def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, p
     out = Path(output)
     sidecar = out.with_name(out.name + ".json")
     check_table_name(out)
-    check_outputs([out, sidecar], force=force, inputs=samples.inputs)
+    if bool(triples) != (triples_output is not None):
+        raise FixUsageError("{triples} extends the best pairs into triples, which {triples_output} writes: pass "
+                            "both, or neither.", owner="pairs", triples=FixUsageError.ANY,
+                            triples_output=FixUsageError.ANY)
+    written = [out, sidecar] + ([Path(triples_output)] if triples_output is not None else [])
+    if triples_output is not None:
+        check_table_name(triples_output)
+    check_outputs(written, force=force, inputs=samples.inputs)
     labelled = samples.load()
     found = score_pairs(in_memory(labelled.X_train), labelled.y_train, method=method, top=top, min_af=min_af,
                         max_af=max_af, feature_names=labelled.dataset.feature_names, permutations=permutations,
-                        seed=seed)
+                        seed=seed, triples=triples)
     threshold = found.bonferroni(alpha)
     write_frame(found.to_frame(), out, sidecar=sidecar, force=force, provenance=lambda: {
         "command": command, "inputs": input_digests(samples.inputs), "target": samples.target, "method": method,
@@ -77,5 +88,10 @@ def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, p
         test = "" if found.pvalue is None else f"  p={row.pvalue:.2e}"
         lines.append(f"  {row.rank:>3}  {row.feature_1} x {row.feature_2}  synergy {row.synergy:.4g}  "
                      f"joint {row.joint:.4g}{test}")
-    lines.append(f"Wrote {out} and {sidecar.name}")
+    if found.triples is not None:
+        write_frame(found.triples, Path(triples_output), force=force)
+        for row in found.triples.head(5).itertuples(index=False):
+            lines.append(f"  triple {row.rank:>3}  {row.feature_1} x {row.feature_2} x {row.feature_3}  synergy "
+                         f"{row.synergy:.4g} over its best pair  joint {row.joint:.4g}")
+    lines.append(f"Wrote {out} and {sidecar.name}" + (f", and {triples_output}" if found.triples is not None else ""))
     return PairRanking(found, out, lines)

@@ -83,13 +83,13 @@ def _mi_constant(n, class_n, tlog):
 
 
 @njit(cache=True, nogil=True)
-def _mi_bits(cells, k, n, constant, tlog):
-    """``I((x_i, x_j); c)`` in bits of a 4 x k table of counts (``cells[cell * k + c]``), with
-    ``constant`` from ``_mi_constant``: ``(constant + sum t log t of the cells by class - sum of
-    the cells) / (n log 2)``."""
+def _mi_bits(cells, k, n, constant, tlog, size=4):
+    """``I((x_i, x_j); c)`` in bits of a ``size`` x k table of counts (``cells[cell * k + c]``),
+    with ``constant`` from ``_mi_constant``: ``(constant + sum t log t of the cells by class -
+    sum of the cells) / (n log 2)``."""
     joint_c = 0.0
     joint = 0.0
-    for cell in range(4):
+    for cell in range(size):
         total = 0
         for c in range(k):
             count = cells[cell * k + c]
@@ -201,6 +201,62 @@ def _screen(bits, masks, ones, class_n, tlog, rows, method, marginal, top, keep_
             else:
                 joint = _js_bits(cells, k, n, class_n, 4)
             kept = _keep(keep_scores, keep_orders, kept, top, joint - max(marginal[i], marginal[j]), i * m + j)
+    return kept
+
+
+@njit(cache=True, nogil=True)
+def _triple_table(bits, i, j, l, masks, ones, k, class_n, cells):
+    """The 8 x k counts of the triple (i, j, l) in ``cells``, cells ordered (1,1,1), (1,1,0),
+    (1,0,1), (0,1,1), (1,0,0), (0,1,0), (0,0,1), (0,0,0), from the counts of the samples carrying
+    all three, each two and each one (inclusion-exclusion)."""
+    words = bits.shape[1]
+    for c in range(k):
+        abc = ab = ac = bc = 0
+        for w in range(words):
+            mask = masks[c, w]
+            x, y, z = bits[i, w] & mask, bits[j, w], bits[l, w]
+            ab += _popcount(x & y)
+            ac += _popcount(x & z)
+            bc += _popcount(y & z & mask)
+            abc += _popcount(x & y & z)
+        a, b, d = ones[i, c], ones[j, c], ones[l, c]
+        row = (abc, ab - abc, ac - abc, bc - abc, a - ab - ac + abc, b - ab - bc + abc, d - ac - bc + abc)
+        rest = class_n[c]
+        for cell in range(7):
+            cells[cell * k + c] = row[cell]
+            rest -= row[cell]
+        cells[7 * k + c] = rest
+
+
+@njit(cache=True, nogil=True)
+def _extend_pairs(bits, masks, ones, class_n, tlog, pairs_i, pairs_j, rows, top, keep_scores, keep_orders):
+    """Every triple (i, j, l) of a pair (i, j) of ``rows`` (positions in ``pairs_*``) and another
+    candidate l, by its synergy over its best pair (its MI less the best of its three pairs'); a
+    bounded heap as ``_screen``, ordered by the sorted triple (a triple met from two of its
+    pairs is offered twice, with the same score and order)."""
+    m = bits.shape[0]
+    k = masks.shape[0]
+    n = 0
+    for c in range(k):
+        n += class_n[c]
+    constant = _mi_constant(n, class_n, tlog)
+    cells = np.zeros(8 * k, dtype=np.int64)
+    kept = 0
+    for r in range(rows.size):
+        i, j = pairs_i[rows[r]], pairs_j[rows[r]]
+        _table(bits, i, j, masks, ones, k, class_n, cells)
+        pair = _mi_bits(cells, k, n, constant, tlog)
+        for x in range(m):
+            if x == i or x == j:
+                continue
+            _table(bits, i, x, masks, ones, k, class_n, cells)
+            best = max(pair, _mi_bits(cells, k, n, constant, tlog))
+            _table(bits, j, x, masks, ones, k, class_n, cells)
+            best = max(best, _mi_bits(cells, k, n, constant, tlog))
+            _triple_table(bits, i, j, x, masks, ones, k, class_n, cells)
+            joint = _mi_bits(cells, k, n, constant, tlog, 8)
+            a, b, c = min(i, x), i + j + x - min(i, x) - max(j, x), max(j, x)  # i < j
+            kept = _keep(keep_scores, keep_orders, kept, top, joint - best, (a * m + b) * m + c)
     return kept
 
 
@@ -404,6 +460,9 @@ class PairScores:
     family_pvalue : ndarray or None
         With permutations: the share of permuted label sets whose best synergy reaches the
         pair's ``(1 + count) / (1 + permutations)``.
+    triples : pandas.DataFrame or None
+        With ``triples``: the best triples that extend the best pairs, by their synergy over
+        their best pair (``score_pairs``).
     """
 
     method: str
@@ -426,6 +485,7 @@ class PairScores:
     size_first: np.ndarray
     size_second: np.ndarray
     family_pvalue: np.ndarray | None = None
+    triples: object = None
 
     def bonferroni(self, alpha=0.05):
         """The p-value threshold of ``alpha`` over the pairs screened."""
@@ -521,7 +581,7 @@ def _presence_candidates(X, candidates, min_af, max_af, feature_names):
 
 
 def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, max_af=None, feature_names=None,
-                covariates=None, permutations=0, seed=0, n_jobs=None):
+                covariates=None, permutations=0, seed=0, triples=0, n_jobs=None):
     """Screen every pair of features for the classes they explain together; keep the ``top``.
 
     Parameters
@@ -545,6 +605,11 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
     permutations : int
         Also score the best pair under that many permutations of the labels (``seed``): each
         kept pair's ``family_pvalue``.
+    triples : int
+        Also extend each of the ``triples`` best pairs by every other candidate feature: each
+        triple's joint mutual information with the classes (its 8 cells), the best of its three
+        pairs' and its synergy (the joint less that best pair's); the ``top`` triples by synergy
+        are ``PairScores.triples``.
     n_jobs : int, optional
         Threads (default ``genosift.core.engine.threads()``).
 
@@ -623,9 +688,58 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
             p_marginal = _marginals(p_ones, class_n, tlog, code)
             best[r] = _screen_all(bits, p_masks, p_ones, class_n, tlog, code, p_marginal, 1, n_jobs)[0][0]
         family = (1.0 + (best[None, :] >= scores[:, None]).sum(axis=1)) / (1.0 + permutations)
+    if not is_int(triples) or triples < 0:
+        raise param_error("triples", "score_pairs", "an int >= 0", triples)
+    found = None
+    if triples:
+        found = _triples_frame(bits, masks, ones, class_n, tlog, first[:triples].astype(np.int64),
+                               second[:triples].astype(np.int64), top, n_jobs, columns, names, sizes)
     return PairScores(method, n, p, m, m * (m - 1) // 2, classes, columns[first], columns[second],
                       names[columns[first]], names[columns[second]], joint, marginal[first], marginal[second],
-                      scores, interaction, lrt, pvalue, sizes[first], sizes[second], family)
+                      scores, interaction, lrt, pvalue, sizes[first], sizes[second], family, found)
+
+
+def _triples_frame(bits, masks, ones, class_n, tlog, first, second, top, n_jobs, columns, names, sizes):
+    """The ``top`` triples that extend the pairs ``(first, second)`` (positions) by a third
+    candidate, as a table, best first."""
+    import pandas as pd
+
+    from ..core.engine import map_blocks, threads
+
+    m = bits.shape[0]
+    jobs = int(n_jobs or threads())
+    room = 3 * top  # a triple comes back once per pair of it among those extended
+
+    def one(rows):
+        scores = np.empty(room)
+        orders = np.empty(room, dtype=np.int64)
+        kept = _extend_pairs(bits, masks, ones, class_n, tlog, first, second, rows, room, scores, orders)
+        return scores[:kept], orders[:kept]
+
+    chunks = np.array_split(np.arange(first.size), max(1, min(first.size, 8 * jobs)))
+    found = map_blocks(one, [c for c in chunks if c.size], n_jobs=jobs) if m >= 3 else []
+    scores = np.concatenate([s for s, _ in found]) if found else np.empty(0)
+    orders = np.concatenate([o for _, o in found]) if found else np.empty(0, dtype=np.int64)
+    orders, where = np.unique(orders, return_index=True)
+    scores = scores[where]
+    best = np.lexsort((orders, -scores))[:top]
+    scores, orders = scores[best], orders[best]
+    trio = [orders // (m * m), orders // m % m, orders % m]
+    joint = np.array([_triple_mi(bits, masks, ones, class_n, tlog, a, b, c) for a, b, c in zip(*trio)])
+    frame = pd.DataFrame({"rank": np.arange(1, scores.size + 1), "feature_1": names[columns[trio[0]]],
+                          "feature_2": names[columns[trio[1]]], "feature_3": names[columns[trio[2]]],
+                          "joint": joint, "best_pair": joint - scores, "synergy": scores})
+    for q, x in enumerate(trio, 1):
+        frame[f"pattern_size_{q}"] = sizes[x]
+    return frame
+
+
+def _triple_mi(bits, masks, ones, class_n, tlog, a, b, c):
+    k = masks.shape[0]
+    cells = np.zeros(8 * k, dtype=np.int64)
+    _triple_table(bits, int(a), int(b), int(c), masks, ones, k, class_n, cells)
+    n = int(class_n.sum())
+    return _mi_bits(cells, k, n, _mi_constant(n, class_n, tlog), tlog, 8)
 
 
 def _mi_of(bits, masks, ones, class_n, tlog, i, j):
