@@ -329,3 +329,30 @@ def test_triples_of_the_best_pairs_find_a_three_way_rule():
     assert (np.diff(table["synergy"]) <= 0).all() and len(table) == 20
     one = gs.score_pairs(X, y, top=20, triples=5, n_jobs=1).triples
     pd.testing.assert_frame_equal(one, table)
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_a_store_read_in_blocks_equals_the_matrix_in_memory(tmp_path, sparse):
+    from genosift.io import Dataset, write_store
+
+    rng = np.random.default_rng(19)
+    n, m = 130, 300
+    X = (rng.random((n, m)) < 0.3) * rng.integers(1, 5, (n, m))
+    X[:, 50] = X[:, 10]  # patterns shared across blocks
+    X[:, 299] = X[:, 10] > 0
+    y = np.where((X[:, 10] > 0) != (X[:, 200] > 0), "R", "S")
+    ids = np.array([f"s{i}" for i in range(n)])
+    names = np.array([f"k{j}" for j in range(m)])
+    path = write_store(Dataset(sp.csr_matrix(X) if sparse else X.astype(float), ids, names,
+                               pd.DataFrame({"res": y}, index=ids)), tmp_path / "k.gs.h5ad")
+    expected = gs.score_pairs(X, y, top=200, min_af=0.05, feature_names=names, triples=3).to_frame()
+    for budget in (2_000, 50_000, None):
+        got = gs.score_pairs(path, y, top=200, min_af=0.05, chunk_bytes=budget, triples=3)
+        pd.testing.assert_frame_equal(got.to_frame(), expected)
+    assert got.size_first[(got.names_first == "k10") & (got.names_second == "k200")] == [3]
+    keep = np.arange(0, n, 2)
+    kept = gs.score_pairs(X[keep], y[keep], top=50, feature_names=names).to_frame()
+    from genosift.scoring.source import StoreRows
+
+    rows = StoreRows(gs.io.Store(path), keep)
+    pd.testing.assert_frame_equal(gs.score_pairs(rows, y[keep], top=50, chunk_bytes=5_000).to_frame(), kept)

@@ -29,7 +29,8 @@ def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, p
     Parameters
     ----------
     samples : Samples
-        The data (read as presence/absence) and its class labels.
+        The data (read as presence/absence, a block of columns at a time: a store is never
+        loaded whole) and its class labels.
     output : str or path
         The table of the pairs kept (``.tsv``, ``.csv`` or ``.parquet``), best first, with
         ``<output>.json`` beside it: the pairs screened, the Bonferroni threshold over them.
@@ -52,7 +53,6 @@ def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, p
     from ..core.validation import FixUsageError
     from ..outputs import check_outputs, check_table_name, input_digests, write_frame
     from ..scoring.pairs import score_pairs
-    from ..scoring.source import in_memory
 
     started = time.perf_counter()
     out = Path(output)
@@ -67,7 +67,7 @@ def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, p
         check_table_name(triples_output)
     check_outputs(written, force=force, inputs=samples.inputs)
     labelled = samples.load()
-    found = score_pairs(in_memory(labelled.X_train), labelled.y_train, method=method, top=top, min_af=min_af,
+    found = score_pairs(labelled.X_train, labelled.y_train, method=method, top=top, min_af=min_af,
                         max_af=max_af, feature_names=labelled.dataset.feature_names, permutations=permutations,
                         seed=seed, triples=triples)
     threshold = found.bonferroni(alpha)

@@ -39,7 +39,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["METHODS", "PairScores", "covariate_lrts", "epistasis_lrt", "pair_tables", "score_pairs"]
+__all__ = ["METHODS", "PairScores", "covariate_lrts", "epistasis_lrt", "pack_columns", "pair_tables", "score_pairs",
+           "unpack_columns"]
 
 #: The joint scores of a pair (see the module's notes).
 METHODS = ("mi", "jensen_shannon")
@@ -536,18 +537,77 @@ def _screen_all(bits, masks, ones, class_n, tlog, method_code, marginal, top, n_
     return scores[best], orders[best]
 
 
-def _presence_candidates(X, candidates, min_af, max_af, feature_names):
-    """``(presence of the candidate representatives (n, m) bool, their columns in X, the sizes
-    of their patterns, every feature's name, n_features)``."""
-    from ..core.distinct import distinct_columns
-    from ..core.validation import as_matrix, default_feature_names
-    from ..scores import af_tested, check_af
+@njit(cache=True, nogil=True)
+def _class_ones(bits, masks):
+    """The samples of each class that carry each feature: ``(m, k)``."""
+    m, words = bits.shape
+    k = masks.shape[0]
+    out = np.zeros((m, k), dtype=np.int64)
+    for i in range(m):
+        for c in range(k):
+            total = 0
+            for w in range(words):
+                total += _popcount(bits[i, w] & masks[c, w])
+            out[i, c] = total
+    return out
 
+
+def unpack_columns(bits, n):
+    """The presence (``(n, m)`` bool) of the packed columns ``bits`` (``pack_columns``)."""
+    as_bytes = np.ascontiguousarray(bits).view(np.uint8)
+    return np.unpackbits(as_bytes, axis=1, bitorder="little")[:, :n].T.astype(bool)
+
+
+def _column_blocks(X, rows, chunk_bytes):
+    """``(n, p, names, blocks)``: the samples, features, names and ``(j0, j1, block)`` column
+    blocks of ``X`` (a store, its ``StoreRows``, or data in memory), each block's rows those kept."""
+    import os
+
+    from ..core.engine import block_width, column_blocks
+    from ..core.validation import as_matrix
+
+    if isinstance(X, (str, os.PathLike)):
+        from ..io import format_of, open_store, read
+
+        X = open_store(X) if format_of(X) == "store" else read(X).X
+    store = getattr(X, "store", None)
+    if store is None and hasattr(X, "feature_blocks"):
+        store = X
+    if store is not None:
+        kept = getattr(X, "rows", None) if rows is None else rows
+        n = store.shape[0] if kept is None else len(kept)
+        width = block_width(store.shape[0], store.shape[1], chunk_bytes)
+
+        def read():
+            for j0, j1, block in store.feature_blocks(width, chunk_bytes=chunk_bytes):
+                yield j0, j1, block if kept is None else block[kept]
+
+        return n, store.shape[1], store.names_loader(), read()
     M, names = as_matrix(X)
     n, p = M.shape
-    names = (default_feature_names(p) if names is None else np.asarray(names, dtype=object)) \
-        if feature_names is None else np.asarray(feature_names, dtype=object)
-    columns = np.arange(p)
+    return n, p, names, column_blocks(M, block_width(n, p, chunk_bytes), keep_sparse=True)
+
+
+def _presence_candidates(X, candidates, min_af, max_af, feature_names, chunk_bytes=None):
+    """The candidates as bits, read a block of columns at a time (never the whole matrix):
+    ``(bits (m, words) of one feature per distinct presence pattern inside the allele-frequency
+    range, their columns in X, the sizes of their patterns, every feature's name, n, p)``."""
+    import scipy.sparse as sp
+
+    from ..core.validation import default_feature_names
+    from ..scores import af_tested, check_af
+
+    bounds = check_af(min_af, max_af, "score_pairs")
+    n, p, names, blocks = _column_blocks(X, None, chunk_bytes)
+    if feature_names is not None:
+        names = np.asarray(feature_names, dtype=object)
+        if names.shape != (p,):
+            raise ValueError(f"feature_names holds {names.size} names for {p} features: give one name per feature.")
+    elif callable(names):
+        names = np.asarray(names(), dtype=object)
+    else:
+        names = default_feature_names(p) if names is None else np.asarray(names, dtype=object)
+    wanted = None
     if candidates is not None:
         wanted = np.asarray(candidates)
         if wanted.dtype.kind in "OUS":
@@ -557,37 +617,49 @@ def _presence_candidates(X, candidates, min_af, max_af, feature_names):
                 raise ValueError(f"candidates names {len(missing)} feature(s) the data do not have, such as "
                                  f"{missing[:5]}: give names of features (or their column indices).")
             wanted = np.array([where[str(c)] for c in wanted], dtype=np.int64)
-        columns = np.unique(wanted.astype(np.int64))
-        if columns.size and (columns.min() < 0 or columns.max() >= p):
+        wanted = np.unique(wanted.astype(np.int64))
+        if wanted.size and (wanted.min() < 0 or wanted.max() >= p):
             raise ValueError(f"candidates holds column indices outside [0, {p}).")
-    import scipy.sparse as sp
-
-    presence = (M[:, columns] > 0)
-    presence = presence.toarray() if sp.issparse(presence) else np.asarray(presence)
-    bounds = check_af(min_af, max_af, "score_pairs")
-    if bounds is not None:
-        keep = af_tested(presence.sum(axis=0) / n, bounds)
-        presence, columns = presence[:, keep], columns[keep]
-    varying = presence.any(axis=0) & ~presence.all(axis=0)  # a constant feature pairs with nothing
-    presence, columns = presence[:, varying], columns[varying]
-    found = distinct_columns(np.ascontiguousarray(presence, dtype=np.uint8))
-    if found is None:
-        sizes = np.ones(columns.size, dtype=np.int64)
-    else:
-        first, inverse = found
-        sizes = np.bincount(inverse, minlength=first.size).astype(np.int64)
-        presence, columns = presence[:, first], columns[first]
-    return presence, columns, sizes, names, p
+    parts, kept = [], []
+    for j0, j1, block in blocks:
+        columns = np.arange(j0, j1)
+        if wanted is not None:
+            local = wanted[(wanted >= j0) & (wanted < j1)] - j0
+            if not local.size:
+                continue
+            block, columns = block[:, local], columns[local]
+        presence = block > 0
+        presence = presence.toarray() if sp.issparse(presence) else np.asarray(presence)
+        carried = presence.sum(axis=0)
+        keep = (carried > 0) & (carried < n)  # a constant feature pairs with nothing
+        if bounds is not None:
+            keep &= af_tested(carried / n, bounds)
+        if keep.any():
+            parts.append(pack_columns(presence[:, keep]))
+            kept.append(columns[keep])
+    words = (n + 63) // 64
+    bits = np.concatenate(parts) if parts else np.zeros((0, words), dtype=np.uint64)
+    columns = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
+    if not bits.shape[0]:
+        return bits, columns, np.zeros(0, dtype=np.int64), names, n, p
+    _, first, inverse = np.unique(bits, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # the patterns in the order of their first feature
+    sizes = np.bincount(np.ravel(inverse), minlength=first.size)[order].astype(np.int64)
+    first = first[order]
+    return np.ascontiguousarray(bits[first]), columns[first], sizes, names, n, p
 
 
 def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, max_af=None, feature_names=None,
-                covariates=None, permutations=0, seed=0, triples=0, n_jobs=None):
+                covariates=None, permutations=0, seed=0, triples=0, chunk_bytes=None, n_jobs=None):
     """Screen every pair of features for the classes they explain together; keep the ``top``.
 
     Parameters
     ----------
-    X : array-like (n_samples, n_features), scipy.sparse matrix or DataFrame
-        Read as presence/absence (a value above 0 is presence).
+    X : array-like (n_samples, n_features), scipy.sparse matrix, DataFrame, or a store (a
+        ``.gs.h5ad`` path or ``genosift.io.Store``)
+        Read as presence/absence (a value above 0 is presence), one block of columns at a time
+        (within ``chunk_bytes``): memory holds the candidates' bits (``n / 8`` bytes each), not
+        the matrix.
     y : array-like (n_samples,)
         Class labels (two or more classes).
     method : {"mi", "jensen_shannon"}
@@ -610,6 +682,8 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
         triple's joint mutual information with the classes (its 8 cells), the best of its three
         pairs' and its synergy (the joint less that best pair's); the ``top`` triples by synergy
         are ``PairScores.triples``.
+    chunk_bytes : int, optional
+        The budget of a block of columns read (default ``genosift.core.engine.CHUNK_BYTES``).
     n_jobs : int, optional
         Threads (default ``genosift.core.engine.threads()``).
 
@@ -641,8 +715,9 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
         raise param_error("top", "score_pairs", "an int >= 1", top)
     if not is_int(permutations) or permutations < 0:
         raise param_error("permutations", "score_pairs", "an int >= 0", permutations)
-    presence, columns, sizes, names, p = _presence_candidates(X, candidates, min_af, max_af, feature_names)
-    n, m = presence.shape
+    bits, columns, sizes, names, n, p = _presence_candidates(X, candidates, min_af, max_af, feature_names,
+                                                             chunk_bytes)
+    m = bits.shape[0]
     labels = as_labels(y, n)
     classes, codes = np.unique(labels, return_inverse=True)
     if classes.size < 2:
@@ -657,10 +732,9 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
             raise ValueError("score_pairs adjusts the epistasis test of two classes for covariates; y has "
                              f"{k} classes. Leave out covariates, or give labels of two classes.")
         Z, _ = check_covariates(covariates, n, owner="score_pairs")
-    bits = pack_columns(presence)
     masks = pack_columns(codes[:, None] == np.arange(k)[None, :])
     class_n = np.bincount(codes, minlength=k).astype(np.int64)
-    ones = np.stack([presence[codes == c].sum(axis=0) for c in range(k)], axis=1).astype(np.int64)
+    ones = _class_ones(bits, masks)
     tlog = np.array([_xlogx(float(t)) for t in range(n + 1)])
     code = METHODS.index(method)
     marginal = _marginals(ones, class_n, tlog, code)
@@ -672,7 +746,11 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
     interaction = np.array(tables, dtype=np.float64) - mi[first] - mi[second]
     lrt = pvalue = None
     if k == 2 and covariates is not None:
-        lrt = covariate_lrts(presence, codes, first, second, Z)
+        pair_columns = np.unique(np.r_[first, second])
+        presence = unpack_columns(bits[pair_columns], n)
+        at = {int(c): q for q, c in enumerate(pair_columns)}
+        lrt = covariate_lrts(presence, codes, np.array([at[int(i)] for i in first]),
+                             np.array([at[int(j)] for j in second]), Z)
         pvalue = special.chdtrc(1, lrt)
     elif k == 2:
         lrt = _lrts(bits, masks, ones, class_n, first.astype(np.int64), second.astype(np.int64), _DESIGN)
@@ -684,7 +762,7 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
         for r in range(permutations):
             shuffled = rng.permutation(codes)
             p_masks = pack_columns(shuffled[:, None] == np.arange(k)[None, :])
-            p_ones = np.stack([presence[shuffled == c].sum(axis=0) for c in range(k)], axis=1).astype(np.int64)
+            p_ones = _class_ones(bits, p_masks)
             p_marginal = _marginals(p_ones, class_n, tlog, code)
             best[r] = _screen_all(bits, p_masks, p_ones, class_n, tlog, code, p_marginal, 1, n_jobs)[0][0]
         family = (1.0 + (best[None, :] >= scores[:, None]).sum(axis=1)) / (1.0 + permutations)
