@@ -158,8 +158,8 @@ def main():
     lines += ["", "## The screen's recall", "",
               f"{m:,} features x {n:,} samples with {planted} planted interacting pairs (half XOR effects, half "
               "products, of random strengths and signs on the logit scale); the exact epistasis test of every one "
-              f"of the {m * (m - 1) // 2:,} pairs (`top` = every pair) finds {found} pairs below the Bonferroni threshold "
-              "over them. The share of those that the screen keeps in its `top` by synergy:", "",
+              f"of the {m * (m - 1) // 2:,} pairs (`top` = every pair) finds {found} pairs below the Bonferroni "
+              "threshold over them. The share of those that the screen keeps in its `top` by synergy:", "",
               "| method | top | kept of the significant pairs | recall |", "|---|---:|---:|---:|"]
     lines += [f"| {method} | {top:,} | {hit} of {found} | {hit / max(found, 1):.3f} |" for method, top, hit in table]
     text = "\n".join(lines) + "\n"
