@@ -240,6 +240,10 @@ def test_the_command_writes_the_pairs_of_the_library(tmp_path, capsys):
     assert main(["pairs", str(tmp_path / "genes.tsv"), "--meta", str(tmp_path / "meta.tsv"), "--id", "id",
                  "--target", "res", "--triples", "3", "-o", str(tmp_path / "p3.tsv")]) == 2
     assert "--triples extends the best pairs into triples, which --triples-output" in capsys.readouterr().err
+    assert main(["pairs", str(tmp_path / "genes.tsv"), "--meta", str(tmp_path / "meta.tsv"), "--id", "id",
+                 "--target", "res", "--top", "5", "--bins", "3", "-o", str(tmp_path / "p4.tsv")]) == 0
+    expected = gs.score_pairs(X, y, top=5, bins=3, feature_names=[f"gene{j}" for j in range(80)]).to_frame()
+    pd.testing.assert_frame_equal(read_table(tmp_path / "p4.tsv"), expected, check_dtype=False)
 
 
 def test_the_epistasis_test_equals_plinks_boost_statistic(tmp_path):
@@ -356,3 +360,36 @@ def test_a_store_read_in_blocks_equals_the_matrix_in_memory(tmp_path, sparse):
 
     rows = StoreRows(gs.io.Store(path), keep)
     pd.testing.assert_frame_equal(gs.score_pairs(rows, y[keep], top=50, chunk_bytes=5_000).to_frame(), kept)
+
+
+@pytest.mark.parametrize("method", ["mi", "jensen_shannon"])
+def test_levels_small_counts_exactly_and_continuous_features_in_quantile_bins(method):
+    from genosift.scores import discretize
+
+    rng = np.random.default_rng(20)
+    n = 180
+    dosage = rng.integers(0, 3, (n, 14)).astype(float)  # SNP dosages: 3 levels, by value
+    expression = rng.normal(size=(n, 6))  # continuous: 3 equal-frequency bins
+    X = np.column_stack([dosage, expression])
+    y = ((dosage[:, 2] == 1) ^ (expression[:, 3] > np.median(expression[:, 3]))).astype(int) + (
+        rng.random(n) < 0.1)
+    res = gs.score_pairs(X, y, method=method, bins=3, top=190)
+    codes = discretize(X, bins=3, max_categories=3)
+    classes = np.unique(y)
+
+    def table(i, j):
+        return np.array([[((codes[:, i] == u) & (codes[:, j] == v) & (y == c)).sum() for c in classes]
+                         for u in range(3) for v in range(3)], dtype=float)
+
+    score = _mi_bits if method == "mi" else _js_bits
+    marginal = [score(np.array([[((codes[:, j] == u) & (y == c)).sum() for c in classes] for u in range(3)],
+                               dtype=float)) for j in range(20)]
+    expected = sorted((-(score(table(i, j)) - max(marginal[i], marginal[j])), i, j) for i in range(20)
+                       for j in range(i + 1, 20))
+    assert [(i, j) for _, i, j in expected[:15]] == list(zip(res.first[:15].tolist(), res.second[:15].tolist()))
+    np.testing.assert_allclose(res.synergy, [-e[0] for e in expected], rtol=1e-9, atol=1e-12)
+    assert (res.first[0], res.second[0]) == (2, 17) and res.lrt is None
+    with pytest.raises(ValueError, match="presence/absence"):
+        gs.score_pairs(X, y, bins=3, triples=2)
+    with pytest.raises(ValueError, match="bins"):
+        gs.score_pairs(X, y, bins=1)

@@ -87,7 +87,7 @@ def pairs_command(args):
 
     print(jobs.pairs(samples_of(args), args.output, method=args.method, top=args.top, min_af=args.min_af,
                      max_af=args.max_af, permutations=args.permutations or 0, seed=args.seed, alpha=args.alpha,
-                     triples=args.triples or 0, triples_output=args.triples_output, force=args.force,
+                     triples=args.triples or 0, triples_output=args.triples_output, bins=args.bins, force=args.force,
                      command=command_line()))
     return 0
 

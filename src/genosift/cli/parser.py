@@ -424,6 +424,9 @@ def _add_data_commands(sub):
                    help="the joint score of a pair: mutual information with the classes (default) or the "
                         "Jensen-Shannon divergence of each class's joint distribution from the whole's, in bits")
     p.add_argument("--top", type=_positive_int, default=1000, help="the pairs kept, by synergy (default 1000)")
+    p.add_argument("--bins", type=_positive_int, metavar="B",
+                   help="levels instead of presence/absence: features of at most B distinct whole values keep them "
+                        "(SNP dosages 0/1/2 with --bins 3), others in B equal-frequency bins")
     p.add_argument("--min-af", type=_share, metavar="F", help="pair only the features carried by at least this share "
                                                               "of the samples")
     p.add_argument("--max-af", type=_share, metavar="F", help="pair only the features carried by at most this share")

@@ -22,7 +22,7 @@ class PairRanking:
 
 
 def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, permutations=0, seed=0, alpha=0.05,
-          triples=0, triples_output=None, force=False, command=None):
+          triples=0, triples_output=None, bins=None, force=False, command=None):
     """Screen every pair of the features of the labelled ``samples`` and write the ``top`` pairs:
     ``genosift pairs`` (``genosift.score_pairs`` on the training samples).
 
@@ -34,7 +34,7 @@ def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, p
     output : str or path
         The table of the pairs kept (``.tsv``, ``.csv`` or ``.parquet``), best first, with
         ``<output>.json`` beside it: the pairs screened, the Bonferroni threshold over them.
-    method, top, min_af, max_af, permutations, seed :
+    method, top, min_af, max_af, permutations, seed, bins :
         As ``genosift.score_pairs``.
     alpha : float
         The family-wise level of the Bonferroni threshold reported.
@@ -69,13 +69,13 @@ def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, p
     labelled = samples.load()
     found = score_pairs(labelled.X_train, labelled.y_train, method=method, top=top, min_af=min_af,
                         max_af=max_af, feature_names=labelled.dataset.feature_names, permutations=permutations,
-                        seed=seed, triples=triples)
+                        seed=seed, triples=triples, bins=bins)
     threshold = found.bonferroni(alpha)
     write_frame(found.to_frame(), out, sidecar=sidecar, force=force, provenance=lambda: {
         "command": command, "inputs": input_digests(samples.inputs), "target": samples.target, "method": method,
         "n_samples": found.n_samples, "n_features": found.n_features, "n_candidates": found.n_candidates,
         "n_pairs": found.n_pairs, "top": top, "alpha": alpha, "bonferroni": threshold,
-        "permutations": permutations, "seed": seed, "notes": labelled.notes,
+        "permutations": permutations, "seed": seed, "bins": bins, "notes": labelled.notes,
         "seconds": round(time.perf_counter() - started, 3)})
     lines = [f"{method} of every pair: {found.n_pairs:,} pairs of {found.n_candidates:,} distinct patterns (of "
              f"{found.n_features:,} features), {found.n_samples} samples; {time.perf_counter() - started:.1f} s"]

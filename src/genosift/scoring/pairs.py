@@ -138,6 +138,34 @@ def _table(bits, i, j, masks, ones, k, class_n, cells):
 
 
 @njit(cache=True, nogil=True)
+def _table_levels(bits, i, j, levels, masks, ones, k, class_n, cells):
+    """The ``levels^2`` x k counts of the pair (i, j) of features of ``levels`` levels in
+    ``cells`` (cell ``u * levels + v``: level u of i, level v of j). ``bits`` and ``ones`` hold
+    levels 1 .. levels - 1 of feature i at rows ``i * (levels - 1) + u - 1``; level 0 is the rest."""
+    words = bits.shape[1]
+    q = levels - 1
+    for c in range(k):
+        for u in range(1, levels):
+            row = 0
+            for v in range(1, levels):
+                both = 0
+                for w in range(words):
+                    both += _popcount(bits[i * q + u - 1, w] & bits[j * q + v - 1, w] & masks[c, w])
+                cells[(u * levels + v) * k + c] = both
+                row += both
+            cells[u * levels * k + c] = ones[i * q + u - 1, c] - row
+        for v in range(1, levels):
+            column = 0
+            for u in range(1, levels):
+                column += cells[(u * levels + v) * k + c]
+            cells[v * k + c] = ones[j * q + v - 1, c] - column
+        rest = class_n[c]
+        for cell in range(1, levels * levels):
+            rest -= cells[cell * k + c]
+        cells[c] = rest
+
+
+@njit(cache=True, nogil=True)
 def _worse(s1, o1, s2, o2):
     """Whether pair 1 ranks below pair 2: a lower score, or the same score and a later pair."""
     return s1 < s2 or (s1 == s2 and o1 > o2)
@@ -181,26 +209,31 @@ def _keep(scores, orders, kept, top, value, order):
 
 
 @njit(cache=True, nogil=True)
-def _screen(bits, masks, ones, class_n, tlog, rows, method, marginal, top, keep_scores, keep_orders):
+def _screen(bits, masks, ones, class_n, tlog, rows, method, marginal, top, keep_scores, keep_orders, levels=2):
     """Score every pair (i, j > i) of the features ``rows`` and keep the ``top`` by synergy (the
     joint score less the better marginal one; ties by the earlier pair, ``i * m + j``) in a
-    bounded heap (``keep_*``); returns how many are kept."""
-    m = bits.shape[0]
+    bounded heap (``keep_*``); returns how many are kept. Features of more than 2 ``levels``
+    are laid out as ``_table_levels`` reads them."""
+    m = bits.shape[0] // (levels - 1)
     k = masks.shape[0]
     n = 0
     for c in range(k):
         n += class_n[c]
-    cells = np.zeros(4 * k, dtype=np.int64)
+    size = levels * levels
+    cells = np.zeros(size * k, dtype=np.int64)
     constant = _mi_constant(n, class_n, tlog)
     kept = 0
     for r in range(rows.size):
         i = rows[r]
         for j in range(i + 1, m):
-            _table(bits, i, j, masks, ones, k, class_n, cells)
-            if method == 0:
-                joint = _mi_bits(cells, k, n, constant, tlog)
+            if levels == 2:
+                _table(bits, i, j, masks, ones, k, class_n, cells)
             else:
-                joint = _js_bits(cells, k, n, class_n, 4)
+                _table_levels(bits, i, j, levels, masks, ones, k, class_n, cells)
+            if method == 0:
+                joint = _mi_bits(cells, k, n, constant, tlog, size)
+            else:
+                joint = _js_bits(cells, k, n, class_n, size)
             kept = _keep(keep_scores, keep_orders, kept, top, joint - max(marginal[i], marginal[j]), i * m + j)
     return kept
 
@@ -262,33 +295,29 @@ def _extend_pairs(bits, masks, ones, class_n, tlog, pairs_i, pairs_j, rows, top,
 
 
 @njit(cache=True, nogil=True)
-def _marginals(ones, class_n, tlog, method):
-    """Each feature's score alone, the same measure over its 2 x k table."""
-    m, k = ones.shape
+def _marginals(ones, class_n, tlog, method, levels=2):
+    """Each feature's score alone, the same measure over its ``levels`` x k table (``ones``: the
+    counts of levels 1 .. levels - 1 by class, as ``_table_levels`` reads them)."""
+    k = ones.shape[1]
+    q = levels - 1
+    m = ones.shape[0] // q
     n = 0
     for c in range(k):
         n += class_n[c]
+    constant = _mi_constant(n, class_n, tlog)
     out = np.empty(m)
-    cells = np.zeros(2 * k, dtype=np.int64)
+    cells = np.zeros(levels * k, dtype=np.int64)
     for i in range(m):
         for c in range(k):
-            cells[c] = ones[i, c]
-            cells[k + c] = class_n[c] - ones[i, c]
+            rest = class_n[c]
+            for u in range(1, levels):
+                cells[u * k + c] = ones[i * q + u - 1, c]
+                rest -= ones[i * q + u - 1, c]
+            cells[c] = rest
         if method == 0:
-            joint_c = 0.0
-            joint = 0.0
-            classes = 0.0
-            for cell in range(2):
-                total = 0
-                for c in range(k):
-                    joint_c += tlog[cells[cell * k + c]]
-                    total += cells[cell * k + c]
-                joint += tlog[total]
-            for c in range(k):
-                classes += tlog[class_n[c]]
-            out[i] = (np.log(n) + (joint_c - joint - classes) / n) / np.log(2.0)
+            out[i] = _mi_bits(cells, k, n, constant, tlog, levels)
         else:
-            out[i] = _js_bits(cells, k, n, class_n, 2)
+            out[i] = _js_bits(cells, k, n, class_n, levels)
     return out
 
 
@@ -516,18 +545,18 @@ def _row_chunks(m, parts):
     return [rows[order == p] for p in range(parts) if (order == p).any()]
 
 
-def _screen_all(bits, masks, ones, class_n, tlog, method_code, marginal, top, n_jobs):
-    """The ``top`` pairs of every pair of the rows of ``bits``: ``(scores, orders)`` best first."""
+def _screen_all(bits, masks, ones, class_n, tlog, method_code, marginal, top, n_jobs, levels=2):
+    """The ``top`` pairs of every pair of the features of ``bits``: ``(scores, orders)`` best first."""
     from ..core.engine import map_blocks, threads
 
-    m = bits.shape[0]
+    m = bits.shape[0] // (levels - 1)
     jobs = int(n_jobs or threads())
     parts = max(1, min(m - 1, 8 * jobs))
 
     def one(rows):
         scores = np.empty(top)
         orders = np.empty(top, dtype=np.int64)
-        kept = _screen(bits, masks, ones, class_n, tlog, rows, method_code, marginal, top, scores, orders)
+        kept = _screen(bits, masks, ones, class_n, tlog, rows, method_code, marginal, top, scores, orders, levels)
         return scores[:kept], orders[:kept]
 
     found = map_blocks(one, _row_chunks(m, parts), n_jobs=jobs)
@@ -588,10 +617,12 @@ def _column_blocks(X, rows, chunk_bytes):
     return n, p, names, column_blocks(M, block_width(n, p, chunk_bytes), keep_sparse=True)
 
 
-def _presence_candidates(X, candidates, min_af, max_af, feature_names, chunk_bytes=None):
+def _presence_candidates(X, candidates, min_af, max_af, feature_names, chunk_bytes=None, bins=None):
     """The candidates as bits, read a block of columns at a time (never the whole matrix):
     ``(bits (m, words) of one feature per distinct presence pattern inside the allele-frequency
-    range, their columns in X, the sizes of their patterns, every feature's name, n, p)``."""
+    range, their columns in X, the sizes of their patterns, every feature's name, n, p)``. With
+    ``bins``, each feature's levels 1 .. bins - 1 (``discretize``'s codes) as ``bins - 1`` rows of
+    bits, the features' rows one after another, and a pattern is that of its levels."""
     import scipy.sparse as sp
 
     from ..core.validation import default_feature_names
@@ -631,26 +662,40 @@ def _presence_candidates(X, candidates, min_af, max_af, feature_names, chunk_byt
         presence = block > 0
         presence = presence.toarray() if sp.issparse(presence) else np.asarray(presence)
         carried = presence.sum(axis=0)
-        keep = (carried > 0) & (carried < n)  # a constant feature pairs with nothing
+        if bins is None:
+            keep = (carried > 0) & (carried < n)  # a constant feature pairs with nothing
+        else:
+            from ..scores import discretize
+
+            codes = discretize(block.toarray() if sp.issparse(block) else block, bins=bins, max_categories=bins)
+            keep = (codes != codes[:1]).any(axis=0)
         if bounds is not None:
             keep &= af_tested(carried / n, bounds)
         if keep.any():
-            parts.append(pack_columns(presence[:, keep]))
+            if bins is None:
+                parts.append(pack_columns(presence[:, keep]))
+            else:  # levels 1 .. bins - 1 of each feature, one feature after another
+                chosen = codes[:, keep]
+                levels = chosen[:, :, None] == np.arange(1, bins)[None, None, :]
+                parts.append(pack_columns(levels.reshape(n, -1)))
             kept.append(columns[keep])
     words = (n + 63) // 64
+    q = 1 if bins is None else bins - 1
     bits = np.concatenate(parts) if parts else np.zeros((0, words), dtype=np.uint64)
     columns = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
     if not bits.shape[0]:
         return bits, columns, np.zeros(0, dtype=np.int64), names, n, p
-    _, first, inverse = np.unique(bits, axis=0, return_index=True, return_inverse=True)
+    by_feature = bits.reshape(columns.size, q * words)
+    _, first, inverse = np.unique(by_feature, axis=0, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")  # the patterns in the order of their first feature
     sizes = np.bincount(np.ravel(inverse), minlength=first.size)[order].astype(np.int64)
     first = first[order]
-    return np.ascontiguousarray(bits[first]), columns[first], sizes, names, n, p
+    return (np.ascontiguousarray(by_feature[first].reshape(first.size * q, words)), columns[first], sizes, names,
+            n, p)
 
 
 def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, max_af=None, feature_names=None,
-                covariates=None, permutations=0, seed=0, triples=0, chunk_bytes=None, n_jobs=None):
+                covariates=None, permutations=0, seed=0, triples=0, bins=None, chunk_bytes=None, n_jobs=None):
     """Screen every pair of features for the classes they explain together; keep the ``top``.
 
     Parameters
@@ -682,6 +727,12 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
         triple's joint mutual information with the classes (its 8 cells), the best of its three
         pairs' and its synergy (the joint less that best pair's); the ``top`` triples by synergy
         are ``PairScores.triples``.
+    bins : int, optional
+        Levels instead of presence/absence: a feature whose values are at most ``bins`` distinct
+        integers keeps them (SNP dosages 0/1/2 with ``bins=3``, small counts), any other is cut
+        into ``bins`` equal-frequency bins (genosift's discretisation, as ``chi2`` and ``mi``
+        read features: ``genosift.scores.discretize``); each pair's table is then ``bins x bins``
+        by class. The epistasis test, covariates and triples are of presence/absence only.
     chunk_bytes : int, optional
         The budget of a block of columns read (default ``genosift.core.engine.CHUNK_BYTES``).
     n_jobs : int, optional
@@ -715,9 +766,18 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
         raise param_error("top", "score_pairs", "an int >= 1", top)
     if not is_int(permutations) or permutations < 0:
         raise param_error("permutations", "score_pairs", "an int >= 0", permutations)
+    if bins is not None:
+        from ..scores import check_bins
+
+        bins = check_bins("score_pairs", bins, 0)[0]
+        given = [name for name, value in (("covariates", covariates), ("triples", triples)) if value]
+        if given:
+            raise ValueError(f"{' and '.join(given)} work on presence/absence; with bins, leave them out (or leave "
+                             "out bins).")
+    levels = 2 if bins is None else bins
     bits, columns, sizes, names, n, p = _presence_candidates(X, candidates, min_af, max_af, feature_names,
-                                                             chunk_bytes)
-    m = bits.shape[0]
+                                                             chunk_bytes, bins)
+    m = bits.shape[0] // (levels - 1)
     labels = as_labels(y, n)
     classes, codes = np.unique(labels, return_inverse=True)
     if classes.size < 2:
@@ -737,22 +797,22 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
     ones = _class_ones(bits, masks)
     tlog = np.array([_xlogx(float(t)) for t in range(n + 1)])
     code = METHODS.index(method)
-    marginal = _marginals(ones, class_n, tlog, code)
-    scores, orders = _screen_all(bits, masks, ones, class_n, tlog, code, marginal, top, n_jobs)
+    marginal = _marginals(ones, class_n, tlog, code, levels)
+    scores, orders = _screen_all(bits, masks, ones, class_n, tlog, code, marginal, top, n_jobs, levels)
     first, second = orders // max(m, 1), orders % max(m, 1)
     joint = scores + np.maximum(marginal[first], marginal[second])
-    mi = _marginals(ones, class_n, tlog, 0)
-    tables = [_mi_of(bits, masks, ones, class_n, tlog, i, j) for i, j in zip(first, second)]
+    mi = _marginals(ones, class_n, tlog, 0, levels)
+    tables = [_mi_of(bits, masks, ones, class_n, tlog, i, j, levels) for i, j in zip(first, second)]
     interaction = np.array(tables, dtype=np.float64) - mi[first] - mi[second]
-    lrt = pvalue = None
-    if k == 2 and covariates is not None:
+    lrt = pvalue = None  # the epistasis test: of two presence/absence features, two classes
+    if k == 2 and levels == 2 and covariates is not None:
         pair_columns = np.unique(np.r_[first, second])
         presence = unpack_columns(bits[pair_columns], n)
         at = {int(c): q for q, c in enumerate(pair_columns)}
         lrt = covariate_lrts(presence, codes, np.array([at[int(i)] for i in first]),
                              np.array([at[int(j)] for j in second]), Z)
         pvalue = special.chdtrc(1, lrt)
-    elif k == 2:
+    elif k == 2 and levels == 2:
         lrt = _lrts(bits, masks, ones, class_n, first.astype(np.int64), second.astype(np.int64), _DESIGN)
         pvalue = special.chdtrc(1, lrt)
     family = None
@@ -763,8 +823,8 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
             shuffled = rng.permutation(codes)
             p_masks = pack_columns(shuffled[:, None] == np.arange(k)[None, :])
             p_ones = _class_ones(bits, p_masks)
-            p_marginal = _marginals(p_ones, class_n, tlog, code)
-            best[r] = _screen_all(bits, p_masks, p_ones, class_n, tlog, code, p_marginal, 1, n_jobs)[0][0]
+            p_marginal = _marginals(p_ones, class_n, tlog, code, levels)
+            best[r] = _screen_all(bits, p_masks, p_ones, class_n, tlog, code, p_marginal, 1, n_jobs, levels)[0][0]
         family = (1.0 + (best[None, :] >= scores[:, None]).sum(axis=1)) / (1.0 + permutations)
     if not is_int(triples) or triples < 0:
         raise param_error("triples", "score_pairs", "an int >= 0", triples)
@@ -820,9 +880,12 @@ def _triple_mi(bits, masks, ones, class_n, tlog, a, b, c):
     return _mi_bits(cells, k, n, _mi_constant(n, class_n, tlog), tlog, 8)
 
 
-def _mi_of(bits, masks, ones, class_n, tlog, i, j):
+def _mi_of(bits, masks, ones, class_n, tlog, i, j, levels=2):
     k = masks.shape[0]
-    cells = np.zeros(4 * k, dtype=np.int64)
-    _table(bits, int(i), int(j), masks, ones, k, class_n, cells)
+    cells = np.zeros(levels * levels * k, dtype=np.int64)
+    if levels == 2:
+        _table(bits, int(i), int(j), masks, ones, k, class_n, cells)
+    else:
+        _table_levels(bits, int(i), int(j), levels, masks, ones, k, class_n, cells)
     n = int(class_n.sum())
-    return _mi_bits(cells, k, n, _mi_constant(n, class_n, tlog), tlog)
+    return _mi_bits(cells, k, n, _mi_constant(n, class_n, tlog), tlog, levels * levels)
