@@ -393,3 +393,36 @@ def test_levels_small_counts_exactly_and_continuous_features_in_quantile_bins(me
         gs.score_pairs(X, y, bins=3, triples=2)
     with pytest.raises(ValueError, match="bins"):
         gs.score_pairs(X, y, bins=1)
+
+
+def _w1_lp(p, q):
+    """W1 between two distributions over the square's cells (1,1), (1,0), (0,1), (0,0), the
+    Manhattan distance between them, by scipy's linear programme of the transport."""
+    from scipy.optimize import linprog
+
+    points = np.array([(1, 1), (1, 0), (0, 1), (0, 0)])
+    cost = np.abs(points[:, None, :] - points[None, :, :]).sum(axis=2).ravel()
+    rows = [np.kron(np.eye(4)[a], np.ones(4)) for a in range(4)] + [np.kron(np.ones(4), np.eye(4)[b]) for b in range(4)]
+    found = linprog(cost, A_eq=np.array(rows), b_eq=np.r_[p, q], bounds=(0, None), method="highs")
+    return found.fun
+
+
+def test_the_wasserstein_joint_score_is_the_transport_on_the_square():
+    rng = np.random.default_rng(21)
+    n = 160
+    X = (rng.random((n, 18)) < 0.45).astype(float)
+    y = ((X[:, 1] > 0) ^ (X[:, 9] > 0)).astype(int) + 2 * (rng.random(n) < 0.2)
+    res = gs.score_pairs(X, y, method="wasserstein", top=153)
+    classes = np.unique(y)
+    for i, j, joint in zip(res.first[:30], res.second[:30], res.joint[:30]):
+        table = _crosstab(X[:, i] > 0, X[:, j] > 0, y).astype(float)
+        whole = table.sum(axis=1) / n
+        expected = sum(table[:, c].sum() / n * _w1_lp(whole, table[:, c] / table[:, c].sum())
+                       for c in range(classes.size))
+        assert joint == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    single = gs.score(X, y, method="wasserstein", normalize=False).scores
+    got = dict(zip(res.first, res.marginal_first)) | dict(zip(res.second, res.marginal_second))
+    np.testing.assert_allclose([got[j] for j in range(18)], single, rtol=1e-10)
+    assert (res.first[0], res.second[0]) == (1, 9)
+    with pytest.raises(ValueError, match="presence/absence"):
+        gs.score_pairs(X, y, method="wasserstein", bins=3)

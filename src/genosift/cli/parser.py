@@ -420,9 +420,10 @@ def _add_data_commands(sub):
     _add_sample_options(p, binary=False)
     _add_match_option(p)
     p.add_argument("--target", required=True, help="the class column (in --meta, or in the data table)")
-    p.add_argument("--method", default="mi", choices=["mi", "jensen_shannon"],
-                   help="the joint score of a pair: mutual information with the classes (default) or the "
-                        "Jensen-Shannon divergence of each class's joint distribution from the whole's, in bits")
+    p.add_argument("--method", default="mi", choices=["mi", "jensen_shannon", "wasserstein"],
+                   help="the joint score of a pair: mutual information with the classes (default), the "
+                        "Jensen-Shannon divergence of each class's joint distribution from the whole's (both in "
+                        "bits), or the earth mover's distance between them on the square of presence/absence cells")
     p.add_argument("--top", type=_positive_int, default=1000, help="the pairs kept, by synergy (default 1000)")
     p.add_argument("--bins", type=_positive_int, metavar="B",
                    help="levels instead of presence/absence: features of at most B distinct whole values keep them "
