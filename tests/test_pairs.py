@@ -426,3 +426,26 @@ def test_the_wasserstein_joint_score_is_the_transport_on_the_square():
     assert (res.first[0], res.second[0]) == (1, 9)
     with pytest.raises(ValueError, match="presence/absence"):
         gs.score_pairs(X, y, method="wasserstein", bins=3)
+
+
+def test_every_input_form_gives_the_same_pairs(tmp_path):
+    anndata = pytest.importorskip("anndata", reason="AnnData input needs anndata")
+    da = pytest.importorskip("dask.array", reason="Dask input needs dask")
+    rng = np.random.default_rng(22)
+    n, m = 90, 40
+    X = (rng.random((n, m)) < 0.4).astype(float)
+    y = (X[:, 4] != X[:, 33]).astype(int)
+    names = [f"g{j}" for j in range(m)]
+    expected = gs.score_pairs(X, y, top=30, feature_names=names).to_frame()
+    obs = pd.DataFrame({"y": y}, index=[f"s{i}" for i in range(n)])
+    frame = pd.DataFrame(X, columns=names)
+    adata = anndata.AnnData(X, obs=obs, var=pd.DataFrame(index=names))
+    frame.insert(0, "sample", obs.index)
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    for form, target in ((adata, "y"), (da.from_array(X, chunks=(30, 7)), y), (pd.DataFrame(X, columns=names), y),
+                         (str(tmp_path / "d.csv"), y)):
+        got = gs.score_pairs(form, target, top=30, chunk_bytes=4_000,
+                             feature_names=names if hasattr(form, "chunks") else None).to_frame()
+        pd.testing.assert_frame_equal(got, expected)
+    with pytest.raises(ValueError, match="stream of row chunks"):
+        gs.score_pairs(iter([(X, y)]), None)

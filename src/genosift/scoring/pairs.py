@@ -629,23 +629,30 @@ def unpack_columns(bits, n):
     return np.unpackbits(as_bytes, axis=1, bitorder="little")[:, :n].T.astype(bool)
 
 
-def _column_blocks(X, rows, chunk_bytes):
-    """``(n, p, names, blocks)``: the samples, features, names and ``(j0, j1, block)`` column
-    blocks of ``X`` (a store, its ``StoreRows``, or data in memory), each block's rows those kept."""
-    import os
-
+def _column_blocks(X, y, feature_names, chunk_bytes):
+    """``(n, p, names, blocks, y)``: the samples, features, names (or a function giving them) and
+    ``(j0, j1, block)`` column blocks of any input ``genosift.score`` takes (``source``), each
+    block's rows those scored, and the labels (a store's or AnnData's column named by ``y``
+    read). A store and a Dask collection are read a block at a time."""
     from ..core.engine import block_width, column_blocks
     from ..core.validation import as_matrix
+    from .source import StoreRows, source
 
-    if isinstance(X, (str, os.PathLike)):
-        from ..io import format_of, open_store, read
+    if isinstance(X, StoreRows):
+        data = X.source(y)
+    else:  # chunk_bytes sizes the blocks read here, of every form
+        data = source(X, y, owner="score_pairs", feature_names=feature_names, labels_required=True)
+    if data.form in ("stream", "backed"):
+        what = "a stream of row chunks" if data.form == "stream" else "a backed AnnData"
+        raise ValueError(f"score_pairs reads whole columns; it cannot read {what}. Pass an array, a sparse matrix, "
+                         "a DataFrame, an AnnData in memory, a Dask array or a store (genosift.io.write_store).")
+    if data.form == "store":
+        from .store import store_column
 
-        X = open_store(X) if format_of(X) == "store" else read(X).X
-    store = getattr(X, "store", None)
-    if store is None and hasattr(X, "feature_blocks"):
-        store = X
-    if store is not None:
-        kept = getattr(X, "rows", None) if rows is None else rows
+        store, kept = data.X, data.rows
+        labels = store_column(store, data.y) if isinstance(data.y, str) else data.y
+        if isinstance(data.y, str) and kept is not None:
+            labels = labels[kept]
         n = store.shape[0] if kept is None else len(kept)
         width = block_width(store.shape[0], store.shape[1], chunk_bytes)
 
@@ -653,16 +660,28 @@ def _column_blocks(X, rows, chunk_bytes):
             for j0, j1, block in store.feature_blocks(width, chunk_bytes=chunk_bytes):
                 yield j0, j1, block if kept is None else block[kept]
 
-        return n, store.shape[1], store.names_loader(), read()
-    M, names = as_matrix(X)
+        return n, store.shape[1], store.names_loader(), read(), labels
+    if data.form == "dask":
+        n, p = data.X.shape
+        width = block_width(n, p, chunk_bytes)
+
+        def computed():
+            for j0 in range(0, p, width):
+                yield j0, min(j0 + width, p), np.asarray(data.X[:, j0:j0 + width].compute())
+
+        names = list(data.X.columns) if hasattr(data.X, "columns") else None
+        return n, p, data.feature_names if data.feature_names is not None else names, computed(), data.y
+    M, names = as_matrix(data.X)
     n, p = M.shape
-    return n, p, names, column_blocks(M, block_width(n, p, chunk_bytes), keep_sparse=True)
+    names = data.feature_names if data.feature_names is not None else names
+    return n, p, names, column_blocks(M, block_width(n, p, chunk_bytes), keep_sparse=True), data.y
 
 
-def _presence_candidates(X, candidates, min_af, max_af, feature_names, chunk_bytes=None, bins=None):
+def _presence_candidates(X, y, candidates, min_af, max_af, feature_names, chunk_bytes=None, bins=None):
     """The candidates as bits, read a block of columns at a time (never the whole matrix):
     ``(bits (m, words) of one feature per distinct presence pattern inside the allele-frequency
-    range, their columns in X, the sizes of their patterns, every feature's name, n, p)``. With
+    range, their columns in X, the sizes of their patterns, every feature's name, n, p, the
+    labels)``. With
     ``bins``, each feature's levels 1 .. bins - 1 (``discretize``'s codes) as ``bins - 1`` rows of
     bits, the features' rows one after another, and a pattern is that of its levels."""
     import scipy.sparse as sp
@@ -671,7 +690,7 @@ def _presence_candidates(X, candidates, min_af, max_af, feature_names, chunk_byt
     from ..scores import af_tested, check_af
 
     bounds = check_af(min_af, max_af, "score_pairs")
-    n, p, names, blocks = _column_blocks(X, None, chunk_bytes)
+    n, p, names, blocks, y = _column_blocks(X, y, feature_names, chunk_bytes)
     if feature_names is not None:
         names = np.asarray(feature_names, dtype=object)
         if names.shape != (p,):
@@ -726,14 +745,14 @@ def _presence_candidates(X, candidates, min_af, max_af, feature_names, chunk_byt
     bits = np.concatenate(parts) if parts else np.zeros((0, words), dtype=np.uint64)
     columns = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
     if not bits.shape[0]:
-        return bits, columns, np.zeros(0, dtype=np.int64), names, n, p
+        return bits, columns, np.zeros(0, dtype=np.int64), names, n, p, y
     by_feature = bits.reshape(columns.size, q * words)
     _, first, inverse = np.unique(by_feature, axis=0, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")  # the patterns in the order of their first feature
     sizes = np.bincount(np.ravel(inverse), minlength=first.size)[order].astype(np.int64)
     first = first[order]
     return (np.ascontiguousarray(by_feature[first].reshape(first.size * q, words)), columns[first], sizes, names,
-            n, p)
+            n, p, y)
 
 
 def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, max_af=None, feature_names=None,
@@ -742,13 +761,15 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
 
     Parameters
     ----------
-    X : array-like (n_samples, n_features), scipy.sparse matrix, DataFrame, or a store (a
-        ``.gs.h5ad`` path or ``genosift.io.Store``)
+    X : array-like (n_samples, n_features), scipy.sparse matrix, DataFrame, AnnData in memory,
+        Dask array or DataFrame, a data file, or a store (a ``.gs.h5ad`` path or
+        ``genosift.io.Store``)
         Read as presence/absence (a value above 0 is presence), one block of columns at a time
         (within ``chunk_bytes``): memory holds the candidates' bits (``n / 8`` bytes each), not
-        the matrix.
-    y : array-like (n_samples,)
-        Class labels (two or more classes).
+        the matrix (a store or a Dask collection is never loaded whole).
+    y : array-like (n_samples,) or str
+        Class labels (two or more classes); for a store or an AnnData also the name of a column
+        of its sample table.
     method : {"mi", "jensen_shannon", "wasserstein"}
         The joint score of a pair (see the module's notes); ``"wasserstein"`` of presence/absence.
     top : int
@@ -820,8 +841,8 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
     if method == "wasserstein" and levels > 2:
         raise ValueError("The wasserstein joint score is of presence/absence pairs; with bins, choose mi or "
                          "jensen_shannon (or leave out bins).")
-    bits, columns, sizes, names, n, p = _presence_candidates(X, candidates, min_af, max_af, feature_names,
-                                                             chunk_bytes, bins)
+    bits, columns, sizes, names, n, p, y = _presence_candidates(X, y, candidates, min_af, max_af, feature_names,
+                                                                chunk_bytes, bins)
     m = bits.shape[0] // (levels - 1)
     labels = as_labels(y, n)
     classes, codes = np.unique(labels, return_inverse=True)
