@@ -93,7 +93,7 @@ def main():
 
     import genosift as gs
     from genosift.core import engine
-    from genosift.scoring.pairs import epistasis_lrt
+    from genosift.scores.pairs import epistasis_lrt
 
     engine.set_threads(args.threads)
     rows = []

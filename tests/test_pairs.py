@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from scipy import stats
 
 import genosift as gs
-from genosift.scoring.pairs import epistasis_lrt, pair_tables
+from genosift.scores.pairs import epistasis_lrt, pair_tables
 
 
 def _crosstab(a, b, y):
@@ -303,7 +303,7 @@ def test_the_epistasis_test_with_covariates_equals_statsmodels():
         checked += 1
     assert checked >= 50
     # without covariates the logistic fit gives the table's test
-    from genosift.scoring.pairs import covariate_lrts
+    from genosift.scores.pairs import covariate_lrts
 
     none = covariate_lrts(X, y, plain.first[:40], plain.second[:40], np.zeros((n, 0)))
     np.testing.assert_allclose(none, plain.lrt[:40], rtol=1e-6, atol=1e-8)
