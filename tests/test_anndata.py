@@ -222,7 +222,8 @@ def _traced_peak(func):
         tracemalloc.stop()
 
 
-@pytest.mark.parametrize("form", ["csr", "csc", "dense"])
+# csr (the slowest to trace: about 15 s of CI per job) runs with the slow checks; csc and dense always
+@pytest.mark.parametrize("form", [pytest.param("csr", marks=pytest.mark.slow), "csc", "dense"])
 def test_backed_scoring_holds_a_chunk_not_the_matrix(tmp_path, form):
     rng = np.random.default_rng(3)
     n, p = 600, 6000

@@ -181,6 +181,7 @@ def test_dcor_is_invariant_to_shift_scale_and_sign():
     np.testing.assert_allclose(gs.score(-1e6 * X + 3e7, 1e-3 * t + 5, method="dcor").statistic, ref, rtol=1e-9)
 
 
+@pytest.mark.slow  # the dcor package compiles its kernels on first use: about 17 s of CI per job
 @pytest.mark.parametrize("name", ["golub", "TOX_171"])
 def test_dcor_matches_dcor_package(name):
     dcor_pkg = pytest.importorskip("dcor", reason="the optional `dcor` package is not installed")
