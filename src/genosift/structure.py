@@ -181,7 +181,8 @@ def choose_components(eigenvalues, total):
     k = int(np.argmax(ratios)) + 1
     return k, (f"{k} principal coordinate(s): the steepest drop of the scree (eigenvalue {k} is {ratios[k - 1]:.2f} "
                f"times eigenvalue {k + 1}) after one of the {candidates} coordinates that explain at least "
-               f"{AUTO_MIN_SHARE:.0%} of the variance each; PC1-PC{k} explain {shares[:k].sum():.1%}")
+               f"{AUTO_MIN_SHARE:.0%} of the variance each; "
+               + (f"PC1-PC{k} explain" if k > 1 else "PC1 explains") + f" {shares[:k].sum():.1%}")
 
 
 def kinship(X, *, binary=False, chunk_bytes=None, samples=None):
