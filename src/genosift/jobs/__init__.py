@@ -18,8 +18,8 @@ from .models import Evaluated, Predicted, Reported, evaluate, predict, report
 from .pairs import PairRanking, pairs
 from .patterns import PatternCount, patterns
 from .plots import Plotted, plot
-from .ranking import Ranking, score, select
+from .ranking import Ranking, Rankings, score, select
 
 __all__ = ["Annotated", "Converted", "Covariates", "Demo", "Evaluated", "Heritable", "PairRanking", "PatternCount",
-           "Plotted", "Predicted", "Ranking", "Reported", "Samples", "annotate", "convert", "demo", "evaluate",
+           "Plotted", "Predicted", "Ranking", "Rankings", "Reported", "Samples", "annotate", "convert", "demo", "evaluate",
            "heritability", "pairs", "patterns", "plot", "predict", "report", "score", "select"]

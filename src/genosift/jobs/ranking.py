@@ -396,6 +396,11 @@ def score(samples, output, *, method="fisher", method_options=None, top=None, fd
     its ``pattern`` (the distinct pattern of its values among the features tested, numbered by
     first appearance) and ``pattern_size`` (the features sharing it), and the class profile.
     ``collapse_patterns``: one row per pattern instead, its best-ranked feature.
+
+    Several targets (``samples.target`` a list of columns): the data are read once and every
+    target scored on the samples that have them all (``genosift.score_targets``: one pass of a
+    whole-column method for all), each ranking written where ``{target}`` stands in ``output``;
+    the result is then a ``Rankings``, one ``Ranking`` per target.
     """
     from ..outputs import Meanwhile, input_digests, ranking_frames, write_frame
 
@@ -473,7 +478,7 @@ if score.__doc__ and select.__doc__:  # (python -OO drops docstrings)
 
     Returns
     -------
-    Ranking
+    Ranking, or Rankings for several targets
 """
     select.__doc__ += _PARAMETERS + """
     Returns
