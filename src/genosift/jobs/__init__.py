@@ -21,5 +21,5 @@ from .plots import Plotted, plot
 from .ranking import Ranking, Rankings, score, select
 
 __all__ = ["Annotated", "Converted", "Covariates", "Demo", "Evaluated", "Heritable", "PairRanking", "PatternCount",
-           "Plotted", "Predicted", "Ranking", "Rankings", "Reported", "Samples", "annotate", "convert", "demo", "evaluate",
-           "heritability", "pairs", "patterns", "plot", "predict", "report", "score", "select"]
+           "Plotted", "Predicted", "Ranking", "Rankings", "Reported", "Samples", "annotate", "convert", "demo",
+           "evaluate", "heritability", "pairs", "patterns", "plot", "predict", "report", "score", "select"]
