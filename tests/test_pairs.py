@@ -449,3 +449,14 @@ def test_every_input_form_gives_the_same_pairs(tmp_path):
         pd.testing.assert_frame_equal(got, expected)
     with pytest.raises(ValueError, match="stream of row chunks"):
         gs.score_pairs(iter([(X, y)]), None)
+
+
+def test_the_job_checks_its_options_before_reading(tmp_path):
+    from genosift.core.validation import UsageError
+    from genosift.jobs import Samples
+
+    missing = Samples(str(tmp_path / "absent.tsv"), target="res")  # never read: the options fail first
+    for bad in ({"top": 0}, {"method": "chi2"}, {"bins": 1}, {"bins": 3, "method": "wasserstein"},
+                {"triples": -1, "triples_output": str(tmp_path / "t.tsv")}):
+        with pytest.raises(UsageError):
+            gs.jobs.pairs(missing, tmp_path / "p.tsv", **bad)

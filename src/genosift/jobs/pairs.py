@@ -52,9 +52,14 @@ def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, p
     """
     from ..core.validation import FixUsageError
     from ..outputs import check_outputs, check_table_name, input_digests, write_frame
-    from ..scoring.pairs import score_pairs
+    from ..scoring.pairs import check_pair_options, score_pairs
+    from .ranking import as_usage
 
     started = time.perf_counter()
+    try:
+        check_pair_options(method=method, top=top, permutations=permutations, triples=triples, bins=bins)
+    except (TypeError, ValueError) as exc:
+        raise as_usage(exc) from None
     out = Path(output)
     sidecar = out.with_name(out.name + ".json")
     check_table_name(out)

@@ -62,7 +62,7 @@ from ..scores.pairs import (
     xlogx,
 )
 
-__all__ = ["METHODS", "PairScores", "score_pairs"]
+__all__ = ["METHODS", "PairScores", "check_pair_options", "score_pairs"]
 
 #: The joint scores of a pair (see the module's notes).
 METHODS = ("mi", "jensen_shannon", "wasserstein")
@@ -294,6 +294,35 @@ def _presence_candidates(X, y, candidates, min_af, max_af, feature_names, chunk_
             n, p, y)
 
 
+def check_pair_options(*, method="mi", top=1000, permutations=0, triples=0, bins=None, covariates=False):
+    """The options of ``score_pairs`` checked before any data are read (``covariates``: whether
+    some are given): ``bins`` as an int, or None; a bad value is the error naming it."""
+    from ..core.validation import is_int, param_error
+
+    if method not in METHODS:
+        raise param_error("method", "score_pairs", f"one of {list(METHODS)}", method)
+    for name, value, low in (("top", top, 1), ("permutations", permutations, 0), ("triples", triples, 0)):
+        if not is_int(value) or value < low:
+            raise param_error(name, "score_pairs", f"an int >= {low}", value)
+    if bins is None:
+        return None
+    from ..core.messages import FixError
+    from ..scores import check_bins
+
+    bins = check_bins("score_pairs", bins, 0)[0]
+    given = [name for name, value in (("covariates", covariates), ("triples", triples)) if value]
+    if given:
+        verb, them = ("work", "them") if len(given) > 1 else ("works", "it")
+        raise FixError(" and ".join(f"{{{name}}}" for name in given) + f" {verb} on presence/absence: with {{bins}}, "
+                       f"leave {them} out, or leave out {{bins}}.", owner="score_pairs", bins=FixError.ANY,
+                       **{name: FixError.ANY for name in given})
+    if method == "wasserstein":
+        raise FixError("The wasserstein joint score is of presence/absence pairs: with {bins}, choose mi or "
+                       "jensen_shannon in {method}, or leave out {bins}.", owner="score_pairs", bins=FixError.ANY,
+                       method=FixError.ANY)
+    return bins
+
+
 def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, max_af=None, feature_names=None,
                 covariates=None, permutations=0, seed=0, triples=0, bins=None, chunk_bytes=None, n_jobs=None):
     """Screen every pair of features for the classes they explain together; keep the ``top``.
@@ -360,26 +389,11 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
     """
     from scipy import special
 
-    from ..core.validation import as_labels, is_int, param_error
+    from ..core.validation import as_labels
 
-    if method not in METHODS:
-        raise param_error("method", "score_pairs", f"one of {list(METHODS)}", method)
-    if not is_int(top) or top < 1:
-        raise param_error("top", "score_pairs", "an int >= 1", top)
-    if not is_int(permutations) or permutations < 0:
-        raise param_error("permutations", "score_pairs", "an int >= 0", permutations)
-    if bins is not None:
-        from ..scores import check_bins
-
-        bins = check_bins("score_pairs", bins, 0)[0]
-        given = [name for name, value in (("covariates", covariates), ("triples", triples)) if value]
-        if given:
-            raise ValueError(f"{' and '.join(given)} work on presence/absence; with bins, leave them out (or leave "
-                             "out bins).")
+    bins = check_pair_options(method=method, top=top, permutations=permutations, triples=triples, bins=bins,
+                              covariates=covariates is not None)
     levels = 2 if bins is None else bins
-    if method == "wasserstein" and levels > 2:
-        raise ValueError("The wasserstein joint score is of presence/absence pairs; with bins, choose mi or "
-                         "jensen_shannon (or leave out bins).")
     bits, columns, sizes, names, n, p, y = _presence_candidates(X, y, candidates, min_af, max_af, feature_names,
                                                                 chunk_bytes, bins)
     m = bits.shape[0] // (levels - 1)
@@ -431,8 +445,6 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
             p_marginal = marginal_scores(p_ones, class_n, tlog, code, levels)
             best[r] = _screen_all(bits, p_masks, p_ones, class_n, tlog, code, p_marginal, 1, n_jobs, levels)[0][0]
         family = (1.0 + (best[None, :] >= scores[:, None]).sum(axis=1)) / (1.0 + permutations)
-    if not is_int(triples) or triples < 0:
-        raise param_error("triples", "score_pairs", "an int >= 0", triples)
     found = None
     if triples:
         found = _triples_frame(bits, masks, ones, class_n, tlog, first[:triples].astype(np.int64),
