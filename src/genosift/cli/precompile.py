@@ -86,6 +86,9 @@ def _walkthrough(folder):
         ["report", results, "-o", str(folder / "report.html"), "--hits", hits],
         ["predict", str(folder / "results" / "model.skops"), str(population.file_list), "--assemblies", "-o",
          str(folder / "predictions.tsv")],
+        # the pairs of k-mers (and their triples) of the guide
+        ["pairs", store, *target, "--min-af", "0.05", "--top", "100", "--triples", "5", "--triples-output",
+         str(folder / "triples.tsv"), "-o", str(folder / "pairs.tsv")],
         # a k-mer text scored as it is, without a store
         ["score", kmers, *meta_options, *target, "--binary", "--method", "chi2", "--fdr", "0.05", "-o",
          str(folder / "chi2_hits.tsv")],
