@@ -428,3 +428,29 @@ def test_workers_refuse_a_crafted_store(client, stores, tmp_path, part):
     method = "fisher" if part == "rows" else "auc"
     with pytest.raises(ValueError, match=rf"Cannot read '.*bad-{part}\.gs\.h5ad' as a store: the index"):
         score_store(path, "y", method=method, scheduler=client, chunk_bytes=4000)
+
+
+def test_the_mixed_model_on_the_cluster_equals_local(client, stores):
+    """``lmm`` with a kinship: a store read by the workers (all rows, and kept rows) and a Dask
+    array and DataFrame give the local results; each worker's tasks share one null model."""
+    X, obs, paths = stores
+    K = gs.kinship(X)
+    ids = list(obs.index)
+    frame_K = pd.DataFrame(np.asarray(K), index=ids, columns=ids).iloc[::-1, ::-1]  # matched by id
+    local = score_store(paths["copy"], "mic", method="lmm", kinship=frame_K)
+    for kind in ("copy", "dense"):
+        got = score_store(paths[kind], "mic", method="lmm", kinship=frame_K, scheduler=client, chunk_bytes=4000)
+        _same(got, local)
+        assert got.model == local.model
+    keep = np.flatnonzero(obs["mic"].to_numpy() > -0.5)
+    kept_local = gs.score(X[keep], obs["mic"].to_numpy()[keep], method="lmm",
+                          kinship=np.asarray(K)[np.ix_(keep, keep)])
+    _same(score_store(paths["copy"], "mic", method="lmm", kinship=frame_K, samples=keep, scheduler=client,
+                      chunk_bytes=3000), kept_local)
+    dense = X.toarray()
+    in_memory = gs.score(dense, obs["mic"].to_numpy(), method="lmm", kinship=np.asarray(K))
+    _same(gs.score(da.from_array(dense, chunks=(30, 40)), obs["mic"].to_numpy(), method="lmm",
+                   kinship=np.asarray(K), scheduler=client), in_memory)
+    table = dd.from_pandas(pd.DataFrame(dense, index=ids, columns=[f"k{j}" for j in range(dense.shape[1])]),
+                           npartitions=3, sort=False)  # the rows in the labels' order
+    _same(gs.score(table, obs["mic"].to_numpy(), method="lmm", kinship=frame_K, scheduler=client), in_memory)

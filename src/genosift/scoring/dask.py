@@ -227,7 +227,8 @@ def with_target(X, y, feature_names, scheduler):
     return X, names, y
 
 
-def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None, af=None, covariates=None):
+def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None, af=None, covariates=None,
+                     kinship=None):
     """Score a Dask array or DataFrame with the registered method ``spec``: a ``ScoreResult``.
 
     What ``genosift.score`` runs for Dask input. Row-mergeable methods need blocks that span
@@ -239,7 +240,8 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None,
     ``y`` may be a Dask array or Series; it is computed (n values) first. ``af``: an
     allele-frequency filter ``(min_af, max_af)`` (``genosift.score``'s ``min_af`` and ``max_af``),
     its carriers counted by the same tasks. ``covariates``: one row per row of ``X`` (a Dask
-    array or DataFrame is computed first, c values per sample), sent to the tasks with the target.
+    array or DataFrame is computed first, c values per sample), sent to the tasks with the target;
+    ``kinship`` (n x n, in the rows' order), for a mixed model, too.
     """
     if spec.streaming == "matrix":
         raise _whole_matrix_error(spec, "a Dask array")
@@ -250,7 +252,7 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None,
         if is_dask_collection(covariates):
             covariates = compute(covariates, chosen)
         Z, covariate_names = check_covariates(covariates, n)
-        target = make_target(spec, y, n, Z)
+        target = make_target(spec, y, n, Z, kinship)
         check_classes(spec, target)  # before reading: wrong labels fail at once
         if spec.streaming == "rows":
             labels = target_values(spec, y, n)
@@ -351,7 +353,7 @@ def _store_block_scores(source, j0, j1, rows, target, method, options, af=False)
 
 
 def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, scheduler=None, af=None,
-                      covariates=None):
+                      covariates=None, kinship=None):
     """Score a store on a Dask scheduler, the workers reading it: a ``ScoreResult``.
 
     What ``genosift.scoring.store.score_store(..., scheduler=...)`` runs once it has checked its inputs.
@@ -366,7 +368,8 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
     has threads, so that every thread has work. ``af``: an allele-frequency filter
     ``(min_af, max_af)``, its carriers counted by the same tasks. ``covariates``: the checked
     ``(m, c)`` array of the samples kept (``genosift.scores.check_covariates``), sent to the
-    tasks with the target.
+    tasks with the target; ``kinship``: the checked ``(m, m)`` kinship of a mixed model, sent with
+    it too (one copy per worker, whose tasks share its null model: one decomposition a worker).
     """
     if spec.streaming == "matrix":
         raise _whole_matrix_error(spec, "a store")
@@ -378,7 +381,7 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
     n, p = store.shape
     m = n if rows is None else rows.size
     source = _StoreOnWorker(store)
-    target = make_target(spec, y, m, covariates)
+    target = make_target(spec, y, m, covariates, kinship)
     with opened(scheduler) as chosen:
         slots = scheduler_slots(chosen)
         if spec.streaming == "rows":

@@ -89,7 +89,8 @@ class Source:
             from .dask import score_collection
 
             return score_collection(self.X, self.y, spec, opts, feature_names=self.feature_names,
-                                    scheduler=self.scheduler, af=bounds, covariates=self.covariates)
+                                    scheduler=self.scheduler, af=bounds, covariates=self.covariates,
+                                    kinship=self.kinship)
         from .anndata import score_backed
 
         return score_backed(self.X, self.y, spec, opts, feature_names=self.feature_names, chunk_bytes=self.chunk_bytes,
@@ -306,11 +307,11 @@ def source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=F
                     labels_required=labels_required)
     if kinship is None:
         return found
-    if found.form in ("stream", "dask", "backed"):
-        what = {"stream": "a stream of row chunks", "dask": "a Dask collection", "backed": "a backed AnnData"}
-        raise ValueError(f"{owner} fits a mixed model on whole columns of data in memory or in a store, not on "
-                         f"{what[found.form]}: pass an array, a sparse matrix, a DataFrame, an AnnData in memory or "
-                         "a store.")
+    if found.form in ("stream", "backed"):
+        what = {"stream": "a stream of row chunks", "backed": "a backed AnnData"}
+        raise ValueError(f"{owner} fits a mixed model on whole columns of data in memory, in a store or in a Dask "
+                         f"array, not on {what[found.form]}: pass an array, a sparse matrix, a DataFrame, an AnnData "
+                         "in memory, a Dask array or a store.")
     return replace(found, kinship=_aligned_kinship(kinship, X, found))
 
 
@@ -325,6 +326,9 @@ def _aligned_kinship(kinship, X, found):
         from .store import kept_kinship
 
         return kept_kinship(kinship, found.X, found.rows)
+    if found.form == "dask":  # a Dask DataFrame's index holds the ids: computed once here
+        ids = np.asarray(X.index.compute(), dtype=object) if hasattr(X, "columns") else None
+        return kinship_by_ids(kinship, ids)
     ids = (np.asarray(X.obs_names, dtype=object) if is_anndata(X) else
            np.asarray(X.index, dtype=object) if hasattr(X, "index") and hasattr(X, "columns") else None)
     return kinship_by_ids(kinship, ids)

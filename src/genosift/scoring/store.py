@@ -278,14 +278,11 @@ def store_scores(store, target, spec, opts, *, rows=None, chunk_bytes=None, n_jo
     target_ = make_target(spec, y, m, Z, kinship)
     check_classes(spec, target_)  # before reading: wrong labels fail at once
     if scheduler is not None or current_scheduler() is not None:
-        if kinship is not None:
-            raise ValueError("A mixed model runs on this machine's threads, not on a Dask scheduler: leave out "
-                             "scheduler (and use no Dask scheduler) to fit it.")
         if n_jobs is not None:
             raise ValueError("n_jobs sets the threads of the local engine; on a Dask scheduler the workers' "
                              "threads do the work. Leave out n_jobs or scheduler.")
         res = score_store_tasks(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, scheduler=scheduler, af=af,
-                                covariates=Z)
+                                covariates=Z, kinship=target_.kinship)
         return with_covariates(res, covariate_names)
     for rider in riders:
         rider.begin(y, m, store.shape[1], lambda: store.feature_names)
