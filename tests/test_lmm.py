@@ -384,3 +384,25 @@ def test_the_score_command_takes_a_phylogeny_as_the_kinship(tmp_path, monkeypatc
     expected = gs.score(X, y, method="lmm", kinship=K.to_numpy())
     np.testing.assert_allclose(read_table("lmm.tsv").set_index("feature").loc[[f"k{j}" for j in range(20)],
                                                                                "pvalue"], expected.pvalues, rtol=1e-9)
+
+
+@pytest.mark.parametrize("layout", ["csr", "csc", "dense"])
+def test_a_backed_anndata_gives_the_results_in_memory(tmp_path, layout):
+    """A backed AnnData (read as a store, by column blocks, or as a view in memory), its kinship
+    matched to ``obs_names``: the numbers of the matrix in memory."""
+    anndata = pytest.importorskip("anndata", reason="AnnData input needs anndata")
+    X, y, Z, K = _population(seed=12, n=60, p=40)
+    ids = [f"s{i}" for i in range(60)]
+    stored = {"csr": sp.csr_matrix, "csc": sp.csc_matrix, "dense": np.asarray}[layout](X)
+    anndata.AnnData(stored, obs=pd.DataFrame({"y": y}, index=ids),
+                    var=pd.DataFrame(index=[f"k{j}" for j in range(40)])).write_h5ad(tmp_path / "a.h5ad")
+    backed = anndata.read_h5ad(tmp_path / "a.h5ad", backed="r")
+    shuffled = pd.DataFrame(K, index=ids, columns=ids).iloc[::-1, ::-1]
+    expected = gs.score(X, y, method="lmm", kinship=K)
+    got = gs.score(backed, "y", method="lmm", kinship=shuffled, chunk_bytes=6_000)
+    np.testing.assert_allclose(got.pvalues, expected.pvalues, rtol=1e-9)
+    assert got.model["h2"] == pytest.approx(expected.model["h2"], abs=1e-12)
+    rows = np.arange(59, -1, -3)  # a view: rows out of file order (read in file order: another eigendecomposition,
+    view = gs.score(backed[rows], "y", method="lmm", kinship=shuffled)  # so h2's optimum moves by rounding)
+    np.testing.assert_allclose(view.pvalues, gs.score(X[rows], y[rows], method="lmm", kinship=K[np.ix_(rows, rows)])
+                               .pvalues, rtol=1e-6)

@@ -82,8 +82,8 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
         ``genosift.kinship(X)`` computes one from the features, or read one from a file. An
         array is in the order of the rows scored (for a store with ``samples``: one row and
         column per row of the store, or per sample kept); a DataFrame indexed by sample id (its
-        columns the same ids) is put in the samples' order. Data in memory and stores; the
-        null model's ``h2`` is the result's ``model``.
+        columns the same ids) is put in the samples' order. Every input form but a stream of
+        row chunks (whole columns are needed); the null model's ``h2`` is the result's ``model``.
     **options
         Options of the method (see ``genosift.methods()``).
 

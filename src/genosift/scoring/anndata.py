@@ -45,18 +45,19 @@ __all__ = ["backed_rows", "score_backed"]
 
 
 def score_backed(adata, y, spec, opts, *, feature_names=None, chunk_bytes=None, scheduler=None, binary=False,
-                 af=None, covariates=None):
+                 af=None, covariates=None, kinship=None):
     """``genosift.score`` of the ``X`` of a backed AnnData, never loaded whole (see the module's notes).
 
     ``covariates``: one row per observation (``genosift._anndata.covariates_of`` resolves names
-    of ``obs`` columns and tables indexed by ``obs_names`` first).
+    of ``obs`` columns and tables indexed by ``obs_names`` first); ``kinship``: the observations'
+    (n x n, in their order), for a mixed model.
     """
     check_file(adata.filename)  # its X is read from this file: nothing that reads other files
     y = labels_of(adata, y, required=spec.task != "unsupervised")
     names = names_of(adata.var_names) if feature_names is None else np.asarray(feature_names, dtype=object)
     Z, covariate_names = check_covariates(covariates, adata.n_obs)
     res = _score_backed(adata, y, spec, opts, names, chunk_bytes=chunk_bytes, scheduler=scheduler, binary=binary,
-                        af=af, covariates=Z)
+                        af=af, covariates=Z, kinship=None if kinship is None else np.asarray(kinship, dtype=np.float64))
     return with_covariates(res, covariate_names)
 
 
@@ -119,14 +120,14 @@ def _take_features(res, cols, names):
     return dataclasses.replace(res, names=names, names_loader=None, **subset)
 
 
-def _in_memory(M, y, spec, opts, names, binary, af, covariates):
+def _in_memory(M, y, spec, opts, names, binary, af, covariates, kinship=None):
     """The values anndata read into memory, scored as a matrix."""
     from .memory import score_memory
 
-    return score_memory(spec, presence(M) if binary else M, y, names, opts, af, covariates)
+    return score_memory(spec, presence(M) if binary else M, y, names, opts, af, covariates, kinship=kinship)
 
 
-def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary, af, covariates=None):
+def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary, af, covariates=None, kinship=None):
     budget = chunk_budget(chunk_bytes, "score")
     if spec.streaming == "matrix":
         raise ValueError(
@@ -145,22 +146,23 @@ def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary
             else:  # the rows in file order; scores do not depend on it
                 y = None if y is None else as_labels(y, len(order))[order]
                 covariates = None if covariates is None else covariates[order]
+                kinship = None if kinship is None else kinship[np.ix_(order, order)]
     if store is not None:
         res = store_scores(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, scheduler=scheduler, af=af,
-                           covariates=covariates)
+                           covariates=covariates, kinship=kinship)
         if cols is not None:
             return _take_features(res, cols, names)
         return dataclasses.replace(res, names=names, names_loader=None)
     if adata.is_view:  # the view's values only (read in file order where its parent is known)
         _no_scheduler(adata, scheduler)
-        return _in_memory(_values_of_view(adata), y, spec, opts, names, binary, af, covariates)
+        return _in_memory(_values_of_view(adata), y, spec, opts, names, binary, af, covariates, kinship)
     if scheduler is not None:
         raise ValueError(f"A backed AnnData whose X is stored as {getattr(adata.X, 'format', 'this layout')!r} is "
                          "read through anndata here, not by Dask tasks. Leave out scheduler, or write the data to a "
                          "store (genosift.io.write_store) and score that on the scheduler.")
     X = adata.X
     if getattr(X, "format", None) == "csc":
-        return _score_column_blocks(X, y, spec, opts, names, budget, binary, af, covariates)
+        return _score_column_blocks(X, y, spec, opts, names, budget, binary, af, covariates, kinship)
     if spec.streaming != "rows":
         raise ValueError(
             f"Method '{spec.name}' needs every sample of a feature at once, which this backed AnnData (X stored "
@@ -229,7 +231,7 @@ def _score_row_chunks(X, y, spec, opts, names, budget, binary, af):
     return with_af(finish(spec, stats, names, opts), tap.counts, af)
 
 
-def _score_column_blocks(X, y, spec, opts, names, budget, binary, af, covariates=None):
+def _score_column_blocks(X, y, spec, opts, names, budget, binary, af, covariates=None, kinship=None):
     """Any block or row method over blocks of features ``X[:, j0:j1]`` of a backed matrix stored by columns."""
     n, p = X.shape
     per_value, _, per_col = _bytes_per_value(X)
@@ -237,7 +239,7 @@ def _score_column_blocks(X, y, spec, opts, names, budget, binary, af, covariates
     column_bytes = per_col * per_value + (per_col * 16 if sparse_out else n * 8)  # as read, and as scored
     jobs = engine.threads()
     width = int(max(1, budget // (2 * jobs + 1) // max(1, column_bytes)))
-    target = make_target(spec, y, n, covariates)
+    target = make_target(spec, y, n, covariates, kinship)
     check_classes(spec, target)  # before reading: wrong labels fail at once
 
     def blocks():

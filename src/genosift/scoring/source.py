@@ -94,7 +94,8 @@ class Source:
         from .anndata import score_backed
 
         return score_backed(self.X, self.y, spec, opts, feature_names=self.feature_names, chunk_bytes=self.chunk_bytes,
-                            scheduler=self.scheduler, binary=self.binary, af=bounds, covariates=self.covariates)
+                            scheduler=self.scheduler, binary=self.binary, af=bounds, covariates=self.covariates,
+                            kinship=self.kinship)
 
     def score_targets(self, spec, opts, ys, bounds=None, *, riders=()):
         """``score`` of each target of ``ys`` (a tuple: one value per row each, or for a store the
@@ -307,11 +308,9 @@ def source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=F
                     labels_required=labels_required)
     if kinship is None:
         return found
-    if found.form in ("stream", "backed"):
-        what = {"stream": "a stream of row chunks", "backed": "a backed AnnData"}
-        raise ValueError(f"{owner} fits a mixed model on whole columns of data in memory, in a store or in a Dask "
-                         f"array, not on {what[found.form]}: pass an array, a sparse matrix, a DataFrame, an AnnData "
-                         "in memory, a Dask array or a store.")
+    if found.form == "stream":
+        raise ValueError(f"{owner} fits a mixed model on whole columns: it cannot read a stream of row chunks. Pass "
+                         "an array, a sparse matrix, a DataFrame, an AnnData, a Dask array or a store.")
     return replace(found, kinship=_aligned_kinship(kinship, X, found))
 
 
