@@ -161,6 +161,15 @@ def _checked(samples, outputs, rule, *, method, method_options, min_af, max_af, 
     return spec, opts, covariates, pairs, inputs
 
 
+def _read(samples, spec, covariates, *, chunk_bytes, force):
+    """Read and label the samples, and make the covariates and kinship of the training ones:
+    ``(labelled, covariates frame or None, kinship or None)``."""
+    labelled = samples.load(layout="csc" if spec.streaming == "blocks" else None)
+    frame = covariates.of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, force=force)
+    kinship = covariates.kinship_of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, binary=samples.binary)
+    return labelled, frame, kinship
+
+
 def _scored(samples, spec, opts, covariates, rule, *, min_af, max_af, chunk_bytes, scheduler, force, folder):
     """Read, label, score on the training samples, profile, find the patterns and select."""
     from ..dask import use_scheduler
@@ -168,9 +177,7 @@ def _scored(samples, spec, opts, covariates, rule, *, min_af, max_af, chunk_byte
     from ..scoring.source import StoreRows
     from .labelled import score_labelled
 
-    labelled = samples.load(layout="csc" if spec.streaming == "blocks" else None)
-    frame = covariates.of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, force=force)
-    kinship = covariates.kinship_of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, binary=samples.binary)
+    labelled, frame, kinship = _read(samples, spec, covariates, chunk_bytes=chunk_bytes, force=force)
     if scheduler and not isinstance(labelled.X_train, StoreRows):
         raise FixError(f"{{scheduler}} scores a store (.gs.h5ad) on Dask workers, which read it themselves; "
                        f"{str(samples.data)!r} is read into memory here. Convert it once with {{write_store}}, or "
@@ -181,6 +188,26 @@ def _scored(samples, spec, opts, covariates, rule, *, min_af, max_af, chunk_byte
                                                 chunk_bytes=chunk_bytes, covariates=frame, folder=folder,
                                                 kinship=kinship)
     return labelled, result, rule.mask(result, patterns), prof, patterns
+
+
+def _written(labelled, result, prof, patterns, rule, samples, inputs, out, sidecar, *, collapse_patterns, force,
+             started, command, digests, target=None, more=None, notes=True):
+    """Select by ``rule``, write the ranking table ``out`` and its ``sidecar`` (``more``: what
+    else the sidecar records; ``target``: the target of one of several) and say what was done:
+    a ``Ranking`` (``notes``: its summary repeats the run's notes)."""
+    from ..outputs import ranking_frames, write_frame
+
+    mask = rule.mask(result, patterns)
+    lam = inflation(result)
+    frames = ranking_frames(result, mask, prof, patterns=patterns, collapse=collapse_patterns)
+    write_frame(frames, out, sidecar=sidecar, force=force,
+                provenance=lambda: {**_provenance(labelled, result, mask, patterns, lam, samples, inputs, rule,
+                                                  started=started, command=command, digests=digests.result(),
+                                                  target=target),
+                                    "collapse_patterns": bool(collapse_patterns), **(more or {})})
+    lines = _lines(result, mask, patterns, lam, rule, labelled, started, f"{out} and {sidecar.name}", prof, notes)
+    return Ranking(result, mask, patterns, [out, sidecar], list(labelled.notes),
+                   lines if target is None else [f"target {target!r}:", *lines], time.perf_counter() - started)
 
 
 def _provenance(labelled, result, mask, patterns, lam, samples, inputs, rule, *, started, command, digests,
@@ -267,7 +294,7 @@ def _score_targets(samples, output, rule, *, method, method_options, collapse_pa
     """``score`` of several targets: the data read once, the samples that have every target
     scored against each (``scoring.Source.score_targets``: one pass of a whole-column method for
     all), one ranking per target written where ``{target}`` in ``output`` says."""
-    from ..outputs import Meanwhile, input_digests, ranking_frames, write_frame
+    from ..outputs import Meanwhile, input_digests
 
     targets = samples.targets
     spec, opts, covariates, pairs, inputs = _checked(
@@ -284,18 +311,10 @@ def _score_targets(samples, output, rule, *, method, method_options, collapse_pa
     rankings = Rankings()
     try:
         for number, (target, (result, prof), (out, sidecar)) in enumerate(zip(targets, found, pairs)):
-            mask = rule.mask(result, patterns)
-            lam = inflation(result)
-            frames = ranking_frames(result, mask, prof, patterns=patterns, collapse=collapse_patterns)
-            write_frame(frames, out, sidecar=sidecar, force=force,
-                        provenance=lambda result=result, mask=mask, lam=lam, target=target: {
-                            **_provenance(labelled, result, mask, patterns, lam, samples, inputs, rule,
-                                          started=started, command=command, digests=digests.result(), target=target),
-                            "collapse_patterns": bool(collapse_patterns), "targets": targets})
-            lines = _lines(result, mask, patterns, lam, rule, labelled, started, f"{out} and {sidecar.name}", prof,
-                           notes=number == 0)
-            rankings.append(Ranking(result, mask, patterns, [out, sidecar], list(labelled.notes),
-                                    [f"target {target!r}:", *lines], time.perf_counter() - started))
+            rankings.append(_written(labelled, result, prof, patterns, rule, samples, inputs, out, sidecar,
+                                     collapse_patterns=collapse_patterns, force=force, started=started,
+                                     command=command, digests=digests, target=target, more={"targets": targets},
+                                     notes=number == 0))
     finally:
         for _, prof in found:
             getattr(prof, "close", lambda: None)()
@@ -324,10 +343,8 @@ def _scored_targets(samples, spec, opts, covariates, *, min_af, max_af, chunk_by
     from ..scoring.stored_profile import ProfilePass
     from .labelled import labelled_source, score_labelled
 
-    labelled = samples.load(layout="csc" if spec.streaming == "blocks" else None)
+    labelled, frame, kinship = _read(samples, spec, covariates, chunk_bytes=chunk_bytes, force=force)
     bounds = check_af(min_af, max_af)
-    frame = covariates.of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, force=force)
-    kinship = covariates.kinship_of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, binary=samples.binary)
     ys = [labelled.train_values(t) for t in samples.targets]
     for name, y in zip(samples.targets, ys):  # each target's labels, before the data are scored
         try:
@@ -402,7 +419,7 @@ def score(samples, output, *, method="fisher", method_options=None, top=None, fd
     whole-column method for all), each ranking written where ``{target}`` stands in ``output``;
     the result is then a ``Rankings``, one ``Ranking`` per target.
     """
-    from ..outputs import Meanwhile, input_digests, ranking_frames, write_frame
+    from ..outputs import Meanwhile, input_digests
 
     started = time.perf_counter()
     rule = Rule(top, fdr, threshold, alpha)
@@ -418,16 +435,10 @@ def score(samples, output, *, method="fisher", method_options=None, top=None, fd
         samples, spec, opts, covariates, rule, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
         scheduler=scheduler, force=force, folder=out.absolute().parent)
     digests = Meanwhile(input_digests, inputs)  # the inputs' checksums, taken while the table is written
-    lam = inflation(result)
     with closing(prof):
-        frames = ranking_frames(result, mask, prof, patterns=patterns, collapse=collapse_patterns)
-        write_frame(frames, out, sidecar=sidecar, force=force,
-                    provenance=lambda: {**_provenance(labelled, result, mask, patterns, lam, samples, inputs, rule,
-                                                      started=started, command=command, digests=digests.result()),
-                                        "collapse_patterns": bool(collapse_patterns)})
-        lines = _lines(result, mask, patterns, lam, rule, labelled, started, f"{out} and {sidecar.name}", prof)
-    return Ranking(result, mask, patterns, [out, sidecar], list(labelled.notes), lines,
-                   time.perf_counter() - started)
+        return _written(labelled, result, prof, patterns, rule, samples, inputs, out, sidecar,
+                        collapse_patterns=collapse_patterns, force=force, started=started, command=command,
+                        digests=digests)
 
 
 def select(samples, output, *, method="fisher", method_options=None, top=None, fdr=None, threshold=None, alpha=0.05,
