@@ -14,9 +14,9 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["ADDITIVE", "class_ones", "covariate_lrts", "epistasis_lrt", "extend_pairs", "js_bits", "level_table",
-           "marginal_scores", "mi_bits", "mi_constant", "pack_columns", "pair_lrts", "pair_table", "pair_tables",
-           "screen_pairs", "triple_table", "unpack_columns", "w1_square", "xlogx"]
+__all__ = ["ADDITIVE", "class_masks", "class_ones", "covariate_lrts", "epistasis_lrt", "extend_pairs", "js_bits",
+           "level_table", "marginal_scores", "mi_bits", "mi_constant", "pack_columns", "pair_lrts", "pair_table",
+           "pair_tables", "screen_pairs", "triple_table", "unpack_columns", "w1_square", "xlogx"]
 
 _LN2 = np.log(2.0)
 
@@ -416,18 +416,21 @@ def pair_lrts(bits, masks, ones, class_n, pairs_i, pairs_j, design):
     return out
 
 
+def class_masks(codes, k):
+    """The samples of each of the ``k`` classes (``codes`` in ``[0, k)``) as bits, ``(k, words)``
+    (``pack_columns``), and the classes' sizes."""
+    codes = np.asarray(codes)
+    return pack_columns(codes[:, None] == np.arange(k)[None, :]), np.bincount(codes, minlength=k).astype(np.int64)
+
+
 def epistasis_lrt(xi, xj, y):
     """The likelihood-ratio statistic and chi2(1) p-value of the product term of two binary
     features in the logistic model of the binary ``y`` (see the module's notes)."""
     from scipy import special
 
-    a, b = np.asarray(xi) > 0, np.asarray(xj) > 0
-    y = np.asarray(y).astype(bool)
-    bits = pack_columns(np.column_stack([a, b]))
-    masks = pack_columns(np.column_stack([~y, y])).copy()
-    class_n = np.array([(~y).sum(), y.sum()], dtype=np.int64)
-    ones = np.array([[(a & ~y).sum(), (a & y).sum()], [(b & ~y).sum(), (b & y).sum()]], dtype=np.int64)
-    lrt = pair_lrts(bits, masks, ones, class_n, np.array([0]), np.array([1]), ADDITIVE)[0]
+    bits = pack_columns(np.column_stack([np.asarray(xi) > 0, np.asarray(xj) > 0]))
+    masks, class_n = class_masks(np.asarray(y).astype(bool).astype(np.intp), 2)
+    lrt = pair_lrts(bits, masks, class_ones(bits, masks), class_n, np.array([0]), np.array([1]), ADDITIVE)[0]
     return float(lrt), float(special.chdtrc(1, lrt))
 
 
@@ -461,12 +464,10 @@ def pair_tables(X, y, pairs):
     """The 2 x 2 x k table of counts of each pair ``(i, j)`` of the columns of ``X`` (read as
     presence) by the classes of ``y``: an array ``(len(pairs), 4, k)``, cells (1,1), (1,0), (0,1),
     (0,0), classes in sorted order."""
-    presence = np.asarray(X) > 0
     classes, codes = np.unique(np.asarray(y), return_inverse=True)
-    masks = pack_columns(codes[:, None] == np.arange(classes.size)[None, :])
-    bits = pack_columns(presence)
-    class_n = np.bincount(codes, minlength=classes.size).astype(np.int64)
-    ones = np.stack([presence[codes == c].sum(axis=0) for c in range(classes.size)], axis=1).astype(np.int64)
+    masks, class_n = class_masks(codes, classes.size)
+    bits = pack_columns(np.asarray(X) > 0)
+    ones = class_ones(bits, masks)
     cells = np.zeros(4 * classes.size, dtype=np.int64)
     out = np.empty((len(pairs), 4, classes.size), dtype=np.int64)
     for r, (i, j) in enumerate(pairs):

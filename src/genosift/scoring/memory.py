@@ -29,7 +29,8 @@ __all__ = ["score_memory", "score_memory_targets"]
 
 
 def _score_columns(spec, X, y, names, opts, covariates=None, kinship=None):
-    """Run a "blocks" or "matrix" method on in-memory data (with the ``covariates`` of its rows)."""
+    """Run a "blocks" or "matrix" method on in-memory data (with the ``covariates`` of its rows);
+    ``y`` a tuple of targets: a "blocks" method fits them all in one pass, a list of results."""
     if is_chunk_stream(X):
         raise ValueError(
             f"Method '{spec.name}' needs every sample of a feature at once (it works on whole "
@@ -39,8 +40,10 @@ def _score_columns(spec, X, y, names, opts, covariates=None, kinship=None):
     M, frame_names = as_matrix(X, keep_csc=spec.streaming == "blocks")  # blocks of columns: CSC as it is
     names = frame_names if names is None else np.asarray(names, dtype=object)
     Z, covariate_names = check_covariates(covariates, M.shape[0])
-    target = make_target(spec, y, M.shape[0], Z, kinship)
-    check_classes(spec, target)
+    many = isinstance(y, tuple)
+    target = make_targets(spec, y, M.shape[0], Z, kinship) if many else make_target(spec, y, M.shape[0], Z, kinship)
+    for each in target if many else (target,):
+        check_classes(spec, each)
     columns = inverse = None
     if spec.distinct:  # each distinct column scored once
         M = M.tocsc() if sp.issparse(M) else M
@@ -55,8 +58,10 @@ def _score_columns(spec, X, y, names, opts, covariates=None, kinship=None):
 
             M = rescale_huge(M)
         return build_result(spec, spec.func(M, target, **opts), target, names, opts)
-    return with_covariates(score_blocks(spec, blocks, target, names, opts, inverse=inverse, once=False),
-                           covariate_names)
+    found = score_blocks(spec, blocks, target, names, opts, inverse=inverse, once=False)
+    if many:
+        return [with_covariates(res, covariate_names) for res in found]
+    return with_covariates(found, covariate_names)
 
 
 def _score_kept(spec, M, y, names, opts, counts, bounds):
@@ -125,24 +130,14 @@ def score_memory(spec, X, y, feature_names, opts, bounds=None, covariates=None, 
 
 def score_memory_targets(spec, X, ys, feature_names, opts, bounds=None, covariates=None, *, kinship=None):
     """``score_memory`` of several targets ``ys`` (a tuple of one value per row each) of the same
-    rows of a matrix (not a stream): a list of results in their order. A "blocks" method fits every target on each block
-    in one pass over the columns (``score_blocks`` with ``make_targets``: the covariates and the
-    kinship checked once, a mixed model's rotation of each block shared); the other methods
-    score the matrix once per target."""
+    rows of a matrix (not a stream): a list of results in their order. A "blocks" method fits
+    every target on each block in one pass over the columns (``_score_columns`` with a tuple:
+    ``make_targets`` checks the covariates and the kinship once, a mixed model rotates each block
+    once); the other methods score the matrix once per target."""
     M, frame_names = as_matrix(X, keep_csc=spec.streaming == "blocks")
     names = frame_names if feature_names is None else np.asarray(feature_names, dtype=object)
     if spec.streaming != "blocks":
         return [score_memory(spec, M, y, names, opts, bounds, covariates, kinship=kinship) for y in ys]
     counts = None if bounds is None else carriers(M)
-    Z, covariate_names = check_covariates(covariates, M.shape[0])
-    targets = make_targets(spec, ys, M.shape[0], Z, kinship)
-    for target in targets:
-        check_classes(spec, target)
-    columns = inverse = None
-    if spec.distinct:  # each distinct column scored once
-        M = M.tocsc() if sp.issparse(M) else M
-        columns, inverse = distinct_columns(M) or (None, None)
-    width = block_width(M.shape[0], M.shape[1] if columns is None else len(columns))
-    blocks = column_blocks(M, width, keep_sparse=spec.sparse_blocks, columns=columns)
-    results = score_blocks(spec, blocks, targets, names, opts, inverse=inverse, once=False)
-    return [with_af(with_covariates(res, covariate_names), counts, bounds) for res in results]
+    return [with_af(res, counts, bounds) for res in _score_columns(spec, M, tuple(ys), names, opts, covariates,
+                                                                     kinship)]

@@ -46,6 +46,7 @@ import numpy as np
 
 from ..scores.pairs import (
     ADDITIVE,
+    class_masks,
     class_ones,
     covariate_lrts,
     extend_pairs,
@@ -411,8 +412,7 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
             raise ValueError("score_pairs adjusts the epistasis test of two classes for covariates; y has "
                              f"{k} classes. Leave out covariates, or give labels of two classes.")
         Z, _ = check_covariates(covariates, n, owner="score_pairs")
-    masks = pack_columns(codes[:, None] == np.arange(k)[None, :])
-    class_n = np.bincount(codes, minlength=k).astype(np.int64)
+    masks, class_n = class_masks(codes, k)
     ones = class_ones(bits, masks)
     tlog = np.array([xlogx(float(t)) for t in range(n + 1)])
     code = METHODS.index(method)
@@ -420,7 +420,7 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
     scores, orders = _screen_all(bits, masks, ones, class_n, tlog, code, marginal, top, n_jobs, levels)
     first, second = orders // max(m, 1), orders % max(m, 1)
     joint = scores + np.maximum(marginal[first], marginal[second])
-    mi = marginal_scores(ones, class_n, tlog, 0, levels)
+    mi = marginal if code == 0 else marginal_scores(ones, class_n, tlog, 0, levels)
     tables = [_mi_of(bits, masks, ones, class_n, tlog, i, j, levels) for i, j in zip(first, second)]
     interaction = np.array(tables, dtype=np.float64) - mi[first] - mi[second]
     lrt = pvalue = None  # the epistasis test: of two presence/absence features, two classes
@@ -440,7 +440,7 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
         best = np.empty(permutations)
         for r in range(permutations):
             shuffled = rng.permutation(codes)
-            p_masks = pack_columns(shuffled[:, None] == np.arange(k)[None, :])
+            p_masks, _ = class_masks(shuffled, k)
             p_ones = class_ones(bits, p_masks)
             p_marginal = marginal_scores(p_ones, class_n, tlog, code, levels)
             best[r] = _screen_all(bits, p_masks, p_ones, class_n, tlog, code, p_marginal, 1, n_jobs, levels)[0][0]
