@@ -31,13 +31,18 @@ def _pvalues(path):
     return read_table(path, ["pvalue"], need=["pvalue"])["pvalue"].to_numpy(dtype=float)
 
 
+def _sidecar(path):
+    """The record of the run beside the ranking ``path`` (``<table>.json``), or {} without one."""
+    sidecar = Path(str(path) + ".json")
+    return json.loads(sidecar.read_text(encoding="utf-8")) if sidecar.is_file() else {}
+
+
 def _threshold(path, alpha):
     """The genome-wide threshold of the run, from the ranking's sidecar (``<table>.json``): the
     p-value its rule selected by, else ``alpha`` over its number of patterns; None without one."""
-    sidecar = Path(str(path) + ".json")
-    if not sidecar.is_file():
+    record = _sidecar(path)
+    if not record:
         return None
-    record = json.loads(sidecar.read_text(encoding="utf-8"))
     chosen = (record.get("selection") or {}).get("pvalue")
     if chosen is not None:
         return float(chosen)
@@ -50,12 +55,11 @@ def _structure(path):
     ``structure``), or the error saying how to get them."""
     from ..core.messages import FixError
 
-    sidecar = Path(str(path) + ".json")
-    record = json.loads(sidecar.read_text(encoding="utf-8")) if sidecar.is_file() else {}
-    structure = record.get("structure")
+    structure = _sidecar(path).get("structure")
     if not structure:
         raise FixError(f"The run of {str(path)!r} adjusted for no principal coordinates (its sidecar "
-                       f"{sidecar.name!r} records none): score with {{structure}} to draw their scree.",
+                       f"{Path(str(path) + '.json').name!r} records none): score with {{structure}} to draw their "
+                       "scree.",
                        owner="plot", structure=FixError.ANY)
     return structure
 
