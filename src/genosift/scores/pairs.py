@@ -441,20 +441,19 @@ def covariate_lrts(presence, y, first, second, covariates):
     (genosift's ``logistic`` method on the product with ``Z``, ``x_i`` and ``x_j`` as covariates,
     maximum likelihood); NaN where the product lies in the span of the others, or where the fit
     does not converge or separates (``logistic``'s notes)."""
-    from ._base import Target, get_method
+    from ._base import get_method
+    from ._prepare import make_target
 
     spec = get_method("logistic")
     Z = np.asarray(covariates, dtype=np.float64)
-    classes, codes = np.unique(np.asarray(y), return_inverse=True)
-    count = np.bincount(codes, minlength=2).astype(np.float64)
+    y = np.asarray(y)
     out = np.full(first.size, np.nan)
     for r, (i, j) in enumerate(zip(first, second)):
         a, b = presence[:, i].astype(np.float64), presence[:, j].astype(np.float64)
         design = np.column_stack([Z, a, b])
         if np.linalg.matrix_rank(np.column_stack([np.ones(a.size), design])) < design.shape[1] + 1:
             continue  # x_i, x_j and the covariates collinear: no product term to test
-        target = Target(a.size, codes=codes.astype(np.intp), classes=classes, count=count, values=codes.astype(float),
-                        covariates=design)
+        target = make_target(spec, y, a.size, design)
         scores = spec.func(np.ascontiguousarray((a * b)[:, None]), target, firth="never")
         out[r] = scores.scores[0] if scores.scores is not None else np.nan
     return out
