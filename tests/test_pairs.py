@@ -39,13 +39,12 @@ def _mi_bits(table):
 
 
 def _js_bits(table):
+    """The class-share weighted Jensen-Shannon divergence (bits), by scipy's distance squared."""
+    from scipy.spatial.distance import jensenshannon
+
     total = table.sum(axis=1) / table.sum()
-    out = 0.0
-    for c in range(table.shape[1]):
-        share = table[:, c].sum() / table.sum()
-        out += share * __import__("scipy.spatial.distance", fromlist=["x"]).jensenshannon(
-            total, table[:, c] / table[:, c].sum(), base=2) ** 2
-    return out
+    return sum(table[:, c].sum() / table.sum() * jensenshannon(total, table[:, c] / table[:, c].sum(), base=2) ** 2
+               for c in range(table.shape[1]))
 
 
 @pytest.mark.parametrize("method", ["mi", "jensen_shannon"])
