@@ -24,6 +24,7 @@ _PUBLIC = {
     "MRMR": ".selectors.mrmr", "RedundancyFilter": ".selectors.redundancy",
     "RFE": ".selectors.rfe", "SelectKCV": ".selectors.cv", "StabilitySelection": ".selectors.stability",
     "cross_validate_ks": ".selectors.cv",
+    "ElasticNetSelector": ".selectors.enet", "EnetResult": ".selectors.enet",
     "Profile": ".scoring.profiles", "profile": ".scoring",
     "annotate_var": "._anndata",
     "count_patterns": ".scoring", "Patterns": ".scoring.patterns",
@@ -34,6 +35,8 @@ _PUBLIC = {
 }
 
 __all__ = [
+    "ElasticNetSelector",
+    "EnetResult",
     "MRMR",
     "PairScores",
     "Patterns",

@@ -17,6 +17,7 @@ from importlib import import_module
 _HOMES = {
     "SelectKBest": ".univariate", "SelectPercentile": ".univariate", "SelectFdr": ".univariate",
     "RedundancyFilter": ".redundancy", "MRMR": ".mrmr",
+    "ElasticNetSelector": ".enet", "EnetResult": ".enet", "elastic_net": ".enet",
     "RFE": ".rfe", "SelectKCV": ".cv", "StabilitySelection": ".stability",
     "check_ks": ".cv", "cross_validate_grid": ".cv", "cross_validate_ks": ".cv", "cv_splits": ".cv",
     "METRICS": ".models", "MODELS": ".models", "make_model": ".models", "model_importances": ".models",

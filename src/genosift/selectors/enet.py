@@ -1,0 +1,310 @@
+"""The whole-genome elastic net: every feature in one penalised logistic or linear model, its
+penalty chosen by cross-validation, as a function (``elastic_net``) and a scikit-learn selector
+and estimator (``ElasticNetSelector``).
+
+The objective and the path are glmnet's (``genosift.scoring.enet``); the cross-validation is
+cv.glmnet's: each fold fits the whole data's penalties on its training rows, the held-out
+deviance per sample is averaged over all samples (``cv_mean``) with the standard error of the
+fold means (``cv_se``), ``lambda_min`` is the penalty of the smallest mean and ``lambda_1se``
+the largest within one standard error of it. The predictions of the held-out rows give the
+out-of-fold AUC, accuracy and R^2 (never the fit to the rows it was fitted on).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from .._anndata import AnnDataTransformMixin
+from ..core.validation import check_fit_input, is_int, param_error
+from ..scoring.enet import MemoryDesign, fit_path, in_data_units
+from .cv import cv_splits
+
+__all__ = ["ElasticNetSelector", "EnetResult", "elastic_net", "PROB_CLIP"]
+
+#: The held-out probabilities are kept inside [PROB_CLIP, 1 - PROB_CLIP] for the deviance (cv.glmnet's).
+PROB_CLIP = 1e-5
+
+
+@dataclass
+class EnetResult:
+    """A fitted elastic-net path and its cross-validation.
+
+    ``coef`` (n_features, L) CSC and ``intercept`` (L,) in the data's units (identical features share
+    their pattern's coefficient equally); ``covariate_coef`` (L, c); ``cv_mean`` and ``cv_se`` the
+    held-out deviance per sample; ``oof`` (n, L) the held-out linear predictor of every sample.
+    """
+
+    lambdas: np.ndarray
+    intercept: np.ndarray
+    coef: sp.csc_matrix
+    covariate_coef: np.ndarray
+    dev_ratio: np.ndarray
+    logistic: bool
+    alpha: float
+    cv_mean: np.ndarray = None
+    cv_se: np.ndarray = None
+    oof: np.ndarray = None
+    folds: list = None
+    patterns: int = 0
+    checks: int = 0
+    working: int = 0
+
+    @property
+    def df(self):
+        """The number of features in the model at each penalty."""
+        return np.diff(self.coef.indptr)
+
+    @property
+    def index_min(self):
+        """The penalty of the smallest cross-validated deviance (the largest such if tied)."""
+        return int(np.flatnonzero(self.cv_mean <= np.nanmin(self.cv_mean))[0])
+
+    @property
+    def index_1se(self):
+        """The largest penalty whose cross-validated deviance is within one standard error of the smallest."""
+        i = self.index_min
+        return int(np.flatnonzero(self.cv_mean <= self.cv_mean[i] + self.cv_se[i])[0])
+
+    def index(self, choice="min"):
+        if choice in ("min", "1se"):
+            if self.cv_mean is None:
+                raise ValueError(f"lambda {choice!r} is chosen by cross-validation, and this path has none.")
+            return self.index_min if choice == "min" else self.index_1se
+        raise param_error("lambda_choice", "ElasticNetSelector", "'min' or '1se'", choice)
+
+    def out_of_fold(self, y, index):
+        """Out-of-fold metrics at the penalty ``index``: deviance per sample, R^2 (of the held-out
+        probability or value), and for two classes the accuracy and ROC AUC."""
+        from sklearn.metrics import roc_auc_score
+
+        eta = self.oof[:, index]
+        mean = 1.0 / (1.0 + np.exp(-eta)) if self.logistic else eta
+        out = {"deviance": float(self.cv_mean[index]),
+               "r2": float(1.0 - ((y - mean) ** 2).sum() / ((y - y.mean()) ** 2).sum())}
+        if self.logistic:
+            out["accuracy"] = float(((mean > 0.5) == (y > 0.5)).mean())
+            out["roc_auc"] = float(roc_auc_score(y, mean))
+        return out
+
+
+def _held_out_loss(y, eta, logistic):
+    """Each held-out sample's deviance at each penalty (cv.glmnet's, probabilities clipped)."""
+    if logistic:
+        p = np.clip(1.0 / (1.0 + np.exp(-eta)), PROB_CLIP, 1 - PROB_CLIP)
+        return -2.0 * (y[:, None] * np.log(p) + (1 - y[:, None]) * np.log1p(-p))
+    return (y[:, None] - eta) ** 2
+
+
+def elastic_net(design, y, *, logistic, alpha=0.5, n_lambdas=100, min_ratio=None, lambdas=None, covariates=None,
+                cv=10, groups=None, random_state=0, tol=1e-7, inverse=None, owner="elastic_net"):
+    """Fit the path on every sample and cross-validate it (``cv``: k folds, a splitter or pairs;
+    0 or None: no cross-validation). ``design``: a ``MemoryDesign`` or a store's; ``inverse`` maps
+    each feature to its design column (None: one column per feature)."""
+    y = np.asarray(y, dtype=np.float64)
+    Z = None if covariates is None else np.asarray(covariates, dtype=np.float64)
+    path = fit_path(design, y, logistic=logistic, alpha=alpha, lambdas=lambdas, n_lambdas=n_lambdas,
+                    min_ratio=min_ratio, covariates=Z, tol=tol)
+    intercept, B, gamma = in_data_units(path, design)
+    coef = B if inverse is None else sp.csc_matrix(
+        sp.csr_matrix(B.multiply(1.0 / design.copies[:, None]))[inverse])
+    result = EnetResult(path.lambdas, intercept, coef, gamma, path.dev_ratio, logistic, alpha,
+                        patterns=design.n_columns, checks=path.checks, working=path.working)
+    if cv:
+        folds = cv_splits(cv, y, y, groups, logistic, random_state, owner)
+        L = path.lambdas.size
+        oof = np.full((y.size, L), np.nan)
+        raw = np.empty((len(folds), L))
+        sizes = np.empty(len(folds))
+        for f, (train, test) in enumerate(folds):
+            fitted = design.rows(train)
+            fold = fit_path(fitted, y[train], logistic=logistic, alpha=alpha, lambdas=path.lambdas,
+                            covariates=None if Z is None else Z[train], tol=tol, stop_early=False)
+            oof[test] = _held_out(design, fitted, fold, test, Z)
+            raw[f] = _held_out_loss(y[test], oof[test], logistic).mean(axis=0)
+            sizes[f] = test.size
+        result.cv_mean = (raw * sizes[:, None]).sum(axis=0) / sizes.sum()
+        spread = ((raw - result.cv_mean) ** 2 * sizes[:, None]).sum(axis=0) / sizes.sum()
+        result.cv_se = np.sqrt(spread / (len(folds) - 1))
+        result.oof, result.folds = oof, folds
+    return result
+
+
+def _held_out(design, fitted, fold_path, test, Z):
+    """The held-out rows' linear predictor from a path fitted on the training rows (``fitted``)."""
+    intercept, B, gamma = in_data_units(fold_path, fitted)
+    eta = intercept + design.dot(B, test)
+    if Z is not None:
+        eta = eta + Z[test] @ gamma.T
+    return eta
+
+
+def _logistic(selector):
+    """predict_proba exists before fit (to say it is not fitted) and for the logistic model."""
+    return not hasattr(selector, "coef_") or hasattr(selector, "classes_")
+
+
+class ElasticNetSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
+    """Every feature in one elastic-net model; the features it keeps, and its predictions.
+
+    A logistic model for two classes, a linear one for a numeric target (``family``), over every
+    feature of a dense or sparse ``X`` (identical columns fitted as one), with glmnet's objective
+    (features standardised, covariates and the intercept unpenalised) along a path of
+    ``n_lambdas`` penalties, the penalty chosen by ``cv``-fold cross-validation
+    (``lambda_choice``: the smallest held-out deviance, or the largest penalty within one
+    standard error of it). The selected features are those with a coefficient at that penalty.
+
+    Parameters
+    ----------
+    alpha : float, default=0.5
+        The mixing of the lasso (1) and ridge (0) penalties, in (0, 1].
+    n_lambdas : int, default=100
+    min_ratio : float, optional
+        The smallest penalty as a share of the largest (glmnet's default: 0.01 when there are more
+        features than samples, else 1e-4).
+    cv : int, splitter or iterable, default=10
+        Folds (stratified for two classes; ``groups`` in ``fit`` keep a group, e.g. a lineage,
+        inside one fold).
+    lambda_choice : {"min", "1se"}, default="min"
+    family : {"auto", "logistic", "linear"}, default="auto"
+        "auto": logistic when ``y`` has two values, else linear.
+    random_state : int or None, default=0
+        The folds' shuffling (None: in row order).
+    tol : float, default=1e-7
+        glmnet's ``thresh``.
+
+    Attributes
+    ----------
+    result_ : EnetResult
+        The path, its cross-validation and its out-of-fold predictions.
+    coef_ : ndarray (n_features,)
+        The coefficients at the chosen penalty.
+    intercept_ : float
+    lambda_ : float
+    classes_ : ndarray (logistic only)
+
+    Examples
+    --------
+    >>> import numpy as np, genosift as gs
+    >>> rng = np.random.default_rng(0)
+    >>> X = (rng.random((80, 200)) < 0.3).astype(float)
+    >>> y = (X[:, 0] + X[:, 1] + 0.3 * rng.standard_normal(80) > 0.8).astype(int)
+    >>> sel = gs.ElasticNetSelector(cv=5).fit(X, y)
+    >>> bool(sel.get_support()[0] and sel.get_support()[1])
+    True
+    """
+
+    def __init__(self, alpha=0.5, *, n_lambdas=100, min_ratio=None, cv=10, lambda_choice="min", family="auto",
+                 random_state=0, tol=1e-7):
+        self.alpha = alpha
+        self.n_lambdas = n_lambdas
+        self.min_ratio = min_ratio
+        self.cv = cv
+        self.lambda_choice = lambda_choice
+        self.family = family
+        self.random_state = random_state
+        self.tol = tol
+
+    def _check_params(self):
+        owner = "ElasticNetSelector"
+        if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha <= 1):
+            raise param_error("alpha", owner, "a number in (0, 1]", self.alpha)
+        if not (is_int(self.n_lambdas) and self.n_lambdas >= 1):
+            raise param_error("n_lambdas", owner, "an int >= 1", self.n_lambdas)
+        if self.min_ratio is not None and not (isinstance(self.min_ratio, (int, float)) and 0 < self.min_ratio < 1):
+            raise param_error("min_ratio", owner, "a number in (0, 1) or None", self.min_ratio)
+        if self.lambda_choice not in ("min", "1se"):
+            raise param_error("lambda_choice", owner, "'min' or '1se'", self.lambda_choice)
+        if self.family not in ("auto", "logistic", "linear"):
+            raise param_error("family", owner, "'auto', 'logistic' or 'linear'", self.family)
+        if not (isinstance(self.tol, (int, float)) and 0 < self.tol < 1):
+            raise param_error("tol", owner, "a number in (0, 1)", self.tol)
+
+    def fit(self, X, y, groups=None, covariates=None):
+        """Fit the path on ``X`` and ``y``, cross-validate it and keep the chosen penalty's model.
+
+        ``groups``: one label per sample kept inside one fold (lineages); ``covariates``: one row
+        per sample, in the model unpenalised (and needed again by ``predict``).
+        """
+        from sklearn.utils.validation import validate_data
+
+        from .score_funcs import matched_covariates
+
+        self._check_params()
+        covariates = matched_covariates(X, covariates)
+        check_fit_input(X, y)
+        X, y = validate_data(self, X, y, accept_sparse="csc", dtype=np.float64)
+        values = np.unique(y)
+        if values.size < 2:
+            raise ValueError(f"y has one value (one class) over its {y.size} sample(s): there is nothing to explain. "
+                             "Check the target.")
+        logistic = self.family == "logistic" or (self.family == "auto" and values.size == 2)
+        if logistic:
+            if values.size != 2:
+                raise ValueError(f"The logistic elastic net takes two classes; y has {values.size}. Give a binary "
+                                 "target, or family='linear' for a numeric one.")
+            self.classes_ = values
+            target = (y == values[1]).astype(np.float64)
+        else:
+            target = np.asarray(y, dtype=np.float64)
+        Z = None if covariates is None else _covariate_matrix(covariates, X.shape[0])
+        design, inverse = MemoryDesign.of(X)
+        self.result_ = elastic_net(design, target, logistic=logistic, alpha=float(self.alpha),
+                                   n_lambdas=self.n_lambdas, min_ratio=self.min_ratio, covariates=Z,
+                                   cv=self.cv if self.cv else None, groups=groups, random_state=self.random_state,
+                                   tol=self.tol, inverse=inverse, owner="ElasticNetSelector")
+        r = self.result_
+        i = r.index(self.lambda_choice) if self.cv else r.lambdas.size - 1
+        self.lambda_index_ = i
+        self.lambda_ = float(r.lambdas[i])
+        self.coef_ = r.coef[:, i].toarray().ravel()
+        self.intercept_ = float(r.intercept[i])
+        self.covariate_coef_ = r.covariate_coef[i]
+        return self
+
+    def decision_function(self, X, covariates=None):
+        """The linear predictor of each sample (log-odds of ``classes_[1]`` for the logistic model)."""
+        from sklearn.utils.validation import validate_data
+
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        eta = np.asarray(X @ self.coef_).ravel() + self.intercept_
+        if self.covariate_coef_.size:
+            if covariates is None:
+                raise ValueError(f"This model was fitted with {self.covariate_coef_.size} covariate(s): give them "
+                                 "to predict (covariates=).")
+            eta = eta + _covariate_matrix(covariates, X.shape[0]) @ self.covariate_coef_
+        return eta
+
+    def predict(self, X, covariates=None):
+        """The class (logistic model) or the value (linear model) of each sample."""
+        eta = self.decision_function(X, covariates)
+        return self.classes_[(eta > 0).astype(int)] if hasattr(self, "classes_") else eta
+
+    @available_if(_logistic)
+    def predict_proba(self, X, covariates=None):
+        """The probability of each class (the logistic model only)."""
+        p = 1.0 / (1.0 + np.exp(-self.decision_function(X, covariates)))
+        return np.column_stack([1.0 - p, p])
+
+    def _get_support_mask(self):
+        check_is_fitted(self, "coef_")
+        return self.coef_ != 0
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.input_tags.sparse = True
+        return tags
+
+
+def _covariate_matrix(covariates, n):
+    from ..scores import check_covariates
+
+    Z, _ = check_covariates(covariates, n, owner="ElasticNetSelector")
+    return Z
