@@ -269,3 +269,149 @@ def test_three_classes_are_refused_with_the_fix():
 @parametrize_with_checks([gs.ElasticNetSelector(cv=0, n_lambdas=5), gs.ElasticNetSelector(cv=2, n_lambdas=5)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+# --------------------------------------------------------------------------------------------
+# a store read in passes, and the command
+# --------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def enet_store(tmp_path_factory):
+    pytest.importorskip("h5py", reason="genosift stores need h5py (genosift[io])")
+    import pandas as pd
+
+    from genosift.io import Dataset, write_store
+
+    X, y, numeric = _population(10, n=150, p=900, copies=200)
+    ids = np.array([f"s{i:03d}" for i in range(X.shape[0])], dtype=object)
+    names = np.array([f"k{j}" for j in range(X.shape[1])], dtype=object)
+    obs = pd.DataFrame({"case": np.where(y > 0, "R", "S"), "value": numeric, "lineage": np.arange(y.size) % 15},
+                       index=ids)
+    folder = tmp_path_factory.mktemp("enet-store")
+    path = write_store(Dataset(sp.csr_matrix(X), ids, names, obs), folder / "k.gs.h5ad")
+    return X, y, numeric, path, folder
+
+
+@pytest.mark.parametrize("logistic", [True, False])
+@pytest.mark.parametrize("rows", [None, "subset"])
+def test_the_store_read_in_passes_gives_the_fit_in_memory(enet_store, logistic, rows):
+    from genosift.io import open_store
+    from genosift.scoring.enet_store import StoreDesign
+
+    X, y01, numeric, path, _ = enet_store
+    y = y01 if logistic else numeric
+    patterns = gs.count_patterns(X, binary=False)
+    kept = None if rows is None else np.flatnonzero(np.arange(y.size) % 5 != 2)
+    store = open_store(path)
+    streamed = StoreDesign(store, patterns.first, patterns.sizes, kept, chunk_bytes=20_000)
+    M = sp.csc_matrix(X)[:, patterns.first]
+    memory = MemoryDesign(M if kept is None else M[kept], patterns.sizes)
+    yy = y if kept is None else y[kept]
+    a = fit_path(streamed, yy, logistic=logistic, alpha=0.5, tol=1e-12)
+    b = fit_path(memory, yy, logistic=logistic, alpha=0.5, tol=1e-12, lambdas=a.lambdas, stop_early=False)
+    np.testing.assert_allclose(streamed.mean, memory.mean, rtol=1e-13)
+    np.testing.assert_allclose(streamed.scale, memory.scale, rtol=1e-12)
+    oa = objective(yy, _eta(streamed, a), a.lambdas, penalties(a.beta, 0.5, a.ridge), logistic)
+    ob = objective(yy, _eta(memory, b), b.lambdas, penalties(b.beta, 0.5, b.ridge), logistic)
+    np.testing.assert_allclose(oa, ob, rtol=1e-8)
+    np.testing.assert_allclose(_eta(streamed, a), _eta(memory, b), atol=1e-3)
+    # checks run over several penalties at once: far fewer passes than penalties
+    assert streamed.passes == a.checks + 1 and a.checks < a.lambdas.size / 2
+    assert a.working < patterns.n_patterns
+
+
+def _run(args):
+    """The command's exit code (argparse's own errors exit 2 too)."""
+    from genosift.cli import main
+
+    try:
+        return main(["enet", *map(str, args)])
+    except SystemExit as exc:
+        return exc.code
+
+
+def test_the_command_on_a_store_in_passes_and_in_memory(enet_store, tmp_path, capsys):
+    import json
+
+    from genosift.outputs import read_table
+
+    X, y01, _, path, _ = enet_store
+    common = [path, "--target", "case", "--folds", "5", "--group", "lineage"]
+    assert _run([*common, "-o", tmp_path / "a.tsv", "--chunk-bytes", "20K"]) == 0
+    printed = capsys.readouterr().out
+    assert "(from the store)" in printed and "out of fold: deviance" in printed
+    assert _run([*common, "-o", tmp_path / "b.tsv"]) == 0
+    assert "(in memory)" in capsys.readouterr().out
+    a, b = read_table(tmp_path / "a.tsv"), read_table(tmp_path / "b.tsv")
+    ra, rb = (json.loads((tmp_path / f"{n}.tsv.json").read_text()) for n in "ab")
+    assert ra["design"] == "from the store" and rb["design"] == "in memory"
+    # equal to the solver's tolerance (glmnet's default, 1e-7 of the null deviance: the two designs
+    # check different batches of penalties, so their working sets and sweeps differ)
+    np.testing.assert_allclose(ra["path"]["cv_deviance"], rb["path"]["cv_deviance"], rtol=1e-2)
+    assert ra["lambda"] == rb["lambda"]
+    assert set(a["feature"]) == set(b["feature"])
+    np.testing.assert_allclose(a.set_index("feature").loc[b["feature"], "coefficient"], b["coefficient"], atol=2e-2)
+    # the library's fit: the same folds (the lineages whole), the same penalty and features
+    sel = gs.ElasticNetSelector(0.5, cv=gs_folds(rb, y01, np.arange(y01.size) % 15), random_state=0)
+    sel.fit(X, np.where(y01 > 0, "R", "S"))
+    assert sel.lambda_ == pytest.approx(rb["lambda"], rel=1e-12)
+    kept = np.flatnonzero(sel.coef_)
+    assert set(b["feature"]) == {f"k{j}" for j in kept}
+    np.testing.assert_allclose(b.set_index("feature").loc[[f"k{j}" for j in kept], "coefficient"], sel.coef_[kept],
+                               rtol=1e-6, atol=1e-9)
+    assert rb["out_of_fold"]["roc_auc"] > 0.6 and rb["model"] == "logistic" and rb["classes"] == ["R", "S"]
+    # identical features share the coefficient of their pattern
+    frame = b.set_index("feature")["coefficient"]
+    for j in kept[kept < 100]:
+        assert frame[f"k{j + 100}"] == frame[f"k{j}"]
+
+
+def gs_folds(record, y, groups):
+    """The folds the command made: stratified, the groups whole, shuffled with the seed."""
+    from genosift.selectors import cv_splits
+
+    return cv_splits(5, y, y, groups.astype(str), True, record["seed"], "test")
+
+
+def test_the_model_the_command_saves_predicts_as_the_selector(enet_store, tmp_path, capsys):
+    from genosift.outputs import read_table
+
+    X, y01, _, path, _ = enet_store
+    assert _run([path, "--target", "case", "--folds", "4", "-o", tmp_path / "k.tsv", "--model",
+                 tmp_path / "m.skops"]) == 0
+    from genosift.cli import main
+
+    assert main(["predict", str(tmp_path / "m.skops"), str(path), "-o", str(tmp_path / "p.tsv")]) == 0
+    predicted = read_table(tmp_path / "p.tsv")
+    sel = gs.ElasticNetSelector(0.5, cv=4).fit(X, np.where(y01 > 0, "R", "S"))
+    np.testing.assert_allclose(predicted["proba_S"], sel.predict_proba(X)[:, 1], rtol=1e-9)
+    assert (predicted["predicted"] == sel.predict(X)).all()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "m.skops", "--target", "value"], "a logistic model"),
+    (["--model", "m.joblib"], "name it *.skops"),
+    (["--folds", "1"], "folds >= 2"),
+    (["--alpha", "0"], "(0, 1]"),
+    (["--min-ratio", "1"], "(0, 1)"),
+])
+def test_the_command_refuses_what_it_cannot_do(enet_store, tmp_path, capsys, args, message):
+    _, _, _, path, _ = enet_store
+    given = ["--target", "case"] if "--target" not in args else []
+    assert _run([path, *given, *[tmp_path / a if a.endswith((".skops", ".joblib")) else a for a in args], "-o",
+                 tmp_path / "x.tsv"]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "x.tsv").exists()
+
+
+def test_a_numeric_target_fits_the_linear_model(enet_store, tmp_path, capsys):
+    import json
+
+    X, _, numeric, path, _ = enet_store
+    assert _run([path, "--target", "value", "--folds", "5", "-o", tmp_path / "v.tsv"]) == 0
+    record = json.loads((tmp_path / "v.tsv.json").read_text())
+    assert record["model"] == "linear" and "roc_auc" not in record["out_of_fold"]
+    sel = gs.ElasticNetSelector(0.5, cv=5).fit(X, numeric)
+    assert record["lambda"] == pytest.approx(sel.lambda_, rel=1e-12)
+    assert record["out_of_fold"]["r2"] == pytest.approx(sel.result_.out_of_fold(numeric, sel.lambda_index_)["r2"],
+                                                        rel=1e-6)

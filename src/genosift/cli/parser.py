@@ -4,7 +4,15 @@ from __future__ import annotations
 import argparse
 
 from ..core.choices import METRICS, MODELS
-from .data import convert_command, heritability_command, pairs_command, patterns_command, score_command, select_command
+from .data import (
+    convert_command,
+    enet_command,
+    heritability_command,
+    pairs_command,
+    patterns_command,
+    score_command,
+    select_command,
+)
 from .info import demo_command, methods_command
 from .model import annotate_command, evaluate_command, plot_command, predict_command, report_command
 from .precompile import precompile_command
@@ -292,6 +300,26 @@ def _fraction(text):
     return value
 
 
+def _open_fraction(text):
+    value = _number(text)
+    if value is None or not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
+    return value
+
+
+def _mixing(text):
+    value = _number(text)
+    if value is None or not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1] (1: the lasso), got {text!r}")
+    return value
+
+
+def _folds(text):
+    if not text.isdigit() or int(text) == 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of folds >= 2, or 0 for none; got {text!r}")
+    return int(text)
+
+
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
@@ -444,6 +472,43 @@ def _add_data_commands(sub):
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
     _add_run_options(p)
     p.set_defaults(func=pairs_command)
+    p = sub.add_parser("enet", help="every feature in one elastic-net model (logistic for two classes, linear for "
+                                    "a number), its penalty chosen by cross-validation: the features it keeps, their "
+                                    "coefficients and the out-of-fold AUC and R^2")
+    _add_input_options(p)
+    _add_sample_options(p)
+    _add_match_option(p)
+    p.add_argument("--target", required=True, help="the phenotype column (in --meta, or in the data table)")
+    _add_covariate_options(p)
+    p.add_argument("--alpha", type=_mixing, default=0.5,
+                   help="the mixing of the penalties, from ridge (near 0) to lasso (1); default 0.5")
+    p.add_argument("--folds", type=_folds, default=10,
+                   help="folds of the cross-validation that chooses the penalty (default 10; 0: none, the path's "
+                        "last penalty)")
+    p.add_argument("--group", help="metadata column of groups (lineages) that the folds keep whole")
+    p.add_argument("--lambda", dest="lambda_choice", choices=["min", "1se"], default="min",
+                   help="the penalty: of the smallest cross-validated deviance (min, the default), or the largest "
+                        "within one standard error of it (1se: fewer features)")
+    p.add_argument("--n-lambdas", type=_positive_int, default=100, help="penalties along the path (default 100)")
+    p.add_argument("--min-ratio", type=_open_fraction, metavar="R",
+                   help="the smallest penalty as a share of the largest (default 0.01 with more features than "
+                        "samples, else 1e-4)")
+    p.add_argument("--family", choices=["auto", "logistic", "linear"], default="auto",
+                   help="logistic (two classes) or linear (a number); auto: logistic when the target has two values")
+    p.add_argument("--min-af", type=_share, metavar="F",
+                   help="only the features carried by at least this share of the samples enter the model")
+    p.add_argument("--max-af", type=_share, metavar="F", help="only the features carried by at most this share")
+    p.add_argument("--seed", type=int, default=0, help="the seed of the folds (default 0)")
+    p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
+                   help="memory budget of the reads of a store, and of the patterns held in memory (default 256M)")
+    p.add_argument("--model", metavar="FILE.skops",
+                   help="also save the logistic model, which `genosift predict` applies to new data")
+    p.add_argument("-o", "--output", required=True,
+                   help="the table of the features the model keeps, with their coefficients (.tsv, .csv or "
+                        ".parquet), and its .json: the path, the cross-validation, the out-of-fold metrics")
+    p.add_argument("--force", action="store_true", help="overwrite existing outputs")
+    _add_run_options(p)
+    p.set_defaults(func=enet_command)
     p = sub.add_parser("heritability", help="the share of a phenotype's variance that the samples' kinship explains "
                                             "(REML, with its standard error and test)")
     _add_input_options(p)

@@ -12,6 +12,7 @@ the command line spells as its options.
 """
 from .annotate import Annotated, annotate
 from .convert import Converted, Demo, convert, demo
+from .enet import EnetRun, enet
 from .heritability import Heritable, heritability
 from .inputs import Covariates, Samples
 from .models import Evaluated, Predicted, Reported, evaluate, predict, report
@@ -20,6 +21,7 @@ from .patterns import PatternCount, patterns
 from .plots import Plotted, plot
 from .ranking import Ranking, Rankings, score, select
 
-__all__ = ["Annotated", "Converted", "Covariates", "Demo", "Evaluated", "Heritable", "PairRanking", "PatternCount",
-           "Plotted", "Predicted", "Ranking", "Rankings", "Reported", "Samples", "annotate", "convert", "demo",
-           "evaluate", "heritability", "pairs", "patterns", "plot", "predict", "report", "score", "select"]
+__all__ = ["Annotated", "Converted", "Covariates", "Demo", "EnetRun", "Evaluated", "Heritable", "PairRanking",
+           "PatternCount", "Plotted", "Predicted", "Ranking", "Rankings", "Reported", "Samples", "annotate", "convert",
+           "demo", "enet", "evaluate", "heritability", "pairs", "patterns", "plot", "predict", "report", "score",
+           "select"]

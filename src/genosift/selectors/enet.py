@@ -21,12 +21,15 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._anndata import AnnDataTransformMixin
-from ..core.validation import check_fit_input, is_int, param_error
+from ..core.validation import check_fit_input, is_int, is_real, param_error
 from ..scoring.enet import MemoryDesign, fit_path, in_data_units
 from .cv import cv_splits
 
-__all__ = ["ElasticNetSelector", "EnetResult", "elastic_net", "PROB_CLIP"]
+__all__ = ["FAMILIES", "PROB_CLIP", "ElasticNetSelector", "EnetResult", "check_enet_options", "elastic_net",
+           "enet_target"]
 
+#: The models: logistic for two classes, linear for a numeric target, or chosen by the target ("auto").
+FAMILIES = ("auto", "logistic", "linear")
 #: The held-out probabilities are kept inside [PROB_CLIP, 1 - PROB_CLIP] for the deviance (cv.glmnet's).
 PROB_CLIP = 1e-5
 
@@ -111,8 +114,7 @@ def elastic_net(design, y, *, logistic, alpha=0.5, n_lambdas=100, min_ratio=None
     path = fit_path(design, y, logistic=logistic, alpha=alpha, lambdas=lambdas, n_lambdas=n_lambdas,
                     min_ratio=min_ratio, covariates=Z, tol=tol)
     intercept, B, gamma = in_data_units(path, design)
-    coef = B if inverse is None else sp.csc_matrix(
-        sp.csr_matrix(B.multiply(1.0 / design.copies[:, None]))[inverse])
+    coef = B if inverse is None else sp.csc_matrix(_spread(inverse, design.copies) @ B)
     result = EnetResult(path.lambdas, intercept, coef, gamma, path.dev_ratio, logistic, alpha,
                         patterns=design.n_columns, checks=path.checks, working=path.working)
     if cv:
@@ -133,6 +135,52 @@ def elastic_net(design, y, *, logistic, alpha=0.5, n_lambdas=100, min_ratio=None
         result.cv_se = np.sqrt(spread / (len(folds) - 1))
         result.oof, result.folds = oof, folds
     return result
+
+
+def check_enet_options(*, alpha=0.5, n_lambdas=100, min_ratio=None, lambda_choice="min", family="auto", tol=1e-7,
+                       owner="ElasticNetSelector"):
+    """The elastic net's options checked before any data are read; a bad value is the error naming it."""
+    if not (is_real(alpha) and 0 < alpha <= 1):
+        raise param_error("alpha", owner, "a number in (0, 1]", alpha)
+    if not (is_int(n_lambdas) and n_lambdas >= 1):
+        raise param_error("n_lambdas", owner, "an int >= 1", n_lambdas)
+    if min_ratio is not None and not (is_real(min_ratio) and 0 < min_ratio < 1):
+        raise param_error("min_ratio", owner, "a number in (0, 1) or None", min_ratio)
+    if lambda_choice not in ("min", "1se"):
+        raise param_error("lambda_choice", owner, "'min' or '1se'", lambda_choice)
+    if family not in FAMILIES:
+        raise param_error("family", owner, f"one of {list(FAMILIES)}", family)
+    if not (is_real(tol) and 0 < tol < 1):
+        raise param_error("tol", owner, "a number in (0, 1)", tol)
+
+
+def enet_target(y, family="auto"):
+    """``(values, logistic, classes)``: the target as the model fits it (0/1 for ``classes[1]``, or the
+    numbers), whether the model is logistic ("auto": when ``y`` has two values) and the two classes."""
+    values = np.unique(y)
+    if values.size < 2:
+        raise ValueError(f"y has one value (one class) over its {len(y)} sample(s): there is nothing to explain. "
+                         "Check the target.")
+    logistic = family == "logistic" or (family == "auto" and values.size == 2)
+    if not logistic:
+        try:
+            return np.asarray(y, dtype=np.float64), False, None
+        except (TypeError, ValueError):
+            raise ValueError(f"The linear elastic net needs a numeric target; y has {values.size} values such as "
+                             f"{values[0]!r}. Give numbers, or two classes for the logistic model.") from None
+    if values.size != 2:
+        raise ValueError(f"The logistic elastic net takes two classes; y has {values.size}. Give a binary target, "
+                         "or the linear model (family 'linear') for a numeric one.")
+    return (np.asarray(y) == values[1]).astype(np.float64), True, values
+
+
+def _spread(inverse, copies):
+    """The (p, P) matrix giving each feature its pattern's coefficient over the pattern's copies
+    (0 for a feature in no pattern: ``inverse`` -1, outside the allele-frequency range)."""
+    inverse = np.asarray(inverse)
+    inside = np.flatnonzero(inverse >= 0)
+    return sp.csr_matrix((1.0 / copies[inverse[inside]], (inside, inverse[inside])),
+                         shape=(inverse.size, copies.size))
 
 
 def _held_out(design, fitted, fold_path, test, Z):
@@ -169,7 +217,7 @@ class ElasticNetSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         features than samples, else 1e-4).
     cv : int, splitter or iterable, default=10
         Folds (stratified for two classes; ``groups`` in ``fit`` keep a group, e.g. a lineage,
-        inside one fold).
+        inside one fold); 0: no cross-validation, the model of the path's last penalty.
     lambda_choice : {"min", "1se"}, default="min"
     family : {"auto", "logistic", "linear"}, default="auto"
         "auto": logistic when ``y`` has two values, else linear.
@@ -210,21 +258,6 @@ class ElasticNetSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         self.random_state = random_state
         self.tol = tol
 
-    def _check_params(self):
-        owner = "ElasticNetSelector"
-        if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha <= 1):
-            raise param_error("alpha", owner, "a number in (0, 1]", self.alpha)
-        if not (is_int(self.n_lambdas) and self.n_lambdas >= 1):
-            raise param_error("n_lambdas", owner, "an int >= 1", self.n_lambdas)
-        if self.min_ratio is not None and not (isinstance(self.min_ratio, (int, float)) and 0 < self.min_ratio < 1):
-            raise param_error("min_ratio", owner, "a number in (0, 1) or None", self.min_ratio)
-        if self.lambda_choice not in ("min", "1se"):
-            raise param_error("lambda_choice", owner, "'min' or '1se'", self.lambda_choice)
-        if self.family not in ("auto", "logistic", "linear"):
-            raise param_error("family", owner, "'auto', 'logistic' or 'linear'", self.family)
-        if not (isinstance(self.tol, (int, float)) and 0 < self.tol < 1):
-            raise param_error("tol", owner, "a number in (0, 1)", self.tol)
-
     def fit(self, X, y, groups=None, covariates=None):
         """Fit the path on ``X`` and ``y``, cross-validate it and keep the chosen penalty's model.
 
@@ -235,23 +268,16 @@ class ElasticNetSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
 
         from .score_funcs import matched_covariates
 
-        self._check_params()
+        check_enet_options(alpha=self.alpha, n_lambdas=self.n_lambdas, min_ratio=self.min_ratio,
+                           lambda_choice=self.lambda_choice, family=self.family, tol=self.tol)
         covariates = matched_covariates(X, covariates)
         check_fit_input(X, y)
         X, y = validate_data(self, X, y, accept_sparse="csc", dtype=np.float64)
-        values = np.unique(y)
-        if values.size < 2:
-            raise ValueError(f"y has one value (one class) over its {y.size} sample(s): there is nothing to explain. "
-                             "Check the target.")
-        logistic = self.family == "logistic" or (self.family == "auto" and values.size == 2)
+        target, logistic, classes = enet_target(y, self.family)
         if logistic:
-            if values.size != 2:
-                raise ValueError(f"The logistic elastic net takes two classes; y has {values.size}. Give a binary "
-                                 "target, or family='linear' for a numeric one.")
-            self.classes_ = values
-            target = (y == values[1]).astype(np.float64)
-        else:
-            target = np.asarray(y, dtype=np.float64)
+            self.classes_ = classes
+        elif hasattr(self, "classes_"):  # a refit with a numeric target
+            del self.classes_
         Z = None if covariates is None else _covariate_matrix(covariates, X.shape[0])
         design, inverse = MemoryDesign.of(X)
         self.result_ = elastic_net(design, target, logistic=logistic, alpha=float(self.alpha),

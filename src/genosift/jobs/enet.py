@@ -1,0 +1,242 @@
+"""The job ``enet``: every feature in one elastic-net model, its penalty chosen by cross-validation."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["EnetRun", "enet"]
+
+
+@dataclass
+class EnetRun:
+    """What ``enet`` did: the ``EnetResult`` (``genosift.selectors.enet``), the penalty chosen, the
+    table of the features kept and the summary the command prints (``lines``)."""
+
+    result: object
+    index: int
+    output: object
+    table: object = None
+    lines: list = field(default_factory=list)
+
+    def __str__(self):
+        return "\n".join(self.lines)
+
+
+def enet(samples, output, *, covariates=None, alpha=0.5, folds=10, lambda_choice="min", n_lambdas=100,
+         min_ratio=None, family="auto", min_af=None, max_af=None, seed=0, chunk_bytes=None, model=None, force=False,
+         command=None):
+    """Fit the elastic net of the target of ``samples`` on every feature (identical ones as one
+    pattern, covariates unpenalised), cross-validate its penalty and write the features it keeps:
+    ``genosift enet``.
+
+    Parameters
+    ----------
+    samples : Samples
+        The data and the target (two classes: logistic; numbers: linear). A store is never loaded
+        whole: its distinct patterns are found in one pass and, when they do not fit the memory
+        budget, the path reads them in passes (strong rules and KKT checks).
+    output : str or path
+        The features with a coefficient at the chosen penalty (``.tsv``, ``.csv`` or ``.parquet``),
+        largest first, with ``<output>.json`` beside it: the path, its cross-validation and the
+        out-of-fold metrics.
+    covariates : Covariates, optional
+        In the model unpenalised (and the principal coordinates of ``structure``).
+    alpha, n_lambdas, min_ratio, family : as ``genosift.ElasticNetSelector``
+    folds : int
+        Folds of the cross-validation (``samples.group_column`` keeps each group, e.g. a lineage,
+        in one fold).
+    lambda_choice : {"min", "1se"}
+    min_af, max_af : float, optional
+        Only the features carried by a share of the samples in this range enter the model.
+    seed : int
+        The folds' shuffling.
+    chunk_bytes : int, optional
+        The memory budget of a store's reads, and of the patterns held in memory.
+    model : str or path, optional
+        Save the logistic model as ``genosift predict`` applies it (``.skops``).
+    force : bool
+        Replace outputs that genosift wrote before.
+    command : str, optional
+        The command line, for the provenance.
+    """
+    from ..core.validation import FixUsageError
+    from ..outputs import check_outputs, check_table_name, input_digests, write_frame
+    from ..scores import check_af, check_covariates
+    from ..selectors.enet import check_enet_options, elastic_net, enet_target
+    from ..workflow.model_file import SUFFIX
+    from .inputs import Covariates
+    from .labelled import fold_groups
+    from .ranking import as_usage
+
+    started = time.perf_counter()
+    try:
+        check_enet_options(alpha=alpha, n_lambdas=n_lambdas, min_ratio=min_ratio, lambda_choice=lambda_choice,
+                           family=family, owner="enet")
+        bounds = check_af(min_af, max_af, "enet")
+    except (TypeError, ValueError) as exc:
+        raise as_usage(exc) from None
+    if folds is not None and folds != 0 and folds < 2:
+        raise FixUsageError("{folds} is the number of folds of the cross-validation: at least 2.", owner="enet",
+                            folds=FixUsageError.ANY)
+    covariates = covariates if covariates is not None else Covariates()
+    out = Path(output)
+    sidecar = out.with_name(out.name + ".json")
+    check_table_name(out)
+    written = [out, sidecar] + ([Path(model)] if model is not None else [])
+    if model is not None and Path(model).suffix != SUFFIX:
+        raise FixUsageError(f"The model file {str(model)!r} is a skops archive: name it *{SUFFIX}.", owner="enet")
+    inputs = (*samples.inputs, *covariates.inputs)
+    check_outputs(written, force=force, inputs=inputs)
+    labelled = samples.load()
+    frame = covariates.of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, force=force)
+    y_labels = labelled.y_train
+    Z, covariate_names = check_covariates(frame, len(y_labels), owner="enet")
+    try:
+        y, logistic, classes = enet_target(y_labels, family)
+    except ValueError as exc:
+        raise as_usage(exc) from None
+    if model is not None and (not logistic or Z is not None):
+        raise FixUsageError("{model} saves a model that `genosift predict` applies to features alone: a logistic "
+                            "model (two classes) without covariates. Leave out {model}, or the covariates.",
+                            owner="enet", model=FixUsageError.ANY)
+    groups = fold_groups(labelled, samples.group_column)[labelled.train] if samples.group_column else None
+    design, patterns, order, how = _design(labelled.X_train, bounds, chunk_bytes)
+    if order is not None:  # a store's rows in the file's order
+        y, Z = y[order], None if Z is None else Z[order]
+        groups = None if groups is None else groups[order]
+    result = elastic_net(design, y, logistic=logistic, alpha=float(alpha), n_lambdas=n_lambdas, min_ratio=min_ratio,
+                         covariates=Z, cv=folds or None, groups=groups, random_state=seed, inverse=patterns.ids,
+                         owner="enet")
+    index = result.index(lambda_choice) if folds else result.lambdas.size - 1
+    names = np.asarray(labelled.dataset.feature_names, dtype=object)
+    table = _kept(result, index, names, patterns)
+    metrics = result.out_of_fold(y, index) if folds else None
+    record = _record(result, index, lambda_choice, metrics, y, logistic, classes, covariate_names)
+    write_frame(table, out, sidecar=sidecar, force=force, provenance=lambda: {
+        "command": command, "inputs": input_digests(inputs), "target": samples.target, **record,
+        "n_samples": int(y.size), "n_features": int(names.size), "n_patterns": int(patterns.n_patterns),
+        "folds": folds, "seed": seed, "min_af": min_af, "max_af": max_af, "design": how, "notes": labelled.notes,
+        "seconds": round(time.perf_counter() - started, 3)})
+    if model is not None:
+        _save_model(model, result, index, names, classes, labelled, samples, force)
+    lines = _summary(result, index, lambda_choice, metrics, y, names, patterns, how, table, logistic,
+                     time.perf_counter() - started, samples.target, covariate_names, labelled.notes)
+    lines.append(f"Wrote {out} and {sidecar.name}" + (f", and the model {model}" if model is not None else ""))
+    return EnetRun(result, index, out, table, lines)
+
+
+def _design(X, bounds, chunk_bytes):
+    """``(design, patterns, order, how)``: the distinct patterns of the features inside ``bounds``
+    as the path's columns, in memory when they fit ``chunk_bytes`` (a store's are read once), else
+    read from the store at each check; ``order`` puts a store's kept rows in the file's order."""
+    import scipy.sparse as sp
+
+    from ..core.engine import check_budget
+    from ..scoring import count_patterns
+    from ..scoring.enet import MemoryDesign
+    from ..scoring.enet_store import StoreDesign
+    from ..scoring.source import StoreRows
+
+    af = {} if bounds is None else {"min_af": bounds[0], "max_af": bounds[1]}
+    if not isinstance(X, StoreRows):
+        patterns = count_patterns(X, binary=False, **af)
+        M = sp.csc_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        return MemoryDesign(M[:, patterns.first], patterns.sizes), patterns, None, "in memory"
+    order = np.argsort(X.rows, kind="stable")
+    rows = X.rows[order]
+    patterns = count_patterns(X.store.path, binary=X.store.binary, samples=rows, chunk_bytes=chunk_bytes, **af)
+    entries = float(patterns.af[patterns.first].sum()) * rows.size
+    if entries * 24 <= check_budget(chunk_bytes, "enet"):  # the columns and their standardised copies
+        M = X.store.read_columns(patterns.first, rows=rows, chunk_bytes=chunk_bytes)
+        return MemoryDesign(sp.csc_matrix(M) if sp.issparse(M) else M, patterns.sizes), patterns, order, "in memory"
+    return (StoreDesign(X.store, patterns.first, patterns.sizes, rows if rows.size < X.store.shape[0] else None,
+                        chunk_bytes), patterns, order, "from the store")
+
+
+def _kept(result, index, names, patterns):
+    """The features with a coefficient at the penalty ``index``, by absolute coefficient (ties: the
+    earlier feature first)."""
+    import pandas as pd
+
+    column = result.coef[:, index]
+    rows = column.indices
+    values = column.data
+    order = np.lexsort((rows, -np.abs(values)))
+    rows, values = rows[order], values[order]
+    pattern = patterns.ids[rows]
+    return pd.DataFrame({"feature": names[rows], "coefficient": values, "rank": np.arange(1, rows.size + 1),
+                         "pattern": pattern, "pattern_size": patterns.sizes[pattern], "af": patterns.af[rows]})
+
+
+def _record(result, index, choice, metrics, y, logistic, classes, covariate_names):
+    """The sidecar's account of the model: the penalties, the path with its cross-validation, the
+    out-of-fold metrics (never those of the rows a model was fitted on)."""
+    path = {"lambda": result.lambdas.tolist(), "features": result.df.tolist(),
+            "dev_ratio": result.dev_ratio.tolist()}
+    if result.cv_mean is not None:
+        path.update(cv_deviance=result.cv_mean.tolist(), cv_se=result.cv_se.tolist())
+    chosen = {"lambda_choice": choice if result.cv_mean is not None else "last", "lambda": float(result.lambdas[index]),
+              "intercept": float(result.intercept[index]), "n_selected": int(result.df[index])}
+    if result.cv_mean is not None:
+        chosen.update(lambda_min=float(result.lambdas[result.index_min]),
+                      lambda_1se=float(result.lambdas[result.index_1se]))
+    return {"model": "logistic" if logistic else "linear", "alpha": result.alpha,
+            "classes": None if classes is None else [str(c) for c in classes], **chosen,
+            "covariates": {name: float(b) for name, b in zip(covariate_names, result.covariate_coef[index])},
+            "out_of_fold": metrics, "path": path, "kkt_checks": result.checks, "largest_working_set": result.working}
+
+
+def _summary(result, index, choice, metrics, y, names, patterns, how, table, logistic, seconds, target,
+             covariate_names, notes):
+    model = "logistic" if logistic else "linear"
+    cv = f"{len(result.folds)}-fold cross-validation" if result.folds else "no cross-validation"
+    inside = "" if patterns.n_tested == names.size else f" ({patterns.n_tested:,} inside the allele-frequency range)"
+    lines = [f"elastic net ({model}, alpha {result.alpha:g}) of {target!r} on {y.size:,} samples: {names.size:,} "
+             f"features{inside} in {patterns.n_patterns:,} distinct patterns ({how}); {result.lambdas.size} penalties, "
+             f"{cv}; {seconds:.1f} s"]
+    lines += [f"  {note}" for note in notes]
+    if covariate_names:
+        lines.append(f"  given {len(covariate_names)} covariate(s), unpenalised: {', '.join(covariate_names)}")
+    label = {"min": "the smallest cross-validated deviance", "1se": "within one standard error of the smallest"}
+    lines.append(f"  lambda {result.lambdas[index]:.4g} ({label.get(choice, 'the last of the path')}"
+                 + (")" if not result.folds else f"; lambda_min {result.lambdas[result.index_min]:.4g}, "
+                    f"lambda_1se {result.lambdas[result.index_1se]:.4g})")
+                 + f": {len(table):,} features in {np.unique(table['pattern']).size:,} patterns")
+    if metrics is not None:
+        parts = [f"deviance {metrics['deviance']:.4g} per sample", f"R^2 {metrics['r2']:.3f}"]
+        if logistic:
+            parts[1:1] = [f"AUC {metrics['roc_auc']:.3f}", f"accuracy {metrics['accuracy']:.3f}"]
+        lines.append("  out of fold: " + ", ".join(parts) + " (the R^2 of the held-out predictions: an estimate "
+                     "of the variance the features explain)")
+    for row in table.head(10).itertuples(index=False):
+        lines.append(f"  {row.rank:>3}  {row.feature}  {row.coefficient:+.4g}  (pattern of {row.pattern_size})")
+    return lines
+
+
+def _save_model(path, result, index, names, classes, labelled, samples, force):
+    """The logistic model at the chosen penalty as ``genosift predict`` reads it: a scikit-learn
+    logistic regression on the features with a coefficient."""
+    from sklearn.linear_model import LogisticRegression
+
+    from .. import __version__
+    from ..core.files import staged
+    from ..workflow.model_file import write_model
+
+    column = result.coef[:, index]
+    columns = np.sort(column.indices)
+    estimator = LogisticRegression()
+    estimator.classes_ = np.asarray(classes)
+    estimator.coef_ = column[columns].toarray().reshape(1, -1)
+    estimator.intercept_ = np.array([result.intercept[index]])
+    estimator.n_features_in_ = columns.size
+    estimator.n_iter_ = np.array([0], dtype=np.int32)
+    info = {"features": [str(f) for f in names], "selected": [str(f) for f in names[columns]],
+            "classes": [str(c) for c in classes], "method": "enet", "k": int(columns.size), "model": "enet",
+            "model_options": {"alpha": result.alpha, "lambda": float(result.lambdas[index])},
+            "genosift_version": __version__, "binary": bool(samples.binary),
+            "training_samples": [str(s) for s in labelled.dataset.sample_ids[labelled.train]]}
+    with staged(path, force=force) as tmp:
+        write_model(tmp, estimator, info, columns)

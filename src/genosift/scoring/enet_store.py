@@ -1,0 +1,128 @@
+"""The elastic net's features read from a store, in bounded memory.
+
+``StoreDesign`` gives ``genosift.scoring.enet.fit_path`` what it asks of the features without
+holding them: each gradient check is one pass over the store's row chunks (``X^T R`` for the
+residuals of several penalties at once), the working set's columns are read by
+``Store.read_columns``, and the samples of a cross-validation fold are a subset of the rows
+(the others get a residual of zero). Memory: one chunk (the store's budget), the gradients of
+every feature for one batch of penalties, and the working set. Each distinct pattern (the
+representative ``first`` feature of ``genosift.count_patterns``) is one column.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..stats.base import chan
+
+__all__ = ["StoreDesign"]
+
+
+class StoreDesign:
+    """The columns ``first`` of a store (each standing for ``copies`` features) on its rows ``rows``
+    (increasing indices; None: all), standardised on those rows as ``MemoryDesign`` does."""
+
+    #: Penalties fitted on the working set before one pass checks them all.
+    batch = 8
+
+    def __init__(self, store, first, copies, rows=None, chunk_bytes=None):
+        self.store = store
+        self.first = np.asarray(first, dtype=np.int64)
+        self.copies = np.asarray(copies, dtype=np.float64)
+        self.ridge = 1.0 / self.copies
+        self.chunk_bytes = chunk_bytes
+        N = store.shape[0]
+        self.samples = None if rows is None else np.asarray(rows, dtype=np.int64)
+        self.n = N if self.samples is None else self.samples.size
+        self._keep = np.ones(N, dtype=bool)
+        if self.samples is not None:
+            self._keep[:] = False
+            self._keep[self.samples] = True
+        self.mean, m2 = self._moments()
+        self.scale = np.sqrt(m2 / self.n)
+        self.usable = self.scale > 0
+        self.inverse_scale = np.where(self.usable, 1.0 / np.where(self.usable, self.scale, 1.0), 0.0)
+        self.passes = 1
+
+    @property
+    def n_columns(self):
+        return self.first.size
+
+    def rows(self, index):
+        """The design of these of its rows (positions among its own rows)."""
+        index = np.sort(np.asarray(index, dtype=np.int64))
+        rows = index if self.samples is None else self.samples[index]
+        return type(self)(self.store, self.first, self.copies, rows, self.chunk_bytes)
+
+    def _chunks(self):
+        """``(a, b, chunk)``: the store's consecutive row chunks, as CSR or arrays."""
+        a = 0
+        for chunk in self.store.row_chunks(chunk_bytes=self.chunk_bytes):
+            b = a + chunk.shape[0]
+            yield a, b, chunk
+            a = b
+
+    def _moments(self):
+        """The mean and the sum of squared deviations of each column on the rows, merged chunk by
+        chunk (Chan's update: no cancellation)."""
+        count, mean, m2 = 0.0, np.zeros(self.first.size), np.zeros(self.first.size)
+        for a, b, chunk in self._chunks():
+            keep = self._keep[a:b]
+            if not keep.any():
+                continue
+            part = chunk[keep] if not keep.all() else chunk
+            part = part[:, self.first]
+            k = float(part.shape[0])
+            if sp.issparse(part):
+                part = sp.csc_matrix(part)
+                m = np.asarray(part.sum(axis=0)).ravel() / k
+                nnz = np.diff(part.indptr)
+                col = np.repeat(np.arange(part.shape[1]), nnz)
+                dev = part.data - m[col]
+                s = np.bincount(col, weights=dev * dev, minlength=part.shape[1]) + (k - nnz) * m * m
+            else:
+                part = np.asarray(part, dtype=np.float64)
+                m = part.mean(axis=0)
+                s = ((part - m) ** 2).sum(axis=0)
+            count, mean, m2 = chan(count, mean, m2, k, m, s)
+        return mean, m2
+
+    def gradients(self, R):
+        """``X~^T R / n`` of the standardised columns: one pass over the store."""
+        R = np.asarray(R, dtype=np.float64).reshape(self.n, -1)
+        full = np.zeros((self._keep.size, R.shape[1]))
+        full[self._keep] = R
+        G = np.zeros((self.store.shape[1], R.shape[1]))
+        for a, b, chunk in self._chunks():
+            if self._keep[a:b].any():
+                G += chunk.T @ full[a:b]
+        self.passes += 1
+        G = G[self.first] - np.outer(self.mean, R.sum(axis=0))
+        return G * (self.inverse_scale / self.n)[:, None]
+
+    def _read(self, index, rows):
+        block = self.store.read_columns(self.first[index], rows=rows, chunk_bytes=self.chunk_bytes)
+        return block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
+
+    def columns(self, index):
+        """The standardised columns ``index``, one row each: (len(index), n)."""
+        index = np.asarray(index, dtype=np.int64)
+        block = self._read(index, self.samples)
+        return np.ascontiguousarray(((block - self.mean[index]) * self.inverse_scale[index]).T)
+
+    def dot(self, B, rows=None):
+        """``X[rows] @ B`` for the (p, L) sparse ``B``, reading only the columns ``B`` uses."""
+        B = sp.csr_matrix(B)
+        used = np.flatnonzero(np.diff(B.indptr))
+        where = self.samples if rows is None else (np.asarray(rows) if self.samples is None else self.samples[rows])
+        n = self.n if where is None else len(where)
+        if not used.size:
+            return np.zeros((n, B.shape[1]))
+        order = np.argsort(where) if where is not None else None
+        block = self._read(used, None if where is None else np.sort(where))
+        out = block @ B[used].toarray()
+        if order is not None:
+            back = np.empty_like(order)
+            back[order] = np.arange(order.size)
+            out = out[back]
+        return out
