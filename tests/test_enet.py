@@ -415,3 +415,27 @@ def test_a_numeric_target_fits_the_linear_model(enet_store, tmp_path, capsys):
     assert record["lambda"] == pytest.approx(sel.lambda_, rel=1e-12)
     assert record["out_of_fold"]["r2"] == pytest.approx(sel.result_.out_of_fold(numeric, sel.lambda_index_)["r2"],
                                                         rel=1e-6)
+
+
+@pytest.mark.parametrize("form", ["dense", "csr"])
+def test_constant_columns_never_enter(form, tmp_path):
+    """A column of ones (a k-mer in every genome) has a mean rounded below 1 and so a scale of
+    about 1e-16 from the arithmetic: it is told constant exactly, in memory and in a store, and the
+    first feature enters right after the largest penalty."""
+    from genosift.io import Dataset, open_store, write_store
+    from genosift.scoring.enet_store import StoreDesign
+
+    rng = np.random.default_rng(11)
+    n = 40
+    X = (rng.random((n, 30)) < 0.4).astype(float)
+    X[:, 3], X[:, 7], X[:, 11] = 1.0, 0.0, 0.1
+    y = (X[:, 0] + rng.random(n) > 0.9).astype(float)
+    M = X if form == "dense" else sp.csr_matrix(X)
+    store = write_store(Dataset(M, np.array([f"s{i}" for i in range(n)]), np.array([f"f{j}" for j in range(30)])),
+                        tmp_path / "c.gs.h5ad")
+    for design in (MemoryDesign(sp.csc_matrix(M) if form == "csr" else M, np.ones(30)),
+                   StoreDesign(open_store(store), np.arange(30), np.ones(30), chunk_bytes=2_000)):
+        assert np.flatnonzero(~design.usable).tolist() == [3, 7, 11]
+        path = fit_path(design, y, logistic=True, alpha=0.5, n_lambdas=20)
+        assert path.df[1] >= 1 and path.lambdas.size == 20
+        assert not path.beta[[3, 7, 11]].nnz

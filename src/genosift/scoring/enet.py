@@ -30,31 +30,53 @@ import scipy.sparse as sp
 from ..core.distinct import distinct_columns
 from ..scores.enet import enet_fit
 
-__all__ = ["EnetPath", "MemoryDesign", "deviances", "fit_path", "in_data_units", "objective", "penalties"]
+__all__ = ["EnetPath", "MemoryDesign", "deviances", "fit_path", "in_data_units", "objective", "penalties",
+           "squared_deviations", "value_range"]
 
 #: glmnet's early stop of a path: the share of the null deviance explained, and the smallest
 #: relative gain from one penalty to the next.
 DEV_MAX, DEV_GAIN = 0.999, 1e-5
 
 
-def scale_of(values, mean, n):
-    """Root mean square about ``mean`` of each column of the (n, p) ``values``."""
+def value_range(values):
+    """The smallest and largest value of each column of the (n, p) ``values`` (dense, or sparse
+    with its implicit zeros), to tell constant columns exactly."""
+    if not sp.issparse(values):
+        values = np.asarray(values)
+        return values.min(axis=0), values.max(axis=0)
+    values = sp.csc_matrix(values)
+    n, p = values.shape
+    nnz = np.diff(values.indptr)
+    low, high = np.zeros(p), np.zeros(p)
+    stored = np.flatnonzero(nnz)
+    if stored.size:
+        starts = values.indptr[stored]
+        low[stored] = np.minimum.reduceat(values.data, starts)
+        high[stored] = np.maximum.reduceat(values.data, starts)
+        full = nnz[stored] == n  # no implicit zero
+        low[stored[~full]] = np.minimum(low[stored[~full]], 0.0)
+        high[stored[~full]] = np.maximum(high[stored[~full]], 0.0)
+    return low, high
+
+
+def squared_deviations(values, mean):
+    """The sum of squared deviations from ``mean`` of each column of the (n, p) ``values`` (dense,
+    or sparse: its implicit zeros counted once per column, not densified)."""
+    n = values.shape[0]
     if sp.issparse(values):
-        values = values.tocsc()
+        values = sp.csc_matrix(values)
         nnz = np.diff(values.indptr)
         col = np.repeat(np.arange(values.shape[1]), nnz)
         dev = values.data - mean[col]
-        ss = np.bincount(col, weights=dev * dev, minlength=values.shape[1]) + (n - nnz) * mean**2
-    else:
-        ss = ((values - mean) ** 2).sum(axis=0)
-    return np.sqrt(ss / n)
+        return np.bincount(col, weights=dev * dev, minlength=values.shape[1]) + (n - nnz) * mean**2
+    return ((np.asarray(values) - mean) ** 2).sum(axis=0)
 
 
 class MemoryDesign:
     """The features of an (n, p) matrix in memory (dense or sparse), identical columns as one.
 
     ``X`` holds the distinct columns on the rows fitted; ``ridge[j]`` is ``1 / copies``;
-    ``usable`` marks the columns that vary on these rows (the others never enter the model).
+    ``usable`` marks the columns that vary on these rows (the others, constant, never enter the model).
     """
 
     batch = 1
@@ -66,8 +88,9 @@ class MemoryDesign:
         self.copies = np.asarray(copies, dtype=np.float64)
         self.ridge = 1.0 / self.copies
         self.mean = np.asarray(self.X.mean(axis=0), dtype=np.float64).ravel()
-        self.scale = scale_of(self.X, self.mean, n)
-        self.usable = self.scale > 0
+        low, high = value_range(self.X)
+        self.usable = low < high  # (a constant column's rounded mean may leave it a scale of 1e-16)
+        self.scale = np.where(self.usable, np.sqrt(squared_deviations(self.X, self.mean) / n), 0.0)
         self.inverse_scale = np.where(self.usable, 1.0 / np.where(self.usable, self.scale, 1.0), 0.0)
 
     @classmethod
@@ -164,10 +187,11 @@ def _standardised(Z):
     means and scales; a constant covariate is an error."""
     Z = np.asarray(Z, dtype=np.float64)
     mean = Z.mean(axis=0)
-    scale = scale_of(Z, mean, Z.shape[0])
-    if (scale == 0).any():
-        raise ValueError(f"Covariate {int(np.flatnonzero(scale == 0)[0])} is constant over the samples fitted: "
+    low, high = value_range(Z)
+    if (low == high).any():
+        raise ValueError(f"Covariate {int(np.flatnonzero(low == high)[0])} is constant over the samples fitted: "
                          "with the intercept it explains nothing. Leave it out.")
+    scale = np.sqrt(squared_deviations(Z, mean) / Z.shape[0])
     return np.ascontiguousarray(((Z - mean) / scale).T), mean, scale
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..stats.base import chan
+from .enet import squared_deviations, value_range
 
 __all__ = ["StoreDesign"]
 
@@ -38,9 +39,9 @@ class StoreDesign:
         if self.samples is not None:
             self._keep[:] = False
             self._keep[self.samples] = True
-        self.mean, m2 = self._moments()
-        self.scale = np.sqrt(m2 / self.n)
-        self.usable = self.scale > 0
+        self.mean, m2, low, high = self._moments()
+        self.usable = low < high
+        self.scale = np.where(self.usable, np.sqrt(m2 / self.n), 0.0)
         self.inverse_scale = np.where(self.usable, 1.0 / np.where(self.usable, self.scale, 1.0), 0.0)
         self.passes = 1
 
@@ -63,9 +64,10 @@ class StoreDesign:
             a = b
 
     def _moments(self):
-        """The mean and the sum of squared deviations of each column on the rows, merged chunk by
-        chunk (Chan's update: no cancellation)."""
+        """The mean, the sum of squared deviations, the smallest and the largest value of each
+        column on the rows, merged chunk by chunk (Chan's update: no cancellation)."""
         count, mean, m2 = 0.0, np.zeros(self.first.size), np.zeros(self.first.size)
+        low, high = np.full(self.first.size, np.inf), np.full(self.first.size, -np.inf)
         for a, b, chunk in self._chunks():
             keep = self._keep[a:b]
             if not keep.any():
@@ -73,19 +75,12 @@ class StoreDesign:
             part = chunk[keep] if not keep.all() else chunk
             part = part[:, self.first]
             k = float(part.shape[0])
-            if sp.issparse(part):
-                part = sp.csc_matrix(part)
-                m = np.asarray(part.sum(axis=0)).ravel() / k
-                nnz = np.diff(part.indptr)
-                col = np.repeat(np.arange(part.shape[1]), nnz)
-                dev = part.data - m[col]
-                s = np.bincount(col, weights=dev * dev, minlength=part.shape[1]) + (k - nnz) * m * m
-            else:
-                part = np.asarray(part, dtype=np.float64)
-                m = part.mean(axis=0)
-                s = ((part - m) ** 2).sum(axis=0)
+            lo, hi = value_range(part)
+            low, high = np.minimum(low, lo), np.maximum(high, hi)
+            m = np.asarray(part.mean(axis=0), dtype=np.float64).ravel()
+            s = squared_deviations(part, m)
             count, mean, m2 = chan(count, mean, m2, k, m, s)
-        return mean, m2
+        return mean, m2, low, high
 
     def gradients(self, R):
         """``X~^T R / n`` of the standardised columns: one pass over the store."""
