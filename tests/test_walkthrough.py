@@ -41,7 +41,7 @@ def _shims(folder):
 def test_the_walkthrough_names_every_step():
     steps = [c.split()[0] + (" " + c.split()[1] if c.startswith("genosift") else "") for c in walkthrough_commands()]
     assert steps == ["python", "awk", "fsm-lite", "genosift convert", "genosift score", "genosift score",
-                     "genosift annotate",
+                     "genosift enet", "genosift annotate",
                      "genosift plot", "genosift evaluate", "genosift report", "genosift predict"]
 
 
@@ -76,6 +76,11 @@ def test_the_readme_walkthrough_runs_from_genomes_to_predictions(tmp_path):
 
     lmm = json.loads((work / "lmm.tsv.json").read_text())
     assert lmm["method"] == "lmm" and 0 < lmm["model"]["h2"] < 1 and lmm["n_features"] == len(ranking)
+    # the elastic net of every k-mer keeps the causal gene's, judged out of fold
+    enet = pd.read_csv(work / "enet.tsv", sep="\t")
+    record = json.loads((work / "enet.tsv.json").read_text())
+    assert set(ranking.loc[causal, "feature"]) <= set(enet["feature"])
+    assert record["out_of_fold"]["roc_auc"] > 0.7 and record["n_selected"] == len(enet)
     # the annotation names the causal gene first, and places each of its k-mers inside it
     genes = pd.read_csv(work / "genes.tsv", sep="\t")
     assert genes["gene"].iloc[0] == "causal" and genes["n_kmers"].iloc[0] == sum(causal)

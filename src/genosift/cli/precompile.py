@@ -78,6 +78,7 @@ def _walkthrough(folder):
          "--top", "50", "-o", ranking],
         ["score", store, *target, "--binary", "--method", "lmm", "--kinship-from-data", "--min-af", "0.05", "--top",
          "50", "-o", str(folder / "lmm.tsv")],
+        ["enet", store, *target, "--binary", "--structure", "auto", "--min-af", "0.05", "-o", str(folder / "enet.tsv")],
         ["annotate", ranking, "--references", str(population.references), "--all", "-o", hits, "--genes",
          str(folder / "genes.tsv")],
         ["plot", ranking, "--qq", str(folder / "qq.png"), "--manhattan", str(folder / "manhattan.png"), "--hits", hits],
