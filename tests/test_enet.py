@@ -303,7 +303,7 @@ def test_the_store_read_in_passes_gives_the_fit_in_memory(enet_store, logistic, 
     patterns = gs.count_patterns(X, binary=False)
     kept = None if rows is None else np.flatnonzero(np.arange(y.size) % 5 != 2)
     store = open_store(path)
-    streamed = StoreDesign(store, patterns.first, patterns.sizes, kept, chunk_bytes=20_000)
+    streamed = StoreDesign(store, patterns.first, patterns.sizes, kept, chunk_bytes=20_000, spare=16)
     M = sp.csc_matrix(X)[:, patterns.first]
     memory = MemoryDesign(M if kept is None else M[kept], patterns.sizes)
     yy = y if kept is None else y[kept]

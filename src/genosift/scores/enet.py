@@ -16,18 +16,19 @@ column and the columns in the model, until no coordinate moves the objective by 
 ``thresh``.
 
 The working set is stored one row per column (``(m, n)``), so every sum over samples reads
-contiguous memory, in a fixed order (the same bits every time).
+contiguous memory, in a fixed order (the same bits every time). ``add_transposed_product`` and
+``row_moments`` read a store's row chunks for ``genosift.scoring.enet_store``.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .logit_fit import dot
 
-__all__ = ["enet_fit", "PMIN"]
+__all__ = ["PMIN", "add_transposed_product", "enet_fit", "row_moments"]
 
 #: The smallest fitted probability (and one less the largest) of the logistic quadratic steps.
 PMIN = 1e-5
@@ -135,3 +136,57 @@ def enet_fit(W, y, logistic, lam, alpha, ridge, free, beta, b0, thresh, max_swee
         if step < thresh:
             return b0, sweeps, True
     return b0, sweeps, False
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def add_transposed_product(indptr, indices, data, R, G):
+    """``G += (X^T R)^T`` for the CSR rows ``X`` (``indptr, indices, data``) and the (rows, L)
+    ``R``: ``G`` is (L, p), one thread per column of ``R``."""
+    rows, L = R.shape
+    for l in prange(L):
+        out = G[l]
+        for i in range(rows):
+            r = R[i, l]
+            if r == 0.0:
+                continue
+            for k in range(indptr[i], indptr[i + 1]):
+                out[indices[k]] += data[k] * r
+
+
+@njit(cache=True, nogil=True)
+def row_moments(indptr, indices, data, keep, p):
+    """Of the CSR rows ``keep`` marks: their number, and per column the mean, the sum of squared
+    deviations (about the mean, so without cancellation) and the smallest and largest value, the
+    implicit zeros counted."""
+    k = 0
+    total = np.zeros(p)
+    stored = np.zeros(p, dtype=np.int64)
+    low = np.full(p, np.inf)
+    high = np.full(p, -np.inf)
+    for i in range(keep.size):
+        if not keep[i]:
+            continue
+        k += 1
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            v = float(data[e])
+            total[j] += v
+            stored[j] += 1
+            low[j] = min(low[j], v)
+            high[j] = max(high[j], v)
+    mean = total / max(k, 1)
+    ssd = np.zeros(p)
+    for i in range(keep.size):
+        if not keep[i]:
+            continue
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            d = float(data[e]) - mean[j]
+            ssd[j] += d * d
+    for j in range(p):
+        zeros = k - stored[j]
+        if zeros > 0:
+            ssd[j] += zeros * mean[j] * mean[j]
+            low[j] = min(low[j], 0.0)
+            high[j] = max(high[j], 0.0)
+    return k, mean, ssd, low, high

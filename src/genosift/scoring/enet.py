@@ -9,7 +9,10 @@ once as in BASIL, Qian et al. 2020), and violators join the working set before t
 repeated. So the solution is that of the whole problem, and only the working set is ever dense.
 
 A ``Design`` gives the path what it needs of the features: their gradients ``X^T R`` for a few
-residual vectors and their standardised columns for the working set. ``MemoryDesign`` holds a
+residual vectors and their standardised columns for the working set; ``batch`` penalties are
+checked by one product, their working set holding the strong rule's features for the first and
+the ``spare`` features of largest gradient besides (the working set stays small: the strong rule
+of the batch's last penalty would keep a large share of millions of weak features). ``MemoryDesign`` holds a
 matrix in memory; ``genosift.scoring.enet_store`` streams a store.
 
 Identical columns (k-mers in the same genomes) are fitted as one: with ``m`` copies of a column
@@ -80,6 +83,7 @@ class MemoryDesign:
     """
 
     batch = 1
+    spare = 0
 
     def __init__(self, X, copies):
         n = X.shape[0]
@@ -257,8 +261,16 @@ def fit_path(design, y, *, logistic, alpha=0.5, lambdas=None, n_lambdas=100, min
     k, largest = 0, 0
     while k < L:
         end = min(k + batch, L)
-        # the strong rule for the last penalty of the batch, from the gradient at the last solution
-        strong = design.usable & ~in_set & (np.abs(g) >= alpha * (2.0 * lambdas[end - 1] - prev))
+        # the strong rule for the batch's first penalty, from the gradient at the last solution,
+        # and (a batch of several penalties) the next strongest features, for the penalties after it
+        out = design.usable & ~in_set
+        strong = out & (np.abs(g) >= alpha * (2.0 * lambdas[k] - prev))
+        spare = design.spare if end - k > 1 else 0
+        if spare:
+            rest = np.flatnonzero(out & ~strong)
+            if rest.size > spare:
+                rest = rest[np.argpartition(-np.abs(g[rest]), spare)[:spare]]
+            strong[rest] = True
         if strong.any():
             working, W, beta_w = _grow(design, working, W, beta_w, np.flatnonzero(strong), in_set)
         largest = max(largest, working.size)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..scores.enet import add_transposed_product, row_moments
 from ..stats.base import chan
 from .enet import squared_deviations, value_range
 
@@ -21,13 +22,16 @@ __all__ = ["StoreDesign"]
 
 class StoreDesign:
     """The columns ``first`` of a store (each standing for ``copies`` features) on its rows ``rows``
-    (increasing indices; None: all), standardised on those rows as ``MemoryDesign`` does."""
+    (increasing indices; None: all), standardised on those rows as ``MemoryDesign`` does.
+    ``spare``: the features of largest gradient added to the working set for the penalties of a
+    batch after the first (fewer passes for a few more columns in memory)."""
 
     #: Penalties fitted on the working set before one pass checks them all.
     batch = 8
 
-    def __init__(self, store, first, copies, rows=None, chunk_bytes=None):
+    def __init__(self, store, first, copies, rows=None, chunk_bytes=None, spare=256):
         self.store = store
+        self.spare = int(spare)
         self.first = np.asarray(first, dtype=np.int64)
         self.copies = np.asarray(copies, dtype=np.float64)
         self.ridge = 1.0 / self.copies
@@ -53,7 +57,7 @@ class StoreDesign:
         """The design of these of its rows (positions among its own rows)."""
         index = np.sort(np.asarray(index, dtype=np.int64))
         rows = index if self.samples is None else self.samples[index]
-        return type(self)(self.store, self.first, self.copies, rows, self.chunk_bytes)
+        return type(self)(self.store, self.first, self.copies, rows, self.chunk_bytes, self.spare)
 
     def _chunks(self):
         """``(a, b, chunk)``: the store's consecutive row chunks, as CSR or arrays."""
@@ -65,34 +69,40 @@ class StoreDesign:
 
     def _moments(self):
         """The mean, the sum of squared deviations, the smallest and the largest value of each
-        column on the rows, merged chunk by chunk (Chan's update: no cancellation)."""
-        count, mean, m2 = 0.0, np.zeros(self.first.size), np.zeros(self.first.size)
-        low, high = np.full(self.first.size, np.inf), np.full(self.first.size, -np.inf)
+        column on the rows, chunk by chunk (merged by Chan's update: no cancellation)."""
+        p = self.store.shape[1]
+        count, mean, m2 = 0.0, np.zeros(p), np.zeros(p)
+        low, high = np.full(p, np.inf), np.full(p, -np.inf)
         for a, b, chunk in self._chunks():
             keep = self._keep[a:b]
             if not keep.any():
                 continue
-            part = chunk[keep] if not keep.all() else chunk
-            part = part[:, self.first]
-            k = float(part.shape[0])
-            lo, hi = value_range(part)
+            if sp.issparse(chunk):
+                k, m, s, lo, hi = row_moments(chunk.indptr, chunk.indices, chunk.data, keep, p)
+            else:
+                part = np.asarray(chunk, dtype=np.float64)[keep]
+                k, m = part.shape[0], part.mean(axis=0)
+                s, (lo, hi) = squared_deviations(part, m), value_range(part)
+            count, mean, m2 = chan(count, mean, m2, float(k), m, s)
             low, high = np.minimum(low, lo), np.maximum(high, hi)
-            m = np.asarray(part.mean(axis=0), dtype=np.float64).ravel()
-            s = squared_deviations(part, m)
-            count, mean, m2 = chan(count, mean, m2, k, m, s)
-        return mean, m2, low, high
+        f = self.first
+        return mean[f], m2[f], low[f], high[f]
 
     def gradients(self, R):
         """``X~^T R / n`` of the standardised columns: one pass over the store."""
         R = np.asarray(R, dtype=np.float64).reshape(self.n, -1)
         full = np.zeros((self._keep.size, R.shape[1]))
         full[self._keep] = R
-        G = np.zeros((self.store.shape[1], R.shape[1]))
+        G = np.zeros((R.shape[1], self.store.shape[1]))
         for a, b, chunk in self._chunks():
-            if self._keep[a:b].any():
-                G += chunk.T @ full[a:b]
+            if not self._keep[a:b].any():
+                continue
+            if sp.issparse(chunk):
+                add_transposed_product(chunk.indptr, chunk.indices, chunk.data, full[a:b], G)
+            else:
+                G += (np.asarray(chunk, dtype=np.float64).T @ full[a:b]).T
         self.passes += 1
-        G = G[self.first] - np.outer(self.mean, R.sum(axis=0))
+        G = G[:, self.first].T - np.outer(self.mean, R.sum(axis=0))
         return G * (self.inverse_scale / self.n)[:, None]
 
     def _read(self, index, rows):
