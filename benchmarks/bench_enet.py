@@ -3,13 +3,14 @@
 glmnet (``cv.glmnet``), scikit-learn's saga and skglm on the same k-mers.
 
     python benchmarks/bench_enet.py                  # 100 and 400 genomes, and the large store
-    python benchmarks/bench_enet.py --sizes 100 --large 0
+    python benchmarks/bench_enet.py --sizes 100:20 --large 0
 
 Data: ``gs.simulate_clonal_population`` (8 lineages, a 20 kb core, 5 marker genes per lineage,
-``random_genes`` random genes; lineage 0 all cases) counted by fsm-lite (``-s 2 -m 16 -M 31``)
-and stored with the phenotype; and a store of 1,000 samples x 2,000,000 features made with numpy
-(presence with allele frequencies from a Beta(0.2, 5), 20 causal features), whose distinct
-patterns do not fit the memory budget, so that the path reads the store at each check.
+20 random genes at 100 genomes (104,399 k-mers), 1,100 at 400 (about 500,000); lineage 0 all
+cases) counted by fsm-lite (``-s 2 -m 16 -M 31``) and stored with the phenotype; and a store
+of 1,000 samples x 2,000,000 features made with numpy (presence with allele frequencies from a
+Beta(0.2, 5), 20 causal features), whose distinct patterns do not fit the memory budget, so that
+the path reads the store at each check.
 
 Each tool runs as its own process on 2 threads; wall time and peak resident memory (GNU time's
 ``%M``); ours cold (an empty numba cache: the compilation a first run pays) and warm (best of
@@ -172,8 +173,9 @@ def ours(folder, store, extra=(), repeats=2):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="100,400")
-    parser.add_argument("--random-genes", type=int, default=20)
+    parser.add_argument("--sizes", default="100:20,400:1100",
+                        help="genomes:random genes of each population (1100: about 500,000 k-mers at 400 genomes)")
+    parser.add_argument("--peer-sizes", default="100", help="the populations scikit-learn's saga and skglm run on")
     parser.add_argument("--large", type=int, default=2_000_000, help="features of the large store (0: none)")
     parser.add_argument("--peer-timeout", type=float, default=900)
     parser.add_argument("--output", default=None)
@@ -194,10 +196,11 @@ def main():
     rows, checks = [], []
     have_r = shutil.which("Rscript") is not None and subprocess.run(
         ["Rscript", "-e", "library(glmnet)"], capture_output=True).returncode == 0
-    for n in (int(s) for s in args.sizes.split(",") if s):
+    peer_sizes = {int(s) for s in args.peer_sizes.split(",") if s}
+    for n, genes in (map(int, s.split(":")) for s in args.sizes.split(",") if s):
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
-            store, gene = simulated(folder, n, args.random_genes)
+            store, gene = simulated(folder, n, genes)
             st = open_store(store, binary=True)
             X = sp.csr_matrix(st.to_dataset().X, dtype=np.float64)
             y = (st.obs["phenotype"].to_numpy() > 0).astype(float)
@@ -252,16 +255,20 @@ def main():
                                   f"negative); cv.glmnet's fit took {secs_fit:.1f} s of its {measured[0]:.1f} s")
                     print(checks[-1], flush=True)
                     print(rows[-1], flush=True)
+            if n not in peer_sizes:
+                continue
             ten = lambdas[np.linspace(0, lambdas.size - 1, 10).astype(int)]
             np.savetxt(folder / "ten.txt", ten)
             (folder / "peer.py").write_text(PEER)
             design, _ = MemoryDesign.of(X)
             started = time.perf_counter()
-            path = fit_path(design, y, logistic=True, alpha=0.5, lambdas=ten, stop_early=False)
+            fit_path(design, y, logistic=True, alpha=0.5, lambdas=ten, stop_early=False)
             mine_secs = time.perf_counter() - started
+            path = fit_path(design, y, logistic=True, alpha=0.5, lambdas=ten, stop_early=False, tol=1e-10)
             intercept, B, _ = in_data_units(path, design)
             mine = objective(y, intercept + design.dot(B), ten, penalties(path.beta, 0.5, path.ridge), True)
-            checks.append(f"{label}: one path of 10 penalties without CV, genosift {mine_secs:.2f} s (in process)")
+            checks.append(f"{label}: one path of 10 penalties without CV, genosift {mine_secs:.2f} s (in process; "
+                          "compared below solved to tol 1e-10)")
             for which in ("saga", "skglm"):
                 if which == "skglm":
                     try:
