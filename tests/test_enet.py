@@ -266,7 +266,8 @@ def test_three_classes_are_refused_with_the_fix():
         gs.ElasticNetSelector(family="logistic").fit(X, np.arange(60) % 3)
 
 
-@parametrize_with_checks([gs.ElasticNetSelector(cv=0, n_lambdas=5), gs.ElasticNetSelector(cv=2, n_lambdas=5)])
+@parametrize_with_checks([gs.ElasticNetSelector(cv=0, n_lambdas=5), gs.ElasticNetSelector(cv=2, n_lambdas=5),
+                          gs.ElasticNetSelector(cv=2, n_lambdas=5, family="logistic")])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -439,3 +440,34 @@ def test_constant_columns_never_enter(form, tmp_path):
         path = fit_path(design, y, logistic=True, alpha=0.5, n_lambdas=20)
         assert path.df[1] >= 1 and path.lambdas.size == 20
         assert not path.beta[[3, 7, 11]].nnz
+
+
+# --------------------------------------------------------------------------------------------
+# the elastic net as evaluate's model
+# --------------------------------------------------------------------------------------------
+
+def test_evaluate_fits_the_elastic_net_inside_each_fold():
+    """``evaluate --model enet``: the top k of each training fold go to an elastic net whose own
+    folds (inside the training rows) choose its penalty; the final model is the one fitted to the
+    top k of every sample, and its model file predicts as it does."""
+    from genosift.workflow import evaluate
+
+    X, y01, _ = _population(12, n=160, p=400)
+    y = np.where(y01 > 0, "R", "S")
+    ev = evaluate(X, y, method="anova", ks=[20, 100], cv=4, model="enet", model_options={"folds": 5},
+                  random_state=0)
+    final = ev.pipeline.named_steps["model"]
+    chosen = np.flatnonzero(ev.pipeline.named_steps["select"].get_support())
+    direct = gs.ElasticNetSelector(0.5, cv=5, family="logistic", random_state=0).fit(X[:, chosen], y)
+    np.testing.assert_array_equal(final.coef_, direct.coef_)
+    assert final.lambda_ == direct.lambda_
+    # each fold's predictions are those of an elastic net fitted to that fold's training rows
+    fold = ev.folds[0]
+    top = np.sort(fold["ranking"][:ev.best_k])
+    inner = gs.ElasticNetSelector(0.5, cv=5, family="logistic", random_state=0).fit(X[fold["train"]][:, top],
+                                                                                     y[fold["train"]])
+    np.testing.assert_array_equal(fold["predicted"][(0, ev.best_k)], inner.predict(X[fold["test"]][:, top]))
+    logistic = final.as_logistic()
+    np.testing.assert_array_equal(logistic.predict_proba(X[:, chosen]), final.predict_proba(X[:, chosen]))
+    with pytest.raises(ValueError, match="two classes"):
+        evaluate(X, np.arange(160) % 3, method="anova", ks=[20], cv=3, model="enet")

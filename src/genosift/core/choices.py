@@ -13,6 +13,9 @@ MODELS = {
     "hist_gradient_boosting": {"max_iter": 100, "learning_rate": 0.1, "max_depth": None, "max_leaf_nodes": 31,
                                "min_samples_leaf": 20, "l2_regularization": 0.0, "class_weight": None},
     "linear_svm": {"C": 1.0, "penalty": "l2", "max_iter": 10000, "class_weight": None},
+    # the elastic net of the selected features, its penalty chosen by its own cross-validation
+    # inside each training fold (genosift.ElasticNetSelector)
+    "enet": {"alpha": 0.5, "folds": 10, "lambda_choice": "min", "n_lambdas": 100},
 }
 #: Which way each option makes a model simpler, for the tie rule of a grid of options: "smaller"
 #: (a smaller value is simpler; None, no limit, is the least simple) or "larger". The values of an
@@ -24,11 +27,12 @@ SIMPLER = {
                                "max_leaf_nodes": "smaller", "min_samples_leaf": "larger",
                                "l2_regularization": "larger"},
     "linear_svm": {"C": "smaller"},
+    "enet": {"alpha": "larger"},
 }
 #: What the ``importance`` of a selected feature is, per model: the L2 norm of its coefficients
 #: (over the classes), its impurity decrease in the trees, or its permutation importance (the mean
 #: drop of the metric when the feature is shuffled, on the validation folds).
 IMPORTANCE = {"logistic": "coefficients", "linear_svm": "coefficients", "random_forest": "impurity",
-              "hist_gradient_boosting": "permutation"}
+              "hist_gradient_boosting": "permutation", "enet": "coefficients"}
 #: The metrics ``evaluate`` reports for every k (and may choose k by).
 METRICS = ("accuracy", "balanced_accuracy", "f1_macro", "roc_auc")

@@ -219,20 +219,14 @@ def _summary(result, index, choice, metrics, y, names, patterns, how, table, log
 def _save_model(path, result, index, names, classes, labelled, samples, force):
     """The logistic model at the chosen penalty as ``genosift predict`` reads it: a scikit-learn
     logistic regression on the features with a coefficient."""
-    from sklearn.linear_model import LogisticRegression
-
     from .. import __version__
     from ..core.files import staged
+    from ..selectors.enet import logistic_of
     from ..workflow.model_file import write_model
 
     column = result.coef[:, index]
     columns = np.sort(column.indices)
-    estimator = LogisticRegression()
-    estimator.classes_ = np.asarray(classes)
-    estimator.coef_ = column[columns].toarray().reshape(1, -1)
-    estimator.intercept_ = np.array([result.intercept[index]])
-    estimator.n_features_in_ = columns.size
-    estimator.n_iter_ = np.array([0], dtype=np.int32)
+    estimator = logistic_of(column[columns].toarray().ravel(), result.intercept[index], classes)
     info = {"features": [str(f) for f in names], "selected": [str(f) for f in names[columns]],
             "classes": [str(c) for c in classes], "method": "enet", "k": int(columns.size), "model": "enet",
             "model_options": {"alpha": result.alpha, "lambda": float(result.lambdas[index])},

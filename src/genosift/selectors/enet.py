@@ -15,8 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import expit
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -26,7 +28,7 @@ from ..scoring.enet import MemoryDesign, fit_path, in_data_units
 from .cv import cv_splits
 
 __all__ = ["FAMILIES", "PROB_CLIP", "ElasticNetSelector", "EnetResult", "check_enet_options", "elastic_net",
-           "enet_target"]
+           "enet_target", "logistic_of"]
 
 #: The models: logistic for two classes, linear for a numeric target, or chosen by the target ("auto").
 FAMILIES = ("auto", "logistic", "linear")
@@ -169,9 +171,26 @@ def enet_target(y, family="auto"):
             raise ValueError(f"The linear elastic net needs a numeric target; y has {values.size} values such as "
                              f"{values[0]!r}. Give numbers, or two classes for the logistic model.") from None
     if values.size != 2:
-        raise ValueError(f"The logistic elastic net takes two classes; y has {values.size}. Give a binary target, "
+        from sklearn.utils.multiclass import type_of_target
+
+        raise ValueError(f"Only binary classification is supported. The type of the target is {type_of_target(y)} "
+                         f"({values.size} values): the logistic elastic net takes two classes. Give a binary target, "
                          "or the linear model (family 'linear') for a numeric one.")
     return (np.asarray(y) == values[1]).astype(np.float64), True, values
+
+
+def logistic_of(coef, intercept, classes):
+    """A fitted scikit-learn ``LogisticRegression`` of two ``classes`` with these coefficients (one per
+    feature it takes) and intercept."""
+    from sklearn.linear_model import LogisticRegression
+
+    model = LogisticRegression()
+    model.classes_ = np.asarray(classes)
+    model.coef_ = np.asarray(coef, dtype=np.float64).reshape(1, -1)
+    model.intercept_ = np.array([float(intercept)])
+    model.n_features_in_ = model.coef_.shape[1]
+    model.n_iter_ = np.zeros(1, dtype=np.int32)
+    return model
 
 
 def _spread(inverse, copies):
@@ -299,7 +318,8 @@ class ElasticNetSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
 
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        eta = np.asarray(X @ self.coef_).ravel() + self.intercept_
+        # as scikit-learn's linear models compute it (the same bits as ``as_logistic()``'s)
+        eta = safe_sparse_dot(X, self.coef_.reshape(1, -1).T, dense_output=True).ravel() + self.intercept_
         if self.covariate_coef_.size:
             if covariates is None:
                 raise ValueError(f"This model was fitted with {self.covariate_coef_.size} covariate(s): give them "
@@ -315,17 +335,30 @@ class ElasticNetSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
     @available_if(_logistic)
     def predict_proba(self, X, covariates=None):
         """The probability of each class (the logistic model only)."""
-        p = 1.0 / (1.0 + np.exp(-self.decision_function(X, covariates)))
-        return np.column_stack([1.0 - p, p])
+        p = expit(self.decision_function(X, covariates))
+        return np.vstack([1 - p, p]).T
 
     def _get_support_mask(self):
         check_is_fitted(self, "coef_")
         return self.coef_ != 0
 
+    def as_logistic(self):
+        """The fitted logistic model as a scikit-learn ``LogisticRegression`` (the same predictions):
+        what a model file holds (``genosift.workflow.model_file``)."""
+        check_is_fitted(self, "coef_")
+        if not hasattr(self, "classes_") or self.covariate_coef_.size:
+            raise ValueError("Only a logistic model without covariates is a LogisticRegression of its features.")
+        return logistic_of(self.coef_, self.intercept_, self.classes_)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
         tags.input_tags.sparse = True
+        if self.family == "logistic":  # a classifier of two classes (folds stratified by evaluate)
+            from sklearn.utils import ClassifierTags
+
+            tags.estimator_type = "classifier"
+            tags.classifier_tags = ClassifierTags(multi_class=False)
         return tags
 
 

@@ -28,7 +28,7 @@ def make_model(name="logistic", *, options=None, random_state=0, sparse=False, n
 
     Parameters
     ----------
-    name : {"logistic", "random_forest", "hist_gradient_boosting", "linear_svm"}
+    name : {"logistic", "random_forest", "hist_gradient_boosting", "linear_svm", "enet"}
     options : dict, optional
         Options of the model (keys of ``MODELS[name]``), e.g. ``{"C": 0.1}``. For ``logistic``,
         ``penalty`` is "l2" (solver lbfgs), "l1" (liblinear for two classes, saga for more) or
@@ -63,12 +63,26 @@ def make_model(name="logistic", *, options=None, random_state=0, sparse=False, n
     opts.update(options or {})
     if name == "random_forest":
         return RandomForestClassifier(random_state=random_state, n_jobs=n_jobs, **opts)
+    if name == "enet":
+        return _enet(opts, random_state, n_classes)
     if name == "hist_gradient_boosting":
         model = HistGradientBoostingClassifier(random_state=random_state, **opts)
         return Pipeline([("dense", FunctionTransformer(dense, accept_sparse=True)), ("model", model)])
     model = (_logistic(opts, random_state, n_classes) if name == "logistic"
              else LinearSVC(random_state=random_state, **opts))
     return Pipeline([("scale", StandardScaler(with_mean=not sparse)), ("model", model)])
+
+
+def _enet(opts, random_state, n_classes):
+    """The elastic net as a model: logistic, for two classes; its own folds pick the penalty."""
+    from .enet import ElasticNetSelector
+
+    if n_classes is not None and n_classes != 2:
+        raise FixError(f"The enet model is a logistic elastic net, for two classes; the labels have {n_classes}. "
+                       "Choose another model, or keep two classes ({classes}).", owner="evaluate",
+                       classes=FixError.ANY)
+    return ElasticNetSelector(opts["alpha"], cv=opts["folds"], lambda_choice=opts["lambda_choice"],
+                              n_lambdas=opts["n_lambdas"], family="logistic", random_state=random_state)
 
 
 def dense(X):

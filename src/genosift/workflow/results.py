@@ -116,7 +116,9 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
                                  if getattr(ev, "named_samples", True) else None),
         }
         support = np.flatnonzero(ev.pipeline.named_steps["select"].get_support())
-        write_model(tmp / f"model{SUFFIX}", ev.pipeline.named_steps["model"], model_info, support)
+        final = ev.pipeline.named_steps["model"]
+        saved = final.as_logistic() if hasattr(final, "as_logistic") else final  # the elastic net's, as data
+        write_model(tmp / f"model{SUFFIX}", saved, model_info, support)
         write_json(model_info, tmp / "model.json")
         write_marker(tmp, [p.name for p in tmp.iterdir()])
         if overwrite and folder.exists():  # checked again: it may have changed during the run
