@@ -19,7 +19,7 @@ _HOMES = {
     "RedundancyFilter": ".redundancy", "MRMR": ".mrmr",
     "ElasticNetSelector": ".enet", "EnetResult": ".enet", "elastic_net": ".enet",
     "RFE": ".rfe", "SelectKCV": ".cv", "StabilitySelection": ".stability",
-    "check_ks": ".cv", "cross_validate_grid": ".cv", "cross_validate_ks": ".cv", "cv_splits": ".cv",
+    "check_ks": ".cv", "cross_validate_grid": ".cv", "cross_validate_ks": ".cv", "cv_splits": ".folds",
     "METRICS": ".models", "MODELS": ".models", "make_model": ".models", "model_importances": ".models",
     "reported_importances": ".models", "subsamples": ".stability",
 }

@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._anndata import AnnDataTransformMixin
 from ..core.validation import check_fit_input, is_int, is_real, param_error
 from ..scoring.enet import MemoryDesign, fit_path, in_data_units
-from .cv import cv_splits
+from .folds import cv_splits
 
 __all__ = ["FAMILIES", "PROB_CLIP", "ElasticNetSelector", "EnetResult", "check_enet_options", "elastic_net",
            "enet_target", "logistic_of"]
