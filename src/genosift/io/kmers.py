@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from numba import get_num_threads
 
 from ..core.engine import read_ahead
 from ..core.validation import param_error
@@ -67,6 +68,7 @@ from .kmer_options import (
     exact_limit,
     warn_unmatched,
 )
+from .kmer_scan import commit_lines, line_cuts, piece_bounds, scan_pieces
 from .quoting import shown
 from .registry import Dataset, register_reader
 
@@ -77,6 +79,10 @@ __all__ = ["BLOCK_SIZE", "KmerReader", "check_block_size", "check_count_dtype", 
 #: Bytes of (decompressed) text parsed per kernel call; a line longer than this is still read
 #: whole, up to ``compression.MAX_LINE_BYTES`` (64 MiB) or the block size if that is larger.
 BLOCK_SIZE = 1 << 24
+#: The smallest piece of a block parsed on a thread of its own.
+MIN_PIECE = 1 << 20
+#: Pieces a block is cut into (None: one per thread of the engine).
+PIECES = None
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -177,11 +183,32 @@ class KmerReader:
         )
 
     def parse_block(self, buf):
-        """Parse a block of whole lines (a uint8 array), growing the arrays the kernel fills."""
+        """Parse a block of whole lines (a uint8 array), growing the arrays the kernel fills: on
+        every thread when the block is large enough and sample ids are known
+        (:mod:`genosift.io.kmer_scan`), else on one; the output is the same either way."""
         st = self.st
         st[NL] = 0
         st[NE] = 0
-        pos = 0
+        pieces = min(PIECES or get_num_threads(), buf.size // MIN_PIECE)
+        if pieces > 1:
+            self._parse_pieces(buf, pieces)
+        else:
+            self._parse_from(buf, 0)
+        nl, ne = int(st[NL]), int(st[NE])
+        if nl:
+            self.lines_in_file += nl
+            counts = self.o_count[:ne]
+            # kept as uint32 until the end when they fit (checked), float64 otherwise: 8 bytes per count
+            counts = counts.astype(np.uint32) if counts.max(initial=0) < 2**32 else counts.copy()
+            block = (self.o_kmer[:nl].copy(), self.o_nnz[:nl].copy(), self.o_samp[:ne].copy(), counts)
+            if self.on_block is None:
+                self.blocks.append(block)
+            else:
+                self.on_block(*block)
+
+    def _parse_from(self, buf, pos):
+        """Parse the lines of ``buf`` from ``pos`` on one thread, after what the block holds."""
+        st = self.st
         while True:
             s, k = self.samples, self.kmers
             code, pos = parse_kmers(
@@ -190,7 +217,7 @@ class KmerReader:
                 self.o_kmer, self.o_nnz, self.o_samp, self.o_count,
             )
             if code == OK:
-                break
+                return
             if code == GROW_LINES:
                 self.o_kmer = grown(self.o_kmer, 2 * self.o_kmer.size, None)
                 self.o_nnz = grown(self.o_nnz, 2 * self.o_nnz.size, None)
@@ -203,17 +230,57 @@ class KmerReader:
                 self.samples.grow(st[SN], st[SB], st[ARG])
             else:
                 raise self.line_error(code, buf, pos)
-        nl, ne = int(st[NL]), int(st[NE])
-        if nl:
-            self.lines_in_file += nl
-            counts = self.o_count[:ne]
-            # kept as uint32 until the end when they fit (checked), float64 otherwise: 8 bytes per count
-            counts = counts.astype(np.uint32) if counts.max(initial=0) < 2**32 else counts.copy()
-            block = (self.o_kmer[:nl].copy(), self.o_nnz[:nl].copy(), self.o_samp[:ne].copy(), counts)
-            if self.on_block is None:
-                self.blocks.append(block)
-            else:
-                self.on_block(*block)
+
+    def _parse_pieces(self, buf, pieces):
+        """Parse ``buf`` in ``pieces`` on every thread; each piece's lines the threads could not
+        settle (new ids, errors) are parsed after its kept ones on one thread, in file order. With
+        no id known yet (a file's first block), the first piece is parsed on one thread first."""
+        st = self.st
+        cuts = line_cuts(buf, pieces)
+        if st[SN] == 0:
+            self._parse_from(buf[: cuts[1]], 0)
+            cuts = cuts[1:]
+            pieces -= 1
+        bounds = np.zeros((2, pieces), np.int64)
+        piece_bounds(buf, cuts, bounds[0], bounds[1])
+        line_at, entry_at = (np.concatenate(([at], at + np.cumsum(b))) for at, b in zip((st[NL], st[NE]), bounds))
+        if self.o_kmer.size < line_at[-1]:
+            self.o_kmer = grown(self.o_kmer, max(2 * self.o_kmer.size, int(line_at[-1])), None)
+            self.o_nnz = grown(self.o_nnz, self.o_kmer.size, None)
+        if self.o_samp.size < entry_at[-1]:
+            self.o_samp = grown(self.o_samp, max(2 * self.o_samp.size, int(entry_at[-1])), None)
+            self.o_count = grown(self.o_count, self.o_samp.size, None)
+        known = int(st[SN])
+        marks = np.zeros((pieces, known), np.int32)
+        nnz = np.zeros((pieces, known), np.int32)
+        lines = int(line_at[-1])  # the line arrays are indexed as the output's
+        l_start, l_a, l_b, l_line = (np.empty(lines, np.int64) for _ in range(4))
+        l_h = np.empty(lines, np.uint64)
+        res = np.zeros((pieces, 5), np.int64)
+        s = self.samples
+        scan_pieces(buf, cuts, line_at, entry_at, s.arena, s.offs, s.hashes, s.table, marks, nnz,
+                    l_start, l_a, l_b, l_h, l_line, self.o_nnz, self.o_samp, self.o_count, res)
+        for i in range(pieces):
+            base, first, count = int(st[LINE]), int(line_at[i]), int(res[i, 1])
+            j, src = 0, int(entry_at[i])
+            while True:
+                k = self.kmers
+                code, j, src = commit_lines(buf, st, first, count, j, src, base, l_a, l_b, l_h, l_line,
+                                            k.arena, k.offs, k.hashes, k.table, k.cols["file"], k.cols["line"],
+                                            self.o_kmer, self.o_nnz, self.o_samp, self.o_count)
+                if code != GROW_KMERS:
+                    break
+                self.kmers.grow(st[KN], st[KB], st[ARG])
+            piece = buf[: cuts[i + 1]]
+            if code != OK:  # a k-mer met before in the file: the one-thread parse words the error
+                st[LINE] = base + l_line[first + j]
+                self._parse_from(piece, int(l_start[first + j]))
+                raise RuntimeError(f"line {int(st[LINE]) + 1}: a repeated k-mer was not refused")
+            st[LINE] = base + res[i, 3]
+            st[MAX] = max(st[MAX], res[i, 4])
+            if res[i, 0] < cuts[i + 1]:
+                self._parse_from(piece, int(res[i, 0]))
+        self.samples.cols["nnz"][:known] += nnz.sum(axis=0)
 
     def _nul_error(self, piece, at):
         line = int(self.st[LINE]) + 1 + piece.count(b"\n", 0, at)
