@@ -405,13 +405,13 @@ def test_corrupt_truncated_and_trailing_gzip(tmp_path):
     with pytest.raises(ValueError) as err:
         read_kmers(path)
     assert re.fullmatch(
-        rf"Cannot read '{re.escape(str(path))}': its gzip data are corrupt \(Error -3 while decompressing "
-        r"data: .*\) \(found after line \d+ of its text\)\. The file is damaged or incomplete .*",
+        rf"Cannot read '{re.escape(str(path))}': its gzip data are corrupt \(Error -\d+ [^)]+\) "
+        r"\(found after line \d+ of its text\)\. The file is damaged or incomplete .*",
         str(err.value),
     )
     path = tmp_path / "crc.kmers.gz"
     path.write_bytes(good[:-8] + bytes([good[-8] ^ 1]) + good[-7:])  # wrong CRC-32 only
-    crc = r"its gzip data are corrupt \(Error -3 while decompressing data: incorrect data check\) \(found after"
+    crc = r"its gzip data are corrupt \(Error -6 Incorrect checksum found\) \(found after"
     with pytest.raises(ValueError, match=crc):
         read_kmers(path)
     path = tmp_path / "trail.kmers.gz"

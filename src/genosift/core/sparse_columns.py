@@ -14,6 +14,16 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 
+@njit(nogil=True, cache=True)
+def column_counts(indices, p):
+    """Entries of each of ``p`` columns among sparse ``indices`` (``np.bincount`` casts int32
+    indices at a tenth of this speed)."""
+    counts = np.zeros(p, np.int64)
+    for j in indices:
+        counts[j] += 1
+    return counts
+
+
 @njit(parallel=True, nogil=True, cache=True)
 def _count(indices, indptr, chosen, where, m, stripes):
     """Entries of each chosen column (``chosen[j]`` set, ``where[j]`` its place among them) in

@@ -23,6 +23,8 @@ import lzma
 import zlib
 from pathlib import Path
 
+from isal import isal_zlib
+
 __all__ = ["COMPRESSION_SUFFIXES", "FORMATS", "MAX_LINE_BYTES", "DamagedFile", "LineTooLong", "check_command", "detect",
            "suffix_compression", "decompressed", "open_binary", "open_text"]
 
@@ -125,8 +127,8 @@ def _zstandard(path):
 
 
 def _decompressor(kind, path):
-    if kind == "gzip":
-        return zlib.decompressobj(wbits=31)
+    if kind == "gzip":  # ISA-L's inflate: the bytes of zlib's, two to three times as fast
+        return isal_zlib.decompressobj(wbits=31)
     if kind == "bzip2":
         return bz2.BZ2Decompressor()
     if kind == "xz":
@@ -180,7 +182,7 @@ def _steps(fh, kind, path, step):
                 raise DamagedFile(path, kind, f"its xz data ask for more than {_XZ_MEMORY >> 20} MiB to "
                                   "decompress, more than any xz preset needs") from None
             raise DamagedFile(path, kind, f"its {kind} data are corrupt ({exc})") from None
-        except (zlib.error, OSError, EOFError, ValueError) as exc:
+        except (zlib.error, isal_zlib.error, OSError, EOFError, ValueError) as exc:
             raise DamagedFile(path, kind, f"its {kind} data are corrupt ({exc})") from None
         except Exception as exc:
             if type(exc).__name__ != "ZstdError":

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..core.sparse_columns import column_counts
 from ._base import Scores, register
 from .options import AnyOf, Choice, Integer, Nothing, Real
 
@@ -47,7 +48,7 @@ def _column_moments(M):
     lo, hi = np.zeros(p), np.zeros(p)
     if sp.issparse(M):
         col = M.indices
-        stored = np.bincount(col, minlength=p)
+        stored = column_counts(col, p)
         full = stored == n  # no implicit zero: the extremes are those of the stored values
         lo[full], hi[full] = np.inf, -np.inf
         np.minimum.at(lo, col, M.data)

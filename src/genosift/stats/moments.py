@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from ..core import kernels as _kernels
 from ..core import sparse_kernels as _sparse_kernels
+from ..core.sparse_columns import column_counts
 from ..core.validation import as_matrix
 from .base import (
     SQUARABLE,
@@ -250,7 +251,7 @@ class CoMoments(Shifted):
             # taken about the shift
             offset = np.flatnonzero(np.abs(shift) > 64 * np.sqrt(m2[0] / max(n, 1)))
             if offset.size:
-                stored = np.diff(M.indptr) if M.format == "csc" else np.bincount(M.indices, minlength=M.shape[1])
+                stored = np.diff(M.indptr) if M.format == "csc" else column_counts(M.indices, M.shape[1])
                 offset = offset[2 * stored[offset] >= n]
             if offset.size:
                 c_xy[offset] = _cross_about_shift(M, w, shift, mean[0], offset)

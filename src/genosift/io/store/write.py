@@ -7,14 +7,16 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from numba import get_num_threads
 
 from ...core import engine
 from ...core.files import staged
 from ...core.messages import FixError, FixExistsError, plain
+from ...core.sparse_columns import column_counts
 from ...core.validation import check_integer_range, param_error
 from ..registry import Dataset
 from .encoding import require_h5py, set_encoding, string_blob, write_frame
-from .read import gather
+from .read import gather_parts
 
 __all__ = ["CHUNK_BYTES", "SUFFIX", "atomic_output", "check_dtype", "chunk_budget", "column_groups", "convert",
            "index_dtype", "write_skeleton", "write_store"]
@@ -121,9 +123,8 @@ def _write_sparse(f, M, dt, names, budget, column_copy):
     if not column_copy:
         return
     # the same matrix by columns, built in groups of columns that fit the budget
-    counts = np.bincount(M.indices, minlength=p).astype(np.int64)
     colptr = np.zeros(p + 1, dtype=np.int64)
-    np.cumsum(counts, out=colptr[1:])
+    np.cumsum(column_counts(M.indices, p), out=colptr[1:])
     c = f["var"].create_group("_genosift_columns")
     set_encoding(c, "csc_matrix", "0.1.0", shape=np.array([n, p], dtype=np.int64))
     cdata = c.create_dataset("data", shape=(nnz,), dtype=dt)
@@ -135,7 +136,7 @@ def _write_sparse(f, M, dt, names, budget, column_copy):
         out_data = np.empty(hi - lo, dtype=M.data.dtype)
         out_rows = np.empty(hi - lo, dtype=index_dtype(n))
         cursor = colptr[j0:j1] - lo
-        gather(M.data, M.indices, M.indptr, 0, j0, j1, cursor, out_data, out_rows, True)
+        gather_parts(M.data, M.indices, M.indptr, j0, j1, colptr, cursor, out_data, out_rows, get_num_threads())
         cdata[lo:hi] = out_data.astype(dt, copy=False)  # exact: the same values passed _cast above
         crows[lo:hi] = out_rows
 
