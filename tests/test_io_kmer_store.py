@@ -338,3 +338,46 @@ def test_sparse_store_with_a_bad_value_names_the_feature(tmp_path):
     path = write_store(Dataset(X, np.array([f"s{i}" for i in range(30)], dtype=object), names), tmp_path / f"b{SUFFIX}")
     with pytest.raises(ValueError, match=f"NaN or infinity in feature.*k{bad}"):
         score_store(path, np.arange(30) % 2, method="fisher", chunk_bytes=500)
+
+
+# --------------------------------------------------------------------------- text above the budget
+
+
+def test_kmer_text_above_the_budget_is_scored_from_a_temporary_store(tmp_path, monkeypatch, capsys):
+    """A command given k-mer text whose counts pass the memory budget writes them to a temporary
+    store and scores from it: the same table, byte for byte, and nothing left behind."""
+    import tempfile
+
+    from genosift.cli import main
+    from genosift.core import engine
+    from genosift.io.kmer_store import read_kmers_within
+
+    path = tmp_path / "k.kmers"
+    _, ids = write_kmers(path, n_samples=30, n_kmers=400, density=0.3)
+    meta = tmp_path / "meta.tsv"
+    meta.write_text("id\tpheno\n" + "".join(f"{s}\t{'case' if i % 3 else 'control'}\n" for i, s in enumerate(ids)))
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+
+    # the library call: the counts in memory within the budget, a store beyond it, the same values
+    ds, none = read_kmers_within(path, 1 << 30, tmp_path / "a.gs.h5ad")
+    assert none is None and ds.X.dtype == np.float64
+    none, store = read_kmers_within(path, 256, tmp_path / "b.gs.h5ad")
+    assert none is None
+    back = open_store(store).to_dataset()
+    assert back.sample_ids.tolist() == ds.sample_ids.tolist()
+    assert back.feature_names.tolist() == ds.feature_names.tolist()
+    assert (back.X.astype(np.float64) != ds.X).nnz == 0
+
+    tables = []
+    for budget in (engine.CHUNK_BYTES, 512):
+        monkeypatch.setattr(engine, "CHUNK_BYTES", budget)
+        out = tmp_path / f"rank{budget}.tsv"
+        assert main(["score", str(path), "--meta", str(meta), "--id", "id", "--target", "pheno", "--method",
+                     "fisher", "-o", str(out)]) == 0
+        tables.append(out.read_bytes())
+        said = capsys.readouterr()
+        assert ("written to a temporary store" in said.out + said.err) == (budget == 512)
+        assert list(temporary.iterdir()) == []  # the temporary store is gone with the command
+    assert tables[0] == tables[1]

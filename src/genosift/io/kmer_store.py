@@ -31,7 +31,7 @@ from .kmers import BLOCK_SIZE, KmerReader, check_block_size, check_max_count, ch
 from .registry import Dataset
 from .spill import Spill, StreamWriter
 
-__all__ = ["check_store_dtype", "convert_kmers"]
+__all__ = ["check_store_dtype", "convert_kmers", "read_kmers_within"]
 
 # bytes per count of a batch written out of core, at most: the sample indices and counts read back
 # and joined (16), rows and values by column (16), columns and values by row (16)
@@ -134,17 +134,8 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype="auto",
     check_block_size(block_size, "convert_kmers")
     out_path = Path(out_path)
     folder = out_path.parent if out_path.parent.is_dir() else Path(".")
-    reader = KmerReader(int(block_size))
-    spill = Spill(budget, folder)
+    reader, spill = _parsed(path_list, int(block_size), budget, folder)
     try:
-        with engine.progress("Reading k-mer counts", unit="k-mers") as bar:
-            def add(kmer, *rest):
-                spill.add(kmer, *rest)
-                bar.advance(kmer.size)
-
-            reader.on_block = add
-            for path in path_list:
-                reader.read_file(path)
         if spill.spilled:
             return _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_copy,
                                     overwrite, budget, absent)
@@ -163,6 +154,51 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype="auto",
         ds, report = attach_metadata(ds, metadata, absent=absent)
     return write_store(ds, out_path, dtype=dt, column_copy=column_copy, overwrite=overwrite,
                        chunk_bytes=budget), report
+
+
+def _parsed(path_list, block_size, budget, folder):
+    """The files parsed: the reader (k-mers and ids) and its counts, in memory up to ``budget``
+    and spilled beyond it to a temporary file in ``folder``."""
+    reader = KmerReader(block_size)
+    spill = Spill(budget, folder)
+    try:
+        with engine.progress("Reading k-mer counts", unit="k-mers") as bar:
+            def add(kmer, *rest):
+                spill.add(kmer, *rest)
+                bar.advance(kmer.size)
+
+            reader.on_block = add
+            for path in path_list:
+                reader.read_file(path)
+    except BaseException:
+        spill.close()
+        raise
+    return reader, spill
+
+
+def read_kmers_within(paths, budget, store_path, *, overlap="sum", block_size=BLOCK_SIZE, layout="csr"):
+    """k-mer text in memory while its counts fit ``budget`` bytes, else written to a store.
+
+    Returns ``(Dataset, None)`` as ``read_kmers`` reads it (float64 counts, rows every id sorted)
+    when the parsed counts fit the budget; otherwise ``(None, store_path)``: the store
+    ``convert_kmers`` would write (the same rows, columns and counts), for reading it a chunk at
+    a time. The files are read once either way.
+    """
+    path_list = check_paths(paths)
+    budget = engine.check_budget(budget, "read_kmers_within")
+    if overlap not in ("sum", "error"):
+        raise param_error("overlap", "read_kmers_within", "'sum' or 'error'", overlap)
+    check_block_size(block_size, "read_kmers_within")
+    store_path = Path(store_path)
+    reader, spill = _parsed(path_list, int(block_size), budget, store_path.parent)
+    try:
+        if spill.spilled:
+            return None, _convert_spilled(reader, spill, store_path, None, None, None, True, False, budget,
+                                          "error")[0]
+        reader.blocks = spill.memory
+        return reader.dataset(None, np.dtype(np.float64), overlap, layout), None
+    finally:
+        spill.close()
 
 
 def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_copy, overwrite, budget, absent):

@@ -120,6 +120,10 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
         dataset = read_dataset(data, kind, options, binary)
     except FixError as exc:
         raise _kept_for(exc, origins) from None
+    if kind == "kmers" and isinstance(dataset.X, StoreRows):
+        notes.append("The k-mer counts are more than the memory budget holds: they were written to a temporary "
+                     "store and are read from it a chunk at a time. Convert them once (genosift convert) to "
+                     "reuse the store.")
     if meta is not None:
         if absent not in (None, "error", "zeros", "drop"):
             raise param_error("absent", "load_labelled", "'error', 'zeros' or 'drop'", absent)
@@ -232,7 +236,36 @@ def read_dataset(data, kind, options, binary=False):
 
     if kind == "store":
         return read_store_rows(data, options, binary)
+    if kind == "kmers" and set(options) <= {"layout"}:
+        return _kmers_within_budget(data, options, binary)
     dataset = read(data, format=kind, **options)
+    return replace(dataset, X=presence(dataset.X, copy=False)) if binary else dataset
+
+
+def _kmers_within_budget(data, options, binary):
+    """k-mer text read into memory while its parsed counts fit the engine's budget, else written
+    to a temporary store (in the system's temporary folder: ``TMPDIR``) whose rows are read as a
+    store's, and deleted with it."""
+    import shutil
+    import tempfile
+    import weakref
+    from dataclasses import replace
+    from pathlib import Path
+
+    from ..core.engine import CHUNK_BYTES
+    from ..io.kmer_store import read_kmers_within
+
+    folder = Path(tempfile.mkdtemp(prefix="genosift-kmers-"))
+    try:
+        dataset, store = read_kmers_within(data, CHUNK_BYTES, folder / "kmers.gs.h5ad", **options)
+        if store is not None:
+            dataset = read_store_rows(store, {}, binary)
+            weakref.finalize(dataset.X.store, shutil.rmtree, str(folder), True)
+            return dataset
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    shutil.rmtree(folder, ignore_errors=True)
     return replace(dataset, X=presence(dataset.X, copy=False)) if binary else dataset
 
 
