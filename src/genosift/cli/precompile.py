@@ -44,7 +44,8 @@ def precompile(folder):
     for argv in runs:
         _run(argv)
     _api_calls()
-    return len(runs) + len(API_CALLS)
+    _kmer_pieces(folder)
+    return len(runs) + len(API_CALLS) + 1
 
 
 def _run(argv):
@@ -134,3 +135,20 @@ def _api_calls():
     for method, options in API_CALLS:
         gs.score(X, y, method=method, feature_names=names, **options)
     gs.SelectKBest("chi2", k=100, min_af=0.05, max_af=0.95).fit(X > X.mean(axis=0), y)
+
+
+def _kmer_pieces(folder):
+    """k-mer text parsed in pieces on threads, however many cores this machine has (the
+    commands above cut a block only where there are two threads or more)."""
+    from itertools import product
+
+    from ..io import kmers as kmer_text
+
+    path = Path(folder) / "pieces.kmers"
+    path.write_text("".join(f"{''.join(k)} | s1:{i % 3} s2:1\n" for i, k in enumerate(product("ACGT", repeat=5))))
+    saved = kmer_text.PIECES, kmer_text.MIN_PIECE
+    kmer_text.PIECES, kmer_text.MIN_PIECE = 3, 1
+    try:
+        kmer_text.read_kmers(path, block_size=4096)
+    finally:
+        kmer_text.PIECES, kmer_text.MIN_PIECE = saved

@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from ..core import engine
 from ..core.messages import FixError, Spelled, plain
 from ..core.validation import param_error
 from .compression import decompressed, detect
@@ -190,7 +191,8 @@ def read_vcf(path, *, genotypes="dosage", missing="zero"):
             f"{str(path)!r} is a VCF compressed with {kind}, which htslib does not read. Recompress it "
             f"with bgzip (`{kind} -dc FILE | bgzip > FILE.vcf.gz`).")
     try:
-        vcf = cyvcf2.VCF(str(path))
+        # htslib inflates BGZF blocks on the engine's threads (records are parsed on this one)
+        vcf = cyvcf2.VCF(str(path), threads=engine.threads() if engine.threads() > 1 else None)
     except Exception as exc:  # OSError from htslib: not VCF, or a header it cannot parse
         _truncated(path)
         raise FixError(
