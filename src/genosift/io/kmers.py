@@ -18,9 +18,13 @@ line endings and a line longer than 64 MiB are errors naming the file and the li
 
 Parsing runs in a compiled kernel over blocks of the decompressed bytes (a line cut by a block
 edge is carried over to the next block), so the text of a large file is never held in memory at
-once; k-mers and sample ids are interned in hash tables inside the kernel. A thread reads and
-decompresses ahead while the kernel parses. Memory: about 8 bytes per stored count while
-reading, plus the CSR result (12 bytes per count), plus a few blocks of text.
+once; k-mers and sample ids are interned in hash tables inside the kernel. A block is cut at
+line breaks into a piece per thread of the engine and the pieces are parsed at once
+(:mod:`genosift.io.kmer_scan`); what a thread cannot settle alone (a sample id not seen before,
+a malformed line) is parsed on one thread in file order, so the result and every message are
+those of a one-thread parse. A thread reads and decompresses ahead while the kernels parse.
+Memory: about 8 bytes per stored count while reading, plus the CSR result (12 bytes per count),
+plus a few blocks of text and, per block, 40 bytes per line.
 """
 from __future__ import annotations
 
