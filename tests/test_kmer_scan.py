@@ -203,3 +203,23 @@ def test_empty_pieces_and_a_last_line_without_a_break(tmp_path, pieces):
     assert many.X.toarray().tolist() == [[1, 0, 0], [2, 5, 0]]
     X = sp.csr_matrix(np.array([[1.0, 0, 0], [2, 5, 0]]))
     assert (many.X != X).nnz == 0
+
+
+@pytest.mark.parametrize("room", [1, 8 * 40 * 2])
+def test_pieces_are_fewer_when_their_rows_of_ids_would_be_large(tmp_path, pieces, monkeypatch, room):
+    """Each piece keeps a row of marks and counts per known id: beyond a bound on their bytes the
+    block is cut into fewer pieces (one: a one-thread parse), with the same result."""
+    text, _ = random_text(9, n_lines=300, n_ids=40)
+    path = tmp_path / "k.kmers"
+    path.write_text(text)
+    one, _ = read_both(path, pieces, 6, block_size=2048)
+    monkeypatch.setattr(kmer_module, "_PIECE_ROWS_BYTES", room)
+    seen = []
+    scan = kmer_module.scan_pieces
+    monkeypatch.setattr(kmer_module, "scan_pieces", lambda buf, cuts, *rest: (seen.append(cuts.size - 1),
+                                                                             scan(buf, cuts, *rest))[1])
+    assert_identical(one, read_kmers(path, block_size=2048))
+    if room == 1:  # no room for a row: every block on one thread
+        assert seen == []
+    else:  # a file's first block knows no id yet: its first piece read on one thread, the 5 others scanned
+        assert seen[0] == 5 and max(seen[1:]) == 2

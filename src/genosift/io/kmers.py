@@ -87,6 +87,7 @@ BLOCK_SIZE = 1 << 24
 MIN_PIECE = 1 << 20
 #: Pieces a block is cut into (None: one per thread of the engine).
 PIECES = None
+_PIECE_ROWS_BYTES = 1 << 26  # at most this much for the pieces' rows of per-id marks and counts
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -194,6 +195,8 @@ class KmerReader:
         st[NL] = 0
         st[NE] = 0
         pieces = min(PIECES or get_num_threads(), buf.size // MIN_PIECE)
+        # each piece marks and counts the known ids in rows of its own (8 bytes an id)
+        pieces = min(pieces, max(1, _PIECE_ROWS_BYTES // max(8 * int(st[SN]), 1)))
         if pieces > 1:
             self._parse_pieces(buf, pieces)
         else:

@@ -122,8 +122,8 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
         raise _kept_for(exc, origins) from None
     if kind == "kmers" and isinstance(dataset.X, StoreRows):
         notes.append("The k-mer counts are more than the memory budget holds: they were written to a temporary "
-                     "store and are read from it a chunk at a time. Convert them once (genosift convert) to "
-                     "reuse the store.")
+                     "store in the temporary folder (TMPDIR; set it to a folder on a disk with room) and are read "
+                     "from it a chunk at a time. Convert them once (genosift convert) to reuse the store.")
     if meta is not None:
         if absent not in (None, "error", "zeros", "drop"):
             raise param_error("absent", "load_labelled", "'error', 'zeros' or 'drop'", absent)
