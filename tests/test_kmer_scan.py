@@ -223,3 +223,70 @@ def test_pieces_are_fewer_when_their_rows_of_ids_would_be_large(tmp_path, pieces
         assert seen == []
     else:  # a file's first block knows no id yet: its first piece read on one thread, the 5 others scanned
         assert seen[0] == 5 and max(seen[1:]) == 2
+
+
+# --------------------------------------------------------------------------- per-sample dumps
+
+
+def random_dumps(folder, seed, n_samples=6, pool=400):
+    """Dumps of random samples: core and accessory k-mers (each sample meets k-mers the others
+    lack, all through its file), sorted or in hash order, zero counts, blank lines, CRLF, spaces."""
+    rng = np.random.default_rng(seed)
+    acgt = np.array(list("ACGT"))
+    kmers = sorted({"".join(acgt[rng.integers(0, 4, 13)]) for _ in range(pool)})
+    core = rng.random(len(kmers)) < 0.75
+    lines = []
+    for s in range(n_samples):
+        chosen = [k for k, c in zip(kmers, core) if rng.random() < (0.9 if c else 0.3)]
+        if s % 2:
+            rng.shuffle(chosen)  # Jellyfish's order
+        text = []
+        for k in chosen:
+            sep = str(rng.choice(["\t", " ", "  "]))
+            end = "\r\n" if rng.random() < 0.05 else "\n"
+            text.append(f"{k}{sep}{int(rng.choice([0, 1, 3, 250, 70000]))}{end}")
+            if rng.random() < 0.03:
+                text.append("\n")
+        (folder / f"s{s}.txt").write_text("".join(text), newline="")
+        lines.append(f"s{s}\ts{s}.txt\n")
+    listing = folder / "samples.txt"
+    listing.write_text("".join(lines))
+    return listing
+
+
+@pytest.mark.parametrize("k", [2, 5])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_dumps_in_pieces_give_the_one_thread_result(tmp_path, pieces, k, seed):
+    from genosift.io.dumps import read_dumps
+
+    listing = random_dumps(tmp_path, seed)
+    for block in (1 << 24, 1500):
+        pieces(None)
+        one = read_dumps(listing, block_size=block)
+        pieces(k)
+        many = read_dumps(listing, block_size=block)
+        assert_identical(one, many)
+
+
+@pytest.mark.parametrize("bad", ["ACGTACGTACGTA", "ACGTACGTACGTA 1 2", "ACGTACGTACGTA x", f"ACGTACGTACGTA {2**53 + 1}",
+                                 "REPEAT"])
+@pytest.mark.parametrize("where", [0.2, 0.8])
+def test_a_bad_dump_line_anywhere_gives_the_one_thread_message(tmp_path, pieces, bad, where):
+    from genosift.io.dumps import read_dumps
+
+    listing = random_dumps(tmp_path, 3)
+    dump = tmp_path / "s3.txt"
+    lines = dump.read_text().splitlines(keepends=True)
+    at = int(len(lines) * where)
+    if bad == "REPEAT":  # a k-mer of an earlier line (another piece) again
+        bad = lines[min(3, at - 1)].split()[0] + " 2"
+    lines.insert(at, bad + "\n")
+    dump.write_text("".join(lines), newline="")
+    messages = []
+    for k in (None, 4):
+        pieces(k)
+        with pytest.raises(ValueError) as err:
+            read_dumps(listing, block_size=1 << 20)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+    assert f"line {at + 1}: " in messages[0]

@@ -51,8 +51,9 @@ from .kmer_kernels import (
     parse_dumps,
 )
 from .kmer_options import count_dtype
+from .kmer_scan import commit_dump_lines, line_cuts, piece_bounds, scan_dump_pieces
 from .kmer_store import check_store_dtype
-from .kmers import BLOCK_SIZE, KmerReader, check_block_size, check_count_dtype, check_max_count
+from .kmers import BLOCK_SIZE, KmerReader, block_pieces, check_block_size, check_count_dtype, check_max_count
 from .quoting import names_list, shown
 from .registry import Dataset, register_reader
 from .spill import Spill, StreamWriter, by_row
@@ -92,9 +93,55 @@ class _DumpReader(KmerReader):
         return self.o_col[:ne].astype(np.int32), counts
 
     def parse_block(self, buf):
-        """Parse a block of whole ``KMER COUNT`` lines into the sample's row."""
+        """Parse a block of whole ``KMER COUNT`` lines into the sample's row: in a piece per
+        thread when the block is large enough (:mod:`genosift.io.kmer_scan`), else on one; the
+        row, the k-mers' order and every message are the same either way."""
+        pieces = block_pieces(buf.size)
+        if pieces > 1:
+            self._parse_pieces(buf, pieces)
+        else:
+            self._parse_from(buf, 0)
+        self.lines_in_file = int(self.st[D_NK])
+
+    def _parse_pieces(self, buf, pieces):
+        st = self.st
+        cuts = line_cuts(buf, pieces)
+        bounds = np.zeros((2, pieces), np.int64)
+        piece_bounds(buf, cuts, bounds[0], bounds[1])
+        line_at = np.concatenate(([0], np.cumsum(bounds[0])))
+        lines = int(line_at[-1])
+        l_start, l_a, l_b, l_kidx, l_count, l_line = (np.empty(lines, np.int64) for _ in range(6))
+        l_h = np.empty(lines, np.uint64)
+        res = np.zeros((pieces, 5), np.int64)
+        k = self.kmers
+        scan_dump_pieces(buf, cuts, line_at, k.arena, k.offs, k.hashes, k.table, int(st[D_KN]),
+                         l_start, l_a, l_b, l_h, l_kidx, l_count, l_line, res)
+        for i in range(pieces):
+            base, first, count, j = int(st[LINE]), int(line_at[i]), int(res[i, 1]), 0
+            while True:
+                k = self.kmers
+                code, j = commit_dump_lines(buf, st, first, count, j, base, l_a, l_b, l_h, l_kidx, l_count, l_line,
+                                            k.arena, k.offs, k.hashes, k.table, k.cols["file"], k.cols["line"],
+                                            k.cols["nnz"], self.o_col, self.o_count)
+                if code == D_GROW_KMERS:
+                    k.grow(st[D_KN], st[D_KB], st[ARG])
+                elif code == D_GROW_ENTRIES:
+                    self.o_col = grown(self.o_col, 2 * self.o_col.size, None)
+                    self.o_count = grown(self.o_count, 2 * self.o_count.size, None)
+                else:
+                    break
+            piece = buf[: cuts[i + 1]]
+            if code != D_OK:  # a k-mer twice in the dump: the one-thread parse words the error
+                st[LINE] = base + l_line[first + j]
+                self._parse_from(piece, int(l_start[first + j]))
+                raise RuntimeError(f"line {int(st[LINE]) + 1}: a repeated k-mer was not refused")
+            st[LINE] = base + res[i, 3]
+            if res[i, 0] < cuts[i + 1]:
+                self._parse_from(piece, int(res[i, 0]))
+
+    def _parse_from(self, buf, pos):
+        """Parse the lines of ``buf`` from ``pos`` on one thread, after what the row holds."""
         st, k = self.st, self.kmers
-        pos = 0
         while True:
             code, pos = parse_dumps(buf, pos, st, k.arena, k.offs, k.hashes, k.table, k.cols["file"],
                                     k.cols["line"], k.cols["nnz"], self.o_col, self.o_count)
@@ -107,7 +154,6 @@ class _DumpReader(KmerReader):
                 k.grow(st[D_KN], st[D_KB], st[ARG])
             else:
                 raise self.line_error(code, buf, pos)
-        self.lines_in_file = int(st[D_NK])
 
     def empty_error(self, path):
         return ValueError(f"{str(path)!r} holds no k-mer lines. {_FORM}; check that the k-mer counting "

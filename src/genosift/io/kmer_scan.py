@@ -1,4 +1,4 @@
-"""k-mer text lines parsed on every thread: the compiled kernels of the parallel path.
+"""k-mer text lines and dump lines parsed on every thread: the compiled kernels of the parallel path.
 
 A block of whole lines is cut at line breaks into one piece per thread (:func:`line_cuts`);
 :func:`piece_bounds` counts each piece's line breaks and colons (at most one line per line break,
@@ -11,6 +11,11 @@ down to their place in the block's output. What follows a piece's stop is parsed
 kernel (:func:`genosift.io.kmer_kernels.parse_kmers`), which adds new ids in the order the file
 first lists them and words every error as it does. The output, the order of the ids and k-mers and
 every message are therefore those of the one-thread parse, byte for byte.
+
+A per-sample dump (``KMER COUNT`` lines) is cut the same way: :func:`scan_dump_pieces` parses the
+pieces at once and looks each k-mer up in the table as it stands, and :func:`commit_dump_lines`
+(one thread, in file order) adds the k-mers it did not find, marks each line's k-mer as the
+file's (a k-mer twice in a dump is refused) and fills the sample's row.
 """
 from __future__ import annotations
 
@@ -18,9 +23,28 @@ import numpy as np
 from numba import njit, prange
 
 from .arena import FNV_OFFSET, FNV_PRIME, add, find
-from .kmer_kernels import E_DUP_KMER, FILE, GROW_KMERS, KB, KN, NE, NL, OK, parse_count
+from .kmer_kernels import (
+    D_E_DUP,
+    D_GROW_ENTRIES,
+    D_GROW_KMERS,
+    D_KB,
+    D_KN,
+    D_MAX,
+    D_NE,
+    D_NK,
+    D_OK,
+    E_DUP_KMER,
+    FILE,
+    GROW_KMERS,
+    KB,
+    KN,
+    NE,
+    NL,
+    OK,
+    parse_count,
+)
 
-__all__ = ["commit_lines", "line_cuts", "piece_bounds", "scan_pieces"]
+__all__ = ["commit_dump_lines", "commit_lines", "line_cuts", "piece_bounds", "scan_dump_pieces", "scan_pieces"]
 
 _JIT = dict(nogil=True, cache=True)
 #: Slots of a piece's row of ``scan_pieces``' results.
@@ -209,3 +233,132 @@ def commit_lines(buf, st, first, count, j, src, line_base, l_a, l_b, l_h, l_line
     st[NL] = nl
     st[NE] = ne
     return code, j, src
+
+
+# ---------------------------------------------------------------------------------------------
+# per-sample dumps: KMER COUNT lines
+
+
+@njit(parallel=True, **_JIT)
+def scan_dump_pieces(buf, cuts, line_at, arena, offs, hashes, table, n_known,
+                     l_start, l_a, l_b, l_h, l_kidx, l_count, l_line, res):
+    """Parse every piece of a dump's block on its own thread, up to its first malformed line.
+
+    Per line from ``line_at[i]``: its start, the k-mer's bytes and hash, its index among the
+    ``n_known`` k-mers of the table (read, never changed; -1 for a k-mer not in it yet), the count
+    and the line number within the piece. ``res[i]``: where it stopped, lines kept, lines read
+    before the stop (blank ones included).
+    """
+    for i in prange(cuts.size - 1):
+        pos = cuts[i]
+        end = cuts[i + 1]
+        nl = line_at[i]
+        line = 0
+        last = np.int64(-2)
+        stop = end
+        while pos < end:
+            a = pos
+            while a < end and (buf[a] == 32 or buf[a] == 9 or buf[a] == 13):
+                a += 1
+            if a == end or buf[a] == 10:
+                line += 1
+                pos = a + 1
+                continue
+            b = a
+            while b < end and buf[b] != 32 and buf[b] != 9 and buf[b] != 13 and buf[b] != 10:
+                b += 1
+            t0 = b
+            while t0 < end and (buf[t0] == 32 or buf[t0] == 9 or buf[t0] == 13):
+                t0 += 1
+            t1 = t0
+            while t1 < end and buf[t1] != 32 and buf[t1] != 9 and buf[t1] != 13 and buf[t1] != 10:
+                t1 += 1
+            p = t1
+            while p < end and (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
+                p += 1
+            v = parse_count(buf, t0, t1) if t1 > t0 else np.int64(-1)
+            if t0 == t1 or (p < end and buf[p] != 10) or v < 0:
+                stop = pos
+                break
+            # the k-mer after the previous line's is tried first (dumps list their k-mers in one order)
+            kidx = last + 1
+            h = np.uint64(0)
+            if kidx < 0 or kidx >= n_known or offs[kidx + 1] - offs[kidx] - 1 != b - a:
+                kidx = -1
+            else:
+                o = offs[kidx] - a
+                for t in range(a, b):
+                    if arena[o + t] != buf[t]:
+                        kidx = -1
+                        break
+            if kidx < 0:
+                h = FNV_OFFSET
+                for t in range(a, b):
+                    h = (h ^ np.uint64(buf[t])) * FNV_PRIME
+                kidx = find(buf, a, b, h, arena, offs, hashes, table)
+                if kidx < 0 or kidx >= n_known:
+                    kidx = -1
+            l_start[nl] = pos
+            l_a[nl] = a
+            l_b[nl] = b
+            l_h[nl] = h
+            l_kidx[nl] = kidx
+            l_count[nl] = v
+            l_line[nl] = line
+            nl += 1
+            line += 1
+            last = kidx if kidx >= 0 else np.int64(-2)
+            pos = p + 1
+        res[i, STOP] = stop
+        res[i, LINES] = nl - line_at[i]
+        res[i, CONSUMED] = line
+
+
+@njit(**_JIT)
+def commit_dump_lines(buf, st, first, count, j, line_base, l_a, l_b, l_h, l_kidx, l_count, l_line,
+                      arena, offs, hashes, table, k_file, k_line, k_nnz, o_col, o_count):
+    """Keep the scanned lines ``first + j`` to ``first + count`` of a dump's piece, in order: a
+    k-mer the threads did not find is looked up again and added, each line marks its k-mer as
+    this file's, each non-zero count joins the sample's row. Returns ``(code, j)``: ``D_OK``;
+    ``D_GROW_KMERS`` or ``D_GROW_ENTRIES`` (grow, call again from ``j``); ``D_E_DUP`` at line
+    ``first + j`` (the one-thread kernel, run from that line, words the error)."""
+    fileno = st[FILE]
+    ne = st[D_NE]
+    nk = st[D_NK]
+    biggest = st[D_MAX]
+    code = D_OK
+    while j < count:
+        q = first + j
+        kidx = l_kidx[q]
+        if kidx < 0:
+            a = l_a[q]
+            b = l_b[q]
+            kidx = find(buf, a, b, l_h[q], arena, offs, hashes, table)
+            if kidx < 0:
+                kidx = add(buf, a, b, l_h[q], -1 - kidx, arena, offs, hashes, table, st, D_KN, D_KB)
+                if kidx < 0:
+                    code = D_GROW_KMERS
+                    break
+            l_kidx[q] = kidx
+        if k_file[kidx] == fileno:
+            code = D_E_DUP
+            break
+        v = l_count[q]
+        if v > 0 and ne >= o_col.size:
+            code = D_GROW_ENTRIES
+            break
+        k_file[kidx] = fileno
+        k_line[kidx] = line_base + l_line[q] + 1
+        nk += 1
+        if v > 0:
+            o_col[ne] = kidx
+            o_count[ne] = v
+            k_nnz[kidx] += 1
+            ne += 1
+            if v > biggest:
+                biggest = v
+        j += 1
+    st[D_NE] = ne
+    st[D_NK] = nk
+    st[D_MAX] = biggest
+    return code, j

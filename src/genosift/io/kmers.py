@@ -76,9 +76,8 @@ from .kmer_scan import commit_lines, line_cuts, piece_bounds, scan_pieces
 from .quoting import shown
 from .registry import Dataset, register_reader
 
-__all__ = ["BLOCK_SIZE", "KmerReader", "check_block_size", "check_count_dtype", "check_max_count", "check_paths",
-           "check_samples",
-           "exact_limit", "read_kmers", "warn_unmatched"]
+__all__ = ["BLOCK_SIZE", "KmerReader", "block_pieces", "check_block_size", "check_count_dtype", "check_max_count",
+           "check_paths", "check_samples", "exact_limit", "read_kmers", "warn_unmatched"]
 
 #: Bytes of (decompressed) text parsed per kernel call; a line longer than this is still read
 #: whole, up to ``compression.MAX_LINE_BYTES`` (64 MiB) or the block size if that is larger.
@@ -89,6 +88,12 @@ MIN_PIECE = 1 << 20
 PIECES = None
 _PIECE_ROWS_BYTES = 1 << 26  # at most this much for the pieces' rows of per-id marks and counts
 _BOM = b"\xef\xbb\xbf"
+
+
+def block_pieces(size):
+    """The pieces a block of ``size`` bytes is parsed in: one per thread of the engine (or
+    ``PIECES``), each of at least ``MIN_PIECE`` bytes; 1 is a one-thread parse."""
+    return max(1, min(PIECES or get_num_threads(), size // MIN_PIECE))
 
 
 def _pieces(path, block_size):
@@ -194,7 +199,7 @@ class KmerReader:
         st = self.st
         st[NL] = 0
         st[NE] = 0
-        pieces = min(PIECES or get_num_threads(), buf.size // MIN_PIECE)
+        pieces = block_pieces(buf.size)
         # each piece marks and counts the known ids in rows of its own (8 bytes an id)
         pieces = min(pieces, max(1, _PIECE_ROWS_BYTES // max(8 * int(st[SN]), 1)))
         if pieces > 1:
