@@ -28,7 +28,8 @@ Paths and data (the sizes of the scaling issue):
 - structure: ``principal_coordinates`` (kmds, 3 coordinates) of a CSR 2,000 x 50,000's presence;
 - k-mer text: ``read_kmers`` (parse to CSR) and ``convert_kmers`` (to a store) of fsm-lite text
   (1,000 samples x 200,000 k-mers at 5 %, 10 M counts, 147 MB), plain and gzip; ``genosift
-  convert`` of the gzip file, whole command (start-up included).
+  convert`` of the gzip file, whole command (start-up included);
+- k-mer dumps: ``read_dumps`` of 50 sorted per-sample dumps of 200,000 31-mers each (10 M counts).
 """
 from __future__ import annotations
 
@@ -124,6 +125,27 @@ def write_kmer_text(folder, n_samples, n_kmers, density, seed):
     return plain, packed, counts
 
 
+def write_dumps(folder, n_samples, per_sample, seed):
+    """One sorted ``KMER COUNT`` dump per sample (75 % core k-mers, the rest drawn from twice as
+    many accessory ones) and a list file naming them; returns the list file and the counts."""
+    rng = np.random.default_rng(seed)
+    core = int(per_sample * 0.75)
+    pool = rng.integers(0, 4, size=(core + 2 * (per_sample - core), 31), dtype=np.uint8)
+    text = np.frombuffer(b"ACGT", np.uint8)[pool].view("S31").ravel()
+    listed, total = [], 0
+    for s in range(n_samples):
+        pick = np.concatenate([np.arange(core), core + rng.choice(len(text) - core, per_sample - core, replace=False)])
+        kmers = np.sort(text[pick])
+        counts = rng.geometric(0.6, size=kmers.size)
+        body = b"".join(k + b"\t" + str(c).encode() + b"\n" for k, c in zip(kmers.tolist(), counts.tolist()))
+        (Path(folder) / f"d{s:03d}.txt").write_bytes(body)
+        listed.append(f"sample_{s:03d}\td{s:03d}.txt\n")
+        total += kmers.size
+    path = Path(folder) / "dumps.txt"
+    path.write_text("".join(listed))
+    return path, total
+
+
 def command_seconds(args, threads, repeats):
     """Best wall time of the ``genosift`` command ``args`` with ``--threads`` (a child process)."""
     env = dict(os.environ)
@@ -153,6 +175,7 @@ def build_paths(folder, quick):
     yd = rng.integers(0, 2, 1000)
     kmer_samples, kmer_count = (200, 20_000) if quick else (1000, 200_000)
     plain, packed, counts = write_kmer_text(folder, kmer_samples, kmer_count, 0.05, SEED)
+    dumps, dump_counts = write_dumps(folder, 10 if quick else 50, 20_000 if quick else 200_000, SEED)
     store = Path(folder) / "out.gs.h5ad"
     kmer_case = f"fsm-lite text {kmer_samples:,} x {kmer_count:,} at 5 % ({counts:,} counts, " \
                 f"{plain.stat().st_size / 1e6:.0f} MB plain, {packed.stat().st_size / 1e6:.0f} MB gzip)"
@@ -177,6 +200,9 @@ def build_paths(folder, quick):
          lambda: gs.io.convert_kmers(packed, store, overwrite=True)),
         ("k-mer text", "`genosift convert`, gzip, whole command", kmer_case, counts,
          ("convert", str(packed), "-o", str(store))),
+        ("k-mer dumps", "`read_dumps`, plain", f"{10 if quick else 50} sorted dumps of "
+         f"{20_000 if quick else 200_000:,} 31-mers (75 % core; {dump_counts:,} counts)", dump_counts,
+         lambda: gs.io.read_dumps(dumps)),
     ]
 
 

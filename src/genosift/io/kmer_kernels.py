@@ -19,8 +19,8 @@ from numba import njit
 from .arena import ARG, FNV_OFFSET, FNV_PRIME, add, find
 from .quoting import shown
 
-__all__ = ["column_sizes", "first_repeat", "kmer_line_message", "parse_count", "parse_dumps", "parse_kmers", "scatter",
-           "scatter_columns"]
+__all__ = ["column_sizes", "entry_token", "first_repeat", "kmer_line_message", "kmer_token", "parse_count",
+           "parse_dumps", "parse_kmers", "scatter", "scatter_columns", "spaces", "token_end"]
 
 _JIT = dict(nogil=True, cache=True)
 _MAX_EXACT = 2**53  # the largest count float64 holds exactly (with all smaller integers)
@@ -56,6 +56,54 @@ def parse_count(buf, a, b):
 
 
 @njit(**_JIT)
+def spaces(buf, p, end):
+    """The first byte from ``p`` that is not a space, tab or CR."""
+    while p < end and (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
+        p += 1
+    return p
+
+
+@njit(**_JIT)
+def token_end(buf, p, end):
+    """The end of the word at ``p``: the next space, tab, CR or line break."""
+    while p < end and buf[p] != 32 and buf[p] != 9 and buf[p] != 13 and buf[p] != 10:
+        p += 1
+    return p
+
+
+@njit(**_JIT)
+def kmer_token(buf, p, end):
+    """The end of the k-mer at ``p`` (the next blank, line break or ``|``) and its FNV-1a hash."""
+    h = FNV_OFFSET
+    while p < end:
+        c = buf[p]
+        if c == 32 or c == 9 or c == 13 or c == 10 or c == 124:
+            break
+        h = (h ^ np.uint64(c)) * FNV_PRIME
+        p += 1
+    return p, h
+
+
+@njit(**_JIT)
+def entry_token(buf, p, end):
+    """The end of the ``SAMPLE:COUNT`` entry at ``p``, its last colon (-1: none) and the FNV-1a
+    hash of the bytes before that colon (the sample id)."""
+    h = FNV_OFFSET
+    h_id = h
+    colon = -1
+    while p < end:
+        c = buf[p]
+        if c == 32 or c == 9 or c == 13 or c == 10:
+            break
+        if c == 58:
+            colon = p
+            h_id = h
+        h = (h ^ np.uint64(c)) * FNV_PRIME
+        p += 1
+    return p, colon, h_id
+
+
+@njit(**_JIT)
 def parse_kmers(buf, pos, st, s_arena, s_offs, s_hash, s_table, s_mark, s_nnz,
            k_arena, k_offs, k_hash, k_table, k_file, k_line, o_kmer, o_nnz, o_samp, o_count):
     """Parse the whole lines of ``buf`` from byte ``pos``; return ``(code, line start)``.
@@ -78,22 +126,14 @@ def parse_kmers(buf, pos, st, s_arena, s_offs, s_hash, s_table, s_mark, s_nnz,
     while pos < end:
         start = pos
         e0 = ne
-        p = pos
-        while p < end and (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
-            p += 1
+        p = spaces(buf, pos, end)
         if p == end or buf[p] == 10:  # blank line
             line += 1
             pos = p + 1
             continue
         a = p
-        h = FNV_OFFSET
-        while p < end:
-            c = buf[p]
-            if c == 32 or c == 9 or c == 13 or c == 10 or c == 124:
-                break
-            h = (h ^ np.uint64(c)) * FNV_PRIME
-            p += 1
-        b = p
+        b, h = kmer_token(buf, a, end)
+        p = b
         st[ERR0] = a
         st[ERR1] = b
         if b == a:
@@ -120,23 +160,11 @@ def parse_kmers(buf, pos, st, s_arena, s_offs, s_hash, s_table, s_mark, s_nnz,
             break
         stamp += 1
         while True:
-            while p < end and (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
-                p += 1
+            p = spaces(buf, p, end)
             if p == end or buf[p] == 10:
                 break
             t0 = p
-            h = FNV_OFFSET
-            h_id = h
-            colon = -1
-            while p < end:
-                c = buf[p]
-                if c == 32 or c == 9 or c == 13 or c == 10:
-                    break
-                if c == 58:
-                    colon = p
-                    h_id = h
-                h = (h ^ np.uint64(c)) * FNV_PRIME
-                p += 1
+            p, colon, h_id = entry_token(buf, t0, end)
             st[ERR0] = t0
             st[ERR1] = p
             if colon < 0:
@@ -309,22 +337,6 @@ def kmer_line_message(code, st, buf, pos):
 
 
 @njit(**_JIT)
-def _spaces(buf, p, end):
-    """The first byte from ``p`` that is not a space, tab or CR."""
-    while p < end and (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
-        p += 1
-    return p
-
-
-@njit(**_JIT)
-def _token(buf, p, end):
-    """The end of the word at ``p``: the next space, tab, CR or line break."""
-    while p < end and buf[p] != 32 and buf[p] != 9 and buf[p] != 13 and buf[p] != 10:
-        p += 1
-    return p
-
-
-@njit(**_JIT)
 def parse_dumps(buf, pos, st, arena, offs, hashes, table, k_file, k_line, k_nnz, o_col, o_count):
     """Parse the whole lines of ``buf`` from ``pos``; return ``(code, line start)``.
 
@@ -338,15 +350,15 @@ def parse_dumps(buf, pos, st, arena, offs, hashes, table, k_file, k_line, k_nnz,
     start = pos
     while pos < end:
         start = pos
-        a = _spaces(buf, pos, end)
+        a = spaces(buf, pos, end)
         if a == end or buf[a] == 10:  # blank line
             line += 1
             pos = a + 1
             continue
-        b = _token(buf, a, end)  # the k-mer
-        t0 = _spaces(buf, b, end)
-        t1 = _token(buf, t0, end)  # the count
-        p = _spaces(buf, t1, end)
+        b = token_end(buf, a, end)  # the k-mer
+        t0 = spaces(buf, b, end)
+        t1 = token_end(buf, t0, end)  # the count
+        p = spaces(buf, t1, end)
         st[D_ERR0], st[D_ERR1] = t0, t1
         if t0 == t1 or (p < end and buf[p] != 10):  # one field, or more than two
             code = D_E_FORM

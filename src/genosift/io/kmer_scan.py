@@ -41,7 +41,11 @@ from .kmer_kernels import (
     NE,
     NL,
     OK,
+    entry_token,
+    kmer_token,
     parse_count,
+    spaces,
+    token_end,
 )
 
 __all__ = ["commit_dump_lines", "commit_lines", "line_cuts", "piece_bounds", "scan_dump_pieces", "scan_pieces"]
@@ -102,22 +106,14 @@ def scan_pieces(buf, cuts, line_at, entry_at, s_arena, s_offs, s_hash, s_table, 
         biggest = 0
         stop = end
         while pos < end:
-            p = pos
-            while p < end and (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
-                p += 1
+            p = spaces(buf, pos, end)
             if p == end or buf[p] == 10:  # blank line
                 line += 1
                 pos = p + 1
                 continue
             a = p
-            hk = FNV_OFFSET
-            while p < end:
-                c = buf[p]
-                if c == 32 or c == 9 or c == 13 or c == 10 or c == 124:
-                    break
-                hk = (hk ^ np.uint64(c)) * FNV_PRIME
-                p += 1
-            b = p
+            b, hk = kmer_token(buf, a, end)
+            p = b
             ok = b > a
             if ok:
                 while p < end and buf[p] != 124 and buf[p] != 10:
@@ -131,23 +127,11 @@ def scan_pieces(buf, cuts, line_at, entry_at, s_arena, s_offs, s_hash, s_table, 
             top = 0
             stamp = line + 1
             while True:
-                while p < end and (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
-                    p += 1
+                p = spaces(buf, p, end)
                 if p == end or buf[p] == 10:
                     break
                 t0 = p
-                h = FNV_OFFSET
-                h_id = h
-                colon = -1
-                while p < end:
-                    c = buf[p]
-                    if c == 32 or c == 9 or c == 13 or c == 10:
-                        break
-                    if c == 58:
-                        colon = p
-                        h_id = h
-                    h = (h ^ np.uint64(c)) * FNV_PRIME
-                    p += 1
+                p, colon, h_id = entry_token(buf, t0, end)
                 if colon <= t0 or colon + 1 == p:
                     ok = False
                     break
@@ -257,25 +241,15 @@ def scan_dump_pieces(buf, cuts, line_at, arena, offs, hashes, table, n_known,
         last = np.int64(-2)
         stop = end
         while pos < end:
-            a = pos
-            while a < end and (buf[a] == 32 or buf[a] == 9 or buf[a] == 13):
-                a += 1
+            a = spaces(buf, pos, end)
             if a == end or buf[a] == 10:
                 line += 1
                 pos = a + 1
                 continue
-            b = a
-            while b < end and buf[b] != 32 and buf[b] != 9 and buf[b] != 13 and buf[b] != 10:
-                b += 1
-            t0 = b
-            while t0 < end and (buf[t0] == 32 or buf[t0] == 9 or buf[t0] == 13):
-                t0 += 1
-            t1 = t0
-            while t1 < end and buf[t1] != 32 and buf[t1] != 9 and buf[t1] != 13 and buf[t1] != 10:
-                t1 += 1
-            p = t1
-            while p < end and (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
-                p += 1
+            b = token_end(buf, a, end)  # the k-mer
+            t0 = spaces(buf, b, end)
+            t1 = token_end(buf, t0, end)  # the count
+            p = spaces(buf, t1, end)
             v = parse_count(buf, t0, t1) if t1 > t0 else np.int64(-1)
             if t0 == t1 or (p < end and buf[p] != 10) or v < 0:
                 stop = pos
