@@ -290,3 +290,26 @@ def test_a_bad_dump_line_anywhere_gives_the_one_thread_message(tmp_path, pieces,
         messages.append(str(err.value))
     assert messages[0] == messages[1]
     assert f"line {at + 1}: " in messages[0]
+
+
+def test_a_block_of_blank_or_very_short_lines_is_read_on_one_thread(tmp_path, pieces, monkeypatch):
+    """The pieces keep 40-56 bytes per line: a block of blank lines (a blank-line bomb) would make
+    them many times its size, so such a block is read on one thread, with the same result."""
+    from genosift.io import dumps as dump_module
+    from genosift.io.dumps import read_dumps
+
+    text, _ = random_text(10, n_lines=100)
+    path = tmp_path / "k.kmers"
+    path.write_text("\n" * 5000 + text + "\n" * 5000)
+    dump = tmp_path / "d.txt"
+    dump.write_text("\n" * 5000 + "ACGTACGTACG 3\nCCCCCCCCCCC 1\n" + "\n" * 5000)
+    listing = tmp_path / "list.txt"
+    listing.write_text("one\td.txt\n")
+    scanned = []
+    for module, name in ((kmer_module, "scan_pieces"), (dump_module, "scan_dump_pieces")):
+        original = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *args, original=original: (scanned.append(1), original(*args))[1])
+    one, many = read_both(path, pieces, 4, block_size=4096)
+    assert_identical(one, many)
+    assert_identical(read_dumps(listing, block_size=4096), (pieces(None), read_dumps(listing, block_size=4096))[1])
+    assert scanned == []  # every block of the two files is mostly blank: none was cut

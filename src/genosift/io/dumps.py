@@ -53,7 +53,15 @@ from .kmer_kernels import (
 from .kmer_options import count_dtype
 from .kmer_scan import commit_dump_lines, line_cuts, piece_bounds, scan_dump_pieces
 from .kmer_store import check_store_dtype
-from .kmers import BLOCK_SIZE, KmerReader, block_pieces, check_block_size, check_count_dtype, check_max_count
+from .kmers import (
+    BLOCK_SIZE,
+    KmerReader,
+    block_pieces,
+    check_block_size,
+    check_count_dtype,
+    check_max_count,
+    few_lines,
+)
 from .quoting import names_list, shown
 from .registry import Dataset, register_reader
 from .spill import Spill, StreamWriter, by_row
@@ -108,6 +116,9 @@ class _DumpReader(KmerReader):
         cuts = line_cuts(buf, pieces)
         bounds = np.zeros((2, pieces), np.int64)
         piece_bounds(buf, cuts, bounds[0], bounds[1])
+        if not few_lines(bounds[0].sum(), buf.size):
+            self._parse_from(buf, 0)
+            return
         line_at = np.concatenate(([0], np.cumsum(bounds[0])))
         lines = int(line_at[-1])
         l_start, l_a, l_b, l_kidx, l_count, l_line = (np.empty(lines, np.int64) for _ in range(6))

@@ -77,7 +77,7 @@ from .quoting import shown
 from .registry import Dataset, register_reader
 
 __all__ = ["BLOCK_SIZE", "KmerReader", "block_pieces", "check_block_size", "check_count_dtype", "check_max_count",
-           "check_paths", "check_samples", "exact_limit", "read_kmers", "warn_unmatched"]
+           "check_paths", "check_samples", "exact_limit", "few_lines", "read_kmers", "warn_unmatched"]
 
 #: Bytes of (decompressed) text parsed per kernel call; a line longer than this is still read
 #: whole, up to ``compression.MAX_LINE_BYTES`` (64 MiB) or the block size if that is larger.
@@ -87,6 +87,8 @@ MIN_PIECE = 1 << 20
 #: Pieces a block is cut into (None: one per thread of the engine).
 PIECES = None
 _PIECE_ROWS_BYTES = 1 << 26  # at most this much for the pieces' rows of per-id marks and counts
+#: Blocks whose lines are shorter than this on average are parsed on one thread (``few_lines``).
+MIN_LINE_BYTES = 14
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -94,6 +96,13 @@ def block_pieces(size):
     """The pieces a block of ``size`` bytes is parsed in: one per thread of the engine (or
     ``PIECES``), each of at least ``MIN_PIECE`` bytes; 1 is a one-thread parse."""
     return max(1, min(PIECES or get_num_threads(), size // MIN_PIECE))
+
+
+def few_lines(lines, size):
+    """Whether a block of ``size`` bytes with at most ``lines`` lines is parsed in pieces: the
+    arrays the pieces keep per line (40-56 bytes) stay within a few times the block's size; a
+    block of blank or very short lines (a blank-line bomb) is parsed on one thread."""
+    return lines * MIN_LINE_BYTES <= size
 
 
 def _pieces(path, block_size):
@@ -249,12 +258,15 @@ class KmerReader:
         no id known yet (a file's first block), the first piece is parsed on one thread first."""
         st = self.st
         cuts = line_cuts(buf, pieces)
-        if st[SN] == 0:
-            self._parse_from(buf[: cuts[1]], 0)
-            cuts = cuts[1:]
-            pieces -= 1
         bounds = np.zeros((2, pieces), np.int64)
         piece_bounds(buf, cuts, bounds[0], bounds[1])
+        if not few_lines(bounds[0].sum(), buf.size):
+            self._parse_from(buf, 0)
+            return
+        if st[SN] == 0:
+            self._parse_from(buf[: cuts[1]], 0)
+            cuts, bounds = cuts[1:], bounds[:, 1:]
+            pieces -= 1
         line_at, entry_at = (np.concatenate(([at], at + np.cumsum(b))) for at, b in zip((st[NL], st[NE]), bounds))
         if self.o_kmer.size < line_at[-1]:
             self.o_kmer = grown(self.o_kmer, max(2 * self.o_kmer.size, int(line_at[-1])), None)
