@@ -208,9 +208,7 @@ class KmerReader:
         st = self.st
         st[NL] = 0
         st[NE] = 0
-        pieces = block_pieces(buf.size)
-        # each piece marks and counts the known ids in rows of its own (8 bytes an id)
-        pieces = min(pieces, max(1, _PIECE_ROWS_BYTES // max(8 * int(st[SN]), 1)))
+        pieces = min(block_pieces(buf.size), self._room_for_pieces())
         if pieces > 1:
             self._parse_pieces(buf, pieces)
         else:
@@ -226,6 +224,11 @@ class KmerReader:
                 self.blocks.append(block)
             else:
                 self.on_block(*block)
+
+    def _room_for_pieces(self):
+        """The most pieces whose rows of marks and counts of the known ids (8 bytes an id each)
+        fit ``_PIECE_ROWS_BYTES``."""
+        return max(1, _PIECE_ROWS_BYTES // max(8 * int(self.st[SN]), 1))
 
     def _parse_from(self, buf, pos):
         """Parse the lines of ``buf`` from ``pos`` on one thread, after what the block holds."""
@@ -267,6 +270,9 @@ class KmerReader:
             self._parse_from(buf[: cuts[1]], 0)
             cuts, bounds = cuts[1:], bounds[:, 1:]
             pieces -= 1
+            if pieces > self._room_for_pieces():  # the first piece met too many ids for the pieces' rows
+                self._parse_from(buf, int(cuts[0]))
+                return
         line_at, entry_at = (np.concatenate(([at], at + np.cumsum(b))) for at, b in zip((st[NL], st[NE]), bounds))
         if self.o_kmer.size < line_at[-1]:
             self.o_kmer = grown(self.o_kmer, max(2 * self.o_kmer.size, int(line_at[-1])), None)
