@@ -78,8 +78,8 @@ def assert_identical(one, many):
     assert one.feature_names.tolist() == many.feature_names.tolist()
 
 
-@pytest.mark.parametrize("k", [2, 3, 8])
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("k", [2, 7])
+@pytest.mark.parametrize("seed", [0, 1])
 def test_pieces_give_the_one_thread_result_and_the_counts_written(tmp_path, pieces, k, seed):
     text, counts = random_text(seed)
     path = tmp_path / "k.kmers"
@@ -157,7 +157,7 @@ BAD_LINES = [
 
 
 @pytest.mark.parametrize("bad", BAD_LINES)
-@pytest.mark.parametrize("where", [0.1, 0.5, 0.93])
+@pytest.mark.parametrize("where", [0.1, 0.93])
 def test_a_bad_line_anywhere_gives_the_one_thread_message(tmp_path, pieces, bad, where):
     text, _ = random_text(7, n_lines=300)
     lines = text.splitlines(keepends=True)
@@ -175,7 +175,7 @@ def test_a_bad_line_anywhere_gives_the_one_thread_message(tmp_path, pieces, bad,
     assert messages[0].startswith(f"'{path}', line {at + 1}: ")
 
 
-@pytest.mark.parametrize("gap", [1, 150, 290])
+@pytest.mark.parametrize("gap", [1, 290])
 def test_a_kmer_repeated_in_another_piece_names_both_lines(tmp_path, pieces, gap):
     text, _ = random_text(8, n_lines=300)
     lines = text.splitlines(keepends=True)

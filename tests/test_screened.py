@@ -77,9 +77,12 @@ def _same_predictions(a, b, store):
 
 @pytest.mark.parametrize("method, model, k, options", [
     ("fisher", "logistic", 3, {}),
-    ("auc", "random_forest", 2, {"min_af": 0.05, "max_af": 0.9}),
+    # the screen reads the same columns whatever the model: the forests' fits (10-12 s each) run
+    # with the slow checks; the logistic cases keep the screen in every run
+    pytest.param("auc", "random_forest", 2, {"min_af": 0.05, "max_af": 0.9}, marks=pytest.mark.slow),
     # permutation importance on the folds (20 boosting rounds: the same code paths, a fifth of the fits)
-    ("chi2_counts", "hist_gradient_boosting", 3, {"model_options": {"max_iter": 20}}),
+    pytest.param("chi2_counts", "hist_gradient_boosting", 3, {"model_options": {"max_iter": 20}},
+                 marks=pytest.mark.slow),
     ("kruskal", "logistic", 3, {"model_options": {"C": [0.1, 1.0]}}),
 ])
 def test_screened_evaluation_writes_the_in_memory_tables(tmp_path, method, model, k, options):

@@ -112,6 +112,8 @@ class _DumpReader(KmerReader):
         self.lines_in_file = int(self.st[D_NK])
 
     def _parse_pieces(self, buf, pieces):
+        """Parse ``buf`` in ``pieces`` on every thread; their lines are kept on one thread in file
+        order, and what follows a piece's first malformed line is parsed on one thread."""
         st = self.st
         cuts = line_cuts(buf, pieces)
         bounds = np.zeros((2, pieces), np.int64)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ...core.transforms import presence
 from ...core.validation import EXACT_INTEGERS, inexact_integer
 from .encoding import require_h5py
 
-__all__ = ["FileReader", "Presence", "StoredVector", "exact_values", "gather", "gather_parts", "read_dtype"]
+__all__ = ["FileReader", "Presence", "StoredVector", "exact_values", "gather", "read_dtype"]
 
 _MAX_READ = 1 << 30  # bytes per preadv call (Linux reads at most 2 GiB - 4 KiB at once)
 
@@ -49,23 +49,6 @@ def gather(data, indices, indptr, row0, j0, j1, cursor, out_data, out_rows, sort
             out_data[pos] = data[k]
             out_rows[pos] = row0 + r
             cursor[j - j0] = pos + 1
-
-
-@njit(parallel=True, nogil=True, cache=True)
-def gather_parts(data, indices, indptr, j0, j1, colptr, cursor, out_data, out_rows, parts):
-    """``gather`` of the sorted CSR rows' columns ``[j0, j1)``, their entries split in ``parts``
-    runs of columns (cut by ``colptr``, the columns' starts) gathered on the engine's threads."""
-    total = colptr[j1] - colptr[j0]
-    cuts = np.empty(parts + 1, np.int64)
-    cuts[0] = j0
-    for t in range(1, parts):
-        cuts[t] = max(cuts[t - 1], np.searchsorted(colptr[j0:j1 + 1], colptr[j0] + total * t // parts) + j0)
-    cuts[parts] = j1
-    for t in prange(parts):
-        a = cuts[t]
-        b = min(max(cuts[t + 1], a), j1)
-        if b > a:
-            gather(data, indices, indptr, 0, a, b, cursor[a - j0:b - j0], out_data, out_rows, True)
 
 
 def read_dtype(stored):

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from numba import get_num_threads
 
 from ...core import engine
 from ...core.files import staged
@@ -16,7 +15,7 @@ from ...core.sparse_columns import column_counts
 from ...core.validation import check_integer_range, param_error
 from ..registry import Dataset
 from .encoding import require_h5py, set_encoding, string_blob, write_frame
-from .read import gather_parts
+from .read import gather
 
 __all__ = ["CHUNK_BYTES", "SUFFIX", "atomic_output", "check_dtype", "chunk_budget", "column_groups", "convert",
            "index_dtype", "write_skeleton", "write_store"]
@@ -136,7 +135,7 @@ def _write_sparse(f, M, dt, names, budget, column_copy):
         out_data = np.empty(hi - lo, dtype=M.data.dtype)
         out_rows = np.empty(hi - lo, dtype=index_dtype(n))
         cursor = colptr[j0:j1] - lo
-        gather_parts(M.data, M.indices, M.indptr, j0, j1, colptr, cursor, out_data, out_rows, get_num_threads())
+        gather(M.data, M.indices, M.indptr, 0, j0, j1, cursor, out_data, out_rows, True)
         cdata[lo:hi] = out_data.astype(dt, copy=False)  # exact: the same values passed _cast above
         crows[lo:hi] = out_rows
 
