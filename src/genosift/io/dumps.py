@@ -51,7 +51,7 @@ from .kmer_kernels import (
     parse_dumps,
 )
 from .kmer_options import count_dtype
-from .kmer_scan import commit_dump_lines, line_cuts, piece_bounds, scan_dump_pieces
+from .kmer_scan import CONSUMED, LINES, RESULTS, STOP, commit_dump_lines, line_cuts, piece_bounds, scan_dump_pieces
 from .kmer_store import check_store_dtype
 from .kmers import (
     BLOCK_SIZE,
@@ -125,12 +125,12 @@ class _DumpReader(KmerReader):
         lines = int(line_at[-1])
         l_start, l_a, l_b, l_kidx, l_count, l_line = (np.empty(lines, np.int64) for _ in range(6))
         l_h = np.empty(lines, np.uint64)
-        res = np.zeros((pieces, 5), np.int64)
+        res = np.zeros((pieces, RESULTS), np.int64)
         k = self.kmers
         scan_dump_pieces(buf, cuts, line_at, k.arena, k.offs, k.hashes, k.table, int(st[D_KN]),
                          l_start, l_a, l_b, l_h, l_kidx, l_count, l_line, res)
         for i in range(pieces):
-            base, first, count, j = int(st[LINE]), int(line_at[i]), int(res[i, 1]), 0
+            base, first, count, j = int(st[LINE]), int(line_at[i]), int(res[i, LINES]), 0
             while True:
                 k = self.kmers
                 code, j = commit_dump_lines(buf, st, first, count, j, base, l_a, l_b, l_h, l_kidx, l_count, l_line,
@@ -148,9 +148,9 @@ class _DumpReader(KmerReader):
                 st[LINE] = base + l_line[first + j]
                 self._parse_from(piece, int(l_start[first + j]))
                 raise RuntimeError(f"line {int(st[LINE]) + 1}: a repeated k-mer was not refused")
-            st[LINE] = base + res[i, 3]
-            if res[i, 0] < cuts[i + 1]:
-                self._parse_from(piece, int(res[i, 0]))
+            st[LINE] = base + res[i, CONSUMED]
+            if res[i, STOP] < cuts[i + 1]:
+                self._parse_from(piece, int(res[i, STOP]))
 
     def _parse_from(self, buf, pos):
         """Parse the lines of ``buf`` from ``pos`` on one thread, after what the row holds."""

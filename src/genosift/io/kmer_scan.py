@@ -48,11 +48,14 @@ from .kmer_kernels import (
     token_end,
 )
 
-__all__ = ["commit_dump_lines", "commit_lines", "line_cuts", "piece_bounds", "scan_dump_pieces", "scan_pieces"]
+__all__ = ["BIGGEST", "CONSUMED", "LINES", "RESULTS", "STOP", "commit_dump_lines", "commit_lines", "line_cuts",
+           "piece_bounds", "scan_dump_pieces", "scan_pieces"]
 
 _JIT = dict(nogil=True, cache=True)
-#: Slots of a piece's row of ``scan_pieces``' results.
-STOP, LINES, ENTRIES, CONSUMED, BIGGEST = range(5)
+#: Slots of a piece's row of the scanners' results (``RESULTS`` of them): where it stopped, the
+#: lines kept, the lines read before the stop (blank ones included), its largest count.
+STOP, LINES, CONSUMED, BIGGEST = range(4)
+RESULTS = 4
 
 
 @njit(**_JIT)
@@ -94,8 +97,8 @@ def scan_pieces(buf, cuts, line_at, entry_at, s_arena, s_offs, s_hash, s_table, 
     Piece ``i`` writes its lines from ``line_at[i]`` (the line's start, its k-mer's bytes and hash,
     its line number within the piece, its number of counts) and its counts from ``entry_at[i]``;
     ``marks`` and ``nnz`` are its own rows (an id twice on a line; counts per sample). ``res[i]``:
-    where it stopped (the piece's end if it read it all), lines kept, counts kept, lines read
-    before the stop (blank ones included) and its largest count.
+    where it stopped (the piece's end if it read it all), lines kept, lines read before the stop
+    (blank ones included) and its largest count.
     """
     for i in prange(cuts.size - 1):
         pos = cuts[i]
@@ -169,7 +172,6 @@ def scan_pieces(buf, cuts, line_at, entry_at, s_arena, s_offs, s_hash, s_table, 
             pos = p + 1
         res[i, STOP] = stop
         res[i, LINES] = nl - line_at[i]
-        res[i, ENTRIES] = ne - entry_at[i]
         res[i, CONSUMED] = line
         res[i, BIGGEST] = biggest
 

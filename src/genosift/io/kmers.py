@@ -72,7 +72,7 @@ from .kmer_options import (
     exact_limit,
     warn_unmatched,
 )
-from .kmer_scan import commit_lines, line_cuts, piece_bounds, scan_pieces
+from .kmer_scan import BIGGEST, CONSUMED, LINES, RESULTS, STOP, commit_lines, line_cuts, piece_bounds, scan_pieces
 from .quoting import shown
 from .registry import Dataset, register_reader
 
@@ -286,12 +286,12 @@ class KmerReader:
         lines = int(line_at[-1])  # the line arrays are indexed as the output's
         l_start, l_a, l_b, l_line = (np.empty(lines, np.int64) for _ in range(4))
         l_h = np.empty(lines, np.uint64)
-        res = np.zeros((pieces, 5), np.int64)
+        res = np.zeros((pieces, RESULTS), np.int64)
         s = self.samples
         scan_pieces(buf, cuts, line_at, entry_at, s.arena, s.offs, s.hashes, s.table, marks, nnz,
                     l_start, l_a, l_b, l_h, l_line, self.o_nnz, self.o_samp, self.o_count, res)
         for i in range(pieces):
-            base, first, count = int(st[LINE]), int(line_at[i]), int(res[i, 1])
+            base, first, count = int(st[LINE]), int(line_at[i]), int(res[i, LINES])
             j, src = 0, int(entry_at[i])
             while True:
                 k = self.kmers
@@ -306,10 +306,10 @@ class KmerReader:
                 st[LINE] = base + l_line[first + j]
                 self._parse_from(piece, int(l_start[first + j]))
                 raise RuntimeError(f"line {int(st[LINE]) + 1}: a repeated k-mer was not refused")
-            st[LINE] = base + res[i, 3]
-            st[MAX] = max(st[MAX], res[i, 4])
-            if res[i, 0] < cuts[i + 1]:
-                self._parse_from(piece, int(res[i, 0]))
+            st[LINE] = base + res[i, CONSUMED]
+            st[MAX] = max(st[MAX], res[i, BIGGEST])
+            if res[i, STOP] < cuts[i + 1]:
+                self._parse_from(piece, int(res[i, STOP]))
         self.samples.cols["nnz"][:known] += nnz.sum(axis=0)
 
     def _nul_error(self, piece, at):

@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import expit
 
 from ..core.distinct import distinct_columns
 from ..scores.enet import enet_fit
 
-__all__ = ["EnetPath", "MemoryDesign", "deviances", "fit_path", "in_data_units", "objective", "penalties",
+__all__ = ["EnetPath", "MemoryDesign", "deviances", "fit_path", "in_data_units", "means", "objective", "penalties",
            "squared_deviations", "value_range"]
 
 #: glmnet's early stop of a path: the share of the null deviance explained, and the smallest
@@ -199,8 +200,9 @@ def _standardised(Z):
     return np.ascontiguousarray(((Z - mean) / scale).T), mean, scale
 
 
-def _means(y, eta, logistic):
-    return 1.0 / (1.0 + np.exp(-eta)) if logistic else eta
+def means(eta, logistic):
+    """The model's mean at the linear predictor ``eta``: the probability (logistic) or ``eta``."""
+    return expit(eta) if logistic else eta
 
 
 def fit_path(design, y, *, logistic, alpha=0.5, lambdas=None, n_lambdas=100, min_ratio=None, covariates=None,
@@ -237,7 +239,7 @@ def fit_path(design, y, *, logistic, alpha=0.5, lambdas=None, n_lambdas=100, min
         b0, _, ok = enet_fit(Zs, y, logistic, 0.0, alpha, np.zeros(c), free_all, gamma, b0, thresh, max_sweeps)
         _check_converged(ok, "the covariates' fit")
     eta = b0 + gamma @ Zs
-    g = design.gradients(y - _means(y, eta, logistic))[:, 0]
+    g = design.gradients(y - means(eta, logistic))[:, 0]
     checks = 1
     lam_max = float(np.abs(g).max()) / max(alpha, 1e-3)
     if lambdas is None:
@@ -282,7 +284,7 @@ def fit_path(design, y, *, logistic, alpha=0.5, lambdas=None, n_lambdas=100, min
             b0, sweeps, ok = enet_fit(W, y, logistic, lambdas[t], alpha, ridge, free, beta_w, b0, thresh, max_sweeps)
             _check_converged(ok, f"the fit at lambda {lambdas[t]:.6g}")
             eta = b0 + beta_w @ W
-            residuals[:, t - k] = y - _means(y, eta, logistic)
+            residuals[:, t - k] = y - means(eta, logistic)
             trial.append((b0, beta_w.copy(), float(deviances(y, eta, logistic)), sweeps))
         G = design.gradients(residuals)
         checks += 1

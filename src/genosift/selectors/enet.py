@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._anndata import AnnDataTransformMixin
 from ..core.validation import check_fit_input, is_int, is_real, param_error
-from ..scoring.enet import MemoryDesign, fit_path, in_data_units
+from ..scoring.enet import MemoryDesign, fit_path, in_data_units, means
 from .folds import cv_splits
 
 __all__ = ["FAMILIES", "PROB_CLIP", "ElasticNetSelector", "EnetResult", "check_enet_options", "elastic_net",
@@ -89,7 +89,7 @@ class EnetResult:
         from sklearn.metrics import roc_auc_score
 
         eta = self.oof[:, index]
-        mean = 1.0 / (1.0 + np.exp(-eta)) if self.logistic else eta
+        mean = means(eta, self.logistic)
         out = {"deviance": float(self.cv_mean[index]),
                "r2": float(1.0 - ((y - mean) ** 2).sum() / ((y - y.mean()) ** 2).sum())}
         if self.logistic:
@@ -101,7 +101,7 @@ class EnetResult:
 def _held_out_loss(y, eta, logistic):
     """Each held-out sample's deviance at each penalty (cv.glmnet's, probabilities clipped)."""
     if logistic:
-        p = np.clip(1.0 / (1.0 + np.exp(-eta)), PROB_CLIP, 1 - PROB_CLIP)
+        p = np.clip(means(eta, True), PROB_CLIP, 1 - PROB_CLIP)
         return -2.0 * (y[:, None] * np.log(p) + (1 - y[:, None]) * np.log1p(-p))
     return (y[:, None] - eta) ** 2
 
