@@ -490,3 +490,48 @@ def test_a_folder_whose_first_dump_is_empty_or_damaged_is_read_as_dumps(tmp_path
     assert gs.io.format_of(tmp_path) == "dumps"
     with pytest.raises(ValueError, match=message):
         gs.io.read(tmp_path)
+
+
+def test_dumps_above_the_budget_are_scored_from_a_temporary_store(tmp_path, monkeypatch, capsys):
+    """Dumps given to a command whose counts pass the memory budget are written to a temporary
+    store and scored from it: the same table, byte for byte, and nothing left behind."""
+    import tempfile
+
+    from genosift.core import engine
+    from genosift.io.dumps import read_dumps_within
+
+    rng = np.random.default_rng(21)
+    counts = _random_counts(rng, n_samples=12, pool=150)
+    listed = _list_file(tmp_path, counts, rng)
+    meta = tmp_path / "meta.tsv"
+    meta.write_text("id\tpheno\n" + "".join(f"{s}\t{'case' if i % 3 else 'control'}\n" for i, s in enumerate(counts)))
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+
+    # the library call: the counts in memory within the budget, a store beyond it, the same values
+    ds, none = read_dumps_within(listed, 1 << 30, tmp_path / "a.gs.h5ad")
+    assert none is None and ds.X.dtype == np.float64 and not (tmp_path / "a.gs.h5ad").exists()
+    _check(ds, counts, list(counts))
+    _check(read_dumps_within(listed, 1 << 30, tmp_path / "a.gs.h5ad", samples=["S3", "S1"])[0],
+           {s: counts[s] for s in ("S3", "S1")}, ["S3", "S1"])
+    none, store = read_dumps_within(listed, 64, tmp_path / "b.gs.h5ad")
+    assert none is None
+    got, expected = _store_arrays(store), _store_arrays(convert_dumps(listed, tmp_path / "c.gs.h5ad")[0])
+    assert sorted(got) == sorted(expected)  # the store convert_dumps writes, array for array
+    for key, values in expected.items():
+        np.testing.assert_array_equal(got[key], values, err_msg=key)
+    _check(gs.io.open_store(store).to_dataset(), counts, list(counts))
+
+    for binary in ([], ["--binary"]):
+        tables = []
+        for budget in (engine.CHUNK_BYTES, 64):
+            monkeypatch.setattr(engine, "CHUNK_BYTES", budget)
+            out = tmp_path / f"rank{budget}.tsv"
+            assert main(["score", str(listed), "--meta", str(meta), "--id", "id", "--target", "pheno", "--method",
+                         "chi2", *binary, "-o", str(out), "--force"]) == 0
+            tables.append(out.read_bytes())
+            said = capsys.readouterr()
+            assert ("written to a temporary store" in said.out + said.err) == (budget == 64)
+            assert list(temporary.iterdir()) == []  # the temporary store is gone with the command
+        assert tables[0] == tables[1]

@@ -194,7 +194,7 @@ def read_table(path, columns=None, *, need=(), what="a ranking table that genosi
     absent."""
     import pandas as pd
 
-    from .io.reading import EXACT_FLOATS
+    from .io.reading import exact_floats
 
     path = Path(path)
     name = path.name.lower()
@@ -217,7 +217,7 @@ def read_table(path, columns=None, *, need=(), what="a ranking table that genosi
         text.update({c: "Int64" for c in wanted if c in INTEGER_COLUMNS})
         try:
             frame = pd.read_csv(path, sep=sep, usecols=wanted, keep_default_na=False, na_values=[""], dtype=text,
-                                **EXACT_FLOATS)
+                                **exact_floats())
         except (TypeError, ValueError) as exc:  # a whole-number column with other text
             raise ValueError(f"Cannot read {str(path)!r} as {what}: {exc}. Check the file.") from None
     for column in NUMBER_COLUMNS.intersection(frame.columns):

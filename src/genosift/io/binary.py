@@ -20,7 +20,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from ..core.messages import FixError
@@ -164,6 +163,8 @@ def read_parquet(path, *, id_column=None, keep=()):
     boolean; a text column whose every value parses as a number is accepted, any other is a
     ``ValueError`` that names the column, the 1-based row and the value.
     """
+    import pandas as pd
+
     path = Path(path)
     pq = optional_module("pyarrow.parquet", "Parquet files", package="pyarrow")
     with file_errors(path, "a Parquet file", broad=True):
@@ -457,6 +458,8 @@ def read_h5ad(path, *, layer=None):
     -----
     Needs ``anndata``. The file is read whole into memory (not in backed mode), so it must fit.
     """
+    import pandas as pd
+
     path = Path(path)
     anndata = optional_module("anndata", "AnnData .h5ad files")
     with file_errors(path, "an AnnData .h5ad file", broad=True), warnings.catch_warnings():

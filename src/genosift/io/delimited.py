@@ -30,16 +30,15 @@ import operator
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ..core.messages import FixError, plain
 from ..core.validation import EXACT_INTEGERS
 from .compression import MAX_LINE_BYTES, LineTooLong, open_binary, open_text
 from .reading import (
-    EXACT_FLOATS,
     NulByte,
     check_unique,
     column_position,
+    exact_floats,
     file_errors,
     numbered,
     numeric_block,
@@ -163,6 +162,8 @@ def _integer_text(cell):
 def _wide_dataset(wide, path, sep, header, header_line, id_pos, keep_pos, features_in_rows):
     """The Dataset of a table read by ``_wide_table``: ids checked as ``_read_delimited`` checks
     them, kept columns typed by pandas as it would type them in the whole table."""
+    import pandas as pd
+
     lines, ids, kept, M = wide
     what = "feature name" if features_in_rows else "sample id"
     with file_errors(path, "a delimited table"):  # names the byte that is not UTF-8
@@ -178,7 +179,7 @@ def _wide_dataset(wide, path, sep, header, header_line, id_pos, keep_pos, featur
     if keep_pos:
         with file_errors(path, "a delimited table"):
             text = b"\n".join(sep.encode().join(cells) for cells in kept).decode("utf-8")
-        frame = pd.read_csv(io.StringIO(text), sep=sep, header=None, names=keep_pos, low_memory=False, **EXACT_FLOATS)
+        frame = pd.read_csv(io.StringIO(text), sep=sep, header=None, names=keep_pos, low_memory=False, **exact_floats())
         obs = pd.DataFrame({header[j]: frame[j].to_numpy() for j in keep_pos},
                            index=pd.Index(row_names, name=header[id_pos] or None))
     return Dataset(M, row_names, col_names, obs)
@@ -258,6 +259,8 @@ def _ragged_error(path, sep, line, got, header_line, n):
 
 def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
     """What read_csv, read_tsv and read_rtab do (see ``_DELIMITED_DOC``)."""
+    import pandas as pd
+
     path = Path(path)
     if not isinstance(sep, str) or len(sep) != 1 or sep in "\"\r\n":
         raise ValueError(
@@ -332,7 +335,7 @@ def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
                 frame = pd.read_csv(
                     io.BufferedReader(_NulGuard(fh, path, bar), 1 << 20), sep=sep, header=None, names=columns,
                     index_col=index_cols, skiprows=_records_through(path, sep, header_line),
-                    dtype={id_pos: str}, low_memory=False, encoding="utf-8", **EXACT_FLOATS,
+                    dtype={id_pos: str}, low_memory=False, encoding="utf-8", **exact_floats(),
                 )
         except pd.errors.ParserError as exc:
             parser_message = str(exc).strip()

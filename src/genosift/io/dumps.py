@@ -66,7 +66,7 @@ from .quoting import names_list, shown
 from .registry import Dataset, register_reader
 from .spill import Spill, StreamWriter, by_row
 
-__all__ = ["DUMP_SUFFIXES", "convert_dumps", "dump_collection", "read_dumps", "sample_id"]
+__all__ = ["DUMP_SUFFIXES", "convert_dumps", "dump_collection", "read_dumps", "read_dumps_within", "sample_id"]
 
 #: Suffixes dropped from a dump's file name (after its compression suffix) to give the sample id.
 DUMP_SUFFIXES = (".txt", ".tsv", ".dump", ".counts", ".kmc", ".jf", ".jellyfish")
@@ -440,19 +440,53 @@ def convert_dumps(source, out_path, *, metadata=None, samples=None, dtype="auto"
     check_block_size(block_size, "convert_dumps")
     out_path = Path(out_path)
     plan, obs, report = _plan(source, samples, metadata, absent, "convert_dumps")
-    spill, sizes = Spill(budget, out_path.parent if out_path.parent.is_dir() else Path(".")), []
+    spill = Spill(budget, out_path.parent if out_path.parent.is_dir() else Path("."))
+    try:
+        reader, sizes = _spilled_rows(plan, block_size, spill)
+        dt = count_dtype(int(reader.st[D_MAX])) if dt is None else dt
+        args = (sizes, [s for s, _ in plan], obs, out_path, dt, column_copy, overwrite, budget)
+        return _write_rows(reader, spill, *args), report
+    finally:
+        spill.close()
+
+
+def read_dumps_within(source, budget, store_path, *, samples=None, block_size=BLOCK_SIZE):
+    """Per-sample dumps in memory while their counts fit ``budget`` bytes, else written to a store.
+
+    Returns ``(Dataset, None)`` as ``read_dumps`` reads them (float64 counts) when the rows fit
+    the budget; otherwise ``(None, store_path)``: the store ``convert_dumps`` would write (the same
+    rows, columns and counts, with its column copy), for reading it a chunk at a time. The dumps
+    are read once either way; the rows beyond the budget wait in a temporary file beside
+    ``store_path``.
+    """
+    budget = engine.check_budget(budget, "read_dumps_within")
+    check_block_size(block_size, "read_dumps_within")
+    store_path = Path(store_path)
+    plan, _, _ = _plan(source, samples, None, "drop", "read_dumps_within")
+    ids = [s for s, _ in plan]
+    spill = Spill(budget, store_path.parent)
+    try:
+        reader, sizes = _spilled_rows(plan, block_size, spill)
+        if spill.spilled:
+            dt = count_dtype(int(reader.st[D_MAX]))
+            return None, _write_rows(reader, spill, sizes, ids, None, store_path, dt, True, False, budget)
+        rows = [block[2:] for block in spill.memory]
+        spill.memory = []
+        return _dataset(reader, rows, ids, np.dtype(np.float64)), None
+    finally:
+        spill.close()
+
+
+def _spilled_rows(plan, block_size, spill):
+    """Parse the dumps of ``plan`` into ``spill`` (one block a row: its index, size, k-mers first
+    seen and counts): the reader and the number of counts of each row."""
+    sizes = []
 
     def keep(r, cols, counts):
         sizes.append(cols.size)
         spill.add(np.array([r], np.int64), np.array([cols.size], np.int32), cols, counts)
 
-    try:
-        reader = _read_rows(plan, block_size, keep)
-        dt = count_dtype(int(reader.st[D_MAX])) if dt is None else dt
-        args = (np.array(sizes, np.int64), [s for s, _ in plan], obs, out_path, dt, column_copy, overwrite, budget)
-        return _write_rows(reader, spill, *args), report
-    finally:
-        spill.close()
+    return _read_rows(plan, block_size, keep), np.array(sizes, np.int64)
 
 
 def _kept_rows(spill):

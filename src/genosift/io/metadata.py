@@ -11,7 +11,7 @@ from ..core.messages import FixError, PythonText, Spelled
 from ..core.validation import UsageError, names_with_closest, param_error
 from .compression import MAX_LINE_BYTES, open_binary, suffix_compression
 from .quoting import names_list
-from .reading import EXACT_FLOATS
+from .reading import exact_floats
 
 __all__ = ["FewMatchedWarning", "MatchReport", "TooFewMatched", "attach_metadata", "read_metadata"]
 
@@ -91,7 +91,7 @@ def read_metadata(path, *, id_column, sep=None):
         if sep is None:
             sep = _sniff_sep(path)
         # pandas reads the bytes through a bounded decompressor, never the file itself
-        options = dict(sep=sep, index_col=False, encoding="utf-8", **EXACT_FLOATS)
+        options = dict(sep=sep, index_col=False, encoding="utf-8", **exact_floats())
         with _opened(path) as fh:
             columns = [str(c) for c in pd.read_csv(fh, nrows=0, **options).columns]
         id_column = columns[0] if id_column is None else id_column

@@ -16,19 +16,22 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ..core.messages import FixError, plain
 from ..core.validation import check_integer_range, closest_names, default_feature_names
 from .compression import DamagedFile, LineTooLong, open_text, suffix_compression
 from .quoting import names_list
 
-__all__ = ["EXACT_FLOATS", "ForeignData", "NulByte", "ObjectsRefused", "check_unique", "column_position",
+__all__ = ["ForeignData", "NulByte", "ObjectsRefused", "check_unique", "column_position", "exact_floats",
            "file_errors", "names_for", "numbered", "numeric_block", "optional_module", "str_array"]
 
-#: pandas 2's default float parser can be one unit in the last place off; pandas 3's is exact (and
-#: deprecates the option)
-EXACT_FLOATS = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+
+def exact_floats():
+    """pandas ``read_csv`` options that parse every float64 exactly: pandas 2's default parser can
+    be one unit in the last place off, pandas 3's is exact (and deprecates the option)."""
+    import pandas as pd
+
+    return {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
 
 
 class NulByte(ValueError):
@@ -150,6 +153,8 @@ def numbered(numbers, total, word="line"):
 
 def _number_or_nan(value):
     """A cell as pandas reads a number, NaN where it is none or beyond float64 (then reported)."""
+    import pandas as pd
+
     try:
         return float(pd.to_numeric(value, errors="coerce"))
     except OverflowError:
@@ -162,6 +167,8 @@ def numeric_block(frame, header, path, locate, *, features_in_rows, where, keep_
     A column that pandas left as text is parsed as numbers; if a cell is not a number, the error
     names the first such cell (line or row, column, value) and lists the text columns.
     """
+    import pandas as pd
+
     kinds = np.array([getattr(t, "kind", "O") for t in frame.dtypes])
     textual = [frame.columns[i] for i in np.flatnonzero(~np.isin(kinds, list("biuf")))]
     converted, bad_columns, first_bad = {}, [], None

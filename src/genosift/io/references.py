@@ -16,7 +16,6 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import numpy as np
-import pandas as pd
 
 from .compression import COMPRESSION_SUFFIXES, open_binary
 from .reading import NulByte, check_unique, file_errors
@@ -289,6 +288,8 @@ def _attributes(text):
 
 def _genes(rows):
     """The rows of gene-level features, parents replaced by their children."""
+    import pandas as pd
+
     ids = {a["ID"]: a for *_, a in rows if "ID" in a}
     with_children = {p for *_, a in rows for p in a.get("Parent", "").split(",") if p in ids}
     records = []

@@ -120,7 +120,7 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
         dataset = read_dataset(data, kind, options, binary)
     except FixError as exc:
         raise _kept_for(exc, origins) from None
-    if kind == "kmers" and isinstance(dataset.X, StoreRows):
+    if kind in ("kmers", "dumps") and isinstance(dataset.X, StoreRows):
         notes.append("The k-mer counts are more than the memory budget holds: they were written to a temporary "
                      "store in the temporary folder (TMPDIR; set it to a folder on a disk with room) and are read "
                      "from it a chunk at a time. Convert them once (genosift convert) to reuse the store.")
@@ -236,16 +236,16 @@ def read_dataset(data, kind, options, binary=False):
 
     if kind == "store":
         return read_store_rows(data, options, binary)
-    if kind == "kmers" and set(options) <= {"layout"}:
-        return _kmers_within_budget(data, options, binary)
+    if (kind == "kmers" and set(options) <= {"layout"}) or (kind == "dumps" and not options):
+        return _counts_within_budget(data, kind, options, binary)
     dataset = read(data, format=kind, **options)
     return replace(dataset, X=presence(dataset.X, copy=False)) if binary else dataset
 
 
-def _kmers_within_budget(data, options, binary):
-    """k-mer text read into memory while its parsed counts fit the engine's budget, else written
-    to a temporary store (in the system's temporary folder: ``TMPDIR``) whose rows are read as a
-    store's, and deleted with it."""
+def _counts_within_budget(data, kind, options, binary):
+    """k-mer text or per-sample dumps (``kind``) read into memory while their parsed counts fit the
+    engine's budget, else written to a temporary store (in the system's temporary folder:
+    ``TMPDIR``) whose rows are read as a store's, and deleted with it."""
     import shutil
     import tempfile
     import weakref
@@ -253,11 +253,13 @@ def _kmers_within_budget(data, options, binary):
     from pathlib import Path
 
     from ..core.engine import CHUNK_BYTES
+    from ..io.dumps import read_dumps_within
     from ..io.kmer_store import read_kmers_within
 
-    folder = Path(tempfile.mkdtemp(prefix="genosift-kmers-"))
+    within = read_kmers_within if kind == "kmers" else read_dumps_within
+    folder = Path(tempfile.mkdtemp(prefix=f"genosift-{kind}-"))
     try:
-        dataset, store = read_kmers_within(data, CHUNK_BYTES, folder / "kmers.gs.h5ad", **options)
+        dataset, store = within(data, CHUNK_BYTES, folder / f"{kind}.gs.h5ad", **options)
         if store is not None:
             dataset = read_store_rows(store, {}, binary)
             weakref.finalize(dataset.X.store, shutil.rmtree, str(folder), True)
