@@ -20,6 +20,7 @@ from sklearn.feature_selection import mutual_info_classif
 from sklearn.metrics import mutual_info_score
 
 import genosift as gs
+from genosift.scores import register
 from genosift.scores._discretize import contingency_tables, discretize
 from genosift.scores.contingency import ClassSums
 
@@ -399,3 +400,122 @@ def test_integer_columns_of_different_ranges_share_a_block(monkeypatch):
     for j in range(2):
         alone = gs.score(X[:, [j]], y, method="chi2")
         np.testing.assert_allclose(together.statistic[j], alone.statistic[0], rtol=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# presence/absence: the tables from each class's count of 1s
+# --------------------------------------------------------------------------------------------
+
+POSITIVES = sorted(m for m in gs.REGISTRY if gs.get_method(m).positives is not None)
+
+
+def _presence_matrix(rng, n=61, p=90):
+    M = (rng.random((n, p)) < rng.random(p)).astype(np.float64)  # every carriage from rare to common
+    M[:, 0], M[:, 1], M[:, 2] = 0.0, 1.0, 0.0
+    M[0, 2] = 1.0  # all zeros, all ones, a single carrier
+    return M
+
+
+@pytest.fixture
+def blocks_only(monkeypatch):
+    """``blocks_only(name)``: score with the method's column blocks, its ``positives`` unregistered."""
+    import dataclasses
+
+    def run(name, call):
+        spec = gs.get_method(name)
+        monkeypatch.setitem(gs.REGISTRY, name, dataclasses.replace(spec, positives=None))
+        try:
+            return call()
+        finally:
+            monkeypatch.setitem(gs.REGISTRY, name, spec)
+
+    return run
+
+
+def _same_bits(a, b):
+    for field in ("statistic", "pvalues", "scores"):
+        x, y = np.asarray(getattr(a, field)), np.asarray(getattr(b, field))
+        assert x.tobytes() == y.tobytes(), field
+    assert a.ranking.tolist() == b.ranking.tolist()
+
+
+def test_the_contingency_scores_read_presence_from_class_counts():
+    assert POSITIVES == ["chi2", "mi"]
+    with pytest.raises(ValueError, match="column blocks"):
+        register("bad", task="classification", invariance="none", statistic=ClassSums, positives=lambda c, t: c,
+                    formula="", reference="")
+
+
+@pytest.mark.parametrize("form", ["dense", "csr", "csc", "frame", "counts --binary"])
+@pytest.mark.parametrize("method", POSITIVES)
+def test_presence_from_class_counts_equals_the_column_blocks_bit_for_bit(method, form, blocks_only):
+    """Data of 0s and 1s are scored from each class's count of 1s: the numbers of the column
+    blocks, bit for bit, for two and three classes and every way the options code a 0/1 feature
+    (two categories; bins, where the 1s share the 0s' bin or not)."""
+    rng = np.random.default_rng(17)
+    M = _presence_matrix(rng)
+    counts = M * rng.integers(1, 9, M.shape)  # counts, read as presence with binary=True
+    X = {"dense": M, "csr": sp.csr_matrix(M), "csc": sp.csc_matrix(M), "frame": pd.DataFrame(M),
+         "counts --binary": sp.csr_matrix(counts)}[form]
+    binary = form == "counts --binary"
+    for y in (np.arange(M.shape[0]) % 2, rng.integers(0, 3, M.shape[0])):
+        for options in ({}, {"max_categories": 1}, {"max_categories": 0, "bins": 3}, {"bins": 40, "max_categories": 0},
+                        {"bins": 7, "max_categories": 9}):
+            got = gs.score(X, y, method=method, binary=binary, **options)
+            reference = blocks_only(method, lambda: gs.score(X, y, method=method, binary=binary, **options))
+            _same_bits(got, reference)
+            n, zeros = M.shape[0], (M == 0).sum(axis=0)
+            if options.get("max_categories", 5) >= 2:  # two categories wherever both values occur
+                one_category = (zeros == 0) | (zeros == n)
+            else:  # the 1s in the 0s' bin where the 0s are fewer than n / bins
+                one_category = (zeros == n) | (zeros * options.get("bins", 5) // n == 0)
+            assert np.isnan(got.statistic).tolist() == one_category.tolist()
+
+
+@pytest.mark.parametrize("method", POSITIVES)
+def test_only_data_of_zeros_and_ones_are_scored_from_class_counts(method, monkeypatch):
+    """Counts, NaN and duplicate sparse entries take the column blocks (NaN: their error)."""
+    import dataclasses
+
+    spec = gs.get_method(method)
+    used = []
+
+    def positives(counts, target, **options):
+        used.append(counts.shape[1])
+        return spec.positives(counts, target, **options)
+
+    monkeypatch.setitem(gs.REGISTRY, method, dataclasses.replace(spec, positives=positives))
+    rng = np.random.default_rng(5)
+    M = _presence_matrix(rng)
+    y = np.arange(M.shape[0]) % 2
+    gs.score(sp.csr_matrix(M), y, method=method)
+    assert sum(used) == M.shape[1]
+    used.clear()
+    counted = M.copy()
+    counted[3, 5] = 2.0
+    gs.score(counted, y, method=method)
+    indptr = np.r_[0, np.full(M.shape[0], 2)]
+    doubled = sp.csr_matrix((np.ones(2), np.array([4, 4]), indptr), shape=M.shape)  # one entry stored twice: 2
+    assert not doubled.has_canonical_format
+    gs.score(doubled, y, method=method)
+    assert used == []
+    holed = M.copy()
+    holed[4, 6] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        gs.score(holed, y, method=method)
+    assert used == []
+
+
+def test_chi2_of_binary_data_matches_scipy():
+    """An independent reference for the counts path: scipy's test of independence per feature."""
+    rng = np.random.default_rng(9)
+    M = _presence_matrix(rng)
+    y = rng.integers(0, 3, M.shape[0])
+    res = gs.score(sp.csr_matrix(M), y, method="chi2")
+    ones = M.sum(axis=0)
+    constant = (ones == 0) | (ones == M.shape[0])
+    assert np.isnan(res.statistic[constant]).all() and (~constant).sum() > 80
+    for j in np.flatnonzero(~constant):
+        table = np.array([[np.sum((M[:, j] == v) & (y == c)) for c in range(3)] for v in (0, 1)])
+        stat, p, _, _ = ss.chi2_contingency(table, correction=False)
+        np.testing.assert_allclose([res.statistic[j], res.pvalues[j]], [stat, p], rtol=RTOL)

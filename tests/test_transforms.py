@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from genosift.core.transforms import presence
+from genosift.core.transforms import presence, zeros_and_ones
 from genosift.scores import carriers
 
 
@@ -96,3 +96,19 @@ def test_sparse_long_double_values():
             got = gs.score(M.asformat(fmt), y, method=method, min_af=0.05).scores
             want = gs.score(reference.asformat(fmt), y, method=method, min_af=0.05).scores
             np.testing.assert_array_equal(got, want)
+
+
+def test_zeros_and_ones_of_every_form():
+    M = np.array([[0, 1, 1], [1, 0, 0]])
+    for dtype in (bool, np.int8, np.uint16, np.float32, np.float64):
+        for X in (M.astype(dtype), np.asfortranarray(M.astype(dtype)), sp.csr_matrix(M.astype(dtype)),
+                  sp.csc_matrix(M.astype(dtype))):
+            assert zeros_and_ones(X)
+    for other in (2, -1, 0.5, np.nan, np.inf):
+        bad = M.astype(np.float64)
+        bad[1, 2] = other
+        assert not zeros_and_ones(bad) and not zeros_and_ones(sp.csr_matrix(bad))
+    assert zeros_and_ones(np.zeros((0, 3))) and not zeros_and_ones(np.array([["0", "1"]], dtype=object))
+    big = np.zeros((3000, 2000))  # read in slices: the other value in the last one
+    big[-1, -1] = 3.0
+    assert not zeros_and_ones(big)

@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-__all__ = ["presence"]
+__all__ = ["presence", "zeros_and_ones"]
 
 
 def presence(X, *, copy=True):
@@ -72,3 +72,23 @@ def _presence_values(values, out):
     for i in prange(values.size):
         v = values[i]
         out[i] = 1.0 if v > 0 else (v if v != v else 0.0)
+
+
+def zeros_and_ones(M):
+    """Whether every value of ``M`` is 0 or 1 (presence/absence, a ``presence`` result without
+    NaN): ``M`` an ndarray, or a CSR or CSC matrix, whose duplicate entries (summed when read)
+    answer False. Read a slice at a time (a few MiB of temporaries), stopping at the first other value.
+    """
+    if sp.issparse(M):
+        if not M.has_canonical_format:
+            return False
+        values = M.data
+    else:
+        values = np.asarray(M)
+    if values.dtype.kind not in "biuf":
+        return False
+    if not values.size:
+        return True
+    rows = values.reshape(values.shape[0] if values.ndim else 1, -1)
+    step = max(1, (1 << 22) // max(rows.shape[1], 1))
+    return all(((part == 0) | (part == 1)).all() for part in (rows[a:a + step] for a in range(0, rows.shape[0], step)))

@@ -349,6 +349,7 @@ class Method:
     kinship: bool = False
     fitted: Callable | None = None
     many: Callable | None = None
+    positives: Callable | None = None
 
     @property
     def options(self):
@@ -443,7 +444,7 @@ REGISTRY: dict[str, Method] = {}
 
 def register(name, *, task, invariance, statistic=None, streaming="rows", binary_only=False, pvalues=False,
              signed=False, min_class_size=1, sparse_blocks=False, scale_free=False, covariates=False, combine=None,
-             distinct=False, options=None, kinship=False, fitted=None, many=None, formula, reference):
+             distinct=False, options=None, kinship=False, fitted=None, many=None, positives=None, formula, reference):
     """Register a method under ``name``.
 
     The function's first two arguments depend on ``streaming``: ``func(stats, **options)`` for
@@ -474,6 +475,12 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
     targets at once (a tuple of ``Target`` sharing the samples, covariates and kinship) whose
     arrays hold one column per target, for a method that shares work between them (the mixed
     model rotates the block once); without it each target is fitted in turn (``fit_block``).
+    ``positives``: ``positives(counts, target, **options) -> Scores``, the method on features whose
+    every value is 0 or 1 from each class's count of 1s alone (``counts`` (k, p), in the order of
+    ``target.classes``), the same numbers ``func`` gives on their blocks (a "blocks" method without
+    covariates): data in memory that are all 0 and 1 (presence/absence) are then scored from one
+    pass over their rows, without the columns (``scoring.memory``); the contract tests compare the
+    two bit for bit.
     ``options``: ``{option: Constraint}`` (``genosift.scores.options``), the values each keyword
     option of the function takes: exactly its keyword options, each default accepted. They are
     checked once, by ``check_options``, before the method runs; the function trusts them.
@@ -485,16 +492,18 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
                          "and a statistic exactly when streaming is 'rows'")
     if distinct not in (False, True, "all"):
         raise ValueError(f"bad registration of {name!r}: distinct is False, True or 'all', not {distinct!r}")
-    if (covariates or distinct or kinship or many) and streaming != "blocks":
-        raise ValueError(f"bad registration of {name!r}: a method that takes covariates or scores distinct columns "
-                         "once works on column blocks")
+    if (covariates or distinct or kinship or many or positives) and streaming != "blocks":
+        raise ValueError(f"bad registration of {name!r}: a method that takes covariates, scores distinct columns "
+                         "once or scores presence from class counts works on column blocks")
 
     def wrap(func):
         check_declaration(name, func, options or {}, 1 if streaming == "rows" else 2)
+        if positives is not None:
+            check_declaration(name, positives, options or {}, 2)
         summary = next(iter((func.__doc__ or "").strip().splitlines()), "")
         REGISTRY[name] = Method(name, func, statistic, task, binary_only, pvalues, signed, streaming,
                                 min_class_size, sparse_blocks, formula, reference, summary, scale_free, invariance,
-                                covariates, combine, distinct, dict(options or {}), kinship, fitted, many)
+                                covariates, combine, distinct, dict(options or {}), kinship, fitted, many, positives)
         return func
 
     return wrap

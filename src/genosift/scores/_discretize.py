@@ -325,3 +325,28 @@ def contingency_tables(block, y, count, *, bins=5, max_categories=5):
     if sp.issparse(block):
         return _sparse_tables(block, y, count, bins, max_categories)
     return _dense_tables(np.asarray(block, dtype=np.float64), y, count.shape[0], bins, max_categories)
+
+
+def presence_tables(positives, count, *, bins=5, max_categories=5):
+    """The tables ``contingency_tables`` gives for features whose every value is 0 or 1, from each
+    class's count of 1s alone: ndarray (b, L, k), equal to them entry for entry.
+
+    ``positives``: (k, b), the samples of each class whose value is 1; ``count``: (k,), the
+    samples of each class. The 0s have code 0. The 1s have code 1 when the feature keeps its two
+    values as categories (``max_categories >= 2``), else the bin of their first sorted position,
+    ``floor(bins * zeros / n)``; where the feature is constant both share code 0.
+    """
+    positives = np.asarray(positives, dtype=np.float64)
+    count = np.asarray(count, dtype=np.float64)
+    k, b = positives.shape
+    n = int(count.sum())
+    ones = positives.sum(axis=0).astype(np.int64)
+    if max_categories >= 2:
+        code = np.ones(b, np.int64)
+    else:
+        code = (n - ones) * int(bins) // max(n, 1)
+    code[(ones == 0) | (ones == n)] = 0
+    tables = np.zeros((b, n_codes(bins, max_categories), k))
+    tables[np.arange(b), code] = positives.T
+    tables[:, 0] += count - positives.T
+    return tables

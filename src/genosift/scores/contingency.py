@@ -31,7 +31,7 @@ from scipy import special
 
 from ..stats import ClassSums
 from ._base import Scores, ratio, register
-from ._discretize import contingency_tables
+from ._discretize import contingency_tables, presence_tables
 from .options import Integer
 
 
@@ -90,6 +90,39 @@ def _tables(block, target, bins, max_categories):
     return contingency_tables(block, target.codes, target.count, bins=int(bins), max_categories=int(max_categories))
 
 
+def _chi2_of(tables):
+    """Pearson's X^2 and its p of each (category x class) table of ``tables`` (b, L, k)."""
+    n, row, col, dof = _margins(tables)
+    expected = row[:, :, None] * col[:, None, :] / n[:, None, None]
+    terms = ratio((tables - expected) ** 2, expected)
+    stat = np.where(expected > 0, terms, 0.0).sum(axis=(1, 2))
+    stat[dof == 0] = np.nan
+    return Scores(stat, _chi2_sf(dof, stat))
+
+
+def _mi_of(tables):
+    """The mutual information (nats) and its G-test p of each table of ``tables`` (b, L, k)."""
+    n, row, col, dof = _margins(tables)
+    positive = tables > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_ratio = (np.log(np.where(positive, tables, 1.0)) + np.log(n)[:, None, None]
+                     - np.log(np.where(positive, row[:, :, None], 1.0))
+                     - np.log(np.where(positive, col[:, None, :], 1.0)))
+    info = np.maximum((np.where(positive, tables, 0.0) * log_ratio).sum(axis=(1, 2)) / n, 0.0)
+    info[dof == 0] = np.nan
+    return Scores(info, _chi2_sf(dof, 2.0 * n * info))
+
+
+def _chi2_presence(positives, target, *, bins=5, max_categories=5):
+    """``chi2`` of features of 0s and 1s from each class's count of 1s (``positives`` (k, b))."""
+    return _chi2_of(presence_tables(positives, target.count, bins=bins, max_categories=max_categories))
+
+
+def _mi_presence(positives, target, *, bins=5, max_categories=5):
+    """``mi`` of features of 0s and 1s from each class's count of 1s (``positives`` (k, b))."""
+    return _mi_of(presence_tables(positives, target.count, bins=bins, max_categories=max_categories))
+
+
 _DISCRETISE = ("categories: integer features with <= max_categories distinct values as they are, "
                "others in `bins` equal-frequency bins (ties never split)")
 
@@ -100,6 +133,7 @@ _DISCRETISE = ("categories: integer features with <= max_categories distinct val
             "p from chi2((M - 1)(K - 1)), empty categories dropped",
     reference="Pearson's chi-square test of independence; scipy.stats.chi2_contingency(correction=False)",
     options={"bins": Integer(low=2), "max_categories": Integer(low=0)},
+    positives=_chi2_presence,
 )
 def chi2(block, target, *, bins=5, max_categories=5):
     """Chi-square test of independence between the feature's categories and the class.
@@ -117,13 +151,7 @@ def chi2(block, target, *, bins=5, max_categories=5):
     non-empty categories; no continuity correction. Features with one category are NaN. Scores
     are X^2; features with different ``M`` are better compared by their p-values.
     """
-    tables = _tables(block, target, bins, max_categories)
-    n, row, col, dof = _margins(tables)
-    expected = row[:, :, None] * col[:, None, :] / n[:, None, None]
-    terms = ratio((tables - expected) ** 2, expected)
-    stat = np.where(expected > 0, terms, 0.0).sum(axis=(1, 2))
-    stat[dof == 0] = np.nan
-    return Scores(stat, _chi2_sf(dof, stat))
+    return _chi2_of(_tables(block, target, bins, max_categories))
 
 
 @register(
@@ -132,6 +160,7 @@ def chi2(block, target, *, bins=5, max_categories=5):
             "p of the G-test G = 2 n I from chi2((M - 1)(K - 1))",
     reference="sklearn.metrics.mutual_info_score; G-test: scipy.stats.chi2_contingency(lambda_='log-likelihood')",
     options={"bins": Integer(low=2), "max_categories": Integer(low=0)},
+    positives=_mi_presence,
 )
 def mi(block, target, *, bins=5, max_categories=5):
     """Mutual information (nats) between the feature's categories and the class, with the G-test p.
@@ -150,13 +179,4 @@ def mi(block, target, *, bins=5, max_categories=5):
     ``G = 2 n I`` against chi-square with ``(M - 1)(K - 1)`` degrees of freedom. Features with
     one category are NaN.
     """
-    tables = _tables(block, target, bins, max_categories)
-    n, row, col, dof = _margins(tables)
-    positive = tables > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_ratio = (np.log(np.where(positive, tables, 1.0)) + np.log(n)[:, None, None]
-                     - np.log(np.where(positive, row[:, :, None], 1.0))
-                     - np.log(np.where(positive, col[:, None, :], 1.0)))
-    info = np.maximum((np.where(positive, tables, 0.0) * log_ratio).sum(axis=(1, 2)) / n, 0.0)
-    info[dof == 0] = np.nan
-    return Scores(info, _chi2_sf(dof, 2.0 * n * info))
+    return _mi_of(_tables(block, target, bins, max_categories))

@@ -5,7 +5,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.distinct import distinct_columns
-from ..core.engine import block_width, column_blocks, is_chunk_stream
+from ..core.engine import block_width, column_blocks, is_chunk_stream, map_blocks
+from ..core.transforms import zeros_and_ones
 from ..core.validation import as_matrix
 from ..scores import (
     CarrierTap,
@@ -17,6 +18,7 @@ from ..scores import (
     check_covariates,
     finish,
     finite_blocks,
+    join_scores,
     make_target,
     make_targets,
     score_blocks,
@@ -24,6 +26,7 @@ from ..scores import (
     with_af,
     with_covariates,
 )
+from ..stats import class_positives
 
 __all__ = ["score_memory", "score_memory_targets"]
 
@@ -44,6 +47,9 @@ def _score_columns(spec, X, y, names, opts, covariates=None, kinship=None):
     target = make_targets(spec, y, M.shape[0], Z, kinship) if many else make_target(spec, y, M.shape[0], Z, kinship)
     for each in target if many else (target,):
         check_classes(spec, each)
+    if spec.positives is not None and Z is None and zeros_and_ones(M):
+        found = [_score_presence(spec, M, each, names, opts) for each in (target if many else (target,))]
+        return found if many else found[0]
     columns = inverse = None
     if spec.distinct:  # each distinct column scored once
         M = M.tocsc() if sp.issparse(M) else M
@@ -62,6 +68,17 @@ def _score_columns(spec, X, y, names, opts, covariates=None, kinship=None):
     if many:
         return [with_covariates(res, covariate_names) for res in found]
     return with_covariates(found, covariate_names)
+
+
+def _score_presence(spec, M, target, names, opts):
+    """A method registered with ``positives`` on data that are all 0 and 1: each class's count of
+    1s from one pass over the rows (no copy by columns), then the features' scores from them a
+    block at a time on the engine's threads."""
+    counts = class_positives(M, target.codes, target.count.shape[0])
+    p = counts.shape[1]
+    width = block_width(M.shape[0], p)
+    parts = map_blocks(lambda j0: spec.positives(counts[:, j0:j0 + width], target, **opts), range(0, p, width))
+    return build_result(spec, join_scores(parts), target, names, opts)
 
 
 def _score_kept(spec, M, y, names, opts, counts, bounds):
