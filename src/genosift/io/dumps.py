@@ -51,7 +51,7 @@ from .kmer_kernels import (
     parse_dumps,
 )
 from .kmer_options import count_dtype
-from .kmer_scan import CONSUMED, LINES, RESULTS, STOP, commit_dump_lines, line_cuts, piece_bounds, scan_dump_pieces
+from .kmer_scan import LINES, RESULTS, commit_dump_lines, scan_dump_pieces
 from .kmer_store import check_store_dtype
 from .kmers import (
     BLOCK_SIZE,
@@ -60,7 +60,6 @@ from .kmers import (
     check_block_size,
     check_count_dtype,
     check_max_count,
-    few_lines,
 )
 from .quoting import names_list, shown
 from .registry import Dataset, register_reader
@@ -115,12 +114,10 @@ class _DumpReader(KmerReader):
         """Parse ``buf`` in ``pieces`` on every thread; their lines are kept on one thread in file
         order, and what follows a piece's first malformed line is parsed on one thread."""
         st = self.st
-        cuts = line_cuts(buf, pieces)
-        bounds = np.zeros((2, pieces), np.int64)
-        piece_bounds(buf, cuts, bounds[0], bounds[1])
-        if not few_lines(bounds[0].sum(), buf.size):
-            self._parse_from(buf, 0)
+        cut = self._cut(buf, pieces)
+        if cut is None:
             return
+        cuts, bounds = cut
         line_at = np.concatenate(([0], np.cumsum(bounds[0])))
         lines = int(line_at[-1])
         l_start, l_a, l_b, l_kidx, l_count, l_line = (np.empty(lines, np.int64) for _ in range(6))
@@ -143,14 +140,8 @@ class _DumpReader(KmerReader):
                     self.o_count = grown(self.o_count, 2 * self.o_count.size, None)
                 else:
                     break
-            piece = buf[: cuts[i + 1]]
-            if code != D_OK:  # a k-mer twice in the dump: the one-thread parse words the error
-                st[LINE] = base + l_line[first + j]
-                self._parse_from(piece, int(l_start[first + j]))
-                raise RuntimeError(f"line {int(st[LINE]) + 1}: a repeated k-mer was not refused")
-            st[LINE] = base + res[i, CONSUMED]
-            if res[i, STOP] < cuts[i + 1]:
-                self._parse_from(piece, int(res[i, STOP]))
+            repeated = None if code == D_OK else (l_line[first + j], l_start[first + j])  # a k-mer twice in the dump
+            self._rest_of_piece(buf[: cuts[i + 1]], base, res[i], repeated)
 
     def _parse_from(self, buf, pos):
         """Parse the lines of ``buf`` from ``pos`` on one thread, after what the row holds."""

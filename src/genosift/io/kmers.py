@@ -260,12 +260,10 @@ class KmerReader:
         settle (new ids, errors) are parsed after its kept ones on one thread, in file order. With
         no id known yet (a file's first block), the first piece is parsed on one thread first."""
         st = self.st
-        cuts = line_cuts(buf, pieces)
-        bounds = np.zeros((2, pieces), np.int64)
-        piece_bounds(buf, cuts, bounds[0], bounds[1])
-        if not few_lines(bounds[0].sum(), buf.size):
-            self._parse_from(buf, 0)
+        cut = self._cut(buf, pieces)
+        if cut is None:
             return
+        cuts, bounds = cut
         if st[SN] == 0:
             self._parse_from(buf[: cuts[1]], 0)
             cuts, bounds = cuts[1:], bounds[:, 1:]
@@ -301,16 +299,35 @@ class KmerReader:
                 if code != GROW_KMERS:
                     break
                 self.kmers.grow(st[KN], st[KB], st[ARG])
-            piece = buf[: cuts[i + 1]]
-            if code != OK:  # a k-mer met before in the file: the one-thread parse words the error
-                st[LINE] = base + l_line[first + j]
-                self._parse_from(piece, int(l_start[first + j]))
-                raise RuntimeError(f"line {int(st[LINE]) + 1}: a repeated k-mer was not refused")
-            st[LINE] = base + res[i, CONSUMED]
             st[MAX] = max(st[MAX], res[i, BIGGEST])
-            if res[i, STOP] < cuts[i + 1]:
-                self._parse_from(piece, int(res[i, STOP]))
+            repeated = None if code == OK else (l_line[first + j], l_start[first + j])  # a k-mer met before
+            self._rest_of_piece(buf[: cuts[i + 1]], base, res[i], repeated)
         self.samples.cols["nnz"][:known] += nnz.sum(axis=0)
+
+    def _cut(self, buf, pieces):
+        """``buf`` cut at line breaks into ``pieces``, with each piece's lines and colons
+        (``line_cuts``, ``piece_bounds``): ``(cuts, bounds)``; None when ``buf`` was parsed on one
+        thread instead, its lines too short for the pieces' per-line arrays to pay (``few_lines``)."""
+        cuts = line_cuts(buf, pieces)
+        bounds = np.zeros((2, pieces), np.int64)
+        piece_bounds(buf, cuts, bounds[0], bounds[1])
+        if few_lines(bounds[0].sum(), buf.size):
+            return cuts, bounds
+        self._parse_from(buf, 0)
+        return None
+
+    def _rest_of_piece(self, piece, base, res, repeated=None):
+        """After the kept lines of ``piece`` (the block up to the piece's end) are committed, its
+        line count ``base`` before them: with ``repeated`` ``(line, start)``, the line of a
+        k-mer met before, which the one-thread parse words (it raises); else the lines the
+        piece consumed counted, and what follows its stop parsed on one thread."""
+        if repeated is not None:
+            self.st[LINE] = base + repeated[0]
+            self._parse_from(piece, int(repeated[1]))
+            raise RuntimeError(f"line {int(self.st[LINE]) + 1}: a repeated k-mer was not refused")
+        self.st[LINE] = base + res[CONSUMED]
+        if res[STOP] < piece.size:
+            self._parse_from(piece, int(res[STOP]))
 
     def _nul_error(self, piece, at):
         line = int(self.st[LINE]) + 1 + piece.count(b"\n", 0, at)
