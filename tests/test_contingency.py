@@ -446,9 +446,9 @@ def test_the_contingency_scores_read_presence_from_class_counts():
                     formula="", reference="")
 
 
-@pytest.mark.parametrize("form", ["dense", "csr", "csc", "frame", "counts --binary"])
+@pytest.mark.parametrize("form", ["dense", "csr", "csc", "frame", "counts --binary", "store --binary"])
 @pytest.mark.parametrize("method", POSITIVES)
-def test_presence_from_class_counts_equals_the_column_blocks_bit_for_bit(method, form, blocks_only):
+def test_presence_from_class_counts_equals_the_column_blocks_bit_for_bit(method, form, blocks_only, tmp_path):
     """Data of 0s and 1s are scored from each class's count of 1s: the numbers of the column
     blocks, bit for bit, for two and three classes and every way the options code a 0/1 feature
     (two categories; bins, where the 1s share the 0s' bin or not)."""
@@ -456,8 +456,11 @@ def test_presence_from_class_counts_equals_the_column_blocks_bit_for_bit(method,
     M = _presence_matrix(rng)
     counts = M * rng.integers(1, 9, M.shape)  # counts, read as presence with binary=True
     X = {"dense": M, "csr": sp.csr_matrix(M), "csc": sp.csc_matrix(M), "frame": pd.DataFrame(M),
-         "counts --binary": sp.csr_matrix(counts)}[form]
-    binary = form == "counts --binary"
+         "counts --binary": sp.csr_matrix(counts)}.get(form)
+    if form == "store --binary":  # its blocks of the column copy, read as presence
+        X = str(gs.io.write_store(gs.io.Dataset(sp.csr_matrix(counts), [f"s{i}" for i in range(M.shape[0])],
+                                                [f"k{j}" for j in range(M.shape[1])]), tmp_path / "c.gs.h5ad"))
+    binary = form.endswith("--binary")
     for y in (np.arange(M.shape[0]) % 2, rng.integers(0, 3, M.shape[0])):
         for options in ({}, {"max_categories": 1}, {"max_categories": 0, "bins": 3}, {"bins": 40, "max_categories": 0},
                         {"bins": 7, "max_categories": 9}):
@@ -473,37 +476,53 @@ def test_presence_from_class_counts_equals_the_column_blocks_bit_for_bit(method,
 
 
 @pytest.mark.parametrize("method", POSITIVES)
-def test_only_data_of_zeros_and_ones_are_scored_from_class_counts(method, monkeypatch):
-    """Counts, NaN and duplicate sparse entries take the column blocks (NaN: their error)."""
+def test_only_blocks_of_zeros_and_ones_are_scored_from_class_counts(method, monkeypatch, blocks_only):
+    """Data of 0s and 1s in memory go to ``positives`` whole; otherwise each block of columns of
+    0s and 1s does (here: those without the count 2 or the entry stored twice), the others to the
+    method's function; the numbers are the column blocks' either way. NaN: the usual error."""
     import dataclasses
+    import functools
+
+    from genosift.scoring import memory
 
     spec = gs.get_method(method)
-    used = []
+    widths = {"positives": [], "func": []}
 
+    @functools.wraps(spec.positives)
     def positives(counts, target, **options):
-        used.append(counts.shape[1])
+        widths["positives"].append(counts.shape[1])
         return spec.positives(counts, target, **options)
 
-    monkeypatch.setitem(gs.REGISTRY, method, dataclasses.replace(spec, positives=positives))
+    @functools.wraps(spec.func)  # the method's signature: its options
+    def func(block, target, **options):
+        widths["func"].append(block.shape[1])
+        return spec.func(block, target, **options)
+
     rng = np.random.default_rng(5)
     M = _presence_matrix(rng)
     y = np.arange(M.shape[0]) % 2
-    gs.score(sp.csr_matrix(M), y, method=method)
-    assert sum(used) == M.shape[1]
-    used.clear()
     counted = M.copy()
     counted[3, 5] = 2.0
-    gs.score(counted, y, method=method)
     indptr = np.r_[0, np.full(M.shape[0], 2)]
     doubled = sp.csr_matrix((np.ones(2), np.array([4, 4]), indptr), shape=M.shape)  # one entry stored twice: 2
     assert not doubled.has_canonical_format
-    gs.score(doubled, y, method=method)
-    assert used == []
+    monkeypatch.setattr(gs.core.engine, "BLOCK_BYTES", 8 * M.shape[0] * 16)  # blocks of at most 16 columns
+    for X, whole in ((sp.csr_matrix(M), True), (M, True), (counted, False), (doubled, False)):
+        reference = blocks_only(method, lambda: gs.score(X, y, method=method))
+        widths["positives"].clear(), widths["func"].clear()
+        monkeypatch.setitem(gs.REGISTRY, method, dataclasses.replace(spec, func=func, positives=positives))
+        if whole:  # one pass over the rows: no copy by columns
+            monkeypatch.setattr(memory, "column_blocks", None)
+        got = gs.score(X, y, method=method)
+        monkeypatch.undo()
+        _same_bits(got, reference)
+        assert sum(widths["positives"]) + sum(widths["func"]) == M.shape[1]
+        assert len(widths["func"]) == (0 if whole else 1)
+        monkeypatch.setattr(gs.core.engine, "BLOCK_BYTES", 8 * M.shape[0] * 16)
     holed = M.copy()
     holed[4, 6] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         gs.score(holed, y, method=method)
-    assert used == []
 
 
 def test_chi2_of_binary_data_matches_scipy():

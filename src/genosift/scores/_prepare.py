@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from ..core.distinct import distinct_columns
 from ..core.engine import accumulate, is_chunk_stream, map_blocks
 from ..core.messages import FixError, FixTypeError, PythonText, plain
+from ..core.transforms import zeros_and_ones
 from ..core.validation import (
     HUGE,
     MAX_FLOAT_CLASSES,
@@ -25,6 +26,7 @@ from ..core.validation import (
     is_continuous,
     numeric_target,
 )
+from ..stats import class_positives
 from ._base import REGISTRY, ScoreResult, Scores, Target, get_method, stack_scores, target_scores
 
 __all__ = ["FittedColumns", "LabelCoding", "build_result", "check_classes", "check_kinship_given", "check_options",
@@ -286,7 +288,13 @@ def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None, i
 def fit_block(spec, block, target, options):
     """A "blocks" method on ``block`` for ``target``; for a tuple of targets (``make_targets``),
     for each of them at once: a ``Scores`` whose arrays hold one column per target, from the
-    method's ``many`` where it shares work between them, else from one fit per target."""
+    method's ``many`` where it shares work between them, else from one fit per target. A block
+    of 0s and 1s goes to the method's ``positives`` where it has one (the same numbers)."""
+    if spec.positives is not None and zeros_and_ones(block):  # presence/absence: each class's count of 1s
+        if not isinstance(target, tuple):
+            return spec.positives(class_positives(block, target.codes, target.count.shape[0]), target, **options)
+        return stack_scores([spec.positives(class_positives(block, each.codes, each.count.shape[0]), each, **options)
+                             for each in target])
     if not isinstance(target, tuple):
         return spec.func(block, target, **options)
     if spec.many is not None:
