@@ -12,10 +12,14 @@ many-core machine as it is. Every path runs in this process at each thread count
 as it is) after one untimed call that compiles or loads its kernels; the time is the best of
 ``--repeats``. The whole ``genosift convert`` command runs as a child process with ``--threads``.
 
-Reported per path: seconds at each thread count, the speed-up over one thread and the fraction of
-the ideal (speed-up / threads). A path that reads memory more than it computes stops scaling
-when the memory bus is full: the stream line measures the bandwidth the machine gives at each
-thread count (a compiled a = b + s c over 3 x 256 MiB), so the paths' limits can be read against it.
+Reported per path: seconds at each thread count, the speed-up over one thread, the fraction of
+the ideal (speed-up / threads) and the bytes of its input (the matrix's arrays; the k-mer text as
+parsed, decompressed) over its time at the most threads, beside the share of the machine's
+bandwidth that is. A path that reads memory more than it computes stops scaling when the memory
+bus is full: the stream line measures the bandwidth the machine gives at each thread count (a
+compiled a = b + s c over 3 x 256 MiB), so the paths' limits can be read against it (a path that
+reads its input once and stays near the bus's rate is limited by it; one far below it, by its
+computation or its serial parts).
 
 Paths and data (the sizes of the scaling issue):
 
@@ -146,9 +150,18 @@ def write_dumps(folder, n_samples, per_sample, seed):
     return path, total
 
 
+def size_of(M):
+    """Bytes of a matrix's arrays: what a pass over it reads."""
+    if sp.issparse(M):
+        return M.data.nbytes + M.indices.nbytes + M.indptr.nbytes
+    return M.nbytes
+
+
 def command_seconds(args, threads, repeats):
-    """Best wall time of the ``genosift`` command ``args`` with ``--threads`` (a child process)."""
+    """Best wall time of the ``genosift`` command ``args`` with ``--threads`` (a child process, its
+    modules' bytecode cached as an installed package's is)."""
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent / "src"), env.get("PYTHONPATH")]))
     cmd = [sys.executable, "-m", "genosift", *args, "--threads", str(threads), "--quiet", "--force"]
     subprocess.run(cmd, check=True, env=env, capture_output=True)
@@ -179,29 +192,31 @@ def build_paths(folder, quick):
     store = Path(folder) / "out.gs.h5ad"
     kmer_case = f"fsm-lite text {kmer_samples:,} x {kmer_count:,} at 5 % ({counts:,} counts, " \
                 f"{plain.stat().st_size / 1e6:.0f} MB plain, {packed.stat().st_size / 1e6:.0f} MB gzip)"
+    text_bytes = plain.stat().st_size
+    dump_bytes = sum(f.stat().st_size for f in Path(folder).glob("d*.txt"))
     return [
-        ("class moments", "`fisher`", f"CSR 2,000 x {X1.shape[1]:,} at 1 %", None,
+        ("class moments", "`fisher`", f"CSR 2,000 x {X1.shape[1]:,} at 1 %", None, size_of(X1),
          lambda: gs.score(X1, y1, method="fisher")),
-        ("contingency", "`chi2`, binary", f"CSR 2,000 x {X1.shape[1]:,} at 1 %", None,
+        ("contingency", "`chi2`, binary", f"CSR 2,000 x {X1.shape[1]:,} at 1 %", None, size_of(X1),
          lambda: gs.score(X1, y1, method="chi2", binary=True)),
-        ("ranks", "`kruskal`", f"CSR 2,000 x {X2.shape[1]:,} at 5 %", None,
+        ("ranks", "`kruskal`", f"CSR 2,000 x {X2.shape[1]:,} at 5 %", None, size_of(X2),
          lambda: gs.score(X2, y2, method="kruskal")),
-        ("logistic", "`logistic` + 3 covariates", f"presence {n} x {p:,}", None,
+        ("logistic", "`logistic` + 3 covariates", f"presence {n} x {p:,}", None, size_of(P),
          lambda: gs.score(P, yb, method="logistic", covariates=cov)),
-        ("regression", "`regression` + 3 covariates", f"presence {n} x {p:,}", None,
+        ("regression", "`regression` + 3 covariates", f"presence {n} x {p:,}", None, size_of(P),
          lambda: gs.score(P, yn, method="regression", covariates=cov)),
-        ("distances", "`wasserstein`", f"dense 1,000 x {D.shape[1]:,}", None,
+        ("distances", "`wasserstein`", f"dense 1,000 x {D.shape[1]:,}", None, size_of(D),
          lambda: gs.score(D, yd, method="wasserstein")),
         ("structure", "`principal_coordinates`, kmds, K = 3", f"CSR 2,000 x {X3.shape[1]:,} at 1 %", None,
-         lambda: gs.principal_coordinates(X3, 3, binary=True)),
-        ("k-mer text", "`read_kmers`, plain", kmer_case, counts, lambda: gs.io.read_kmers(plain)),
-        ("k-mer text", "`read_kmers`, gzip", kmer_case, counts, lambda: gs.io.read_kmers(packed)),
-        ("k-mer text", "`convert_kmers` to a store, gzip", kmer_case, counts,
+         size_of(X3), lambda: gs.principal_coordinates(X3, 3, binary=True)),
+        ("k-mer text", "`read_kmers`, plain", kmer_case, counts, text_bytes, lambda: gs.io.read_kmers(plain)),
+        ("k-mer text", "`read_kmers`, gzip", kmer_case, counts, text_bytes, lambda: gs.io.read_kmers(packed)),
+        ("k-mer text", "`convert_kmers` to a store, gzip", kmer_case, counts, text_bytes,
          lambda: gs.io.convert_kmers(packed, store, overwrite=True)),
-        ("k-mer text", "`genosift convert`, gzip, whole command", kmer_case, counts,
+        ("k-mer text", "`genosift convert`, gzip, whole command", kmer_case, counts, text_bytes,
          ("convert", str(packed), "-o", str(store))),
         ("k-mer dumps", "`read_dumps`, plain", f"{10 if quick else 50} sorted dumps of "
-         f"{20_000 if quick else 200_000:,} 31-mers (75 % core; {dump_counts:,} counts)", dump_counts,
+         f"{20_000 if quick else 200_000:,} 31-mers (75 % core; {dump_counts:,} counts)", dump_counts, dump_bytes,
          lambda: gs.io.read_dumps(dumps)),
     ]
 
@@ -239,7 +254,7 @@ def main(argv=None):
             engine.set_threads(t)
             stream.append(stream_gbs(args.repeats))
             print(f"stream, {t} threads: {stream[-1]:.1f} GB/s", flush=True)
-        for kind, what, data, n_counts, run in paths:
+        for kind, what, data, n_counts, nbytes, run in paths:
             seconds = []
             for t in counts:
                 engine.set_threads(t)
@@ -247,10 +262,10 @@ def main(argv=None):
                 seconds.append(s)
                 rate = f", {n_counts / s / 1e6:.1f} M counts/s" if n_counts else ""
                 print(f"{kind}: {what}, {t} threads: {s:.3f} s{rate}", flush=True)
-            rows.append((kind, what, data, n_counts, seconds))
+            rows.append((kind, what, data, n_counts, nbytes, seconds))
         engine.set_threads(None)
     head = "| path | what | data | " + " | ".join(f"{t} thr. s" for t in counts) + \
-        f" | speed-up at {counts[-1]} | of ideal |"
+        f" | speed-up at {counts[-1]} | of ideal | input read at {counts[-1]} thr., GB/s (of the bus) |"
     lines = [
         "# Scaling with threads",
         "",
@@ -259,16 +274,17 @@ def main(argv=None):
         "in one process at each thread count (the whole command: a child process per run).",
         "",
         head,
-        "|" + "---|" * 3 + "---:|" * (len(counts) + 2),
+        "|" + "---|" * 3 + "---:|" * (len(counts) + 3),
     ]
     lines.append("| memory bandwidth | compiled a = b + s c, 3 x 256 MiB | GB/s | "
                  + " | ".join(f"{g:.1f}" for g in stream)
-                 + f" | {stream[-1] / stream[0]:.2f}x | {stream[-1] / stream[0] / counts[-1]:.2f} |")
-    for kind, what, data, n_counts, seconds in rows:
+                 + f" | {stream[-1] / stream[0]:.2f}x | {stream[-1] / stream[0] / counts[-1]:.2f} | |")
+    for kind, what, data, n_counts, nbytes, seconds in rows:
         cells = [f"{s:.3f}" + (f" ({n_counts / s / 1e6:.1f} M/s)" if n_counts else "") for s in seconds]
         up = seconds[0] / seconds[-1]
+        read = nbytes / seconds[-1] / 1e9
         lines.append(f"| {kind} | {what} | {data} | " + " | ".join(cells)
-                     + f" | {up:.2f}x | {up / counts[-1]:.2f} |")
+                     + f" | {up:.2f}x | {up / counts[-1]:.2f} | {read:.1f} ({read / stream[-1]:.2f}) |")
     text = "\n".join(lines) + "\n"
     print(text)
     output = args.output or (None if args.quick else str(HERE / "RESULTS-scaling.md"))

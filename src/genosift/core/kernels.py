@@ -260,15 +260,21 @@ def plain_values(data, largest, smallest):
 
 
 @njit(**_JIT)
-def csr_class_positives(data, indices, indptr, codes, k, p):
-    """Per-class counts of the stored values above 0 of every column of a CSR matrix, (k, p)."""
-    out = np.zeros((k, p))
+def csr_class_positives(data, indices, indptr, codes, out, j0, searched):
+    """Add to ``out`` (k, width) the per-class counts of the stored values above 0 in the columns
+    ``j0 ... j0 + width - 1`` of a CSR matrix. ``searched``: each row's entries of those columns
+    found by binary search (sorted indices; a tile of the columns); else all of them are read
+    (the whole matrix, its indices in any order)."""
+    j1 = j0 + out.shape[1]
     for i in range(indptr.shape[0] - 1):
         c = codes[i]
-        for q in range(indptr[i], indptr[i + 1]):
+        q, end = indptr[i], indptr[i + 1]
+        if searched:
+            q = row_start(indices, q, end, j0)
+        while q < end and indices[q] < j1:
             if data[q] > 0:
-                out[c, indices[q]] += 1.0
-    return out
+                out[c, indices[q] - j0] += 1.0
+            q += 1
 
 
 @njit(parallel=True, **_JIT)

@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core import kernels as _kernels
+from ..core.engine import map_blocks
 from ..core.validation import as_matrix, default_feature_names, names_list, raise_nonfinite
 from .base import PerClass, labelled_chunk
 from .moments import CoMoments
@@ -128,10 +129,26 @@ def class_positives(M, codes, k):
     if sp.issparse(M) and M.format == "csc":
         return _kernels.csc_class_positives(M.data, M.indices, M.indptr, codes, k, M.shape[1])
     if sp.issparse(M):
-        return _kernels.csr_class_positives(M.data, M.indices, M.indptr, codes, k, M.shape[1])
+        return _csr_class_positives(M, codes, k)
     if M.flags.c_contiguous:
         return _kernels.dense_class_positives_row_major(M, codes, k, 4096)
     return _kernels.dense_class_positives_col_major(M, codes, k)
+
+
+def _csr_class_positives(M, codes, k):
+    """``class_positives`` of a CSR matrix: tiles of columns whose counts stay in cache, on the
+    engine's threads (each row's entries of a tile found by binary search), where its indices
+    are sorted; else one pass over the entries."""
+    p = M.shape[1]
+    searched = M.has_sorted_indices
+    width = int(max(1024, min(65536, 2**15 // k))) if searched else max(p, 1)
+
+    def tile(j0):
+        out = np.zeros((k, min(width, p - j0)))
+        _kernels.csr_class_positives(M.data, M.indices, M.indptr, codes, out, j0, searched)
+        return out
+
+    return np.concatenate(map_blocks(tile, range(0, p, width)), axis=1) if p else np.zeros((k, 0))
 
 
 @dataclass(frozen=True, eq=False)
