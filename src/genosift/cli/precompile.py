@@ -88,6 +88,9 @@ def _walkthrough(folder):
         ["report", results, "-o", str(folder / "report.html"), "--hits", hits],
         ["predict", str(folder / "results" / "model.skops"), str(population.file_list), "--assemblies", "-o",
          str(folder / "predictions.tsv")],
+        # the same model on the store (its k-mers found among the store's names)
+        ["predict", str(folder / "results" / "model.skops"), store, "--fill-missing", "-o",
+         str(folder / "store_predictions.tsv")],
         # the pairs of k-mers (and their triples) of the guide
         ["pairs", store, *target, "--min-af", "0.05", "--top", "100", "--triples", "5", "--triples-output",
          str(folder / "triples.tsv"), "-o", str(folder / "pairs.tsv")],
