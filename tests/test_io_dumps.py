@@ -525,13 +525,13 @@ def test_dumps_above_the_budget_are_scored_from_a_temporary_store(tmp_path, monk
 
     for binary in ([], ["--binary"]):
         tables = []
-        for budget in (engine.CHUNK_BYTES, 64):
+        for budget, option in ((engine.CHUNK_BYTES, []), (64, []), (engine.CHUNK_BYTES, ["--chunk-bytes", "64"])):
             monkeypatch.setattr(engine, "CHUNK_BYTES", budget)
-            out = tmp_path / f"rank{budget}.tsv"
+            out = tmp_path / "rank.tsv"
             assert main(["score", str(listed), "--meta", str(meta), "--id", "id", "--target", "pheno", "--method",
-                         "chi2", *binary, "-o", str(out), "--force"]) == 0
+                         "chi2", *binary, *option, "-o", str(out), "--force"]) == 0
             tables.append(out.read_bytes())
             said = capsys.readouterr()
-            assert ("written to a temporary store" in said.out + said.err) == (budget == 64)
+            assert ("written to a temporary store" in said.out + said.err) == (budget == 64 or bool(option))
             assert list(temporary.iterdir()) == []  # the temporary store is gone with the command
-        assert tables[0] == tables[1]
+        assert all(table == tables[0] for table in tables)

@@ -371,13 +371,16 @@ def test_kmer_text_above_the_budget_is_scored_from_a_temporary_store(tmp_path, m
     assert (back.X.astype(np.float64) != ds.X).nnz == 0
 
     tables = []
-    for budget in (engine.CHUNK_BYTES, 512):
+    default = engine.CHUNK_BYTES
+    # the default budget, a smaller default, and the budget given on the command line (a store beyond it)
+    for budget, option, spilled in ((default, [], False), (512, [], True), (default, ["--chunk-bytes", "512"], True),
+                                    (default, ["--chunk-bytes", "1G"], False)):
         monkeypatch.setattr(engine, "CHUNK_BYTES", budget)
-        out = tmp_path / f"rank{budget}.tsv"
+        out = tmp_path / "rank.tsv"
         assert main(["score", str(path), "--meta", str(meta), "--id", "id", "--target", "pheno", "--method",
-                     "fisher", "-o", str(out)]) == 0
+                     "fisher", *option, "-o", str(out), "--force"]) == 0
         tables.append(out.read_bytes())
         said = capsys.readouterr()
-        assert ("written to a temporary store" in said.out + said.err) == (budget == 512)
+        assert ("written to a temporary store" in said.out + said.err) == spilled
         assert list(temporary.iterdir()) == []  # the temporary store is gone with the command
-    assert tables[0] == tables[1]
+    assert all(table == tables[0] for table in tables)

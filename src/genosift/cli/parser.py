@@ -109,7 +109,8 @@ def _add_data_options(p):
     p.add_argument("--classes", help="comma-separated labels to keep (others are left out)")
     p.add_argument("--min-count", type=_positive_int, help="leave out classes with fewer samples")
     p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
-                   help="memory budget for streaming a store (.gs.h5ad), e.g. 64M or 1G (default 256M)")
+                   help="memory budget for streaming a store (.gs.h5ad), and of k-mer text or dumps held in memory "
+                        "(beyond it: a temporary store in TMPDIR), e.g. 64M or 1G (default 256M)")
     p.add_argument("-o", "--output", required=True, help="output file (.tsv, .csv or .parquet)")
     p.add_argument("--force", action="store_true", help="overwrite existing outputs")
     p.add_argument("--scheduler", metavar="ADDRESS|local[:N]",
@@ -436,7 +437,8 @@ def _add_data_commands(sub):
     p.add_argument("--alpha", type=_fraction, default=0.05,
                    help="the family-wise significance level divided by the number of patterns (default 0.05)")
     p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
-                   help="memory budget of the reads of a store (default 256M)")
+                   help="memory budget of the reads of a store, and of k-mer text or dumps held in memory "
+                        "(default 256M)")
     p.add_argument("-o", "--output", help="a table of every feature's pattern and allele frequency (optional)")
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
     _add_run_options(p)
@@ -500,7 +502,8 @@ def _add_data_commands(sub):
     p.add_argument("--max-af", type=_share, metavar="F", help="only the features carried by at most this share")
     p.add_argument("--seed", type=int, default=0, help="the seed of the folds (default 0)")
     p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
-                   help="memory budget of the reads of a store, and of the patterns held in memory (default 256M)")
+                   help="memory budget of the reads of a store, of k-mer text or dumps held in memory, and of the "
+                        "patterns held in memory (default 256M)")
     p.add_argument("--model", metavar="FILE.skops",
                    help="also save the logistic model, which `genosift predict` applies to new data")
     p.add_argument("-o", "--output", required=True,
@@ -518,7 +521,8 @@ def _add_data_commands(sub):
     _add_covariate_options(p)
     _add_kinship_options(p)
     p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
-                   help="memory budget of the reads of a store (default 256M)")
+                   help="memory budget of the reads of a store, and of k-mer text or dumps held in memory "
+                        "(default 256M)")
     _add_run_options(p)
     p.set_defaults(func=heritability_command)
 

@@ -90,7 +90,7 @@ def enet(samples, output, *, covariates=None, alpha=0.5, folds=10, lambda_choice
         raise FixUsageError(f"The model file {str(model)!r} is a skops archive: name it *{SUFFIX}.", owner="enet")
     inputs = (*samples.inputs, *covariates.inputs)
     check_outputs(written, force=force, inputs=inputs)
-    labelled = samples.load()
+    labelled = samples.load(chunk_bytes=chunk_bytes)
     frame = covariates.of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, force=force)
     y_labels = labelled.y_train
     Z, covariate_names = check_covariates(frame, len(y_labels), owner="enet")

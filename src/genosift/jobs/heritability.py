@@ -40,7 +40,7 @@ def heritability(samples, covariates, *, chunk_bytes=None):
         raise FixUsageError("heritability needs the samples' kinship: pass {kinship} or {kinship_from_data}.",
                             owner="Covariates", kinship=FixUsageError.ANY, kinship_from_data=FixUsageError.ANY)
     started = time.perf_counter()
-    labelled = samples.load()
+    labelled = samples.load(chunk_bytes=chunk_bytes)
     frame = covariates.of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes)
     K = covariates.kinship_of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, binary=samples.binary)
     y = labelled.y_train

@@ -75,8 +75,9 @@ class Samples:
             return []
         return [self.target] if isinstance(self.target, str) else list(self.target)
 
-    def load(self, *, unlabelled=False, layout=None):
-        """The ``Labelled`` samples (``genosift.jobs.labelled.load_labelled``)."""
+    def load(self, *, unlabelled=False, layout=None, chunk_bytes=None):
+        """The ``Labelled`` samples (``genosift.jobs.labelled.load_labelled``; ``chunk_bytes``: the
+        memory budget of k-mer text and dumps)."""
         from .labelled import load_labelled
 
         return load_labelled(
@@ -84,7 +85,7 @@ class Samples:
             train_groups=self.train_groups, val_groups=self.val_groups, classes=self.classes,
             min_count=self.min_count, format=self.format, meta_sep=self.meta_sep, read_options=self.read_options,
             absent=self.absent, binary=self.binary, min_matched=self.min_matched, unlabelled=unlabelled,
-            layout=layout)
+            layout=layout, chunk_bytes=chunk_bytes)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ class Labelled:
     unlabelled: object = None  # with load_labelled(unlabelled=True): the samples with data but no label
     targets: dict = None  # with several targets: {name: values of every sample kept}, the first's being y
     structure: dict = None  # the principal coordinates adjusted for: their metric, eigenvalues and shares
+    budgeted: bool = False  # k-mer counts read within a memory budget (in memory, or a temporary store beyond it)
 
     @property
     def X_train(self):
@@ -51,7 +52,7 @@ def _split(text):
 
 def load_labelled(data, *, target, meta=None, id_column=None, group_column=None, train_groups=None,
                   val_groups=None, classes=None, min_count=None, format=None, read_options=None, meta_sep=None,
-                  absent=None, binary=False, min_matched=None, unlabelled=False, layout=None):
+                  absent=None, binary=False, min_matched=None, unlabelled=False, layout=None, chunk_bytes=None):
     """Read ``data`` (and ``meta``), attach labels and pick the training samples.
 
     Parameters
@@ -83,6 +84,10 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     layout : {"csr", "csc"}, optional
         The sparse layout to read the data in, for the readers that build either (k-mer files):
         "csc" for scoring column by column, which then needs no transposition.
+    chunk_bytes : int, optional
+        The memory budget (default ``CHUNK_BYTES``) of k-mer text and per-sample dumps: their
+        counts are held in memory while they fit it, else written to a temporary store read a
+        chunk at a time (``Labelled.budgeted``).
 
     A store (``.gs.h5ad``) is not loaded: ``dataset.X`` is then a ``StoreRows``, and only the
     sample ids, feature names and per-sample table are read.
@@ -117,7 +122,7 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     if layout is not None and kind in READERS and "layout" in READERS[kind].parameters:
         options["layout"] = layout
     try:
-        dataset = read_dataset(data, kind, options, binary)
+        dataset = read_dataset(data, kind, options, binary, chunk_bytes)
     except FixError as exc:
         raise _kept_for(exc, origins) from None
     if kind in ("kmers", "dumps") and isinstance(dataset.X, StoreRows):
@@ -183,7 +188,7 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     if not train.any():
         raise ValueError("No samples are left to score after the label, class and group filters.")
     targets = {name: v[rows] for name, v in values.items()} if len(names) > 1 else None
-    return Labelled(dataset, y, train, notes, none, targets)
+    return Labelled(dataset, y, train, notes, none, targets, budgeted=within_budget(kind, options))
 
 
 def _label_values(labels):
@@ -226,40 +231,48 @@ def _label_spellings(label):
     return out
 
 
-def read_dataset(data, kind, options, binary=False):
+def read_dataset(data, kind, options, binary=False, chunk_bytes=None):
     """The ``Dataset`` of the file ``data`` of format ``kind`` read with the reader ``options``: a
-    store's rows not loaded (``read_store_rows``), other data read whole; ``binary``: as
-    presence/absence (a store is opened so, other data turned so in place, just read)."""
+    store's rows not loaded (``read_store_rows``), k-mer counts within the memory budget
+    ``chunk_bytes`` (``within_budget``), other data read whole; ``binary``: as presence/absence (a
+    store is opened so, other data turned so in place, just read)."""
     from dataclasses import replace
 
     from ..io import read
 
     if kind == "store":
         return read_store_rows(data, options, binary)
-    if (kind == "kmers" and set(options) <= {"layout"}) or (kind == "dumps" and not options):
-        return _counts_within_budget(data, kind, options, binary)
+    if within_budget(kind, options):
+        return _counts_within_budget(data, kind, options, binary, chunk_bytes)
     dataset = read(data, format=kind, **options)
     return replace(dataset, X=presence(dataset.X, copy=False)) if binary else dataset
 
 
-def _counts_within_budget(data, kind, options, binary):
+def within_budget(kind, options):
+    """Whether data of format ``kind`` read with the reader ``options`` are k-mer counts read within
+    a memory budget: k-mer text (its layout chosen or not) and per-sample dumps."""
+    return (kind == "kmers" and set(options) <= {"layout"}) or (kind == "dumps" and not options)
+
+
+def _counts_within_budget(data, kind, options, binary, chunk_bytes=None):
     """k-mer text or per-sample dumps (``kind``) read into memory while their parsed counts fit the
-    engine's budget, else written to a temporary store (in the system's temporary folder:
-    ``TMPDIR``) whose rows are read as a store's, and deleted with it."""
+    budget ``chunk_bytes`` (default the engine's), else written to a temporary store (in the
+    system's temporary folder: ``TMPDIR``) whose rows are read as a store's, and deleted with it."""
     import shutil
     import tempfile
     import weakref
     from dataclasses import replace
     from pathlib import Path
 
-    from ..core.engine import CHUNK_BYTES
+    from ..core import engine
     from ..io.dumps import read_dumps_within
     from ..io.kmer_store import read_kmers_within
 
     within = read_kmers_within if kind == "kmers" else read_dumps_within
+    budget = engine.check_budget(chunk_bytes, "load_labelled", engine.CHUNK_BYTES)
     folder = Path(tempfile.mkdtemp(prefix=f"genosift-{kind}-"))
     try:
-        dataset, store = within(data, CHUNK_BYTES, folder / f"{kind}.gs.h5ad", **options)
+        dataset, store = within(data, budget, folder / f"{kind}.gs.h5ad", **options)
         if store is not None:
             dataset = read_store_rows(store, {}, binary)
             weakref.finalize(dataset.X.store, shutil.rmtree, str(folder), True)
@@ -323,11 +336,11 @@ def labelled_source(labelled, *, chunk_bytes=None, covariates=None, kinship=None
     y = labelled.y_train
     if isinstance(X, StoreRows):
         return X.source(y, chunk_bytes=chunk_bytes, covariates=covariates, kinship=kinship)
-    if chunk_bytes is not None:
+    if chunk_bytes is not None and not labelled.budgeted:
         raise FixError(
-            "{chunk_bytes} sets the memory budget of scoring a store (.gs.h5ad); this data set is read into memory. "
-            "Convert it once with {write_store}, or leave out {chunk_bytes}.", owner="score_labelled",
-            chunk_bytes=FixError.ANY, write_store=PythonText("genosift.io.write_store"))
+            "{chunk_bytes} sets the memory budget of scoring a store (.gs.h5ad), or of reading k-mer text or dumps; "
+            "this data set is read into memory. Convert it once with {write_store}, or leave out {chunk_bytes}.",
+            owner="score_labelled", chunk_bytes=FixError.ANY, write_store=PythonText("genosift.io.write_store"))
     return Source("matrix", X, y, labelled.dataset.feature_names, covariates=covariates,
                   kinship=None if kinship is None else np.asarray(kinship, dtype=np.float64))
 

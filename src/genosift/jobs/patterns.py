@@ -95,11 +95,11 @@ def _count(samples, binary, bounds, chunk_bytes):
         from .labelled import read_dataset
 
         dataset = read_dataset(samples.data, samples.format or format_of(samples.data), dict(samples.read_options),
-                               binary)
+                               binary, chunk_bytes)
         data = (dataset.X.source(chunk_bytes=chunk_bytes) if isinstance(dataset.X, StoreRows)
                 else source(dataset.X, feature_names=dataset.feature_names, chunk_bytes=chunk_bytes))
         found = data.patterns(bounds)
         return found, found.n_samples, []
-    labelled = samples.load()
+    labelled = samples.load(chunk_bytes=chunk_bytes)
     found = labelled_source(labelled, chunk_bytes=chunk_bytes).patterns(bounds)
     return found, found.n_samples, list(labelled.notes)

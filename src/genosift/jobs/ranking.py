@@ -164,7 +164,7 @@ def _checked(samples, outputs, rule, *, method, method_options, min_af, max_af, 
 def _read(samples, spec, covariates, *, chunk_bytes, force):
     """Read and label the samples, and make the covariates and kinship of the training ones:
     ``(labelled, covariates frame or None, kinship or None)``."""
-    labelled = samples.load(layout="csc" if spec.streaming == "blocks" else None)
+    labelled = samples.load(layout="csc" if spec.streaming == "blocks" else None, chunk_bytes=chunk_bytes)
     frame = covariates.of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, force=force)
     kinship = covariates.kinship_of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, binary=samples.binary)
     return labelled, frame, kinship
