@@ -336,3 +336,31 @@ def test_finite_check_finds_one_bad_value_anywhere(shape):
             b = a.copy()
             b[rng.integers(shape[0]), rng.integers(shape[1])] = bad
             assert not _kernels.all_finite(b)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_class_positives_of_csr_in_tiles_equal_counting_every_value(threads):
+    """Per-class counts of the values above 0: CSR in tiles of columns (sorted indices, more
+    columns than a tile), one pass (unsorted indices), CSC and dense agree with numpy."""
+    from genosift.stats import class_positives
+
+    previous = engine.threads()
+    engine.set_threads(threads)
+    try:
+        rng = np.random.default_rng(12)
+        for k, p in ((1, 70_000), (3, 30_000), (2, 37)):
+            X = sp.random(23, p, density=0.02, format="csr", random_state=rng)
+            X.data -= 0.25  # some stored values at or below 0 (not counted)
+            codes = rng.integers(0, k, 23)
+            A = X.toarray()
+            expected = np.array([(A[codes == c] > 0).sum(axis=0) for c in range(k)], dtype=np.float64)
+            shuffled = X.copy()
+            for i in range(23):
+                a, b = shuffled.indptr[i], shuffled.indptr[i + 1]
+                order = rng.permutation(b - a)
+                shuffled.indices[a:b], shuffled.data[a:b] = shuffled.indices[a:b][order], shuffled.data[a:b][order]
+            shuffled.has_sorted_indices = False
+            for M in (X, shuffled, X.tocsc(), A, np.asfortranarray(A)):
+                np.testing.assert_array_equal(class_positives(M, codes, k), expected)
+    finally:
+        engine.set_threads(previous)

@@ -123,7 +123,7 @@ def class_positives(M, codes, k):
     """Per-class counts of the values above 0 of every column of a checked matrix, (k, p).
 
     ``M``: a 2-D array, or a CSR or CSC matrix without duplicate entries; ``codes``: the class
-    (0 to k - 1) of each row. NaN is not above 0. One compiled pass, no temporary copies."""
+    (0 to k - 1) of each row. NaN is not above 0. Compiled passes, no temporary copies of ``M``."""
     if M.dtype == np.longdouble:  # a type the kernels do not take: its signs are what is counted
         M = type(M)((M.data > 0, M.indices, M.indptr), shape=M.shape) if sp.issparse(M) else M > 0
     if sp.issparse(M) and M.format == "csc":
@@ -141,14 +141,16 @@ def _csr_class_positives(M, codes, k):
     are sorted; else one pass over the entries."""
     p = M.shape[1]
     searched = M.has_sorted_indices
-    width = int(max(1024, min(65536, 2**15 // k))) if searched else max(p, 1)
+    width = int(max(1024, min(65536, 2**15 // max(k, 1)))) if searched else max(p, 1)
 
     def tile(j0):
         out = np.zeros((k, min(width, p - j0)))
-        _kernels.csr_class_positives(M.data, M.indices, M.indptr, codes, out, j0, searched)
+        _kernels.csr_class_positives(M.data, M.indices, M.indptr, codes, out, j0, searched and width < p)
         return out
 
-    return np.concatenate(map_blocks(tile, range(0, p, width)), axis=1) if p else np.zeros((k, 0))
+    if p <= width:  # one tile: no threads
+        return tile(0)
+    return np.concatenate(map_blocks(tile, range(0, p, width)), axis=1)
 
 
 @dataclass(frozen=True, eq=False)
