@@ -165,3 +165,39 @@ def test_presence_asked_of_a_store_of_counts(tmp_path):
     ev_s, _, _, a, b = _both(tmp_path, store, y, rows, method="fisher", ks=[4, 16], cv=3, binary=True)
     _same_folders(a, b)
     assert ev_s.binary
+
+
+def test_the_command_line_budget_of_k_mer_text_and_stores(tmp_path, capsys, monkeypatch):
+    """``evaluate --chunk-bytes``: k-mer text beyond it goes to a temporary store, screened, with the
+    tables of the evaluation in memory; a store's reads take it; a table in memory refuses it."""
+    import tempfile
+
+    from genosift.datasets import write_synthetic_kmers
+
+    kmers = tmp_path / "k.kmers"
+    pheno, _ = write_synthetic_kmers(kmers, n_samples=60, n_kmers=600, density=0.3)
+    meta = tmp_path / "pheno.csv"
+    pheno.to_csv(meta)
+    run = ["--meta", str(meta), "--id", "sample", "--target", "phenotype", "--binary", "--method", "chi2",
+           "--k", "5,20", "--cv", "3", "--seed", "1"]
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    assert main(["evaluate", str(kmers), *run, "-o", str(tmp_path / "memory")]) == 0
+    assert "temporary store" not in capsys.readouterr().out
+    assert main(["evaluate", str(kmers), *run, "--chunk-bytes", "4096", "-o", str(tmp_path / "spilled")]) == 0
+    assert "written to a temporary store" in capsys.readouterr().out
+    assert list(temporary.iterdir()) == []  # the temporary store is gone with the command
+    for name in TABLES:
+        assert filecmp.cmp(tmp_path / "memory" / name, tmp_path / "spilled" / name, shallow=False), name
+    store = tmp_path / "k.gs.h5ad"
+    assert main(["convert", str(kmers), "-o", str(store)]) == 0
+    assert main(["evaluate", str(store), *run, "--chunk-bytes", "4096", "-o", str(tmp_path / "store")]) == 0
+    for name in TABLES:
+        assert filecmp.cmp(tmp_path / "memory" / name, tmp_path / "store" / name, shallow=False), name
+    table = tmp_path / "t.csv"
+    table.write_text("id,f1,f2,y\na,1,2,R\nb,0,7,S\nc,1,1,R\nd,3,0,S\ne,2,2,R\nf,0,1,S\n")
+    capsys.readouterr()
+    assert main(["evaluate", str(table), "--target", "y", "--k", "1", "--cv", "2", "--chunk-bytes", "1M", "-o",
+                 str(tmp_path / "t")]) == 1
+    assert "--chunk-bytes sets the memory budget of scoring a store" in capsys.readouterr().err

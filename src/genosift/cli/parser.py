@@ -549,6 +549,9 @@ def _add_model_commands(sub):
     p.add_argument("--val-groups", help="comma-separated groups held out for validation (instead of --cv)")
     p.add_argument("--classes", help="comma-separated labels to keep (others are left out)")
     p.add_argument("--min-count", type=_positive_int, help="leave out classes with fewer samples")
+    p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
+                   help="memory budget of the reads of a store, and of k-mer text or dumps held in memory "
+                        "(default 256M)")
     p.add_argument("-o", "--output", required=True, help="results folder to write")
     p.add_argument("--force", action="store_true", help="replace an existing results folder")
     _add_run_options(p)

@@ -336,13 +336,20 @@ def labelled_source(labelled, *, chunk_bytes=None, covariates=None, kinship=None
     y = labelled.y_train
     if isinstance(X, StoreRows):
         return X.source(y, chunk_bytes=chunk_bytes, covariates=covariates, kinship=kinship)
-    if chunk_bytes is not None and not labelled.budgeted:
-        raise FixError(
-            "{chunk_bytes} sets the memory budget of scoring a store (.gs.h5ad), or of reading k-mer text or dumps; "
-            "this data set is read into memory. Convert it once with {write_store}, or leave out {chunk_bytes}.",
-            owner="score_labelled", chunk_bytes=FixError.ANY, write_store=PythonText("genosift.io.write_store"))
+    check_budget_applies(labelled, chunk_bytes)
     return Source("matrix", X, y, labelled.dataset.feature_names, covariates=covariates,
                   kinship=None if kinship is None else np.asarray(kinship, dtype=np.float64))
+
+
+def check_budget_applies(labelled, chunk_bytes):
+    """Refuse a memory budget ``chunk_bytes`` for data read whole into memory: it bounds the reads of
+    a store and the k-mer counts read within it (``Labelled.budgeted``), nothing else."""
+    if chunk_bytes is None or labelled.budgeted or isinstance(labelled.dataset.X, StoreRows):
+        return
+    raise FixError(
+        "{chunk_bytes} sets the memory budget of scoring a store (.gs.h5ad), or of reading k-mer text or dumps; "
+        "this data set is read into memory. Convert it once with {write_store}, or leave out {chunk_bytes}.",
+        owner="score_labelled", chunk_bytes=FixError.ANY, write_store=PythonText("genosift.io.write_store"))
 
 
 def score_labelled(labelled, *, method, opts, bounds=None, chunk_bytes=None, covariates=None, folder=None,

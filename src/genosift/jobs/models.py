@@ -55,7 +55,7 @@ class Reported:
 
 def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 100, 1000), model="logistic",
              model_options=None, cv=5, metric="balanced_accuracy", seed=0, threads=None, min_af=None, max_af=None,
-             covariates=None, force=False, command=None):
+             covariates=None, chunk_bytes=None, force=False, command=None):
     """Rank, select and model the labelled ``samples`` for every k of ``ks``, scored inside each
     training fold, and write the results folder ``output``: ``genosift evaluate``.
 
@@ -65,7 +65,8 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
     on disk for the methods that can screen it (``genosift.workflow.screened``): only the top
     features of each ranking are read. The other parameters are those of
     ``genosift.workflow.evaluate`` (``seed`` its ``random_state``, ``threads`` its ``n_jobs``) and
-    of ``genosift.jobs.score``.
+    of ``genosift.jobs.score`` (``chunk_bytes``: the memory budget of a store's reads and of k-mer
+    text or dumps held in memory).
 
     Returns
     -------
@@ -78,7 +79,7 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
     from ..workflow import evaluate as evaluate_matrix
     from ..workflow import write_results
     from ..workflow.screened import can_screen, evaluate_store
-    from .labelled import fold_groups
+    from .labelled import check_budget_applies, fold_groups
 
     started = time.perf_counter()
     out = Path(output)
@@ -88,8 +89,9 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
     spec = get_method(method)
     opts = checked_options(spec, method_options, min_af, max_af, covariates)
     covariates.check_outputs(force=force, inputs=inputs)
-    labelled = samples.load(unlabelled=True)
-    frame = covariates.of(labelled, force=force)
+    labelled = samples.load(unlabelled=True, chunk_bytes=chunk_bytes)
+    check_budget_applies(labelled, chunk_bytes)
+    frame = covariates.of(labelled, chunk_bytes=chunk_bytes, force=force)
     others = labelled.unlabelled  # samples with data but no label: predicted by the final model
     held_out = samples.train_groups or samples.val_groups
     groups = fold_groups(labelled, samples.group_column) if samples.group_column and not held_out else None
@@ -102,7 +104,7 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
     if isinstance(labelled.dataset.X, StoreRows) and can_screen(spec):
         # a store stays on disk: the rankings are scored from it, only their top features are read
         ev, X, _ = evaluate_store(labelled.dataset.X, labelled.y, unlabelled=None if others is None else others.X,
-                                  folder=out.resolve().parent, **settings)
+                                  folder=out.resolve().parent, chunk_bytes=chunk_bytes, **settings)
     else:
         X = in_memory(labelled.dataset.X)
         ev = evaluate_matrix(X, labelled.y, unlabelled=None if others is None else in_memory(others.X), **settings)
