@@ -31,7 +31,7 @@ def table():
     for m in REGISTRY.values():
         options = ", ".join(f"`{k}={v!r}` ({m.declared[k].text})" for k, v in m.options.items()) or "-"
         reads = (m.streaming + (", each distinct column once" if m.distinct else "")
-                 + ("; data of 0s and 1s from each class's count of 1s (rows)" if m.positives else ""))
+                 + ("; data of 0s and 1s from each class's count of 1s" if m.positives else ""))
         cells = [f"`{m.name}`", task_text(m), m.formula, "yes" if m.has_pvalues else "-", reads, options, m.reference]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(lines)

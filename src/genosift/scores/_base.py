@@ -416,7 +416,8 @@ def describe(name):
                  "blocks": "blocks: every sample of a block of features at once (stores by feature blocks)",
                  "matrix": "matrix: the whole matrix in memory"}[m.streaming]
     if m.positives is not None:
-        streaming += "; data of 0s and 1s (presence/absence): each class's count of 1s, from the rows in memory"
+        streaming += ("; data of 0s and 1s (presence/absence): from each class's count of 1s (one pass over the rows "
+                      "in memory, each block of a store)")
 
     def wrapped(label, text, indent=2):
         return textwrap.fill(text, width=96, initial_indent=" " * indent + label,
