@@ -113,14 +113,13 @@ def _mi_of(tables):
     return Scores(info, _chi2_sf(dof, 2.0 * n * info))
 
 
-def _chi2_presence(positives, target, *, bins=5, max_categories=5):
-    """``chi2`` of features of 0s and 1s from each class's count of 1s (``positives`` (k, b))."""
-    return _chi2_of(presence_tables(positives, target.count, bins=bins, max_categories=max_categories))
+def _from_positives(of_tables):
+    """A contingency score of features of 0s and 1s from each class's count of 1s (``counts``
+    (k, b)): ``of_tables`` of their ``presence_tables`` (a method's registered ``positives``)."""
+    def from_counts(counts, target, *, bins=5, max_categories=5):
+        return of_tables(presence_tables(counts, target.count, bins=bins, max_categories=max_categories))
 
-
-def _mi_presence(positives, target, *, bins=5, max_categories=5):
-    """``mi`` of features of 0s and 1s from each class's count of 1s (``positives`` (k, b))."""
-    return _mi_of(presence_tables(positives, target.count, bins=bins, max_categories=max_categories))
+    return from_counts
 
 
 _DISCRETISE = ("categories: integer features with <= max_categories distinct values as they are, "
@@ -133,7 +132,7 @@ _DISCRETISE = ("categories: integer features with <= max_categories distinct val
             "p from chi2((M - 1)(K - 1)), empty categories dropped",
     reference="Pearson's chi-square test of independence; scipy.stats.chi2_contingency(correction=False)",
     options={"bins": Integer(low=2), "max_categories": Integer(low=0)},
-    positives=_chi2_presence,
+    positives=_from_positives(_chi2_of),
 )
 def chi2(block, target, *, bins=5, max_categories=5):
     """Chi-square test of independence between the feature's categories and the class.
@@ -160,7 +159,7 @@ def chi2(block, target, *, bins=5, max_categories=5):
             "p of the G-test G = 2 n I from chi2((M - 1)(K - 1))",
     reference="sklearn.metrics.mutual_info_score; G-test: scipy.stats.chi2_contingency(lambda_='log-likelihood')",
     options={"bins": Integer(low=2), "max_categories": Integer(low=0)},
-    positives=_mi_presence,
+    positives=_from_positives(_mi_of),
 )
 def mi(block, target, *, bins=5, max_categories=5):
     """Mutual information (nats) between the feature's categories and the class, with the G-test p.
