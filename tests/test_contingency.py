@@ -510,15 +510,14 @@ def test_only_blocks_of_zeros_and_ones_are_scored_from_class_counts(method, monk
     for X, whole in ((sp.csr_matrix(M), True), (M, True), (counted, False), (doubled, False)):
         reference = blocks_only(method, lambda: gs.score(X, y, method=method))
         widths["positives"].clear(), widths["func"].clear()
-        monkeypatch.setitem(gs.REGISTRY, method, dataclasses.replace(spec, func=func, positives=positives))
-        if whole:  # one pass over the rows: no copy by columns
-            monkeypatch.setattr(memory, "column_blocks", None)
-        got = gs.score(X, y, method=method)
-        monkeypatch.undo()
+        with monkeypatch.context() as patched:
+            patched.setitem(gs.REGISTRY, method, dataclasses.replace(spec, func=func, positives=positives))
+            if whole:  # one pass over the rows: no copy by columns
+                patched.setattr(memory, "column_blocks", None)
+            got = gs.score(X, y, method=method)
         _same_bits(got, reference)
         assert sum(widths["positives"]) + sum(widths["func"]) == M.shape[1]
         assert len(widths["func"]) == (0 if whole else 1)
-        monkeypatch.setattr(gs.core.engine, "BLOCK_BYTES", 8 * M.shape[0] * 16)
     holed = M.copy()
     holed[4, 6] = np.nan
     with pytest.raises(ValueError, match="NaN"):
