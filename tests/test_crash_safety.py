@@ -116,7 +116,13 @@ def test_existing_outputs_are_never_clobbered(kmers, tmp_path):
     assert hashlib.sha256(out.read_bytes()).hexdigest() == before
     run = subprocess.run([sys.executable, "-m", "genosift", "convert", str(small), "-o", str(out), "--force"],
                          capture_output=True, text=True)
-    assert run.returncode == 0 and out.read_bytes()[:8] != b"precious"
+    assert run.returncode == 1 and "genosift did not write it" in run.stderr  # --force replaces only its own
+    assert hashlib.sha256(out.read_bytes()).hexdigest() == before
+    out.unlink()
+    for force in ([], ["--force"]):
+        run = subprocess.run([sys.executable, "-m", "genosift", "convert", str(small), "-o", str(out), *force],
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
 
 
 def test_a_lost_sigterm_reraised_as_an_interrupt_still_exits_as_sigterm(monkeypatch, capsys):

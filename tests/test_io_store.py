@@ -300,7 +300,7 @@ def test_replaced_store_is_noticed(tmp_path):
     path = write_store(dataset(counts()), tmp_path / f"a{SUFFIX}")
     store = open_store(path)
     write_store(dataset(counts(seed=3)), path, overwrite=True)
-    with pytest.raises(ValueError, match="was replaced or removed since it was opened; open it again"):
+    with pytest.raises(ValueError, match="changed while it was read .*run again when nothing writes it"):
         list(store.row_chunks())
 
 

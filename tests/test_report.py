@@ -429,8 +429,10 @@ def test_single_validation_split_has_no_spread(golub_results, tmp_path):
     curve = cv[cv["fold"] == 0][["k", *METRICS]].rename(columns={m: f"{m}_mean" for m in METRICS})
     for m in METRICS:
         curve[f"{m}_std"] = np.nan
+    for name in ("curve.tsv", "run.json"):  # copies: not files genosift wrote, so not replaced by it
+        (folder / name).unlink()
     write_table(curve, folder / "curve.tsv")
-    run = json.loads((folder / "run.json").read_text())
+    run = json.loads((golub_results / "run.json").read_text())
     run["best_k"] = int(curve["k"].iloc[np.argmax(curve["balanced_accuracy_mean"].to_numpy())])
     run["cv"] = {"kind": "validation", "folds": 1, "seed": 0}
     write_json(run, folder / "run.json")

@@ -18,8 +18,6 @@ Two distances, both computed from the cross-product of the samples accumulated b
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -28,7 +26,8 @@ from .core.distinct import distinct_columns
 from .core.validation import is_int, param_error
 
 __all__ = ["AUTO_MAX", "AUTO_MIN_SHARE", "LANCZOS_FROM", "METRICS", "choose_components", "kinship",
-           "principal_coordinates", "tree_kinship"]
+           "looks_like_newick", "principal_coordinates",
+           "tree_kinship"]
 
 #: The distances between samples that ``principal_coordinates`` offers.
 METRICS = ("kmds", "euclidean")
@@ -242,16 +241,20 @@ def kinship(X, *, binary=False, chunk_bytes=None, samples=None):
     return pd.DataFrame(K, index=index, columns=pd.Index(ids))
 
 
-def tree_kinship(path):
+def tree_kinship(path, *, fh=None):
     """The kinship of the samples from a phylogeny (Newick): the length of the path that two
     samples share from the root, ``K_ij`` = the distance from the root to their most recent common
     ancestor (``K_ii`` the root-to-tip distance), as pyseer's ``phylogeny_distance --lmm`` makes
     it.
 
-    Computed as ``B^T diag(l) B`` over the tree's branches (``B``: which samples lie below each
-    branch, ``l``: its length), exactly, without visiting the pairs. The tree is read with
-    Biopython's Newick parser (``Bio.Phylo``); the file may be compressed. Its leaves are the
-    samples, named once each; every branch but the root's needs a length.
+    Each pair is written once, at its most recent common ancestor (``O(n^2)`` for any shape of
+    tree, ladders included), from the root-to-node distances. The tree is read with
+    Biopython's Newick parser (``Bio.Phylo``) and walked without recursion, so trees of any depth
+    (ladders of thousands of levels) are read; the file may be compressed, and is read once
+    (``fh``: the file already opened with ``genosift.io.compression.open_binary``; a pipe reads
+    as a file does). Its leaves are the samples, named once each; every branch but the root's
+    needs a length. A negative length (neighbour joining gives them) is taken as 0, with a
+    warning: a shared path cannot be negative.
 
     Returns
     -------
@@ -267,52 +270,106 @@ def tree_kinship(path):
     [[1.5, 0.5, 0.0, 0.0], [0.5, 2.5, 0.0, 0.0], [0.0, 0.0, 3.0, 2.0], [0.0, 0.0, 2.0, 3.0]]
     """
     import io
+    from contextlib import nullcontext
 
     import pandas as pd
 
-    from .io.compression import open_text
+    from .io.compression import MAX_LINE_BYTES, open_binary
     from .io.reading import file_errors, optional_module
 
     Phylo = optional_module("Bio.Phylo", "reading a phylogeny (Newick)", package="biopython")
-    path = Path(path)
-    with file_errors(path, "a Newick tree", broad=True), open_text(path) as fh:
-        text = fh.read()
+    name = str(path)
+    with file_errors(path, "a Newick tree", broad=True), \
+            (nullcontext(fh) if fh is not None else open_binary(path, max_line=MAX_LINE_BYTES)) as opened:
+        text = opened.read().decode("utf-8").removeprefix("\ufeff")
         tree = Phylo.read(io.StringIO(text), "newick")
-    leaves = tree.get_terminals()
+    order, parents, stack = [], [], [(tree.root, -1)]  # the clades in pre-order, as the text lists them
+    while stack:  # (no recursion: any depth)
+        node, parent = stack.pop()
+        parents.append(parent)
+        stack.extend((child, len(order)) for child in reversed(node.clades))
+        order.append(node)
+    leaves = [node for node in order if not node.clades]
     names = [leaf.name for leaf in leaves]
-    if any(not name for name in names):
-        raise ValueError(f"The tree {str(path)!r} has leaves without a name: every leaf must be a sample id.")
+    if any(not leaf for leaf in names):
+        raise ValueError(f"The tree {name!r} has leaves without a name: every leaf must be a sample id.")
     seen = set()
-    twice = sorted({name for name in names if name in seen or seen.add(name)})
+    twice = sorted({leaf for leaf in names if leaf in seen or seen.add(leaf)})
     if twice:
-        raise ValueError(f"The tree {str(path)!r} names the leaves {twice[:5]} more than once: each sample once.")
-    where = {id(leaf): j for j, leaf in enumerate(leaves)}
-    rows, cols, lengths = [], [], []
+        raise ValueError(f"The tree {name!r} names the leaves {twice[:5]} more than once: each sample once.")
+    lengths = np.zeros(len(order))
+    for k, node in enumerate(order[1:], 1):
+        if node.branch_length is None:
+            raise ValueError(f"The tree {name!r} has a branch without a length (above "
+                             f"{node.name or 'an inner node'}): the kinship sums branch lengths.")
+        lengths[k] = float(node.branch_length)
+    if not np.isfinite(lengths).all():
+        raise ValueError(f"The tree {name!r} has a branch of length {lengths[~np.isfinite(lengths)][0]}: give "
+                         "finite branch lengths.")
+    negative = lengths < 0
+    if negative.any():
+        import warnings
 
-    def below(clade):
-        """The leaves under ``clade``, recording each branch with its leaves (iteratively: deep trees)."""
-        order, stack = [], [clade]
-        while stack:
-            node = stack.pop()
-            order.append(node)
-            stack.extend(node.clades)
-        under = {}
-        for node in reversed(order):
-            found = [where[id(node)]] if node.is_terminal() else [j for c in node.clades for j in under.pop(id(c))]
-            under[id(node)] = found
-            if node is not tree.root:
-                if node.branch_length is None:
-                    raise ValueError(f"The tree {str(path)!r} has a branch without a length (above "
-                                     f"{node.name or 'an inner node'}): the kinship sums branch lengths.")
-                rows.extend([len(lengths)] * len(found))
-                cols.extend(found)
-                lengths.append(float(node.branch_length))
-        return under
-
-    below(tree.root)
-    B = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(lengths), len(leaves)))
-    K = (B.T @ sp.diags(np.asarray(lengths)) @ B).toarray()
+        warnings.warn(f"The tree {name!r} has {int(negative.sum())} branch(es) of negative length (down to "
+                      f"{lengths.min():.4g}), as neighbour joining gives: they are taken as 0 in the kinship (a "
+                      "shared path cannot be negative). Give a tree with non-negative branch lengths to "
+                      "avoid this.", UserWarning, stacklevel=2)
+        lengths = np.maximum(lengths, 0.0)
+    K = _shared_paths(order, parents, lengths)
     return pd.DataFrame(K, index=pd.Index(names, name="sample"), columns=pd.Index(names))
+
+
+def _shared_paths(order, parents, lengths):
+    """``K_ij``: the root's distance to the most recent common ancestor of leaves ``i`` and ``j``,
+    from the clades in pre-order (``order``, root first), the position of each one's parent and the
+    length of the branch above each.
+
+    In pre-order, the leaves under a clade are a run of consecutive leaves; each pair is written
+    once, at its common ancestor, as a block between the run of one child and those of the
+    children before it: ``O(n^2)`` for any shape (ladders included), no pair visited twice."""
+    index = {id(node): k for k, node in enumerate(order)}
+    depth = lengths.copy()
+    first = np.zeros(len(order), dtype=np.intp)  # each clade's leaves: [first, last)
+    last = np.zeros(len(order), dtype=np.intp)
+    leaf = 0
+    for k, node in enumerate(order):
+        if k:
+            depth[k] += depth[parents[k]]  # the parent comes first in pre-order
+        if not node.clades:
+            first[k], last[k], leaf = leaf, leaf + 1, leaf + 1
+    n = leaf
+    for k in range(len(order) - 1, -1, -1):  # children before parents: their runs make the parent's
+        if order[k].clades:
+            kids = [index[id(c)] for c in order[k].clades]
+            first[k], last[k] = first[kids[0]], last[kids[-1]]
+    K = np.empty((n, n))
+    for k, node in enumerate(order):
+        if not node.clades:
+            K[first[k], first[k]] = depth[k]
+            continue
+        lo = first[k]
+        for child in node.clades[1:]:
+            c = index[id(child)]
+            K[first[c]:last[c], lo:first[c]] = depth[k]
+            K[lo:first[c], first[c]:last[c]] = depth[k]
+    return K
+
+
+def looks_like_newick(head):
+    """Whether the first bytes of a file, ``head``, are a Newick tree: after spaces and comments in
+    brackets (``[&R]``, as tree tools write), an opening parenthesis. A kinship table starts with
+    its header of sample ids instead.
+
+    >>> looks_like_newick(b"[&R] ((A:1,B:1):1,C:2);"), looks_like_newick(b"\\tA\\tB\\nA\\t1\\t0\\n")
+    (True, False)
+    """
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    while text.startswith(b"["):
+        end = text.find(b"]")
+        if end < 0:
+            return False
+        text = text[end + 1:].lstrip()
+    return text.startswith(b"(")
 
 
 def _check_options(n_components, metric, binary):

@@ -49,17 +49,37 @@ def _interrupted(by_sigint):
 
 
 def _warnings_shown(previous):
-    """``warnings.showwarning`` that prints genosift's own warnings as one line naming options."""
-    from ..core.messages import Spelled
+    """``warnings.showwarning`` that prints genosift's own warnings as one line naming options
+    (and any warning with its control characters escaped)."""
+    from ..core.messages import Spelled, printable
     from .spelling import cli_message
 
     def show(message, category, filename, lineno, file=None, line=None):
         if isinstance(message, Spelled):
             print(f"genosift: warning: {cli_message(message)}", file=sys.stderr)
         else:
+            text = str(message)
+            if printable(text) != text:
+                message = category(printable(text)) if isinstance(message, Warning) else printable(text)
             previous(message, category, filename, lineno, file, line)
 
     return show
+
+
+class _Escaped:
+    """Standard output as the commands print to it: control characters escaped, so that text from
+    a data file (a feature name, a gene product) never reaches the terminal as a control sequence."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        from ..core.messages import printable
+
+        return self._stream.write(printable(text))
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 class _CompileNotice:
@@ -115,28 +135,18 @@ class _CompileNotice:
                 self.timer.cancel()
 
 
-def _bad_thread_setting():
-    """What is wrong with ``NUMBA_NUM_THREADS`` in the environment (numba reads it when imported
-    and fails obscurely on anything but a positive integer), or None."""
-    import os
-
-    value = os.environ.get("NUMBA_NUM_THREADS")
-    if value is None or not value.strip() or (value.strip().isdigit() and int(value) > 0):
-        return None
-    return (f"the environment sets NUMBA_NUM_THREADS={value!r}, which must be a positive number of threads. Unset it "
-            "(`unset NUMBA_NUM_THREADS`) and choose the threads with --threads N.")
-
-
 def main(argv=None):
     import signal
     import warnings
 
+    from ..core.environment import thread_setting_error
+
+    bad = thread_setting_error(fix="choose the threads of a run with --threads N")
+    if bad:  # before parsing too: reading --method loads the methods, which load numba
+        print(f"genosift: error: {bad}", file=sys.stderr)
+        return 1
     parser = build_parser()
     args = parser.parse_args(argv)  # --help and --version end here, before the library is imported
-    bad = _bad_thread_setting()
-    if bad:
-        print(f"genosift {args.command}: error: {bad}", file=sys.stderr)
-        return 2
     from ..core import engine
     from ..core.validation import UsageError
     from .spelling import cli_message
@@ -150,6 +160,7 @@ def main(argv=None):
     interrupted.clear()
     shown_warnings = warnings.showwarning
     warnings.showwarning = _warnings_shown(shown_warnings)
+    stdout, sys.stdout = sys.stdout, _Escaped(sys.stdout)
     try:
         code = args.func(args)
         if interrupted:  # a signal whose exception was lost: the outputs were not published
@@ -171,6 +182,7 @@ def main(argv=None):
     except (KeyboardInterrupt, _Terminated) as exc:  # the signal recorded, if any (a lost one re-raised as another)
         return _interrupted(interrupted[0] == signal.SIGINT if interrupted else isinstance(exc, KeyboardInterrupt))
     finally:  # in-process callers keep their own settings
+        sys.stdout = stdout
         warnings.showwarning = shown_warnings
         interrupted.clear()
         if previous is not None:

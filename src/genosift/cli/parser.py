@@ -110,9 +110,10 @@ def _add_data_options(p):
     p.add_argument("--min-count", type=_positive_int, help="leave out classes with fewer samples")
     p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
                    help="memory budget for streaming a store (.gs.h5ad), and of k-mer text or dumps held in memory "
-                        "(beyond it: a temporary store in TMPDIR), e.g. 64M or 1G (default 256M)")
+                        "(beyond it: a temporary store in TMPDIR), e.g. 64M or 1G (default 256M); a store's reads "
+                        "hold at least 1/256 of it, up to 1M, whatever the budget")
     p.add_argument("-o", "--output", required=True, help="output file (.tsv, .csv or .parquet)")
-    p.add_argument("--force", action="store_true", help="overwrite existing outputs")
+    p.add_argument("--force", action="store_true", help="replace existing outputs that genosift wrote")
     p.add_argument("--scheduler", metavar="ADDRESS|local[:N]",
                    help="score a store on a Dask cluster: a scheduler address (tcp://host:8786) or local:N "
                         "for N worker processes here; the workers read the store (needs genosift[dask])")
@@ -401,7 +402,7 @@ def _add_data_commands(sub):
     p.add_argument("-o", "--output", required=True, help="the store to write (suffix .gs.h5ad)")
     _add_reading_options(p, meta="metadata table (CSV/TSV) of k-mer samples to store with them")
     _add_sample_options(p, binary=False)
-    p.add_argument("--force", action="store_true", help="overwrite an existing store")
+    p.add_argument("--force", action="store_true", help="replace an existing store that genosift wrote")
     p.add_argument("--chunk-bytes", type=_byte_size, metavar="BYTES",
                    help="memory budget for the counts, e.g. 512M (default 256M); k-mer counts beyond it "
                         "are spilled to a temporary file beside the output and written in batches")
@@ -440,7 +441,7 @@ def _add_data_commands(sub):
                    help="memory budget of the reads of a store, and of k-mer text or dumps held in memory "
                         "(default 256M)")
     p.add_argument("-o", "--output", help="a table of every feature's pattern and allele frequency (optional)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing output")
+    p.add_argument("--force", action="store_true", help="replace an existing output that genosift wrote")
     _add_run_options(p)
     p.set_defaults(func=patterns_command)
     p = sub.add_parser("pairs", help="screen every pair of features for the classes they explain together (an XOR or "
@@ -471,7 +472,7 @@ def _add_data_commands(sub):
                         "two of their features (written to --triples-output)")
     p.add_argument("--triples-output", metavar="FILE", help="the table of the --top best triples")
     p.add_argument("-o", "--output", required=True, help="the table of the pairs kept (.tsv, .csv or .parquet)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing output")
+    p.add_argument("--force", action="store_true", help="replace an existing output that genosift wrote")
     _add_run_options(p)
     p.set_defaults(func=pairs_command)
     p = sub.add_parser("enet", help="every feature in one elastic-net model (logistic for two classes, linear for "
@@ -509,7 +510,7 @@ def _add_data_commands(sub):
     p.add_argument("-o", "--output", required=True,
                    help="the table of the features the model keeps, with their coefficients (.tsv, .csv or "
                         ".parquet), and its .json: the path, the cross-validation, the out-of-fold metrics")
-    p.add_argument("--force", action="store_true", help="overwrite existing outputs")
+    p.add_argument("--force", action="store_true", help="replace existing outputs that genosift wrote")
     _add_run_options(p)
     p.set_defaults(func=enet_command)
     p = sub.add_parser("heritability", help="the share of a phenotype's variance that the samples' kinship explains "
@@ -557,7 +558,8 @@ def _add_model_commands(sub):
     _add_run_options(p)
     p.set_defaults(func=evaluate_command)
     p = sub.add_parser("predict",
-                       help="apply a model saved by `evaluate` to new data (the model file runs code: trust it)")
+                       help="apply a model saved by `evaluate` to new data (model.skops is data: loading it runs "
+                            "no code, and a malformed one is refused)")
     p.add_argument("model", help="model.skops (or the results folder) of a `genosift evaluate` run")
     _add_input_options(p)
     p.add_argument("--target", help="the column of true labels (in --meta, or in the data table), to compare")
@@ -572,7 +574,7 @@ def _add_model_commands(sub):
                         "default for k-mer counts and dumps, where it is almost always a misspelt id) or left out "
                         "(the default for other data)")
     p.add_argument("-o", "--output", required=True, help="predictions file (.tsv, .csv or .parquet)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing output")
+    p.add_argument("--force", action="store_true", help="replace an existing output that genosift wrote")
     _add_run_options(p)
     p.set_defaults(func=predict_command)
     p = sub.add_parser("report", help="an HTML report with figures of an `evaluate` results folder")
@@ -580,7 +582,7 @@ def _add_model_commands(sub):
     p.add_argument("-o", "--output", required=True, help="the HTML file to write (one file, readable offline)")
     p.add_argument("--png-dir", help="folder for the figures as PNG (default: <output name>_files beside the HTML)")
     p.add_argument("--hits", metavar="TABLE", help="the hits table of `genosift annotate`: adds its Manhattan plot")
-    p.add_argument("--force", action="store_true", help="overwrite an existing report and its figures")
+    p.add_argument("--force", action="store_true", help="replace an existing report and figures that genosift wrote")
     p.set_defaults(func=report_command)
     p = sub.add_parser("annotate", help="find the k-mers of a ranking in reference genomes (both strands, exact) and "
                                         "name the genes they hit")
@@ -598,7 +600,7 @@ def _add_model_commands(sub):
     which.add_argument("--all", action="store_true", help="annotate every k-mer of the table")
     p.add_argument("--nearby", action="store_true",
                    help="in the gene summary, count a k-mer between genes towards its nearest gene on each side")
-    p.add_argument("--force", action="store_true", help="overwrite existing outputs")
+    p.add_argument("--force", action="store_true", help="replace existing outputs that genosift wrote")
     _add_run_options(p)
     p.set_defaults(func=annotate_command)
     p = sub.add_parser("plot", help="figures of a `genosift score` ranking: the QQ plot with the genomic "
@@ -619,7 +621,7 @@ def _add_model_commands(sub):
     p.add_argument("--alpha", type=_fraction, default=0.05,
                    help="the family-wise level of the threshold drawn, over the run's patterns, when the run "
                         "selected by no --threshold (default 0.05)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing figure")
+    p.add_argument("--force", action="store_true", help="replace an existing figure that genosift wrote")
     p.set_defaults(func=plot_command)
 
 

@@ -19,6 +19,10 @@ _CLI_SPELLING = {
     ("read_plink", "missing"): "--missing-genotypes",
     ("make_report", "out_html"): "-o",
     ("make_report", "png_dir"): "--png-dir",
+    ("make_report", "results_dir"): "RESULTS",
+    "data": "DATA",
+    "ranking": "RANKING",
+    ("convert", "inputs"): "INPUTS",
     "methods": "`genosift methods`",
     "describe": "`genosift methods {}`",
     ("convert", "fits"): "--dtype {}",
@@ -106,10 +110,11 @@ def cli_spelling(owner, name, value):
 
 
 def cli_message(exc):
-    """The text of ``exc`` as the command prints it: fixes spelled as options."""
-    from ..core.messages import Spelled
+    """The text of ``exc`` as the command prints it: fixes spelled as options, control characters
+    (from data quoted in it) escaped."""
+    from ..core.messages import Spelled, printable
 
-    return exc.spelled(cli_spelling) if isinstance(exc, Spelled) else str(exc)
+    return printable(exc.spelled(cli_spelling) if isinstance(exc, Spelled) else str(exc))
 
 
 # the command-line options that become reader parameters, by parameter

@@ -6,7 +6,13 @@ published by a rename that refuses to replace an existing name unless the caller
 result and its sidecar are published together: when the second cannot be, the first is removed.
 Partial files of runs that died (``kill -9``, a power cut) are removed by the next run writing
 the same output. Results folders carry a marker listing what genosift wrote in them; only such a
-folder, holding nothing else, may be replaced.
+folder, holding nothing else, may be replaced. Every file written is stamped (an extended
+attribute holding its size, modification time and inode; where the file system keeps no
+extended attributes, an entry in the folder's hidden ledger :data:`LEDGER`):
+forcing replaces or removes only a file that carries the stamp of its present contents, never one
+that genosift did not write or that was changed since. A command declares its inputs and outputs
+(:func:`check_apart`): no output is an input or another output; its outputs are published
+together (:func:`together`).
 """
 from __future__ import annotations
 
@@ -17,19 +23,34 @@ import os
 import secrets
 import shutil
 import socket
+import threading
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
 from .messages import FixError, FixExistsError, PythonText
 
-__all__ = ["MARKER", "check_output", "check_replaceable", "fresh_folder", "json_text", "publish", "staged", "umask",
-           "write_bytes", "write_json", "write_marker", "write_table", "write_text"]
+__all__ = ["LEDGER", "MARKER", "check_apart", "check_output", "check_replaceable", "fresh_folder", "json_text",
+           "publish", "remove_written", "staged", "together", "umask", "write_bytes", "write_json", "write_marker",
+           "write_table", "write_text", "written_by_genosift"]
 
 #: Signals received (the command line records them here): no output is published after one.
 interrupted = []
 #: The file that marks a folder as a results folder written by genosift (the files it wrote).
 MARKER = ".genosift-results.json"
+#: The extended attribute that stamps a file genosift wrote: ``SIZE:MTIME_NS:INODE`` of what it
+#: wrote (the inode: a copy that keeps extended attributes and times is another file).
+STAMP = "user.genosift.written"
+#: Where the file system keeps no extended attributes, the hidden file of a folder that stamps the
+#: files genosift wrote in it: ``{"files": {NAME: [SIZE, MTIME_NS, INODE, DEVICE]}}``.
+LEDGER = ".genosift-written.json"
+#: A ledger larger than this (bytes) is not read (nothing in its folder is taken for genosift's),
+#: and one written holds at most :data:`LEDGER_ENTRIES` files (the newest).
+LEDGER_BYTES = 1 << 20
+LEDGER_ENTRIES = 4096
+#: The errors of setting an extended attribute where the file system keeps none.
+_NO_XATTR = {errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM}
+_ledger_lock = threading.Lock()
 _PART = ".genosift-"
 _NOREPLACE = 1  # RENAME_NOREPLACE
 _AT_FDCWD = -100
@@ -160,8 +181,130 @@ def _sync(path):
         os.close(fd)
 
 
+def _stamp_text(st):
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}".encode()
+
+
+def _stamp(path):
+    """Stamp the finished file ``path`` as written by genosift with an extended attribute; False
+    where the file system keeps none (its folder's :data:`LEDGER` stamps it once it is published)."""
+    setxattr = getattr(os, "setxattr", None)  # Linux only
+    if setxattr is None:
+        return False
+    try:
+        setxattr(path, STAMP, _stamp_text(os.stat(path)))
+    except OSError as exc:
+        return exc.errno not in _NO_XATTR
+    return True
+
+
+def _ledger_stamp(st):
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev]
+
+
+def _read_ledger(folder):
+    """The stamps of :data:`LEDGER` in ``folder`` (name: stamp), or None when there is none or it
+    is not a ledger genosift wrote (a link, larger than :data:`LEDGER_BYTES`, not such JSON)."""
+    path = Path(folder) / LEDGER
+    try:
+        if not os.path.isfile(path) or os.path.islink(path) or os.path.getsize(path) > LEDGER_BYTES:
+            return None
+        with open(path, "rb") as fh:
+            data = json.loads(fh.read(LEDGER_BYTES + 1))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("written_by") != "genosift" or not isinstance(data.get("files"), dict):
+        return None
+    return {name: stamp for name, stamp in data["files"].items()
+            if "/" not in name and name not in ("", ".", "..", LEDGER)
+            and isinstance(stamp, list) and len(stamp) == 4 and all(type(v) is int for v in stamp)}
+
+
+def _in_ledger(path, st):
+    entries = _read_ledger(path.parent)
+    return entries is not None and entries.get(path.name) == _ledger_stamp(st)
+
+
+def _record(path):
+    """Stamp the published file ``path`` in its folder's :data:`LEDGER`, dropping the entries of
+    files gone or changed and keeping the newest :data:`LEDGER_ENTRIES`. Where the ledger cannot be
+    written, or its name holds a file that is not a ledger, nothing is recorded: the file is then
+    not taken for genosift's (never the other way round)."""
+    path = Path(path)
+    folder, ledger = path.parent, path.parent / LEDGER
+    with _ledger_lock:
+        entries = _read_ledger(folder)
+        if entries is None and os.path.lexists(ledger):
+            return
+        files, size = {}, 64
+        for name, stamp in [(path.name, None), *(entries or {}).items()]:  # the newest first
+            try:
+                st = os.stat(folder / name, follow_symlinks=False)
+            except (OSError, ValueError):
+                continue
+            if name in files or (stamp is not None and stamp != _ledger_stamp(st)):
+                continue
+            size += len(json.dumps({name: _ledger_stamp(st)})) + 2
+            if len(files) >= LEDGER_ENTRIES or size > LEDGER_BYTES:
+                break
+            files[name] = _ledger_stamp(st)
+        try:
+            write_text(ledger, json.dumps({"written_by": "genosift", "files": files}) + "\n",
+                       force=entries is not None)
+        except OSError:
+            pass
+
+
+def written_by_genosift(path):
+    """Whether ``path`` is an output genosift wrote, unchanged since: a file carrying the stamp of
+    its present size, modification time and inode (an extended attribute or, where the file system keeps
+    none, its entry in the folder's :data:`LEDGER`), or a folder with the results marker
+    (:data:`MARKER`). A symbolic link never is (replacing it would lose the link)."""
+    path = Path(path)
+    if path.is_symlink():
+        return False
+    if path.is_dir():
+        return (path / MARKER).is_file()
+    if path.name == LEDGER:
+        return _read_ledger(path.parent) is not None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    try:
+        return os.getxattr(path, STAMP) == _stamp_text(st)
+    except (AttributeError, OSError):  # no such attribute, or none kept here (not Linux)
+        return _in_ledger(path, st)
+
+
+def _option_fixes(owner, option):
+    """The fixes of a message about the output that the parameter ``option`` of ``owner`` names."""
+    if owner == "check_output" and option == "output":
+        return _OUTPUT_FIXES
+    return {"owner": owner, "overwrite": True, option: FixExistsError.ANY}
+
+
+def _not_written(path, option="output", owner="check_output"):
+    what = "folder" if Path(path).is_dir() and not Path(path).is_symlink() else "file"
+    return FixExistsError(
+        f"{str(path)!r} exists and genosift did not write it (or it was changed since), so {{overwrite}} does not "
+        f"replace it: only outputs genosift wrote are replaced. Choose another {{{option}}}, or remove that {what} "
+        "yourself.", **_option_fixes(owner, option))
+
+
+def remove_written(path):
+    """Remove ``path`` if it is an output genosift wrote (:func:`written_by_genosift`); True if removed."""
+    if not written_by_genosift(path):
+        return False
+    _remove(Path(path))
+    return True
+
+
 def publish(tmp, path, *, force):
-    """Give ``tmp`` the name ``path``; an existing ``path`` is replaced only when ``force``."""
+    """Give ``tmp`` the name ``path``; an existing ``path`` is replaced only when ``force``, and only
+    if genosift wrote it."""
+    if force and os.path.lexists(path) and not written_by_genosift(path):
+        raise _not_written(path)
     if force:
         if Path(path).is_dir() and not Path(path).is_symlink():
             aside = _part_name(Path(path))
@@ -189,8 +332,10 @@ def staged(*paths, force, folder=False):
     together (a result and its sidecar), else removed.
 
     ``folder=True`` makes each temporary name an empty folder. An existing output is replaced
-    only with ``force``; if one cannot be published, those this block published are removed.
-    Full disks and missing permissions are an ``OSError`` naming the path and the fix.
+    only with ``force`` and only if genosift wrote it; if one cannot be published, those this
+    block published are removed. Inside a :func:`together` block that declares them, they are
+    published when that block ends, with the command's other outputs. Full disks and missing
+    permissions are an ``OSError`` naming the path and the fix.
     """
     paths = [Path(p) for p in paths]
     temps = []
@@ -213,18 +358,25 @@ def staged(*paths, force, folder=False):
         current = paths[0]  # the body writes them all: its errors are about the output as a whole
         yield temps[0] if len(temps) == 1 else temps
         mode = (0o777 if folder else 0o666) & ~umask()
+        ledger = []  # whether each is stamped in its folder's ledger once published
         for path, tmp in zip(paths, temps):
             current = path
             if not folder:
                 _sync(tmp)
             os.chmod(tmp, mode)
+            ledger.append(not folder and not _stamp(tmp))
         if interrupted:  # the signal's own exception was lost somewhere: still publish nothing
             raise KeyboardInterrupt()
+        batch = _batch_of(paths)
+        if batch is not None:  # published with the other outputs of the command, or removed with them
+            batch.extend(zip(temps, paths, [force] * len(paths), ledger))
+            temps = []
+            return
         done = []
         try:
-            for path, tmp in zip(paths, temps):
+            for path, tmp, book in zip(paths, temps, ledger):
                 current = path
-                publish(tmp, path, force=force)
+                _publish(tmp, path, force, book)
                 done.append(path)
         except BaseException:
             for path in done:  # this run's outputs only: all of them or none
@@ -236,6 +388,139 @@ def staged(*paths, force, folder=False):
         for tmp in temps:
             if os.path.lexists(tmp):
                 _remove(tmp)
+
+
+def _publish(tmp, path, force, ledger):
+    """:func:`publish`, then stamp ``path`` in its folder's ledger if ``ledger`` (the ledger itself never)."""
+    publish(tmp, path, force=force)
+    if ledger and Path(path).name != LEDGER:
+        try:
+            _record(path)
+        except BaseException:  # a signal: this output is not published after all
+            _remove(Path(path))
+            raise
+
+
+#: The outputs of the commands running now (:func:`together`):
+#: ``(paths, [(tmp, path, force, ledger)])``.
+_batches = []
+
+
+def _batch_of(paths):
+    for declared, batch in _batches:
+        if all(_key(p) in declared for p in paths):
+            return batch
+    return None
+
+
+def _key(path):
+    return Path(os.path.abspath(path))
+
+
+@contextmanager
+def together(*paths):
+    """Publish the outputs ``paths`` of one command together: each :func:`staged` block writing
+    one of them keeps its temporary file until this block ends, and then all are published (if
+    one cannot be, those published are removed) or, when the block fails, none is.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> try:
+    ...     with together(folder / "a.txt", folder / "b.txt"):
+    ...         write_text(folder / "a.txt", "a")
+    ...         raise ValueError("the second output cannot be made")
+    ... except ValueError:
+    ...     pass
+    >>> sorted(p.name for p in folder.iterdir())
+    []
+    """
+    declared = {_key(p) for p in paths if p is not None}
+    batch = []
+    _batches.append((declared, batch))
+    try:
+        yield
+    except BaseException:
+        _batches.remove((declared, batch))
+        for tmp, *_ in batch:
+            _remove(tmp)
+        raise
+    _batches.remove((declared, batch))
+    done, current = [], None
+    try:
+        if interrupted:
+            raise KeyboardInterrupt()
+        for tmp, path, force, ledger in batch:
+            current = path
+            _publish(tmp, path, force, ledger)
+            done.append(path)
+    except BaseException as exc:
+        for path in done:  # this run's outputs only: all of them or none
+            _remove(path)
+        if isinstance(exc, OSError):
+            raise _named(exc, current) from None
+        raise
+    finally:
+        for tmp, *_ in batch:
+            if os.path.lexists(tmp):
+                _remove(tmp)
+
+
+def _same(a, b):
+    """Whether the paths ``a`` and ``b`` name one file: the same path once links are followed, or
+    one file under two names (a hard link)."""
+    try:
+        if Path(a).resolve() == Path(b).resolve():
+            return True
+        return os.path.samefile(a, b)
+    except (OSError, RuntimeError):  # a loop of links
+        return False
+
+
+def _within(inner, folder):
+    try:
+        return Path(folder).resolve() in Path(inner).resolve().parents
+    except (OSError, RuntimeError):
+        return False
+
+
+def check_apart(outputs, inputs=(), *, owner, folders=()):
+    """Check before any work that no output of a command is one of its inputs or another of its
+    outputs.
+
+    ``outputs`` and ``inputs`` are ``(parameter, path)`` pairs (``None`` paths left out); an
+    input may be ``(parameter, path, listed=True)`` for a file named inside the list file
+    ``parameter`` (references, genome lists, dump lists); an output of ``folders`` (parameter
+    names) is a folder, which may hold no other output (nor an input when it is replaced:
+    :func:`check_replaceable`). Paths are compared once
+    symbolic links are followed and by file identity (hard links). The message names both
+    parameters (``owner`` spells them as the caller's options).
+
+    >>> try:
+    ...     check_apart([("output", "a.tsv"), ("genes", "a.tsv")], owner="annotate")
+    ... except ValueError as exc:
+    ...     print(exc)
+    The outputs output= and genes= are both 'a.tsv': one would overwrite the other. Give genes= another path.
+    """
+    outs = [(o[0], Path(o[1])) for o in outputs if o[1] is not None]
+    ins = [(i[0], Path(i[1]), len(i) > 2 and bool(i[2])) for i in inputs if i[1] is not None]
+    for n, (name, path) in enumerate(outs):
+        for given, source, listed in ins:  # an input inside a folder replaced: see check_replaceable
+            if _same(path, source):
+                where = f"a file that {{{given}}} lists ({str(source)!r})" if listed else \
+                    f"the input {{{given}}} ({str(source)!r})"
+                raise FixError(f"The output {{{name}}} ({str(path)!r}) is {where}: writing it would "
+                               f"destroy that input. Give {{{name}}} another path.", **_fixes(owner, name, given))
+        for other, second in outs[n + 1:]:
+            nested = ((name in folders and _within(second, path)) or (other in folders and _within(path, second)))
+            if _same(path, second) or nested:
+                said = (f"both {str(path)!r}" if _same(path, second)
+                        else f"{str(path)!r} and {str(second)!r}, one inside the other")
+                raise FixError(f"The outputs {{{name}}} and {{{other}}} are {said}: one would overwrite the "
+                               f"other. Give {{{other}}} another path.", **_fixes(owner, name, other))
+
+
+def _fixes(owner, *names):
+    return {"owner": owner, **{n: FixError.ANY for n in names}}
 
 
 def write_bytes(path, data, *, force=True):
@@ -280,13 +565,14 @@ def fresh_folder(base):
     raise FileExistsError(f"Could not create a fresh folder next to {base}.")
 
 
-def check_output(path, *, force, inputs=(), folder=False):
+def check_output(path, *, force, inputs=(), folder=False, owner="check_output", option="output"):
     """Check before any work that ``path`` can be written: its folder exists and is a folder, and
-    an existing ``path`` is replaced only with ``force`` (a folder only if genosift wrote it, see
-    :func:`check_replaceable`); never one of ``inputs``."""
+    an existing ``path`` is replaced only with ``force`` and only if genosift wrote it (a folder:
+    see :func:`check_replaceable`; a file: :func:`written_by_genosift`); never one of ``inputs``.
+    ``owner`` and ``option`` name the parameter that gave ``path`` in messages."""
     path = Path(path)
     for given in inputs:
-        if given is not None and os.path.exists(given) and path.exists() and os.path.samefile(given, path):
+        if given is not None and _same(given, path):
             raise FixError(f"The output {str(path)!r} is the input {str(given)!r}: writing it would destroy "
                            "the data. Choose another {output}.", **_OUTPUT_FIXES)
     parent = path.resolve().parent
@@ -299,9 +585,11 @@ def check_output(path, *, force, inputs=(), folder=False):
     if path.exists() or path.is_symlink():
         if not force:
             raise FixExistsError(f"{str(path)!r} already exists. Pass {{overwrite}} to replace it, or choose another "
-                                 "{output}.", **_OUTPUT_FIXES)
+                                 f"{{{option}}}.", **_option_fixes(owner, option))
         if folder:
             check_replaceable(path, inputs)
+        elif not written_by_genosift(path):
+            raise _not_written(path, option, owner)
     if not os.access(parent, os.W_OK | os.X_OK):
         raise PermissionError(f"Cannot write {str(path)!r}: permission denied in the folder {str(parent)!r}. "
                               "Choose another output path, or make that folder writable.")
@@ -319,7 +607,7 @@ def check_replaceable(folder, inputs=()):
         raise FixExistsError(
             f"{str(folder)!r} is not a results folder written by genosift (it has no {MARKER}), so {{overwrite}} "
             "does not replace it. Choose another {output}, or remove that folder yourself.", **_OUTPUT_FIXES) from None
-    extra = sorted(e.name for e in folder.iterdir() if e.name not in listed and e.name != MARKER)
+    extra = sorted(e.name for e in folder.iterdir() if e.name not in listed and e.name not in (MARKER, LEDGER))
     if extra:
         shown = ", ".join(repr(n) for n in extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
         raise FixExistsError(
@@ -333,6 +621,7 @@ def check_replaceable(folder, inputs=()):
 
 
 def write_marker(folder, files):
-    """Mark ``folder`` as a results folder holding ``files`` (names), written by genosift."""
-    (Path(folder) / MARKER).write_text(json.dumps({"written_by": "genosift", "files": sorted(files)}, indent=1)
-                                       + "\n")
+    """Mark ``folder`` as a results folder holding ``files`` (names), written by genosift (its
+    :data:`LEDGER` is not an output: never listed)."""
+    files = sorted(f for f in files if f != LEDGER)
+    (Path(folder) / MARKER).write_text(json.dumps({"written_by": "genosift", "files": files}, indent=1) + "\n")

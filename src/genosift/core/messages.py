@@ -1,9 +1,11 @@
 """Message pieces shared by every layer: values written as plain Python, fixes spelled per caller.
 
-Three jobs, one helper each:
+Four jobs, one helper each:
 
 - :func:`plain` writes a value (a label, a list of labels, a cell) the way a user typed it:
   ``1``, ``'a'``, ``[0, 1]``, never numpy's ``np.int64(1)`` or ``array([...])``.
+- :func:`printable` escapes the control characters of text bound for a terminal, so that text
+  from a data file (a gene product, a feature name) never moves the cursor or clears the screen.
 - :class:`FixError` is a ``ValueError`` whose text names library parameters in ``{name}``
   fields. ``str()`` spells them as Python keywords (``keep=['label']``); the command line
   spells the same error with its options (``--keep label``) through :meth:`FixError.spelled`,
@@ -21,6 +23,20 @@ def _scalar(value):
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+# C0 controls but tab and line feed, DEL, C1 controls, and the bidirectional overrides and isolates
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text):
+    """``text`` with its control characters written as escapes (``\\x1b``, ``\\u202e``); tab and
+    line feed are kept.
+
+    >>> printable("abcD \\x1b[2J\\r\\x9b!")
+    'abcD \\\\x1b[2J\\\\x0d\\\\x9b!'
+    """
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
 
 
 def plain(value):

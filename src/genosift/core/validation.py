@@ -10,8 +10,11 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from .environment import check_thread_setting
 from .messages import Spelled, plain
-from .sparse_check import check_sparse_matrix
+
+check_thread_setting()  # before numba is first imported (just below): its own error names no setting
+from .sparse_check import check_sparse_matrix  # noqa: E402
 
 
 def param_error(param, owner, expected, got):

@@ -11,25 +11,40 @@ draft for those that no reference before it holds.
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 import pandas as pd
 
 from ..core.engine import map_blocks
+from ..core.messages import Spelled
 from ..core.validation import param_error
 from ..io.reading import optional_module
 from ..io.references import Reference, fasta_records, genomes_of, read_gff3, read_references, reverse_complement
 
-__all__ = ["Annotation", "MIN_LENGTH", "annotate", "count_kmers", "gene_summary", "locate", "reverse_complement"]
+__all__ = ["Annotation", "MAX_OCCURRENCES", "MIN_LENGTH", "ReferenceWarning", "annotate", "count_kmers",
+           "gene_summary", "locate", "reverse_complement"]
 
 #: The shortest k-mer searched: shorter ones occur by chance in every bacterial genome.
 MIN_LENGTH = 9
+#: The most occurrences of one k-mer kept per reference (the first ones, in contig order): a
+#: k-mer of a repeat or a low-complexity stretch (``A`` x 31 in a run of ``A``) could otherwise
+#: fill memory with its hits; no gene is told apart by its ten-thousandth copy.
+MAX_OCCURRENCES = 10_000
+#: Bases searched at a time: the matches of one window are held together (about 100 bytes each).
+_WINDOW = 1 << 20
 _DNA = re.compile(r"[ACGT]+")
 HIT_COLUMNS = ["feature", "reference", "contig", "start", "end", "strand"]
 GENE_COLUMNS = ["gene", "gene_id", "gene_type", "product", "gene_start", "gene_end", "gene_strand",
                 "upstream_gene", "upstream_gene_id", "upstream_distance", "upstream_strand",
                 "downstream_gene", "downstream_gene_id", "downstream_distance", "downstream_strand"]
+
+
+class ReferenceWarning(Spelled, UserWarning):
+    """What a search of references kept or could not place: k-mers beyond ``MAX_OCCURRENCES``
+    occurrences, GFF3 contigs that the FASTA lacks."""
 
 
 def check_kmers(kmers, owner="annotate"):
@@ -70,26 +85,59 @@ def _spans(first, counts):
     return owner, first[owner] + np.arange(owner.size) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
-def _search(automaton, fasta, name):
+def _matches(automaton, sequence, longest):
+    """``(word, start)`` arrays of every match of ``automaton`` in ``sequence``, window by window
+    (``_WINDOW`` bases and the ``longest - 1`` after them), so that a contig's matches are never
+    all held at once."""
+    view = memoryview(sequence)
+    for at in range(0, len(sequence), _WINDOW):
+        found = automaton.find_matches_as_indexes(view[at:at + _WINDOW + longest - 1], overlapping=True)
+        matches = np.fromiter(chain.from_iterable(found), dtype=np.int64, count=3 * len(found)).reshape(-1, 3)
+        del found
+        keep = matches[:, 1] < _WINDOW  # the rest start in the next window, which finds them
+        yield matches[keep, 0], matches[keep, 1] + at
+
+
+def _search(automaton, fasta, name, *, limit=None):
     """The hits of ``automaton`` (``_automaton``'s) in the contigs of the FASTA file ``fasta``,
-    read one at a time."""
+    read one at a time; with ``limit``, the first ``limit`` occurrences of each k-mer only (a
+    warning names the k-mers with more)."""
     automaton, (codes, offsets, lengths) = automaton
     found, starts, names, where = [], [], [], []
+    seen = np.zeros(lengths.size, dtype=np.int64)
     for contig, sequence in fasta_records(fasta):
-        matches = np.array(automaton.find_matches_as_indexes(sequence, overlapping=True), dtype=np.int64)
-        word, start = matches.reshape(-1, 3)[:, 0], matches.reshape(-1, 3)[:, 1]
-        # the k-mers each word spells: two where one is the reverse complement of another
-        match, at = _spans(offsets[word], offsets[word + 1] - offsets[word])
-        found.append(codes[at])
-        starts.append(start[match] + 1)
+        n = 0
+        for word, start in _matches(automaton, sequence, int(lengths.max(initial=1))):
+            # the k-mers each word spells: two where one is the reverse complement of another
+            match, at = _spans(offsets[word], offsets[word + 1] - offsets[word])
+            code, start = codes[at], start[match] + 1
+            if limit is not None:
+                index = code >> 1
+                order = np.argsort(index, kind="stable")  # each k-mer's matches in turn, in contig order
+                rank = np.empty_like(order)
+                rank[order] = np.arange(order.size) - np.searchsorted(index[order], index[order], side="left")
+                keep = seen[index] + rank < limit
+                seen += np.bincount(index, minlength=seen.size)
+                code, start = code[keep], start[keep]
+            found.append(code)
+            starts.append(start)
+            n += code.size
         names.append(contig)
-        where.append(match.size)
+        where.append(n)
+    if limit is not None and (seen > limit).any():
+        many = np.flatnonzero(seen > limit)
+        warnings.warn(ReferenceWarning(
+            f"{many.size:,} k-mer(s) occur more than {limit:,} times in the reference {name!r} (the first occurs "
+            f"{int(seen[many[0]]):,} times): the first {limit:,} occurrences of each are kept. Such k-mers lie in "
+            "repeats or low-complexity sequence.", owner="annotate"), stacklevel=2)
     code = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
     start = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
     index = code >> 1
     contig = np.repeat(np.array(names, dtype=object), where)
-    return pd.DataFrame({"feature": index, "reference": name, "contig": contig, "start": start,
-                         "end": start + lengths[index] - 1, "strand": np.where(code & 1, "-", "+")})
+    out = pd.DataFrame({"feature": index, "reference": name, "contig": contig, "start": start,
+                        "end": start + lengths[index] - 1, "strand": np.where(code & 1, "-", "+")})
+    out.attrs["contigs"] = {name: names}
+    return out
 
 
 def locate(kmers, references, *, n_jobs=None):
@@ -110,7 +158,9 @@ def locate(kmers, references, *, n_jobs=None):
         One row per occurrence: ``feature`` (the k-mer's position in ``kmers``), ``reference``,
         ``contig``, ``start`` and ``end`` (1-based, both included, on the forward strand) and
         ``strand`` (``-``: the reverse complement occurs), sorted by feature, reference order,
-        contig order and start. A palindromic k-mer's occurrence is one row, on ``+``.
+        contig order and start. A palindromic k-mer's occurrence is one row, on ``+``. Its
+        ``attrs["contigs"]`` gives each reference searched its contigs, in file order. A k-mer
+        keeps its first ``MAX_OCCURRENCES`` occurrences in each reference (with a warning).
     """
     kmers = check_kmers(kmers)
     references = _references(references)
@@ -118,22 +168,26 @@ def locate(kmers, references, *, n_jobs=None):
     full = [r for r in references if r.kind == "ref"]
     if full and remaining.size:  # the references on threads (the search releases the GIL)
         automaton = _automaton(kmers, remaining)
-        pieces = map_blocks(lambda ref: _search(automaton, ref.fasta, ref.name), full, n_jobs=n_jobs)
+        pieces = map_blocks(lambda ref: _search(automaton, ref.fasta, ref.name, limit=MAX_OCCURRENCES), full,
+                            n_jobs=n_jobs)
         pieces = [piece.assign(_order=rank) for rank, piece in enumerate(pieces)]
         remaining = np.setdiff1d(remaining, np.concatenate([p["feature"].to_numpy() for p in pieces]))
     for rank, ref in enumerate((r for r in references if r.kind == "draft"), len(full)):
         if not remaining.size:
             break
-        found = _search(_automaton(kmers, remaining), ref.fasta, ref.name).assign(_order=rank)
+        found = _search(_automaton(kmers, remaining), ref.fasta, ref.name, limit=MAX_OCCURRENCES).assign(_order=rank)
         pieces.append(found)
         remaining = np.setdiff1d(remaining, found["feature"].to_numpy())
     if not pieces:
         return pd.DataFrame({c: pd.Series(dtype=t) for c, t in zip(HIT_COLUMNS, [np.int64, object, object, np.int64,
                                                                               np.int64, object])})
+    contigs = {k: v for piece in pieces for k, v in piece.attrs.get("contigs", {}).items()}
     hits = pd.concat(pieces, ignore_index=True)
     hits["_contig"] = hits.groupby("_order", sort=False)["contig"].transform(lambda c: pd.factorize(c)[0])
     hits = hits.sort_values(["feature", "_order", "_contig", "start", "strand"], kind="stable")
-    return hits[HIT_COLUMNS].reset_index(drop=True)
+    hits = hits[HIT_COLUMNS].reset_index(drop=True)
+    hits.attrs["contigs"] = contigs
+    return hits
 
 
 def count_kmers(kmers, genomes, *, n_jobs=None, owner="count_kmers"):
@@ -171,11 +225,17 @@ def count_kmers(kmers, genomes, *, n_jobs=None, owner="count_kmers"):
 
     twice = np.array([reverse_complement(k) == k for k in kmers], dtype=bool)
 
-    def count(genome):
-        found = _search(automaton, genome[1], genome[0])["feature"].to_numpy()
-        counts = np.bincount(found, minlength=len(kmers)).astype(np.uint32)
+    words, (codes, offsets, lengths) = automaton
+    longest = int(lengths.max(initial=1))
+
+    def count(genome):  # counted window by window: no occurrence is kept
+        counts = np.zeros(len(kmers), dtype=np.int64)
+        for _, sequence in fasta_records(genome[1]):
+            for word, _start in _matches(words, sequence, longest):
+                _, at = _spans(offsets[word], offsets[word + 1] - offsets[word])
+                counts += np.bincount(codes[at] >> 1, minlength=len(kmers))
         counts[twice] *= 2  # found once, on both strands
-        return counts
+        return np.minimum(counts, np.iinfo(np.uint32).max).astype(np.uint32)
 
     rows = map_blocks(count, genomes, n_jobs=n_jobs)
     counts = np.vstack(rows) if rows else np.zeros((0, len(kmers)), dtype=np.uint32)
@@ -194,16 +254,17 @@ def genes_of(hits, genes):
     on the reference's forward strand, as ``bedtools closest -D ref``) and the distance: the bases
     between them plus one (1 for adjacent intervals)."""
     by_contig = {contig: on.reset_index(drop=True) for contig, on in genes.groupby("contig", sort=False)}
-    none = genes.iloc[:0]
-    out = [_on_contig(at, by_contig.get(contig, none)) for contig, at in hits.groupby("contig", sort=False)]
+    # the hits of contigs without genes join as they are, never as all-NA columns (whose dtype
+    # pandas is deprecating to ignore in a concatenation)
+    out = [_on_contig(at, by_contig[contig]) if contig in by_contig else at
+           for contig, at in hits.groupby("contig", sort=False)]
     if not out:
         return hits.assign(**{c: pd.Series(dtype=object) for c in GENE_COLUMNS})
-    return pd.concat(out).sort_index(kind="stable").reset_index(drop=True)
+    out = pd.concat(out).reindex(columns=list(hits.columns) + GENE_COLUMNS)
+    return out.sort_index(kind="stable").reset_index(drop=True)
 
 
 def _on_contig(hits, genes):
-    if not len(genes):
-        return hits.reindex(columns=list(hits.columns) + GENE_COLUMNS)
     s, e = hits["start"].to_numpy(), hits["end"].to_numpy()
     starts, ends = genes["start"].to_numpy(), genes["end"].to_numpy()
     # overlaps: genes sorted by start; those with start <= e from the first whose running
@@ -327,11 +388,16 @@ def annotate(kmers, references, *, effect="auto", nearby=False, n_jobs=None):
                           effect)
     references = _references(references)
     found = locate(sequences, references, n_jobs=n_jobs)
+    contigs = found.attrs.get("contigs", {})
     pieces = []
     for ref in references:
         at = found[found["reference"] == ref.name]
+        if len(at) and ref.gff is not None:
+            genes = read_gff3(ref.gff)
+            _check_seqids(ref, genes["contig"].unique(), contigs.get(ref.name, []))
+            at = genes_of(at, genes)
         if len(at):
-            pieces.append(genes_of(at, read_gff3(ref.gff)) if ref.gff is not None else at)
+            pieces.append(at)
     missing = np.setdiff1d(np.arange(len(table)), found["feature"].to_numpy())
     pieces.append(pd.DataFrame({"feature": missing}))
     located = pd.concat(pieces).reindex(columns=HIT_COLUMNS + GENE_COLUMNS)
@@ -343,6 +409,21 @@ def annotate(kmers, references, *, effect="auto", nearby=False, n_jobs=None):
     hits = pd.concat([located.assign(feature=table["feature"].to_numpy()[rows]), others], axis=1)
     genes = gene_summary(hits, effect=effect, nearby=nearby)
     return Annotation(hits, genes, len(table), len(table) - missing.size, effect)
+
+
+def _check_seqids(ref, seqids, contigs):
+    """Warn when the GFF3 of ``ref`` names contigs (seqids) that its FASTA lacks: a naming
+    mismatch (``NC_000913.3`` against ``chr``) leaves the hits on those contigs without genes."""
+    from ..core.validation import names_list
+
+    known = set(contigs)
+    unknown = [s for s in seqids if s not in known]
+    if unknown:
+        warnings.warn(ReferenceWarning(
+            f"The GFF3 {str(ref.gff)!r} names {len(unknown):,} contig(s) that its FASTA {str(ref.fasta)!r} lacks "
+            f"({names_list(unknown, 3)}; the FASTA's contigs: {names_list(list(contigs), 3)}): hits on those "
+            "contigs have no gene. Check that the GFF3's first column names the contigs as the FASTA headers do "
+            "(their first word).", owner="annotate"), stacklevel=3)
 
 
 def gene_summary(hits, *, effect=None, nearby=False):

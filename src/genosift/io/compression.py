@@ -104,6 +104,11 @@ def detect(path):
     """
     with open(path, "rb") as fh:
         head = fh.read(64)
+    return _kind_of(head, path)
+
+
+def _kind_of(head, path):
+    """``detect`` of the first bytes ``head`` of ``path``."""
     kind = _magic_kind(head)
     claimed = suffix_compression(path)
     if kind is None and claimed is not None and head:
@@ -143,10 +148,10 @@ def _starts_stream(kind, data):
     return data.startswith(_MAGIC[kind])
 
 
-def _steps(fh, kind, path, step):
-    """Decompressed pieces of the open file ``fh``, each at most ``step`` bytes."""
+def _steps(fh, kind, path, step, comp=b""):
+    """Decompressed pieces of the open file ``fh`` (after its bytes already read, ``comp``), each
+    at most ``step`` bytes."""
     d = None
-    comp = b""
     eof = False
     while True:
         if d is None:  # between streams: skip zero padding, then expect a header or the end
@@ -204,14 +209,20 @@ def _steps(fh, kind, path, step):
 
 
 def decompressed(path, step=_STEP):
-    """The bytes of ``path``, decompressed if it is compressed, in pieces of at most ``step`` bytes."""
-    kind = detect(path)
+    """The bytes of ``path``, decompressed if it is compressed, in pieces of at most ``step`` bytes.
+
+    The file is opened and read once (its first bytes tell the compression), so a pipe
+    (``<(cat file)``, ``/dev/stdin``) reads as a file does."""
     with open(path, "rb") as fh:
+        head = fh.read(64)
+        kind = _kind_of(head, path)
         if kind is None:
+            if data := head + fh.read(max(step - len(head), 1)):
+                yield data
             while data := fh.read(step):
                 yield data
         else:
-            yield from _steps(fh, kind, path, step)
+            yield from _steps(fh, kind, path, step, head)
 
 
 class _Stream(io.RawIOBase):

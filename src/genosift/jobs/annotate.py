@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.messages import printable
 from ..core.validation import FixUsageError
 
 __all__ = ["Annotated", "annotate"]
@@ -54,6 +55,7 @@ def annotate(ranking, references, output, *, genes=None, top=None, pvalue=None, 
     -------
     Annotated
     """
+    from ..core.files import check_apart, together
     from ..genomics.annotation import annotate as find
     from ..io.references import read_references
     from ..outputs import check_outputs, check_table_name, read_table, write_frame
@@ -65,14 +67,18 @@ def annotate(ranking, references, output, *, genes=None, top=None, pvalue=None, 
     outputs = [Path(output)] + ([Path(genes)] if genes is not None else [])
     for path in outputs:
         check_table_name(path)
-    check_outputs(outputs, force=force, inputs=(ranking, references))
     refs = read_references(references)
+    listed = [("references", f, True) for r in refs for f in (r.fasta, r.gff) if f is not None]
+    check_apart([("output", output), ("genes", genes)], [("ranking", ranking), ("references", references), *listed],
+                owner="annotate")
+    check_outputs(outputs, force=force)
     table = read_table(ranking, need=["feature"])
     chosen, rule = _chosen(table, top, pvalue, every)
     found = find(table[chosen].reset_index(drop=True), refs, effect=effect, nearby=nearby)
-    write_frame(found.hits, output, force=force)
-    if genes is not None:
-        write_frame(found.genes, genes, force=force)
+    with together(*outputs):  # both tables or neither
+        write_frame(found.hits, output, force=force)
+        if genes is not None:
+            write_frame(found.genes, genes, force=force)
     n_hits = int(found.hits["reference"].notna().sum())
     in_genes = found.hits.loc[found.hits["gene_id"].notna(), "feature"].nunique()
     lines = [f"{found.n_kmers:,} k-mers ({rule}) searched in {len(refs)} reference(s): {found.n_found:,} found, "
@@ -83,8 +89,9 @@ def annotate(ranking, references, output, *, genes=None, top=None, pvalue=None, 
                      "reference)")
     for row in found.genes.head(5).itertuples(index=False):
         best = f", lowest p = {row.min_pvalue:.3g}" if hasattr(row, "min_pvalue") else ""
-        lines.append(f"  {row.gene} ({row.gene_id}, {row.reference}:{row.contig}): {row.n_kmers:,} k-mer(s){best}"
-                     + (f", {row.product}" if isinstance(row.product, str) and row.product else ""))
+        lines.append(printable(f"  {row.gene} ({row.gene_id}, {row.reference}:{row.contig}): {row.n_kmers:,} "
+                               f"k-mer(s){best}"
+                               + (f", {row.product}" if isinstance(row.product, str) and row.product else "")))
     lines.append("Wrote " + " and ".join(str(p) for p in outputs))
     return Annotated(found, outputs, lines)
 

@@ -54,6 +54,7 @@ def convert(inputs, output, *, format=None, read_options=None, meta=None, id_col
     from ..io import convert as convert_file
     from ..io.store import SUFFIX
     from ..outputs import check_outputs
+    from .inputs import check_declared
 
     started = time.perf_counter()
     inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
@@ -63,6 +64,8 @@ def convert(inputs, output, *, format=None, read_options=None, meta=None, id_col
                             f"{str(output)!r} would not be read back as one. Name it for example "
                             f"{{output}}.", owner="convert",
                             output=f"{Path(output).name.split('.')[0] or 'data'}{SUFFIX}")
+    check_declared([("output", output)], owner="convert", inputs=[("meta", meta)],
+                   lists=[("inputs", path) for path in inputs])
     check_outputs([output], force=force, inputs=(*inputs, meta))  # before reading anything
     if meta is not None and not id_column:
         raise FixUsageError("{meta} needs {id_column}: the metadata column that holds the sample ids.",

@@ -62,13 +62,13 @@ def enet(samples, output, *, covariates=None, alpha=0.5, folds=10, lambda_choice
     command : str, optional
         The command line, for the provenance.
     """
+    from ..core.files import together
     from ..core.validation import FixUsageError
-    from ..outputs import check_outputs, check_table_name, input_digests, write_frame
-    from ..scores import check_af, check_covariates
-    from ..selectors.enet import check_enet_options, elastic_net, enet_target
+    from ..outputs import check_outputs, check_table_name
+    from ..scores import check_af
+    from ..selectors.enet import check_enet_options
     from ..workflow.model_file import SUFFIX
-    from .inputs import Covariates
-    from .labelled import fold_groups
+    from .inputs import Covariates, check_declared
     from .ranking import as_usage
 
     started = time.perf_counter()
@@ -89,7 +89,24 @@ def enet(samples, output, *, covariates=None, alpha=0.5, folds=10, lambda_choice
     if model is not None and Path(model).suffix != SUFFIX:
         raise FixUsageError(f"The model file {str(model)!r} is a skops archive: name it *{SUFFIX}.", owner="enet")
     inputs = (*samples.inputs, *covariates.inputs)
+    declared = check_declared([("output", out), ("output", sidecar), ("model", model)], owner="enet",
+                              samples=samples, covariates=covariates)
     check_outputs(written, force=force, inputs=inputs)
+    with together(*declared):  # every output of the run, or none
+        return _run(samples, covariates, inputs, out, sidecar, model, folds, bounds, alpha, n_lambdas, min_ratio,
+                    lambda_choice, family, seed, min_af, max_af, chunk_bytes, force, command, started)
+
+
+def _run(samples, covariates, inputs, out, sidecar, model, folds, bounds, alpha, n_lambdas, min_ratio, lambda_choice,
+         family, seed, min_af, max_af, chunk_bytes, force, command, started):
+    """Fit and write what ``enet`` declared (its outputs are published together)."""
+    from ..core.validation import FixUsageError
+    from ..outputs import input_digests, write_frame
+    from ..scores import check_covariates
+    from ..selectors.enet import elastic_net, enet_target
+    from .labelled import fold_groups
+    from .ranking import as_usage
+
     labelled = samples.load(chunk_bytes=chunk_bytes)
     frame = covariates.of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, force=force)
     y_labels = labelled.y_train

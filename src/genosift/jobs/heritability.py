@@ -33,8 +33,8 @@ def heritability(samples, covariates, *, chunk_bytes=None):
     """
     import numpy as np
 
-    from ..scores import check_covariates, get_method, make_target
-    from ..scores.lmm import target_heritability
+    from ..scores import check_covariates, get_method, make_target, target_values
+    from ..scores.lmm import check_phenotype, target_heritability
 
     if covariates is None or not covariates.has_kinship:
         raise FixUsageError("heritability needs the samples' kinship: pass {kinship} or {kinship_from_data}.",
@@ -42,9 +42,10 @@ def heritability(samples, covariates, *, chunk_bytes=None):
     started = time.perf_counter()
     labelled = samples.load(chunk_bytes=chunk_bytes)
     frame = covariates.of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes)
-    K = covariates.kinship_of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, binary=samples.binary)
     y = labelled.y_train
     Z, names = check_covariates(frame, len(y), owner="heritability")
+    check_phenotype(target_values(get_method("lmm"), y, len(y)), Z)  # before the kinship is read
+    K = covariates.kinship_of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, binary=samples.binary)
     target = make_target(get_method("lmm"), y, len(y), Z, np.asarray(K, dtype=np.float64))
     found = target_heritability(target)
     se = "undefined at a bound" if np.isnan(found.se) else f"{found.se:.4f}"

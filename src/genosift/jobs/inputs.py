@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ..core.validation import FixUsageError
 
-__all__ = ["Covariates", "Samples"]
+__all__ = ["Covariates", "Samples", "check_declared"]
 
 
 def _given(value):
@@ -215,18 +215,67 @@ class Covariates:
 
 
 def _kinship_table(path):
-    """The kinship in ``path``: a phylogeny (Newick: its text starts with ``(``) made into the
-    shared branch lengths (``genosift.structure.tree_kinship``), else a square table
-    (``genosift.io.read_kinship``)."""
+    """The kinship in ``path``: a phylogeny (Newick: after comments in brackets, its text starts
+    with ``(``, ``genosift.structure.looks_like_newick``) made into the shared branch lengths
+    (``genosift.structure.tree_kinship``), else a square table (``genosift.io.read_kinship``).
+    The file is opened once and its first bytes looked at without reading them away, so a pipe
+    (``<(cat K.tsv)``) reads as a file does."""
     from ..io import read_kinship
-    from ..io.compression import open_binary
+    from ..io.compression import MAX_LINE_BYTES, open_binary
+    from ..io.reading import file_errors
+    from ..structure import looks_like_newick, tree_kinship
 
-    with open_binary(path) as fh:
-        head = fh.read(4096).lstrip()
-    if head.startswith(b"("):
-        from ..structure import tree_kinship
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{str(path)!r} is a folder, not a kinship table or a tree.")
+    with open_binary(path, max_line=MAX_LINE_BYTES) as fh:
+        with file_errors(path, "a kinship table or a Newick tree"):
+            head = fh.peek(1 << 16)
+        if not looks_like_newick(head):
+            return read_kinship(path, fh=fh)
+        table = tree_kinship(path, fh=fh)
+    table.attrs["tree"] = True
+    return table
 
-        table = tree_kinship(path)
-        table.attrs["tree"] = True
-        return table
-    return read_kinship(path)
+
+def _listed(data, format=None, genomes=False):
+    """The files a list file ``data`` names (dump lists, genome lists), when it is a regular file
+    that is one; none otherwise (its reader reports what is wrong with it)."""
+    from pathlib import Path
+
+    if data is None or not Path(data).is_file():
+        return []
+    try:
+        if genomes:
+            from ..io.references import genomes_of
+
+            return [path for _, path in genomes_of(data)]
+        from ..io import format_of
+
+        if (format or format_of(data)) != "dumps":
+            return []
+        from ..io.dumps import dump_collection
+
+        return [path for _, path in dump_collection(data)]
+    except (OSError, ValueError):
+        return []
+
+
+def check_declared(outputs, *, owner, samples=None, covariates=None, inputs=(), lists=(), genomes=False, folders=()):
+    """Check before any work that no output of a job (``(parameter, path)`` pairs, with the
+    coordinates of ``covariates``) is a file it reads (its ``samples``, ``covariates``,
+    ``inputs`` and the files named in a list file among them: the data, or the ``(parameter,
+    path)`` of ``lists``), nor another of its outputs (``genosift.core.files.check_apart``;
+    ``genomes``: the list is a genome list); the output paths."""
+    from ..core.files import check_apart
+
+    read = list(inputs)
+    if samples is not None:
+        read += [("data", samples.data), ("meta", samples.meta)]
+        read += [("data", path, True) for path in _listed(samples.data, samples.format, genomes)]
+    for name, path in lists:
+        read += [(name, path), *((name, listed, True) for listed in _listed(path, None, genomes))]
+    if covariates is not None:
+        read += [("covariates", covariates.table), ("kinship", covariates.kinship)]
+        outputs = [*outputs, ("structure_out", covariates.structure_out)]
+    check_apart(outputs, read, owner=owner, folders=folders)
+    return [path for _, path in outputs if path is not None]

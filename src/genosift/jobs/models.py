@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.validation import FixUsageError
-from .inputs import Covariates
+from .inputs import Covariates, check_declared
 from .ranking import checked_options
 
 __all__ = ["Evaluated", "Predicted", "Reported", "evaluate", "predict", "report"]
@@ -72,7 +72,7 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
     -------
     Evaluated
     """
-    from ..core.files import check_output
+    from ..core.files import check_output, together
     from ..outputs import input_digests
     from ..scores import get_method
     from ..scoring.source import StoreRows, in_memory
@@ -85,39 +85,42 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
     out = Path(output)
     covariates = covariates if covariates is not None else Covariates()
     inputs = (*samples.inputs, *covariates.inputs)
+    declared = check_declared([("output", out)], owner="evaluate", samples=samples, covariates=covariates,
+                              folders=("output",))
     check_output(out, force=force, inputs=inputs, folder=True)  # before any work
     spec = get_method(method)
     opts = checked_options(spec, method_options, min_af, max_af, covariates)
     covariates.check_outputs(force=force, inputs=inputs)
-    labelled = samples.load(unlabelled=True, chunk_bytes=chunk_bytes)
-    check_budget_applies(labelled, chunk_bytes)
-    frame = covariates.of(labelled, chunk_bytes=chunk_bytes, force=force)
-    others = labelled.unlabelled  # samples with data but no label: predicted by the final model
-    held_out = samples.train_groups or samples.val_groups
-    groups = fold_groups(labelled, samples.group_column) if samples.group_column and not held_out else None
-    settings = dict(method=spec.name, ks=ks, model=model, model_options=model_options or {}, cv=cv, groups=groups,
-                    validation=~labelled.train if held_out else None, metric=metric,
-                    sample_ids=labelled.dataset.sample_ids, feature_names=labelled.dataset.feature_names,
-                    random_state=seed, n_jobs=threads, binary=samples.binary, score_params=opts or None,
-                    min_af=min_af, max_af=max_af, covariates=frame,
-                    unlabelled_ids=None if others is None else others.sample_ids)
-    if isinstance(labelled.dataset.X, StoreRows) and can_screen(spec):
-        # a store stays on disk: the rankings are scored from it, only their top features are read
-        ev, X, _ = evaluate_store(labelled.dataset.X, labelled.y, unlabelled=None if others is None else others.X,
-                                  folder=out.resolve().parent, chunk_bytes=chunk_bytes, **settings)
-    else:
-        X = in_memory(labelled.dataset.X)
-        ev = evaluate_matrix(X, labelled.y, unlabelled=None if others is None else in_memory(others.X), **settings)
-    ev.notes.extend(labelled.notes)
-    provenance = {"command": command, "inputs": input_digests(inputs), "target": samples.target,
-                  "seconds": round(time.perf_counter() - started, 3)}
-    try:
-        write_results(ev, out, X=X, y=labelled.y, provenance=provenance, overwrite=force, inputs=inputs,
-                      ploidy=labelled.dataset.ploidy)
-    finally:
-        close = getattr(ev.profile, "close", None)  # the store's profile, in a temporary file
-        if close is not None:
-            close()
+    with together(*declared):  # the results folder and the coordinates, or neither
+        labelled = samples.load(unlabelled=True, chunk_bytes=chunk_bytes)
+        check_budget_applies(labelled, chunk_bytes)
+        frame = covariates.of(labelled, chunk_bytes=chunk_bytes, force=force)
+        others = labelled.unlabelled  # samples with data but no label: predicted by the final model
+        held_out = samples.train_groups or samples.val_groups
+        groups = fold_groups(labelled, samples.group_column) if samples.group_column and not held_out else None
+        settings = dict(method=spec.name, ks=ks, model=model, model_options=model_options or {}, cv=cv, groups=groups,
+                        validation=~labelled.train if held_out else None, metric=metric,
+                        sample_ids=labelled.dataset.sample_ids, feature_names=labelled.dataset.feature_names,
+                        random_state=seed, n_jobs=threads, binary=samples.binary, score_params=opts or None,
+                        min_af=min_af, max_af=max_af, covariates=frame,
+                        unlabelled_ids=None if others is None else others.sample_ids)
+        if isinstance(labelled.dataset.X, StoreRows) and can_screen(spec):
+            # a store stays on disk: the rankings are scored from it, only their top features are read
+            ev, X, _ = evaluate_store(labelled.dataset.X, labelled.y, unlabelled=None if others is None else others.X,
+                                      folder=out.resolve().parent, chunk_bytes=chunk_bytes, **settings)
+        else:
+            X = in_memory(labelled.dataset.X)
+            ev = evaluate_matrix(X, labelled.y, unlabelled=None if others is None else in_memory(others.X), **settings)
+        ev.notes.extend(labelled.notes)
+        provenance = {"command": command, "inputs": input_digests(inputs), "target": samples.target,
+                      "seconds": round(time.perf_counter() - started, 3)}
+        try:
+            write_results(ev, out, X=X, y=labelled.y, provenance=provenance, overwrite=force, inputs=inputs,
+                          ploidy=labelled.dataset.ploidy)
+        finally:
+            close = getattr(ev.profile, "close", None)  # the store's profile, in a temporary file
+            if close is not None:
+                close()
     return Evaluated(ev, out, evaluation_lines(ev, len(labelled.y), out, started), time.perf_counter() - started)
 
 
@@ -196,6 +199,8 @@ def predict(data, model, output, *, format=None, read_options=None, meta=None, i
                             "assemblies, pass {assemblies}.", owner="predict", assemblies=FixUsageError.ANY)
     out = Path(output)
     check_table_name(out)
+    check_declared([("output", out)], owner="predict", inputs=[("meta", meta), ("model", model)],
+                   lists=[("data", data)], genomes=assemblies)
     check_outputs([out], force=force, inputs=(data, meta, model))
     saved = load_model(model)
     in_table = bool(target) and meta is None and not assemblies and is_table(data, format)

@@ -50,9 +50,11 @@ def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, p
     -------
     PairRanking
     """
+    from ..core.files import together
     from ..core.validation import FixUsageError
     from ..outputs import check_outputs, check_table_name, input_digests, write_frame
     from ..scoring.pairs import check_pair_options, score_pairs
+    from .inputs import check_declared
     from .ranking import as_usage
 
     started = time.perf_counter()
@@ -70,33 +72,36 @@ def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, p
     written = [out, sidecar] + ([Path(triples_output)] if triples_output is not None else [])
     if triples_output is not None:
         check_table_name(triples_output)
+    check_declared([("output", out), ("output", sidecar), ("triples_output", triples_output)], owner="pairs",
+                   samples=samples)
     check_outputs(written, force=force, inputs=samples.inputs)
     labelled = samples.load()
     found = score_pairs(labelled.X_train, labelled.y_train, method=method, top=top, min_af=min_af,
                         max_af=max_af, feature_names=labelled.dataset.feature_names, permutations=permutations,
                         seed=seed, triples=triples, bins=bins)
     threshold = found.bonferroni(alpha)
-    write_frame(found.to_frame(), out, sidecar=sidecar, force=force, provenance=lambda: {
-        "command": command, "inputs": input_digests(samples.inputs), "target": samples.target, "method": method,
-        "n_samples": found.n_samples, "n_features": found.n_features, "n_candidates": found.n_candidates,
-        "n_pairs": found.n_pairs, "top": top, "alpha": alpha, "bonferroni": threshold,
-        "permutations": permutations, "seed": seed, "bins": bins, "notes": labelled.notes,
-        "seconds": round(time.perf_counter() - started, 3)})
-    lines = [f"{method} of every pair: {found.n_pairs:,} pairs of {found.n_candidates:,} distinct patterns (of "
-             f"{found.n_features:,} features), {found.n_samples} samples; {time.perf_counter() - started:.1f} s"]
-    lines += [f"  {note}" for note in labelled.notes]
-    if found.pvalue is not None:
-        lines.append(f"  Bonferroni threshold over the pairs: p < {threshold:.3g} (alpha {alpha:g}); "
-                     f"{int((found.pvalue < threshold).sum())} of the {found.first.size} pairs kept pass it")
-    frame = found.to_frame().head(10)
-    for row in frame.itertuples(index=False):
-        test = "" if found.pvalue is None else f"  p={row.pvalue:.2e}"
-        lines.append(f"  {row.rank:>3}  {row.feature_1} x {row.feature_2}  synergy {row.synergy:.4g}  "
-                     f"joint {row.joint:.4g}{test}")
-    if found.triples is not None:
-        write_frame(found.triples, Path(triples_output), force=force)
-        for row in found.triples.head(5).itertuples(index=False):
-            lines.append(f"  triple {row.rank:>3}  {row.feature_1} x {row.feature_2} x {row.feature_3}  synergy "
-                         f"{row.synergy:.4g} over its best pair  joint {row.joint:.4g}")
+    with together(*written):  # the pairs, their sidecar and the triples, or none
+        write_frame(found.to_frame(), out, sidecar=sidecar, force=force, provenance=lambda: {
+            "command": command, "inputs": input_digests(samples.inputs), "target": samples.target, "method": method,
+            "n_samples": found.n_samples, "n_features": found.n_features, "n_candidates": found.n_candidates,
+            "n_pairs": found.n_pairs, "top": top, "alpha": alpha, "bonferroni": threshold,
+            "permutations": permutations, "seed": seed, "bins": bins, "notes": labelled.notes,
+            "seconds": round(time.perf_counter() - started, 3)})
+        lines = [f"{method} of every pair: {found.n_pairs:,} pairs of {found.n_candidates:,} distinct patterns (of "
+                 f"{found.n_features:,} features), {found.n_samples} samples; {time.perf_counter() - started:.1f} s"]
+        lines += [f"  {note}" for note in labelled.notes]
+        if found.pvalue is not None:
+            lines.append(f"  Bonferroni threshold over the pairs: p < {threshold:.3g} (alpha {alpha:g}); "
+                         f"{int((found.pvalue < threshold).sum())} of the {found.first.size} pairs kept pass it")
+        frame = found.to_frame().head(10)
+        for row in frame.itertuples(index=False):
+            test = "" if found.pvalue is None else f"  p={row.pvalue:.2e}"
+            lines.append(f"  {row.rank:>3}  {row.feature_1} x {row.feature_2}  synergy {row.synergy:.4g}  "
+                         f"joint {row.joint:.4g}{test}")
+        if found.triples is not None:
+            write_frame(found.triples, Path(triples_output), force=force)
+            for row in found.triples.head(5).itertuples(index=False):
+                lines.append(f"  triple {row.rank:>3}  {row.feature_1} x {row.feature_2} x {row.feature_3}  synergy "
+                             f"{row.synergy:.4g} over its best pair  joint {row.joint:.4g}")
     lines.append(f"Wrote {out} and {sidecar.name}" + (f", and {triples_output}" if found.triples is not None else ""))
     return PairRanking(found, out, lines)

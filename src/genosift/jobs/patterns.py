@@ -52,6 +52,7 @@ def patterns(samples, output=None, *, binary=True, min_af=None, max_af=None, alp
     """
     from ..outputs import check_outputs, check_table_name, write_frame
     from ..scores import check_af
+    from .inputs import check_declared
     from .ranking import as_usage
 
     started = time.perf_counter()
@@ -63,6 +64,7 @@ def patterns(samples, output=None, *, binary=True, min_af=None, max_af=None, alp
         raise as_usage(exc) from None
     if output is not None:
         check_table_name(output)
+        check_declared([("output", output)], owner="patterns", samples=samples)
         check_outputs([output], force=force, inputs=samples.inputs)
     found, n_samples, notes = _count(samples, binary, bounds, chunk_bytes)
     threshold = found.threshold(alpha)

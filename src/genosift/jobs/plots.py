@@ -100,7 +100,7 @@ def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, referen
     -------
     Plotted
     """
-    from ..core.files import check_output, write_bytes
+    from ..core.files import check_apart, check_output, staged
     from ..report.figures import manhattan_plot, png_bytes, qq_plot, scree_plot
     from ..scores import genomic_inflation
 
@@ -116,48 +116,56 @@ def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, referen
         raise FixUsageError("{manhattan} and {phandango} draw the hits of genosift annotate: pass them in {hits}.",
                             owner="plot", manhattan=FixUsageError.ANY, phandango=FixUsageError.ANY,
                             hits=FixUsageError.ANY)
-    written = [f for f in (qq, manhattan, phandango, scree) if f is not None]
-    for figure in written:
-        check_output(figure, force=force, inputs=(ranking,) + ((hits,) if hits is not None else ()))
+    named = [(o, f) for o, f in (("qq", qq), ("manhattan", manhattan), ("phandango", phandango), ("scree", scree))
+             if f is not None]
+    written = [f for _, f in named]
+    check_apart(named, [("ranking", ranking), ("ranking", str(ranking) + ".json"), ("hits", hits)], owner="plot")
+    for option, figure in named:
+        check_output(figure, force=force, owner="plot", option=option)
     structure = None if scree is None else _structure(ranking)
-    lines, inflation, threshold = [], None, None
+    lines, inflation, threshold, data = [], None, None, {}
     if written != [scree]:
         p = _pvalues(ranking)
         inflation = genomic_inflation(p)
         threshold = _threshold(ranking, alpha)
         lines.append(f"{int((p == p).sum()):,} p-values: genomic inflation lambda = {inflation:.3f}"
                      + ("" if threshold is None else f"; threshold p = {threshold:.3g}"))
-    if scree is not None:
+    if scree is not None:  # every figure is drawn before any is written: all of them or none
         chosen = len(structure["explained"])
-        write_bytes(scree, png_bytes(scree_plot(structure.get("scree", structure["explained"]), chosen=chosen,
-                                                metric=structure.get("metric"))), force=force)
+        data[scree] = png_bytes(scree_plot(structure.get("scree", structure["explained"]), chosen=chosen,
+                                           metric=structure.get("metric")))
         lines.append(f"{chosen} principal coordinate(s) adjusted for, explaining "
                      f"{sum(structure['explained']):.1%} of the variance")
     if qq is not None:
-        write_bytes(qq, png_bytes(qq_plot(p, threshold=threshold, inflation=inflation)), force=force)
+        data[qq] = png_bytes(qq_plot(p, threshold=threshold, inflation=inflation))
     if hits is not None:
         from ..outputs import read_hits
 
         table = read_hits(hits)
         if manhattan is not None:
-            write_bytes(manhattan, png_bytes(manhattan_plot(table, threshold=threshold, reference=reference)),
-                        force=force)
+            data[manhattan] = png_bytes(manhattan_plot(table, threshold=threshold, reference=reference))
         if phandango is not None:
-            write_bytes(phandango, phandango_text(table, reference).encode("utf-8"), force=force)
+            data[phandango] = phandango_text(table, reference).encode("utf-8")
+    with staged(*written, force=force) as temps:
+        for figure, tmp in zip(written, temps if len(written) > 1 else [temps]):
+            tmp.write_bytes(data[figure])
     lines += [f"Wrote {f}" for f in written]
     return Plotted([Path(f) for f in written], inflation, threshold, lines)
 
 
 def phandango_text(hits, reference=None):
     """The occurrences of a hits table on ``reference`` (default: the one with most) as
-    phandango's GWAS plot file, one line per k-mer occurrence, p-values exact."""
+    phandango's GWAS plot file, one line per k-mer occurrence, p-values exact; a p of 0 is
+    written at the figures' cap (:func:`genosift.report.figures.minus_log10`), and a feature
+    holding a tab, a line break or another control character with them escaped
+    (:func:`genosift.report.figures.one_line`)."""
     import math
 
-    from ..report.figures import hits_on
+    from ..report.figures import hits_on, minus_log10, one_line
 
     _, on = hits_on(hits, reference)
     lines = ["#CHR\tSNP\tBP\tminLOG10(P)\tlog10(p)\tr^2"]
-    for row in on.itertuples(index=False):
-        log = math.log10(row.pvalue) if row.pvalue > 0 else -math.inf
-        lines.append(f"26\t{row.feature}\t{row.start}..{row.end}\t{-log!r}\t{log!r}\t0")
+    for row, capped in zip(on.itertuples(index=False), minus_log10(on["pvalue"]).tolist()):
+        minus = -math.log10(row.pvalue) if row.pvalue > 0 else capped
+        lines.append(f"26\t{one_line(row.feature)}\t{row.start}..{row.end}\t{minus!r}\t{-minus!r}\t0")
     return "\n".join(lines) + "\n"

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.files import together
 from ..core.messages import FixError, PythonText
 from ..core.validation import FixUsageError
-from .inputs import Covariates
+from .inputs import Covariates, check_declared
 
 __all__ = ["TARGET_FIELD", "THRESHOLDS", "Ranking", "Rankings", "Rule", "as_usage", "checked_options", "score",
            "select"]
@@ -138,7 +139,8 @@ def checked_options(spec, method_options, min_af, max_af, covariates):
     return opts
 
 
-def _checked(samples, outputs, rule, *, method, method_options, min_af, max_af, covariates, force, required):
+def _checked(samples, outputs, rule, *, method, method_options, min_af, max_af, covariates, force, required,
+             owner="score"):
     """The method, the rule, the scoring options and the outputs (each table and its sidecar),
     checked before any file is read: ``(spec, opts, covariates, [(table, sidecar)], inputs)``."""
     from ..outputs import check_outputs, check_table_name
@@ -156,6 +158,8 @@ def _checked(samples, outputs, rule, *, method, method_options, min_af, max_af, 
     for out, _ in pairs:
         check_table_name(out)
     inputs = (*samples.inputs, *covariates.inputs)
+    check_declared([("output", path) for pair in pairs for path in pair], owner=owner, samples=samples,
+                   covariates=covariates)
     covariates.check_outputs(force=force, inputs=inputs)
     check_outputs([path for pair in pairs for path in pair], force=force, inputs=inputs)
     return spec, opts, covariates, pairs, inputs
@@ -294,7 +298,6 @@ def _score_targets(samples, output, rule, *, method, method_options, collapse_pa
     """``score`` of several targets: the data read once, the samples that have every target
     scored against each (``scoring.Source.score_targets``: one pass of a whole-column method for
     all), one ranking per target written where ``{target}`` in ``output`` says."""
-    from ..outputs import Meanwhile, input_digests
 
     targets = samples.targets
     spec, opts, covariates, pairs, inputs = _checked(
@@ -304,6 +307,16 @@ def _score_targets(samples, output, rule, *, method, method_options, collapse_pa
         raise FixUsageError("{scheduler} scores one target at a time on Dask workers; several targets are scored "
                             "in one pass here. Leave out {scheduler}, or name one {target}.", owner="score",
                             scheduler=FixUsageError.ANY, target=FixUsageError.ANY)
+    with together(*(p for pair in pairs for p in pair), covariates.structure_out):  # every output, or none
+        return _targets_written(samples, spec, opts, covariates, rule, pairs, inputs, targets, min_af=min_af,
+                                max_af=max_af, chunk_bytes=chunk_bytes, force=force, command=command,
+                                collapse_patterns=collapse_patterns, started=started)
+
+
+def _targets_written(samples, spec, opts, covariates, rule, pairs, inputs, targets, *, min_af, max_af, chunk_bytes,
+                     force, command, collapse_patterns, started):
+    from ..outputs import Meanwhile, input_digests
+
     labelled, found, patterns = _scored_targets(samples, spec, opts, covariates, min_af=min_af, max_af=max_af,
                                                 chunk_bytes=chunk_bytes, force=force,
                                                 folder=pairs[0][0].absolute().parent)
@@ -419,7 +432,6 @@ def score(samples, output, *, method="fisher", method_options=None, top=None, fd
     whole-column method for all), each ranking written where ``{target}`` stands in ``output``;
     the result is then a ``Rankings``, one ``Ranking`` per target.
     """
-    from ..outputs import Meanwhile, input_digests
 
     started = time.perf_counter()
     rule = Rule(top, fdr, threshold, alpha)
@@ -431,6 +443,16 @@ def score(samples, output, *, method="fisher", method_options=None, top=None, fd
     spec, opts, covariates, [(out, sidecar)], inputs = _checked(
         samples, [output], rule, method=method, method_options=method_options, min_af=min_af, max_af=max_af,
         covariates=covariates, force=force, required=False)
+    with together(out, sidecar, covariates.structure_out):  # every output of the run, or none
+        return _score_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, min_af=min_af, max_af=max_af,
+                          chunk_bytes=chunk_bytes, scheduler=scheduler, force=force, command=command,
+                          collapse_patterns=collapse_patterns, started=started)
+
+
+def _score_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, *, min_af, max_af, chunk_bytes, scheduler,
+               force, command, collapse_patterns, started):
+    from ..outputs import Meanwhile, input_digests
+
     labelled, result, mask, prof, patterns = _scored(
         samples, spec, opts, covariates, rule, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
         scheduler=scheduler, force=force, folder=out.absolute().parent)
@@ -449,8 +471,6 @@ def select(samples, output, *, method="fisher", method_options=None, top=None, f
     ``threshold``); ``output`` is a table of the samples (rows, with their ids and labels) by the
     selected features (best first), and its sidecar lists the features selected with their scores.
     """
-    from ..outputs import Meanwhile, input_digests, selected_frame, selected_records, write_frame
-    from .labelled import reduced_frame
 
     started = time.perf_counter()
     rule = Rule(top, fdr, threshold, alpha)
@@ -460,7 +480,18 @@ def select(samples, output, *, method="fisher", method_options=None, top=None, f
                             target=FixUsageError.ANY)
     spec, opts, covariates, [(out, sidecar)], inputs = _checked(
         samples, [output], rule, method=method, method_options=method_options, min_af=min_af, max_af=max_af,
-        covariates=covariates, force=force, required=True)
+        covariates=covariates, force=force, required=True, owner="select")
+    with together(out, sidecar, covariates.structure_out):  # every output of the run, or none
+        return _select_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, min_af=min_af, max_af=max_af,
+                           chunk_bytes=chunk_bytes, scheduler=scheduler, force=force, command=command,
+                           started=started)
+
+
+def _select_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, *, min_af, max_af, chunk_bytes,
+                scheduler, force, command, started):
+    from ..outputs import Meanwhile, input_digests, selected_frame, selected_records, write_frame
+    from .labelled import reduced_frame
+
     labelled, result, mask, prof, patterns = _scored(
         samples, spec, opts, covariates, rule, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
         scheduler=scheduler, force=force, folder=out.absolute().parent)

@@ -2,11 +2,14 @@
 :func:`genosift.report.load_results` gives them) and returns a matplotlib ``Figure``.
 
 Figures are made without pyplot (no global state, no display needed) and drawn with the Agg
-backend; :func:`png_bytes` renders one to PNG.
+backend; :func:`png_bytes` renders one to PNG. Every figure function is built through
+:func:`drawn_literally`, so that each name from the data is drawn as it is.
 """
 from __future__ import annotations
 
+import functools
 import math
+import re
 
 import numpy as np
 
@@ -23,18 +26,25 @@ _STYLE = {
 }
 
 
-def new_figure(width, height, *, mosaic=None, **subplot_options):
-    """A Figure on an Agg canvas, with the report style, and its axes (a dict by name with a
-    ``mosaic`` layout)."""
+def _matplotlib():
+    """matplotlib, or an error that says how to install it."""
     try:
         import matplotlib
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
     except ImportError:
         raise ImportError(
             "Report figures need matplotlib, which is not installed. Install it with "
             "`pip install 'genosift[report]'` (or pip install matplotlib)."
         ) from None
+    return matplotlib
+
+
+def new_figure(width, height, *, mosaic=None, **subplot_options):
+    """A Figure on an Agg canvas, with the report style, and its axes (a dict by name with a
+    ``mosaic`` layout)."""
+    matplotlib = _matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     with matplotlib.rc_context(_STYLE):
         fig = Figure(figsize=(width, height), layout="constrained")
         FigureCanvasAgg(fig)
@@ -42,8 +52,77 @@ def new_figure(width, height, *, mosaic=None, **subplot_options):
     return fig, axes
 
 
+# texts are built as plain text, never TeX nor mathtext, whatever the user's matplotlib settings
+_BUILD = {"text.usetex": False, "text.parse_math": False}
+_RENDER = {"text.usetex": False, "text.parse_math": True}  # number ticks (10^k on a log axis) are mathtext
+
+
+def drawn_literally(build):
+    """Decorator of every figure function: each text of the figure it returns is drawn as it is.
+
+    Names from the data (features, genes, references, classes, metrics, model options) reach
+    titles, axis labels, legends, annotations and tick labels; matplotlib would read ``$x_1$``
+    in them as math (garbled, or an error for ``$_$``) and, with ``text.usetex``, everything as
+    TeX. The figure is built with TeX and mathtext off, so every text is literal; only the tick
+    labels keep mathtext, for the numbers of log axes, and those that name data are escaped
+    (:func:`literal`). Control characters in a name are shown as escapes (:func:`one_line`)."""
+
+    @functools.wraps(build)
+    def draw(*args, **kwargs):
+        with _matplotlib().rc_context(_BUILD):
+            fig = build(*args, **kwargs)
+        _literal_texts(fig)
+        return fig
+
+    return draw
+
+
+def _literal_texts(fig):
+    """Every text of ``fig`` literal: mathtext off but in tick labels, those naming data escaped."""
+    from matplotlib.category import StrCategoryFormatter
+    from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
+
+    ticks = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for get, put in ((axis.get_major_formatter, axis.set_major_formatter),
+                             (axis.get_minor_formatter, axis.set_minor_formatter)):
+                names = get()  # labels given by name (set_ticks(..., labels)) or categories, not numbers
+                done = isinstance(names, FuncFormatter) and getattr(names.func, "func", None) is _escaped
+                if isinstance(names, (FixedFormatter, FuncFormatter, StrCategoryFormatter)) and not done:
+                    put(FuncFormatter(functools.partial(_escaped, names)))
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                ticks.update((tick.label1, tick.label2))
+            ticks.add(axis.get_offset_text())
+    for text in fig.findobj(Text):
+        text.set_parse_math(text in ticks)
+        if text not in ticks:
+            text.set_text(one_line(text.get_text()))
+
+
+def _escaped(names, x, pos=None):
+    """The tick label of ``names`` at ``x``, escaped to be drawn as it is (:func:`literal`)."""
+    return literal(one_line(names(x, pos)))
+
+
+_UNSEEN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text):
+    """``text`` with its control characters and line separators written as escapes (``\\t``,
+    ``\\n``, ``\\x1b``, ``\\u2028``): one line of plain text, in a figure (where a font has no
+    glyph for them) and in a line-based file (phandango's, with neither quoting nor escapes).
+
+    >>> print(one_line("a\\tb\\nc\\x1b[2J"))
+    a\\tb\\nc\\x1b[2J
+    """
+    text = str(text)
+    return _UNSEEN.sub(lambda m: repr(m.group())[1:-1], text) if _UNSEEN.search(text) else text
+
+
 def png_bytes(fig, *, dpi=110):
-    """The figure as PNG bytes.
+    """The figure as PNG bytes, its number ticks in mathtext and no text through TeX.
 
     >>> import pandas as pd
     >>> curve = pd.DataFrame({"k": [1, 10, 100], "accuracy_mean": [0.7, 0.9, 0.85], "accuracy_std": [0.1, 0.05, 0.05]})
@@ -53,12 +132,14 @@ def png_bytes(fig, *, dpi=110):
     import io
 
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, facecolor="white")
+    with _matplotlib().rc_context(_RENDER):
+        fig.savefig(buffer, format="png", dpi=dpi, facecolor="white")
     return buffer.getvalue()
 
 
 def literal(text):
-    """``text`` from the data (a feature name, a class label) as matplotlib draws it literally.
+    """``text`` from the data (a feature name, a class label) escaped for a text that matplotlib
+    reads as mathtext (a tick label: :func:`drawn_literally` escapes those that name data).
 
     matplotlib reads a text with two ``$`` as mathtext (``$x_1$``), which garbles names and
     raises on invalid ones (``$_$``). A ``$`` written ``\\$`` is drawn as ``$`` and never starts
@@ -72,7 +153,7 @@ def literal(text):
 
 def short(name, width=28):
     """``name`` cut to ``width`` characters by an ellipsis in the middle (ids often differ at
-    their end), ready to draw (:func:`literal`). Every text from the data goes through it.
+    their end). Drawn as it is: the figure functions make every text literal (:func:`drawn_literally`).
 
     >>> short("GCA_000794085_CDS_6294", 16)
     'GCA_000\u2026CDS_6294'
@@ -81,7 +162,7 @@ def short(name, width=28):
     if len(name) > width:
         head = (width - 1) // 2
         name = name[:head] + "\u2026" + name[len(name) - (width - 1 - head):]
-    return literal(name)
+    return name
 
 
 def class_colours(classes):
@@ -94,6 +175,25 @@ def class_colours(classes):
     return {c: cmap(i % 20) for i, c in enumerate(classes)}
 
 
+def minus_log10(p):
+    """-log10 of the p-values (or q-values) ``p``, finite where p = 0: one decade above the
+    smallest positive p of ``p`` (above the smallest positive float64, 4.9e-324, when none is
+    positive: at most 324.3). A p of 0 is one too small for a float, not a certainty: the
+    figures draw it at that cap, as phandango's file writes it. NaN stays NaN.
+
+    >>> minus_log10([1e-5, 0.0, 1.0, float("nan")]).tolist()
+    [5.0, 6.0, -0.0, nan]
+    """
+    p = np.array(p, dtype=np.float64, ndmin=1)
+    positive = p[p > 0]
+    least = positive.min() if positive.size else np.nextafter(0.0, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = -np.log10(p)
+    y[p <= 0] = 1.0 - np.log10(least)
+    return y
+
+
+@drawn_literally
 def score_distribution(scores, *, best_k):
     """Histogram of every feature's score, the selected ones in colour, the cut-off at ``best_k``.
 
@@ -141,6 +241,7 @@ def score_distribution(scores, *, best_k):
     return fig
 
 
+@drawn_literally
 def volcano(scores, *, alpha=0.05, n_labels=6, effect="statistic", effect_label="effect size (statistic)"):
     """Effect size (the column ``effect``: a signed method's ``statistic``, else the difference of
     the class means) against -log10 q, selected features in colour.
@@ -158,10 +259,8 @@ def volcano(scores, *, alpha=0.05, n_labels=6, effect="statistic", effect_label=
     q = np.asarray(scores["qvalue"], dtype=np.float64)
     selected = np.asarray(scores["selected"], dtype=bool)
     ok = np.isfinite(stat) & np.isfinite(q)
-    positive = q[ok & (q > 0)]
-    floor = positive.min() / 10 if positive.size else 1e-300
     capped = ok & (q <= 0)
-    y = -np.log10(np.where(capped, floor, np.clip(q, floor, 1.0)))
+    y = minus_log10(np.where(ok, np.minimum(q, 1.0), np.nan))
     fig, ax = new_figure(8.0, 5.0)
     for mask, colour, label, size in ((ok & ~selected, OTHER, "not selected", 8),
                                       (ok & selected, SELECTED, "selected", 18)):
@@ -182,6 +281,7 @@ def volcano(scores, *, alpha=0.05, n_labels=6, effect="statistic", effect_label=
     return fig
 
 
+@drawn_literally
 def qq_plot(pvalues, *, threshold=None, inflation=None, keep_top=2000, max_points=20_000):
     """Observed against expected -log10 p of the features tested (NaN p-values left out), with
     the 95 % band of each order statistic under no association (a Beta distribution's quantiles),
@@ -205,11 +305,8 @@ def qq_plot(pvalues, *, threshold=None, inflation=None, keep_top=2000, max_point
         raise ValueError("No p-value to draw: the table holds no feature tested.")
     ranks = np.unique(np.r_[np.arange(1, min(m, keep_top) + 1),
                             np.round(np.geomspace(1, m, max_points)).astype(np.int64)])
-    observed = p[ranks - 1]
-    positive = p[p > 0]
-    floor = positive.min() / 10 if positive.size else 1e-300
-    capped = observed <= 0
-    y = -np.log10(np.where(capped, floor, observed))
+    capped = p[ranks - 1] <= 0
+    y = minus_log10(p)[ranks - 1]
     expected = -np.log10((ranks - 0.5) / m)
     low, high = (-np.log10(betaincinv(ranks, m - ranks + 1, q)) for q in (0.975, 0.025))
     fig, ax = new_figure(5.5, 5.0)
@@ -232,6 +329,7 @@ def qq_plot(pvalues, *, threshold=None, inflation=None, keep_top=2000, max_point
     return fig
 
 
+@drawn_literally
 def scree_plot(shares, *, chosen=None, metric=None):
     """The scree of the principal coordinates: each one's share of the variance (``shares``, in
     order), the ``chosen`` first ones (adjusted for) marked, the others grey.
@@ -273,6 +371,7 @@ def hits_on(hits, reference=None):
     return reference, on
 
 
+@drawn_literally
 def manhattan_plot(hits, *, threshold=None, reference=None, n_labels=5):
     """-log10 p of each occurrence of the k-mers along a reference's coordinates (a ``genosift
     annotate`` hits table: ``feature, reference, contig, start, strand, pvalue``, and ``gene`` to
@@ -293,8 +392,7 @@ def manhattan_plot(hits, *, threshold=None, reference=None, n_labels=5):
     offsets = dict(zip(contigs, np.r_[0, np.cumsum(spans)[:-1]]))
     x = on["start"].to_numpy(dtype=np.int64) + on["contig"].map(offsets).to_numpy(dtype=np.int64)
     p = on["pvalue"].to_numpy(dtype=np.float64)
-    positive = p[p > 0]
-    y = -np.log10(np.where(p > 0, p, positive.min() / 10 if positive.size else 1e-300))
+    y = minus_log10(p)
     colour = np.array([PALETTE[0], OTHER])[on["contig"].map({c: i % 2 for i, c in enumerate(contigs)}).to_numpy()]
     fig, ax = new_figure(8.0, 3.8)
     ax.scatter(x, y, s=9, c=colour, linewidths=0, rasterized=True)
@@ -310,7 +408,7 @@ def manhattan_plot(hits, *, threshold=None, reference=None, n_labels=5):
         _label_points(ax, named["_x"].to_numpy(), named["_y"].to_numpy(), [short(g) for g in named["gene"]])
     ax.set_ylim(0, top * 1.08 + 0.1)
     ax.set_xlim(0, max(int(spans.sum()), 1))
-    ax.set_xlabel(f"position on {reference} (bp" + (", contigs in turn)" if len(contigs) > 1 else ")"))
+    ax.set_xlabel(f"position on {short(reference, 40)} (bp" + (", contigs in turn)" if len(contigs) > 1 else ")"))
     ax.set_ylabel("-log10 p")
     ax.set_title(f"Manhattan plot: {len(on):,} hits of {on['feature'].nunique():,} k-mers")
     return fig
@@ -400,6 +498,7 @@ def _draw_distribution(ax, values, labels, classes, colours):
     return "log(1 + count)" if log_counts else "value"
 
 
+@drawn_literally
 def class_distributions(top_values, *, classes=None, max_features=12, columns=4):
     """p(x) against p(x | class) for the best features (the columns of ``top_values``, in rank
     order): the overall distribution shaded grey, one line per class.
@@ -452,6 +551,7 @@ def is_log_spaced(ks):
     return ks.size > 1 and ks.min() > 0 and ks.max() / ks.min() >= 10
 
 
+@drawn_literally
 def cv_curve(curve, *, best_k, metric=None, n_classes=None):
     """Each metric against k, mean with a band of +/- one standard deviation across the folds
     (no band when the ``_std`` columns are empty: a single validation split).
@@ -514,6 +614,7 @@ def cv_curve(curve, *, best_k, metric=None, n_classes=None):
     return fig
 
 
+@drawn_literally
 def selection_stability(stability, *, selected=(), max_features=30):
     """How many features were chosen by each fraction of the CV folds (left), and the fraction
     for the most frequent features (right, in colour those of the final model's selection).
@@ -563,6 +664,7 @@ def selection_stability(stability, *, selected=(), max_features=30):
     return fig
 
 
+@drawn_literally
 def roc_curve(predictions, classes):
     """The ROC curve of the out-of-fold probabilities of ``classes[1]`` (two classes), its area
     in the legend, the diagonal of chance.
@@ -593,6 +695,7 @@ def roc_curve(predictions, classes):
     return fig
 
 
+@drawn_literally
 def confusion_matrix(confusion):
     """The out-of-fold confusion matrix: counts, and each row divided by its total (the recall
     of the class), side by side.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .figures import METRIC_NAMES, PALETTE, is_log_spaced, new_figure, short
+from .figures import METRIC_NAMES, PALETTE, drawn_literally, is_log_spaced, new_figure, short
 
 
 def _table(curve, metric, column):
@@ -20,6 +20,7 @@ def _table(curve, metric, column):
     return options, ks, values
 
 
+@drawn_literally
 def grid_heatmap(curve, *, metric, best_options, best_k):
     """The mean ``metric`` of every (options, k): one row per options, one column per k, each cell
     written; the best cell outlined.
@@ -58,6 +59,7 @@ def grid_heatmap(curve, *, metric, best_options, best_k):
     return fig
 
 
+@drawn_literally
 def grid_curves(curve, *, metric, best_options, best_k, n_classes=None):
     """``metric`` against k, one line per options (error bars of +/- one standard deviation where
     the folds give one, each setting's points nudged sideways so that they do not hide each

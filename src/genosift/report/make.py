@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from ..core.files import staged
+from ..core.files import check_apart, check_output, remove_written, staged
 from ..core.messages import FixExistsError
 from .html import in_sentence, page
 from .results import load_results
@@ -73,9 +73,11 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False, hits=No
     png_dir = Path(png_dir) if png_dir is not None else out_html.with_name(out_html.stem + "_files")
     if not out_html.parent.is_dir():
         raise FileNotFoundError(f"The output folder {str(out_html.parent)!r} does not exist. Create it first.")
-    if out_html.exists() and not overwrite:
-        raise FixExistsError(f"{str(out_html)!r} already exists. Pass {{overwrite}} to replace it, or choose "
-                             "another {out_html}.", owner="make_report", overwrite=True, out_html=FixExistsError.ANY)
+    read = [p for p in Path(results_dir).iterdir() if p.is_file()] if Path(results_dir).is_dir() else []
+    inputs = [("results_dir", p, True) for p in read] + [("hits", hits)]
+    possible = [("png_dir", png_dir / f"{name}.png") for name in FIGURE_NAMES]
+    check_apart([("out_html", out_html), *possible], inputs, owner="make_report")
+    check_output(out_html, force=overwrite, owner="make_report", option="out_html")
     results = load_results(results_dir)
     if hits is not None:
         from ..outputs import read_hits
@@ -89,6 +91,8 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False, hits=No
             raise FixExistsError(f"{str(taken[0])!r} already exists. Pass {{overwrite}} to replace the figures, "
                                  "or choose another {png_dir}.", owner="make_report", overwrite=True,
                                  png_dir=FixExistsError.ANY)
+    for png in pngs if png_dir.is_dir() else ():  # replaced only if genosift drew it
+        check_output(png, force=overwrite, owner="make_report", option="png_dir")
     text = page(results, figures, missing).encode("utf-8")
     png_dir.mkdir(parents=True, exist_ok=True)
     with staged(*pngs, out_html, force=overwrite) as temps:  # the page and its figures together
@@ -99,7 +103,7 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False, hits=No
     for name in FIGURE_NAMES if overwrite else ():  # a figure of the report replaced that this one has not
         stale = png_dir / f"{name}.png"
         if stale not in pngs:
-            stale.unlink(missing_ok=True)
+            remove_written(stale)  # only a figure genosift wrote: never a file of the user's
     return Report(out_html, pngs)
 
 

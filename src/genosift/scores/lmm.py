@@ -36,13 +36,22 @@ from scipy import optimize, special
 from ._base import Scores, ratio, register, stack_scores
 from .regression import COLLINEAR, least_squares_fits, orthonormal
 
-__all__ = ["Heritability", "NullModel", "check_kinship", "heritability", "kinship_by_ids", "lmm", "lmm_many",
-           "null_model", "target_heritability"]
+__all__ = ["EXACT_TOL", "FLAT_TOL", "NEGATIVE_TOL", "Heritability", "NullModel", "check_kinship", "check_phenotype",
+           "heritability", "kinship_by_ids", "lmm", "lmm_many", "null_model", "target_heritability"]
 
 _FITTING = threading.Lock()
 #: The largest ``h2`` searched: at 1 a kinship of lower rank than the samples leaves no variance.
 MAX_H2 = 0.99999
 _GRID = np.linspace(0.0, MAX_H2, 100)
+#: A kinship's eigenvalue below minus this share of its largest is more than rounding: the kinship
+#: is not positive semi-definite, and a warning says that its negative eigenvalues are taken as 0.
+NEGATIVE_TOL = 1e-5
+#: A kinship whose part off the fixed effects is, to this share of its size (Frobenius norms), a
+#: multiple of the identity (zero included) explains nothing: h2 is not identifiable.
+FLAT_TOL = 1e-9
+#: A phenotype whose residual off the fixed effects is at most this share of its largest value is
+#: constant, or the covariates give it exactly.
+EXACT_TOL = 1e-10
 
 
 def check_kinship(kinship, n_samples, owner="score"):
@@ -56,6 +65,24 @@ def check_kinship(kinship, n_samples, owner="score"):
     if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * max(1.0, float(np.abs(K).max()))):
         raise ValueError(f"The kinship given to {owner} is not symmetric: K[i, j] must equal K[j, i].")
     return (K + K.T) / 2
+
+
+def check_phenotype(values, covariates=None, owner="heritability"):
+    """The error for a phenotype that leaves nothing for a kinship to explain: constant (one
+    value, or one class of a binary phenotype), or given exactly by the intercept and the
+    covariates ``(n, c)``; a phenotype that varies beyond them passes. Cheap (``O(n c^2)``): call it
+    before the kinship is read or decomposed."""
+    y = np.asarray(values, dtype=np.float64)
+    if y.size and np.all(y == y[0]):
+        raise ValueError(f"The phenotype given to {owner} is constant (every sample has {y[0]:g}): it has no "
+                         "variance for a kinship to explain. Give a phenotype that varies (for two classes, "
+                         "samples of both).")
+    C = np.ones((y.size, 1)) if covariates is None else np.column_stack([np.ones(y.size), covariates])
+    residual = y - C @ np.linalg.lstsq(C, y, rcond=None)[0]
+    if not np.abs(residual).max(initial=0.0) > EXACT_TOL * np.abs(y).max(initial=0.0):
+        raise ValueError(f"The phenotype given to {owner} is given exactly by the intercept and the covariates: "
+                         "nothing is left for a kinship to explain. Leave out the covariates that repeat the "
+                         "phenotype.")
 
 
 def kinship_by_ids(kinship, ids):
@@ -126,11 +153,51 @@ class _Fits:
             self.kinship = self.S = self.U = None
             self.nulls = {}
             S, U = np.linalg.eigh(kinship)
+            _warn_negative(S)
             self.kinship, self.S, self.U = kinship, np.maximum(S, 0.0), U  # rounding below zero of a PSD kinship
         return self.S, self.U
 
 
 _LAST = _Fits()
+
+
+def _warn_negative(S):
+    """Warn that a kinship of eigenvalues ``S`` is not positive semi-definite, beyond rounding
+    (``NEGATIVE_TOL`` of the largest), and that its negative eigenvalues are taken as 0."""
+    top = max(float(S.max(initial=0.0)), 0.0)
+    if S.size and S.min() < -NEGATIVE_TOL * top:
+        import warnings
+
+        k = int(np.sum(S < -NEGATIVE_TOL * top))
+        warnings.warn(f"The kinship is not positive semi-definite: {k} of its {S.size} eigenvalues are negative, "
+                      f"down to {S.min():.4g} (the largest is {top:.4g}). They are taken as 0 (the nearest positive "
+                      "semi-definite kinship). A kinship is a covariance of the samples: give one computed as such "
+                      "(the kinship of the features, a tree's shared branch lengths) to avoid this.",
+                      UserWarning, stacklevel=4)
+
+
+def _explains_nothing(S, UC, step_bytes=1 << 25):
+    """Whether the kinship of eigenvalues ``S`` (its eigenbasis, where ``UC`` is the design: the
+    intercept and covariates) is, off the design, a multiple of the identity (zero included) to
+    ``FLAT_TOL`` of its size: then ``h2`` changes no likelihood and is not identifiable.
+
+    With ``P`` the projection off the design and ``lam`` the mean of ``P diag(S) P``'s non-null
+    eigenvalues, ``|P (diag(S) - lam) P|_F`` is summed a strip of rows at a time (memory
+    ``step_bytes``, time ``O(n^2 c)``), never as a difference of large sums that cancel."""
+    Q = orthonormal(np.ascontiguousarray(UC))
+    n = S.size
+    lam = (S.sum() - np.einsum("ij,i,ij->", Q, S, Q)) / (n - Q.shape[1])
+    D = S - lam
+    G = D[:, None] * Q
+    H = Q.T @ G
+    step = max(1, step_bytes // (8 * n))
+    total = 0.0
+    for i0 in range(0, n, step):
+        i1 = min(n, i0 + step)
+        strip = (Q[i0:i1] @ H - G[i0:i1]) @ Q.T - Q[i0:i1] @ G.T
+        strip[np.arange(i1 - i0), np.arange(i0, i1)] += D[i0:i1]
+        total += float(np.sum(strip * strip))
+    return not np.sqrt(total) > FLAT_TOL * float(np.sqrt(S @ S))
 
 
 def null_model(target):
@@ -146,11 +213,21 @@ def null_model(target):
 
 
 def _fit_null(target, S, U):
+    check_phenotype(target.values, target.covariates, owner="the mixed model")
     Uy, UC = _rotated(target, U)
     df = target.n_samples - UC.shape[1] - 1
     if df < 1:
         raise ValueError(f"A mixed model on {UC.shape[1] - 1} covariate(s) and a feature needs more than "
                          f"{UC.shape[1] + 1} samples; got {target.n_samples}. Use fewer covariates or more samples.")
+    if _explains_nothing(S, UC):
+        from ..core.messages import FixError, PythonText
+
+        raise FixError("The kinship explains nothing here: off the intercept and covariates it is zero or the same "
+                       "for every sample (a kinship of zeros, of one value throughout or the identity; a tree whose "
+                       "branches all have length 0), so h2 is not identifiable and a mixed model is ordinary "
+                       "regression. Give the samples' kinship with {kinship} (for example {kinship_of_data}), or "
+                       "score by ordinary regression ({method}).", owner="score", kinship=FixError.ANY,
+                       kinship_of_data=PythonText("genosift.kinship(X)"), method="regression")
     fit = _heritability(S, Uy, UC)
     h2 = fit.h2
     scale = 1.0 / np.sqrt(h2 * S + (1.0 - h2))
@@ -257,6 +334,7 @@ def heritability(kinship, y, *, covariates=None):
     if values.ndim != 1 or not np.isfinite(values).all():
         raise ValueError("The phenotype given to heritability must be one finite number per sample.")
     Z, _ = check_covariates(covariates, values.size, owner="heritability")
+    check_phenotype(values, Z)
     target = Target(values.size, values=values, covariates=Z,
                     kinship=check_kinship(kinship, values.size, owner="heritability"))
     return target_heritability(target)

@@ -290,7 +290,7 @@ class _StoreOnWorker:
 
     def __init__(self, store):
         self.path = os.path.abspath(store.path)
-        self.shape, self.nnz, self.size = store.shape, store.nnz, store.signature[1]  # the size when opened
+        self.shape, self.nnz, self.size = store.shape, store.nnz, store.signature[2]  # the size when opened
         self.binary = store.binary  # the workers read the values as the client's store does
 
     def open(self):

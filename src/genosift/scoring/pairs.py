@@ -157,9 +157,11 @@ def _screen_all(bits, masks, ones, class_n, tlog, method_code, marginal, top, n_
     parts = max(1, min(m - 1, 8 * jobs))
 
     def one(rows):
-        scores = np.empty(top)
-        orders = np.empty(top, dtype=np.int64)
-        kept = screen_pairs(bits, masks, ones, class_n, tlog, rows, method_code, marginal, top, scores, orders, levels)
+        room = int(min(top, (m - 1 - rows).sum()))  # no more than the pairs these rows start
+        scores = np.empty(room)
+        orders = np.empty(room, dtype=np.int64)
+        kept = screen_pairs(bits, masks, ones, class_n, tlog, rows, method_code, marginal, room, scores, orders,
+                            levels)
         return scores[:kept], orders[:kept]
 
     found = map_blocks(one, _row_chunks(m, parts), n_jobs=jobs)
@@ -226,7 +228,7 @@ def _presence_candidates(X, y, candidates, min_af, max_af, feature_names, chunk_
     bits, the features' rows one after another, and a pattern is that of its levels."""
     import scipy.sparse as sp
 
-    from ..core.validation import default_feature_names
+    from ..core.validation import check_finite, default_feature_names
     from ..scores import af_tested, check_af
 
     bounds = check_af(min_af, max_af, "score_pairs")
@@ -260,6 +262,7 @@ def _presence_candidates(X, y, candidates, min_af, max_af, feature_names, chunk_
             if not local.size:
                 continue
             block, columns = block[:, local], columns[local]
+        check_finite(block, names[columns])  # the NaN policy of every score: missing values are an error
         presence = block > 0
         presence = presence.toarray() if sp.issparse(presence) else np.asarray(presence)
         carried = presence.sum(axis=0)
@@ -293,6 +296,25 @@ def _presence_candidates(X, y, candidates, min_af, max_af, feature_names, chunk_
     first = first[order]
     return (np.ascontiguousarray(by_feature[first].reshape(first.size * q, words)), columns[first], sizes, names,
             n, p, y)
+
+
+#: The most pairs ``score_pairs`` keeps (its ``top``, once bounded by the pairs that exist): each is
+#: held by the screen and the result (some 100 bytes, times the screen's parts), so ten million
+#: take about a gigabyte; a ``top`` above the pairs that exist keeps them all.
+MAX_TOP = 10_000_000
+
+
+def kept_pairs(top, m):
+    """How many pairs to keep of the ``m * (m - 1) / 2`` pairs of ``m`` candidates: ``top``, or all of
+    them when ``top`` is more; a ValueError naming ``top`` when that is above ``MAX_TOP``."""
+    from ..core.messages import FixError
+
+    wanted = min(int(top), m * (m - 1) // 2)
+    if wanted > MAX_TOP:
+        raise FixError(f"score_pairs keeps at most {MAX_TOP:,} pairs in memory; {wanted:,} of the {m * (m - 1) // 2:,} "
+                       f"pairs of the {m:,} candidate features were asked for. Pass {{top}} or fewer (the best "
+                       "ones), or narrow the candidates.", owner="score_pairs", top=MAX_TOP)
+    return max(wanted, 1)
 
 
 def check_pair_options(*, method="mi", top=1000, permutations=0, triples=0, bins=None, covariates=False):
@@ -398,6 +420,7 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
     bits, columns, sizes, names, n, p, y = _presence_candidates(X, y, candidates, min_af, max_af, feature_names,
                                                                 chunk_bytes, bins)
     m = bits.shape[0] // (levels - 1)
+    top = kept_pairs(top, m)
     labels = as_labels(y, n)
     classes, codes = np.unique(labels, return_inverse=True)
     if classes.size < 2:

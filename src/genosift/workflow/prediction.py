@@ -149,7 +149,8 @@ def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing, 
     and alleles under another name, and with their two alleles swapped, in genotypes of
     ``ploidy``); the data have ``n_columns`` features in all."""
     wanted = saved["features"]
-    selected = set(saved["selected"])
+    support = np.asarray(saved["columns"], dtype=np.int64)
+    selected = {wanted[j] for j in support.tolist()}  # the features the model takes (load_model: its 'selected')
     missing = [f for f, j in zip(wanted, columns.tolist()) if j < 0]
     missing_selected = [f for f in missing if f in selected]
     notes = []
@@ -165,7 +166,6 @@ def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing, 
         notes.append(f"{len(missing)} of the model's {len(wanted)} features are absent from the new data"
                      + (f" ({len(missing_selected)} of them used by the model, set to 0)" if missing_selected else
                         " (none used by the model)") + ".")
-    support = np.asarray(saved["columns"], dtype=np.int64)
     swapped = np.zeros(columns.size, dtype=bool) if swapped is None else swapped
     if swapped.any():
         used = int(swapped[support].sum())

@@ -150,7 +150,8 @@ def load_model(path):
     """Load a model saved by ``write_results`` (``model.skops``, or the results folder holding it).
 
     The file holds data only (see ``genosift.workflow.model_file``): loading it cannot run code,
-    and anything in it that no genosift model holds is refused.
+    anything in it that no genosift model holds is refused, and so are malformed trees and lists
+    of names that disagree (a ValueError naming the fault). A missing file is a FileNotFoundError.
 
     Returns
     -------
@@ -165,11 +166,11 @@ def load_model(path):
         path = path / f"model{SUFFIX}"
         if not path.exists() and older.exists():  # a results folder of an earlier genosift
             path = older
+    if not path.exists():  # whatever its name: a pickle is refused only once there is one
+        raise FileNotFoundError(f"No model at {str(path)!r}; give the model{SUFFIX} (or the results folder) of a "
+                                "`genosift evaluate` run.")
     if path.suffix in (".joblib", ".pkl", ".pickle"):
         raise ValueError(f"{str(path)!r} is a Python pickle, which runs code when it is loaded: genosift does not "
                          "load pickles. Run `genosift evaluate` again to save the model as data (model.skops).")
-    if not path.exists():
-        raise FileNotFoundError(f"No model at {str(path)!r}; give the model{SUFFIX} (or the results folder) of a "
-                                "`genosift evaluate` run.")
     estimator, info, columns = read_model(path)
     return {**info, "estimator": estimator, "columns": columns}

@@ -23,10 +23,11 @@ from .write import PLOIDY, SUFFIX, chunk_budget, index_dtype
 
 __all__ = ["NamesOf", "Store", "StoreReader", "open_store", "read_store"]
 
-#: Row chunks hold at least 1 / ROW_CHUNKS of the matrix, up to FLOOR_BYTES (so a budget below that
-#: gives at most about 2 * ROW_CHUNKS chunks, whole rows each): a budget of a few bytes on a million
-#: samples would otherwise read a million chunks of one row each.
-ROW_CHUNKS, FLOOR_BYTES = 4096, 1 << 20
+#: Row chunks and feature blocks hold at least 1 / ROW_CHUNKS of the matrix, up to FLOOR_BYTES (so a
+#: budget below that gives at most about 2 * ROW_CHUNKS chunks, whole rows each): a budget of a few
+#: bytes on a million samples would otherwise read a million chunks of one row each, and each chunk
+#: costs its kernels' start-up however few rows it holds.
+ROW_CHUNKS, FLOOR_BYTES = 256, 1 << 20
 
 
 def filtered_chunk_bytes(ds):
@@ -84,7 +85,11 @@ class Store(ColumnReads):
 
     @contextmanager
     def _file(self):
-        """The file, open in h5py; HDF5 errors become a ValueError naming the file."""
+        """The file, open in h5py; HDF5 errors become a ValueError naming the file. A store opened
+        before is checked to be the same file when it is opened and when the block ends."""
+        opened = hasattr(self, "_stat")
+        if opened:
+            self._check_unchanged()
         try:
             with require_h5py().File(self.path, "r") as f:
                 yield f
@@ -94,25 +99,32 @@ class Store(ColumnReads):
                 f"({exc}). Write it with {{write_store}}.",
                 owner="open_store", write_store=PythonText("genosift.io.write_store"),
             ) from None
+        if opened:
+            self._check_unchanged()
 
-    def _signature(self):
-        st = os.stat(self.path)
-        return st.st_ino, st.st_size, st.st_mtime_ns
+    def _signature(self, fd=None):
+        st = os.stat(self.path) if fd is None else os.fstat(fd)
+        return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
     @property
     def signature(self):
-        """``(inode, size, mtime_ns)`` of the file when the store was opened: a worker that
-        reopens the path compares it to tell the same file from a replaced one."""
+        """``(device, inode, size, mtime_ns, ctime_ns)`` of the file when the store was opened: every
+        read compares it with the file's, to tell the same file from one replaced or edited since."""
         return self._stat
 
-    def _check_unchanged(self):
+    def _check_unchanged(self, fd=None):
+        """Refuse to go on reading a file that is no longer the one opened: replaced (``os.replace``),
+        edited in place or removed since (``fd``: an open descriptor to check instead of the path).
+        Each pass over the data checks when it starts and when it ends: a result never mixes the
+        values of two files."""
         try:
-            same = self._signature() == self._stat
+            same = self._signature(fd) == self._stat
         except FileNotFoundError:
             same = False
         if not same:
-            raise ValueError(f"The store {str(self.path)!r} was replaced or removed since it was opened; "
-                             "open it again.")
+            raise ValueError(f"The store {str(self.path)!r} changed while it was read (replaced, edited or removed "
+                             "since it was opened), so its values would mix two files; run again when nothing "
+                             "writes it.")
 
     def _open(self, f):
         where = str(self.path)
@@ -298,10 +310,10 @@ class Store(ColumnReads):
                     or rows_per_chunk < 1):
                 raise param_error("rows_per_chunk", "Store.row_chunks", "a positive int or None", rows_per_chunk)
             return [(a, min(n, a + int(rows_per_chunk))) for a in range(0, n, int(rows_per_chunk))], None
-        per_entry = self.dtype.itemsize + (self._indices.dtype.itemsize if self.sparse else 0)
-        budget = max(budget, min(-(-self.nnz * per_entry // ROW_CHUNKS), FLOOR_BYTES))
+        per_entry = self.entry_bytes
         if read_ahead and self.nnz * per_entry > budget:
             budget //= 2
+        budget = self.floored(budget)
         if not self.sparse:
             rows = max(1, budget // max(1, p * per_entry))
             tile = self._tile_rows
@@ -372,6 +384,14 @@ class Store(ColumnReads):
         """Bytes one stored entry takes on disk: its value, plus its column index when sparse."""
         return self.dtype.itemsize + (self._indices.dtype.itemsize if self.sparse else 0)
 
+    def floored(self, budget, pieces=None, most=None):
+        """``budget`` raised to ``1 / pieces`` of the stored matrix, but not above ``most`` bytes: what
+        each chunk or block of a pass may hold, so that a tiny budget cuts a pass into at most about
+        ``pieces`` reads, not one per row or feature (a budget at or above the floor is kept). By
+        default ``ROW_CHUNKS`` pieces of at most ``FLOOR_BYTES``."""
+        pieces, most = pieces or ROW_CHUNKS, most or FLOOR_BYTES
+        return max(budget, min(-(-self.nnz * self.entry_bytes // pieces), most))
+
     def row_ranges(self, chunk_bytes=None, *, read_ahead=False):
         """The ``(a, b)`` row ranges ``row_chunks`` reads for ``chunk_bytes``, in order: each holds
         at most that many bytes of stored entries (half with ``read_ahead``) and at least one row."""
@@ -424,6 +444,7 @@ class Store(ColumnReads):
                 yield from items
             finally:
                 items.close()
+            reader.finish()
         finally:
             reader.close()
 
@@ -434,6 +455,7 @@ class Store(ColumnReads):
         try:
             n = self.shape[0]
             X = self._row_chunk(reader, 0, n, None) if self.sparse else self._dense(reader.h5["X"][()])
+            reader.finish()
         finally:
             reader.close()
         return Dataset(X, self.sample_ids, self.feature_names, self.obs, ploidy=self.ploidy)
@@ -450,8 +472,12 @@ class StoreReader:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, kind, *exc):
+        try:
+            if kind is None:  # a pass that ran to its end: check it read one file throughout
+                self._io.finish()
+        finally:
+            self.close()
 
     def close(self):
         self._io.close()

@@ -14,6 +14,11 @@ from .write import chunk_budget, index_dtype
 
 __all__ = ["ColumnReads"]
 
+#: A sparse store without its column copy gathers its feature blocks in passes over its rows, each
+#: holding at least 1 / GATHER_PASSES of the matrix, up to GATHER_BYTES: at most about
+#: GATHER_PASSES passes for any budget below that, not one pass over every row per feature.
+GATHER_PASSES, GATHER_BYTES = 16, 16 << 20
+
 
 class ColumnReads:
     """The feature-wise reads of a ``Store`` (which this class is a base of)."""
@@ -52,7 +57,10 @@ class ColumnReads:
             width = block_width(n, p, budget)
         elif isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 1:
             raise param_error("width", "Store.feature_blocks", "a positive int or None", width)
-        width = int(width)
+        # at most about ROW_CHUNKS blocks for any budget: a block holds at least ``floored`` bytes
+        least, stored = self.floored(0), self.nnz * self.entry_bytes
+        width = max(int(width), -(-p * least // stored) if stored else 1)
+        budget = max(budget, least)
         reader = FileReader(self)
         try:
             if not self.sparse:
@@ -71,12 +79,14 @@ class ColumnReads:
                         yield j0, j1, self._column_block(reader, j0, j1, colptr)
             else:
                 yield from self._blocks_by_rows(reader, width, budget)
+            reader.finish()
         finally:
             reader.close()
 
     def _blocks_by_rows(self, reader, width, budget):
         n, p = self.shape
-        ranges, indptr = self._row_ranges(reader, None, max(budget // 2, self.chunk_need))
+        half = self.floored(budget // 2, GATHER_PASSES, GATHER_BYTES)  # of the groups, and of the rows read
+        ranges, indptr = self._row_ranges(reader, None, max(half, self.chunk_need))
         counts = np.zeros(p, dtype=np.int64)
         for a, b in ranges:
             counts += np.bincount(self._row_chunk(reader, a, b, indptr).indices, minlength=p)
@@ -87,7 +97,7 @@ class ColumnReads:
         g0 = 0  # groups of whole blocks that fit half the budget (the other half reads rows)
         while g0 < len(bounds) - 1:
             g1 = g0 + 1
-            while g1 < len(bounds) - 1 and (colptr[bounds[g1 + 1]] - colptr[bounds[g0]]) * per_entry <= budget // 2:
+            while g1 < len(bounds) - 1 and (colptr[bounds[g1 + 1]] - colptr[bounds[g0]]) * per_entry <= half:
                 g1 += 1
             J0, J1 = int(bounds[g0]), int(bounds[g1])
             base = int(colptr[J0])
@@ -229,6 +239,7 @@ class ColumnReads:
                 data[out:out + hi - lo] = self._cdata.read(reader, lo, hi)
                 row_idx[out:out + hi - lo] = self._crows.read(reader, lo, hi)
                 out += hi - lo
+            reader.finish()
         finally:
             reader.close()
         indptr = np.zeros(wanted.size + 1, dtype=row_idx.dtype)

@@ -109,19 +109,34 @@ class StoredVector:
 
 
 class FileReader:
-    """An open file descriptor (and, on demand, an h5py file) for one pass over the store."""
+    """An open file descriptor (and, on demand, an h5py file) for one pass over the store.
+
+    Opening checks that the file is the one the store opened; ``finish()``, called when the pass
+    has read everything, checks it again: a file replaced or edited meanwhile is refused."""
 
     def __init__(self, store):
         self.path = store.path
+        self._store = store
         store._check_unchanged()
         self.fd = os.open(self.path, os.O_RDONLY)
         self._h5 = None
+        try:
+            store._check_unchanged(self.fd)  # the file opened is the one checked
+        except ValueError:
+            os.close(self.fd)
+            raise
 
     @property
     def h5(self):
         if self._h5 is None:
             self._h5 = require_h5py().File(self.path, "r")
+            self._store._check_unchanged()  # opened by its path: still the file of the descriptor
         return self._h5
+
+    def finish(self):
+        """Check, at the end of a pass, that the file read is still the one opened, unchanged."""
+        self._store._check_unchanged(self.fd)
+        self._store._check_unchanged()
 
     def close(self):
         if self._h5 is not None:
