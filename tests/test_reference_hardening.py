@@ -248,3 +248,80 @@ def _parser_printing(value):
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("loud").set_defaults(func=lambda args: print(value) or 0)
     return parser
+
+
+# the bounds as options -------------------------------------------------------------------------
+
+def _ranking(folder, kmers):
+    pd.DataFrame({"feature": kmers, "pvalue": [0.001] * len(kmers), "selected": [True] * len(kmers)}).to_csv(
+        folder / "ranking.tsv", sep="\t", index=False)
+    return str(folder / "ranking.tsv")
+
+
+def test_max_contig_option_refuses_a_longer_contig_naming_it_and_passes_a_larger_bound(tmp_path, monkeypatch,
+                                                                                        capsys):
+    sequence = _genome(3000)
+    refs = _reference(tmp_path, sequence, ["chr1\t.\tCDS\t100\t400\t.\t+\t0\tID=c1;gene=abc"])
+    ranking = _ranking(tmp_path, [sequence[150:181]])
+    command = ["annotate", ranking, "--references", str(refs), "-o", str(tmp_path / "hits.tsv")]
+    assert main(command + ["--max-contig", "2K"]) == 1
+    err = capsys.readouterr().err
+    assert "contig 'chr1' of the FASTA file" in err and "longer than 2,048 bases" in err
+    assert "--max-contig 8192" in err and "max_contig=" not in err
+    assert not (tmp_path / "hits.tsv").exists()
+    assert main(command + ["--max-contig", "3000"]) == 0  # a bound of the contig's own length passes
+    assert pd.read_csv(tmp_path / "hits.tsv", sep="\t")["gene"].tolist() == ["abc"]
+    capsys.readouterr()
+    # predict --assemblies: the same bound, the same message
+    from genosift import workflow
+
+    monkeypatch.setattr(workflow, "load_model", lambda path: {"features": [sequence[150:181]]})
+    (tmp_path / "model.skops").write_bytes(b"")
+    predict = ["predict", str(tmp_path / "model.skops"), str(tmp_path / "g.fa"), "-o", str(tmp_path / "p.tsv")]
+    assert main(predict + ["--assemblies", "--max-contig", "1000"]) == 1
+    err = capsys.readouterr().err
+    assert "contig 'chr1'" in err and "longer than 1,000 bases" in err and "--max-contig 4000" in err
+    assert main(predict + ["--max-contig", "1000"]) == 2  # without --assemblies it bounds nothing
+    assert "--max-contig bounds the contigs of genome assemblies: pass --assemblies" in capsys.readouterr().err
+    # a library caller is told the keyword
+    with pytest.raises(ValueError, match=r"longer than 2,999 bases.*e\.g\. max_contig=11996\."):
+        count_kmers([sequence[:12]], tmp_path / "g.fa", max_contig=2999)
+    assert count_kmers([sequence[:12]], tmp_path / "g.fa", max_contig=3000)[1][0, 0] >= 1
+
+
+def test_max_contig_option_reads_sizes_and_refuses_nonsense(capsys):
+    from genosift.cli.parser import build_parser
+
+    parse = build_parser().parse_args
+    base = ["annotate", "r.tsv", "--references", "refs.tsv", "-o", "h.tsv"]
+    assert parse(base).max_contig is None and parse(base).max_occurrences is None
+    assert parse(base + ["--max-contig", "1G"]).max_contig == 2 ** 30
+    assert parse(base + ["--max-contig", "268435456", "--max-occurrences", "0"]).max_occurrences == 0
+    for bad in (["--max-contig", "0"], ["--max-contig", "lots"], ["--max-occurrences", "-1"]):
+        with pytest.raises(SystemExit):
+            parse(base + bad)
+    assert "must be a number of bases such as" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="'max_contig' parameter of locate must be a whole number of bases >= 1"):
+        locate(["ACGTACGTA"], [], max_contig=0)
+    with pytest.raises(ValueError, match="'max_occurrences' parameter of annotate must be a whole number >= 0"):
+        annotate(["ACGTACGTA"], [], max_occurrences=-1)
+
+
+def test_max_occurrences_option_keeps_that_many_and_warns_naming_it(tmp_path, monkeypatch, capsys):
+    (tmp_path / "a.fa").write_text(">c1\n" + "A" * 200 + "\n")
+    (tmp_path / "refs.tsv").write_text("a.fa\t\tref\n")
+    ranking = _ranking(tmp_path, ["A" * 10])
+    command = ["annotate", ranking, "--references", str(tmp_path / "refs.tsv"), "-o", str(tmp_path / "hits.tsv")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        assert main(command + ["--max-occurrences", "3"]) == 0
+    err = capsys.readouterr().err
+    assert "occur more than 3 times in the reference 'a' (the first occurs 191 times)" in err
+    assert "raise --max-occurrences N (0 keeps every one)" in err and "max_occurrences=" not in err
+    assert pd.read_csv(tmp_path / "hits.tsv", sep="\t")["start"].tolist() == [1, 2, 3]
+    with pytest.warns(UserWarning, match=r"first 3 occurrences .* raise max_occurrences= \(0 keeps every one\)"):
+        assert locate(["A" * 10], tmp_path / "refs.tsv", max_occurrences=3)["start"].tolist() == [1, 2, 3]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(annotate(["A" * 10], tmp_path / "refs.tsv", max_occurrences=0).hits) == 191
+        assert len(locate(["A" * 10], tmp_path / "refs.tsv", max_occurrences=191)) == 191

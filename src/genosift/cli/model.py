@@ -22,7 +22,7 @@ def predict_command(args):
     run = jobs.predict(args.data, args.model, args.output, format=args.format, read_options=read_options(args),
                        meta=args.meta, id_column=args.id, meta_sep=args.meta_sep, target=args.target,
                        absent=args.absent_samples, fill_missing=args.fill_missing, assemblies=args.assemblies,
-                       force=args.force)
+                       max_contig=args.max_contig, force=args.force)
     print(run)
     return 0
 
@@ -39,7 +39,8 @@ def annotate_command(args):
     from .. import jobs
 
     print(jobs.annotate(args.ranking, args.references, args.output, genes=args.genes, top=args.top,
-                        pvalue=args.pvalue, every=args.all, nearby=args.nearby, force=args.force))
+                        pvalue=args.pvalue, every=args.all, nearby=args.nearby, max_contig=args.max_contig,
+                        max_occurrences=args.max_occurrences, force=args.force))
     return 0
 
 

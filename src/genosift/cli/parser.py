@@ -325,15 +325,26 @@ def _folds(text):
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
-def _byte_size(text):
+def _byte_size(text, what="a size in bytes such as 4096, 64M or 1G"):
     """Bytes from ``123``, ``64K``, ``64M``, ``1.5G``, ``2GiB``... (K, M, G, T are powers of 1024)."""
     import re
 
     match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([KMGT]?)(?:I?B)?\s*", text.upper())
     value = int(float(match[1]) * _UNITS[match[2]]) if match else 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a size in bytes such as 4096, 64M or 1G, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
     return value
+
+
+def _bases(text):
+    """Bases from ``300000000``, ``256M``, ``1G``... read as sizes are (K, M, G, T: powers of 1024)."""
+    return _byte_size(text, "a number of bases such as 300000000, 512M or 1G")
+
+
+def _whole_number(text):
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {text!r}")
+    return int(text)
 
 
 def _method_name(text):
@@ -569,6 +580,10 @@ def _add_model_commands(sub):
                    help="the data are genome assemblies: one FASTA file, or a list of sample<TAB>path.fa lines "
                         "(fsm-lite's -l file); the model's k-mers are counted in each genome, both strands, as the "
                         "k-mer counter counted them")
+    p.add_argument("--max-contig", type=_bases, metavar="BASES",
+                   help="the longest contig read, in bases (K, M, G: powers of 1024; default 256M = 268435456): a "
+                        "longer one is refused, as memory holds a whole contig; raise it for plant chromosomes "
+                        "(with --assemblies)")
     p.add_argument("--absent-samples", choices=["error", "drop"],
                    help="samples of --meta that the data lack: an error naming them and the closest ids (the "
                         "default for k-mer counts and dumps, where it is almost always a misspelt id) or left out "
@@ -600,6 +615,12 @@ def _add_model_commands(sub):
     which.add_argument("--all", action="store_true", help="annotate every k-mer of the table")
     p.add_argument("--nearby", action="store_true",
                    help="in the gene summary, count a k-mer between genes towards its nearest gene on each side")
+    p.add_argument("--max-contig", type=_bases, metavar="BASES",
+                   help="the longest contig read, in bases (K, M, G: powers of 1024; default 256M = 268435456): a "
+                        "longer one is refused, as memory holds a whole contig; raise it for plant chromosomes")
+    p.add_argument("--max-occurrences", type=_whole_number, metavar="N",
+                   help="the occurrences of a k-mer kept in each reference, its first ones (default 10000; 0 keeps "
+                        "every one): a k-mer with more, in a repeat, is warned about")
     p.add_argument("--force", action="store_true", help="replace existing outputs that genosift wrote")
     _add_run_options(p)
     p.set_defaults(func=annotate_command)

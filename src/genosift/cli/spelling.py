@@ -68,6 +68,8 @@ _CLI_SPELLING = {
     ("annotate", "top"): "--top N",
     ("annotate", "pvalue"): "--pvalue P",
     ("annotate", "every"): "--all",
+    ("annotate", "max_occurrences"): "--max-occurrences N",
+    "max_contig": "--max-contig",
     ("select_mask", "fdr"): "--fdr",
     ("true_labels", "target"): "--target",
     ("true_labels", "id_column"): "--id",

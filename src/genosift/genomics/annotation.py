@@ -19,19 +19,28 @@ import numpy as np
 import pandas as pd
 
 from ..core.engine import map_blocks
-from ..core.messages import Spelled
-from ..core.validation import param_error
+from ..core.messages import FixError, Spelled
+from ..core.validation import is_int, param_error
 from ..io.reading import optional_module
-from ..io.references import Reference, fasta_records, genomes_of, read_gff3, read_references, reverse_complement
+from ..io.references import (
+    Reference,
+    check_max_contig,
+    fasta_records,
+    genomes_of,
+    read_gff3,
+    read_references,
+    reverse_complement,
+)
 
-__all__ = ["Annotation", "MAX_OCCURRENCES", "MIN_LENGTH", "ReferenceWarning", "annotate", "count_kmers",
-           "gene_summary", "locate", "reverse_complement"]
+__all__ = ["Annotation", "MAX_OCCURRENCES", "MIN_LENGTH", "ReferenceWarning", "annotate", "check_max_occurrences",
+           "count_kmers", "gene_summary", "locate", "reverse_complement"]
 
 #: The shortest k-mer searched: shorter ones occur by chance in every bacterial genome.
 MIN_LENGTH = 9
 #: The most occurrences of one k-mer kept per reference (the first ones, in contig order): a
 #: k-mer of a repeat or a low-complexity stretch (``A`` x 31 in a run of ``A``) could otherwise
-#: fill memory with its hits; no gene is told apart by its ten-thousandth copy.
+#: fill memory with its hits; no gene is told apart by its ten-thousandth copy. ``max_occurrences``
+#: (``genosift annotate --max-occurrences``) raises it.
 MAX_OCCURRENCES = 10_000
 #: Bases searched at a time: the matches of one window are held together (about 100 bytes each).
 _WINDOW = 1 << 20
@@ -98,14 +107,14 @@ def _matches(automaton, sequence, longest):
         yield matches[keep, 0], matches[keep, 1] + at
 
 
-def _search(automaton, fasta, name, *, limit=None):
+def _search(automaton, fasta, name, *, limit=None, max_contig=None):
     """The hits of ``automaton`` (``_automaton``'s) in the contigs of the FASTA file ``fasta``,
-    read one at a time; with ``limit``, the first ``limit`` occurrences of each k-mer only (a
-    warning names the k-mers with more)."""
+    read one at a time (of at most ``max_contig`` bases); with ``limit``, the first ``limit``
+    occurrences of each k-mer only (a warning names the k-mers with more)."""
     automaton, (codes, offsets, lengths) = automaton
     found, starts, names, where = [], [], [], []
     seen = np.zeros(lengths.size, dtype=np.int64)
-    for contig, sequence in fasta_records(fasta):
+    for contig, sequence in fasta_records(fasta, max_contig=max_contig):
         n = 0
         for word, start in _matches(automaton, sequence, int(lengths.max(initial=1))):
             # the k-mers each word spells: two where one is the reverse complement of another
@@ -129,7 +138,8 @@ def _search(automaton, fasta, name, *, limit=None):
         warnings.warn(ReferenceWarning(
             f"{many.size:,} k-mer(s) occur more than {limit:,} times in the reference {name!r} (the first occurs "
             f"{int(seen[many[0]]):,} times): the first {limit:,} occurrences of each are kept. Such k-mers lie in "
-            "repeats or low-complexity sequence.", owner="annotate"), stacklevel=2)
+            "repeats or low-complexity sequence; to keep more, raise {max_occurrences} (0 keeps every one).",
+            owner="annotate", max_occurrences=FixError.ANY), stacklevel=2)
     code = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
     start = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
     index = code >> 1
@@ -140,7 +150,18 @@ def _search(automaton, fasta, name, *, limit=None):
     return out
 
 
-def locate(kmers, references, *, n_jobs=None):
+def check_max_occurrences(max_occurrences, owner="locate"):
+    """The cap of occurrences kept per k-mer and reference: ``MAX_OCCURRENCES`` for None, None
+    (every occurrence) for 0; a clear error unless it is a whole number >= 0."""
+    if max_occurrences is None:
+        return MAX_OCCURRENCES
+    if not is_int(max_occurrences) or max_occurrences < 0:
+        raise param_error("max_occurrences", owner, "a whole number >= 0 (0: every occurrence; None: "
+                          "MAX_OCCURRENCES)", max_occurrences)
+    return int(max_occurrences) or None
+
+
+def locate(kmers, references, *, n_jobs=None, max_contig=None, max_occurrences=None):
     """Every exact occurrence of each k-mer on both strands of the references.
 
     Parameters
@@ -151,6 +172,11 @@ def locate(kmers, references, *, n_jobs=None):
         A references file (``fasta<TAB>gff<TAB>ref|draft`` lines) or its ``Reference`` records.
     n_jobs : int, optional
         Threads searching the ``ref`` references side by side (default: ``set_threads``'s, all CPUs).
+    max_contig : int, optional
+        The longest contig read, in bases (default ``MAX_CONTIG``, 256 Mi): a longer one is refused.
+    max_occurrences : int, optional
+        The occurrences of a k-mer kept in each reference (default ``MAX_OCCURRENCES``, 10,000;
+        0 keeps every one): a k-mer beyond it keeps its first ones, with a warning.
 
     Returns
     -------
@@ -160,22 +186,24 @@ def locate(kmers, references, *, n_jobs=None):
         ``strand`` (``-``: the reverse complement occurs), sorted by feature, reference order,
         contig order and start. A palindromic k-mer's occurrence is one row, on ``+``. Its
         ``attrs["contigs"]`` gives each reference searched its contigs, in file order. A k-mer
-        keeps its first ``MAX_OCCURRENCES`` occurrences in each reference (with a warning).
+        keeps its first ``max_occurrences`` occurrences in each reference (with a warning).
     """
     kmers = check_kmers(kmers)
+    limit, max_contig = check_max_occurrences(max_occurrences), check_max_contig(max_contig, "locate")
     references = _references(references)
     pieces, remaining = [], np.arange(len(kmers))
     full = [r for r in references if r.kind == "ref"]
     if full and remaining.size:  # the references on threads (the search releases the GIL)
         automaton = _automaton(kmers, remaining)
-        pieces = map_blocks(lambda ref: _search(automaton, ref.fasta, ref.name, limit=MAX_OCCURRENCES), full,
-                            n_jobs=n_jobs)
+        pieces = map_blocks(lambda ref: _search(automaton, ref.fasta, ref.name, limit=limit, max_contig=max_contig),
+                            full, n_jobs=n_jobs)
         pieces = [piece.assign(_order=rank) for rank, piece in enumerate(pieces)]
         remaining = np.setdiff1d(remaining, np.concatenate([p["feature"].to_numpy() for p in pieces]))
     for rank, ref in enumerate((r for r in references if r.kind == "draft"), len(full)):
         if not remaining.size:
             break
-        found = _search(_automaton(kmers, remaining), ref.fasta, ref.name, limit=MAX_OCCURRENCES).assign(_order=rank)
+        found = _search(_automaton(kmers, remaining), ref.fasta, ref.name, limit=limit,
+                        max_contig=max_contig).assign(_order=rank)
         pieces.append(found)
         remaining = np.setdiff1d(remaining, found["feature"].to_numpy())
     if not pieces:
@@ -190,7 +218,7 @@ def locate(kmers, references, *, n_jobs=None):
     return hits
 
 
-def count_kmers(kmers, genomes, *, n_jobs=None, owner="count_kmers"):
+def count_kmers(kmers, genomes, *, n_jobs=None, max_contig=None, owner="count_kmers"):
     """How often each k-mer occurs in each genome, on both strands, as fsm-lite counts them in its
     input genomes: the occurrences of the k-mer and of its reverse complement, so that a
     palindromic k-mer (its own reverse complement) counts twice per place.
@@ -204,6 +232,8 @@ def count_kmers(kmers, genomes, *, n_jobs=None, owner="count_kmers"):
         ``(sample, FASTA path)`` pairs.
     n_jobs : int, optional
         Threads counting genomes side by side.
+    max_contig : int, optional
+        The longest contig read, in bases (default ``MAX_CONTIG``, 256 Mi): a longer one is refused.
 
     Returns
     -------
@@ -220,6 +250,7 @@ def count_kmers(kmers, genomes, *, n_jobs=None, owner="count_kmers"):
     (['g1'], [[1, 2, 0]])
     """
     kmers = check_kmers(kmers, owner)
+    max_contig = check_max_contig(max_contig, "count_kmers")
     genomes = genomes_of(genomes) if not isinstance(genomes, (list, tuple)) else list(genomes)
     automaton = _automaton(kmers, range(len(kmers)))
 
@@ -230,7 +261,7 @@ def count_kmers(kmers, genomes, *, n_jobs=None, owner="count_kmers"):
 
     def count(genome):  # counted window by window: no occurrence is kept
         counts = np.zeros(len(kmers), dtype=np.int64)
-        for _, sequence in fasta_records(genome[1]):
+        for _, sequence in fasta_records(genome[1], max_contig=max_contig):
             for word, _start in _matches(words, sequence, longest):
                 _, at = _spans(offsets[word], offsets[word + 1] - offsets[word])
                 counts += np.bincount(codes[at] >> 1, minlength=len(kmers))
@@ -336,7 +367,7 @@ class Annotation:
         return self.hits.loc[self.hits["reference"].isna(), "feature"].tolist()
 
 
-def annotate(kmers, references, *, effect="auto", nearby=False, n_jobs=None):
+def annotate(kmers, references, *, effect="auto", nearby=False, n_jobs=None, max_contig=None, max_occurrences=None):
     """Find each k-mer in the references and name the genes it hits: ``genosift annotate``.
 
     Parameters
@@ -357,6 +388,9 @@ def annotate(kmers, references, *, effect="auto", nearby=False, n_jobs=None):
         overlaps count.
     n_jobs : int, optional
         Threads searching the references (``locate``).
+    max_contig, max_occurrences : int, optional
+        The longest contig read, in bases, and the occurrences of a k-mer kept in each reference
+        (``locate``; defaults ``MAX_CONTIG`` and ``MAX_OCCURRENCES``).
 
     Returns
     -------
@@ -381,13 +415,15 @@ def annotate(kmers, references, *, effect="auto", nearby=False, n_jobs=None):
                          f"(its columns: {list(table.columns)[:12]}).")
     table = table.reset_index(drop=True)
     sequences = check_kmers(table["feature"])
+    check_max_contig(max_contig, "annotate")  # before any file is read
+    check_max_occurrences(max_occurrences, "annotate")
     if effect == "auto":
         effect = next((c for c in ("beta", "diff_means") if c in table.columns), None)
     elif effect is not None and effect not in table.columns:
         raise param_error("effect", "annotate", f"a column of the table ({list(table.columns)[:12]}), 'auto' or None",
                           effect)
     references = _references(references)
-    found = locate(sequences, references, n_jobs=n_jobs)
+    found = locate(sequences, references, n_jobs=n_jobs, max_contig=max_contig, max_occurrences=max_occurrences)
     contigs = found.attrs.get("contigs", {})
     pieces = []
     for ref in references:

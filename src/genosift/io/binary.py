@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from ..core.messages import FixError
 from ..core.sparse_check import check_sparse_matrix
-from .compression import MAX_LINE_BYTES, detect, open_binary
+from .compression import MAX_LINE_BYTES, detect, open_binary, replayable
 from .reading import (
     ObjectsRefused,
     check_unique,
@@ -369,8 +369,9 @@ def _mtx_claim(path):
     claim = f"{rows:,} x {cols:,} with {values:,} stored values"
     if coordinate and values > rows * cols:
         raise ValueError(f"its header declares {claim}, more values than the matrix has cells")
-    if detect(path) is None and Path(path).stat().st_size < values * (4 if coordinate else 2):
-        raise ValueError(f"its header declares {claim}, but the whole file holds {Path(path).stat().st_size:,} "
+    size = Path(replayable(path)).stat().st_size
+    if detect(path) is None and size < values * (4 if coordinate else 2):
+        raise ValueError(f"its header declares {claim}, but the whole file holds {size:,} "
                          "bytes: it is truncated or its header is damaged")
     return claim
 

@@ -14,19 +14,27 @@ name lists) opens its files here, so all of them follow the same rules:
   a truncated stream and corrupt data raise :class:`DamagedFile`, which names the file.
 - :func:`open_text` also bounds the length of a line: a line longer than :data:`MAX_LINE_BYTES`
   raises :class:`LineTooLong`, naming the file and the line, without holding the line.
+- An input that is not a regular file (a pipe: ``<(cat file)``, ``/dev/stdin``, a FIFO) can be
+  read only once, while readers look at a file's first bytes before reading it: its bytes are
+  copied once, in bounded pieces, to a temporary file (:func:`replayable`), which every later
+  open reads. Messages still name the path given.
 """
 from __future__ import annotations
 
+import atexit
 import bz2
 import io
 import lzma
+import os
+import stat
+import tempfile
 import zlib
 from pathlib import Path
 
 from isal import isal_zlib
 
 __all__ = ["COMPRESSION_SUFFIXES", "FORMATS", "MAX_LINE_BYTES", "DamagedFile", "LineTooLong", "check_command", "detect",
-           "suffix_compression", "decompressed", "open_binary", "open_text"]
+           "is_pipe", "replayable", "suffix_compression", "decompressed", "open_binary", "open_text"]
 
 #: The compression formats read, by the one name used everywhere.
 FORMATS = ("gzip", "bzip2", "xz", "zstd")
@@ -89,6 +97,76 @@ def suffix_compression(name):
     return None
 
 
+# each pipe read, by its path as given and its device and inode: the temporary copy of its bytes
+# and the pipe's change time once copied (a new FIFO made at that path, even on a reused inode, or
+# bytes written to it since, change it: another input)
+_COPIES = {}
+
+
+def _pipe_stat(path):
+    """``os.stat(path)`` when ``path`` is a pipe or a device other than /dev/null, else None."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError, TypeError):
+        return None
+    mode = found.st_mode
+    if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+        return None
+    if stat.S_ISCHR(mode) and os.path.realpath(path) == os.devnull:
+        return None
+    return found
+
+
+def is_pipe(path):
+    """Whether ``path`` is a pipe or a device (``<(cat file)``, ``/dev/stdin``, a FIFO), which can
+    be read only once; ``/dev/null`` is not, nor any path that is missing or cannot be looked at."""
+    return _pipe_stat(path) is not None
+
+
+def _remove_copies_of(key):
+    try:
+        os.unlink(_COPIES[key][0])
+    except OSError:
+        pass
+
+
+def _remove_copies():
+    for key in _COPIES:
+        _remove_copies_of(key)
+
+
+def replayable(path):
+    """The path to read the bytes of ``path`` from, as many times as needed.
+
+    A regular file (or a folder, or a missing path) is its own path. A pipe (see
+    :func:`is_pipe`) is copied, the first time it is asked for in this process, to a temporary
+    file in the system's temporary folder (in pieces of 1 MiB, never held whole), removed when
+    the process ends; that copy's path is returned then and for every later call with the same
+    path while it is the same pipe (a new FIFO made at that path is copied anew). Messages keep
+    naming ``path``.
+    """
+    found = _pipe_stat(path)
+    if found is None:
+        return path
+    key = (os.fspath(path), found.st_dev, found.st_ino)
+    if key in _COPIES and _COPIES[key][1] == found.st_ctime_ns:
+        return _COPIES[key][0]
+    fd, copy = tempfile.mkstemp(prefix="genosift-pipe-")
+    try:
+        with open(fd, "wb") as out, open(path, "rb") as source:
+            while piece := source.read(_STEP):
+                out.write(piece)
+    except BaseException:
+        os.unlink(copy)
+        raise
+    if not _COPIES:
+        atexit.register(_remove_copies)
+    elif key in _COPIES:  # another pipe at that path
+        _remove_copies_of(key)
+    _COPIES[key] = (copy, os.stat(path).st_ctime_ns)
+    return copy
+
+
 def _magic_kind(head):
     for kind, magic in _MAGIC.items():
         if head.startswith(magic):
@@ -102,7 +180,7 @@ def detect(path):
     A file whose name claims a compression but which starts with neither its header nor text
     (a NUL or another control byte in its first bytes) raises :class:`DamagedFile`.
     """
-    with open(path, "rb") as fh:
+    with open(replayable(path), "rb") as fh:
         head = fh.read(64)
     return _kind_of(head, path)
 
@@ -211,9 +289,9 @@ def _steps(fh, kind, path, step, comp=b""):
 def decompressed(path, step=_STEP):
     """The bytes of ``path``, decompressed if it is compressed, in pieces of at most ``step`` bytes.
 
-    The file is opened and read once (its first bytes tell the compression), so a pipe
-    (``<(cat file)``, ``/dev/stdin``) reads as a file does."""
-    with open(path, "rb") as fh:
+    The file is opened and read once (its first bytes tell the compression); a pipe
+    (``<(cat file)``, ``/dev/stdin``) is read from its copy (:func:`replayable`)."""
+    with open(replayable(path), "rb") as fh:
         head = fh.read(64)
         kind = _kind_of(head, path)
         if kind is None:

@@ -73,10 +73,10 @@ def _reading(path):
     """A progress bar over the bytes of a table as they are read (MiB; of the file's size when it
     is not compressed, open-ended when it is)."""
     from ..core import engine
-    from .compression import detect
+    from .compression import detect, replayable
 
     try:
-        total = path.stat().st_size / 2**20 if detect(path) is None else None
+        total = Path(replayable(path)).stat().st_size / 2**20 if detect(path) is None else None
     except (OSError, ValueError):  # the reader itself names the problem
         total = None
     return engine.progress(f"Reading {path.name}", total=total, unit="MiB")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .compression import COMPRESSION_SUFFIXES, DamagedFile, LineTooLong, open_binary, open_text
+from .compression import COMPRESSION_SUFFIXES, DamagedFile, LineTooLong, is_pipe, open_binary, open_text, replayable
 from .registry import READERS
 
 __all__ = ["COUNTER_DATABASES", "dump_files", "format_of", "is_store", "list_entry", "read", "sniff_format"]
@@ -40,6 +40,8 @@ COUNTER_DATABASES = {
     ".kmc_suf": ("a KMC database file", "kmc_tools transform DB dump DB.txt"),
     ".jf": ("a Jellyfish database", "jellyfish dump -c -t DB.jf > DB.txt"),
 }
+#: The readers that open their files themselves, by seeking (binary formats): a pipe is refused.
+_SEEKING = ("store", "h5ad", "parquet", "npy", "npz", "plink", "vcf")
 _KMER_LINE = re.compile(rb"[ \t]*[^\s|:]+(?:[ \t]+[^\s|]+)*[ \t]*\|"  # the k-mer, statistics columns, the bar
                         rb"[ \t]*(?:\S*:\d+(?:[ \t]+\S*:\d+)*)?(?:[ \t]+\S*)?[ \t\r]*")
 
@@ -149,7 +151,7 @@ def sniff_format(path):
     >>> sniff_format(path)
     'kmers'
     """
-    with open(path, "rb") as fh:
+    with open(replayable(path), "rb") as fh:
         head = fh.read(16)
     if head.startswith(_HDF5):
         return "store" if is_store(path) else "h5ad"
@@ -196,7 +198,7 @@ def format_of(path):
     best = _by_suffix(path)
     if best is not None and best[2] not in AMBIGUOUS:
         return best[0]
-    found = sniff_format(path) if Path(path).is_file() else None
+    found = sniff_format(path) if Path(replayable(path)).is_file() else None
     if found is not None:
         return found
     if best is not None:
@@ -234,4 +236,7 @@ def read(path, *, format=None, **options):
 
         raise FixError(f"The {{format}} option must be one of {sorted(READERS)}. Got {name!r} instead.",
                        owner="read", format=FixError.ANY)
+    if name in _SEEKING and is_pipe(path):
+        raise ValueError(f"{str(path)!r} is a pipe, not a file: {name} data are read by seeking in a file. "
+                         "Save the data to a file first and pass that file's path.")
     return READERS[name].func(path, **options)

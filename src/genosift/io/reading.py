@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core.messages import FixError, plain
 from ..core.validation import check_integer_range, closest_names, default_feature_names
-from .compression import DamagedFile, LineTooLong, open_text, suffix_compression
+from .compression import DamagedFile, LineTooLong, open_text, replayable, suffix_compression
 from .quoting import names_list
 
 __all__ = ["ForeignData", "NulByte", "ObjectsRefused", "check_unique", "column_position", "exact_floats",
@@ -247,7 +247,7 @@ def _name_list(source, *, what, expected, path, option):
     """
     if isinstance(source, (str, Path)):
         name_file = Path(source)
-        if not name_file.is_file():
+        if not Path(replayable(name_file)).is_file():
             raise FileNotFoundError(
                 f"The {what} file {str(name_file)!r} (the '{option}' option for {str(path)!r}) does not exist."
             )

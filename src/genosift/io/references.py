@@ -7,7 +7,8 @@ from the references file's own folder (from the working directory when it is a p
 may be gzip, bzip2, xz or zstd compressed.
 
 Every file is read with bounded memory: lines of the list files and GFF3 files are bounded by
-``MAX_LINE_BYTES`` (64 MiB), contigs by ``MAX_CONTIG`` bases (or the caller's ``max_contig``),
+``MAX_LINE_BYTES`` (64 MiB), contigs by ``MAX_CONTIG`` bases (or the caller's ``max_contig``:
+``genosift annotate`` and ``genosift predict --assemblies`` take ``--max-contig``),
 and a FASTA header, a contig name or a GFF3 coordinate that holds control characters or is not
 a plain number is refused, naming the file and the line.
 
@@ -23,12 +24,12 @@ from urllib.parse import unquote
 
 import numpy as np
 
-from ..core.messages import printable
+from ..core.messages import FixError, printable
 from .compression import COMPRESSION_SUFFIXES, MAX_LINE_BYTES, open_binary
 from .reading import NulByte, check_unique, file_errors
 
-__all__ = ["FASTA_SUFFIXES", "FEATURE_TYPES", "MAX_CONTIG", "MAX_COORDINATE", "Reference", "fasta_records",
-           "fasta_stem", "genomes_of", "read_fasta",
+__all__ = ["FASTA_SUFFIXES", "FEATURE_TYPES", "MAX_CONTIG", "MAX_COORDINATE", "Reference", "check_max_contig",
+           "fasta_records", "fasta_stem", "genomes_of", "read_fasta",
            "read_gff3", "read_references", "reverse_complement"]
 
 #: The GFF3 feature types that are annotated: genes and what they code (proteins and RNAs).
@@ -199,7 +200,8 @@ def genomes_of(path):
 
 def read_fasta(path, *, max_contig=None):
     """``{contig: sequence}`` of a FASTA file, the sequences as upper-case ``str`` in file order
-    (``fasta_records`` reads one contig at a time).
+    (``fasta_records`` reads one contig at a time; a contig longer than ``max_contig`` bases,
+    default ``MAX_CONTIG``, is refused).
 
     The contig's name is the header's first word. Soft-masked (lower-case) bases are read as
     upper case; IUPAC codes such as ``N`` are kept (no k-mer of A, C, G and T matches them).
@@ -216,9 +218,22 @@ def read_fasta(path, *, max_contig=None):
 
 
 def _contig_too_long(path, name, limit):
-    return ValueError(f"The contig {name!r} of the FASTA file {str(path)!r} is longer than {limit:,} bases, the most "
-                      "read (memory holds a whole contig). Check that this is a genome's FASTA; split a longer "
-                      "sequence into contigs.")
+    return FixError(f"The contig {name!r} of the FASTA file {str(path)!r} is longer than {limit:,} bases, the most "
+                    "read (memory holds a whole contig). Check that this is a genome's FASTA; for a longer contig "
+                    "(a plant chromosome), raise the bound, e.g. {max_contig}.", owner="fasta_records",
+                    max_contig=4 * limit)
+
+
+def check_max_contig(max_contig, owner="fasta_records"):
+    """``max_contig`` as an ``int`` (``MAX_CONTIG`` for None); a clear error unless it is a whole
+    number of bases >= 1."""
+    from ..core.validation import is_int, param_error
+
+    if max_contig is None:
+        return MAX_CONTIG
+    if not is_int(max_contig) or max_contig < 1:
+        raise param_error("max_contig", owner, "a whole number of bases >= 1 (or None: MAX_CONTIG)", max_contig)
+    return int(max_contig)
 
 
 def _upper(sequence, step=1 << 20):
@@ -231,11 +246,11 @@ def _upper(sequence, step=1 << 20):
 def fasta_records(path, *, max_contig=None):
     """``(contig, sequence)`` of each record of a FASTA file in turn, the sequence as an upper-case
     ASCII ``bytearray``: memory holds one contig (and one line), of at most ``max_contig`` bases
-    (default ``MAX_CONTIG``).
+    (default ``MAX_CONTIG``; a longer contig is refused).
 
     A header whose name holds a control character (a NUL, an escape) is refused."""
     path = Path(path)
-    max_contig = MAX_CONTIG if max_contig is None else int(max_contig)
+    max_contig = check_max_contig(max_contig)
     seen, name, sequence = set(), None, bytearray()
 
     def record():

@@ -27,7 +27,7 @@ class Annotated:
 
 
 def annotate(ranking, references, output, *, genes=None, top=None, pvalue=None, every=False, effect="auto",
-             nearby=False, force=False):
+             nearby=False, max_contig=None, max_occurrences=None, force=False):
     """Find the k-mers of a ranking in reference genomes and name the genes they hit:
     ``genosift annotate``.
 
@@ -48,6 +48,12 @@ def annotate(ranking, references, output, *, genes=None, top=None, pvalue=None, 
     effect, nearby : optional
         The column of effects summarised per gene, and whether k-mers between genes count
         towards their neighbours (see ``genomics.annotation.annotate``).
+    max_contig : int, optional
+        The longest contig of a reference's FASTA read, in bases (default ``MAX_CONTIG``, 256 Mi);
+        a longer one is refused.
+    max_occurrences : int, optional
+        The occurrences of a k-mer kept in each reference (default ``MAX_OCCURRENCES``, 10,000;
+        0 keeps every one), with a warning for a k-mer that has more.
     force : bool
         Replace outputs genosift wrote.
 
@@ -57,10 +63,13 @@ def annotate(ranking, references, output, *, genes=None, top=None, pvalue=None, 
     """
     from ..core.files import check_apart, together
     from ..genomics.annotation import annotate as find
-    from ..io.references import read_references
+    from ..genomics.annotation import check_max_occurrences
+    from ..io.references import check_max_contig, read_references
     from ..outputs import check_outputs, check_table_name, read_table, write_frame
 
     started = time.perf_counter()
+    check_max_contig(max_contig, "annotate")  # before any file is read
+    check_max_occurrences(max_occurrences, "annotate")
     if sum(x is not None and x is not False for x in (top, pvalue, every or None)) > 1:
         raise FixUsageError("annotate takes one choice of k-mers: {top}, {pvalue} or {every}.", owner="annotate",
                             top=FixUsageError.ANY, pvalue=FixUsageError.ANY, every=FixUsageError.ANY)
@@ -74,7 +83,8 @@ def annotate(ranking, references, output, *, genes=None, top=None, pvalue=None, 
     check_outputs(outputs, force=force)
     table = read_table(ranking, need=["feature"])
     chosen, rule = _chosen(table, top, pvalue, every)
-    found = find(table[chosen].reset_index(drop=True), refs, effect=effect, nearby=nearby)
+    found = find(table[chosen].reset_index(drop=True), refs, effect=effect, nearby=nearby, max_contig=max_contig,
+                 max_occurrences=max_occurrences)
     with together(*outputs):  # both tables or neither
         write_frame(found.hits, output, force=force)
         if genes is not None:

@@ -242,7 +242,9 @@ def _listed(data, format=None, genomes=False):
     that is one; none otherwise (its reader reports what is wrong with it)."""
     from pathlib import Path
 
-    if data is None or not Path(data).is_file():
+    from ..io.compression import replayable
+
+    if data is None or not Path(replayable(data)).is_file():
         return []
     try:
         if genomes:

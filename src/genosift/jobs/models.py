@@ -161,7 +161,7 @@ def evaluation_lines(ev, n_samples, out, started):
 
 
 def predict(data, model, output, *, format=None, read_options=None, meta=None, id_column=None, meta_sep=None,
-            target=None, absent=None, fill_missing=False, assemblies=False, force=False):
+            target=None, absent=None, fill_missing=False, assemblies=False, max_contig=None, force=False):
     """Apply the saved model (an ``evaluate`` results folder's ``model.skops``) to the samples of
     ``data`` and write one row per sample to the table ``output``: ``genosift predict``.
 
@@ -172,7 +172,8 @@ def predict(data, model, output, *, format=None, read_options=None, meta=None, i
     of the model that the data lack are read as 0 (else an error naming them). A store is read
     for the model's features only. ``assemblies``: ``data`` is one genome's FASTA or a list of
     ``sample<TAB>path.fa`` lines, in which the model's k-mers are counted (both strands, as
-    fsm-lite counts them; ``genomics.annotation.count_kmers``).
+    fsm-lite counts them; ``genomics.annotation.count_kmers``), each contig of at most ``max_contig``
+    bases (default ``MAX_CONTIG``, 256 Mi; a longer one is refused).
 
     Returns
     -------
@@ -194,6 +195,13 @@ def predict(data, model, output, *, format=None, read_options=None, meta=None, i
                             "(with {id_column} and {target}) too, or leave it out.", owner="true_labels",
                             absent=FixUsageError.ANY, meta=FixUsageError.ANY, id_column=FixUsageError.ANY,
                             target=FixUsageError.ANY)
+    if max_contig is not None and not assemblies:
+        raise FixUsageError("{max_contig} bounds the contigs of genome assemblies: pass {assemblies} too, or leave it "
+                            "out.", owner="predict", max_contig=FixUsageError.ANY, assemblies=FixUsageError.ANY)
+    if assemblies:
+        from ..io.references import check_max_contig
+
+        check_max_contig(max_contig, "predict")
     if not assemblies and format is None and fasta_stem(data)[1]:
         raise FixUsageError(f"{str(data)!r} is named as a FASTA file: to count the model's k-mers in genome "
                             "assemblies, pass {assemblies}.", owner="predict", assemblies=FixUsageError.ANY)
@@ -218,7 +226,7 @@ def predict(data, model, output, *, format=None, read_options=None, meta=None, i
         from ..io import Dataset
 
         features = [str(f) for f in saved["features"]]
-        samples, counts = count_kmers(features, data, owner="the model")
+        samples, counts = count_kmers(features, data, max_contig=max_contig, owner="the model")
         dataset = Dataset(counts, np.array(samples, dtype=object), np.array(features, dtype=object))
         frame, notes = predict_matrix(saved, counts, features, sample_ids=samples, fill_missing=fill_missing)
         notes.insert(0, f"the model's {len(features):,} k-mers counted in {len(samples):,} genome(s), both strands")
