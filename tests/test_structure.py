@@ -19,9 +19,12 @@ from genosift.io import Dataset, open_store, read_kmers, write_store
 from genosift.structure import principal_coordinates
 
 
-def _reference(X, k, metric):
-    """Classical MDS by its definition: every distance, double centring, numpy's full eigh."""
+def _reference(X, k, metric, distinct=True):
+    """Classical MDS by its definition: every distance, double centring, numpy's full eigh; over
+    the distinct columns of ``X`` (each once, as ``distinct=True`` counts them) or every column."""
     X = np.asarray(X, dtype=np.float64)
+    if distinct:
+        X = X[:, np.sort(np.unique(X, axis=1, return_index=True)[1])]
     diff = X[:, None, :] - X[None, :, :]
     squared = (diff ** 2).sum(axis=2)
     P = (squared / X.shape[1]) ** 2 if metric == "kmds" else squared
@@ -108,8 +111,10 @@ def test_every_input_form_gives_the_same_coordinates(tmp_path, monkeypatch, dens
         monkeypatch.setattr(structure._ExactProducts, "add", lambda self, block: False)
     ids = np.array([f"s{i}" for i in range(len(X))], dtype=object)
     names = np.array([f"k{j}" for j in range(X.shape[1])], dtype=object)
-    ref = principal_coordinates(X, 3, samples=list(ids), metric=metric)
-    _assert_up_to_sign(ref.to_numpy(), _reference(X, 3, metric)[0])
+    # every column counted (distinct=False), so that the copies reach the products: the distinct
+    # columns once are tests/test_structure_patterns.py's
+    ref = principal_coordinates(X, 3, samples=list(ids), metric=metric, distinct=False)
+    _assert_up_to_sign(ref.to_numpy(), _reference(X, 3, metric, distinct=False)[0])
     frame = pd.DataFrame(X, index=pd.Index(ids, name="id"), columns=names)
     forms = {"csr": sp.csr_matrix(X), "csc": sp.csc_matrix(X), "frame": frame,
              "sparse frame": frame.astype(pd.SparseDtype(float, 0.0)), "dataset": Dataset(sp.csr_matrix(X), ids, names)}
@@ -118,7 +123,7 @@ def test_every_input_form_gives_the_same_coordinates(tmp_path, monkeypatch, dens
         forms[f"{kind} store"] = write_store(Dataset(M, ids, names), tmp_path / f"{kind}.gs.h5ad")
     forms["Store"] = open_store(forms["sparse store"])
     for name, form in forms.items():
-        got = principal_coordinates(form, 3, chunk_bytes=36 * 8 * 64, metric=metric)  # blocks of <= 64 features
+        got = principal_coordinates(form, 3, chunk_bytes=36 * 8 * 64, metric=metric, distinct=False)  # <= 64 a block
         np.testing.assert_allclose(got.to_numpy(), ref.to_numpy(), rtol=0, atol=1e-10, err_msg=name)
         assert got.index.tolist() == ids.tolist() or name in ("csr", "csc"), name
         np.testing.assert_allclose(got.attrs["eigenvalues"], ref.attrs["eigenvalues"], rtol=1e-10, err_msg=name)
@@ -188,7 +193,7 @@ def test_equals_seers_kmds_on_its_example(seer_example, tmp_path):  # noqa: F811
     phenotyped = pd.read_csv(pheno, sep=r"\s+", header=None, dtype=str)[1].tolist()
     with pytest.warns(UserWarning):  # samples of the k-mer file without a phenotype, and the reverse
         ds = read_kmers(kmers, samples=phenotyped)
-    ours = principal_coordinates(ds, 3, samples=list(theirs.index), chunk_bytes=200 * 8 * 16)
+    ours = principal_coordinates(ds, 3, samples=list(theirs.index), distinct=False, chunk_bytes=200 * 8 * 16)
     assert len(ours) == 200 and ours.attrs["n_features"] == 200
     for c in range(3):
         a = ours.iloc[:, c].to_numpy() / np.abs(ours.iloc[:, c]).max()

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .core import engine
-from .core.distinct import distinct_columns
+from .core.distinct import FirstColumns, distinct_columns
 from .core.validation import is_int, param_error
 
 __all__ = ["AUTO_MAX", "AUTO_MIN_SHARE", "LANCZOS_FROM", "METRICS", "choose_components", "kinship",
@@ -48,7 +48,8 @@ AUTO_MAX = 30
 AUTO_MIN_SHARE = 0.01
 
 
-def principal_coordinates(X, n_components, *, metric="kmds", binary=None, chunk_bytes=None, samples=None):
+def principal_coordinates(X, n_components, *, metric="kmds", binary=None, distinct=True, chunk_bytes=None,
+                          samples=None):
     """The top principal coordinates of the samples (classical multidimensional scaling).
 
     The covariates that account for population structure (lineage) in a per-feature association
@@ -72,6 +73,13 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, chunk_
     binary : bool, optional
         Read values as presence (1.0 where above 0), as kmds reads k-mers. By default True for
         'kmds' and False for 'euclidean'.
+    distinct : bool, default True
+        Count each distinct feature (a pattern: the k-mers carried by the same samples, after
+        ``binary``) once. The coordinates then describe what many loci share, the lineages: an
+        accessory gene, whose hundreds of k-mers share one pattern, counts as one feature and
+        takes no coordinate of its own (counted by k-mer, the genes carried across lineages,
+        the causal one among them, take coordinates, and adjusting for those adjusts the gene
+        away). False: every feature counts, as SEER's ``kmds`` does.
     chunk_bytes : int, optional
         Budget of the feature blocks in memory at once (default ``genosift.core.engine.CHUNK_BYTES``),
         besides the ``n x n`` matrix.
@@ -127,7 +135,9 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, chunk_
     _check_options(1 if auto else n_components, metric, binary)
     binary = metric == "kmds" if binary is None else binary
     budget = engine.check_budget(chunk_bytes, _OWNER)
-    source, ids = _source(X, binary, samples)
+    if not isinstance(distinct, (bool, np.bool_)):
+        raise param_error("distinct", _OWNER, "True or False", distinct)
+    source, ids = _source(X, binary, samples, distinct=bool(distinct))
     n, p = source.shape
     if n < 2 or not auto and not 1 <= n_components < n:
         raise param_error("n_components", _OWNER, f"an int in [1, n_samples - 1] = [1, {n - 1}]", n_components)
@@ -135,7 +145,7 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, chunk_
 
     with threadpool_limits(limits=engine.threads(), user_api="blas"):  # genosift's --threads
         gram = _cross_products(source, budget)
-        B, total = _centred_distances(gram, p, metric)
+        B, total = _centred_distances(gram, source.used, metric)
         values, vectors = _top_eigenpairs(B, min(AUTO_MAX, n - 1) if auto else n_components, strict=not auto)
     more = {}
     if auto:
@@ -151,7 +161,8 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, chunk_
     frame = pd.DataFrame(coords, index=None if ids is None else pd.Index(ids, name="sample"),
                          columns=[f"PC{k + 1}" for k in range(n_components)])
     frame.attrs.update(eigenvalues=values.tolist(), explained=(values / total).tolist(), metric=metric,
-                       binary=bool(binary), n_features=int(p), **more)
+                       binary=bool(binary), n_features=int(p), distinct=bool(distinct),
+                       n_used=int(source.used), **more)
     return frame
 
 
@@ -184,7 +195,7 @@ def choose_components(eigenvalues, total):
                + (f"PC1-PC{k} explain" if k > 1 else "PC1 explains") + f" {shares[:k].sum():.1%}")
 
 
-def kinship(X, *, binary=False, chunk_bytes=None, samples=None):
+def kinship(X, *, binary=False, distinct=True, chunk_bytes=None, samples=None):
     """The kinship of the samples from their features, for a mixed model (``method="lmm"``).
 
     ``K = Xc Xc^T / s``: the cross-products of the samples' centred features (each feature less
@@ -223,7 +234,9 @@ def kinship(X, *, binary=False, chunk_bytes=None, samples=None):
     if not isinstance(binary, (bool, np.bool_)):
         raise param_error("binary", owner, "True or False", binary)
     budget = engine.check_budget(chunk_bytes, owner)
-    source, ids = _source(X, bool(binary), samples, owner)
+    if not isinstance(distinct, (bool, np.bool_)):
+        raise param_error("distinct", owner, "True or False", distinct)
+    source, ids = _source(X, bool(binary), samples, owner, distinct=bool(distinct))
     n, p = source.shape
     if n < 2:
         raise param_error("X", owner, "data of at least 2 samples", f"{n} sample(s)")
@@ -231,14 +244,16 @@ def kinship(X, *, binary=False, chunk_bytes=None, samples=None):
 
     with threadpool_limits(limits=engine.threads(), user_api="blas"):
         gram = _cross_products(source, budget, owner)
-        K, total = _centred_distances(gram, p, "euclidean", owner)
+        K, total = _centred_distances(gram, source.used, "euclidean", owner)
     K /= total / n
     if ids is None:
         return K
     import pandas as pd
 
     index = pd.Index(ids, name="sample")
-    return pd.DataFrame(K, index=index, columns=pd.Index(ids))
+    frame = pd.DataFrame(K, index=index, columns=pd.Index(ids))
+    frame.attrs["n_used"] = int(source.used)
+    return frame
 
 
 def tree_kinship(path, *, fh=None):
@@ -385,9 +400,10 @@ class _Blocks:
     """The feature blocks of a matrix or a store, of all its samples or of ``rows``, as presence
     where ``binary`` (a store reads itself as presence): ``shape`` and ``blocks(budget)``."""
 
-    def __init__(self, matrix=None, store=None, binary=False):
-        self.matrix, self.store, self.binary, self.rows = matrix, store, binary, None
+    def __init__(self, matrix=None, store=None, binary=False, distinct=False):
+        self.matrix, self.store, self.binary, self.rows, self.distinct = matrix, store, binary, None, distinct
         self.shape = (store if store is not None else matrix).shape
+        self.used = self.shape[1]  # the columns the last pass gave: the distinct ones where ``distinct``
 
     def select(self, rows):
         self.rows = rows
@@ -401,12 +417,15 @@ class _Blocks:
         else:
             width = engine.block_width(self.matrix.shape[0], None, budget)
             parts = engine.column_blocks(self.matrix, width, keep_sparse=True)
+        first = FirstColumns() if self.distinct else None
         for _, _, block in parts:
             block = block if self.rows is None else block[self.rows]
-            yield presence(block) if self.binary and self.store is None else block
+            block = presence(block) if self.binary and self.store is None else block
+            yield block if first is None else first.keep(block)
+        self.used = self.shape[1] if first is None else first.seen
 
 
-def _source(X, binary, samples, owner=_OWNER):
+def _source(X, binary, samples, owner=_OWNER, distinct=False):
     """The feature blocks of ``X`` and the ids of the result's rows (None where unknown)."""
     from .io import Dataset, Store, format_of, open_store, read
 
@@ -414,7 +433,7 @@ def _source(X, binary, samples, owner=_OWNER):
         X = open_store(X) if format_of(X) == "store" else read(X)
     if isinstance(X, Store):
         store = X if X.binary == binary else open_store(X.path, binary=binary)
-        return _select(_Blocks(store=store), store.sample_ids, samples, owner)
+        return _select(_Blocks(store=store, distinct=distinct), store.sample_ids, samples, owner)
     if isinstance(X, Dataset):
         X, ids = X.X, X.sample_ids
     elif hasattr(X, "iloc") and hasattr(X, "columns"):
@@ -425,7 +444,7 @@ def _source(X, binary, samples, owner=_OWNER):
     if M.ndim != 2 or M.dtype.kind not in "biuf":
         raise param_error("X", owner, "a 2-D numeric matrix, a DataFrame or a store",
                           f"an array of shape {M.shape} and dtype {M.dtype}")
-    source = _Blocks(matrix=M, binary=binary)
+    source = _Blocks(matrix=M, binary=binary, distinct=distinct)
     if ids is None:
         if samples is not None and len(samples) != M.shape[0]:
             raise param_error("samples", owner, f"{M.shape[0]} ids, one per row of X", f"{len(samples)} ids")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .spelling import read_options
+from .spelling import cli_spelling, read_options
 
 
 def command_line():
@@ -44,6 +44,7 @@ def covariates_of(args):
     return Covariates(table=args.covariates, id_column=args.covariates_id, sep=args.covariates_sep,
                       columns=args.covariate or (), structure=args.structure,
                       structure_metric=args.structure_metric, structure_out=args.structure_out,
+                      structure_count=getattr(args, "structure_count", "patterns"),
                       kinship=getattr(args, "kinship", None),
                       kinship_from_data=getattr(args, "kinship_from_data", False))
 
@@ -58,7 +59,7 @@ def _ranking(job, args, *, several=False, **more):
     run = job(samples_of(args, several=several), args.output, **scoring_of(args), top=args.top, fdr=args.fdr,
               threshold=args.threshold, alpha=args.alpha, covariates=covariates_of(args), chunk_bytes=args.chunk_bytes,
               scheduler=args.scheduler, force=args.force, command=command_line(), **more)
-    print(run)
+    print(run.spelled(cli_spelling))  # its advice names options
     return 0
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-__all__ = ["EntryHashes", "distinct_columns", "mix64"]
+__all__ = ["EntryHashes", "FirstColumns", "distinct_columns", "mix64"]
 
 _SEED = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -313,3 +313,47 @@ def _coded(values):
                                                       dtype=np.float64).view(np.uint64)
         return values, table
     return np.ascontiguousarray(values, dtype=np.float64).view(np.uint64), _NO_TABLE
+
+
+class FirstColumns:
+    """The columns of a stream of blocks of whole columns that no earlier column equals: each
+    distinct column (a pattern: k-mers carried by the same genomes with the same counts) once,
+    wherever its copies are. ``keep(block)`` gives the block's columns seen for the first time, in
+    their order; ``seen`` counts the distinct columns so far and ``total`` every column.
+
+    Columns are compared by their ``EntryHashes`` keys (as ``genosift.count_patterns`` counts
+    patterns), kept sorted: memory 16 bytes per distinct column.
+
+    >>> import numpy as np
+    >>> first = FirstColumns()
+    >>> first.keep(np.array([[1., 1., 0.], [0., 0., 1.]])).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    >>> first.keep(np.array([[0., 1.], [1., 1.]])).tolist(), first.seen, first.total
+    ([[1.0], [1.0]], 3, 5)
+    """
+
+    _KEY = np.dtype((np.void, 16))
+
+    def __init__(self):
+        self.keys = np.empty(0, dtype=self._KEY)
+        self.seen = self.total = 0
+
+    def keep(self, block):
+        width = block.shape[1]
+        self.total += width
+        if not width:
+            return block
+        hashes = EntryHashes(width)
+        hashes.columns(block, 0)
+        keys = np.ascontiguousarray(hashes.keys()).view(self._KEY).ravel()
+        _, first = np.unique(keys, return_index=True)  # the first of the block's copies
+        new = np.zeros(width, dtype=bool)
+        new[first] = True
+        new &= ~np.isin(keys, self.keys)
+        if new.any():
+            self.keys = np.union1d(self.keys, keys[new])
+            self.seen += int(new.sum())
+        if new.all():
+            return block
+        columns = np.flatnonzero(new)
+        return block.tocsc()[:, columns] if sp.issparse(block) else block[:, columns]

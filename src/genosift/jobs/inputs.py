@@ -107,6 +107,10 @@ class Covariates:
         Their distance (see ``genosift.structure``).
     structure_out : str or path, optional
         Where to write the coordinates (a table).
+    structure_count : {"patterns", "features"}
+        What the coordinates and the kinship computed from the data count: each distinct pattern
+        once (``distinct=True`` of ``genosift.principal_coordinates`` and ``genosift.kinship``),
+        or every feature.
     kinship : str or path, optional
         The samples' kinship for a mixed model: a square table (TSV or CSV) whose first column
         and header hold the sample ids (pyseer's ``--similarity`` file), or a phylogeny in Newick
@@ -122,11 +126,15 @@ class Covariates:
     structure: object = None
     structure_metric: object = None
     structure_out: object = None
+    structure_count: str = "patterns"
     kinship: object = None
     kinship_from_data: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "columns", tuple(self.columns or ()))
+        if self.structure_count not in ("patterns", "features"):
+            raise FixUsageError(f"{{structure_count}} is patterns or features; got {self.structure_count!r}.",
+                                owner="Covariates", structure_count=FixUsageError.ANY)
         for name, what in (("id_column", "names the sample-id column of"), ("sep", "is the separator of")):
             if _given(getattr(self, name)) and self.table is None:
                 raise FixUsageError(f"{{{name}}} {what} the covariates table {{table}}: pass {{table}} too.",
@@ -160,9 +168,13 @@ class Covariates:
         from ..workflow.covariates import kinship_of_labelled
 
         if self.kinship_from_data:
-            K = kinship_of_labelled(labelled, rows=rows, chunk_bytes=chunk_bytes, binary=binary)
-            labelled.notes.append(f"kinship of the {len(K)} samples computed from their "
-                                  f"{labelled.dataset.X.shape[1]:,} features")
+            K = kinship_of_labelled(labelled, rows=rows, chunk_bytes=chunk_bytes, binary=binary,
+                                    distinct=self.structure_count == "patterns")
+            used = K.attrs.get("n_used", labelled.dataset.X.shape[1])
+            labelled.notes.append(f"kinship of the {len(K)} samples computed from their {used:,} distinct "
+                                  f"{'presence ' if binary else ''}patterns, each counted once"
+                                  if self.structure_count == "patterns" else
+                                  f"kinship of the {len(K)} samples computed from their {used:,} features")
             return K
         from ..scores import kinship_by_ids
 
@@ -199,7 +211,8 @@ class Covariates:
         structure = None
         if self.structure:
             metric = {} if self.structure_metric is None else {"metric": self.structure_metric}
-            structure = structure_covariates(labelled, self.structure, rows=rows, chunk_bytes=chunk_bytes, **metric)
+            structure = structure_covariates(labelled, self.structure, rows=rows, chunk_bytes=chunk_bytes,
+                                             distinct=self.structure_count == "patterns", **metric)
             labelled.structure = {key: structure.attrs[key] for key in ("metric", "eigenvalues", "explained", "scree",
                                                                         "rule") if key in structure.attrs}
             if "rule" in structure.attrs:
