@@ -193,11 +193,16 @@ def test_the_report_escapes_names_and_draws_them_literally(tmp_path, monkeypatch
     X[:, 0] += 2 * (y == "$_$")
     ev = evaluate(X, y, ks=[2, len(names)], cv=2, feature_names=names)
     write_results(ev, tmp_path / "ev", X=X, y=y)
-    _hits(list(names), [1e-5, 0.0, 0.2, 0.3, 0.4, 0.5]).to_csv(tmp_path / "hits.tsv", sep="\t", index=False)
+    p = [1e-5, 0.0, 0.2, 0.3, 0.4, 0.5]
+    _hits(list(names), p).to_csv(tmp_path / "hits.tsv", sep="\t", index=False)
+    pd.DataFrame({"feature": names, "pvalue": p}).to_csv(tmp_path / "ranking.tsv", sep="\t", index=False)
+    (tmp_path / "ranking.tsv.json").write_text(json.dumps({"method": "logistic", "target": "<b>t$_$</b>"}))
     monkeypatch.setattr(figures, "png_bytes", _small_png)  # drawn all the same, quicker
-    report = make_report(tmp_path / "ev", tmp_path / "r.html", hits=tmp_path / "hits.tsv")
+    report = make_report(tmp_path / "ev", tmp_path / "r.html", hits=tmp_path / "hits.tsv",
+                         ranking=tmp_path / "ranking.tsv")
     page = report.html.read_text()
-    assert "<script" not in page.lower() and "<i>" not in page
+    assert "<script" not in page.lower() and "<i>" not in page and "<b>t" not in page
+    assert "QQ plot: logistic of &#x27;&lt;b&gt;t$_$&lt;/b&gt;&#x27;" in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;i&gt;c&lt;/i&gt;" in page
     assert "q&quot;&#x27;&gt;" in page
     assert "manhattan.png" in {p.name for p in report.pngs}

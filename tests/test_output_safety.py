@@ -192,7 +192,7 @@ def test_report_force_keeps_the_users_own_figures_and_sweeps_only_its_own(tmp_pa
     from genosift.report import make
 
     drawn = [make._Figure("cv_curve", "a curve", "its caption", b"\x89PNG drawn")]  # drawing is tested elsewhere
-    monkeypatch.setattr(make, "_figures", lambda results, hits=None: (drawn, []))
+    monkeypatch.setattr(make, "_figures", lambda results, hits=None, association=None: (drawn, []))
     results, figures = _results(tmp_path / "res"), tmp_path / "figs"
     figures.mkdir()
     (figures / "manhattan.png").write_bytes(b"my own plot")

@@ -79,7 +79,10 @@ def test_the_score_job_reports_the_inflation_and_plot_draws_the_run(ranked, tmp_
     assert main(["plot", str(ranked), "--qq", str(qq)]) == 0
     printed = capsys.readouterr().out
     assert qq.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert f"genomic inflation lambda = {record['genomic_inflation']:.3f}" in printed
+    # expression values: every gene its own pattern, so both lambdas are one
+    assert record["genomic_inflation_patterns"] == record["genomic_inflation"] and record["n_patterns"] == 300
+    lam = f"{record['genomic_inflation']:.3f}"
+    assert f"genomic inflation lambda = {lam} over the patterns, {lam} over the features" in printed
     assert f"threshold p = {record['selection']['pvalue']:.3g}" in printed
     run = gs.jobs.plot(ranked, qq=qq, force=True)
     assert run.threshold == record["selection"]["pvalue"] and run.files == [qq]
@@ -131,3 +134,41 @@ def test_structure_auto_is_recorded_and_plot_draws_its_scree(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["score", str(data), "--target", "trait", "--structure", "many", "-o", str(plain)])
     assert "--structure: must be a whole number >= 1 or auto, got 'many'" in capsys.readouterr().err
+
+
+def test_plot_draws_and_says_lambda_over_the_distinct_patterns(tmp_path, capsys, monkeypatch):
+    """A k-mer ranking: the QQ plot draws one p-value per distinct pattern, its lambda over them
+    (scipy's chi-square quantiles of those p-values), the summary both lambdas; a collapsed
+    ranking (one row per pattern) says the same, its lambda over the features from its sidecar."""
+    pytest.importorskip("matplotlib", reason="figures need matplotlib")
+    from test_genome_wide import _population, _table
+
+    from genosift.report import figures
+
+    X, y = _population(1, causal=True)
+    data = _table(tmp_path, X, y)
+    n_patterns = len(np.unique((X > 0).T, axis=0))
+    drawn, original = [], figures.qq_plot
+    monkeypatch.setattr(figures, "qq_plot", lambda *a, **k: drawn.append(original(*a, **k)) or drawn[-1])
+    said = []
+    for name, extra in (("whole", []), ("collapsed", ["--collapse-patterns"])):
+        out = tmp_path / f"{name}.tsv"
+        assert main(["score", str(data), "--target", "y", "--binary", "--method", "chi2", *extra, "-o", str(out),
+                     "--quiet"]) == 0
+        capsys.readouterr()
+        assert main(["plot", str(out), "--qq", str(tmp_path / f"{name}.png")]) == 0
+        said.append(capsys.readouterr().out.splitlines()[0])
+    table = pd.read_csv(tmp_path / "whole.tsv", sep="\t", float_precision="round_trip")
+    per_pattern = table.drop_duplicates("pattern")["pvalue"].to_numpy()
+    over_patterns = np.median(stats.chi2.isf(per_pattern, 1)) / stats.chi2.ppf(0.5, 1)
+    over_features = np.median(stats.chi2.isf(table["pvalue"].to_numpy(), 1)) / stats.chi2.ppf(0.5, 1)
+    assert said == [f"{n_patterns:,} distinct patterns with a p-value: genomic inflation lambda = "
+                    f"{over_patterns:.3f} over the patterns, {over_features:.3f} over the features; threshold p = "
+                    f"{0.05 / n_patterns:.3g}"] * 2
+    for fig in drawn:
+        ax = fig.axes[0]
+        assert sum(len(c.get_offsets()) for c in ax.collections[1:]) == n_patterns
+        assert ax.get_title() == f"QQ plot (lambda = {over_patterns:.3f} over the patterns)"
+    run = gs.jobs.plot(tmp_path / "whole.tsv", qq=tmp_path / "whole.png", force=True)
+    assert run.over == "distinct patterns" and run.inflation == pytest.approx(over_patterns, rel=1e-12)
+    assert run.feature_inflation == pytest.approx(over_features, rel=1e-12)

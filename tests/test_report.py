@@ -603,19 +603,110 @@ def test_the_report_of_a_kmer_evaluation_lays_out_in_headless_chromium(tmp_path)
     assert caught["spill"] or caught["wrapped"], caught
 
 
-def test_the_qq_plot_has_the_runs_lambda_and_hits_add_the_manhattan_plot(golub_results, tmp_path):
+def test_without_a_ranking_the_qq_plot_is_evaluates_named_with_its_threshold(golub_results, golub_report):
     from genosift.scores import genomic_inflation
 
     scores = pd.read_csv(golub_results / "scores.tsv", sep="\t")
-    hits = pd.DataFrame({"feature": scores["feature"].head(30), "reference": "ref", "contig": "chr",
-                         "start": np.arange(30) * 100 + 1, "end": np.arange(30) * 100 + 31, "strand": "+",
-                         "gene": [f"g{i}" for i in range(30)], "pvalue": scores["pvalue"].head(30)})
-    hits.to_csv(tmp_path / "hits.tsv", sep="\t", index=False)
-    report = make_report(golub_results, tmp_path / "r.html", hits=tmp_path / "hits.tsv")
+    assert "qq.png" in {p.name for p in golub_report.pngs}
+    text = unescape(golub_report.html.read_text())
+    p = scores["pvalue"].to_numpy()
+    assert f"lambda = {genomic_inflation(p):.3f} over the features" in text
+    assert "QQ plot: welch on 38 samples (evaluate's final ranking), not adjusted for population structure." in text
+    threshold = 0.05 / np.isfinite(p).sum()  # no patterns: Bonferroni over the features tested
+    assert f"p < {threshold:.3g} (alpha 0.05 over the {np.isfinite(p).sum():,} features tested)" in text
+
+
+def _drawing(monkeypatch, module, name):
+    """The figures ``module.name`` draws from now on, in a list."""
+    drawn, original = [], getattr(module, name)
+
+    def draw(*args, **kwargs):
+        drawn.append(original(*args, **kwargs))
+        return drawn[-1]
+
+    monkeypatch.setattr(module, name, draw)
+    return drawn
+
+
+def _threshold_lines(ax):
+    """The heights of the horizontal threshold lines of ``ax`` (``axhline``: labelled, flat)."""
+    return [line.get_ydata()[0] for line in ax.lines
+            if "threshold" in line.get_label() and len(set(np.asarray(line.get_ydata(), float))) == 1]
+
+
+@pytest.fixture(scope="module")
+def kmer_ranking(tmp_path_factory):
+    """A ranking of k-mer-like presence/absence (40 patterns copied over 240 columns) by logistic
+    given 2 principal coordinates, and a hits table of it."""
+    rng = np.random.default_rng(4)
+    n = 60
+    base = (rng.random((n, 40)) < rng.uniform(0.15, 0.85, 40)).astype(int)
+    pick = np.r_[np.arange(40), rng.integers(0, 40, 200)]
+    X = base[:, pick]
+    y = np.where(rng.random(n) < 0.85, base[:, 0], 1 - base[:, 0])
+    folder = tmp_path_factory.mktemp("kmer-ranking")
+    table = pd.DataFrame(X, columns=[f"k{j}" for j in range(X.shape[1])])
+    table.insert(0, "sample", [f"s{i}" for i in range(n)])
+    table.insert(1, "trait", y)
+    table.to_csv(folder / "data.tsv", sep="\t", index=False)
+    ranking = folder / "ranking.tsv"
+    assert main(["score", str(folder / "data.tsv"), "--target", "trait", "--binary", "--method", "logistic",
+                 "--structure", "2", "-o", str(ranking), "--quiet"]) == 0
+    ranked = pd.read_csv(ranking, sep="\t", float_precision="round_trip")
+    hits = pd.DataFrame({"feature": ranked["feature"], "reference": "ref", "contig": "chr",
+                         "start": np.arange(len(ranked)) * 40 + 1, "end": np.arange(len(ranked)) * 40 + 31,
+                         "strand": "+", "gene": [f"g{j // 10}" for j in range(len(ranked))],
+                         "pvalue": ranked["pvalue"]})
+    hits.to_csv(folder / "hits.tsv", sep="\t", index=False)
+    return X, ranking, folder / "hits.tsv", ranked
+
+
+def test_the_qq_and_manhattan_plots_come_from_one_named_analysis_with_its_threshold(fisher_results, kmer_ranking,
+                                                                                     tmp_path, monkeypatch):
+    from scipy import stats
+
+    from genosift.report import figures as fg
+
+    X, ranking, hits, ranked = kmer_ranking
+    qq, manhattan = _drawing(monkeypatch, fg, "qq_plot"), _drawing(monkeypatch, fg, "manhattan_plot")
+    report = make_report(fisher_results, tmp_path / "r.html", ranking=ranking, hits=hits)  # fisher: no p-values
     assert {"qq.png", "manhattan.png"} <= {p.name for p in report.pngs}
-    text = report.html.read_text()
-    assert f"lambda = {genomic_inflation(scores['pvalue'].to_numpy()):.3f}" in text
-    assert "Manhattan plot" in text
-    hits.drop(columns="start").to_csv(tmp_path / "bad.tsv", sep="\t", index=False)
+    text = unescape(report.html.read_text())
+    n_patterns = len(np.unique(X.T, axis=0))  # counted directly over the columns
+    threshold = 0.05 / n_patterns
+    name = "logistic of 'trait' on 60 samples, adjusted for 2 principal coordinates"
+    assert f"QQ plot: {name}." in text and f"Manhattan plot: {name}." in text
+    said = f"p < {threshold:.3g} (alpha 0.05 over the {n_patterns:,} distinct patterns tested)"
+    assert text.count(said) == 2  # both captions
+    # the Manhattan plot: its threshold line at -log10 of alpha over the patterns, its value in the legend
+    ax = manhattan[0].axes[0]
+    assert _threshold_lines(ax) == [pytest.approx(-np.log10(threshold), rel=1e-12)]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [f"genome-wide threshold p = {threshold:.3g}"]
+    assert manhattan[0].get_suptitle() == name
+    # the QQ plot: one point per distinct pattern, lambda over them, the same threshold
+    per_pattern = ranked.drop_duplicates("pattern")["pvalue"].to_numpy()
+    lam = np.median(stats.chi2.isf(per_pattern, 1)) / stats.chi2.ppf(0.5, 1)
+    ax = qq[0].axes[0]
+    assert sum(len(c.get_offsets()) for c in ax.collections[1:]) == n_patterns
+    assert ax.get_title() == f"QQ plot (lambda = {lam:.3f} over the patterns)"
+    assert _threshold_lines(ax) == [pytest.approx(-np.log10(threshold), rel=1e-12)]
+    assert f"lambda = {lam:.3f} over the patterns" in text and qq[0].get_suptitle() == name
+
+
+def test_hits_need_their_own_ranking(fisher_results, kmer_ranking, tmp_path, capsys):
+    from genosift.core.validation import FixUsageError
+
+    _, ranking, hits, ranked = kmer_ranking
+    with pytest.raises(FixUsageError, match="pass that ranking table .* in ranking= too"):
+        make_report(fisher_results, tmp_path / "r.html", hits=hits)
+    code = main(["report", str(fisher_results), "-o", str(tmp_path / "r.html"), "--hits", str(hits)])
+    assert code == 2 and "in --ranking TABLE too" in capsys.readouterr().err
+    other = pd.read_csv(hits, sep="\t", float_precision="round_trip")
+    other.loc[3, "pvalue"] = other.loc[3, "pvalue"] / 2  # a hit of another analysis
+    other.to_csv(tmp_path / "other.tsv", sep="\t", index=False)
+    with pytest.raises(ValueError, match=r"1 of their 240 k-mers differ .* Pass in ranking= the ranking"):
+        make_report(fisher_results, tmp_path / "r.html", ranking=ranking, hits=tmp_path / "other.tsv")
+    other.drop(columns="start").to_csv(tmp_path / "bad.tsv", sep="\t", index=False)
     with pytest.raises(ValueError, match="no 'start' column"):
-        make_report(golub_results, tmp_path / "r2.html", hits=tmp_path / "bad.tsv")
+        make_report(fisher_results, tmp_path / "r2.html", ranking=ranking, hits=tmp_path / "bad.tsv")
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "r2.html").exists()

@@ -107,7 +107,7 @@ def test_the_first_compilation_is_announced_once(tmp_path):
 
 def _options(argv):
     """A command's name and its options with their values, paths left out (they differ by folder)."""
-    paths = {"-o", "--meta", "--references", "--genes", "--hits", "--qq", "--manhattan"}
+    paths = {"-o", "--meta", "--references", "--genes", "--hits", "--ranking", "--qq", "--manhattan"}
     out, tokens = [argv[0]], list(argv[1:])
     for i, token in enumerate(tokens):
         if token.startswith("-"):

@@ -19,9 +19,10 @@ from genosift.io import Dataset, open_store, read_kmers, write_store
 from genosift.structure import principal_coordinates
 
 
-def _reference(X, k, metric, distinct=True):
-    """Classical MDS by its definition: every distance, double centring, numpy's full eigh; over
-    the distinct columns of ``X`` (each once, as ``distinct=True`` counts them) or every column."""
+def _double_centred(X, metric, distinct=True):
+    """``B = -1/2 J P J`` by its definition (``P``: every squared distance, kmds's squared once
+    more), over the distinct columns of ``X`` (each once, as ``distinct=True`` counts them) or
+    every column."""
     X = np.asarray(X, dtype=np.float64)
     if distinct:
         X = X[:, np.sort(np.unique(X, axis=1, return_index=True)[1])]
@@ -30,10 +31,15 @@ def _reference(X, k, metric, distinct=True):
     P = (squared / X.shape[1]) ** 2 if metric == "kmds" else squared
     n = len(X)
     J = np.eye(n) - np.full((n, n), 1.0 / n)
-    B = -0.5 * J @ P @ J
-    values, vectors = np.linalg.eigh(B)
+    return -0.5 * J @ P @ J
+
+
+def _reference(X, k, metric, distinct=True):
+    """Classical MDS by its definition (``_double_centred``, numpy's full eigh): the top ``k``
+    coordinates, their eigenvalues and the sum of every positive eigenvalue."""
+    values, vectors = np.linalg.eigh(_double_centred(X, metric, distinct))
     order = np.argsort(values)[::-1][:k]
-    return vectors[:, order] * np.sqrt(values[order]), values[order], np.trace(B)
+    return vectors[:, order] * np.sqrt(values[order]), values[order], values[values > 0].sum()
 
 
 def _assert_up_to_sign(got, ref, rtol=1e-9):
@@ -56,10 +62,10 @@ def _lineages(n=40, p=300, seed=0, density=0.5, noise=0.08):
 def test_coordinates_equal_mds_of_the_full_distance_matrix(metric):
     X = _lineages()
     got = principal_coordinates(X, 4, metric=metric)
-    ref, values, trace = _reference(X, 4, metric)
+    ref, values, positive = _reference(X, 4, metric)
     _assert_up_to_sign(got.to_numpy(), ref)
     np.testing.assert_allclose(got.attrs["eigenvalues"], values, rtol=1e-10)
-    np.testing.assert_allclose(got.attrs["explained"], values / trace, rtol=1e-10)
+    np.testing.assert_allclose(got.attrs["explained"], values / positive, rtol=1e-10)
     assert list(got.columns) == ["PC1", "PC2", "PC3", "PC4"] and got.attrs["metric"] == metric
     coords = got.to_numpy()
     top = np.abs(coords).argmax(axis=0)
@@ -76,7 +82,7 @@ def test_euclidean_is_principal_component_analysis():
     assert got.attrs["binary"] is False
 
 
-@pytest.mark.parametrize("metric", ["kmds", "euclidean"])
+@pytest.mark.parametrize("metric", ["euclidean"])  # (kmds takes every eigenvalue from one reduction, any n)
 def test_lanczos_and_lapack_agree(monkeypatch, metric):
     X = _lineages(n=120, p=400, seed=7, noise=0.2)
     lapack = principal_coordinates(X, 5, metric=metric)
@@ -266,6 +272,36 @@ def test_auto_keeps_one_coordinate_fewer_than_the_lineages(lineages, per_lineage
     fixed = gs.principal_coordinates(X, lineages - 1)
     np.testing.assert_allclose(pcs.to_numpy(), fixed.to_numpy(), rtol=1e-10, atol=1e-12)
     assert pcs.attrs["explained"] == pytest.approx(fixed.attrs["explained"], rel=1e-12)
+
+
+def test_explained_shares_are_of_the_positive_eigenvalues():
+    """kmds's distances are not euclidean: its double-centred matrix has negative eigenvalues, and
+    shares of the trace would add up to more than 1. Shares are of the sum of the positive
+    eigenvalues: in [0, 1], adding up to 1 over every positive coordinate."""
+    X = _clonal(6, 10, seed=3)
+    every = np.linalg.eigvalsh(_double_centred(X, "kmds"))[::-1]
+    positive = every[every > 0].sum()
+    assert every[-1] < -0.01 * every[0] and positive > 1.02 * np.trace(_double_centred(X, "kmds"))  # trace: > 100 %
+    k = int(np.sum(every > 1e-9 * every[0]))
+    pcs = principal_coordinates(X, k)
+    shares = np.array(pcs.attrs["explained"])
+    np.testing.assert_allclose(shares, every[:k] / positive, rtol=1e-10)
+    assert (shares >= 0).all() and (shares <= 1).all() and shares.sum() == pytest.approx(1.0, abs=1e-10)
+    auto = principal_coordinates(X, "auto")
+    chosen = auto.shape[1]
+    np.testing.assert_allclose(auto.attrs["scree"], every[:30] / positive, rtol=1e-10)
+    assert sum(auto.attrs["scree"]) <= 1 + 1e-12 and chosen == 5
+    assert f"PC1-PC{chosen} explain {shares[:chosen].sum():.1%}" in auto.attrs["rule"]
+    # 7 equal eigenvalues (8 lineages of one size, each with its own markers): the vectors of one
+    # reduction stay orthonormal and span the reference's
+    member = np.repeat(np.arange(8), 20)
+    X = (member[:, None] == np.repeat(np.arange(8), 60)[None, :]).astype(float)
+    pcs = principal_coordinates(X, 7)
+    ref, values, positive = _reference(X, 7, "kmds")
+    np.testing.assert_allclose(pcs.attrs["eigenvalues"], values, rtol=1e-10)
+    unit = pcs.to_numpy() / np.sqrt(values)
+    np.testing.assert_allclose(unit.T @ unit, np.eye(7), atol=1e-10)
+    np.testing.assert_allclose(pcs.to_numpy() @ pcs.to_numpy().T, ref @ ref.T, atol=1e-10)  # the same span
 
 
 def test_choose_components_reads_the_scree():

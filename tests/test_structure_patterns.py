@@ -5,6 +5,9 @@ population the answer it gives (the lineages make the coordinates, the causal ge
 where counting every k-mer adjusts the causal gene away."""
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -116,12 +119,26 @@ def test_each_pattern_once_the_coordinates_are_the_lineages_and_the_causal_gene_
     assert missed.pvalues[causal].min() > 0.01
 
 
+def _readme_lines():
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    marker = "<!-- found-output: tests/test_structure_patterns.py checks these lines of its summary -->"
+    assert marker in text, "the README lost the example that finds the gene"
+    lines = re.search(r"```text\n(.*?)```", text[text.index(marker):], re.S).group(1).splitlines()
+    assert len(lines) == 3
+    return lines
+
+
 def test_the_command_line_counts_each_pattern_once_unless_told(clonal, capsys):
     folder, kmers, ds, table, causal = clonal
     meta = folder / "meta.tsv"
     table.rename_axis("sample").reset_index().to_csv(meta, sep="\t", index=False)
-    base = ["score", str(kmers), "--meta", str(meta), "--id", "sample", "--target", "phenotype", "--quiet"]
+    base = ["score", str(kmers), "--meta", str(meta), "--id", "sample", "--target", "phenotype"]
+    capsys.readouterr()
     assert main([*base, "--method", "logistic", "--structure", "auto", "-o", str(folder / "a.tsv")]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    for line in _readme_lines():  # the README's example is this very run
+        assert line in printed, line
+    base.append("--quiet")
     assert main([*base, "--method", "logistic", "--structure", "auto", "--structure-count", "features",
                  "-o", str(folder / "b.tsv")]) == 0
     assert main([*base, "--method", "lmm", "--kinship-from-data", "--binary", "-o", str(folder / "c.tsv")]) == 0

@@ -27,6 +27,15 @@ def walkthrough_commands():
     return [line.strip() for line in joined.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
+def walkthrough_output():
+    """The lines of the first score's summary that the README shows (its ``text`` block after the
+    output marker)."""
+    text = README.read_text(encoding="utf-8")
+    marker = "<!-- walkthrough-output: tests/test_walkthrough.py checks these lines of the first score's summary -->"
+    assert marker in text, "the README's walk-through lost its output marker"
+    return re.search(r"```text\n(.*?)```", text[text.index(marker):], re.S).group(1).splitlines()
+
+
 def _shims(folder):
     """`python` and `genosift` on the PATH as this interpreter and this source tree."""
     folder.mkdir()
@@ -54,10 +63,16 @@ def test_the_readme_walkthrough_runs_from_genomes_to_predictions(tmp_path):
                PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]))
     work = tmp_path / "work"
     work.mkdir()
+    printed = {}
     for command in walkthrough_commands():
         run = subprocess.run(["bash", "-c", f"set -euo pipefail; {command}"], cwd=work, env=env,
                              capture_output=True, text=True)
         assert run.returncode == 0, f"{command}\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
+        printed.setdefault(" ".join(command.split()[:2]), run.stdout)
+    # the first score says that nothing passes the genome-wide threshold, as the README shows it
+    summary = printed["genosift score"].splitlines()
+    for line in walkthrough_output():
+        assert line in summary, f"the README shows {line!r}; the score printed:\n" + "\n".join(summary)
 
     truth = pd.read_csv(work / "genomes" / "phenotype.tsv", sep="\t", index_col="sample")
     meta = pd.read_csv(work / "meta.tsv", sep="\t", index_col="sample")

@@ -16,7 +16,8 @@ RANKING_ROWS = 1 << 16
 
 
 def ranking_frame(result, mask, prof, rows=None, patterns=None):
-    """The ranking table of ``score``: the result's columns, ``selected``, the feature's
+    """The ranking table of ``score``: the result's columns, ``selected`` (``mask``: what a rule
+    selected, all False without one), the feature's
     ``pattern`` (with ``patterns``, a ``scoring.patterns.Patterns``; empty where not tested) and
     the profile's columns (means, the signed effect, prevalence), best feature first; or of the
     features ``rows`` (indices), in that order."""
@@ -226,6 +227,19 @@ def read_table(path, columns=None, *, need=(), what="a ranking table that genosi
             raise ValueError(f"The column {column!r} of {str(path)!r} holds {frame[column][bad].iloc[0]!r} (row "
                              f"{int(np.flatnonzero(bad.to_numpy())[0]) + 1}), not a number: this reads {what}.")
     return frame
+
+
+def pattern_pvalues(table):
+    """One p-value per distinct pattern of a ranking table (its ``pattern`` and ``pvalue``
+    columns): that of the pattern's first row, which every feature of the pattern shares (the
+    same values give the same test); None without a ``pattern`` column or a row that has one."""
+    if "pattern" not in table.columns:
+        return None
+    known = table["pattern"].notna().to_numpy()
+    if not known.any():
+        return None
+    first = ~table["pattern"][known].duplicated().to_numpy()
+    return table["pvalue"].to_numpy(dtype=float)[known][first]
 
 
 def read_hits(path):

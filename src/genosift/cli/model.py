@@ -47,5 +47,6 @@ def annotate_command(args):
 def report_command(args):
     from .. import jobs
 
-    print(jobs.report(args.results, args.output, png_dir=args.png_dir, hits=args.hits, force=args.force))
+    print(jobs.report(args.results, args.output, png_dir=args.png_dir, hits=args.hits, ranking=args.ranking,
+                      force=args.force))
     return 0

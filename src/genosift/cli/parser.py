@@ -102,7 +102,8 @@ def _add_data_options(p):
                         "patterns of the features tested (pyseer's genome-wide threshold), over the number of "
                         "features tested, or the p-value P")
     p.add_argument("--alpha", type=_fraction, default=0.05,
-                   help="the family-wise significance level of a named --threshold (default 0.05)")
+                   help="the family-wise significance level of a named --threshold and of the genome-wide "
+                        "threshold the summary reports (default 0.05)")
     p.add_argument("--group", help="metadata column of groups for --train-groups / --val-groups")
     p.add_argument("--train-groups", help="comma-separated groups to score on (others are held out)")
     p.add_argument("--val-groups", help="comma-separated groups to hold out of scoring")
@@ -145,14 +146,21 @@ def _add_covariate_options(p):
                         "sample carries and the other lacks; the default) or euclidean (principal components)")
     p.add_argument("--structure-out", metavar="FILE",
                    help="write the --structure coordinates as a TSV with the sample ids, for reuse with --covariates")
+    p.add_argument("--structure-count", choices=("patterns", "features"), default="patterns",
+                   help="what --structure and --kinship-from-data count: each distinct pattern once (the default: "
+                        "the k-mers carried by the same samples count as one, so that the lineages, which many "
+                        "loci share, make the coordinates and the kinship, and an accessory gene of many k-mers, "
+                        "the causal one among them, does not) or every feature (SEER's kmds, pyseer's similarity)")
 
 
 def _add_kinship_options(p):
     which = p.add_mutually_exclusive_group()
     which.add_argument("--kinship", metavar="FILE",
                        help="the samples' kinship for the mixed model (--method lmm): a square TSV/CSV whose header "
-                            "and first column hold the sample ids (pyseer's --similarity file), or a phylogeny "
-                            "(Newick: the branch length each pair shares from the root), matched by id")
+                            "and first column hold the sample ids (pyseer's --similarity file: similarity_pyseer or "
+                            "phylogeny_distance --lmm output), or a phylogeny (Newick: the branch length each pair "
+                            "shares from the root), matched by id. A similarity, on any scale (h2 is that of the "
+                            "kinship scaled to a mean diagonal of 1, as pyseer's); a distance matrix is refused")
     which.add_argument("--kinship-from-data", action="store_true",
                        help="the mixed model's kinship computed from the data's features (centred cross-products "
                             "of the samples, scaled to a mean diagonal of 1; presence/absence with --binary)")
@@ -596,7 +604,11 @@ def _add_model_commands(sub):
     p.add_argument("results", help="the results folder written by `genosift evaluate -o`")
     p.add_argument("-o", "--output", required=True, help="the HTML file to write (one file, readable offline)")
     p.add_argument("--png-dir", help="folder for the figures as PNG (default: <output name>_files beside the HTML)")
-    p.add_argument("--hits", metavar="TABLE", help="the hits table of `genosift annotate`: adds its Manhattan plot")
+    p.add_argument("--ranking", metavar="TABLE",
+                   help="the ranking table of `genosift score` (its sidecar beside it names the analysis): the QQ "
+                        "plot is drawn from it, with its genome-wide threshold (default: evaluate's final ranking)")
+    p.add_argument("--hits", metavar="TABLE", help="the hits table that `genosift annotate` made of --ranking: adds "
+                                                  "its Manhattan plot, with the same analysis and threshold")
     p.add_argument("--force", action="store_true", help="replace an existing report and figures that genosift wrote")
     p.set_defaults(func=report_command)
     p = sub.add_parser("annotate", help="find the k-mers of a ranking in reference genomes (both strands, exact) and "

@@ -85,7 +85,7 @@ def _walkthrough(folder):
         ["plot", ranking, "--qq", str(folder / "qq.png"), "--manhattan", str(folder / "manhattan.png"), "--hits", hits],
         ["evaluate", store, *target, "--binary", "--method", "chi2", "--k", "10,100,1000", "--model", "logistic",
          "--model-option", "C=0.1,1,10", "--cv", "5", "--seed", "0", "-o", results],
-        ["report", results, "-o", str(folder / "report.html"), "--hits", hits],
+        ["report", results, "-o", str(folder / "report.html"), "--ranking", ranking, "--hits", hits],
         ["predict", str(folder / "results" / "model.skops"), str(population.file_list), "--assemblies", "-o",
          str(folder / "predictions.tsv")],
         # the same model on the store (its k-mers found among the store's names)

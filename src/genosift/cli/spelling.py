@@ -20,6 +20,8 @@ _CLI_SPELLING = {
     ("make_report", "out_html"): "-o",
     ("make_report", "png_dir"): "--png-dir",
     ("make_report", "results_dir"): "RESULTS",
+    ("make_report", "hits"): "--hits TABLE",
+    ("make_report", "ranking"): "--ranking TABLE",
     "data": "DATA",
     "ranking": "RANKING",
     ("convert", "inputs"): "INPUTS",

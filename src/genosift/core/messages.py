@@ -9,7 +9,8 @@ Four jobs, one helper each:
 - :class:`FixError` is a ``ValueError`` whose text names library parameters in ``{name}``
   fields. ``str()`` spells them as Python keywords (``keep=['label']``); the command line
   spells the same error with its options (``--keep label``) through :meth:`FixError.spelled`,
-  so each caller reads a fix it can apply.
+  so each caller reads a fix it can apply; :class:`FixText` is a line a job prints, its
+  advice spelled the same way.
 """
 from __future__ import annotations
 
@@ -115,11 +116,15 @@ class Spelled:
 
     def spelled(self, spell):
         """The message with each field written by ``spell(owner, name, value)``."""
-        if not self.params:
-            return self.template
-        pattern = "|".join(re.escape("{" + name + "}") for name in self.params)
-        return re.sub(pattern, lambda m: spell(self.owner, m[0][1:-1], self.params[m[0][1:-1]]),
-                      self.template)
+        return _spelled(self.template, self.owner, self.params, spell)
+
+
+def _spelled(template, owner, params, spell):
+    """``template`` with each field of ``params`` written by ``spell(owner, name, value)``."""
+    if not params:
+        return template
+    pattern = "|".join(re.escape("{" + name + "}") for name in params)
+    return re.sub(pattern, lambda m: spell(owner, m[0][1:-1], params[m[0][1:-1]]), template)
 
 
 class FixError(Spelled, ValueError):
@@ -132,6 +137,26 @@ class FixExistsError(Spelled, FileExistsError):
 
 class FixTypeError(Spelled, TypeError):
     """A ``TypeError`` (a parameter that does not exist) whose fix names parameters: see :class:`Spelled`."""
+
+
+class FixText(Spelled, str):
+    """A line of text a job prints (a summary's advice) whose fixes name parameters: a ``str``
+    spelt with Python keywords, which the command line spells with its options through
+    :meth:`Spelled.spelled`, as it does an error's.
+
+    >>> line = FixText("Try {fdr} for a looser rule.", owner="select_mask", fdr=0.05)
+    >>> line, line.spelled(lambda owner, name, value: f"--{name} {value}")
+    ('Try fdr=0.05 for a looser rule.', 'Try --fdr 0.05 for a looser rule.')
+    """
+
+    def __new__(cls, template, *, owner, **params):
+        return str.__new__(cls, _spelled(template, owner, params, python_spelling))
+
+    def __init__(self, template, *, owner, **params):
+        self.template, self.owner, self.params = template, owner, params
+
+    def __repr__(self):
+        return repr(str(self))
 
 
 def _rebuild(cls, template, owner, params):

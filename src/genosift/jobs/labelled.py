@@ -400,14 +400,13 @@ def one_rule(top, fdr, threshold, *, required=False):
 
 def select_mask(result, *, top=None, fdr=None, pvalue=None):
     """Which features a ranking selects: the ``top`` best, or q-value <= ``fdr``, or p-value
-    below ``pvalue`` (a threshold such as Bonferroni's), or all; never a feature that an
-    allele-frequency filter left untested."""
+    below ``pvalue`` (a threshold such as Bonferroni's); none without a rule, and never a
+    feature that an allele-frequency filter left untested."""
     one_rule(top, fdr, pvalue)
-    mask = np.ones(result.n_features, dtype=bool)
+    mask = np.zeros(result.n_features, dtype=bool)
     if top is not None:
         if not isinstance(top, (int, np.integer)) or top < 1:
             raise param_error("top", "select_mask", "an int >= 1", top)
-        mask[:] = False
         mask[result.top_indices(top)] = True
     elif fdr is not None:
         if result.qvalues is None:

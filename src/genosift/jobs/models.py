@@ -269,10 +269,11 @@ def _held_out_note(m, target):
             f"{m['n_held_out']} sample(s) with a known {target!r} not used in training; {training}.")
 
 
-def report(results, output, *, png_dir=None, hits=None, force=False):
+def report(results, output, *, png_dir=None, hits=None, ranking=None, force=False):
     """The HTML report of an ``evaluate`` results folder, with its figures as PNG files:
     ``genosift report`` (``genosift.report.make_report``; it needs matplotlib, which the
-    default install brings); with the ``hits`` table of ``annotate``, its Manhattan plot too.
+    default install brings); with the ``ranking`` of ``score``, its QQ plot, and with the
+    ``hits`` table that ``annotate`` made of it, its Manhattan plot too.
 
     Returns
     -------
@@ -280,6 +281,6 @@ def report(results, output, *, png_dir=None, hits=None, force=False):
     """
     from ..report import make_report
 
-    made = make_report(results, output, png_dir=png_dir, overwrite=force, hits=hits)
+    made = make_report(results, output, png_dir=png_dir, overwrite=force, hits=hits, ranking=ranking)
     return Reported(made.html, made.pngs, [f"Wrote {made.html} and {len(made.pngs)} figures (PNG) in "
                                            f"{made.pngs[0].parent}"])

@@ -1,9 +1,10 @@
 """The job ``plot``: the figures of a ranking table (``score``'s), as PNG files."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from ..core.validation import FixUsageError
 
@@ -12,29 +13,27 @@ __all__ = ["Plotted", "phandango_text", "plot"]
 
 @dataclass
 class Plotted:
-    """What ``plot`` did: the files written, the genomic inflation factor, the threshold drawn
-    (or None) and the summary the command prints (``lines``)."""
+    """What ``plot`` did: the files written, the genomic inflation factor ``inflation`` of what
+    the QQ plot draws (``over``: the distinct patterns where the ranking has them, else the
+    features), that of every feature (``feature_inflation``), the threshold drawn (or None) and
+    the summary the command prints (``lines``)."""
 
     files: list
     inflation: float
     threshold: object = None
     lines: list = field(default_factory=list)
+    over: str = "features"
+    feature_inflation: float = None
 
     def __str__(self):
         return "\n".join(self.lines)
 
 
-def _pvalues(path):
-    """The ``pvalue`` column of a ranking table, read exactly."""
-    from ..outputs import read_table
-
-    return read_table(path, ["pvalue"], need=["pvalue"])["pvalue"].to_numpy(dtype=float)
-
-
 def _sidecar(path):
     """The record of the run beside the ranking ``path`` (``<table>.json``), or {} without one."""
-    sidecar = Path(str(path) + ".json")
-    return json.loads(sidecar.read_text(encoding="utf-8")) if sidecar.is_file() else {}
+    from ..report.association import read_sidecar
+
+    return read_sidecar(path)
 
 
 def _threshold(path, alpha):
@@ -75,8 +74,10 @@ def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, referen
         (``<ranking>.json``) gives the threshold drawn: the p-value its rule selected by
         (``--threshold``), else ``alpha`` over its number of distinct patterns.
     qq : str or path
-        The QQ plot to write (PNG): observed against expected -log10 p of the features tested,
-        with its 95 % band, the threshold and the genomic inflation factor.
+        The QQ plot to write (PNG): observed against expected -log10 p of the distinct patterns
+        tested (one p-value each, where the ranking has its ``pattern`` column; else of the
+        features tested), with its 95 % band, the threshold and the genomic inflation factor of
+        what it draws (the summary gives both, over the patterns and over the features).
     manhattan : str or path
         The Manhattan plot to write (PNG): -log10 p of each occurrence in ``hits`` along the
         coordinates of ``reference``, the threshold drawn and the best genes named.
@@ -101,8 +102,8 @@ def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, referen
     Plotted
     """
     from ..core.files import check_apart, check_output, staged
+    from ..report.association import ranking_association
     from ..report.figures import manhattan_plot, png_bytes, qq_plot, scree_plot
-    from ..scores import genomic_inflation
 
     if qq is None and manhattan is None and phandango is None and scree is None:
         raise FixUsageError("plot needs a figure to draw: {qq}, {manhattan}, {phandango} or {scree}.", owner="plot",
@@ -123,13 +124,15 @@ def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, referen
     for option, figure in named:
         check_output(figure, force=force, owner="plot", option=option)
     structure = None if scree is None else _structure(ranking)
-    lines, inflation, threshold, data = [], None, None, {}
+    lines, drawn, threshold, data = [], None, None, {}
     if written != [scree]:
-        p = _pvalues(ranking)
-        inflation = genomic_inflation(p)
+        drawn = ranking_association(ranking)  # its p-values: per distinct pattern where the table has them
         threshold = _threshold(ranking, alpha)
-        lines.append(f"{int((p == p).sum()):,} p-values: genomic inflation lambda = {inflation:.3f}"
-                     + ("" if threshold is None else f"; threshold p = {threshold:.3g}"))
+        said = (f"{int(np.isfinite(drawn.pvalues).sum()):,} distinct patterns with a p-value: genomic inflation lambda "
+                f"= {drawn.inflation:.3f} over the patterns, {drawn.feature_inflation:.3f} over the features"
+                if drawn.over == "distinct patterns" else
+                f"{drawn.n_features:,} p-values: genomic inflation lambda = {drawn.inflation:.3f} over the features")
+        lines.append(said + ("" if threshold is None else f"; threshold p = {threshold:.3g}"))
     if scree is not None:  # every figure is drawn before any is written: all of them or none
         chosen = len(structure["explained"])
         data[scree] = png_bytes(scree_plot(structure.get("scree", structure["explained"]), chosen=chosen,
@@ -137,7 +140,7 @@ def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, referen
         lines.append(f"{chosen} principal coordinate(s) adjusted for, explaining "
                      f"{sum(structure['explained']):.1%} of the variance")
     if qq is not None:
-        data[qq] = png_bytes(qq_plot(p, threshold=threshold, inflation=inflation))
+        data[qq] = png_bytes(qq_plot(drawn.pvalues, threshold=threshold, inflation=drawn.inflation, over=drawn.over))
     if hits is not None:
         from ..outputs import read_hits
 
@@ -150,7 +153,8 @@ def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, referen
         for figure, tmp in zip(written, temps if len(written) > 1 else [temps]):
             tmp.write_bytes(data[figure])
     lines += [f"Wrote {f}" for f in written]
-    return Plotted([Path(f) for f in written], inflation, threshold, lines)
+    return Plotted([Path(f) for f in written], None if drawn is None else drawn.inflation, threshold, lines,
+                   "features" if drawn is None else drawn.over, None if drawn is None else drawn.feature_inflation)
 
 
 def phandango_text(hits, reference=None):

@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 
 from ..core.files import together
-from ..core.messages import FixError, PythonText
+from ..core.messages import FixError, FixText, PythonText
 from ..core.validation import FixUsageError
 from .inputs import Covariates, check_declared
 
-__all__ = ["TARGET_FIELD", "THRESHOLDS", "Ranking", "Rankings", "Rule", "as_usage", "checked_options", "score",
-           "select"]
+__all__ = ["TARGET_FIELD", "THRESHOLDS", "GenomeWide", "Ranking", "Rankings", "Rule", "as_usage", "checked_options",
+           "genome_wide", "inflations", "score", "select"]
 
 #: The named p-value thresholds: alpha over the number of distinct patterns of the features
 #: tested (pyseer's genome-wide threshold), or over the number of features tested.
@@ -36,7 +36,7 @@ class Ranking:
     result : ScoreResult
         The scores of the training samples.
     mask : ndarray of bool
-        The features selected (every tested one without a rule).
+        The features selected by the rule (none without one).
     patterns : Patterns
         The distinct patterns of the features tested (``genosift.scoring.patterns``).
     outputs : list of Path
@@ -44,8 +44,12 @@ class Ranking:
     notes : list of str
         What was dropped, matched or written on the way.
     lines : list of str
-        The summary the command prints: the run, the notes and the ten best features.
+        The summary the command prints: the run, the notes, what passes the genome-wide
+        threshold, the ten best features. A line of advice that names parameters is a
+        ``core.messages.FixText``: ``spelled`` writes them as the caller types them.
     seconds : float
+    genome_wide : GenomeWide or None
+        The genome-wide threshold and what passes it (None for a method without p-values).
     """
 
     result: object
@@ -55,6 +59,12 @@ class Ranking:
     notes: list = field(default_factory=list)
     lines: list = field(default_factory=list)
     seconds: float = 0.0
+    genome_wide: object = None
+
+    def spelled(self, spell):
+        """The summary with the parameters its advice names written by ``spell(owner, name,
+        value)`` (the command line's: its options)."""
+        return "\n".join(line.spelled(spell) if isinstance(line, FixText) else line for line in self.lines)
 
     def __str__(self):
         return "\n".join(self.lines)
@@ -63,13 +73,19 @@ class Ranking:
 @dataclass(frozen=True)
 class Rule:
     """How the ``selected`` column is made: the ``top`` best, q-value <= ``fdr``, or p-value below
-    ``threshold`` (a name of ``THRESHOLDS``, alpha over a count, or a number); at most one.
-    ``alpha`` is the family-wise level of a named threshold."""
+    ``threshold`` (a name of ``THRESHOLDS``, alpha over a count, or a number); at most one, and
+    without one no feature is selected. ``alpha`` is the family-wise level of a named threshold
+    and of the genome-wide threshold the summary reports (``genome_wide``)."""
 
     top: object = None
     fdr: object = None
     threshold: object = None
     alpha: float = 0.05
+
+    @property
+    def given(self):
+        """Whether a rule was given (without one, no feature is selected)."""
+        return any(rule is not None for rule in (self.top, self.fdr, self.threshold))
 
     def check(self, spec, required=False):
         """Before any file is read: one rule (``required``: exactly one), that the method can use."""
@@ -202,47 +218,142 @@ def _written(labelled, result, prof, patterns, rule, samples, inputs, out, sidec
     from ..outputs import ranking_frames, write_frame
 
     mask = rule.mask(result, patterns)
-    lam = inflation(result)
+    lams, wide = inflations(result, patterns), genome_wide(result, patterns, rule.alpha)
     frames = ranking_frames(result, mask, prof, patterns=patterns, collapse=collapse_patterns)
     write_frame(frames, out, sidecar=sidecar, force=force,
-                provenance=lambda: {**_provenance(labelled, result, mask, patterns, lam, samples, inputs, rule,
+                provenance=lambda: {**_provenance(labelled, result, mask, patterns, lams, wide, samples, inputs, rule,
                                                   started=started, command=command, digests=digests.result(),
                                                   target=target),
                                     "collapse_patterns": bool(collapse_patterns), **(more or {})})
-    lines = _lines(result, mask, patterns, lam, rule, labelled, started, f"{out} and {sidecar.name}", prof, notes)
+    lines = _lines(result, mask, patterns, lams, wide, rule, labelled, started, f"{out} and {sidecar.name}", prof,
+                   notes)
     return Ranking(result, mask, patterns, [out, sidecar], list(labelled.notes),
-                   lines if target is None else [f"target {target!r}:", *lines], time.perf_counter() - started)
+                   lines if target is None else [f"target {target!r}:", *lines], time.perf_counter() - started, wide)
 
 
-def _provenance(labelled, result, mask, patterns, lam, samples, inputs, rule, *, started, command, digests,
+def _provenance(labelled, result, mask, patterns, lams, wide, samples, inputs, rule, *, started, command, digests,
                 target=None):
     from .labelled import run_provenance
 
     record = run_provenance(labelled, result, mask, inputs=inputs, target=target or samples.target,
                             rule=rule.record(result, patterns), started=started, command=command, digests=digests,
                             patterns=patterns, y=None if target is None else labelled.train_values(target))
-    if lam is not None:
-        record["genomic_inflation"] = lam
+    over_features, over_patterns = lams
+    if over_features is not None:
+        record["genomic_inflation"] = over_features
+    if over_patterns is not None:
+        record["genomic_inflation_patterns"] = over_patterns
+    if wide is not None:
+        record["genome_wide"] = wide.record()
     return record
 
 
-def inflation(result):
-    """The genomic inflation factor of the features tested (``scores.genomic_inflation``), or
-    None for a method without p-values."""
+def inflations(result, patterns):
+    """The genomic inflation factor (``scores.genomic_inflation``) of the features tested, and
+    of their distinct patterns, one p-value each (its first feature's, which every feature of
+    the pattern shares: the same values give the same test): ``(over the features, over the
+    patterns)``, None for a method without p-values (the second also where no pattern is known).
+    With thousands of k-mers per pattern, the patterns' figure is the one that tells."""
     from ..scores import genomic_inflation
 
-    return None if result.pvalues is None else genomic_inflation(result.pvalues)
+    if result.pvalues is None:
+        return None, None
+    known = patterns is not None and patterns.n_patterns > 0
+    return (genomic_inflation(result.pvalues),
+            genomic_inflation(result.pvalues[patterns.first]) if known else None)
 
 
-def _lines(result, mask, patterns, lam, rule, labelled, started, written, prof, notes=True):
-    """The summary of a run: what was scored, the ``notes`` (of ``labelled``), the patterns and
-    their threshold, the ten best features (with their direction when the profile tells it) and
-    where the outputs went."""
+@dataclass(frozen=True)
+class GenomeWide:
+    """The genome-wide threshold of a run and what passes it.
+
+    Attributes
+    ----------
+    threshold : float
+        ``alpha`` over the ``n_tests`` distinct patterns of the features tested (pyseer's
+        genome-wide threshold).
+    alpha, n_tests : float, int
+    n_features, n_patterns : int
+        The features whose p-value is below ``threshold`` (strictly, as ``--threshold``
+        selects), and their distinct patterns.
+    best_pvalue, best_qvalue : float
+        The smallest p- and q-value of the features tested (NaN without one).
+    """
+
+    threshold: float
+    alpha: float
+    n_tests: int
+    n_features: int
+    n_patterns: int
+    best_pvalue: float
+    best_qvalue: float
+
+    def record(self):
+        """What the sidecar keeps (``genome_wide``; a NaN as null)."""
+        return {"threshold": self.threshold, "alpha": self.alpha, "over": "patterns", "n_tests": self.n_tests,
+                "n_features_passing": self.n_features, "n_patterns_passing": self.n_patterns,
+                "best_pvalue": None if np.isnan(self.best_pvalue) else self.best_pvalue,
+                "best_qvalue": None if np.isnan(self.best_qvalue) else self.best_qvalue}
+
+
+def genome_wide(result, patterns, alpha=0.05):
+    """What passes the genome-wide threshold, ``alpha`` over the distinct patterns of the
+    features tested: a ``GenomeWide``, or None for a method without p-values or where no feature
+    was tested."""
+    if result.pvalues is None or patterns is None or not patterns.n_patterns:
+        return None
+    threshold = patterns.threshold(alpha)
+    tested = np.ones(result.n_features, dtype=bool) if result.tested is None else result.tested
+    p = result.pvalues
+    with np.errstate(invalid="ignore"):
+        passing = tested & (p < threshold)
+    ids = patterns.ids[passing]
+    seen = tested & ~np.isnan(p)
+    best_q = result.qvalues[seen] if result.qvalues is not None else np.empty(0)
+    return GenomeWide(float(threshold), float(alpha), patterns.n_patterns, int(passing.sum()),
+                      int(np.unique(ids[ids >= 0]).size), float(p[seen].min()) if seen.any() else float("nan"),
+                      float(np.nanmin(best_q)) if best_q.size and not np.isnan(best_q).all() else float("nan"))
+
+
+def _passing(wide, result, labelled, rule):
+    """The summary's lines on what passes the genome-wide threshold ``wide``; when nothing does,
+    what that means and what may help (``FixText``: the options it names spelled per caller; a
+    looser rule unless the run's ``rule`` was one already)."""
+    if wide.n_features:
+        return [f"  {wide.n_features:,} feature(s) in {wide.n_patterns:,} distinct pattern(s) pass the genome-wide "
+                f"threshold (p < {wide.threshold:.3g})"]
+    best = "no feature has a p-value" if np.isnan(wide.best_pvalue) else f"the best p-value is {wide.best_pvalue:.3g}"
+    lines = [f"  No feature passes the genome-wide threshold (p < {wide.threshold:.3g}): {best}. Nothing in this run "
+             "is significant at that level; the ranking still orders every feature."]
+    helps = [(f"  What may help: more samples ({result.n_samples} were tested; the power to reach the threshold "
+              "grows with them)", {})]
+    structure = labelled.structure
+    if structure and structure.get("explained"):
+        helps.append((f"    a check of the adjustment for structure: a principal coordinate that follows a gene takes "
+                      f"the gene's signal with it, so compare a run with fewer than the {len(structure['explained'])} "
+                      "adjusted for ({structure})", {"owner": "Covariates", "structure": FixText.ANY}))
+    if rule.fdr is None:
+        q = "" if np.isnan(wide.best_qvalue) else f"; the best q-value here is {wide.best_qvalue:.3g}"
+        helps.append((f"    or a looser rule, {{fdr}} (the Benjamini-Hochberg false discovery rate over the "
+                      f"features{q}): what it selects are candidates to confirm, not genome-wide findings",
+                      {"owner": "select", "fdr": FixText.ANY}))
+    for number, (text, fields) in enumerate(helps):
+        text += ";" if number < len(helps) - 1 else "."
+        lines.append(FixText(text, **fields) if fields else text)
+    return lines
+
+
+def _lines(result, mask, patterns, lams, wide, rule, labelled, started, written, prof, notes=True):
+    """The summary of a run: what was scored, the ``notes`` (of ``labelled``), the patterns,
+    their threshold and what passes it (``wide``), the genomic inflation ``lams`` (over the
+    features and the patterns), the ten best features (with their direction when the profile
+    tells it) and where the outputs went."""
     import resource
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    chosen = f"{int(mask.sum())} selected" if rule.given else "no selection rule"
     lines = [f"{result.method}: {result.n_samples} samples x {result.n_features} features; "
-             f"{int(mask.sum())} selected; {time.perf_counter() - started:.1f} s, peak memory {peak:.0f} MB"]
+             f"{chosen}; {time.perf_counter() - started:.1f} s, peak memory {peak:.0f} MB"]
     lines += [f"  {note}" for note in labelled.notes] if notes else []
     if result.covariates:
         lines.append(f"  adjusted for {len(result.covariates)} covariate(s): {', '.join(result.covariates)}")
@@ -253,9 +364,15 @@ def _lines(result, mask, patterns, lam, rule, labelled, started, written, prof, 
     if result.pvalues is not None and patterns.n_patterns:
         lines.append(f"  {patterns.n_patterns:,} distinct patterns among the {patterns.n_tested:,} features tested: "
                      f"Bonferroni threshold over them p < {patterns.threshold(rule.alpha):.3g} (alpha {rule.alpha:g})")
-    if lam is not None:
-        lines.append(f"  genomic inflation lambda = {lam:.3f} (median chi-square of the p-values over "
-                     "its expected value: about 1 without confounding)")
+    if wide is not None:
+        lines += _passing(wide, result, labelled, rule)
+    over_features, over_patterns = lams
+    if over_features is not None:
+        both = (f"{over_features:.3f} over the features" if over_patterns is None else
+                f"{over_features:.3f} over the features, {over_patterns:.3f} over the {patterns.n_patterns:,} "
+                "distinct patterns")
+        lines.append(f"  genomic inflation lambda = {both} (the median chi-square of the p-values over its expected "
+                     "value: about 1 without confounding)")
     frame = result.to_frame(rows=result.ranking[:10])
     for j, row in zip(result.ranking, frame.itertuples()):
         p = "" if np.isnan(row.pvalue) else f"  q={row.qvalue:.2e}"
@@ -267,6 +384,10 @@ def _lines(result, mask, patterns, lam, rule, labelled, started, written, prof, 
 
 class Rankings(list):
     """The ``Ranking`` of each target of a ``score`` of several targets, in their order."""
+
+    def spelled(self, spell):
+        """Every summary, its advice spelled by ``spell`` (``Ranking.spelled``)."""
+        return "\n".join(ranking.spelled(spell) for ranking in self)
 
     def __str__(self):
         return "\n".join(str(ranking) for ranking in self)
@@ -401,9 +522,10 @@ _PARAMETERS = """
         The selection rule: the ``top`` best, q-value <= ``fdr``, or p-value below
         ``threshold``: ``"bonferroni-patterns"`` (``alpha`` over the number of distinct patterns
         of the features tested, pyseer's genome-wide threshold), ``"bonferroni"`` (over the
-        number of features tested) or a p-value.
+        number of features tested) or a p-value. Without one, no feature is selected.
     alpha : float
-        The family-wise level of a named threshold (default 0.05).
+        The family-wise level of a named threshold, and of the genome-wide threshold whose
+        passes the summary counts (``Ranking.genome_wide``; default 0.05).
     min_af, max_af : float, optional
         The allele-frequency filter (see ``genosift.score``).
     covariates : Covariates, optional
@@ -422,7 +544,8 @@ def score(samples, output, *, method="fisher", method_options=None, top=None, fd
           force=False, command=None):
     """Score every feature of the labelled ``samples`` and write the ranking: ``genosift score``.
 
-    The ranking has one row per feature, best first: its scores, ``selected`` (by the rule),
+    The ranking has one row per feature, best first: its scores, ``selected`` (by the rule;
+    False for every feature without one),
     its ``pattern`` (the distinct pattern of its values among the features tested, numbered by
     first appearance) and ``pattern_size`` (the features sharing it), and the class profile.
     ``collapse_patterns``: one row per pattern instead, its best-ranked feature.
@@ -496,7 +619,7 @@ def _select_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, *, 
         samples, spec, opts, covariates, rule, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
         scheduler=scheduler, force=force, folder=out.absolute().parent)
     digests = Meanwhile(input_digests, inputs)
-    lam = inflation(result)
+    lams, wide = inflations(result, patterns), genome_wide(result, patterns, rule.alpha)
     with closing(prof):
         columns = np.flatnonzero(mask)
         columns = columns[np.argsort(result.ranks[columns], kind="stable")]  # best first, as in the ranking
@@ -504,14 +627,14 @@ def _select_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, *, 
         selected = selected_records(selected_frame(result, mask, prof, patterns))
 
         def provenance():
-            return {**_provenance(labelled, result, mask, patterns, lam, samples, inputs, rule, started=started,
-                                  command=command, digests=digests.result()),
+            return {**_provenance(labelled, result, mask, patterns, lams, wide, samples, inputs, rule,
+                                  started=started, command=command, digests=digests.result()),
                     "selected_features": selected}
 
         write_frame(reduced, out, sidecar=sidecar, provenance=provenance, force=force)
-        lines = _lines(result, mask, patterns, lam, rule, labelled, started, f"{out} and {sidecar.name}", prof)
+        lines = _lines(result, mask, patterns, lams, wide, rule, labelled, started, f"{out} and {sidecar.name}", prof)
     return Ranking(result, mask, patterns, [out, sidecar], list(labelled.notes), lines,
-                   time.perf_counter() - started)
+                   time.perf_counter() - started, wide)
 
 
 if score.__doc__ and select.__doc__:  # (python -OO drops docstrings)

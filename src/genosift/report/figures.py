@@ -282,11 +282,14 @@ def volcano(scores, *, alpha=0.05, n_labels=6, effect="statistic", effect_label=
 
 
 @drawn_literally
-def qq_plot(pvalues, *, threshold=None, inflation=None, keep_top=2000, max_points=20_000):
-    """Observed against expected -log10 p of the features tested (NaN p-values left out), with
-    the 95 % band of each order statistic under no association (a Beta distribution's quantiles),
-    the genomic inflation factor ``inflation`` in the title and a genome-wide ``threshold`` as a
-    line.
+def qq_plot(pvalues, *, threshold=None, inflation=None, over="features", threshold_label=None, analysis=None,
+            keep_top=2000, max_points=20_000):
+    """Observed against expected -log10 p of the features tested (NaN p-values left out), or of
+    what ``over`` names (``"distinct patterns"``: one p-value each), with the 95 % band of each
+    order statistic under no association (a Beta distribution's quantiles), the genomic
+    inflation factor ``inflation`` of those p-values in the title, a genome-wide ``threshold``
+    as a line (``threshold_label`` in the legend; default its value) and the ``analysis`` the
+    p-values come from above the plot.
 
     All ``keep_top`` smallest p-values are drawn, and ``max_points`` of the others on a log scale
     of their ranks (millions of k-mers draw as fast as thousands); p-values of 0 are drawn at the
@@ -314,17 +317,20 @@ def qq_plot(pvalues, *, threshold=None, inflation=None, keep_top=2000, max_point
     top = float(max(expected.max(), y.max()))
     ax.plot([0, expected.max()], [0, expected.max()], color=OVERALL, linewidth=1)
     ax.scatter(expected[~capped], y[~capped], s=8, c=PALETTE[0], linewidths=0, rasterized=True,
-               label=f"{m:,} features tested")
+               label=f"{m:,} {over} tested")
     if capped.any():
         ax.scatter(expected[capped], y[capped], s=14, c=PALETTE[0], marker="^", linewidths=0)
     if threshold is not None and threshold > 0:
         ax.axhline(-np.log10(threshold), color=SELECTED, linestyle="--", linewidth=1,
-                   label=f"threshold p = {threshold:.3g}")
+                   label=threshold_label or f"threshold p = {threshold:.3g}")
         top = max(top, -np.log10(threshold))
     ax.set_ylim(0, top * 1.05 + 0.1)
     ax.set_xlabel("expected -log10 p")
     ax.set_ylabel("observed -log10 p")
-    ax.set_title("QQ plot" + ("" if inflation is None else f" (genomic inflation lambda = {inflation:.3f})"))
+    over_what = over.split()[-1]  # "patterns", "features"
+    ax.set_title("QQ plot" + ("" if inflation is None else f" (lambda = {inflation:.3f} over the {over_what})"))
+    if analysis:
+        fig.suptitle(analysis, fontsize="medium")
     ax.legend(frameon=False, loc="upper left")
     return fig
 
@@ -372,11 +378,12 @@ def hits_on(hits, reference=None):
 
 
 @drawn_literally
-def manhattan_plot(hits, *, threshold=None, reference=None, n_labels=5):
+def manhattan_plot(hits, *, threshold=None, reference=None, n_labels=5, threshold_label=None, analysis=None):
     """-log10 p of each occurrence of the k-mers along a reference's coordinates (a ``genosift
     annotate`` hits table: ``feature, reference, contig, start, strand, pvalue``, and ``gene`` to
     label the best hits; ``hits_on``), contigs one after the other in their order in the table,
-    in alternating colours; a genome-wide ``threshold`` as a line.
+    in alternating colours; a genome-wide ``threshold`` as a line (``threshold_label`` in the
+    legend; default its value) and the ``analysis`` the p-values come from above the plot.
 
     >>> import pandas as pd
     >>> hits = pd.DataFrame({"feature": ["A" * 9, "C" * 9, "G" * 9], "reference": "ref", "contig": ["chr"] * 3,
@@ -399,7 +406,7 @@ def manhattan_plot(hits, *, threshold=None, reference=None, n_labels=5):
     top = float(y.max())
     if threshold is not None and threshold > 0:
         ax.axhline(-np.log10(threshold), color=SELECTED, linestyle="--", linewidth=1,
-                   label=f"threshold p = {threshold:.3g}")
+                   label=threshold_label or f"threshold p = {threshold:.3g}")
         top = max(top, -np.log10(threshold))
         ax.legend(frameon=False, loc="upper right")
     if "gene" in on.columns and n_labels:
@@ -411,6 +418,8 @@ def manhattan_plot(hits, *, threshold=None, reference=None, n_labels=5):
     ax.set_xlabel(f"position on {short(reference, 40)} (bp" + (", contigs in turn)" if len(contigs) > 1 else ")"))
     ax.set_ylabel("-log10 p")
     ax.set_title(f"Manhattan plot: {len(on):,} hits of {on['feature'].nunique():,} k-mers")
+    if analysis:
+        fig.suptitle(analysis, fontsize="medium")
     return fig
 
 

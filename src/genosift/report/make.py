@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 from ..core.files import check_apart, check_output, remove_written, staged
 from ..core.messages import FixExistsError
+from ..core.validation import FixUsageError
 from .html import in_sentence, page
 from .results import load_results
 
@@ -28,7 +29,7 @@ FIGURE_NAMES = ("cv_curve", "grid_heatmap", "grid_curves", "confusion", "roc", "
                 "qq", "manhattan", "class_distributions", "stability")
 
 
-def make_report(results_dir, out_html, *, png_dir=None, overwrite=False, hits=None):
+def make_report(results_dir, out_html, *, png_dir=None, overwrite=False, hits=None, ranking=None):
     """Write one self-contained HTML report of a results folder, and its figures as PNG files.
 
     The HTML embeds every figure (base64 data URIs) and its styles, so it opens offline and can
@@ -36,13 +37,21 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False, hits=No
     figure out and the report says so; a volcano plot and a QQ plot are drawn only where p-values
     exist, a Manhattan plot only from the ``hits`` of ``genosift annotate``.
 
+    The QQ plot and the Manhattan plot come from one analysis, named in their titles and
+    captions (``genosift.report.association``): the ``ranking`` of ``genosift score`` that the
+    hits were annotated from, else the final ranking of the ``evaluate`` run; both draw its
+    genome-wide threshold (alpha over its distinct patterns, else over its features tested).
+
     Parameters
     ----------
     results_dir : path of the folder written by ``genosift evaluate``.
     out_html : path of the HTML file to write; its folder must exist.
     png_dir : folder for the PNG files (made if needed); default ``<name>_files`` beside the HTML.
     overwrite : replace an existing report and figures; otherwise existing files are an error.
-    hits : path of a hits table of ``genosift annotate`` (optional): its Manhattan plot is added.
+    hits : path of a hits table of ``genosift annotate`` (optional): its Manhattan plot is added;
+        it needs the ``ranking`` it annotated.
+    ranking : path of a ranking table of ``genosift score`` (optional; its sidecar beside it
+        names the analysis): the QQ plot is drawn from it, and the ``hits`` must be its own.
 
     Returns
     -------
@@ -73,17 +82,30 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False, hits=No
     png_dir = Path(png_dir) if png_dir is not None else out_html.with_name(out_html.stem + "_files")
     if not out_html.parent.is_dir():
         raise FileNotFoundError(f"The output folder {str(out_html.parent)!r} does not exist. Create it first.")
+    if hits is not None and ranking is None:
+        raise FixUsageError("{hits} draws the Manhattan plot of the analysis that genosift annotate read: pass that "
+                            "ranking table (genosift score's) in {ranking} too, so that the QQ plot and the "
+                            "Manhattan plot come from one analysis.", owner="make_report", hits=FixUsageError.ANY,
+                            ranking=FixUsageError.ANY)
     read = [p for p in Path(results_dir).iterdir() if p.is_file()] if Path(results_dir).is_dir() else []
-    inputs = [("results_dir", p, True) for p in read] + [("hits", hits)]
+    inputs = [("results_dir", p, True) for p in read] + [("hits", hits), ("ranking", ranking)]
+    inputs += [] if ranking is None else [("ranking", str(ranking) + ".json")]
     possible = [("png_dir", png_dir / f"{name}.png") for name in FIGURE_NAMES]
     check_apart([("out_html", out_html), *possible], inputs, owner="make_report")
     check_output(out_html, force=overwrite, owner="make_report", option="out_html")
     results = load_results(results_dir)
+    association = None
+    if ranking is not None:
+        from .association import check_hits, ranking_association
+
+        association = ranking_association(ranking)
     if hits is not None:
         from ..outputs import read_hits
 
-        hits = read_hits(hits)
-    figures, missing = _figures(results, hits)
+        table = read_hits(hits)
+        check_hits(table, association, hits, ranking)
+        hits = table
+    figures, missing = _figures(results, hits, association)
     pngs = [png_dir / f"{f.name}.png" for f in figures]
     if not overwrite:
         taken = [p for p in pngs if p.exists()]
@@ -107,8 +129,9 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False, hits=No
     return Report(out_html, pngs)
 
 
-def _figures(results, hits=None):
-    """The figures the tables allow, rendered to PNG, and a note for each one left out."""
+def _figures(results, hits=None, association=None):
+    """The figures the tables allow, rendered to PNG, and a note for each one left out; the QQ
+    and Manhattan plots those of ``association`` (default: evaluate's final ranking)."""
     from . import figures as fg
 
     run, k = results.run, results.best_k
@@ -173,20 +196,12 @@ def _figures(results, hits=None):
                        "holds no difference of class means (more than two classes) to draw as an effect size.")
     else:
         missing.append(f"The volcano plot: method '{run['method']}' gives no p-values.")
-    if results.has_pvalues:
-        from ..scores import genomic_inflation
+    if association is None and results.has_pvalues:
+        from .association import results_association
 
-        inflation = genomic_inflation(results.scores["pvalue"].to_numpy(dtype=float))
-        add("qq", "QQ plot",
-            f"Observed against expected \u2212log10 p-value of every feature tested in the final ranking, with the "
-            f"band in which they fall 95 % of the time without any association; the genomic inflation factor "
-            f"lambda = {inflation:.3f} (about 1 without confounding, well above 1 when population structure inflates "
-            "every test).", lambda: fg.qq_plot(results.scores["pvalue"].to_numpy(dtype=float), inflation=inflation))
-    if hits is not None:
-        add("manhattan", "Manhattan plot",
-            "\u2212log10 p of each occurrence of the annotated k-mers along the reference genome (the hits table "
-            "of genosift annotate, with the p-values of the ranking it annotated); the best genes named.",
-            lambda: fg.manhattan_plot(hits))
+        association = results_association(results)
+    if association is not None:
+        _association_figures(association, hits, add)
     if results.top_values is not None:
         n = len([c for c in results.top_values.columns if c not in ("sample", "label")][:12])
         add("class_distributions", "Class-conditional distributions of the top features",
@@ -212,6 +227,34 @@ def _figures(results, hits=None):
     return made, missing
 
 
+
+
+def _association_figures(association, hits, add):
+    """The QQ plot of ``association`` and, with ``hits``, its Manhattan plot: one analysis, named,
+    with its genome-wide threshold."""
+    from . import figures as fg
+
+    a = association
+    patterns = a.over == "distinct patterns"
+    drawn = (f"each of the {a.pvalues.size:,} distinct patterns tested (one p-value each, shared by the features "
+             f"of the pattern; {a.n_features:,} features with a p-value)" if patterns else
+             f"each of the {a.n_features:,} features tested")
+    lam = (f"lambda = {a.inflation:.3f} over the patterns ({a.feature_inflation:.3f} over the features)" if patterns
+           else f"lambda = {a.inflation:.3f} over the features")
+    add("qq", f"QQ plot: {a.name}",
+        f"Observed against expected \u2212log10 p-value of {drawn}, from {a.source}, with the band in which they "
+        f"fall 95 % of the time without any association; the genomic inflation factor {lam} is about 1 without "
+        "confounding, well above 1 when population structure inflates every test. Dashed: the genome-wide "
+        f"threshold, {a.threshold_text}.",
+        lambda: fg.qq_plot(a.pvalues, threshold=a.threshold, inflation=a.inflation, over=a.over,
+                           threshold_label=a.threshold_label, analysis=a.name))
+    if hits is not None:
+        add("manhattan", f"Manhattan plot: {a.name}",
+            "\u2212log10 p of each occurrence of the annotated k-mers along the reference genome (the hits table "
+            f"of genosift annotate, with the p-values of {a.source}); the best genes named. Dashed: the "
+            f"genome-wide threshold, {a.threshold_text}.",
+            lambda: fg.manhattan_plot(hits, threshold=a.threshold, threshold_label=a.threshold_label,
+                                      analysis=a.name))
 
 
 def _grid_figures(results, add, metric, picked):

@@ -24,6 +24,14 @@ squares on ``W y``, ``W (1, Z)`` and ``W x``, so a block of features is fitted b
   log-determinant being the same under both at fixed ``h2``) and its chi2(1) p-value.
 
 A binary phenotype is modelled as a number (0/1), as pyseer does.
+
+The kinship is fitted scaled to a mean diagonal of 1 (``K n / trace(K)``, after any negative
+eigenvalues are taken as 0), as pyseer, FaST-LMM and GCTA scale theirs: a positive multiple of
+``K`` gives the same fits and p-values, but ``h2`` is a share of the variance only on a stated
+scale, and on this one it is the same figure for any kinship, centred or not (``genosift.kinship``
+is already so scaled; pyseer's ``similarity_pyseer`` output, ``G G^T`` with a diagonal in the
+thousands, is not). A kinship that is not a similarity of the samples (a distance matrix: zeros on
+its diagonal) is refused (``check_similarity``).
 """
 from __future__ import annotations
 
@@ -36,8 +44,9 @@ from scipy import optimize, special
 from ._base import Scores, ratio, register, stack_scores
 from .regression import COLLINEAR, least_squares_fits, orthonormal
 
-__all__ = ["EXACT_TOL", "FLAT_TOL", "NEGATIVE_TOL", "Heritability", "NullModel", "check_kinship", "check_phenotype",
-           "heritability", "kinship_by_ids", "lmm", "lmm_many", "null_model", "target_heritability"]
+__all__ = ["EXACT_TOL", "FLAT_TOL", "NEGATIVE_TOL", "SIMILARITY_TOL", "Heritability", "NullModel", "check_kinship",
+           "check_phenotype", "check_similarity", "heritability", "kinship_by_ids", "lmm", "lmm_many", "null_model",
+           "target_heritability"]
 
 _FITTING = threading.Lock()
 #: The largest ``h2`` searched: at 1 a kinship of lower rank than the samples leaves no variance.
@@ -52,19 +61,121 @@ FLAT_TOL = 1e-9
 #: A phenotype whose residual off the fixed effects is at most this share of its largest value is
 #: constant, or the covariates give it exactly.
 EXACT_TOL = 1e-10
+#: A similarity of the samples (a covariance) has ``|K_ij| <= sqrt(K_ii K_jj)``; an entry beyond
+#: that by more than this share of ``sqrt(K_ii K_jj)`` plus this share of the mean diagonal is more
+#: than rounding. Printing every entry to 6 significant digits moves the ratio
+#: ``|K_ij| / sqrt(K_ii K_jj)`` by at most 1e-5 (each entry by 5e-6 of itself), and to 6 decimals
+#: a kinship of mean diagonal 1 moves each entry by 5e-7: ten times either is still far below what
+#: a matrix that is no similarity shows (a distance's diagonal is 0, its entries off it positive).
+SIMILARITY_TOL = 1e-4
 
 
 def check_kinship(kinship, n_samples, owner="score"):
-    """``kinship`` as a symmetric (n, n) float64 array of finite values, or a clear error."""
+    """``kinship`` as a symmetric (n, n) float64 array of finite values that is a similarity of the
+    samples (``check_similarity``), or a clear error. Time and memory ``O(n^2)``, before any
+    decomposition."""
     K = np.asarray(kinship, dtype=np.float64) if not hasattr(kinship, "to_numpy") else kinship.to_numpy(np.float64)
     if K.shape != (n_samples, n_samples):
         raise ValueError(f"The kinship given to {owner} is {' x '.join(map(str, K.shape))}; it must be "
                          f"{n_samples} x {n_samples}: one row and one column per sample scored, in their order.")
     if not np.isfinite(K).all():
         raise ValueError(f"The kinship given to {owner} holds NaN or infinite values; give finite values.")
-    if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * max(1.0, float(np.abs(K).max()))):
+    K = _symmetric(K, rtol=1e-10, atol=1e-12 * max(1.0, float(K.max()), -float(K.min())))
+    if K is None:
         raise ValueError(f"The kinship given to {owner} is not symmetric: K[i, j] must equal K[j, i].")
-    return (K + K.T) / 2
+    check_similarity(K)
+    return K
+
+
+def _symmetric(K, *, rtol, atol, step_bytes=1 << 24):
+    """``(K + K^T) / 2`` (a new array) where ``K`` equals its transpose to ``np.allclose``'s
+    tolerance, else None; a strip of rows at a time (no n x n temporaries)."""
+    n = K.shape[0]
+    out = np.empty((n, n))
+    step = max(1, step_bytes // (8 * max(n, 1)))
+    for i0 in range(0, n, step):
+        i1 = min(n, i0 + step)
+        rows, cols = K[i0:i1], np.ascontiguousarray(K[:, i0:i1].T)
+        strip = out[i0:i1]
+        np.subtract(rows, cols, out=strip)
+        np.abs(strip, out=strip)
+        if not (strip <= atol + rtol * np.abs(cols)).all():
+            return None
+        np.add(rows, cols, out=strip)
+        strip *= 0.5
+    return out
+
+
+def check_similarity(K, ids=None, *, step_bytes=1 << 24):
+    """The error for a kinship ``K`` (a finite square array) that is not a similarity of the
+    samples: a trace that is not positive, a sample whose kinship to itself is zero or negative
+    (a distance matrix has zeros there), or a pair whose kinship exceeds ``sqrt(K_ii K_jj)``,
+    which no covariance of the samples does, beyond rounding (``SIMILARITY_TOL``). The samples are
+    named by ``ids`` (in the order of ``K``'s rows) where given, else by row. ``O(n^2)`` time, a
+    strip of rows at a time (memory ``step_bytes``).
+
+    >>> check_similarity(np.array([[0.0, 0.4], [0.4, 0.0]]), ["a", "b"])
+    Traceback (most recent call last):
+    ...
+    genosift.core.messages.FixError: The kinship is not a similarity of the samples: ...
+    """
+    n = K.shape[0]
+    diag = np.diag(K).astype(np.float64)
+    trace = float(diag.sum())
+
+    def samples(*rows):  # named by id, else by row
+        if ids is not None:
+            return ("sample " if len(rows) == 1 else "samples ") + " and ".join(repr(str(ids[i])) for i in rows)
+        return ("the sample of row " if len(rows) == 1 else "the samples of rows ") + " and ".join(map(str, rows))
+
+    top = max(float(K.max(initial=0.0)), -float(K.min(initial=0.0)))
+    if top == 0:
+        _refuse_kinship("every entry is 0 (as in the kinship of a tree whose branches all have length 0); a "
+                        "similarity has each sample's kinship to itself positive")
+    if not np.abs(diag).max(initial=0.0) > 1e-12 * top:  # zeros, or rounding of zeros (1 - S)
+        _refuse_kinship("its diagonal is 0 for every sample, as a distance matrix's is (each sample at distance 0 "
+                        "from itself); a similarity has each sample's kinship to itself positive")
+    if not trace > 0:
+        _refuse_kinship(f"its diagonal sums to {trace:.6g}; a similarity has each sample's kinship to itself positive")
+    low = np.flatnonzero(diag <= 0)
+    if low.size:
+        _refuse_kinship(f"{samples(low[0])} has kinship {diag[low[0]]:.6g} to itself"
+                        + (f" ({low.size} of the {n} samples have one of 0 or below)" if low.size > 1 else "")
+                        + "; a similarity has each sample's kinship to itself positive (a distance matrix has "
+                          "zeros there)")
+    root = np.sqrt(diag)
+    slack = SIMILARITY_TOL * trace / n
+    step = max(1, step_bytes // (8 * max(n, 1)))
+    count, worst = 0, (0.0, 0, 0)
+    for i0 in range(0, n, step):
+        i1 = min(n, i0 + step)
+        bound = root[i0:i1, None] * root[None, :]
+        over = np.abs(K[i0:i1]) > bound * (1.0 + SIMILARITY_TOL) + slack
+        if over.any():
+            rows, cols = np.nonzero(over)
+            count += rows.size
+            ratios = np.abs(K[i0 + rows, cols]) / bound[rows, cols]
+            k = int(np.argmax(ratios))
+            if ratios[k] > worst[0]:
+                worst = (float(ratios[k]), i0 + int(rows[k]), int(cols[k]))
+    if count:
+        _, i, j = worst
+        pairs = count // 2
+        _refuse_kinship(f"between {samples(i, j)} it is {K[i, j]:.6g}, where their kinships to "
+                        f"themselves are {diag[i]:.6g} and {diag[j]:.6g}: larger than the root of their product, "
+                        f"{root[i] * root[j]:.6g}, which a covariance of the samples never is"
+                        + (f" ({pairs:,} pairs are so)" if pairs > 1 else ""))
+
+
+def _refuse_kinship(problem):
+    from ..core.messages import FixError, PythonText
+
+    raise FixError(f"The kinship is not a similarity of the samples: {problem}. Give the samples' similarity: "
+                   "pyseer's similarity_pyseer or phylogeny_distance --lmm output, or a phylogeny in Newick, with "
+                   "{kinship}; or the kinship of the data, {kinship_of_data}.", owner="score",
+                   kinship=PythonText("kinship=genosift.io.read_kinship(path) (a table) or "
+                                      "kinship=genosift.structure.tree_kinship(path) (a tree)"),
+                   kinship_of_data=PythonText("kinship=genosift.kinship(X)"))
 
 
 def check_phenotype(values, covariates=None, owner="heritability"):
@@ -87,8 +198,9 @@ def check_phenotype(values, covariates=None, owner="heritability"):
 
 def kinship_by_ids(kinship, ids):
     """``kinship`` as an array in the order of the samples ``ids``: a DataFrame indexed (and with
-    columns) by sample id is reordered (every sample scored must be in it); an array is taken as
-    it is (its order is the rows')."""
+    columns) by sample id is reordered (every sample scored must be in it) and checked a similarity
+    (``check_similarity``, naming samples by id); an array is taken as it is (its order is the
+    rows')."""
     if not hasattr(kinship, "index"):
         return np.asarray(kinship, dtype=np.float64)
     if ids is None:
@@ -103,7 +215,10 @@ def kinship_by_ids(kinship, ids):
                          f"{missing[:5]}: give the kinship of every sample scored (its index and columns the ids).")
     rows, cols = {k: i for i, k in enumerate(index)}, {k: i for i, k in enumerate(columns)}
     values = kinship.to_numpy(dtype=np.float64)
-    return values[np.ix_([rows[i] for i in names], [cols[i] for i in names])]
+    values = values[np.ix_([rows[i] for i in names], [cols[i] for i in names])]
+    if np.isfinite(values).all():  # (check_kinship names values that are not)
+        check_similarity(values, names)  # here, where the samples have their ids
+    return values
 
 
 @dataclass(frozen=True, eq=False)
@@ -142,7 +257,9 @@ def _profiled(h2, S, Uy, UC):
 class _Fits:
     """The eigendecomposition of the last kinship seen and the null models fitted with it, by
     target: the targets that share one kinship array (``make_targets``) share its decomposition.
-    A new kinship lets the old one's go (n x n arrays are large)."""
+    A new kinship lets the old one's go (n x n arrays are large). The eigenvalues are those of the
+    kinship fitted: negative ones taken as 0, then scaled to a sum of ``n`` (a mean diagonal of 1,
+    the scale of ``h2``)."""
 
     def __init__(self):
         self.kinship = self.S = self.U = None
@@ -154,7 +271,9 @@ class _Fits:
             self.nulls = {}
             S, U = np.linalg.eigh(kinship)
             _warn_negative(S)
-            self.kinship, self.S, self.U = kinship, np.maximum(S, 0.0), U  # rounding below zero of a PSD kinship
+            S = np.maximum(S, 0.0)  # rounding below zero of a PSD kinship
+            S *= S.size / S.sum()  # a mean diagonal of 1 (check_similarity: the trace is positive)
+            self.kinship, self.S, self.U = kinship, S, U
         return self.S, self.U
 
 
@@ -223,11 +342,11 @@ def _fit_null(target, S, U):
         from ..core.messages import FixError, PythonText
 
         raise FixError("The kinship explains nothing here: off the intercept and covariates it is zero or the same "
-                       "for every sample (a kinship of zeros, of one value throughout or the identity; a tree whose "
-                       "branches all have length 0), so h2 is not identifiable and a mixed model is ordinary "
-                       "regression. Give the samples' kinship with {kinship} (for example {kinship_of_data}), or "
-                       "score by ordinary regression ({method}).", owner="score", kinship=FixError.ANY,
-                       kinship_of_data=PythonText("genosift.kinship(X)"), method="regression")
+                       "for every sample (a kinship of one value throughout, or the identity), so h2 is not "
+                       "identifiable and a mixed model is ordinary regression. Give the samples' kinship with "
+                       "{kinship} (for example {kinship_of_data}), or score by ordinary regression ({method}).",
+                       owner="score", kinship=FixError.ANY, kinship_of_data=PythonText("genosift.kinship(X)"),
+                       method="regression")
     fit = _heritability(S, Uy, UC)
     h2 = fit.h2
     scale = 1.0 / np.sqrt(h2 * S + (1.0 - h2))
@@ -267,7 +386,8 @@ def _reml(h2, S, Uy, UC):
 
 @dataclass(frozen=True)
 class Heritability:
-    """The REML estimate of ``h2``, the share of the phenotype's variance the kinship explains.
+    """The REML estimate of ``h2``, the share of the phenotype's variance the kinship explains
+    (the kinship scaled to a mean diagonal of 1: see ``heritability``).
 
     ``se``: its standard error from the observed information (the curvature of the restricted
     log-likelihood at the estimate; NaN at a bound, where it is undefined); ``lrt``: twice the
@@ -303,10 +423,17 @@ def heritability(kinship, y, *, covariates=None):
     """The REML estimate of the narrow-sense heritability ``h2`` (the share of ``y``'s variance
     that the kinship explains, given the covariates), its standard error and its test.
 
+    ``h2`` is the share on the kinship scaled to a mean diagonal of 1 (``K n / trace(K)``, the
+    scale of pyseer's, FaST-LMM's and GCTA's ``h2``), so any positive multiple of a kinship gives the
+    same figure, whether it is centred (``genosift.kinship``) or not (pyseer's ``similarity_pyseer``
+    output, ``G G^T``).
+
     Parameters
     ----------
     kinship : array-like (n, n)
-        The samples' kinship (``genosift.kinship``), in the order of ``y``.
+        The samples' kinship, a similarity (``check_similarity``; a distance matrix is refused):
+        ``genosift.kinship``, a tree's (``genosift.structure.tree_kinship``) or a table read with
+        ``genosift.io.read_kinship``; in the order of ``y``.
     y : array-like (n,)
         A numeric phenotype (two classes coded 0/1 are a number, as pyseer models them).
     covariates : array-like (n, c), optional
@@ -326,6 +453,8 @@ def heritability(kinship, y, *, covariates=None):
     >>> h = heritability(K, y)
     >>> round(h.h2, 2), h.pvalue < 1e-6
     (0.42, True)
+    >>> abs(heritability(250.0 * K, y).h2 - h.h2) < 1e-6  # the same on any scale of the kinship
+    True
     """
     from ._base import Target
     from .covariates import check_covariates
