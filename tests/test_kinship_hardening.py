@@ -140,7 +140,7 @@ def test_kinship_files_are_read_once_as_a_pipe_is(tmp_path, monkeypatch, capsys)
             fifo.unlink()
         captured = capsys.readouterr()
         assert code == 0, captured.err
-        assert f"h2 = {expected[kind]:.4f} (REML)" in captured.out
+        assert f"h2 = {expected[kind]:.4f} (REML, on the kinship scaled to a mean diagonal of 1)" in captured.out
 
 
 def tree_kinship_of(folder, data):

@@ -260,7 +260,8 @@ def test_the_score_command_fits_the_mixed_model_with_a_kinship_file_or_the_data(
                  "similarity.tsv", "-o", "lmm.tsv"]) == 0
     out = capsys.readouterr().out
     expected = gs.score(X, y, method="lmm", kinship=K)
-    assert f"h2 = {expected.model['h2']:.4f} (REML, fixed for the tests), se {expected.model['h2_se']:.4f}" in out
+    assert (f"h2 = {expected.model['h2']:.4f} (REML, on the kinship scaled to a mean diagonal of 1; fixed for the "
+            f"tests), se {expected.model['h2_se']:.4f}") in out
     assert "read from similarity.tsv" in out
     table = read_table("lmm.tsv").set_index("feature")
     names = [f"k{j}" for j in range(30)]
@@ -276,7 +277,8 @@ def test_the_score_command_fits_the_mixed_model_with_a_kinship_file_or_the_data(
     assert main(["heritability", "data.tsv", "--target", "pheno", "--keep", "pheno", "--kinship",
                  "similarity.tsv"]) == 0
     found = gs.heritability(K, y)
-    assert f"h2 = {found.h2:.4f} (REML), standard error {found.se:.4f}" in capsys.readouterr().out
+    assert (f"h2 = {found.h2:.4f} (REML, on the kinship scaled to a mean diagonal of 1), standard error "
+            f"{found.se:.4f}") in capsys.readouterr().out
     similarity.iloc[:-1, :-1].to_csv(tmp_path / "short.tsv", sep="\t")
     assert main(["score", "data.tsv", "--target", "pheno", "--keep", "pheno", "--method", "lmm", "--kinship",
                  "short.tsv", "-o", "x.tsv"]) != 0

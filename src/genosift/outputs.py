@@ -15,12 +15,13 @@ from .core.tabletext import write_delimited
 RANKING_ROWS = 1 << 16
 
 
-def ranking_frame(result, mask, prof, rows=None, patterns=None):
+def ranking_frame(result, mask, prof, rows=None, patterns=None, lineage=None):
     """The ranking table of ``score``: the result's columns, ``selected`` (``mask``: what a rule
     selected, all False without one), the feature's
-    ``pattern`` (with ``patterns``, a ``scoring.patterns.Patterns``; empty where not tested) and
-    the profile's columns (means, the signed effect, prevalence), best feature first; or of the
-    features ``rows`` (indices), in that order."""
+    ``pattern`` (with ``patterns``, a ``scoring.patterns.Patterns``; empty where not tested),
+    the profile's columns (means, the signed effect, prevalence) and, with ``lineage`` (a
+    ``scoring.lineage.LineageEffects``), ``lineage``, ``lineage_r`` and ``effect``, best feature
+    first; or of the features ``rows`` (indices), in that order."""
     import pandas as pd
 
     rows = result.ranking if rows is None else np.asarray(rows, dtype=np.intp)
@@ -34,6 +35,8 @@ def ranking_frame(result, mask, prof, rows=None, patterns=None):
         frame["pattern_size"] = nullable(np.where(ids >= 0, patterns.sizes[np.maximum(ids, 0)], -1))
     if prof is not None:
         frame = pd.concat([frame, prof.columns(rows)], axis=1)
+    if lineage is not None:
+        frame = pd.concat([frame, lineage.columns(rows).set_axis(frame.index, axis=0)], axis=1)
     return frame
 
 
@@ -49,20 +52,20 @@ def collapsed_ranking(result, patterns):
     return ranking[keep]
 
 
-def ranking_frames(result, mask, prof, *, batch=None, patterns=None, collapse=False):
+def ranking_frames(result, mask, prof, *, batch=None, patterns=None, collapse=False, lineage=None):
     """The ranking table in consecutive pieces of ``batch`` rows (default ``RANKING_ROWS``), best
     first (for ``write_frame``: the table of millions of features is never held whole); with
-    ``collapse``, one row per pattern (``collapsed_ranking``)."""
+    ``collapse``, one row per pattern (``collapsed_ranking``); ``lineage``: see ``ranking_frame``."""
     batch = RANKING_ROWS if batch is None else batch
     ranking = collapsed_ranking(result, patterns) if collapse else result.ranking
     for start in range(0, max(len(ranking), 1), batch):
-        yield ranking_frame(result, mask, prof, ranking[start:start + batch], patterns)
+        yield ranking_frame(result, mask, prof, ranking[start:start + batch], patterns, lineage)
 
 
-def selected_frame(result, mask, prof, patterns=None):
+def selected_frame(result, mask, prof, patterns=None, lineage=None):
     """The rows of the ranking table that ``mask`` selects, best first."""
     ranking = result.ranking
-    return ranking_frame(result, mask, prof, ranking[mask[ranking]], patterns)
+    return ranking_frame(result, mask, prof, ranking[mask[ranking]], patterns, lineage)
 
 
 def selected_records(ranking):
@@ -171,7 +174,9 @@ def _write_parquet(pieces, path):
         for piece in pieces:
             table = pa.Table.from_pandas(piece, preserve_index=False,
                                          schema=None if writer is None else writer.schema)
-            if writer is None:
+            if writer is None:  # a text column empty in the first piece is text, not of no type
+                table = table.cast(pa.schema([f.with_type(pa.string()) if pa.types.is_null(f.type) else f
+                                              for f in table.schema], metadata=table.schema.metadata))
                 writer = pq.ParquetWriter(path, table.schema)
             writer.write_table(table)
     finally:
@@ -185,7 +190,10 @@ INTEGER_COLUMNS = frozenset({"rank", "pattern", "pattern_size", "start", "end", 
 
 
 #: The columns of genosift's tables that hold numbers.
-NUMBER_COLUMNS = frozenset({"score", "statistic", "pvalue", "qvalue", "beta", "se", "af", "diff_means"})
+NUMBER_COLUMNS = frozenset({"score", "statistic", "pvalue", "qvalue", "beta", "se", "af", "diff_means", "lineage_r"})
+
+#: The columns of genosift's tables that hold text, whatever it looks like (a lineage named 3).
+TEXT_COLUMNS = ("feature", "representative", "gene", "gene_id", "product", "lineage", "effect_kind")
 
 
 def read_table(path, columns=None, *, need=(), what="a ranking table that genosift score writes"):
@@ -214,7 +222,7 @@ def read_table(path, columns=None, *, need=(), what="a ranking table that genosi
     if parquet:
         frame = pd.read_parquet(path, columns=wanted)
     else:
-        text = {c: str for c in wanted if c in ("feature", "representative", "gene", "gene_id", "product")}
+        text = {c: str for c in wanted if c in TEXT_COLUMNS}
         text.update({c: "Int64" for c in wanted if c in INTEGER_COLUMNS})
         try:
             frame = pd.read_csv(path, sep=sep, usecols=wanted, keep_default_na=False, na_values=[""], dtype=text,

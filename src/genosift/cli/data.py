@@ -66,7 +66,8 @@ def _ranking(job, args, *, several=False, **more):
 def score_command(args):
     from .. import jobs
 
-    return _ranking(jobs.score, args, several=True, collapse_patterns=args.collapse_patterns)
+    return _ranking(jobs.score, args, several=True, collapse_patterns=args.collapse_patterns, lineage=args.lineage,
+                    lineage_column=args.lineage_column)
 
 
 def select_command(args):

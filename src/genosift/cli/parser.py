@@ -437,6 +437,18 @@ def _add_data_commands(sub):
     p.add_argument("--collapse-patterns", action="store_true",
                    help="one row per distinct pattern of the features tested (its best-ranked feature, with "
                         "pattern_size: the features sharing it) instead of one per feature")
+    p.add_argument("--lineage", action="store_true",
+                   help="lineage effects (bugwas; pyseer's --lineage), for the methods that take covariates: the "
+                        "ranking gains lineage (the principal coordinate each feature correlates with most), "
+                        "lineage_r (that correlation) and effect_kind (lineage where that coordinate is associated "
+                        "with the phenotype, Wald p below --alpha over the coordinates, and |r| >= 0.5; else "
+                        "locus); the phenotype's regression on the coordinates goes to OUTPUT.lineages.tsv. The "
+                        "coordinates are those of --structure, else those --structure auto would give, computed "
+                        "for this alone")
+    p.add_argument("--lineage-column", metavar="COLUMN",
+                   help="lineage effects with the lineages given as clusters: a column of --meta holding each "
+                        "sample's lineage (BAPS, PopPUNK clusters; pyseer's --lineage-clusters), one-hot, each "
+                        "cluster tested against the others; implies --lineage")
     p.set_defaults(func=score_command)
     p = sub.add_parser("select", help="write the selected features of every labelled sample")
     _add_data_options(p)

@@ -49,9 +49,9 @@ def heritability(samples, covariates, *, chunk_bytes=None):
     target = make_target(get_method("lmm"), y, len(y), Z, np.asarray(K, dtype=np.float64))
     found = target_heritability(target)
     se = "undefined at a bound" if np.isnan(found.se) else f"{found.se:.4f}"
-    lines = [f"heritability of {samples.target!r} over {len(y):,} samples: h2 = {found.h2:.4f} (REML), standard "
-             f"error {se}; likelihood ratio against h2 = 0: {found.lrt:.4g}, p = {found.pvalue:.3g} "
-             f"({time.perf_counter() - started:.1f} s)"]
+    lines = [f"heritability of {samples.target!r} over {len(y):,} samples: h2 = {found.h2:.4f} (REML, on the kinship "
+             f"scaled to a mean diagonal of 1), standard error {se}; likelihood ratio against h2 = 0: {found.lrt:.4g}, "
+             f"p = {found.pvalue:.3g} ({time.perf_counter() - started:.1f} s)"]
     lines += [f"  {note}" for note in labelled.notes]
     if names:
         lines.append(f"  given {len(names)} covariate(s): {', '.join(names)}")

@@ -18,9 +18,10 @@ from ..core.files import together
 from ..core.messages import FixError, FixText, PythonText
 from ..core.validation import FixUsageError
 from .inputs import Covariates, check_declared
+from .lineages import lineage_table
 
 __all__ = ["TARGET_FIELD", "THRESHOLDS", "GenomeWide", "Ranking", "Rankings", "Rule", "as_usage", "checked_options",
-           "genome_wide", "inflations", "score", "select"]
+           "genome_wide", "inflations", "passing_features", "score", "select"]
 
 #: The named p-value thresholds: alpha over the number of distinct patterns of the features
 #: tested (pyseer's genome-wide threshold), or over the number of features tested.
@@ -40,7 +41,7 @@ class Ranking:
     patterns : Patterns
         The distinct patterns of the features tested (``genosift.scoring.patterns``).
     outputs : list of Path
-        The files written (the table and its JSON sidecar).
+        The files written (the table and its JSON sidecar; with ``lineage``, the lineages' table).
     notes : list of str
         What was dropped, matched or written on the way.
     lines : list of str
@@ -50,6 +51,9 @@ class Ranking:
     seconds : float
     genome_wide : GenomeWide or None
         The genome-wide threshold and what passes it (None for a method without p-values).
+    lineage : LineageEffects or None
+        With ``lineage``: each feature's lineage and the lineages' association with the
+        phenotype (``genosift.scoring.lineage``).
     """
 
     result: object
@@ -60,6 +64,7 @@ class Ranking:
     lines: list = field(default_factory=list)
     seconds: float = 0.0
     genome_wide: object = None
+    lineage: object = None
 
     def spelled(self, spell):
         """The summary with the parameters its advice names written by ``spell(owner, name,
@@ -156,11 +161,13 @@ def checked_options(spec, method_options, min_af, max_af, covariates):
 
 
 def _checked(samples, outputs, rule, *, method, method_options, min_af, max_af, covariates, force, required,
-             owner="score"):
-    """The method, the rule, the scoring options and the outputs (each table and its sidecar),
-    checked before any file is read: ``(spec, opts, covariates, [(table, sidecar)], inputs)``."""
+             owner="score", lineage=False, lineage_column=None):
+    """The method, the rule, the scoring options and the outputs (each table and its sidecar, and
+    with lineage effects its lineages' table), checked before any file is read: ``(spec, opts,
+    covariates, [(table, sidecar)], inputs)``."""
     from ..outputs import check_outputs, check_table_name
     from ..scores import check_kinship_given, get_method
+    from .lineages import check_lineage
 
     spec = get_method(method)
     rule.check(spec, required)
@@ -170,14 +177,15 @@ def _checked(samples, outputs, rule, *, method, method_options, min_af, max_af, 
         check_kinship_given(spec, True if covariates.has_kinship else None)
     except ValueError as exc:
         raise as_usage(exc) from None
+    wanted = check_lineage(spec, lineage, lineage_column)
     pairs = [(Path(out), Path(out).with_name(Path(out).name + ".json")) for out in outputs]
     for out, _ in pairs:
         check_table_name(out)
+    written = [path for pair in pairs for path in pair] + [lineage_table(out) for out, _ in pairs if wanted]
     inputs = (*samples.inputs, *covariates.inputs)
-    check_declared([("output", path) for pair in pairs for path in pair], owner=owner, samples=samples,
-                   covariates=covariates)
+    check_declared([("output", path) for path in written], owner=owner, samples=samples, covariates=covariates)
     covariates.check_outputs(force=force, inputs=inputs)
-    check_outputs([path for pair in pairs for path in pair], force=force, inputs=inputs)
+    check_outputs(written, force=force, inputs=inputs)
     return spec, opts, covariates, pairs, inputs
 
 
@@ -191,7 +199,8 @@ def _read(samples, spec, covariates, *, chunk_bytes, force):
 
 
 def _scored(samples, spec, opts, covariates, rule, *, min_af, max_af, chunk_bytes, scheduler, force, folder):
-    """Read, label, score on the training samples, profile, find the patterns and select."""
+    """Read, label, score on the training samples, profile, find the patterns and select:
+    ``(labelled, result, mask, profile, patterns, covariates frame)``."""
     from ..dask import use_scheduler
     from ..scores import check_af
     from ..scoring.source import StoreRows
@@ -207,28 +216,42 @@ def _scored(samples, spec, opts, covariates, rule, *, min_af, max_af, chunk_byte
         result, prof, patterns = score_labelled(labelled, method=spec.name, opts=opts, bounds=check_af(min_af, max_af),
                                                 chunk_bytes=chunk_bytes, covariates=frame, folder=folder,
                                                 kinship=kinship)
-    return labelled, result, rule.mask(result, patterns), prof, patterns
+    return labelled, result, rule.mask(result, patterns), prof, patterns, frame
 
 
 def _written(labelled, result, prof, patterns, rule, samples, inputs, out, sidecar, *, collapse_patterns, force,
-             started, command, digests, target=None, more=None, notes=True):
+             started, command, digests, target=None, more=None, notes=True, lineage=None):
     """Select by ``rule``, write the ranking table ``out`` and its ``sidecar`` (``more``: what
-    else the sidecar records; ``target``: the target of one of several) and say what was done:
-    a ``Ranking`` (``notes``: its summary repeats the run's notes)."""
+    else the sidecar records; ``target``: the target of one of several; ``lineage``: the run's
+    ``jobs.lineages.LineageRun``, whose effects on this target are added to the ranking, with the
+    lineages' table beside it) and say what was done: a ``Ranking`` (``notes``: its summary
+    repeats the run's notes)."""
     from ..outputs import ranking_frames, write_frame
+    from .lineages import lineage_effects_of, lineage_lines, lineage_record
 
     mask = rule.mask(result, patterns)
     lams, wide = inflations(result, patterns), genome_wide(result, patterns, rule.alpha)
-    frames = ranking_frames(result, mask, prof, patterns=patterns, collapse=collapse_patterns)
+    written, more, extra = [out, sidecar], dict(more or {}), []
+    effects = None
+    if lineage is not None:
+        y = labelled.y_train if target is None else labelled.train_values(target)
+        effects, table = lineage_effects_of(lineage, y, rule.alpha), lineage_table(out)
+        passing = None if wide is None else passing_features(result, wide.threshold)
+        write_frame(effects.lineages.to_frame(), table, force=force)
+        written.append(table)
+        more["lineage_effects"] = lineage_record(effects, lineage, passing, patterns, table)
+        extra = lineage_lines(effects, lineage, passing, patterns, table)
+    frames = ranking_frames(result, mask, prof, patterns=patterns, collapse=collapse_patterns, lineage=effects)
     write_frame(frames, out, sidecar=sidecar, force=force,
                 provenance=lambda: {**_provenance(labelled, result, mask, patterns, lams, wide, samples, inputs, rule,
                                                   started=started, command=command, digests=digests.result(),
                                                   target=target),
-                                    "collapse_patterns": bool(collapse_patterns), **(more or {})})
-    lines = _lines(result, mask, patterns, lams, wide, rule, labelled, started, f"{out} and {sidecar.name}", prof,
-                   notes)
-    return Ranking(result, mask, patterns, [out, sidecar], list(labelled.notes),
-                   lines if target is None else [f"target {target!r}:", *lines], time.perf_counter() - started, wide)
+                                    "collapse_patterns": bool(collapse_patterns), **more})
+    where = f"{out} and {sidecar.name}" if effects is None else f"{out}, {sidecar.name} and {written[-1].name}"
+    lines = _lines(result, mask, patterns, lams, wide, rule, labelled, started, where, prof, notes, extra, effects)
+    return Ranking(result, mask, patterns, written, list(labelled.notes),
+                   lines if target is None else [f"target {target!r}:", *lines], time.perf_counter() - started, wide,
+                   effects)
 
 
 def _provenance(labelled, result, mask, patterns, lams, wide, samples, inputs, rule, *, started, command, digests,
@@ -305,14 +328,21 @@ def genome_wide(result, patterns, alpha=0.05):
     threshold = patterns.threshold(alpha)
     tested = np.ones(result.n_features, dtype=bool) if result.tested is None else result.tested
     p = result.pvalues
-    with np.errstate(invalid="ignore"):
-        passing = tested & (p < threshold)
+    passing = passing_features(result, threshold)
     ids = patterns.ids[passing]
     seen = tested & ~np.isnan(p)
     best_q = result.qvalues[seen] if result.qvalues is not None else np.empty(0)
     return GenomeWide(float(threshold), float(alpha), patterns.n_patterns, int(passing.sum()),
                       int(np.unique(ids[ids >= 0]).size), float(p[seen].min()) if seen.any() else float("nan"),
                       float(np.nanmin(best_q)) if best_q.size and not np.isnan(best_q).all() else float("nan"))
+
+
+def passing_features(result, threshold):
+    """Which features tested have a p-value below ``threshold`` (strictly, as ``threshold``
+    selects), (p,) bool."""
+    tested = np.ones(result.n_features, dtype=bool) if result.tested is None else result.tested
+    with np.errstate(invalid="ignore"):
+        return tested & (result.pvalues < threshold)
 
 
 def _passing(wide, result, labelled, rule):
@@ -343,11 +373,13 @@ def _passing(wide, result, labelled, rule):
     return lines
 
 
-def _lines(result, mask, patterns, lams, wide, rule, labelled, started, written, prof, notes=True):
+def _lines(result, mask, patterns, lams, wide, rule, labelled, started, written, prof, notes=True, extra=(),
+           lineage=None):
     """The summary of a run: what was scored, the ``notes`` (of ``labelled``), the patterns,
-    their threshold and what passes it (``wide``), the genomic inflation ``lams`` (over the
-    features and the patterns), the ten best features (with their direction when the profile
-    tells it) and where the outputs went."""
+    their threshold and what passes it (``wide``), the ``extra`` lines (the lineage effects),
+    the genomic inflation ``lams`` (over the features and the patterns), the ten best features
+    (with their direction when the profile tells it, and ``lineage``'s effect) and where the
+    outputs went."""
     import resource
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -359,13 +391,14 @@ def _lines(result, mask, patterns, lams, wide, rule, labelled, started, written,
         lines.append(f"  adjusted for {len(result.covariates)} covariate(s): {', '.join(result.covariates)}")
     if result.model and "h2" in result.model:
         model = result.model
-        lines.append(f"  mixed model: h2 = {model['h2']:.4f} (REML, fixed for the tests), se {model['h2_se']:.4f}, "
-                     f"p(h2 > 0) = {model['h2_pvalue']:.3g}")
+        lines.append(f"  mixed model: h2 = {model['h2']:.4f} (REML, on the kinship scaled to a mean diagonal of 1; "
+                     f"fixed for the tests), se {model['h2_se']:.4f}, p(h2 > 0) = {model['h2_pvalue']:.3g}")
     if result.pvalues is not None and patterns.n_patterns:
         lines.append(f"  {patterns.n_patterns:,} distinct patterns among the {patterns.n_tested:,} features tested: "
                      f"Bonferroni threshold over them p < {patterns.threshold(rule.alpha):.3g} (alpha {rule.alpha:g})")
     if wide is not None:
         lines += _passing(wide, result, labelled, rule)
+    lines += list(extra)
     over_features, over_patterns = lams
     if over_features is not None:
         both = (f"{over_features:.3f} over the features" if over_patterns is None else
@@ -374,9 +407,13 @@ def _lines(result, mask, patterns, lams, wide, rule, labelled, started, written,
         lines.append(f"  genomic inflation lambda = {both} (the median chi-square of the p-values over its expected "
                      "value: about 1 without confounding)")
     frame = result.to_frame(rows=result.ranking[:10])
-    for j, row in zip(result.ranking, frame.itertuples()):
+    marks = None if lineage is None else lineage.columns(result.ranking[:10])
+    for number, (j, row) in enumerate(zip(result.ranking, frame.itertuples())):
         p = "" if np.isnan(row.pvalue) else f"  q={row.qvalue:.2e}"
         way = "" if prof is None or not prof.direction(j) else f"  {prof.direction(j)}"
+        if marks is not None and marks["effect_kind"].iloc[number] is not None:
+            way += (f"  {marks['effect_kind'].iloc[number]} ({marks['lineage'].iloc[number]}, "
+                    f"r = {marks['lineage_r'].iloc[number]:.2f})")
         lines.append(f"  {row.rank:>3}  {row.feature}  {row.score:.6g}{p}{way}")
     lines.append(f"Wrote {written}")
     return lines
@@ -415,7 +452,7 @@ def _target_outputs(output, targets):
 
 
 def _score_targets(samples, output, rule, *, method, method_options, collapse_patterns, min_af, max_af, covariates,
-                   chunk_bytes, scheduler, force, command, started):
+                   chunk_bytes, scheduler, force, command, started, lineage, lineage_column):
     """``score`` of several targets: the data read once, the samples that have every target
     scored against each (``scoring.Source.score_targets``: one pass of a whole-column method for
     all), one ranking per target written where ``{target}`` in ``output`` says."""
@@ -423,32 +460,39 @@ def _score_targets(samples, output, rule, *, method, method_options, collapse_pa
     targets = samples.targets
     spec, opts, covariates, pairs, inputs = _checked(
         samples, _target_outputs(output, targets), rule, method=method, method_options=method_options,
-        min_af=min_af, max_af=max_af, covariates=covariates, force=force, required=False)
+        min_af=min_af, max_af=max_af, covariates=covariates, force=force, required=False, lineage=lineage,
+        lineage_column=lineage_column)
     if scheduler:
         raise FixUsageError("{scheduler} scores one target at a time on Dask workers; several targets are scored "
                             "in one pass here. Leave out {scheduler}, or name one {target}.", owner="score",
                             scheduler=FixUsageError.ANY, target=FixUsageError.ANY)
-    with together(*(p for pair in pairs for p in pair), covariates.structure_out):  # every output, or none
+    wanted = lineage or lineage_column is not None
+    with together(*(p for pair in pairs for p in pair), covariates.structure_out,  # every output, or none
+                  *(lineage_table(out) for out, _ in pairs if wanted)):
         return _targets_written(samples, spec, opts, covariates, rule, pairs, inputs, targets, min_af=min_af,
                                 max_af=max_af, chunk_bytes=chunk_bytes, force=force, command=command,
-                                collapse_patterns=collapse_patterns, started=started)
+                                collapse_patterns=collapse_patterns, started=started, lineage=wanted,
+                                lineage_column=lineage_column)
 
 
 def _targets_written(samples, spec, opts, covariates, rule, pairs, inputs, targets, *, min_af, max_af, chunk_bytes,
-                     force, command, collapse_patterns, started):
+                     force, command, collapse_patterns, started, lineage, lineage_column):
     from ..outputs import Meanwhile, input_digests
+    from .lineages import lineage_run
 
-    labelled, found, patterns = _scored_targets(samples, spec, opts, covariates, min_af=min_af, max_af=max_af,
-                                                chunk_bytes=chunk_bytes, force=force,
-                                                folder=pairs[0][0].absolute().parent)
-    digests = Meanwhile(input_digests, inputs)
+    labelled, found, patterns, frame = _scored_targets(samples, spec, opts, covariates, min_af=min_af, max_af=max_af,
+                                                       chunk_bytes=chunk_bytes, force=force,
+                                                       folder=pairs[0][0].absolute().parent)
     rankings = Rankings()
     try:
+        run = None if not lineage else lineage_run(labelled, frame, covariates, patterns,
+                                                   lineage_column=lineage_column, chunk_bytes=chunk_bytes)
+        digests = Meanwhile(input_digests, inputs)
         for number, (target, (result, prof), (out, sidecar)) in enumerate(zip(targets, found, pairs)):
             rankings.append(_written(labelled, result, prof, patterns, rule, samples, inputs, out, sidecar,
                                      collapse_patterns=collapse_patterns, force=force, started=started,
                                      command=command, digests=digests, target=target, more={"targets": targets},
-                                     notes=number == 0))
+                                     notes=number == 0, lineage=run))
     finally:
         for _, prof in found:
             getattr(prof, "close", lambda: None)()
@@ -467,8 +511,8 @@ def _for_target(exc, name):
 
 def _scored_targets(samples, spec, opts, covariates, *, min_af, max_af, chunk_bytes, force, folder):
     """Read and label once, then score and profile every target: ``(labelled, [(result, profile)],
-    patterns)``. A whole-column method scores them all in one pass (a store's profiles and
-    patterns ride it); another method scores each in turn (``score_labelled``)."""
+    patterns, covariates frame)``. A whole-column method scores them all in one pass (a store's
+    profiles and patterns ride it); another method scores each in turn (``score_labelled``)."""
     from dataclasses import replace
 
     from ..scores import check_af, check_target
@@ -493,7 +537,7 @@ def _scored_targets(samples, spec, opts, covariates, *, min_af, max_af, chunk_by
                                                     opts=opts, bounds=bounds, chunk_bytes=chunk_bytes,
                                                     covariates=frame, folder=folder, kinship=kinship)
             found.append((result, prof))
-        return labelled, found, patterns
+        return labelled, found, patterns, frame
     data = labelled_source(labelled, chunk_bytes=chunk_bytes, covariates=frame, kinship=kinship)
     taps = [ProfilePass(kind, folder=folder, labels=y) for kind, y in zip(kinds, ys)] if data.form == "store" else []
     riding = PatternPass(bounds)
@@ -505,7 +549,7 @@ def _scored_targets(samples, spec, opts, covariates, *, min_af, max_af, chunk_by
             tap.close()
     found = [(res, prof if prof is not None else replace(data, y=y).profile_of(kind, folder=folder, ranks=res.ranks))
              for res, prof, y, kind in zip(results, profiles, ys, kinds)]
-    return labelled, found, riding.result() if riding.began else data.patterns(bounds)
+    return labelled, found, riding.result() if riding.began else data.patterns(bounds), frame
 
 
 _PARAMETERS = """
@@ -541,7 +585,7 @@ _PARAMETERS = """
 
 def score(samples, output, *, method="fisher", method_options=None, top=None, fdr=None, threshold=None, alpha=0.05,
           collapse_patterns=False, min_af=None, max_af=None, covariates=None, chunk_bytes=None, scheduler=None,
-          force=False, command=None):
+          force=False, command=None, lineage=False, lineage_column=None):
     """Score every feature of the labelled ``samples`` and write the ranking: ``genosift score``.
 
     The ranking has one row per feature, best first: its scores, ``selected`` (by the rule;
@@ -562,28 +606,33 @@ def score(samples, output, *, method="fisher", method_options=None, top=None, fd
         return _score_targets(samples, output, rule, method=method, method_options=method_options,
                               collapse_patterns=collapse_patterns, min_af=min_af, max_af=max_af, covariates=covariates,
                               chunk_bytes=chunk_bytes, scheduler=scheduler, force=force, command=command,
-                              started=started)
+                              started=started, lineage=lineage, lineage_column=lineage_column)
     spec, opts, covariates, [(out, sidecar)], inputs = _checked(
         samples, [output], rule, method=method, method_options=method_options, min_af=min_af, max_af=max_af,
-        covariates=covariates, force=force, required=False)
-    with together(out, sidecar, covariates.structure_out):  # every output of the run, or none
+        covariates=covariates, force=force, required=False, lineage=lineage, lineage_column=lineage_column)
+    wanted = lineage or lineage_column is not None
+    with together(out, sidecar, covariates.structure_out, lineage_table(out) if wanted else None):  # all, or none
         return _score_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, min_af=min_af, max_af=max_af,
                           chunk_bytes=chunk_bytes, scheduler=scheduler, force=force, command=command,
-                          collapse_patterns=collapse_patterns, started=started)
+                          collapse_patterns=collapse_patterns, started=started, lineage=wanted,
+                          lineage_column=lineage_column)
 
 
 def _score_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, *, min_af, max_af, chunk_bytes, scheduler,
-               force, command, collapse_patterns, started):
+               force, command, collapse_patterns, started, lineage, lineage_column):
     from ..outputs import Meanwhile, input_digests
+    from .lineages import lineage_run
 
-    labelled, result, mask, prof, patterns = _scored(
+    labelled, result, mask, prof, patterns, frame = _scored(
         samples, spec, opts, covariates, rule, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
         scheduler=scheduler, force=force, folder=out.absolute().parent)
-    digests = Meanwhile(input_digests, inputs)  # the inputs' checksums, taken while the table is written
     with closing(prof):
+        run = None if not lineage else lineage_run(labelled, frame, covariates, patterns,
+                                                   lineage_column=lineage_column, chunk_bytes=chunk_bytes)
+        digests = Meanwhile(input_digests, inputs)  # the inputs' checksums, taken while the table is written
         return _written(labelled, result, prof, patterns, rule, samples, inputs, out, sidecar,
                         collapse_patterns=collapse_patterns, force=force, started=started, command=command,
-                        digests=digests)
+                        digests=digests, lineage=run)
 
 
 def select(samples, output, *, method="fisher", method_options=None, top=None, fdr=None, threshold=None, alpha=0.05,
@@ -615,7 +664,7 @@ def _select_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, *, 
     from ..outputs import Meanwhile, input_digests, selected_frame, selected_records, write_frame
     from .labelled import reduced_frame
 
-    labelled, result, mask, prof, patterns = _scored(
+    labelled, result, mask, prof, patterns, _ = _scored(
         samples, spec, opts, covariates, rule, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
         scheduler=scheduler, force=force, folder=out.absolute().parent)
     digests = Meanwhile(input_digests, inputs)
@@ -640,6 +689,19 @@ def _select_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, *, 
 if score.__doc__ and select.__doc__:  # (python -OO drops docstrings)
     score.__doc__ += _PARAMETERS + """    collapse_patterns : bool
         One row per pattern (its best-ranked feature) instead of one per feature.
+    lineage : bool
+        Lineage effects (bugwas; ``genosift.lineage_effects``), for the methods that take
+        covariates: the ranking gains ``lineage`` (the lineage each feature's values correlate
+        with most), ``lineage_r`` (that correlation) and ``effect`` ("lineage" where that lineage
+        is associated with the phenotype and ``|r| >= 0.5``, else "locus"); the phenotype's
+        regression on the lineages goes to ``<output>.lineages.tsv`` and the sidecar
+        (``lineage_effects``), and the summary says how many of the features passing the
+        genome-wide threshold are locus and lineage effects. The lineages are the principal
+        coordinates adjusted for (``covariates.structure``), else those ``structure="auto"``
+        would give, computed for this alone.
+    lineage_column : str, optional
+        Lineages given instead as clusters: a column of the samples' metadata holding each one's
+        lineage (one-hot, each cluster tested against the others); implies ``lineage``.
 
     Returns
     -------

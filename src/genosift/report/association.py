@@ -5,7 +5,10 @@ A report shows the p-values of one analysis: the ranking of ``genosift score`` t
 the tests were adjusted for), or, without one, the final ranking of the ``evaluate`` run. Its
 QQ plot draws one p-value per distinct pattern where the ranking has them (the k-mers of a
 pattern share one test), and both plots draw the genome-wide threshold: alpha over the distinct
-patterns tested (pyseer's), or over the features tested where no pattern is known.
+patterns tested (pyseer's), or over the features tested where no pattern is known. A ranking
+of ``score --lineage`` marks each feature a locus or a lineage effect (its ``effect`` column,
+which the hits of ``genosift annotate`` keep): the Manhattan plot draws the lineage effects in
+their own colour, and the captions say which lineages are associated with the phenotype.
 """
 from __future__ import annotations
 
@@ -46,6 +49,10 @@ class Association:
     features : DataFrame or None
         ``feature`` and ``pvalue`` of a ranking, to check hits against (None for evaluate's, or
         a table without a ``feature`` column).
+    lineage : dict or None
+        With lineage effects (an ``effect`` column): ``associated`` (the lineages associated
+        with the phenotype), ``min_r``, ``source`` (the lineages in words, where the sidecar
+        says), and ``locus`` and ``lineage``, the rows of each effect below ``threshold``.
     """
 
     name: str
@@ -59,12 +66,28 @@ class Association:
     alpha: float
     n_tests: int
     features: object = None
+    lineage: dict = None
 
     @property
     def threshold_text(self):
         """The threshold in words, for a caption: ``p < 0.000131 (alpha 0.05 over the 382
         distinct patterns tested)``."""
         return f"p < {self.threshold:.3g} (alpha {self.alpha:g} over the {self.n_tests:,} {self.over} tested)"
+
+    @property
+    def lineage_text(self):
+        """The lineage effects in words, for a caption ('' without them)."""
+        if not self.lineage:
+            return ""
+        named = self.lineage.get("associated") or []
+        which = (f"{', '.join(map(str, named))} associated with the phenotype" if named else
+                 "no lineage associated with the phenotype")
+        source = f" ({self.lineage['source']})" if self.lineage.get("source") else ""
+        r = self.lineage.get("min_r")
+        return (f" Lineage effects: the lineages{source}, {which}; of the ranking's rows below the threshold, "
+                f"{self.lineage['locus']:,} are locus effects and {self.lineage['lineage']:,} lineage effects (they "
+                "follow an associated lineage" + (f" at |r| >= {r:g}" if r is not None else "") + "), drawn in their "
+                "own colour in the Manhattan plot.")
 
     @property
     def threshold_label(self):
@@ -133,7 +156,7 @@ def ranking_association(path):
     the analysis and gives its threshold; without one, alpha 0.05 over the table's patterns)."""
     from ..outputs import pattern_pvalues, read_table
 
-    table = read_table(path, ["feature", "pvalue", "pattern"], need=["pvalue"])
+    table = read_table(path, ["feature", "pvalue", "pattern", "effect_kind"], need=["pvalue"])
     record = read_sidecar(path)
     p = table["pvalue"].to_numpy(dtype=float)
     if not np.isfinite(p).any():
@@ -149,10 +172,26 @@ def ranking_association(path):
         n_tests = int(np.isfinite(p).sum())
     inflation, over_features = _inflations(p, per_pattern, record)
     name = analysis_name(record) if record else f"the ranking {Path(path).name}"
+    threshold = float(wide.get("threshold", alpha / n_tests))
     return Association(name, f"the ranking {Path(path).name}", p if per_pattern is None else per_pattern,
                        "features" if per_pattern is None else "distinct patterns", inflation, over_features,
-                       int(np.isfinite(p).sum()), float(wide.get("threshold", alpha / n_tests)), alpha, n_tests,
-                       table[["feature", "pvalue"]] if "feature" in table.columns else None)
+                       int(np.isfinite(p).sum()), threshold, alpha, n_tests,
+                       table[["feature", "pvalue"]] if "feature" in table.columns else None,
+                       _lineage(table, record, threshold))
+
+
+def _lineage(table, record, threshold):
+    """``Association.lineage`` of a ranking ``table`` with an ``effect`` column (and its sidecar's
+    ``record``), or None."""
+    if "effect_kind" not in table.columns:
+        return None
+    with np.errstate(invalid="ignore"):
+        below = table["pvalue"].to_numpy(dtype=float) < threshold
+    effect = table["effect_kind"].to_numpy(dtype=object)
+    about = record.get("lineage_effects") or {}
+    return {"associated": list(about.get("associated") or []), "min_r": about.get("min_r"),
+            "source": about.get("source"), "locus": int((below & (effect == "locus")).sum()),
+            "lineage": int((below & (effect == "lineage")).sum())}
 
 
 def results_association(results):

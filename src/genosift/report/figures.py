@@ -17,6 +17,8 @@ import numpy as np
 # by a dark wine that shows on white
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#882255"]
 SELECTED, OTHER, OVERALL = "#D55E00", "#A8A8A8", "#555555"
+#: The lineage effects of a Manhattan plot (hits whose ``effect`` is "lineage")
+LINEAGE = PALETTE[3]
 METRIC_NAMES = {"accuracy": "Accuracy", "balanced_accuracy": "Balanced accuracy",
                 "f1_macro": "Macro F1", "roc_auc": "ROC AUC"}
 _STYLE = {
@@ -383,7 +385,9 @@ def manhattan_plot(hits, *, threshold=None, reference=None, n_labels=5, threshol
     annotate`` hits table: ``feature, reference, contig, start, strand, pvalue``, and ``gene`` to
     label the best hits; ``hits_on``), contigs one after the other in their order in the table,
     in alternating colours; a genome-wide ``threshold`` as a line (``threshold_label`` in the
-    legend; default its value) and the ``analysis`` the p-values come from above the plot.
+    legend; default its value) and the ``analysis`` the p-values come from above the plot. With
+    an ``effect`` column (a ranking of ``score --lineage``, whose columns the hits keep), the
+    lineage effects are drawn in their own colour, over the locus effects.
 
     >>> import pandas as pd
     >>> hits = pd.DataFrame({"feature": ["A" * 9, "C" * 9, "G" * 9], "reference": "ref", "contig": ["chr"] * 3,
@@ -401,13 +405,20 @@ def manhattan_plot(hits, *, threshold=None, reference=None, n_labels=5, threshol
     p = on["pvalue"].to_numpy(dtype=np.float64)
     y = minus_log10(p)
     colour = np.array([PALETTE[0], OTHER])[on["contig"].map({c: i % 2 for i, c in enumerate(contigs)}).to_numpy()]
+    lineage = ((on["effect_kind"].to_numpy(dtype=object) == "lineage") if "effect_kind" in on.columns
+               else np.zeros(len(on), bool))
     fig, ax = new_figure(8.0, 3.8)
-    ax.scatter(x, y, s=9, c=colour, linewidths=0, rasterized=True)
+    ax.scatter(x[~lineage], y[~lineage], s=9, c=colour[~lineage], linewidths=0, rasterized=True)
+    if lineage.any():
+        kmers = on["feature"][lineage].nunique()
+        ax.scatter(x[lineage], y[lineage], s=11, c=LINEAGE, linewidths=0, rasterized=True,
+                   label=f"lineage effects ({kmers:,} k-mer{'s' if kmers > 1 else ''}; the others locus effects)")
     top = float(y.max())
     if threshold is not None and threshold > 0:
         ax.axhline(-np.log10(threshold), color=SELECTED, linestyle="--", linewidth=1,
                    label=threshold_label or f"threshold p = {threshold:.3g}")
         top = max(top, -np.log10(threshold))
+    if lineage.any() or threshold is not None and threshold > 0:
         ax.legend(frameon=False, loc="upper right")
     if "gene" in on.columns and n_labels:
         named = on.assign(_x=x, _y=y)[on["gene"].notna()].sort_values("_y", ascending=False, kind="stable")

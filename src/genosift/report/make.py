@@ -252,7 +252,7 @@ def _association_figures(association, hits, add):
         add("manhattan", f"Manhattan plot: {a.name}",
             "\u2212log10 p of each occurrence of the annotated k-mers along the reference genome (the hits table "
             f"of genosift annotate, with the p-values of {a.source}); the best genes named. Dashed: the "
-            f"genome-wide threshold, {a.threshold_text}.",
+            f"genome-wide threshold, {a.threshold_text}.{a.lineage_text}",
             lambda: fg.manhattan_plot(hits, threshold=a.threshold, threshold_label=a.threshold_label,
                                       analysis=a.name))
 
