@@ -215,10 +215,29 @@ def test_separation_falls_back_to_firth_and_never_gives_a_silent_p_value():
     assert (always.columns["firth"][:3] == 1).all()
 
 
-def test_covariates_that_separate_the_classes_are_an_error():
-    y = np.arange(20) % 2
-    with pytest.raises(ValueError, match="The covariates separate the classes"):
-        _fit(y, np.random.default_rng(0).normal(size=(20, 2)), y[:, None] * 1.0)
+def test_covariates_that_separate_the_classes_test_every_feature_by_firths_likelihood():
+    """A lineage without cases: no maximum-likelihood null model exists, so each feature's test
+    is the penalised likelihood ratio (Heinze & Schemper), equal to an independent solution of the
+    modified score equations; with firth="never" nothing can be tested, which the error says."""
+    rng = np.random.default_rng(0)
+    n = 60
+    lineage = np.repeat([0, 1, 2], 20)
+    y = np.where(lineage == 2, 0.0, (rng.random(n) < 0.5) * 1.0)  # lineage 2 has no case
+    C = np.column_stack([lineage == 1, lineage == 2]).astype(float)
+    X = (rng.random((n, 4)) < 0.4) * 1.0
+    with pytest.warns(UserWarning, match="The covariates separate the classes.*Firth's penalised likelihood"):
+        out = _fit(y, X, C)
+    assert (out.columns["firth"] == 1).all() and set(out.columns["note"]) == {"covariates-separate"}
+    base = np.column_stack([np.ones(n), C])
+    for j in range(X.shape[1]):
+        beta, se, loglik = _firth_reference(y, base, X[:, j])
+        *_, null = _firth_reference(y, base, X[:, j], free=base.shape[1])
+        np.testing.assert_allclose(out.statistic[j], beta, rtol=1e-6)
+        np.testing.assert_allclose(out.columns["se"][j], se, rtol=1e-6)
+        np.testing.assert_allclose(out.scores[j], 2 * (loglik - null), rtol=1e-6, atol=1e-9)
+    with pytest.warns(UserWarning), pytest.raises(ValueError, match="The covariates separate the classes.*"
+                                                                   "Without Firth's penalty no feature can be tested"):
+        _fit(y, X, C, firth="never")
 
 
 def test_bad_firth_option():

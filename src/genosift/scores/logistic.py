@@ -50,6 +50,9 @@ NOTES = np.array(["", "bad-chisq", "high-se", "no-convergence", "constant", "in-
                  dtype=object)
 ML, BAD_TABLE, HIGH_SE, NO_CONVERGENCE, CONSTANT, COLLINEAR_CODE, FIRTH_FAIL = range(7)
 FIRTH_MODES = {"auto": 0, "always": 1, "never": 2}
+#: What a logistic regression of the classes on the covariates alone that does not converge says.
+SEPARATED = ("The covariates separate the classes: the logistic regression of y on the covariates alone does not "
+             "converge (some combination of them predicts y perfectly, as a lineage without cases does).")
 
 
 @njit(cache=True, nogil=True)
@@ -245,10 +248,19 @@ class NullFit:
         if n < q + 2:
             raise ValueError(f"A logistic regression on {q - 1} covariate(s) and a feature needs more than {q + 1} "
                              f"samples; got {n}. Use fewer covariates or more samples.")
-        self.ml = self._fit(False)
+        self.firth = self._fit(True)  # where the penalised fits start
+        try:
+            self.ml, self.separated = self._fit(False), False
+        except ValueError:
+            # the covariates separate the classes (a lineage without cases, say): no maximum-likelihood
+            # null exists, so every feature is tested by Firth's penalised likelihood, whose null does
+            import warnings
+
+            self.ml, self.separated = self.firth, True
+            warnings.warn(SEPARATED + " Every feature is tested by Firth's penalised likelihood ratio instead "
+                          "(note 'covariates-separate').", UserWarning, stacklevel=2)
         self.eta = self.Q @ self.ml
         self.mu, self.nu = special.expit(self.eta), special.expit(-self.eta)
-        self.firth = self._fit(True)  # where the penalised fits start
 
     def _fit(self, firth):
         n, q = self.Q.shape
@@ -260,8 +272,7 @@ class NullFit:
                               FIRTH_TOLERANCE if firth else NULL_TOLERANCE)
         if not converged or not firth and np.abs(self.Q @ theta).max() > 25:
             # separated, the fit runs off to infinity: fitted probabilities within 1e-11 of 0 or 1
-            raise ValueError("The covariates separate the classes: the logistic regression of y on the covariates "
-                             "alone does not converge. Remove or merge the covariates that predict y perfectly.")
+            raise ValueError(SEPARATED + " Remove or merge the covariates that predict y perfectly.")
         return theta
 
 
@@ -289,7 +300,9 @@ def logistic(block, target, *, firth="auto"):
     firth : str
         "auto": Firth's penalised likelihood where separation breaks the ordinary fit (a bad 2x2
         table, no convergence or a standard error above 3 per range of the feature), as SEER and
-        pyseer do; "always": every feature penalised; "never": ordinary fits only (a fit that does
+        pyseer do, and for every feature where the covariates alone separate the classes (no
+        ordinary null model exists; a warning says so, note ``covariates-separate``); "always":
+        every feature penalised; "never": ordinary fits only (a fit that does
         not converge or has a standard error above 3 is NaN, with the note).
 
     Columns: ``beta`` and ``se`` (feature units), ``wald_pvalue``, ``lrt_pvalue``, ``firth`` (1 where
@@ -297,14 +310,19 @@ def logistic(block, target, *, firth="auto"):
     no-convergence; or why no fit: constant, in-covariate-span, firth-fail).
     """
     null = null_fit(target)
+    if null.separated and firth == "never":
+        from ..core.messages import FixError
+
+        raise FixError(SEPARATED + " Without Firth's penalty no feature can be tested: leave {firth} at auto, or "
+                       "remove or merge the covariates that predict y perfectly.", owner="logistic", firth="auto")
     # one feature after another: each column contiguous
     out = _logistic_block(np.asfortranarray(block, dtype=np.float64), null.y, null.Q, null.ml, null.firth,
-                          null.eta, null.mu, null.nu, FIRTH_MODES[firth])
+                          null.eta, null.mu, null.nu, 1 if null.separated else FIRTH_MODES[firth])
     code = out[3].astype(np.intp)
     penalised = (code > ML) & (code < CONSTANT) & (firth != "never")
     lrt = np.maximum(2.0 * out[2], 0.0)
     beta, se = out[0] / out[4] / out[5], out[1] / out[4] / out[5]
     columns = {"beta": beta, "se": se, "wald_pvalue": 2.0 * special.ndtr(-np.abs(out[0] / out[1])),
                "lrt_pvalue": special.chdtrc(1.0, lrt), "firth": np.where(np.isnan(out[2]), np.nan, penalised * 1.0),
-               "note": NOTES[code]}
+               "note": np.where(penalised & null.separated, "covariates-separate", NOTES[code])}
     return Scores(beta, columns["lrt_pvalue"], lrt, None, columns)
