@@ -682,7 +682,7 @@ def test_the_qq_and_manhattan_plots_come_from_one_named_analysis_with_its_thresh
     ax = manhattan[0].axes[0]
     assert _threshold_lines(ax) == [pytest.approx(-np.log10(threshold), rel=1e-12)]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [f"genome-wide threshold p = {threshold:.3g}"]
-    assert manhattan[0].get_suptitle() == name
+    assert _suptitle(manhattan[0]) == name
     # the QQ plot: one point per distinct pattern, lambda over them, the same threshold
     per_pattern = ranked.drop_duplicates("pattern")["pvalue"].to_numpy()
     lam = np.median(stats.chi2.isf(per_pattern, 1)) / stats.chi2.ppf(0.5, 1)
@@ -690,7 +690,7 @@ def test_the_qq_and_manhattan_plots_come_from_one_named_analysis_with_its_thresh
     assert sum(len(c.get_offsets()) for c in ax.collections[1:]) == n_patterns
     assert ax.get_title() == f"QQ plot (lambda = {lam:.3f} over the patterns)"
     assert _threshold_lines(ax) == [pytest.approx(-np.log10(threshold), rel=1e-12)]
-    assert f"lambda = {lam:.3f} over the patterns" in text and qq[0].get_suptitle() == name
+    assert f"lambda = {lam:.3f} over the patterns" in text and _suptitle(qq[0]) == name
 
 
 def test_hits_need_their_own_ranking(fisher_results, kmer_ranking, tmp_path, capsys):
@@ -710,3 +710,8 @@ def test_hits_need_their_own_ranking(fisher_results, kmer_ranking, tmp_path, cap
     with pytest.raises(ValueError, match="no 'start' column"):
         make_report(fisher_results, tmp_path / "r2.html", ranking=ranking, hits=tmp_path / "bad.tsv")
     assert not (tmp_path / "r.html").exists() and not (tmp_path / "r2.html").exists()
+
+
+def _suptitle(figure):
+    """A figure's suptitle (``Figure.get_suptitle`` from matplotlib 3.8 on; before, its Text)."""
+    return figure.get_suptitle() if hasattr(figure, "get_suptitle") else figure._suptitle.get_text()

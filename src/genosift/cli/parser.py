@@ -441,7 +441,8 @@ def _add_data_commands(sub):
                    help="lineage effects (bugwas; pyseer's --lineage), for the methods that take covariates: the "
                         "ranking gains lineage (the principal coordinate each feature correlates with most), "
                         "lineage_r (that correlation) and effect_kind (lineage where that coordinate is associated "
-                        "with the phenotype, Wald p below --alpha over the coordinates, and |r| >= 0.5; else "
+                        "with the phenotype, Wald p below --alpha over the coordinates, and a correlation of at "
+                        "least 0.5 in absolute value; else "
                         "locus); the phenotype's regression on the coordinates goes to OUTPUT.lineages.tsv. The "
                         "coordinates are those of --structure, else those --structure auto would give, computed "
                         "for this alone")

@@ -99,6 +99,8 @@ def read_model(path):
     except (KeyError, TypeError, ValueError) as exc:
         raise _not_a_model(path, f"its {exc} is missing or malformed") from None
     _check_names(names, columns, path)
+    if info.get("sparse") not in (None, True, False):
+        raise _not_a_model(path, f"its 'sparse' {info['sparse']!r} is not true or false")
     ploidy = info.get("ploidy")
     if ploidy is not None and (type(ploidy) is not int or not 0 < ploidy < 2**31):
         raise _not_a_model(path, f"its ploidy {ploidy!r} is not a positive number of allele copies")

@@ -198,13 +198,20 @@ def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing, 
         reduced = presence(reduced)
     model = saved["estimator"]
     scaler = model.steps[0][1] if hasattr(model, "steps") else None
-    # One form whatever the input's (a store, a file, a table, counts in the assemblies), so that the
-    # model sums the same terms in the same order and gives the same bits: canonical CSR, made
-    # dense (from it) for a model trained on dense data.
-    reduced = sp.csr_matrix(reduced, dtype=np.float64, copy=not sp.issparse(reduced))
-    reduced.eliminate_zeros()
-    reduced.sort_indices()
-    if getattr(scaler, "with_mean", False):  # a model trained on dense data
+    trained_sparse = saved.get("sparse")  # the form of the data the model was fitted on (None: not told)
+    if trained_sparse is not None:
+        # One form whatever the input's (a store, a file, a table, counts in the assemblies): that of the
+        # model's training data, so that the model sums the same terms in the same order as when it was
+        # fitted and gives the same bits from every input: canonical CSR, or a dense array in Fortran order
+        # (the order of the model's columns taken from the data, as its pipeline took them when fitted).
+        if trained_sparse:
+            reduced = sp.csr_matrix(reduced, dtype=np.float64, copy=not sp.issparse(reduced))
+            reduced.eliminate_zeros()
+            reduced.sort_indices()
+        else:
+            reduced = (reduced.toarray(order="F") if sp.issparse(reduced)
+                       else np.asfortranarray(reduced, dtype=np.float64))
+    if sp.issparse(reduced) and getattr(scaler, "with_mean", False):  # a model trained on dense data
         reduced = reduced.toarray()
     out = predict_frame(model, reduced, sample_ids=sample_ids, classes=saved["classes"])
     predicted = out["predicted"].unique()

@@ -110,6 +110,8 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
             "classes": [str(c) for c in ev.classes], "method": ev.method, "k": ev.best_k, "model": ev.model_name,
             "model_options": ev.model_options, "genosift_version": __version__, "seed": ev.seed,
             "binary": ev.binary, **({"options": ev.best_options} if ev.best_options else {}),
+            # the form of the data it was fitted on: predict hands it new data in that form (the same sums)
+            "sparse": bool(hasattr(X, "tocsr")),
             **({} if ploidy is None else {"ploidy": int(ploidy)}),
             # the samples the final model was fitted on (None: evaluate had row numbers, not ids)
             "training_samples": ([str(s) for s in ev.sample_ids[ev.train]]
