@@ -170,7 +170,7 @@ class Covariates:
         if self.kinship_from_data:
             K = kinship_of_labelled(labelled, rows=rows, chunk_bytes=chunk_bytes, binary=binary,
                                     distinct=self.structure_count == "patterns")
-            used = K.attrs.get("n_used", labelled.dataset.X.shape[1])
+            used = K.attrs.get("n_used") or labelled.dataset.X.shape[1]
             labelled.notes.append(f"kinship of the {len(K)} samples computed from their {used:,} distinct "
                                   f"{'presence ' if binary else ''}patterns, each counted once"
                                   if self.structure_count == "patterns" else
