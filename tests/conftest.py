@@ -17,6 +17,20 @@ import scipy.sparse as sp
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+def load_benchmark(name):
+    """The module ``benchmarks/<name>.py``, imported once (the tests of a benchmark's own code)."""
+    import importlib.util
+    import sys
+
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _one_blas_thread():
     """Small model fits run on one BLAS thread: a thread pool per tiny fit is many times slower

@@ -3,28 +3,16 @@ from fsm-lite's text, the causal k-mers, the patterns, the figures of one run, a
 builds for the tree-kinship pipelines."""
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from conftest import REPO_ROOT
+from conftest import load_benchmark
 
-
-def _bench():
-    path = REPO_ROOT / "benchmarks" / "bench_power.py"
-    spec = importlib.util.spec_from_file_location("bench_power", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_power", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _bench()
+bench = load_benchmark("bench_power")
 
 
 @pytest.fixture(scope="module")

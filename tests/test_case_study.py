@@ -2,27 +2,15 @@
 write, the store holds exactly those counts, and fisher ranks the planted markers first."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import numpy as np
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import load_benchmark
 
 ISOLATES, KMERS = 600, 2420  # --scale 0.002 with 600 isolates
 
 
-def _bench():
-    path = REPO_ROOT / "benchmarks" / "bench_case_study.py"
-    spec = importlib.util.spec_from_file_location("bench_case_study", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_case_study", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _bench()
+bench = load_benchmark("bench_case_study")
 
 
 @pytest.fixture(scope="module")
