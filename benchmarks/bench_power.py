@@ -82,6 +82,8 @@ GENOSIFT = {
     "genosift logistic --structure auto": ["--method", "logistic", "--structure", "auto"],
     "genosift logistic --structure 10": ["--method", "logistic", "--structure", "10"],
     "genosift lmm --kinship-from-data": ["--method", "lmm", "--kinship-from-data"],
+    "genosift lmm --kinship-from-data --method-option model=linear": ["--method", "lmm", "--kinship-from-data",
+                                                                      "--method-option", "model=linear"],
     # the same two documented defaults counting every k-mer (as before patterns were counted once)
     "genosift logistic --structure auto --structure-count features": ["--method", "logistic", "--structure", "auto",
                                                                       "--structure-count", "features"],
@@ -559,8 +561,11 @@ def run_genosift(pop, name, options, args, index, work):
             "job_seconds": sidecar.get("seconds")}
     if sidecar.get("structure"):
         info["coordinates"] = len(sidecar["structure"].get("eigenvalues", []))
-    if sidecar.get("model", {}).get("h2") is not None:
-        info["h2"] = sidecar["model"]["h2"]
+    model = sidecar.get("model") or {}
+    if model.get("model") == "logistic":  # the logistic mixed model: the random effect's variance
+        info["tau"] = model["tau"]
+    elif model.get("h2") is not None:
+        info["h2"] = model["h2"]
     return pvalues, seconds, info
 
 
@@ -632,7 +637,8 @@ def evaluate_population(pop, args, tools, work, log):
 def describe(run):
     if "error" in run:
         return f"refused ({run['error']}), {run['seconds']:.1f} s"
-    extra = [f"{run['coordinates']} PCs" if "coordinates" in run else "", f"h2 {run['h2']:.3g}" if "h2" in run else ""]
+    extra = [f"{run['coordinates']} PCs" if "coordinates" in run else "", f"h2 {run['h2']:.3g}" if "h2" in run else "",
+             f"tau {run['tau']:.3g}" if "tau" in run else ""]
     return (f"{'FOUND' if run['found'] else 'missed'} p = {run['causal_pvalue']:.3g} (pattern rank "
             f"{run['causal_pattern_rank']}), {run['noncausal_passing']} non-causal pattern(s) pass, lambda "
             f"{run['lambda_patterns']:.3f} (patterns) / {run['lambda_kmers']:.3f} (k-mers), {run['seconds']:.1f} s "
@@ -758,6 +764,7 @@ def render(args, populations, table, skipped, started, elapsed, tools):
 def run_notes(r, p):
     """What a run's detail row says beside its figures."""
     out = [f"{r['coordinates']} PCs" if "coordinates" in r else "", f"h2 {r['h2']:.3g}" if "h2" in r else "",
+           f"tau {r['tau']:.3g}" if "tau" in r else "",
            f"p >= 0.995 for {r['share_at_one']:.0%} of the patterns" if r.get("share_at_one", 0) > 0.1 else ""]
     if r.get("n_patterns_printed") not in (None, p["n_patterns"]):
         out.append(f"genosift counted {r['n_patterns_printed']:,} patterns")

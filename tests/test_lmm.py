@@ -323,8 +323,8 @@ def test_heritability_is_the_reml_estimate_with_its_error_and_test():
     assert found.pvalue == pytest.approx(0.5 * stats.chi2.sf(lrt, 1), rel=1e-5)
     # the mixed model's tests use it, and report it
     res = gs.score(X, y, method="lmm", kinship=K, covariates=Z)
-    assert res.model == {"h2": found.h2, "h2_se": found.se, "h2_lrt": found.lrt, "h2_pvalue": found.pvalue,
-                         "restricted_loglik": found.loglik}
+    assert res.model == {"model": "linear", "h2": found.h2, "h2_se": found.se, "h2_lrt": found.lrt,
+                         "h2_pvalue": found.pvalue, "restricted_loglik": found.loglik}
     # no signal of the kinship: h2 near 0 and no evidence
     rng = np.random.default_rng(8)
     none = gs.heritability(K, rng.normal(size=y.size))

@@ -389,7 +389,13 @@ def _lines(result, mask, patterns, lams, wide, rule, labelled, started, written,
     lines += [f"  {note}" for note in labelled.notes] if notes else []
     if result.covariates:
         lines.append(f"  adjusted for {len(result.covariates)} covariate(s): {', '.join(result.covariates)}")
-    if result.model and "h2" in result.model:
+    if result.model and result.model.get("model") == "logistic":
+        model = result.model
+        lines.append(f"  mixed model: logistic (the binary target's), tau = {model['tau']:.4g} on the logit scale "
+                     f"(h2 = {model['h2']:.4f} of the latent variance; penalised quasi-likelihood on the kinship "
+                     "scaled to a mean diagonal of 1; fixed for the tests); score tests, saddlepoint-calibrated "
+                     "(--method-option model=linear: pyseer's linear model)")
+    elif result.model and "h2" in result.model:
         model = result.model
         lines.append(f"  mixed model: h2 = {model['h2']:.4f} (REML, on the kinship scaled to a mean diagonal of 1; "
                      f"fixed for the tests), se {model['h2_se']:.4f}, p(h2 > 0) = {model['h2_pvalue']:.3g}")

@@ -116,6 +116,8 @@ class Scores(NamedTuple):
 
     ``columns``: more per-feature results, ``{name: array (p,)}`` (float64, or text such as a
     note on how a feature was fitted), in the order the result table shows them; or None.
+    ``absent``: of stacked targets' ``Scores`` (``stack_scores``), ``{name: bool per target}``
+    for the columns some targets do not have.
     """
 
     statistic: np.ndarray
@@ -123,23 +125,31 @@ class Scores(NamedTuple):
     scores: np.ndarray | None = None
     rank_key: np.ndarray | None = None
     columns: dict | None = None
+    absent: dict | None = None
 
 
 def stack_scores(parts):
     """The ``Scores`` of several targets (one each, same features) as one whose arrays hold one
-    column per target, in their order (``target_scores`` takes one out)."""
+    column per target, in their order (``target_scores`` takes one out). Targets may have
+    different columns (a mixed model's binary and numeric targets): each has its own back."""
     arrays = (None if parts[0][i] is None else np.column_stack([q[i] for q in parts]) for i in range(4))
-    columns = parts[0].columns
-    if columns is not None:
-        columns = {name: np.column_stack([q.columns[name] for q in parts]) for name in columns}
-    return Scores(*arrays, columns)
+    if parts[0].columns is None:
+        return Scores(*arrays)
+    names = list(dict.fromkeys(name for q in parts for name in q.columns))
+    absent = {name: np.array([name not in q.columns for q in parts]) for name in names}
+    absent = {name: missing for name, missing in absent.items() if missing.any()} or None
+    blank = np.full(len(parts[0].statistic), np.nan)
+    columns = {name: np.column_stack([q.columns.get(name, blank) for q in parts]) for name in names}
+    return Scores(*arrays, columns, absent)
 
 
 def target_scores(scores, t):
     """The ``Scores`` of target ``t`` out of ``stack_scores``' columns."""
     arrays = (None if values is None else np.ascontiguousarray(values[:, t]) for values in scores[:4])
+    absent = scores.absent or {}
     columns = (None if scores.columns is None else
-               {name: np.ascontiguousarray(values[:, t]) for name, values in scores.columns.items()})
+               {name: np.ascontiguousarray(values[:, t]) for name, values in scores.columns.items()
+                if not (name in absent and absent[name][t])})
     return Scores(*arrays, columns)
 
 

@@ -419,14 +419,14 @@ class FittedColumns:
         arrays = [take(lambda scores, i=i: scores[i]) for i in range(4)]
         columns = (None if first.columns is None else
                    {name: take(lambda scores, name=name: scores.columns[name]) for name in first.columns})
-        return Scores(*arrays, columns)
+        return Scores(*arrays, columns, first.absent)
 
 
 def take_scores(scores, index):
     """``scores`` of the features ``index`` (a ``Scores`` indexed like an array, columns too)."""
     arrays = (None if values is None else values[index] for values in scores[:4])
     columns = None if scores.columns is None else {name: values[index] for name, values in scores.columns.items()}
-    return Scores(*arrays, columns)
+    return Scores(*arrays, columns, scores.absent)
 
 
 def join_scores(parts):
@@ -435,7 +435,7 @@ def join_scores(parts):
     columns = parts[0].columns
     if columns is not None:
         columns = {name: np.concatenate([q.columns[name] for q in parts]) for name in columns}
-    return Scores(*arrays, columns)
+    return Scores(*arrays, columns, parts[0].absent)  # the targets' columns: the same in every block
 
 
 def statistics(spec, X, y=None, *, feature_names=None):
@@ -540,7 +540,7 @@ def build_result(spec, out, data, feature_names, opts):
         options=opts,
         names=None if feature_names is None or callable(feature_names) else np.asarray(feature_names, dtype=object),
         names_loader=feature_names if callable(feature_names) else None,
-        model=spec.fitted(data) if spec.fitted is not None and isinstance(data, Target) else None,
+        model=spec.fitted(data, **opts) if spec.fitted is not None and isinstance(data, Target) else None,
     )
 
 

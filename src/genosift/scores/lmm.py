@@ -23,7 +23,12 @@ squares on ``W y``, ``W (1, Z)`` and ``W x``, so a block of features is fitted b
 - the likelihood-ratio statistic ``m log(rss_null / rss)`` (the contrasts' likelihoods, the
   log-determinant being the same under both at fixed ``h2``) and its chi2(1) p-value.
 
-A binary phenotype is modelled as a number (0/1), as pyseer does.
+A binary phenotype (0/1) is by default tested in the logistic mixed model instead
+(``model="auto"``; ``genosift.scores.glmm``: penalised quasi-likelihood, each feature's score test
+calibrated by a saddlepoint approximation): the linear model of a 0/1 phenotype passes lineage
+markers, whose variation off the lineages lies in a handful of samples, far below any
+genome-wide threshold on populations where no locus is causal. ``model="linear"`` tests a binary
+phenotype as a number, as pyseer's ``--lmm`` does (the same p-values).
 
 The kinship is fitted scaled to a mean diagonal of 1 (``K n / trace(K)``, after any negative
 eigenvalues are taken as 0), as pyseer, FaST-LMM and GCTA scale theirs: a positive multiple of
@@ -42,10 +47,13 @@ import numpy as np
 from scipy import optimize, special
 
 from ._base import Scores, ratio, register, stack_scores
+from .glmm import LogisticNull, glmm_tests
+from .options import Choice
 from .regression import COLLINEAR, least_squares_fits, orthonormal
 
 __all__ = ["EXACT_TOL", "FLAT_TOL", "NEGATIVE_TOL", "SIMILARITY_TOL", "Heritability", "NullModel", "check_kinship",
-           "check_phenotype", "check_similarity", "heritability", "kinship_by_ids", "lmm", "lmm_many", "null_model",
+           "MODELS", "check_phenotype", "check_similarity", "heritability", "kinship_by_ids", "lmm", "lmm_many",
+           "logistic_model", "logistic_null_model", "null_model",
            "target_heritability"]
 
 _FITTING = threading.Lock()
@@ -264,11 +272,12 @@ class _Fits:
     def __init__(self):
         self.kinship = self.S = self.U = None
         self.nulls = {}  # Target (by identity) -> NullModel
+        self.logistic = {}  # Target (by identity) -> glmm.LogisticNull
 
     def eigen(self, kinship):
         if kinship is not self.kinship:
             self.kinship = self.S = self.U = None
-            self.nulls = {}
+            self.nulls, self.logistic = {}, {}
             S, U = np.linalg.eigh(kinship)
             _warn_negative(S)
             S = np.maximum(S, 0.0)  # rounding below zero of a PSD kinship
@@ -339,14 +348,7 @@ def _fit_null(target, S, U):
         raise ValueError(f"A mixed model on {UC.shape[1] - 1} covariate(s) and a feature needs more than "
                          f"{UC.shape[1] + 1} samples; got {target.n_samples}. Use fewer covariates or more samples.")
     if _explains_nothing(S, UC):
-        from ..core.messages import FixError, PythonText
-
-        raise FixError("The kinship explains nothing here: off the intercept and covariates it is zero or the same "
-                       "for every sample (a kinship of one value throughout, or the identity), so h2 is not "
-                       "identifiable and a mixed model is ordinary regression. Give the samples' kinship with "
-                       "{kinship} (for example {kinship_of_data}), or score by ordinary regression ({method}).",
-                       owner="score", kinship=FixError.ANY, kinship_of_data=PythonText("genosift.kinship(X)"),
-                       method="regression")
+        _refuse_flat()
     fit = _heritability(S, Uy, UC)
     h2 = fit.h2
     scale = 1.0 / np.sqrt(h2 * S + (1.0 - h2))
@@ -355,6 +357,17 @@ def _fit_null(target, S, U):
     yr = yr - Q @ (Q.T @ yr)
     yr = yr - Q @ (Q.T @ yr)
     return NullModel(fit, U.T, scale, Q, yr, float(yr @ yr))
+
+
+def _refuse_flat():
+    from ..core.messages import FixError, PythonText
+
+    raise FixError("The kinship explains nothing here: off the intercept and covariates it is zero or the same "
+                       "for every sample (a kinship of one value throughout, or the identity), so h2 is not "
+                       "identifiable and a mixed model is ordinary regression. Give the samples' kinship with "
+                       "{kinship} (for example {kinship_of_data}), or score by ordinary regression ({method}).",
+                       owner="score", kinship=FixError.ANY, kinship_of_data=PythonText("genosift.kinship(X)"),
+                       method="regression")
 
 
 def _rotated(target, U):
@@ -469,17 +482,57 @@ def heritability(kinship, y, *, covariates=None):
     return target_heritability(target)
 
 
+MODELS = ("auto", "linear", "logistic")
+
+
+def logistic_model(target, model="auto"):
+    """Whether ``target`` is tested in the logistic mixed model: ``model="logistic"``, or
+    ``"auto"`` with a target of 0s and 1s (both present)."""
+    if model == "linear":
+        return False
+    values = np.asarray(target.values, dtype=np.float64)
+    binary = bool(np.isin(values, (0.0, 1.0)).all()) and 0 < values.sum() < values.size
+    if model == "logistic" and not binary:
+        from ..core.messages import FixError
+
+        raise FixError("The logistic mixed model takes a binary target (0/1, both present); this one is not. Use "
+                       "the linear mixed model ({model}) for a numeric target.", owner="lmm", model="linear")
+    return binary
+
+
+def logistic_null_model(target):
+    """The null logistic mixed model of ``target`` (``genosift.scores.glmm.LogisticNull``), fitted
+    once for all its blocks: on the kinship's nearest positive semi-definite matrix (its
+    negative eigenvalues, beyond rounding with a warning, taken as 0), scaled to a mean diagonal of 1."""
+    with _FITTING:
+        S, U = _LAST.eigen(target.kinship)
+        null = _LAST.logistic.get(target)
+        if null is None:
+            check_phenotype(target.values, target.covariates, owner="the mixed model")
+            n = target.n_samples
+            C = np.ones((n, 1)) if target.covariates is None else np.column_stack([np.ones(n), target.covariates])
+            if _explains_nothing(S, U.T @ C):
+                _refuse_flat()
+            null = _LAST.logistic[target] = LogisticNull(target.values, C, (U * S) @ U.T)
+        return null
+
+
 def target_heritability(target):
     """``heritability`` of a ``Target`` with its kinship (and covariates): its null model's."""
     return null_model(target).heritability
 
 
-def fitted_model(target):
-    """What the method fitted once for all features: the null model's REML ``h2`` (the one its
-    tests use), its standard error, the likelihood-ratio test of ``h2 > 0`` and the maximised
-    restricted log-likelihood."""
+def fitted_model(target, *, model="auto"):
+    """What the method fitted once for all features. The linear model: the null's REML ``h2``
+    (the one its tests use), its standard error, the likelihood-ratio test of ``h2 > 0`` and the
+    maximised restricted log-likelihood. The logistic model: ``tau``, the random effect's variance
+    on the logit scale, and ``h2``, its share of the latent variance ``tau / (tau + pi^2 / 3)``."""
+    if logistic_model(target, model):
+        null = logistic_null_model(target)
+        return {"model": "logistic", "tau": null.tau, "h2": null.h2}
     fit = null_model(target).heritability
-    return {"h2": fit.h2, "h2_se": fit.se, "h2_lrt": fit.lrt, "h2_pvalue": fit.pvalue, "restricted_loglik": fit.loglik}
+    return {"model": "linear", "h2": fit.h2, "h2_se": fit.se, "h2_lrt": fit.lrt, "h2_pvalue": fit.pvalue,
+            "restricted_loglik": fit.loglik}
 
 
 def _tests(whitened, null, n):
@@ -498,12 +551,17 @@ def _tests(whitened, null, n):
                   columns={"beta": b, "se": se, "lrt": lrt, "lrt_pvalue": special.chdtrc(1, lrt)})
 
 
-def lmm_many(block, targets):
+def lmm_many(block, targets, *, model="auto"):
     """``lmm`` of a block for several targets that share one kinship and covariates: the block is
     rotated into the kinship's eigenbasis once (the n x n product, the bulk of the work) and
-    each target's null model weighs the rotated columns (n per column)."""
+    each target's null model weighs the rotated columns (n per column). Binary targets in the
+    logistic model are tested one after another."""
     if any(t.kinship is not targets[0].kinship for t in targets):
         raise ValueError("lmm_many fits targets that share one kinship array (scores.make_targets).")
+    logistic = [logistic_model(t, model) for t in targets]
+    if any(logistic):  # each in turn, in its own model
+        return stack_scores([lmm(block, t, model="logistic" if each else "linear")
+                             for t, each in zip(targets, logistic)])
     nulls = [null_model(t) for t in targets]
     n = targets[0].n_samples
     rotated = nulls[0].rotate @ np.asarray(block, dtype=np.float64)
@@ -513,19 +571,36 @@ def lmm_many(block, targets):
 @register(
     "lmm", invariance="affine", task="regression", streaming="blocks", pvalues=True, signed=True,
     covariates=True, kinship=True, distinct="all", fitted=fitted_model, many=lmm_many,
-    formula="y = b0 + Z g + beta x + u + e, u ~ N(0, s2 h2 K), e ~ N(0, s2 (1 - h2) I); h2 of the null by REML, "
-            "then fixed; t = beta / se(beta) by generalised least squares, two-sided p from t(n - c - 2)",
+    options={"model": Choice(*MODELS)},
+    formula="linear: y = b0 + Z g + beta x + u + e, u ~ N(0, s2 h2 K), e ~ N(0, s2 (1 - h2) I); h2 of the null by "
+            "REML, then fixed; t = beta / se(beta) by generalised least squares, two-sided p from t(n - c - 2). "
+            "logistic (a 0/1 target): logit P(y=1|u) = b0 + Z g + beta x + u, u ~ N(0, tau K); the null by "
+            "penalised quasi-likelihood; z = x'(y - mu) / sqrt(x'Px), p by the saddlepoint approximation where "
+            "|z| > 2",
     reference="Lippert et al. (2011) Nat. Methods 8:833 (FaST-LMM); Lees et al. (2018) Bioinformatics 34:4310 "
-              "(pyseer --lmm)",
+              "(pyseer --lmm); Breslow & Clayton (1993) JASA 88:9; Chen et al. (2016) AJHG 98:653 (GMMAT); "
+              "Zhou et al. (2018) Nat. Genet. 50:1335 (SAIGE)",
 )
-def lmm(block, target):
-    """Linear mixed model likelihood-ratio test of each feature, given the kinship and covariates.
+def lmm(block, target, *, model="auto"):
+    """Mixed model test of each feature, given the kinship and covariates.
 
-    ``statistic`` is ``t = beta / se``, the p-value from t(n - c - 2) as FaST-LMM's
-    ``single_snp``. Columns: ``beta`` and ``se`` (feature units), ``lrt`` (the likelihood ratio
-    of the error contrasts at the null's ``h2``) and ``lrt_pvalue`` (its chi2(1) p-value). The
-    null's REML ``h2`` and its test are the result's ``model``.
+    Parameters
+    ----------
+    model : str
+        "auto": the logistic mixed model for a target of 0s and 1s, the linear one otherwise;
+        "linear": the linear mixed model for every target (a binary one as a number, as pyseer's
+        --lmm: the same p-values); "logistic": the logistic mixed model (a binary target only).
+
+    Linear: ``statistic`` is ``t = beta / se``, the p-value from t(n - c - 2) as FaST-LMM's
+    ``single_snp``; columns ``beta`` and ``se`` (feature units), ``lrt`` (the likelihood ratio of
+    the error contrasts at the null's ``h2``) and ``lrt_pvalue`` (its chi2(1) p-value).
+    Logistic: ``statistic`` is the score's ``z``; columns ``beta`` and ``se`` (log-odds per unit of
+    the feature, one step from the null), ``score_pvalue`` (the normal approximation) and ``spa``
+    (1 where the saddlepoint approximation gave the p-value). What the null fitted (``h2``, or
+    ``tau``) is the result's ``model``.
     """
+    if logistic_model(target, model):
+        return glmm_tests(block, logistic_null_model(target))
     null = null_model(target)
     whitened = null.scale[:, None] * (null.rotate @ np.asarray(block, dtype=np.float64))
     return _tests(whitened, null, target.n_samples)
