@@ -25,7 +25,9 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 RUNS = {
-    "lmm, kinship of the k-mers": ["--method", "lmm", "--kinship-from-data"],
+    "lmm, kinship of the k-mers": ["--method", "lmm", "--kinship-from-data"],  # binary: the logistic mixed model
+    "lmm, kinship of the k-mers, linear (pyseer's model)": ["--method", "lmm", "--kinship-from-data",
+                                                            "--method-option", "model=linear"],
     "logistic, principal coordinates chosen from the scree (auto)": ["--method", "logistic", "--structure", "auto"],
     "logistic, 10 principal coordinates": ["--method", "logistic", "--structure", "10"],
     "logistic, 3 principal coordinates": ["--method", "logistic", "--structure", "3"],
