@@ -212,7 +212,8 @@ REFUSED = {
                                                                                                    float("nan"),
                                                                                                    True],
     ("linear", "max_iter"): [0, 10.0], ("linear", "random_state"): [1.5, "0", True],
-    ("logistic", "firth"): ["yes", True], ("relieff", "n_neighbors"): [0, 2.0, False],
+    ("logistic", "firth"): ["yes", True], ("lmm", "model"): ["glmm", "Linear", None],
+    ("relieff", "n_neighbors"): [0, 2.0, False],
     ("relieff", "miss_weight"): ["uniform"], ("wasserstein", "normalize"): [0, "true"],
 }
 
