@@ -394,7 +394,7 @@ def _lines(result, mask, patterns, lams, wide, rule, labelled, started, written,
         lines.append(f"  mixed model: logistic (the binary target's), tau = {model['tau']:.4g} on the logit scale "
                      f"(h2 = {model['h2']:.4f} of the latent variance; penalised quasi-likelihood on the kinship "
                      "scaled to a mean diagonal of 1; fixed for the tests); score tests, saddlepoint-calibrated "
-                     "(--method-option model=linear: pyseer's linear model)")
+                     "(the linear model of pyseer's --lmm: the method's option model=linear)")
     elif result.model and "h2" in result.model:
         model = result.model
         lines.append(f"  mixed model: h2 = {model['h2']:.4f} (REML, on the kinship scaled to a mean diagonal of 1; "
