@@ -282,7 +282,7 @@ def main(argv=None):
         "| genomes | core kb | k-mers | tested | command | wall s | peak MiB | us per k-mer |",
         "|---:|---:|---:|---:|---|---:|---:|---:|", *table, "", "## Agreement and notes", "", *notes,
         "- SEER prints chi-square p-values below about 1e-4 up to a few percent away from the exact value "
-        "(see `test_chi_square_on_all_of_seers_phenotypes_is_exact` in `tests/test_real_tools.py`), and its "
+        "(see `test_chi_square_on_all_of_seers_phenotypes_is_exact` in `tests/reference/test_real_tools.py`), and its "
         "likelihood-ratio p-values likewise; hence the lines over the printed p-values of at least 1e-4. SEER "
         "comments the k-mers it fits otherwise (bad-chisq, firth, ...), genosift flags those it fits with Firth's "
         "penalty: the ordinary fits of both are the ones comparable to the last digit. With `--covar_file`, SEER "

@@ -126,7 +126,7 @@ def main(argv=None):
                f"Python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}. "
                f"Best of {args.repeats} after one untimed call. Baseline: GenoLearn, {BASELINE:,} non-zeros/s; "
                f"target >= {TARGET:.0f}x. A 2 GB file (1,000 samples x 2,000,000 k-mers) converted and "
-               "scored in < 1 GB: `pytest -m slow tests/test_io_kmer_store.py`.\n")
+               "scored in < 1 GB: `pytest -m slow tests/unit/io/test_kmer_store.py`.\n")
     out.append("| file | what | non-zeros | file MB | seconds | M non-zeros/s | x GenoLearn | target 30x | peak bytes "
                "/ non-zero |")
     out.append("|---|---|---:|---:|---:|---:|---:|---|---:|")

@@ -105,7 +105,7 @@ STRUCTURE_FILES = {"distances": ("distances.tsv", False), "tree": ("tree.nwk", F
 NEEDS = {"tree": ("distances",), "tree_similarity": ("tree", "distances")}
 
 
-# --- the truth and the measurements (tests/test_bench_power.py checks these) -------------------------
+# --- the truth and the measurements (tests/reference/test_bench_power.py checks these) -------------------------
 
 _COMPLEMENT = str.maketrans("ACGTacgt", "TGCAtgca")
 

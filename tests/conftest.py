@@ -1,5 +1,11 @@
 """Shared test helpers: where the real data sets live and how to load them.
 
+The tests mirror the package (``unit/<package>/test_<module>.py``) beside the contract,
+robustness, reference and surface suites. Every test folder is on ``sys.path``, as pytest puts a
+test's own folder there, so a test module can take another one's builders by its base name
+(``from test_clonal import count_kmers``) whichever folder it sits in; base names are unique
+across the tree (``surface/test_architecture.py`` checks it).
+
 The real data sit beside the project at ``../shared/data`` (see its README.md). They are not part
 of the repository, so every test that needs them skips, with the reason, when the folder is not
 there (a fresh clone elsewhere). ``GENOSIFT_SHARED_DATA`` points the tests at another copy.
@@ -15,6 +21,18 @@ import pytest
 import scipy.sparse as sp
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+
+
+def _test_folders_on_path():
+    import sys
+
+    for folder in sorted({p.parent for p in TESTS.rglob("test_*.py")} - {TESTS}):
+        if str(folder) not in sys.path:
+            sys.path.append(str(folder))
+
+
+_test_folders_on_path()
 
 
 def load_benchmark(name):

@@ -1,6 +1,6 @@
 """The registered methods that score from ``X`` and ``y`` alone (and covariates, for those that take
 them), for the tests that run every method: all but the methods that need more input, the mixed
-model's kinship, whose contracts ``tests/test_lmm.py`` checks with one."""
+model's kinship, whose contracts ``tests/unit/scores/test_lmm.py`` checks with one."""
 import genosift as gs
 
 

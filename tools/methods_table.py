@@ -4,7 +4,7 @@
     python tools/methods_table.py --check   # exit 1 when the table is not the registry's
 
 A new method registered in ``genosift.scores`` appears in the table by running the first command;
-``tests/test_readme.py`` fails while the table is stale.
+``tests/surface/test_readme.py`` fails while the table is stale.
 """
 from __future__ import annotations
 

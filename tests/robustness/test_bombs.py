@@ -24,7 +24,7 @@ import pytest
 from genosift.io import compression, read, read_kmers, read_metadata
 from genosift.io.compression import MAX_LINE_BYTES, DamagedFile, LineTooLong
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 UNIT = 1 << 24  # 16 MiB of decompressed text per stream
 GIB = 1 << 30
 BOUND = 300 << 20  # the most a reader may grow beyond its warm state, in bytes

@@ -33,7 +33,7 @@ from sklearn.base import clone
 
 import genosift as gs
 
-METHODS = sorted(m for m in gs.REGISTRY if not gs.get_method(m).kinship)  # lmm: tests/test_lmm.py, with a kinship
+METHODS = sorted(m for m in gs.REGISTRY if not gs.get_method(m).kinship)  # lmm: tests/unit/scores/test_lmm.py, with a kinship
 ROW_METHODS = [m for m in METHODS if gs.get_method(m).streaming == "rows"]
 KINDS = ("normal", "levels", "counts", "sparse")
 #: rtol by method; the others use EXACT
@@ -181,7 +181,7 @@ STATISTIC_PER_UNIT = {"logistic"}
 
 def test_what_holds_instead_is_tested_for_every_method_without_invariance():
     """The methods that declare no invariance are those whose own transform tests follow."""
-    # moderated_t: tests/test_moderated.py (one scale for all features and a shift per feature)
+    # moderated_t: tests/unit/scores/test_moderated.py (one scale for all features and a shift per feature)
     assert NOT_INVARIANT == {"variance", "chi2_counts", "moderated_t"}, (
         "a method registered with invariance='none' needs a test of what holds instead of invariance")
 

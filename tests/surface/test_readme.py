@@ -3,7 +3,7 @@ documentation builds without a warning."""
 import importlib.util
 from pathlib import Path
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "methods_table.py"
+TOOL = Path(__file__).resolve().parents[2] / "tools" / "methods_table.py"
 
 
 def _tool():

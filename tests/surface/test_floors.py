@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # A pin above its declared floor needs a reason here (none today).
 ABOVE_FLOOR = {}
 

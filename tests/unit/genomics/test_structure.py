@@ -118,7 +118,7 @@ def test_every_input_form_gives_the_same_coordinates(tmp_path, monkeypatch, dens
     ids = np.array([f"s{i}" for i in range(len(X))], dtype=object)
     names = np.array([f"k{j}" for j in range(X.shape[1])], dtype=object)
     # every column counted (distinct=False), so that the copies reach the products: the distinct
-    # columns once are tests/test_structure_patterns.py's
+    # columns once are tests/unit/genomics/test_structure_patterns.py's
     ref = principal_coordinates(X, 3, samples=list(ids), metric=metric, distinct=False)
     _assert_up_to_sign(ref.to_numpy(), _reference(X, 3, metric, distinct=False)[0])
     frame = pd.DataFrame(X, index=pd.Index(ids, name="id"), columns=names)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from plain_methods import plain
-from test_io_kmer_store import same_store, write_kmers
+from test_kmer_store import same_store, write_kmers
 
 import genosift as gs
 from genosift.cli import main

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-SRC = Path(__file__).resolve().parents[1] / "src"
-MARKER = "<!-- walkthrough: tests/test_walkthrough.py runs the commands of the next block -->"
+README = Path(__file__).resolve().parents[2] / "README.md"
+SRC = Path(__file__).resolve().parents[2] / "src"
+MARKER = "<!-- walkthrough: tests/surface/test_walkthrough.py runs the commands of the next block -->"
 
 
 def walkthrough_commands():
@@ -31,7 +31,7 @@ def walkthrough_output():
     """The lines of the first score's summary that the README shows (its ``text`` block after the
     output marker)."""
     text = README.read_text(encoding="utf-8")
-    marker = "<!-- walkthrough-output: tests/test_walkthrough.py checks these lines of the first score's summary -->"
+    marker = "<!-- walkthrough-output: tests/surface/test_walkthrough.py checks these lines of the first score's summary -->"
     assert marker in text, "the README's walk-through lost its output marker"
     return re.search(r"```text\n(.*?)```", text[text.index(marker):], re.S).group(1).splitlines()
 
@@ -137,8 +137,8 @@ def test_the_readme_install_line_runs_the_walkthrough(tmp_path):
     walk-through runs needs a package the install line did not bring, and no kernel is compiled
     on the way (the install compiled them: numba's cache log says "data saved" for every kernel it
     compiles and caches). Needs the package index (run with `pytest -m slow
-    tests/test_walkthrough.py`)."""
-    root = Path(__file__).resolve().parents[1]
+    tests/surface/test_walkthrough.py`)."""
+    root = Path(__file__).resolve().parents[2]
     files = subprocess.run(["git", "-C", str(root), "ls-files"], capture_output=True, text=True, check=True)
     repo = tmp_path / "genosift"
     for name in files.stdout.split():

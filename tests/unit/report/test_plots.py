@@ -102,7 +102,7 @@ def test_structure_auto_is_recorded_and_plot_draws_its_scree(tmp_path, capsys):
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "genomics"))
     from test_structure import _clonal
 
     X = _clonal(6, 15, seed=1)

@@ -12,7 +12,7 @@ from genosift.io import Dataset, write_store
 from genosift.scores import get_method, make_target, score_blocks
 from genosift.scores.moderated import trigamma_inverse
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 CASES = {  # the columns of the R design after the intercept: covariates, then the tested one
     "classes": ([], "group"),
     "classes_covariates": (["cov_gene", "batch"], "group"),

@@ -348,7 +348,7 @@ def test_formula_like_names_are_written_verbatim_and_documented(tmp_path, capsys
     out = tmp_path / "o.tsv"
     assert _run(["score", table, "--target", "label", "-o", out], capsys)[0] == 0
     assert set(pd.read_csv(out, sep="\t")["feature"]) == {"=1+1", "@x"}
-    security = (Path(__file__).resolve().parents[1] / "SECURITY.md").read_text()
+    security = (Path(__file__).resolve().parents[2] / "SECURITY.md").read_text()
     assert "formula" in security and "**Text**" in security
 
 
@@ -400,7 +400,7 @@ def test_every_parameter_a_message_names_has_a_command_line_spelling():
     subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     options = {o for sub in subparsers.choices.values() for a in sub._actions for o in a.option_strings}
     found = set()
-    for path in (Path(__file__).resolve().parents[1] / "src" / "genosift").rglob("*.py"):
+    for path in (Path(__file__).resolve().parents[2] / "src" / "genosift").rglob("*.py"):
         text = path.read_text()
         for match in re.finditer(r"Fix(?:Exists)?Error\(", text):
             depth, end = 1, match.end()
@@ -443,7 +443,7 @@ def test_the_command_in_a_subprocess_spells_the_fix(files, tmp_path):
     import sys
     from pathlib import Path
 
-    src = str(Path(__file__).resolve().parents[1] / "src")
+    src = str(Path(__file__).resolve().parents[2] / "src")
     env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
     run = subprocess.run([sys.executable, "-m", "genosift", "score", str(files["csv"]), "--target", "label",
                           "-o", str(tmp_path / "o.tsv")], capture_output=True, text=True, env=env, timeout=120)

@@ -87,7 +87,7 @@ def test_score_command_on_kmers_loads_no_models_or_scipy_stats(tmp_path, extra):
 def test_the_first_compilation_is_announced_once(tmp_path):
     """With an empty kernel cache (a fresh install) the first run of a command says on standard
     error that it compiles its kernels; the second run, whose kernels come from the cache, says
-    nothing; --quiet says nothing either (`pytest -m slow tests/test_startup.py`)."""
+    nothing; --quiet says nothing either (`pytest -m slow tests/surface/test_startup.py`)."""
     import os
 
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))

@@ -120,8 +120,8 @@ def test_each_pattern_once_the_coordinates_are_the_lineages_and_the_causal_gene_
 
 
 def _readme_lines():
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    marker = "<!-- found-output: tests/test_structure_patterns.py checks these lines of its summary -->"
+    text = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    marker = "<!-- found-output: tests/unit/genomics/test_structure_patterns.py checks these lines of its summary -->"
     assert marker in text, "the README lost the example that finds the gene"
     lines = re.search(r"```text\n(.*?)```", text[text.index(marker):], re.S).group(1).splitlines()
     assert len(lines) == 3

@@ -191,7 +191,7 @@ def _counts_and_kinship(seed, n=60, p=23):
 
 
 def test_the_registry_contracts_hold_with_a_kinship(monkeypatch):
-    """What tests/test_contract.py and tests/test_properties.py check of every method, for the
+    """What tests/contract/test_contract.py and tests/contract/test_properties.py check of every method, for the
     mixed model with its kinship: result conventions, every in-memory form, block widths, NaN
     named, rows and columns permuted, affine maps of a feature, threads."""
     from genosift.core import engine

@@ -8,7 +8,7 @@ import genosift as gs
 from genosift.core import engine
 from genosift.scores import tie_key
 
-#: The mixed model needs a kinship: its contracts are tested in tests/test_lmm.py, with one.
+#: The mixed model needs a kinship: its contracts are tested in tests/unit/scores/test_lmm.py, with one.
 METHODS = sorted(m for m in gs.REGISTRY if not gs.get_method(m).kinship)
 KINSHIP_METHODS = sorted(m for m in gs.REGISTRY if gs.get_method(m).kinship)
 #: Methods whose score may be negative: ReliefF weights lie in [-1, 1] (a feature that differs more

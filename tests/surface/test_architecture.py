@@ -11,7 +11,7 @@ import ast
 import re
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 #: Lowest first. A module may import modules of its own layer or of a lower one.
 LAYERS = {
@@ -253,3 +253,26 @@ def test_every_command_is_a_parse_and_one_job():
     for module, allowed in COMMANDS.items():
         used = {b for a, b in EDGES if a == module and not b.startswith("genosift.cli")}
         assert used <= allowed, f"{module} reaches past the jobs: {sorted(used - allowed)}"
+
+
+TESTS = Path(__file__).resolve().parents[1]
+
+#: The suites beside ``unit/`` (which mirrors the package: ``unit/<package>/test_<module>.py``).
+SUITES = {"unit", "contract", "robustness", "reference", "surface", "data"}
+
+
+def test_the_tests_mirror_the_package_beside_four_suites():
+    """``tests/`` holds its shared fixtures and helpers loose (at most 10 files), the unit tests in
+    ``unit/<package>/`` (a package of ``genosift`` each) and the contract, robustness, reference
+    and surface suites; a test file's name is unique across the tree (pytest imports each by its
+    base name)."""
+    loose = [p.name for p in TESTS.iterdir() if p.is_file()]
+    assert len(loose) <= 10, f"{len(loose)} files loose in tests/: put the tests in unit/<package>/ or a suite"
+    assert not [n for n in loose if n.startswith("test_")], "a test file loose in tests/: move it into a suite"
+    folders = {p.name for p in TESTS.iterdir() if p.is_dir() and not p.name.startswith((".", "__"))}
+    assert folders <= SUITES, f"unknown test folders {sorted(folders - SUITES)}: use {sorted(SUITES)}"
+    packages = {p.name for p in (SRC / "genosift").iterdir() if (p / "__init__.py").exists()}
+    units = {p.name for p in (TESTS / "unit").iterdir() if p.is_dir() and not p.name.startswith((".", "__"))}
+    assert units <= packages, f"tests/unit/{sorted(units - packages)} mirror no package of genosift"
+    names = [p.name for p in TESTS.rglob("test_*.py")]
+    assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})

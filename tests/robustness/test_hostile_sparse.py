@@ -254,7 +254,7 @@ CHILD = textwrap.dedent(r"""
     import genosift as gs
     from genosift.io import Dataset, read, write_store
     from genosift.scoring.store import score_store
-    sys.path.insert(0, {tests!r})
+    sys.path[:0] = [{here!r}, {tests!r}]
     from test_hostile_sparse import FAULTS, METHODS, _crafted, _valid
 
     warnings.simplefilter("ignore")
@@ -357,7 +357,8 @@ CHILD = textwrap.dedent(r"""
 def outcomes(tmp_path_factory):
     pytest.importorskip("anndata")
     tmp = tmp_path_factory.mktemp("hostile")
-    code = CHILD.format(tests=str(__import__("pathlib").Path(__file__).parent), tmp=str(tmp))
+    here = __import__("pathlib").Path(__file__).resolve().parent
+    code = CHILD.format(here=str(here), tests=str(here.parent), tmp=str(tmp))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"the child process ended with {proc.returncode}: {proc.stderr[-3000:]}"
     return json.loads(proc.stdout)

@@ -52,7 +52,7 @@ sys.exit(code)
 
 def _peak_bytes(args, cwd):
     """Run `genosift ARGS` as its own process; the peak resident memory of that process."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(os.path.dirname(__file__), "..", "src"),
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(os.path.dirname(__file__), "..", "..", "src"),
                                                        os.environ.get("PYTHONPATH", "")]))
     run = subprocess.run([sys.executable, "-c", _RUN, *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
