@@ -39,7 +39,7 @@ from genosift.core import engine
 from genosift.io import Dataset, write_store
 
 VARIABLE = ("seconds", "command")
-METHODS = sorted(m for m in gs.REGISTRY if not gs.get_method(m).kinship)  # lmm: tests/unit/scores/test_lmm.py, with a kinship
+METHODS = sorted(m for m in gs.REGISTRY if not gs.get_method(m).kinship)  # lmm: unit/scores/test_lmm.py
 ROW_METHODS = [m for m in METHODS if gs.get_method(m).streaming == "rows"]
 BLOCK_METHODS = [m for m in METHODS if gs.get_method(m).streaming == "blocks"]
 

@@ -33,7 +33,7 @@ from sklearn.base import clone
 
 import genosift as gs
 
-METHODS = sorted(m for m in gs.REGISTRY if not gs.get_method(m).kinship)  # lmm: tests/unit/scores/test_lmm.py, with a kinship
+METHODS = sorted(m for m in gs.REGISTRY if not gs.get_method(m).kinship)  # lmm: unit/scores/test_lmm.py
 ROW_METHODS = [m for m in METHODS if gs.get_method(m).streaming == "rows"]
 KINDS = ("normal", "levels", "counts", "sparse")
 #: rtol by method; the others use EXACT

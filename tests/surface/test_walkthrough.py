@@ -31,7 +31,8 @@ def walkthrough_output():
     """The lines of the first score's summary that the README shows (its ``text`` block after the
     output marker)."""
     text = README.read_text(encoding="utf-8")
-    marker = "<!-- walkthrough-output: tests/surface/test_walkthrough.py checks these lines of the first score's summary -->"
+    marker = ("<!-- walkthrough-output: tests/surface/test_walkthrough.py checks these lines of the first score's "
+              "summary -->")
     assert marker in text, "the README's walk-through lost its output marker"
     return re.search(r"```text\n(.*?)```", text[text.index(marker):], re.S).group(1).splitlines()
 

@@ -11,7 +11,7 @@ import genosift as gs
 from genosift.scores import check_covariates, covariate_methods
 from genosift.scoring.store import score_store
 
-METHODS = [m for m in covariate_methods() if not gs.get_method(m).kinship]  # lmm: tests/unit/scores/test_lmm.py, with a kinship
+METHODS = [m for m in covariate_methods() if not gs.get_method(m).kinship]  # lmm: unit/scores/test_lmm.py
 N, P = 48, 23
 RNG = np.random.default_rng(11)
 IDS = np.array([f"s{i:02d}" for i in range(N)], dtype=object)
