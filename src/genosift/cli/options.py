@@ -344,8 +344,6 @@ _RUN = ("threads", "quiet")
 _SELECTING = (*_LABELLED, *_SCORING, *_COVARIATES, *_KINSHIP, "top", "fdr", "threshold", "alpha", "group",
               "train-groups", "val-groups", "classes", "min-count", "chunk-bytes", "output", "force", "scheduler",
               *_RUN)
-_PHENOTYPE = "the phenotype column (in --meta, or in the data table)"
-_TOP_PAIRS = "the pairs kept, by synergy (default 1000)"
 
 #: Every command, by name, in the order ``genosift --help`` lists them.
 COMMANDS = {
@@ -393,7 +391,7 @@ COMMANDS = {
                             "Jensen-Shannon divergence of each class's joint distribution from the whole's (both in "
                             "bits), or the earth mover's distance between them on the square of presence/absence "
                             "cells"}),
-        ("top", {"default": 1000, "metavar": None, "help": _TOP_PAIRS}),
+        ("top", {"default": 1000, "metavar": None, "help": "the pairs kept, by synergy (default 1000)"}),
         "bins", "min-af", "max-af", "permutations", "seed",
         ("alpha", {"help": "the family-wise level of the Bonferroni threshold over the pairs reported (default "
                            "0.05)"}),
@@ -402,7 +400,7 @@ COMMANDS = {
     "enet": Command("every feature in one elastic-net model (logistic for two classes, linear for a number), its "
                     "penalty chosen by cross-validation: the features it keeps, their coefficients and the "
                     "out-of-fold AUC and R^2", (
-        *_INPUT, "absent-samples", "binary", "min-matched", ("target", {"help": _PHENOTYPE}), *_COVARIATES,
+        *_INPUT, "absent-samples", "binary", "min-matched", "target", *_COVARIATES,
         "mixing", "folds",
         ("group", {"help": "metadata column of groups (lineages) that the folds keep whole"}),
         "lambda", "n-lambdas", "min-ratio", "family", "min-af", "max-af", "seed", "chunk-bytes", "model-out",
@@ -411,7 +409,7 @@ COMMANDS = {
         "force", *_RUN)),
     "heritability": Command("the share of a phenotype's variance that the samples' kinship explains (REML, with its "
                             "standard error and test)", (
-        *_INPUT, "absent-samples", "binary", "min-matched", ("target", {"help": _PHENOTYPE}), *_COVARIATES,
+        *_INPUT, "absent-samples", "binary", "min-matched", "target", *_COVARIATES,
         *_KINSHIP, "chunk-bytes", *_RUN), exclusive=(_KINSHIP,)),
     "evaluate": Command("select features and fit a model for a grid of k, cross-validated", (
         *_LABELLED, "k", "model", "model-option", *_SCORING, *_COVARIATES, "cv", "metric", "seed",
