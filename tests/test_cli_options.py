@@ -129,7 +129,7 @@ _SCORE = ["score", "d.tsv", "--target", "y", "-o", "o.tsv"]
     (["--phenotypes", "p.tsv"], "pyseer's --phenotypes FILE: use --meta FILE --target COLUMN"),
     (["--kmers", "k.txt"], "pyseer's --kmers FILE: give the file as the DATA argument"),
     (["--vcf", "x.vcf"], "pyseer's --vcf FILE: give the file as the DATA argument"),
-    (["--lmm"], "pyseer's --lmm: use --method lmm (with --kinship FILE or --kinship-from-data)"),
+    (["--lmm"], "pyseer's --lmm: use --method lmm --method-option model=linear (pyseer's linear mixed model"),
     (["--similarity", "k.tsv"], "pyseer's --similarity FILE: use --kinship FILE"),
     (["--distances", "d.tsv"], "pyseer's --distances FILE: use --structure K, computed from the data themselves"),
     (["--cpu", "4"], "pyseer's --cpu N: use --threads N"),
@@ -156,7 +156,9 @@ def test_peer_hints_with_another_error_and_with_each_other(capsys):
     assert error.endswith("the following arguments are required: --target (see `genosift score --help`)")
     assert hints == ("genosift score: pyseer's --phenotypes FILE: use --meta FILE --target COLUMN; pyseer's "
                      "--kmers FILE: give the file as the DATA argument (its format is told by the file, else by "
-                     "--format); pyseer's --lmm: use --method lmm (with --kinship FILE or --kinship-from-data)")
+                     "--format); pyseer's --lmm: use --method lmm --method-option model=linear (pyseer's linear "
+                     "mixed model; lmm's default for two classes is the logistic one), with --kinship FILE or "
+                     "--kinship-from-data")
     # SEER's --struct is a prefix of four genosift options: argparse's ambiguity, with the hint
     error, hints = _hint([*_SCORE, "--struct", "s.tsv"], capsys)
     assert "ambiguous option: --struct could match --structure, --structure-metric" in error
@@ -234,3 +236,11 @@ def test_the_spelling_derived_from_the_table_is_the_former_hand_written_one():
     assert cli_spelling("select", "top", FixError.ANY) == "--top K"
     assert cli_spelling("read_vcf", "missing", "error") == "--missing-genotypes error"
     assert cli_spelling("anything", "overwrite", True) == "--force"
+
+
+def test_the_reference_page_lists_the_peer_flags_as_the_command_spells_them():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (pyseer|SEER|Scoary) \| `([^`]+)` \| (.+) \|$", page, flags=re.M)
+    assert rows == [(tool, spelled, ours) for tool, spelled, ours in PEER_FLAGS.values()]

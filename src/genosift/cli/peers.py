@@ -18,7 +18,9 @@ _PEERS = {
     ("--kmers",): ("pyseer", "FILE", _DATA),
     ("--vcf",): ("pyseer", "FILE", _DATA),
     ("--pres",): ("pyseer", "FILE", _DATA),
-    ("--lmm",): ("pyseer", "", "use --method lmm (with --kinship FILE or --kinship-from-data)"),
+    ("--lmm",): ("pyseer", "", "use --method lmm --method-option model=linear (pyseer's linear mixed model; "
+                               "lmm's default for two classes is the logistic one), with --kinship FILE or "
+                               "--kinship-from-data"),
     ("--similarity",): ("pyseer", "FILE", "use --kinship FILE"),
     ("--distances",): ("pyseer", "FILE", "use --structure K, computed from the data themselves (no distance file is "
                                          "read); or, for the mixed model, --kinship FILE"),
