@@ -358,7 +358,7 @@ COMMANDS = {
                           (("quiet", {"help": "print nothing"}),),
                           defaults={"announce_compiling": False}),  # compiling is what it is for
     "convert": Command("convert k-mer counts (or any data file) to a chunked store once", (
-        "inputs", "output", *_READING,
+        "inputs", ("output", {"help": "the store to write (suffix .gs.h5ad)"}), *_READING,
         ("meta", {"help": "metadata table (CSV/TSV) of k-mer samples to store with them"}), "absent-samples", "force",
         ("chunk-bytes", {"help": "memory budget for the counts, e.g. 512M (default 256M); k-mer counts beyond it "
                                  "are spilled to a temporary file beside the output and written in batches"}),
