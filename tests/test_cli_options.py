@@ -171,6 +171,9 @@ def test_a_near_miss_of_an_option_names_it_and_a_commands_own_flag_gets_no_hint(
     error, hints = _hint([*_SCORE, "--chunk-byte", "1M", "--threds", "2"], capsys)  # --chunk-byte: a prefix
     assert error.endswith("unrecognized arguments: --threds 2 (see `genosift score --help`)")
     assert hints == "genosift score: --threds: did you mean --threads?"
+    error, hints = _hint(["scor", "d.tsv"], capsys)
+    assert error.startswith("genosift: error: argument command: invalid choice: 'scor'")
+    assert hints == "genosift: scor: did you mean score?"
     # annotate has a --genes of its own (the gene summary): given without its value, no Scoary hint
     code, err = _usage_error(["annotate", "r.tsv", "--references", "refs.txt", "-o", "h.tsv", "--genes"], capsys)
     assert err == "genosift annotate: error: argument --genes: expected one argument (see `genosift annotate --help`)\n"

@@ -18,7 +18,7 @@ from .data import (
 from .info import demo_command, methods_command
 from .model import annotate_command, evaluate_command, plot_command, predict_command, report_command
 from .options import COMMANDS, GROUPS, OPTIONS, PROGRAM
-from .peers import peer_hints
+from .peers import command_hints, peer_hints
 from .precompile import precompile_command
 
 #: The function that runs each command of the options table.
@@ -41,8 +41,11 @@ class Parser(argparse.ArgumentParser):
 
     def parse_args(self, args=None, namespace=None):
         argv = sys.argv[1:] if args is None else list(args)
-        command = self._command_parser(argv)
+        commands = next((a.choices for a in self._actions if isinstance(a, argparse._SubParsersAction)), {})
+        command = next((commands[a] for a in argv if a in commands), self)
         command.hints = peer_hints(argv, {o for a in command._actions for o in a.option_strings})
+        if command is self:
+            command.hints += command_hints(argv, commands)
         try:
             parsed, extras = self.parse_known_args(argv, namespace)
             if extras:
@@ -50,11 +53,6 @@ class Parser(argparse.ArgumentParser):
             return parsed
         finally:
             command.hints = ()
-
-    def _command_parser(self, argv):
-        """The parser of the command named in ``argv`` (this one when none is)."""
-        commands = next((a.choices for a in self._actions if isinstance(a, argparse._SubParsersAction)), {})
-        return next((commands[a] for a in argv if a in commands), self)
 
 
 def build_parser():

@@ -77,6 +77,15 @@ def peer_hints(argv, known):
     return list(dict.fromkeys(hints))
 
 
+def command_hints(argv, commands):
+    """The command nearest to the one typed, when ``argv`` names none of ``commands``."""
+    import difflib
+
+    typed = next((a for a in argv if not a.startswith("-")), None)
+    near = difflib.get_close_matches(typed, list(commands), n=1, cutoff=0.6) if typed else []
+    return [f"{typed}: did you mean {near[0]}?"] if near else []
+
+
 def _is_number(text):
     try:
         float(text)
