@@ -248,11 +248,27 @@ def test_every_command_is_a_parse_and_one_job():
     """A command module reaches the library only through ``genosift.jobs``: every check, read,
     computation and write is a job's, which a notebook can call as the command does."""
     groups = {m for m in MODULES if m.startswith("genosift.cli.")} - {
-        "genosift.cli.parser", "genosift.cli.spelling", "genosift.cli.precompile"}
+        "genosift.cli.parser", "genosift.cli.options", "genosift.cli.values", "genosift.cli.peers",
+        "genosift.cli.spelling", "genosift.cli.precompile"}
     assert groups == set(COMMANDS), "a new command module: say in COMMANDS what it may import"
     for module, allowed in COMMANDS.items():
         used = {b for a, b in EDGES if a == module and not b.startswith("genosift.cli")}
         assert used <= allowed, f"{module} reaches past the jobs: {sorted(used - allowed)}"
+
+
+def test_every_option_is_added_by_the_one_builder():
+    """The command line's options are declared once, in the options table: ``add_argument`` is called
+    by the one function that turns a row of the table into an argument, nowhere else."""
+    calls = []
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
+            inner = {id(c) for f in ast.walk(function) if f is not function
+                     and isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) for c in ast.walk(f)}
+            calls += [(name, getattr(function, "name", None)) for node in ast.walk(function)
+                      if id(node) not in inner and isinstance(node, ast.Call)
+                      and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"]
+    assert calls == [("genosift.cli.parser", "_add_option")], calls
 
 
 TESTS = Path(__file__).resolve().parents[1]
