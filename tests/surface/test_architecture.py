@@ -292,3 +292,63 @@ def test_the_tests_mirror_the_package_beside_four_suites():
     assert units <= packages, f"tests/unit/{sorted(units - packages)} mirror no package of genosift"
     names = [p.name for p in TESTS.rglob("test_*.py")]
     assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
+
+
+def _functions():
+    """Every function and method of the package: ``(module, node, parameter names)``."""
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs) if p.arg not in ("self", "cls")]
+                yield name, node, params
+
+
+#: What a call or a test asks of an input to learn its form: these belong to the Source.
+FORM_PREDICATES = {"is_dask_collection", "is_anndata", "is_backed_anndata", "is_chunk_stream"}
+FORM_CLASSES = {"StoreRows", "Store", "Dataset"}
+
+
+def _form_tests(tree):
+    found = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            if called in FORM_PREDICATES:
+                found += 1
+            elif called == "isinstance" and len(node.args) == 2:
+                kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+                found += any((k.id if isinstance(k, ast.Name) else getattr(k, "attr", None)) in FORM_CLASSES
+                             for k in kinds)
+        elif isinstance(node, ast.Compare) and isinstance(node.left, (ast.Attribute, ast.Name)):
+            found += (node.left.attr if isinstance(node.left, ast.Attribute) else node.left.id) == "form"
+    return found
+
+
+#: Ceilings that only come down (issue 50's goals in brackets): the functions that take a memory
+#: budget as a loose parameter (20), that take more than 8 parameters (40), that are longer than
+#: 80 lines (10), and the places outside the Source's module that ask what form an input takes (0).
+CEILINGS = {"chunk_bytes": 68, "parameters": 92, "lines": 21, "form_tests": 40}
+SOURCE_MODULES = {"genosift.scoring.source"}
+
+
+def _measures():
+    functions = list(_functions())
+    return {
+        "chunk_bytes": sum("chunk_bytes" in params for _, _, params in functions),
+        "parameters": sum(len(params) > 8 for _, _, params in functions),
+        "lines": sum(node.end_lineno - node.lineno + 1 > 80 for _, node, _ in functions),
+        "form_tests": sum(_form_tests(ast.parse(path.read_text(encoding="utf-8")))
+                          for name, path in MODULES.items() if name not in SOURCE_MODULES),
+    }
+
+
+def test_the_loose_parameters_and_the_form_tests_only_come_down():
+    """Each measure of how far the input's knowledge travels outside the Source stays at or below
+    its ceiling; a change that brings one down lowers its ceiling here."""
+    measured = _measures()
+    over = {k: (v, CEILINGS[k]) for k, v in measured.items() if v > CEILINGS[k]}
+    assert not over, f"above the ceiling (measured, ceiling): {over}"
+    lowered = {k: (v, CEILINGS[k]) for k, v in measured.items() if v < CEILINGS[k]}
+    assert not lowered, f"below the ceiling: lower CEILINGS to the measured values {lowered}"
