@@ -317,6 +317,14 @@ def _open_fraction(text):
     return value
 
 
+def _renamed(new, meaning):
+    """An action refusing an option that is called ``new`` here (``meaning``: what it is), naming it."""
+    class Renamed(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            parser.error(f"{option_string} is called {new} here ({meaning}): give {new} {values}.")
+    return Renamed
+
+
 def _mixing(text):
     value = _number(text)
     if value is None or not 0 < value <= 1:
@@ -515,8 +523,12 @@ def _add_data_commands(sub):
     _add_match_option(p)
     p.add_argument("--target", required=True, help="the phenotype column (in --meta, or in the data table)")
     _add_covariate_options(p)
-    p.add_argument("--alpha", type=_mixing, default=0.5,
-                   help="the mixing of the penalties, from ridge (near 0) to lasso (1); default 0.5")
+    p.add_argument("--l1-ratio", type=_mixing, default=0.5,
+                   help="the mixing of the penalties, from ridge (near 0) to lasso (1), scikit-learn's l1_ratio "
+                        "(glmnet's and pyseer's alpha); default 0.5")
+    p.add_argument("--alpha", action=_renamed("--l1-ratio", "the mixing of the penalties; --alpha is a significance "
+                                                            "level in genosift"),
+                   default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     p.add_argument("--folds", type=_folds, default=10,
                    help="folds of the cross-validation that chooses the penalty (default 10; 0: none, the path's "
                         "last penalty)")
