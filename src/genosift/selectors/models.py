@@ -81,7 +81,7 @@ def _enet(opts, random_state, n_classes):
         raise FixError(f"The enet model is a logistic elastic net, for two classes; the labels have {n_classes}. "
                        "Choose another model, or keep two classes ({classes}).", owner="evaluate",
                        classes=FixError.ANY)
-    return ElasticNetSelector(opts["alpha"], cv=opts["folds"], lambda_choice=opts["lambda_choice"],
+    return ElasticNetSelector(opts["l1_ratio"], cv=opts["folds"], lambda_choice=opts["lambda_choice"],
                               n_lambdas=opts["n_lambdas"], family="logistic", random_state=random_state)
 
 
@@ -165,11 +165,11 @@ def is_estimator(obj):
 def check_score_func(func, params, owner, param="score_func"):
     """The registered method ``func`` names, or None for a callable; clear errors otherwise.
 
-    ``genosift.selectors.score_funcs.resolve_score_func``, and a callable takes no ``score_params``.
+    ``genosift.selectors.score_funcs.resolve_score_func``, and a callable takes no ``method_options``.
     """
     spec = resolve_score_func(func, owner, param=param, params=params)
     if spec is None and params:
-        raise ValueError(f"score_params are options of a registered method; the callable {param} of "
+        raise ValueError(f"method_options are options of a registered method; the callable {param} of "
                          f"{owner} takes none. Bind its options with functools.partial instead.")
     return spec
 
@@ -192,7 +192,7 @@ def rank_features(func, params, X, y, covariates=None):
     the features inside it.
     """
     params = dict(params or {})
-    af = check_af(params.pop("min_af", None), params.pop("max_af", None), "score_params")
+    af = check_af(params.pop("min_af", None), params.pop("max_af", None), "method_options")
     if callable(func):
         scores, pvalues = callable_scores(func, X, y)
         tested = None if af is None else af_tested(carriers(X) / X.shape[0], af)
@@ -203,7 +203,7 @@ def rank_features(func, params, X, y, covariates=None):
         ranking = order if tested is None else order[tested[order]]
     else:
         bounds = {} if af is None else {"min_af": af[0], "max_af": af[1]}
-        res = score(X, y, method=func, covariates=covariates, **bounds, **params)
+        res = score(X, y, method=func, covariates=covariates, **bounds, method_options=params)
         scores, pvalues, ranking = res.scores, res.pvalues, res.ranking[:res.n_tested]
     if not ranking.size:
         raise ValueError(f"No feature of the {X.shape[0]} samples scored has an allele frequency in "
