@@ -149,8 +149,8 @@ def _large_results():
     yield gs.Profile("classes", np.array(["R", "S"]), np.array([250, 250]), rng.random((2, p)), rng.random((2, p)),
                      rng.normal(size=p), None, names)
     yield ClonalPopulation([f"genome_{i}" for i in range(5_000)], [Path(f"/tmp/g{i}.fa") for i in range(5_000)],
-                           Path("/tmp/population/genomes.txt"), Path("/tmp/population/phenotype.tsv"), None, "ACGT" * 500,
-                           {i: ["ACGT" * 250] * 20 for i in range(8)}, 3)
+                           Path("/tmp/population/genomes.txt"), Path("/tmp/population/phenotype.tsv"), None,
+                           "ACGT" * 500, {i: ["ACGT" * 250] * 20 for i in range(8)}, 3)
     yield Heritability(0.41, 0.08, 12.5, 2e-4, -123.4)
     yield lineages
     yield LineageEffects(lineages, rng.integers(0, 60, size=p), rng.uniform(-1, 1, size=p))
