@@ -197,7 +197,7 @@ def test_every_option_is_described(name):
 def test_check_options_in_python():
     assert check_options("relieff", {"n_neighbors": 3}) == {"n_neighbors": 3, "miss_weight": "prior"}
     with pytest.raises(ValueError, match=r"The 'n_neighbors' option of method 'relieff' must be an int >= 1\. "
-                                         r"Got -1 instead \(a keyword of genosift\.score\)"):
+                                         r"Got -1 instead \(in the method_options of genosift\.score\)"):
         check_options("relieff", {"n_neighbors": -1})
     with pytest.raises(TypeError, match=r"unknown option\(s\) \['k'\]"):
         check_options("relieff", {"k": 3})

@@ -48,7 +48,7 @@ def check_options(method, options):
     spec = get_method(method)
     defaults = spec.options
     unknown = sorted(set(options) - set(defaults))
-    fields = dict(owner="check_options", method_options=PythonText("the method_options of genosift.score"),
+    fields = dict(owner="check_options", method_options=PythonText("in the method_options of genosift.score"),
                   describe=PythonText(f"genosift.scores.describe({spec.name!r})", spec.name))
     if unknown:
         listed = ", ".join(f"{k} (default {v!r})" for k, v in defaults.items())
