@@ -268,6 +268,11 @@ def test_alpha_for_the_mixing_is_refused_naming_l1_ratio():
         gs.ElasticNetSelector(alpha=0.3)
     with pytest.raises(TypeError, match=r"The 'alpha' parameter of enet is called 'l1_ratio'"):
         gs.jobs.enet(None, "out.tsv", alpha=0.3)
+    from genosift.selectors.models import make_model
+
+    with pytest.raises(ValueError, match=r"for model 'enet'.*'alpha' is called 'l1_ratio'"):
+        make_model("enet", options={"alpha": 0.3})
+    assert make_model("enet", options={"l1_ratio": 0.3}).l1_ratio == 0.3
     assert "alpha" not in gs.ElasticNetSelector().get_params()
     assert gs.ElasticNetSelector(0.3).get_params()["l1_ratio"] == 0.3
 

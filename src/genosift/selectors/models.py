@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._anndata import AnnDataTransformMixin
 from ..core.choices import METRICS, MODELS  # noqa: F401  (re-exported by genosift.selectors)
 from ..core.messages import FixError, plain
-from ..core.validation import check_finite, param_error
+from ..core.validation import RENAMED, check_finite, param_error
 from ..scores import af_tested, carriers, check_af, rank_order
 from ..scoring import score
 from .score_funcs import callable_scores, resolve_score_func
@@ -59,7 +59,10 @@ def make_model(name="logistic", *, options=None, random_state=0, sparse=False, n
     opts = dict(MODELS[name])
     unknown = sorted(set(options or {}) - set(opts))
     if unknown:
-        raise ValueError(f"Unknown option(s) {unknown} for model {name!r}; its options are {sorted(opts)}.")
+        renamed = [f"{old!r} is called {RENAMED[old][0]!r} ({RENAMED[old][1]})" for old in unknown
+                   if old in RENAMED and RENAMED[old][0] in opts]
+        raise ValueError(f"Unknown option(s) {unknown} for model {name!r}; its options are {sorted(opts)}"
+                         + (f": {'; '.join(renamed)}." if renamed else "."))
     opts.update(options or {})
     if name == "random_forest":
         return RandomForestClassifier(random_state=random_state, n_jobs=n_jobs, **opts)
