@@ -56,7 +56,7 @@ def run(rows, checks, quick=False):
     tiny = np.ascontiguousarray(X[:40, :64])  # JIT warm-up, same dtype and layout
     for method in ("wasserstein", "jensen_shannon", "dcor"):
         gs.score(tiny, y[:40], method=method)
-    gs.score(tiny, y[:40], method="wasserstein", normalize=False)
+    gs.score(tiny, y[:40], method="wasserstein", method_options={"normalize": False})
     gs.score(tiny, y_num[:40], method="dcor")
 
     runner.log("distances: floor np.sort(X, axis=0)")
@@ -68,7 +68,7 @@ def run(rows, checks, quick=False):
     results = {}
     for label, kwargs, target in (
         ("wasserstein", dict(method="wasserstein"), y),
-        ("wasserstein, normalize=False", dict(method="wasserstein", normalize=False), y),
+        ("wasserstein, normalize=False", dict(method="wasserstein", method_options={"normalize": False}), y),
         ("jensen_shannon", dict(method="jensen_shannon"), y),
         ("dcor (labels, discrete metric)", dict(method="dcor"), y),
         ("dcor (numeric y)", dict(method="dcor"), y_num),

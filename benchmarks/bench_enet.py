@@ -258,7 +258,7 @@ def main():
                     theirs = objective(y, B[0] + X @ B[1:], lam_r, penalties(B[1:] * sd[:, None], 0.5, ridge), True)
                     design, inverse = MemoryDesign.of(X)
                     common = lam_r[:min(lam_r.size, lambdas.size)]
-                    mine = elastic_net(design, y, logistic=True, alpha=0.5, lambdas=common, cv=None, inverse=inverse,
+                    mine = elastic_net(design, y, logistic=True, l1_ratio=0.5, lambdas=common, cv=None, inverse=inverse,
                                        tol=1e-10)
                     ours_obj = objective(y, mine.intercept + X @ mine.coef, common,
                                          penalties(mine.coef.toarray() * sd[:, None], 0.5, np.ones(sd.size)), True)
@@ -276,9 +276,9 @@ def main():
             (folder / "peer.py").write_text(PEER)
             design, _ = MemoryDesign.of(X)
             started = time.perf_counter()
-            fit_path(design, y, logistic=True, alpha=0.5, lambdas=ten, stop_early=False)
+            fit_path(design, y, logistic=True, l1_ratio=0.5, lambdas=ten, stop_early=False)
             mine_secs = time.perf_counter() - started
-            path = fit_path(design, y, logistic=True, alpha=0.5, lambdas=ten, stop_early=False, tol=1e-10)
+            path = fit_path(design, y, logistic=True, l1_ratio=0.5, lambdas=ten, stop_early=False, tol=1e-10)
             intercept, B, _ = in_data_units(path, design)
             mine = objective(y, intercept + design.dot(B), ten, penalties(path.beta, 0.5, path.ridge), True)
             checks.append(f"{label}: one path of 10 penalties without CV, genosift {mine_secs:.2f} s (in process; "

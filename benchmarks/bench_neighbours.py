@@ -58,7 +58,7 @@ def run_vs_skrebate(rows, checks, quick):
     X, y = _data(np.random.default_rng(runner.SEED), n, p, 2)
     _warm_up(X, y)
     runner.log(f"relieff: genosift on {n} x {p}")
-    t_gs, res = runner.measure(lambda: gs.score(X, y, method="relieff", n_neighbors=K))
+    t_gs, res = runner.measure(lambda: gs.score(X, y, method="relieff", method_options={"n_neighbors": K}))
     try:
         from skrebate import ReliefF
     except ImportError:
@@ -97,7 +97,7 @@ def run_large_n(rows, checks, quick):
     X, y = _data(np.random.default_rng(runner.SEED + 1), n, p, 3)
     _warm_up(X, y)
     runner.log(f"relieff: genosift on {n} x {p}")
-    t_gs, res = runner.measure(lambda: gs.score(X, y, method="relieff", n_neighbors=K), repeats=1)
+    t_gs, res = runner.measure(lambda: gs.score(X, y, method="relieff", method_options={"n_neighbors": K}), repeats=1)
     nn_mb = n * n * 8 / 2**20
     limit = 4 * engine.BLOCK_BYTES / 2**20  # distances of a row block, plus a few column blocks
     ok = t_gs.peak_mb < limit

@@ -8,7 +8,7 @@
 The public names are imported on first use (PEP 562), so that ``import genosift`` and the
 ``genosift`` command start fast: scikit-learn, numba and scipy.stats load only when needed.
 """
-from importlib import import_module
+from importlib import import_module as _import_module
 
 from ._version import __version__
 
@@ -78,9 +78,9 @@ __all__ = [
 def __getattr__(name):
     """Import a public name (or the ``io`` or ``jobs`` subpackage) on first use and keep it."""
     if name in ("io", "jobs"):
-        value = import_module("." + name, __name__)
+        value = _import_module("." + name, __name__)
     elif name in _PUBLIC:
-        value = getattr(import_module(_PUBLIC[name], __name__), name)
+        value = getattr(_import_module(_PUBLIC[name], __name__), name)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
@@ -88,4 +88,6 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(__all__))
+    """The public names and the module's dunders: not its private helpers, nor the subpackages that
+    importing a public name loads as a side effect (``genosift.scoring``...)."""
+    return sorted(set(__all__) | {name for name in globals() if name.startswith("__") and name.endswith("__")})

@@ -346,7 +346,7 @@ def _provenance(result):
 
     if isinstance(result, ScoreResult):
         info = {"method": result.method, "n_samples": int(result.n_samples)}
-        options = {k: v for k, v in result.options.items() if simple(v)}
+        options = {k: v for k, v in result.method_options.items() if simple(v)}
     else:
         info = {"selector": type(result).__name__}
         options = {k: v for k, v in result.get_params(deep=False).items() if simple(v)}

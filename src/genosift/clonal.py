@@ -57,6 +57,10 @@ class ClonalPopulation:
     reference: Path = None
     annotation: Path = None
 
+    def __repr__(self):
+        return (f"ClonalPopulation(n_genomes={len(self.samples)}, n_lineages={len(self.lineage_genes)}, "
+                f"confounded_lineage={self.confounded_lineage}, directory={str(self.file_list.parent)!r})")
+
 
 def simulate_clonal_population(directory, *, n_genomes=60, n_lineages=4, core_length=3000, lineage_snps=60,
                                private_snps=3, genes_per_lineage=3, n_random_genes=4, gene_length=400,

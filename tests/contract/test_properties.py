@@ -210,10 +210,10 @@ def test_invariant_to_positive_affine_maps_of_a_feature(method, data):
     assume(_same_order(X, T))  # rounding of a x + b never merges two values here, but check
     options = MONOTONE_INVARIANT.get(method, {})
     rtol = {"linear": 1e-5, "logistic": 1e-6}.get(method, 1e-7)
-    got = gs.score(T, y, method=method, **options)
+    got = gs.score(T, y, method=method, method_options=options)
     if method in STATISTIC_PER_UNIT:
         got = replace(got, statistic=got.statistic * a)
-    assert_same(gs.score(X, y, method=method, **options), got, rtol)
+    assert_same(gs.score(X, y, method=method, method_options=options), got, rtol)
 
 
 MONOTONE_MAPS = {
@@ -232,7 +232,8 @@ def test_rank_and_bin_scores_invariant_to_increasing_maps(method, data, name):
     T = MONOTONE_MAPS[name](X)
     assume(_same_order(X, T))
     options = MONOTONE_INVARIANT[method]
-    assert_same(gs.score(X, y, method=method, **options), gs.score(T, y, method=method, **options), 1e-12)
+    assert_same(gs.score(X, y, method=method, method_options=options),
+                gs.score(T, y, method=method, method_options=options), 1e-12)
 
 
 @PROPERTY
@@ -270,7 +271,7 @@ def test_raw_wasserstein_scales_by_a_and_ignores_shifts(data):
     a, b = data.draw(affine(X.shape[1]))
     T = a * X + b
     assume(_same_order(X, T))
-    ref, moved = (gs.score(M, y, method="wasserstein", normalize=False) for M in (X, T))
+    ref, moved = (gs.score(M, y, method="wasserstein", method_options={"normalize": False}) for M in (X, T))
     np.testing.assert_allclose(moved.scores, a * ref.scores, rtol=1e-8, atol=1e-12 * a.max(), equal_nan=True)
 
 

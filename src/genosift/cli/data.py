@@ -97,10 +97,11 @@ def pairs_command(args):
 def enet_command(args):
     from .. import jobs
 
-    print(jobs.enet(samples_of(args), args.output, covariates=covariates_of(args), alpha=args.alpha, folds=args.folds,
-                    lambda_choice=args.lambda_choice, n_lambdas=args.n_lambdas, min_ratio=args.min_ratio,
-                    family=args.family, min_af=args.min_af, max_af=args.max_af, seed=args.seed,
-                    chunk_bytes=args.chunk_bytes, model=args.model, force=args.force, command=command_line()))
+    print(jobs.enet(samples_of(args), args.output, covariates=covariates_of(args), l1_ratio=args.l1_ratio,
+                    folds=args.folds, lambda_choice=args.lambda_choice, n_lambdas=args.n_lambdas,
+                    min_ratio=args.min_ratio, family=args.family, min_af=args.min_af, max_af=args.max_af,
+                    seed=args.seed, chunk_bytes=args.chunk_bytes, model=args.model, force=args.force,
+                    command=command_line()))
     return 0
 
 

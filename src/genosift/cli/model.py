@@ -10,7 +10,7 @@ def evaluate_command(args):
 
     run = jobs.evaluate(samples_of(args), args.output, **scoring_of(args), ks=args.k, model=args.model,
                         model_options=args.model_option or {}, cv=args.cv, metric=args.metric, seed=args.seed,
-                        threads=args.threads, covariates=covariates_of(args), chunk_bytes=args.chunk_bytes,
+                        n_jobs=args.threads, covariates=covariates_of(args), chunk_bytes=args.chunk_bytes,
                         force=args.force, command=command_line())
     print(run)
     return 0

@@ -206,8 +206,8 @@ OPTIONS = _options(
            "samples, else 1e-4)", "method", type=values.open_fraction, metavar="R"),
     Option(("--family",), "logistic (two classes) or linear (a number); auto: logistic when the target has two "
            "values", "method", choices=["auto", "logistic", "linear"], default="auto"),
-    Option(("--alpha",), "the mixing of the penalties, from ridge (near 0) to lasso (1); default 0.5", "method",
-           name="mixing", type=values.mixing, default=0.5),
+    Option(("--l1-ratio",), "the mixing of the penalties, from ridge (near 0) to lasso (1), scikit-learn's l1_ratio "
+           "(glmnet's and pyseer's alpha); default 0.5", "method", name="mixing", type=values.mixing, default=0.5),
     # adjustment
     Option(("--covariates",), "a table (CSV/TSV) of covariates to adjust for, one row per sample, joined on the "
            "sample ids like --meta; for the methods that take covariates (`genosift methods`); text columns are "

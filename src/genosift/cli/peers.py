@@ -47,6 +47,13 @@ _PEERS = {
     ("-c", "--correction"): ("Scoary", "METHOD", _CORRECTION),
 }
 
+#: genosift's flags that a command spells otherwise: (the flag typed, the command's own) -> what it is.
+#: The hint is given where the command has the second flag and not the first.
+_RENAMED = {
+    ("--alpha", "--l1-ratio"): "the mixing of the penalties (glmnet's and pyseer's alpha, scikit-learn's l1_ratio); "
+                               "--alpha is a significance level in genosift",
+}
+
 #: A peer tool's flag -> (the tool, the flag with its value, what to type in genosift).
 PEER_FLAGS = {flag: (tool, f"{flag} {value}".strip(), ours)
               for flags, (tool, value, ours) in _PEERS.items() for flag in flags}
@@ -67,6 +74,11 @@ def peer_hints(argv, known):
             continue
         if flag.startswith("--") and sum(k.startswith(flag) for k in known) == 1:
             continue  # an abbreviation argparse takes
+        renamed = [(new, what) for (old, new), what in _RENAMED.items() if old == flag and new in known]
+        if renamed:
+            new, what = renamed[0]
+            hints.append(f"{flag} is called {new} here ({what}): give {new} {_value_after(argv, arg)}".rstrip())
+            continue
         if flag in PEER_FLAGS:
             tool, spelled, ours = PEER_FLAGS[flag]
             hints.append(f"{tool}'s {spelled}: {ours}")
@@ -84,6 +96,14 @@ def command_hints(argv, commands):
     typed = next((a for a in argv if not a.startswith("-")), None)
     near = difflib.get_close_matches(typed, list(commands), n=1, cutoff=0.6) if typed else []
     return [f"{typed}: did you mean {near[0]}?"] if near else []
+
+
+def _value_after(argv, arg):
+    """The value typed with the option ``arg`` of ``argv`` (``--x=V`` or ``--x V``), or ""."""
+    if "=" in arg:
+        return arg.split("=", 1)[1]
+    at = argv.index(arg)
+    return argv[at + 1] if at + 1 < len(argv) and not argv[at + 1].startswith("--") else ""
 
 
 def _is_number(text):

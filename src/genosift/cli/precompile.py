@@ -136,7 +136,7 @@ def _api_calls():
 
     X, y, names = gs.load_golub()
     for method, options in API_CALLS:
-        gs.score(X, y, method=method, feature_names=names, **options)
+        gs.score(X, y, method=method, feature_names=names, method_options=options)
     gs.SelectKBest("chi2", k=100, min_af=0.05, max_af=0.95).fit(X > X.mean(axis=0), y)
 
 

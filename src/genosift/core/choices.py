@@ -15,7 +15,7 @@ MODELS = {
     "linear_svm": {"C": 1.0, "penalty": "l2", "max_iter": 10000, "class_weight": None},
     # the elastic net of the selected features, its penalty chosen by its own cross-validation
     # inside each training fold (genosift.ElasticNetSelector)
-    "enet": {"alpha": 0.5, "folds": 10, "lambda_choice": "min", "n_lambdas": 100},
+    "enet": {"l1_ratio": 0.5, "folds": 10, "lambda_choice": "min", "n_lambdas": 100},
 }
 #: Which way each option makes a model simpler, for the tie rule of a grid of options: "smaller"
 #: (a smaller value is simpler; None, no limit, is the least simple) or "larger". The values of an
@@ -27,7 +27,7 @@ SIMPLER = {
                                "max_leaf_nodes": "smaller", "min_samples_leaf": "larger",
                                "l2_regularization": "larger"},
     "linear_svm": {"C": "smaller"},
-    "enet": {"alpha": "larger"},
+    "enet": {"l1_ratio": "larger"},
 }
 #: What the ``importance`` of a selected feature is, per model: the L2 norm of its coefficients
 #: (over the classes), its impurity decrease in the trees, or its permutation importance (the mean

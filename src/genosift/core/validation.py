@@ -5,6 +5,8 @@ Messages name the problem and the fix, e.g. ``The 'k' parameter of SelectKBest m
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
@@ -20,6 +22,54 @@ from .sparse_check import check_sparse_matrix  # noqa: E402
 def param_error(param, owner, expected, got):
     """A ``ValueError`` in the project's one format for a bad parameter value."""
     return ValueError(f"The '{param}' parameter of {owner} must be {expected}. Got {plain(got)} instead.")
+
+
+#: The parameters renamed for one meaning per name (docs/glossary.md): old -> (new, what it is).
+#: ``alpha`` is renamed for the elastic net only; everywhere else it is a significance level.
+RENAMED = {
+    "alpha": ("l1_ratio", "the mixing of the lasso and ridge penalties, as scikit-learn names it; 'alpha' is only "
+                          "a significance level in genosift"),
+    "score_params": ("method_options", "the scoring method's options, a dict, as everywhere in genosift"),
+    "relevance_params": ("method_options", "the relevance method's options, a dict, as everywhere in genosift"),
+    "threads": ("n_jobs", "the threads of the run, as scikit-learn names them"),
+}
+
+
+def renamed_parameters(*old_names):
+    """Decorate a public function (or an estimator's ``__init__``) whose parameters ``old_names``
+    were renamed (``RENAMED``): a call with an old name is a ``TypeError`` naming the new one (not
+    Python's bare "unexpected keyword argument"). The signature stays the function's own
+    (``inspect.signature`` follows ``__wrapped__``), so scikit-learn sees only the new names."""
+    renamed = {old: RENAMED[old] for old in old_names}
+
+    def decorate(func):
+        owner = func.__qualname__.removesuffix(".__init__")
+
+        @functools.wraps(func)
+        def refusing(*args, **kwargs):
+            for old in renamed.keys() & kwargs.keys():
+                new, meaning = renamed[old]
+                raise TypeError(f"The '{old}' parameter of {owner} is called '{new}' ({meaning}). "
+                                f"Give {new}={plain(kwargs[old])} instead.")
+            return func(*args, **kwargs)
+        return refusing
+    return decorate
+
+
+def options_in_one_dict(func):
+    """Decorate a function taking a method's options as ``method_options`` (one dict): keywords it
+    does not know are a ``TypeError`` saying where a method's options go, with the call to write."""
+    parameters = inspect.signature(func).parameters
+
+    @functools.wraps(func)
+    def checked(*args, **kwargs):
+        unknown = {k: v for k, v in kwargs.items() if k not in parameters}
+        if unknown:
+            raise TypeError(f"{func.__name__}() got unknown keyword(s) {sorted(unknown)}: a method's options go in "
+                            f"one dict, method_options={plain(unknown)}; the parameters of {func.__name__} are "
+                            f"{', '.join(parameters)}.")
+        return func(*args, **kwargs)
+    return checked
 
 
 def is_int(value):

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.validation import renamed_parameters
+
 __all__ = ["EnetRun", "enet"]
 
 
@@ -25,7 +27,8 @@ class EnetRun:
         return "\n".join(self.lines)
 
 
-def enet(samples, output, *, covariates=None, alpha=0.5, folds=10, lambda_choice="min", n_lambdas=100,
+@renamed_parameters("alpha")
+def enet(samples, output, *, covariates=None, l1_ratio=0.5, folds=10, lambda_choice="min", n_lambdas=100,
          min_ratio=None, family="auto", min_af=None, max_af=None, seed=0, chunk_bytes=None, model=None, force=False,
          command=None):
     """Fit the elastic net of the target of ``samples`` on every feature (identical ones as one
@@ -44,7 +47,7 @@ def enet(samples, output, *, covariates=None, alpha=0.5, folds=10, lambda_choice
         out-of-fold metrics.
     covariates : Covariates, optional
         In the model unpenalised (and the principal coordinates of ``structure``).
-    alpha, n_lambdas, min_ratio, family : as ``genosift.ElasticNetSelector``
+    l1_ratio, n_lambdas, min_ratio, family : as ``genosift.ElasticNetSelector``
     folds : int
         Folds of the cross-validation (``samples.group_column`` keeps each group, e.g. a lineage,
         in one fold).
@@ -73,7 +76,7 @@ def enet(samples, output, *, covariates=None, alpha=0.5, folds=10, lambda_choice
 
     started = time.perf_counter()
     try:
-        check_enet_options(alpha=alpha, n_lambdas=n_lambdas, min_ratio=min_ratio, lambda_choice=lambda_choice,
+        check_enet_options(l1_ratio=l1_ratio, n_lambdas=n_lambdas, min_ratio=min_ratio, lambda_choice=lambda_choice,
                            family=family, owner="enet")
         bounds = check_af(min_af, max_af, "enet")
     except (TypeError, ValueError) as exc:
@@ -93,11 +96,11 @@ def enet(samples, output, *, covariates=None, alpha=0.5, folds=10, lambda_choice
                               samples=samples, covariates=covariates)
     check_outputs(written, force=force, inputs=inputs)
     with together(*declared):  # every output of the run, or none
-        return _run(samples, covariates, inputs, out, sidecar, model, folds, bounds, alpha, n_lambdas, min_ratio,
+        return _run(samples, covariates, inputs, out, sidecar, model, folds, bounds, l1_ratio, n_lambdas, min_ratio,
                     lambda_choice, family, seed, min_af, max_af, chunk_bytes, force, command, started)
 
 
-def _run(samples, covariates, inputs, out, sidecar, model, folds, bounds, alpha, n_lambdas, min_ratio, lambda_choice,
+def _run(samples, covariates, inputs, out, sidecar, model, folds, bounds, l1_ratio, n_lambdas, min_ratio, lambda_choice,
          family, seed, min_af, max_af, chunk_bytes, force, command, started):
     """Fit and write what ``enet`` declared (its outputs are published together)."""
     from ..core.validation import FixUsageError
@@ -124,9 +127,9 @@ def _run(samples, covariates, inputs, out, sidecar, model, folds, bounds, alpha,
     if order is not None:  # a store's rows in the file's order
         y, Z = y[order], None if Z is None else Z[order]
         groups = None if groups is None else groups[order]
-    result = elastic_net(design, y, logistic=logistic, alpha=float(alpha), n_lambdas=n_lambdas, min_ratio=min_ratio,
-                         covariates=Z, cv=folds or None, groups=groups, random_state=seed, inverse=patterns.ids,
-                         owner="enet")
+    result = elastic_net(design, y, logistic=logistic, l1_ratio=float(l1_ratio), n_lambdas=n_lambdas,
+                         min_ratio=min_ratio, covariates=Z, cv=folds or None, groups=groups, random_state=seed,
+                         inverse=patterns.ids, owner="enet")
     index = result.index(lambda_choice) if folds else result.lambdas.size - 1
     names = np.asarray(labelled.dataset.feature_names, dtype=object)
     table = _kept(result, index, names, patterns)
@@ -200,7 +203,7 @@ def _record(result, index, choice, metrics, y, logistic, classes, covariate_name
     if result.cv_mean is not None:
         chosen.update(lambda_min=float(result.lambdas[result.index_min]),
                       lambda_1se=float(result.lambdas[result.index_1se]))
-    return {"model": "logistic" if logistic else "linear", "alpha": result.alpha,
+    return {"model": "logistic" if logistic else "linear", "l1_ratio": result.l1_ratio,
             "classes": None if classes is None else [str(c) for c in classes], **chosen,
             "covariates": {name: float(b) for name, b in zip(covariate_names, result.covariate_coef[index])},
             "out_of_fold": metrics, "path": path, "kkt_checks": result.checks, "largest_working_set": result.working}
@@ -211,7 +214,7 @@ def _summary(result, index, choice, metrics, y, names, patterns, how, table, log
     model = "logistic" if logistic else "linear"
     cv = f"{len(result.folds)}-fold cross-validation" if result.folds else "no cross-validation"
     inside = "" if patterns.n_tested == names.size else f" ({patterns.n_tested:,} inside the allele-frequency range)"
-    lines = [f"elastic net ({model}, alpha {result.alpha:g}) of {target!r} on {y.size:,} samples: {names.size:,} "
+    lines = [f"elastic net ({model}, l1_ratio {result.l1_ratio:g}) of {target!r} on {y.size:,} samples: {names.size:,} "
              f"features{inside} in {patterns.n_patterns:,} distinct patterns ({how}); {result.lambdas.size} penalties, "
              f"{cv}; {seconds:.1f} s"]
     lines += [f"  {note}" for note in notes]
@@ -246,7 +249,7 @@ def _save_model(path, result, index, names, classes, labelled, samples, force):
     estimator = logistic_of(column[columns].toarray().ravel(), result.intercept[index], classes)
     info = {"features": [str(f) for f in names], "selected": [str(f) for f in names[columns]],
             "classes": [str(c) for c in classes], "method": "enet", "k": int(columns.size), "model": "enet",
-            "model_options": {"alpha": result.alpha, "lambda": float(result.lambdas[index])},
+            "model_options": {"l1_ratio": result.l1_ratio, "lambda": float(result.lambdas[index])},
             "genosift_version": __version__, "binary": bool(samples.binary),
             "training_samples": [str(s) for s in labelled.dataset.sample_ids[labelled.train]]}
     with staged(path, force=force) as tmp:

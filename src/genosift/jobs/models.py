@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.validation import FixUsageError
+from ..core.validation import FixUsageError, renamed_parameters
 from .inputs import Covariates, check_declared
 from .ranking import checked_options
 
@@ -53,8 +53,9 @@ class Reported:
         return "\n".join(self.lines)
 
 
+@renamed_parameters("threads")
 def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 100, 1000), model="logistic",
-             model_options=None, cv=5, metric="balanced_accuracy", seed=0, threads=None, min_af=None, max_af=None,
+             model_options=None, cv=5, metric="balanced_accuracy", seed=0, n_jobs=None, min_af=None, max_af=None,
              covariates=None, chunk_bytes=None, force=False, command=None):
     """Rank, select and model the labelled ``samples`` for every k of ``ks``, scored inside each
     training fold, and write the results folder ``output``: ``genosift evaluate``.
@@ -64,7 +65,7 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
     it is given. Samples with data but no label are predicted by the final model. A store stays
     on disk for the methods that can screen it (``genosift.workflow.screened``): only the top
     features of each ranking are read. The other parameters are those of
-    ``genosift.workflow.evaluate`` (``seed`` its ``random_state``, ``threads`` its ``n_jobs``) and
+    ``genosift.workflow.evaluate`` (``seed`` its ``random_state``; ``n_jobs``: ``--threads``) and
     of ``genosift.jobs.score`` (``chunk_bytes``: the memory budget of a store's reads and of k-mer
     text or dumps held in memory).
 
@@ -101,7 +102,7 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
         settings = dict(method=spec.name, ks=ks, model=model, model_options=model_options or {}, cv=cv, groups=groups,
                         validation=~labelled.train if held_out else None, metric=metric,
                         sample_ids=labelled.dataset.sample_ids, feature_names=labelled.dataset.feature_names,
-                        random_state=seed, n_jobs=threads, binary=samples.binary, score_params=opts or None,
+                        random_state=seed, n_jobs=n_jobs, binary=samples.binary, method_options=opts or None,
                         min_af=min_af, max_af=max_af, covariates=frame,
                         unlabelled_ids=None if others is None else others.sample_ids)
         if isinstance(labelled.dataset.X, StoreRows) and can_screen(spec):

@@ -169,7 +169,7 @@ class ScoreResult:
     feature_names : ndarray (p,)  the given names, or ``x0, x1, ...``
     n_samples : int
     classes : ndarray or None   class labels, in the order the statistics use them
-    options : dict              the method options used
+    method_options : dict       the method options used
     af : ndarray (p,) or None   allele frequency: the share of the scored samples carrying each
                                 feature (value above 0); set when an allele-frequency filter is given
     af_range : (float, float) or None   the filter ``(min_af, max_af)``: features outside it are
@@ -191,7 +191,7 @@ class ScoreResult:
     pvalues: np.ndarray | None
     n_samples: int
     classes: np.ndarray | None = None
-    options: dict = field(default_factory=dict)
+    method_options: dict = field(default_factory=dict)
     names: np.ndarray | None = field(default=None, repr=False)
     rank_key: np.ndarray | None = field(default=None, repr=False)
     names_loader: Callable[[], Sequence[str]] | None = field(default=None, repr=False)
@@ -311,7 +311,7 @@ class ScoreResult:
 
         out = {
             "method": self.method,
-            "options": dict(self.options),
+            "options": dict(self.method_options),
             "genosift_version": __version__,
             "n_samples": int(self.n_samples),
             "n_features": int(self.n_features),

@@ -48,7 +48,7 @@ def check_options(method, options):
     spec = get_method(method)
     defaults = spec.options
     unknown = sorted(set(options) - set(defaults))
-    fields = dict(owner="check_options", method_options=PythonText("a keyword of genosift.score"),
+    fields = dict(owner="check_options", method_options=PythonText("in the method_options of genosift.score"),
                   describe=PythonText(f"genosift.scores.describe({spec.name!r})", spec.name))
     if unknown:
         listed = ", ".join(f"{k} (default {v!r})" for k, v in defaults.items())
@@ -537,7 +537,7 @@ def build_result(spec, out, data, feature_names, opts):
         **result_arrays(spec, out),
         n_samples=int(data.n_samples),
         classes=data.classes if spec.task in ("classification", "any") else None,
-        options=opts,
+        method_options=opts,
         names=None if feature_names is None or callable(feature_names) else np.asarray(feature_names, dtype=object),
         names_loader=feature_names if callable(feature_names) else None,
         model=spec.fitted(data, **opts) if spec.fitted is not None and isinstance(data, Target) else None,

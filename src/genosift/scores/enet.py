@@ -6,7 +6,7 @@ the samples), is glmnet's:
 - linear: ``(1/2n) sum (y - b0 - X b)^2 + lam * P(b)``;
 - logistic: ``-(1/n) sum (y eta - log(1 + e^eta)) + lam * P(b)``, ``eta = b0 + X b``;
 
-``P(b) = sum_j alpha |b_j| + (1 - alpha) / 2 * ridge_j * b_j^2`` over the penalised columns; the
+``P(b) = sum_j l1_ratio |b_j| + (1 - l1_ratio) / 2 * ridge_j * b_j^2`` over the penalised columns; the
 columns marked ``free`` (covariates) and the intercept are not penalised. ``ridge_j`` is 1 for a
 feature and ``1/m`` for a column standing for ``m`` identical features (see
 ``genosift.scoring.enet``). The logistic fit is glmnet's: each outer step replaces the
@@ -37,7 +37,7 @@ MAX_OUTER = 100
 
 
 @njit(cache=True, nogil=True)
-def _sweep(W, r, v, beta, b0, xv, sv, lam, alpha, ridge, free, every):
+def _sweep(W, r, v, beta, b0, xv, sv, lam, l1_ratio, ridge, free, every):
     """One pass of coordinate descent (the intercept, then every column or only those in the model);
     returns ``(b0, largest weighted squared move)``."""
     m, n = W.shape
@@ -48,7 +48,7 @@ def _sweep(W, r, v, beta, b0, xv, sv, lam, alpha, ridge, free, every):
         b0 += d
         for i in range(n):
             r[i] -= d
-    l1 = lam * alpha
+    l1 = lam * l1_ratio
     for j in range(m):
         old = beta[j]
         if not every and old == 0.0 and not free[j]:
@@ -62,7 +62,7 @@ def _sweep(W, r, v, beta, b0, xv, sv, lam, alpha, ridge, free, every):
             new = u / xv[j]
         else:
             a = abs(u) - l1
-            new = 0.0 if a <= 0.0 else math.copysign(a, u) / (xv[j] + lam * (1.0 - alpha) * ridge[j])
+            new = 0.0 if a <= 0.0 else math.copysign(a, u) / (xv[j] + lam * (1.0 - l1_ratio) * ridge[j])
         d = new - old
         if d != 0.0:
             beta[j] = new
@@ -81,7 +81,7 @@ def _linear_predictor(W, beta, b0, eta):
 
 
 @njit(cache=True, nogil=True)
-def enet_fit(W, y, logistic, lam, alpha, ridge, free, beta, b0, thresh, max_sweeps):
+def enet_fit(W, y, logistic, lam, l1_ratio, ridge, free, beta, b0, thresh, max_sweeps):
     """Fit at one ``lam``, starting from ``beta`` (updated in place) and ``b0``.
 
     Returns ``(b0, sweeps, converged)``: ``converged`` is False when ``max_sweeps`` sweeps (or
@@ -116,13 +116,13 @@ def enet_fit(W, y, logistic, lam, alpha, ridge, free, beta, b0, thresh, max_swee
         old_b0 = b0
         done = False
         while sweeps < max_sweeps:
-            b0, moved = _sweep(W, r, v, beta, b0, xv, sv, lam, alpha, ridge, free, True)
+            b0, moved = _sweep(W, r, v, beta, b0, xv, sv, lam, l1_ratio, ridge, free, True)
             sweeps += 1
             if moved < thresh:
                 done = True
                 break
             while sweeps < max_sweeps:
-                b0, moved = _sweep(W, r, v, beta, b0, xv, sv, lam, alpha, ridge, free, False)
+                b0, moved = _sweep(W, r, v, beta, b0, xv, sv, lam, l1_ratio, ridge, free, False)
                 sweeps += 1
                 if moved < thresh:
                     break

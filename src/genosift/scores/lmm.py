@@ -414,8 +414,12 @@ class Heritability:
     pvalue: float
     loglik: float
 
-    def as_dict(self):
-        return {"h2": self.h2, "se": self.se, "lrt": self.lrt, "pvalue": self.pvalue}
+    def to_frame(self):
+        """The estimate as a one-row ``pandas.DataFrame`` (columns ``h2, se, lrt, pvalue, loglik``),
+        as every result's ``to_frame``: one row per phenotype when concatenated."""
+        import pandas as pd
+
+        return pd.DataFrame({name: [getattr(self, name)] for name in ("h2", "se", "lrt", "pvalue", "loglik")})
 
 
 def _heritability(S, Uy, UC):

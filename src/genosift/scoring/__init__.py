@@ -13,14 +13,15 @@ import os
 
 import numpy as np
 
-from ..core.validation import param_error
+from ..core.validation import check_options_dict, options_in_one_dict, param_error
 from ..scores import check_af, check_kinship_given, check_options, get_method, refuse_covariates
 
 __all__ = ["count_patterns", "profile", "score", "score_targets"]
 
 
+@options_in_one_dict
 def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, scheduler=None, binary=False,
-          min_af=None, max_af=None, layer=None, covariates=None, kinship=None, **options):
+          min_af=None, max_af=None, layer=None, covariates=None, kinship=None, method_options=None):
     """Score every feature of ``X`` against ``y`` with one registered method.
 
     Parameters
@@ -84,8 +85,9 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
         column per row of the store, or per sample kept); a DataFrame indexed by sample id (its
         columns the same ids) is put in the samples' order. Every input form but a stream of
         row chunks (whole columns are needed); the null model's ``h2`` is the result's ``model``.
-    **options
-        Options of the method (see ``genosift.methods()``).
+    method_options : dict, optional
+        Options of the method, by name (see ``genosift.methods()`` and
+        ``genosift.scores.describe(method)``), e.g. ``{"n_neighbors": 20}`` for ``relieff``.
 
     Returns
     -------
@@ -126,7 +128,8 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
     from .source import source
 
     spec = get_method(method)
-    opts = check_options(spec, options)
+    check_options_dict(method_options, "method_options", "score")
+    opts = check_options(spec, method_options or {})
     if not isinstance(binary, (bool, np.bool_)):
         raise param_error("binary", "score", "True or False", binary)
     bounds = check_af(min_af, max_af)
@@ -139,8 +142,9 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
     return data.score(spec, opts, bounds)
 
 
+@options_in_one_dict
 def score_targets(X, targets, *, method="regression", feature_names=None, chunk_bytes=None, binary=False,
-                  min_af=None, max_af=None, layer=None, covariates=None, kinship=None, **options):
+                  min_af=None, max_af=None, layer=None, covariates=None, kinship=None, method_options=None):
     """Score every feature of ``X`` against each of several targets (phenotypes) in one pass.
 
     The data are read once: a whole-column method (``streaming`` "blocks" in
@@ -162,7 +166,7 @@ def score_targets(X, targets, *, method="regression", feature_names=None, chunk_
         (drop the samples with a missing value first, or score those targets apart).
     method : str
         A name from ``genosift.methods()`` (default ``"regression"``).
-    feature_names, chunk_bytes, binary, min_af, max_af, layer, covariates, kinship, **options
+    feature_names, chunk_bytes, binary, min_af, max_af, layer, covariates, kinship, method_options
         As ``genosift.score``: the same for every target.
 
     Returns
@@ -185,7 +189,8 @@ def score_targets(X, targets, *, method="regression", feature_names=None, chunk_
     from .source import source
 
     spec = get_method(method)
-    opts = check_options(spec, options)
+    check_options_dict(method_options, "method_options", "score_targets")
+    opts = check_options(spec, method_options or {})
     if not isinstance(binary, (bool, np.bool_)):
         raise param_error("binary", "score_targets", "True or False", binary)
     bounds = check_af(min_af, max_af)

@@ -16,9 +16,9 @@ of the batch's last penalty would keep a large share of millions of weak feature
 matrix in memory; ``genosift.scoring.enet_store`` streams a store.
 
 Identical columns (k-mers in the same genomes) are fitted as one: with ``m`` copies of a column
-the solution gives each the same coefficient when ``alpha < 1`` (the ridge term is strictly
+the solution gives each the same coefficient when ``l1_ratio < 1`` (the ridge term is strictly
 convex), so the pattern's coefficient ``B`` (the copies' sum) is penalised by
-``alpha |B| + (1 - alpha) / (2 m) B^2``, and each copy receives ``B / m``. With ``alpha = 1`` the
+``l1_ratio |B| + (1 - l1_ratio) / (2 m) B^2``, and each copy receives ``B / m``. With ``l1_ratio = 1`` the
 lasso's solutions split ``B`` between copies in any way; the equal split is the one with the
 smallest norm, and the one returned.
 """
@@ -176,10 +176,10 @@ def deviances(y, eta, logistic):
     return ((yy - eta) ** 2).sum(axis=0)
 
 
-def penalties(beta, alpha, ridge):
+def penalties(beta, l1_ratio, ridge):
     """``P(b)`` of each column of the standardised coefficients ``beta`` (p, L) (CSC or dense)."""
     B = beta.toarray() if sp.issparse(beta) else np.asarray(beta)
-    return alpha * np.abs(B).sum(axis=0) + 0.5 * (1.0 - alpha) * (ridge[:, None] * B * B).sum(axis=0)
+    return l1_ratio * np.abs(B).sum(axis=0) + 0.5 * (1.0 - l1_ratio) * (ridge[:, None] * B * B).sum(axis=0)
 
 
 def objective(y, eta, lam, penalty, logistic):
@@ -205,7 +205,7 @@ def means(eta, logistic):
     return expit(eta) if logistic else eta
 
 
-def fit_path(design, y, *, logistic, alpha=0.5, lambdas=None, n_lambdas=100, min_ratio=None, covariates=None,
+def fit_path(design, y, *, logistic, l1_ratio=0.5, lambdas=None, n_lambdas=100, min_ratio=None, covariates=None,
              tol=1e-7, max_sweeps=100_000, stop_early=True, batch=None, screen=True):
     """The elastic-net path of ``y`` on the design's features (and unpenalised covariates).
 
@@ -236,12 +236,12 @@ def fit_path(design, y, *, logistic, alpha=0.5, lambdas=None, n_lambdas=100, min
     gamma = np.zeros(c)
     b0 = float(null_eta[0])
     if c:
-        b0, _, ok = enet_fit(Zs, y, logistic, 0.0, alpha, np.zeros(c), free_all, gamma, b0, thresh, max_sweeps)
+        b0, _, ok = enet_fit(Zs, y, logistic, 0.0, l1_ratio, np.zeros(c), free_all, gamma, b0, thresh, max_sweeps)
         _check_converged(ok, "the covariates' fit")
     eta = b0 + gamma @ Zs
     g = design.gradients(y - means(eta, logistic))[:, 0]
     checks = 1
-    lam_max = float(np.abs(g).max()) / max(alpha, 1e-3)
+    lam_max = float(np.abs(g).max()) / max(l1_ratio, 1e-3)
     if lambdas is None:
         if min_ratio is None:
             min_ratio = 0.01 if design.n_columns > n else 1e-4
@@ -266,7 +266,7 @@ def fit_path(design, y, *, logistic, alpha=0.5, lambdas=None, n_lambdas=100, min
         # the strong rule for the batch's first penalty, from the gradient at the last solution,
         # and (a batch of several penalties) the next strongest features, for the penalties after it
         out = design.usable & ~in_set
-        strong = out & (np.abs(g) >= alpha * (2.0 * lambdas[k] - prev))
+        strong = out & (np.abs(g) >= l1_ratio * (2.0 * lambdas[k] - prev))
         spare = design.spare if end - k > 1 else 0
         if spare:
             rest = np.flatnonzero(out & ~strong)
@@ -281,7 +281,7 @@ def fit_path(design, y, *, logistic, alpha=0.5, lambdas=None, n_lambdas=100, min
         trial, residuals = [], np.empty((n, end - k))
         start_b0, start = b0, beta_w.copy()
         for t in range(k, end):
-            b0, sweeps, ok = enet_fit(W, y, logistic, lambdas[t], alpha, ridge, free, beta_w, b0, thresh, max_sweeps)
+            b0, sweeps, ok = enet_fit(W, y, logistic, lambdas[t], l1_ratio, ridge, free, beta_w, b0, thresh, max_sweeps)
             _check_converged(ok, f"the fit at lambda {lambdas[t]:.6g}")
             eta = b0 + beta_w @ W
             residuals[:, t - k] = y - means(eta, logistic)
@@ -290,7 +290,7 @@ def fit_path(design, y, *, logistic, alpha=0.5, lambdas=None, n_lambdas=100, min
         checks += 1
         bad = None
         for t in range(k, end):
-            violators = design.usable & ~in_set & (np.abs(G[:, t - k]) > alpha * lambdas[t])
+            violators = design.usable & ~in_set & (np.abs(G[:, t - k]) > l1_ratio * lambdas[t])
             if violators.any():
                 bad = t
                 break
@@ -313,7 +313,7 @@ def fit_path(design, y, *, logistic, alpha=0.5, lambdas=None, n_lambdas=100, min
         else:
             b0, beta_w = start_b0, start
         if bad is not None:
-            violators = design.usable & ~in_set & (np.abs(G[:, bad - k]) > alpha * lambdas[bad])
+            violators = design.usable & ~in_set & (np.abs(G[:, bad - k]) > l1_ratio * lambdas[bad])
             working, W, beta_w = _grow(design, working, W, beta_w, np.flatnonzero(violators), in_set)
         k += accepted
     path = _path(lambdas[:len(kept["b0"])], kept, working, c, p, null_deviance, checks, largest)

@@ -80,6 +80,11 @@ class Lineages:
     covariates: tuple = ()
     notes: tuple = ()
 
+    def __repr__(self):
+        associated = [n for n, a in zip(self.names, self.associated) if a]
+        return (f"Lineages({self.model}, n_lineages={len(self.names)}, alpha={self.alpha:g}, "
+                f"associated=[{names_list(associated, limit=4)}])")
+
     @property
     def threshold(self):
         """``alpha`` over the number of lineages (Bonferroni)."""
@@ -130,6 +135,11 @@ class LineageEffects:
     best: np.ndarray
     r: np.ndarray
     min_r: float = LINEAGE_R
+
+    def __repr__(self):
+        locus, lineage = self.split(np.ones(self.best.size, dtype=bool))
+        return (f"LineageEffects({self.lineages!r}, n_features={self.best.size}, min_r={self.min_r:g}, "
+                f"lineage_effects={lineage}, locus_effects={locus})")
 
     @property
     def is_lineage(self):
@@ -216,7 +226,7 @@ def lineage_association(lineages, y, *, covariates=None, explained=None, alpha=0
         parts += [] if C is None else [C]
         Z = np.column_stack(parts) if parts else None
         try:
-            res = score(L[:, [j]], y, method=method, covariates=Z, **options)
+            res = score(L[:, [j]], y, method=method, covariates=Z, method_options=options)
         except ValueError as exc:  # the lineages separate the classes: no fit
             notes.append(f"{names[j]}: {exc}")
             continue

@@ -120,6 +120,12 @@ class PairScores:
     family_pvalue: np.ndarray | None = None
     triples: object = None
 
+    def __repr__(self):
+        best = f", best=({self.names_first[0]!s:.40}, {self.names_second[0]!s:.40})" if len(self.first) else ""
+        triples = "" if self.triples is None else f", n_triples={len(self.triples)}"
+        return (f"PairScores(method={self.method!r}, n_samples={self.n_samples}, n_features={self.n_features}, "
+                f"n_candidates={self.n_candidates}, n_pairs={self.n_pairs}, kept={len(self.first)}{best}{triples})")
+
     def bonferroni(self, alpha=0.05):
         """The p-value threshold of ``alpha`` over the pairs screened."""
         return alpha / self.n_pairs if self.n_pairs else float("nan")

@@ -46,6 +46,10 @@ class Patterns:
     n_samples: int
     feature_names: object = None
 
+    def __repr__(self):
+        return (f"Patterns(n_samples={self.n_samples}, n_features={self.n_features}, n_tested={self.n_tested}, "
+                f"n_patterns={self.n_patterns})")
+
     @property
     def n_features(self):
         return self.ids.size

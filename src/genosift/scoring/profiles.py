@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.validation import as_labels, as_matrix, is_continuous, numeric_target
+from ..core.validation import as_labels, as_matrix, is_continuous, names_list, numeric_target
 
 __all__ = ["KINDS", "Profile", "block_records", "chunk_statistic", "finish_profile", "profile_dask", "profile_matrix",
            "profile_store", "profile_stream", "records_profile", "resolve_kind", "statistic_for"]
@@ -59,6 +59,11 @@ class Profile:
     effect: object
     highest: object
     feature_names: np.ndarray
+
+    def __repr__(self):
+        classes = "" if self.classes is None else f", classes=[{names_list(list(self.classes), limit=4)}]"
+        return (f"Profile(kind={self.kind!r}{classes}, n_samples={int(np.sum(self.count))}, "
+                f"n_features={self.n_features})")
 
     @property
     def n_features(self):

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from ..core import engine
 from ..core.engine import block_width
 from ..core.messages import FixError, PythonText
-from ..core.validation import as_labels, param_error
+from ..core.validation import as_labels, check_options_dict, options_in_one_dict, param_error
 from ..io.store import Store, chunk_budget
 from ..scores import (
     CarrierTap,
@@ -150,8 +150,9 @@ def rows_kept(samples, n):
     return None if rows.size == n else rows
 
 
+@options_in_one_dict
 def score_store(source, target=None, *, method="fisher", samples=None, chunk_bytes=None, n_jobs=None,
-                scheduler=None, min_af=None, max_af=None, covariates=None, kinship=None, **options):
+                scheduler=None, min_af=None, max_af=None, covariates=None, kinship=None, method_options=None):
     """Score every feature of a store against a target, out of core.
 
     Row-mergeable methods (``streaming == "rows"`` in ``genosift.methods()``) read the store in
@@ -200,8 +201,8 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
         The samples' kinship, for the mixed model (``method="lmm"``): an array of one row and
         column per row of the store or per sample kept, or a DataFrame indexed by sample id
         (``kept_kinship``). On this machine only.
-    **options
-        Options of the method.
+    method_options : dict, optional
+        Options of the method, by name (``genosift.scores.describe(method)``).
 
     Returns
     -------
@@ -232,7 +233,8 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
     if covariates is not None:
         refuse_covariates(spec, "score_store")
     store = source if isinstance(source, Store) else Store(source)
-    opts = check_options(spec, options)
+    check_options_dict(method_options, "method_options", "score_store")
+    opts = check_options(spec, method_options or {})
     af = check_af(min_af, max_af, "score_store")
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
         raise param_error("n_jobs", "score_store", "a positive int or None", n_jobs)

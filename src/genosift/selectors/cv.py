@@ -17,7 +17,7 @@ from sklearn.utils.validation import validate_data
 from .._anndata import fit_accepts_anndata
 from ..core import engine
 from ..core.messages import FixError
-from ..core.validation import as_labels, as_matrix, check_fit_input, is_int, param_error
+from ..core.validation import as_labels, as_matrix, check_fit_input, is_int, param_error, renamed_parameters
 from ..scores import check_af
 from .folds import cv_splits
 from .models import ModelSelector, check_finite_for, check_score_func, is_estimator, rank_features, rows_ready
@@ -38,7 +38,7 @@ def check_ks(ks, n_features, owner):
     return np.unique(np.minimum(values, n_features))
 
 
-def _fold(X, y, train, test, score_func, score_params, estimators, ks, visit, bar=None, name="", covariates=None,
+def _fold(X, y, train, test, score_func, method_options, estimators, ks, visit, bar=None, name="", covariates=None,
           labels=None):
     """Score on the training rows (with their rows of ``covariates``, a ``covariate_frame``),
     then per k and per estimator fit a clone on the top-k columns (the features only) and ``visit`` it.
@@ -53,7 +53,7 @@ def _fold(X, y, train, test, score_func, score_params, estimators, ks, visit, ba
     bar.describe(f"{name}: scoring the features")
     X_train, y_train = X[train], y[train]
     try:
-        scores, _, ranking = rank_features(score_func, score_params, X_train, y_train,
+        scores, _, ranking = rank_features(score_func, method_options, X_train, y_train,
                                            None if covariates is None else covariates.iloc[train])
     except FixError as exc:  # a covariate constant or collinear on this fold's rows: say which fold
         if covariates is None:
@@ -90,7 +90,8 @@ def _aligned(values, model_classes, classes, fill):
     return out
 
 
-def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None, groups=None,
+@renamed_parameters("score_params")
+def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, method_options=None, groups=None,
                       random_state=None, min_af=None, max_af=None, covariates=None):
     """Out-of-fold predictions of ``estimator`` on the top-k features, every k from one ranking per fold.
 
@@ -111,7 +112,7 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None,
     cv : int, CV splitter or iterable of (train, test) index pairs
         An int gives that many folds: stratified for a classifier on class labels, with
         ``groups`` kept whole when given; shuffled with ``random_state`` when it is not None.
-    score_params : dict, optional
+    method_options : dict, optional
         Options of the method.
     groups : array-like (n_samples,), optional
         Group labels for the splitter.
@@ -156,7 +157,7 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None,
     >>> float(np.mean([np.mean(f["predicted"][3] == y[f["test"]]) for f in folds]))
     1.0
     """
-    folds = _cross_validate(X, y, score_func, [estimator], ks, cv, score_params=score_params, groups=groups,
+    folds = _cross_validate(X, y, score_func, [estimator], ks, cv, method_options=method_options, groups=groups,
                             random_state=random_state, min_af=min_af, max_af=max_af, covariates=covariates,
                             owner="cross_validate_ks")
     for fold in folds:  # one estimator: by k
@@ -165,7 +166,7 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, score_params=None,
     return folds
 
 
-def cross_validate_grid(X, y, *, score_func, estimators, ks, cv, labels=None, score_params=None, groups=None,
+def cross_validate_grid(X, y, *, score_func, estimators, ks, cv, labels=None, method_options=None, groups=None,
                         random_state=None, min_af=None, max_af=None, covariates=None):
     """``cross_validate_ks`` for several estimators (a grid of model options) from the same rankings.
 
@@ -191,20 +192,20 @@ def cross_validate_grid(X, y, *, score_func, estimators, ks, cv, labels=None, sc
     if labels is not None and len(labels) != len(estimators):
         raise ValueError(f"cross_validate_grid got {len(labels)} labels for {len(estimators)} estimators; "
                          "give one label per estimator, or none.")
-    return _cross_validate(X, y, score_func, list(estimators), ks, cv, score_params=score_params, groups=groups,
+    return _cross_validate(X, y, score_func, list(estimators), ks, cv, method_options=method_options, groups=groups,
                            random_state=random_state, min_af=min_af, max_af=max_af, covariates=covariates,
                            owner="cross_validate_grid", labels=labels)
 
 
-def _cross_validate(X, y, score_func, estimators, ks, cv, *, score_params, groups, random_state, min_af, max_af,
+def _cross_validate(X, y, score_func, estimators, ks, cv, *, method_options, groups, random_state, min_af, max_af,
                     covariates, owner, labels=None):
     """The checks and the folds of ``cross_validate_ks`` and ``cross_validate_grid``."""
-    spec = check_score_func(score_func, score_params, owner)
+    spec = check_score_func(score_func, method_options, owner)
     refuse_covariates_for(spec, covariates, owner)
     covariates = matched_covariates(X, covariates)
     af = check_af(min_af, max_af, owner)
     if af is not None:  # applied by rank_features on each fold's training rows
-        score_params = {**(score_params or {}), "min_af": af[0], "max_af": af[1]}
+        method_options = {**(method_options or {}), "min_af": af[0], "max_af": af[1]}
     for estimator in estimators:
         if not is_estimator(estimator):
             name = "estimator" if owner == "cross_validate_ks" else "estimators"
@@ -220,12 +221,12 @@ def _cross_validate(X, y, score_func, estimators, ks, cv, *, score_params, group
     splits = cv_splits(cv, M, y, groups, classifier, random_state, owner)
     title = "Validation split" if len(splits) == 1 else "Cross-validation"
     with engine.progress(title, total=len(splits) * len(ks) * len(estimators), unit="fits") as bar:
-        return [_one_fold(M, y, train, test, name, ks, classes, score_func, score_params, estimators, bar,
+        return [_one_fold(M, y, train, test, name, ks, classes, score_func, method_options, estimators, bar,
                           covariates, labels)
                 for (train, test), name in zip(splits, _fold_names(len(splits)))]
 
 
-def _one_fold(M, y, train, test, name, ks, classes, score_func, score_params, estimators, bar, covariates, labels):
+def _one_fold(M, y, train, test, name, ks, classes, score_func, method_options, estimators, bar, covariates, labels):
     def visit(model, X_test):
         model_classes = getattr(model, "classes_", None)
         proba = model.predict_proba(X_test) if hasattr(model, "predict_proba") else None
@@ -235,7 +236,7 @@ def _one_fold(M, y, train, test, name, ks, classes, score_func, score_params, es
             decision = None if decision is None else _aligned(decision, model_classes, classes, -np.inf)
         return model.predict(X_test), proba, decision
 
-    scores, ranking, out = _fold(M, y, train, test, score_func, score_params, estimators, ks, visit, bar, name,
+    scores, ranking, out = _fold(M, y, train, test, score_func, method_options, estimators, ks, visit, bar, name,
                                  covariates, labels)
     return {
         "train": train, "test": test, "scores": scores, "ranking": ranking, "ks": ks,
@@ -273,7 +274,7 @@ class SelectKCV(ModelSelector):
         ``random_state`` when it is not None; ``fit(X, y, groups=...)`` keeps groups whole.
     scoring : str or callable, default="balanced_accuracy"
         A name from ``sklearn.metrics.get_scorer_names()`` or ``scorer(estimator, X, y)``.
-    score_params : dict, optional
+    method_options : dict, optional
         Options of the method.
     random_state : int or None, default=None
         Seed of the fold shuffle.
@@ -305,14 +306,15 @@ class SelectKCV(ModelSelector):
     [1, 5, 50, 300]
     """
 
+    @renamed_parameters("score_params")
     def __init__(self, score_func="anova", estimator=None, *, ks=(10, 100, 1000), cv=5,
-                 scoring="balanced_accuracy", score_params=None, random_state=None):
+                 scoring="balanced_accuracy", method_options=None, random_state=None):
         self.score_func = score_func
         self.estimator = estimator
         self.ks = ks
         self.cv = cv
         self.scoring = scoring
-        self.score_params = score_params
+        self.method_options = method_options
         self.random_state = random_state
 
     def _model(self):
@@ -327,7 +329,7 @@ class SelectKCV(ModelSelector):
         """Choose k by cross-validation, then select the best k features of all rows."""
         from sklearn.metrics import check_scoring
 
-        spec = check_score_func(self.score_func, self.score_params, "SelectKCV")
+        spec = check_score_func(self.score_func, self.method_options, "SelectKCV")
         refuse_covariates_for(spec, covariates, "SelectKCV")
         covariates = matched_covariates(X, covariates)
         estimator = self._model()
@@ -350,7 +352,7 @@ class SelectKCV(ModelSelector):
         rankings = np.empty((len(splits), ks[-1]), dtype=np.intp)
         with engine.progress("Cross-validation", total=len(splits) * ks.size, unit="fits") as bar:
             for i, ((train, test), name) in enumerate(zip(splits, _fold_names(len(splits)))):
-                _, ranking, out = _fold(X, y, train, test, self.score_func, self.score_params, [estimator], ks,
+                _, ranking, out = _fold(X, y, train, test, self.score_func, self.method_options, [estimator], ks,
                                         lambda model, X_test: scorer(model, X_test, y[test]), bar, name, covariates)
                 fold_scores[i] = [out[0, int(k)] for k in ks]
                 rankings[i] = ranking[: ks[-1]]
@@ -364,7 +366,7 @@ class SelectKCV(ModelSelector):
                             **{f"split{i}_test_score": fold_scores[i] for i in range(len(splits))}}
         self.best_k_, self.best_score_ = int(ks[best]), float(mean[best])
         self.cv_splits_, self.cv_rankings_ = splits, rankings
-        self.scores_, self.pvalues_, self.ranking_ = rank_features(self.score_func, self.score_params, X, y,
+        self.scores_, self.pvalues_, self.ranking_ = rank_features(self.score_func, self.method_options, X, y,
                                                                    covariates)
         self.support_ = np.zeros(X.shape[1], dtype=bool)
         self.support_[self.ranking_[: self.best_k_]] = True

@@ -23,7 +23,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._anndata import AnnDataTransformMixin
-from ..core.validation import check_fit_input, is_int, is_real, param_error
+from ..core.validation import check_fit_input, is_int, is_real, param_error, renamed_parameters
 from ..scoring.enet import MemoryDesign, fit_path, in_data_units, means
 from .folds import cv_splits
 
@@ -51,7 +51,7 @@ class EnetResult:
     covariate_coef: np.ndarray
     dev_ratio: np.ndarray
     logistic: bool
-    alpha: float
+    l1_ratio: float
     cv_mean: np.ndarray = None
     cv_se: np.ndarray = None
     oof: np.ndarray = None
@@ -59,6 +59,11 @@ class EnetResult:
     patterns: int = 0
     checks: int = 0
     working: int = 0
+
+    def __repr__(self):
+        cv = f", folds={len(self.folds)}" if self.folds else ""
+        return (f"EnetResult({'logistic' if self.logistic else 'linear'}, l1_ratio={self.l1_ratio:g}, "
+                f"n_features={self.coef.shape[0]}, n_lambdas={self.lambdas.size}, patterns={self.patterns}{cv})")
 
     @property
     def df(self):
@@ -106,18 +111,18 @@ def _held_out_loss(y, eta, logistic):
     return (y[:, None] - eta) ** 2
 
 
-def elastic_net(design, y, *, logistic, alpha=0.5, n_lambdas=100, min_ratio=None, lambdas=None, covariates=None,
+def elastic_net(design, y, *, logistic, l1_ratio=0.5, n_lambdas=100, min_ratio=None, lambdas=None, covariates=None,
                 cv=10, groups=None, random_state=0, tol=1e-7, inverse=None, owner="elastic_net"):
     """Fit the path on every sample and cross-validate it (``cv``: k folds, a splitter or pairs;
     0 or None: no cross-validation). ``design``: a ``MemoryDesign`` or a store's; ``inverse`` maps
     each feature to its design column (None: one column per feature)."""
     y = np.asarray(y, dtype=np.float64)
     Z = None if covariates is None else np.asarray(covariates, dtype=np.float64)
-    path = fit_path(design, y, logistic=logistic, alpha=alpha, lambdas=lambdas, n_lambdas=n_lambdas,
+    path = fit_path(design, y, logistic=logistic, l1_ratio=l1_ratio, lambdas=lambdas, n_lambdas=n_lambdas,
                     min_ratio=min_ratio, covariates=Z, tol=tol)
     intercept, B, gamma = in_data_units(path, design)
     coef = B if inverse is None else sp.csc_matrix(_spread(inverse, design.copies) @ B)
-    result = EnetResult(path.lambdas, intercept, coef, gamma, path.dev_ratio, logistic, alpha,
+    result = EnetResult(path.lambdas, intercept, coef, gamma, path.dev_ratio, logistic, l1_ratio,
                         patterns=design.n_columns, checks=path.checks, working=path.working)
     if cv:
         folds = cv_splits(cv, y, y, groups, logistic, random_state, owner)
@@ -127,7 +132,7 @@ def elastic_net(design, y, *, logistic, alpha=0.5, n_lambdas=100, min_ratio=None
         sizes = np.empty(len(folds))
         for f, (train, test) in enumerate(folds):
             fitted = design.rows(train)
-            fold = fit_path(fitted, y[train], logistic=logistic, alpha=alpha, lambdas=path.lambdas,
+            fold = fit_path(fitted, y[train], logistic=logistic, l1_ratio=l1_ratio, lambdas=path.lambdas,
                             covariates=None if Z is None else Z[train], tol=tol, stop_early=False)
             oof[test] = _held_out(design, fitted, fold, test, Z)
             raw[f] = _held_out_loss(y[test], oof[test], logistic).mean(axis=0)
@@ -139,11 +144,11 @@ def elastic_net(design, y, *, logistic, alpha=0.5, n_lambdas=100, min_ratio=None
     return result
 
 
-def check_enet_options(*, alpha=0.5, n_lambdas=100, min_ratio=None, lambda_choice="min", family="auto", tol=1e-7,
+def check_enet_options(*, l1_ratio=0.5, n_lambdas=100, min_ratio=None, lambda_choice="min", family="auto", tol=1e-7,
                        owner="ElasticNetSelector"):
     """The elastic net's options checked before any data are read; a bad value is the error naming it."""
-    if not (is_real(alpha) and 0 < alpha <= 1):
-        raise param_error("alpha", owner, "a number in (0, 1]", alpha)
+    if not (is_real(l1_ratio) and 0 < l1_ratio <= 1):
+        raise param_error("l1_ratio", owner, "a number in (0, 1]", l1_ratio)
     if not (is_int(n_lambdas) and n_lambdas >= 1):
         raise param_error("n_lambdas", owner, "an int >= 1", n_lambdas)
     if min_ratio is not None and not (is_real(min_ratio) and 0 < min_ratio < 1):
@@ -228,8 +233,9 @@ class ElasticNetSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
 
     Parameters
     ----------
-    alpha : float, default=0.5
-        The mixing of the lasso (1) and ridge (0) penalties, in (0, 1].
+    l1_ratio : float, default=0.5
+        The mixing of the lasso (1) and ridge (0) penalties, in (0, 1]: scikit-learn's name
+        (glmnet and pyseer call it ``alpha``, which in genosift is only a significance level).
     n_lambdas : int, default=100
     min_ratio : float, optional
         The smallest penalty as a share of the largest (glmnet's default: 0.01 when there are more
@@ -266,9 +272,10 @@ class ElasticNetSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, alpha=0.5, *, n_lambdas=100, min_ratio=None, cv=10, lambda_choice="min", family="auto",
+    @renamed_parameters("alpha")
+    def __init__(self, l1_ratio=0.5, *, n_lambdas=100, min_ratio=None, cv=10, lambda_choice="min", family="auto",
                  random_state=0, tol=1e-7):
-        self.alpha = alpha
+        self.l1_ratio = l1_ratio
         self.n_lambdas = n_lambdas
         self.min_ratio = min_ratio
         self.cv = cv
@@ -287,7 +294,7 @@ class ElasticNetSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
 
         from .score_funcs import matched_covariates
 
-        check_enet_options(alpha=self.alpha, n_lambdas=self.n_lambdas, min_ratio=self.min_ratio,
+        check_enet_options(l1_ratio=self.l1_ratio, n_lambdas=self.n_lambdas, min_ratio=self.min_ratio,
                            lambda_choice=self.lambda_choice, family=self.family, tol=self.tol)
         covariates = matched_covariates(X, covariates)
         check_fit_input(X, y)
@@ -299,7 +306,7 @@ class ElasticNetSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
             del self.classes_
         Z = None if covariates is None else _covariate_matrix(covariates, X.shape[0])
         design, inverse = MemoryDesign.of(X)
-        self.result_ = elastic_net(design, target, logistic=logistic, alpha=float(self.alpha),
+        self.result_ = elastic_net(design, target, logistic=logistic, l1_ratio=float(self.l1_ratio),
                                    n_lambdas=self.n_lambdas, min_ratio=self.min_ratio, covariates=Z,
                                    cv=self.cv if self.cv else None, groups=groups, random_state=self.random_state,
                                    tol=self.tol, inverse=inverse, owner="ElasticNetSelector")

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._anndata import AnnDataTransformMixin
 from ..core.choices import METRICS, MODELS  # noqa: F401  (re-exported by genosift.selectors)
 from ..core.messages import FixError, plain
-from ..core.validation import check_finite, param_error
+from ..core.validation import RENAMED, check_finite, param_error
 from ..scores import af_tested, carriers, check_af, rank_order
 from ..scoring import score
 from .score_funcs import callable_scores, resolve_score_func
@@ -59,7 +59,10 @@ def make_model(name="logistic", *, options=None, random_state=0, sparse=False, n
     opts = dict(MODELS[name])
     unknown = sorted(set(options or {}) - set(opts))
     if unknown:
-        raise ValueError(f"Unknown option(s) {unknown} for model {name!r}; its options are {sorted(opts)}.")
+        renamed = [f"{old!r} is called {RENAMED[old][0]!r} ({RENAMED[old][1]})" for old in unknown
+                   if old in RENAMED and RENAMED[old][0] in opts]
+        raise ValueError(f"Unknown option(s) {unknown} for model {name!r}; its options are {sorted(opts)}"
+                         + (f": {'; '.join(renamed)}." if renamed else "."))
     opts.update(options or {})
     if name == "random_forest":
         return RandomForestClassifier(random_state=random_state, n_jobs=n_jobs, **opts)
@@ -81,7 +84,7 @@ def _enet(opts, random_state, n_classes):
         raise FixError(f"The enet model is a logistic elastic net, for two classes; the labels have {n_classes}. "
                        "Choose another model, or keep two classes ({classes}).", owner="evaluate",
                        classes=FixError.ANY)
-    return ElasticNetSelector(opts["alpha"], cv=opts["folds"], lambda_choice=opts["lambda_choice"],
+    return ElasticNetSelector(opts["l1_ratio"], cv=opts["folds"], lambda_choice=opts["lambda_choice"],
                               n_lambdas=opts["n_lambdas"], family="logistic", random_state=random_state)
 
 
@@ -165,11 +168,11 @@ def is_estimator(obj):
 def check_score_func(func, params, owner, param="score_func"):
     """The registered method ``func`` names, or None for a callable; clear errors otherwise.
 
-    ``genosift.selectors.score_funcs.resolve_score_func``, and a callable takes no ``score_params``.
+    ``genosift.selectors.score_funcs.resolve_score_func``, and a callable takes no ``method_options``.
     """
     spec = resolve_score_func(func, owner, param=param, params=params)
     if spec is None and params:
-        raise ValueError(f"score_params are options of a registered method; the callable {param} of "
+        raise ValueError(f"method_options are options of a registered method; the callable {param} of "
                          f"{owner} takes none. Bind its options with functools.partial instead.")
     return spec
 
@@ -192,7 +195,7 @@ def rank_features(func, params, X, y, covariates=None):
     the features inside it.
     """
     params = dict(params or {})
-    af = check_af(params.pop("min_af", None), params.pop("max_af", None), "score_params")
+    af = check_af(params.pop("min_af", None), params.pop("max_af", None), "method_options")
     if callable(func):
         scores, pvalues = callable_scores(func, X, y)
         tested = None if af is None else af_tested(carriers(X) / X.shape[0], af)
@@ -203,7 +206,7 @@ def rank_features(func, params, X, y, covariates=None):
         ranking = order if tested is None else order[tested[order]]
     else:
         bounds = {} if af is None else {"min_af": af[0], "max_af": af[1]}
-        res = score(X, y, method=func, covariates=covariates, **bounds, **params)
+        res = score(X, y, method=func, covariates=covariates, **bounds, method_options=params)
         scores, pvalues, ranking = res.scores, res.pvalues, res.ranking[:res.n_tested]
     if not ranking.size:
         raise ValueError(f"No feature of the {X.shape[0]} samples scored has an allele frequency in "

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._anndata import fit_accepts_anndata
 from ..core.engine import BLOCK_BYTES, block_width, column_blocks
-from ..core.validation import is_int, is_real, param_error
+from ..core.validation import is_int, is_real, param_error, renamed_parameters
 from ..scores import check_bins, discretize, n_codes
 from ..stats import ClassMoments
 from .redundancy import RankedSelector
@@ -218,7 +218,7 @@ class MRMR(RankedSelector):
         gives the plain mean with ``"difference"``. With ``relevance="anova"``,
         ``redundancy="pearson"`` and ``scheme="quotient"``, the default reproduces
         ``mrmr_selection.mrmr_classif`` (F-statistic relevance, mean ``|r|`` floored at 0.001).
-    relevance_params : dict, optional
+    method_options : dict, optional
         Options of the relevance method.
     bins, max_categories : int, default=5
         Discretisation for ``redundancy="mi"``.
@@ -253,16 +253,17 @@ class MRMR(RankedSelector):
     3     M27783_s_at      0.456       0.425  0.030
     """
 
-    _score_param, _params_param = "relevance", "relevance_params"
+    _score_param, _params_param = "relevance", "method_options"
 
+    @renamed_parameters("relevance_params")
     def __init__(self, k=50, *, relevance="anova", redundancy="pearson", scheme="difference",
-                 min_redundancy=1e-3, relevance_params=None, bins=5, max_categories=5):
+                 min_redundancy=1e-3, method_options=None, bins=5, max_categories=5):
         self.k = k
         self.relevance = relevance
         self.redundancy = redundancy
         self.scheme = scheme
         self.min_redundancy = min_redundancy
-        self.relevance_params = relevance_params
+        self.method_options = method_options
         self.bins = bins
         self.max_categories = max_categories
 

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._anndata import AnnDataTransformMixin, fit_accepts_anndata
 from ..core.engine import block_width
 from ..core.sparse_columns import take_columns
-from ..core.validation import as_matrix, default_feature_names, is_int, is_real, param_error
+from ..core.validation import as_matrix, default_feature_names, is_int, is_real, param_error, renamed_parameters
 from ..scores import rank_order
 from ..scoring import score
 from .score_funcs import (
@@ -113,7 +113,7 @@ class RankedSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
     ``_score_param`` / ``_params_param`` name the attributes holding the score and its options.
     """
 
-    _score_param, _params_param = "score_func", "score_params"
+    _score_param, _params_param = "score_func", "method_options"
 
     def _score_spec(self, params=None):
         return resolve_score_func(getattr(self, self._score_param), type(self).__name__, param=self._score_param,
@@ -144,7 +144,7 @@ class RankedSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
                                  f"score per feature, shape ({X.shape[1]},). Got shape {scores.shape} instead.")
             return X, scores, pvalues
         res = score(X, y, method=spec.name, feature_names=getattr(self, "feature_names_in_", None),
-                    covariates=covariates, **(params or {}))
+                    covariates=covariates, method_options=params)
         return X, res.scores, res.pvalues
 
     def _names(self):
@@ -224,7 +224,7 @@ class RedundancyFilter(RankedSelector):
         Number of features to keep, in [1, n_features].
     max_corr : float in [0, 1], default=0.7
         Largest absolute correlation allowed with a kept feature.
-    score_params : dict, optional
+    method_options : dict, optional
         Options of the method.
 
     Attributes
@@ -266,11 +266,12 @@ class RedundancyFilter(RankedSelector):
     3  M23197_at     4  False       X95735_at
     """
 
-    def __init__(self, score_func="fisher", *, k=25, max_corr=0.7, score_params=None):
+    @renamed_parameters("score_params")
+    def __init__(self, score_func="fisher", *, k=25, max_corr=0.7, method_options=None):
         self.score_func = score_func
         self.k = k
         self.max_corr = max_corr
-        self.score_params = score_params
+        self.method_options = method_options
 
     @fit_accepts_anndata
     def fit(self, X, y=None, covariates=None):

@@ -14,7 +14,7 @@ __all__ = ["callable_scores", "covariate_frame", "matched_covariates", "refuse_c
            "score_func_tags", "validate_scored"]
 
 
-def resolve_score_func(func, owner, *, param="score_func", params=None, params_param="score_params"):
+def resolve_score_func(func, owner, *, param="score_func", params=None, params_param="method_options"):
     """The registered method that ``func`` names, or None for a scoring callable.
 
     The one resolver of every selector's score: ``params`` (the method's options, checked as a

@@ -11,7 +11,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import validate_data
 
 from .._anndata import fit_accepts_anndata
-from ..core.validation import check_fit_input, is_int, is_real, param_error
+from ..core.validation import check_fit_input, is_int, is_real, param_error, renamed_parameters
 from ..scores import rank_order
 from .models import (
     ModelSelector,
@@ -70,7 +70,7 @@ class StabilitySelection(ModelSelector):
     sample_fraction : float in (0, 1), default=0.5
     threshold : float in (0, 1], default=0.6
         Smallest selection frequency of a kept feature.
-    score_params : dict, optional
+    method_options : dict, optional
         Options of the method.
     random_state : int, RandomState or None, default=None
         Seed of the subsamples.
@@ -91,14 +91,15 @@ class StabilitySelection(ModelSelector):
     ([0, 1, 2, 3], [1.0, 1.0, 1.0, 1.0])
     """
 
+    @renamed_parameters("score_params")
     def __init__(self, score_func="anova", *, k=50, n_resamples=100, sample_fraction=0.5, threshold=0.6,
-                 score_params=None, random_state=None):
+                 method_options=None, random_state=None):
         self.score_func = score_func
         self.k = k
         self.n_resamples = n_resamples
         self.sample_fraction = sample_fraction
         self.threshold = threshold
-        self.score_params = score_params
+        self.method_options = method_options
         self.random_state = random_state
 
     def _model(self):
@@ -106,10 +107,10 @@ class StabilitySelection(ModelSelector):
 
     def _check_params(self):
         model = self._model()
-        spec = None if model is not None else check_score_func(self.score_func, self.score_params,
+        spec = None if model is not None else check_score_func(self.score_func, self.method_options,
                                                                  "StabilitySelection")
-        if model is not None and self.score_params:
-            raise ValueError("score_params are options of a registered method; with an estimator as "
+        if model is not None and self.method_options:
+            raise ValueError("method_options are options of a registered method; with an estimator as "
                              "score_func, set its parameters on the estimator instead.")
         for name, ok, expected in (
             ("k", is_int(self.k) and self.k >= 1, "an int >= 1"),
@@ -150,7 +151,7 @@ class StabilitySelection(ModelSelector):
             if model is not None:
                 ranking = rank_order(model_importances(clone(model).fit(X[rows], y[rows])))
             else:
-                ranking = rank_features(self.score_func, self.score_params, X[rows], y[rows],
+                ranking = rank_features(self.score_func, self.method_options, X[rows], y[rows],
                                         None if covariates is None else covariates.iloc[rows])[2]
             counts[ranking[:k]] += 1
         self.frequencies_ = counts / self.n_resamples

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._anndata import AnnDataTransformMixin, fit_on_matrix, is_anndata
 from ..core.messages import plain
-from ..core.validation import as_labels, check_options_dict, is_int, is_real, param_error
+from ..core.validation import as_labels, check_options_dict, is_int, is_real, param_error, renamed_parameters
 from ..scores import (
     REGISTRY,
     LabelCoding,
@@ -52,9 +52,9 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
     outside it are not tested (NaN scores, ranked last, ``tested_`` False) and never selected.
     """
 
-    def __init__(self, score_func="anova", *, score_params=None, min_af=None, max_af=None):
+    def __init__(self, score_func="anova", *, method_options=None, min_af=None, max_af=None):
         self.score_func = score_func
-        self.score_params = score_params
+        self.method_options = method_options
         self.min_af = min_af
         self.max_af = max_af
 
@@ -110,7 +110,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
             )
         self.__dict__.pop("feature_names_in_", None)
         self.result_ = score(X, y, method=spec.name, min_af=self.min_af, max_af=self.max_af, covariates=covariates,
-                             **(self.score_params or {}))
+                             method_options=self.method_options)
         if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):  # a Dask DataFrame
             self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         elif not is_dask_collection(X):  # a file, a store or an AnnData: its names, read on first use
@@ -245,7 +245,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         self._check_params()
         spec = self._spec()
         if spec is not None:  # fit and partial_fit enter here: the options are checked before any row is read
-            check_options(spec, self.score_params or {})
+            check_options(spec, self.method_options or {})
         X, y = validate_scored(self, X, y, spec, reset=reset)
         bounds = check_af(self.min_af, self.max_af, type(self).__name__)
         if spec is None:
@@ -262,7 +262,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         names = getattr(self, "feature_names_in_", None)
         if spec.streaming != "rows":
             self.result_ = score(X, y, method=spec.name, feature_names=names, min_af=self.min_af, max_af=self.max_af,
-                                 covariates=covariates, **(self.score_params or {}))
+                                 covariates=covariates, method_options=self.method_options)
             self._keep_result()
             return self
         if reset or not hasattr(self, "_label_coding"):
@@ -272,7 +272,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         if bounds is not None:  # carriers add up over the chunks, as the statistics merge
             self.carriers_ = carriers(X) + (0 if reset else self.carriers_)
         try:
-            self.result_ = with_af(finish(spec, self._label_coding.finish(self.stats_), names, self.score_params),
+            self.result_ = with_af(finish(spec, self._label_coding.finish(self.stats_), names, self.method_options),
                                    getattr(self, "carriers_", 0), bounds)
         except ValueError as exc:
             if not partial:
@@ -286,7 +286,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         return self
 
     def _check_params(self):
-        check_options_dict(self.score_params, "score_params", type(self).__name__)
+        check_options_dict(self.method_options, "method_options", type(self).__name__)
         check_af(self.min_af, self.max_af, type(self).__name__)
 
     def _check_scored(self):
@@ -327,7 +327,7 @@ class SelectKBest(_ScoreSelector):
         A method name from ``genosift.methods()``, or ``f(X, y) -> scores`` /
         ``-> (scores, pvalues)`` as in scikit-learn.
     k : int or "all", default=10
-    score_params : dict, optional
+    method_options : dict, optional
         Options of the method.
     min_af, max_af : float in [0, 1], optional
         Allele-frequency filter (as ``genosift.score``): only features carried (value above 0)
@@ -350,8 +350,9 @@ class SelectKBest(_ScoreSelector):
     (38, 5)
     """
 
-    def __init__(self, score_func="anova", *, k=10, score_params=None, min_af=None, max_af=None):
-        super().__init__(score_func, score_params=score_params, min_af=min_af, max_af=max_af)
+    @renamed_parameters("score_params")
+    def __init__(self, score_func="anova", *, k=10, method_options=None, min_af=None, max_af=None):
+        super().__init__(score_func, method_options=method_options, min_af=min_af, max_af=max_af)
         self.k = k
 
     def _check_params(self):
@@ -384,8 +385,9 @@ class SelectPercentile(_ScoreSelector):
     31
     """
 
-    def __init__(self, score_func="anova", *, percentile=10, score_params=None, min_af=None, max_af=None):
-        super().__init__(score_func, score_params=score_params, min_af=min_af, max_af=max_af)
+    @renamed_parameters("score_params")
+    def __init__(self, score_func="anova", *, percentile=10, method_options=None, min_af=None, max_af=None):
+        super().__init__(score_func, method_options=method_options, min_af=min_af, max_af=max_af)
         self.percentile = percentile
 
     def _check_params(self):
@@ -412,8 +414,9 @@ class SelectFdr(_ScoreSelector):
     True
     """
 
-    def __init__(self, score_func="anova", *, alpha=0.05, score_params=None, min_af=None, max_af=None):
-        super().__init__(score_func, score_params=score_params, min_af=min_af, max_af=max_af)
+    @renamed_parameters("score_params")
+    def __init__(self, score_func="anova", *, alpha=0.05, method_options=None, min_af=None, max_af=None):
+        super().__init__(score_func, method_options=method_options, min_af=min_af, max_af=max_af)
         self.alpha = alpha
 
     def _check_params(self):

@@ -76,7 +76,7 @@ def _threads_capped(func):
 @_threads_capped
 def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", model_options=None, cv=5,
              groups=None, validation=None, metric="balanced_accuracy", sample_ids=None, feature_names=None,
-             score_params=None, random_state=0, n_jobs=None, binary=False, min_af=None, max_af=None, covariates=None,
+             method_options=None, random_state=0, n_jobs=None, binary=False, min_af=None, max_af=None, covariates=None,
              unlabelled=None, unlabelled_ids=None, screened=None):
     """Select features and fit a model for every k of a grid, scored inside each training fold.
 
@@ -115,7 +115,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     sample_ids, feature_names : optional
         Carried into the outputs; with ``sample_ids`` the saved model lists the ids of its
         training samples, so ``predict`` can flag them (``in_training``).
-    score_params : dict, optional
+    method_options : dict, optional
         Options of the scoring method.
     random_state : int
         Seed of the folds and of the models: the same inputs and seed give the same outputs.
@@ -191,7 +191,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
                               random_state=random_state)
     try:
         folds = cross_validate_grid(X, y, score_func=spec.name, estimators=estimators, ks=ks, cv=splits,
-                                    labels=grid.labels, score_params=score_params, random_state=random_state,
+                                    labels=grid.labels, method_options=method_options, random_state=random_state,
                                     min_af=min_af, max_af=max_af, covariates=covariates)
     except (ValueError, TypeError) as exc:  # scikit-learn refusing the value of a model option: name the fix
         fix = invalid_option(exc, grid)
@@ -213,7 +213,7 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     train = np.ones(n, dtype=bool) if validation is None else ~validation
     result, pipeline, prof, weights = _final_model(
         X, y, train, spec.name, estimators[best_setting], best_k, feature_names=feature_names,
-        score_params=score_params, min_af=min_af, max_af=max_af,
+        method_options=method_options, min_af=min_af, max_af=max_af,
         covariates=None if covariates is None else covariates.iloc[np.flatnonzero(train)])
     importance_folds = None
     if IMPORTANCE[model] == "permutation":  # on the validation folds, for the features of the final model
@@ -302,7 +302,7 @@ def evaluation_splits(y, *, cv, groups, validation, metric, random_state):
     return splits, cv_info
 
 
-def _final_model(X, y, train, method, estimator, best_k, *, feature_names, score_params, min_af, max_af,
+def _final_model(X, y, train, method, estimator, best_k, *, feature_names, method_options, min_af, max_af,
                  covariates=None):
     """The ranking, model and class profile of every training sample (``covariates``: theirs);
     the importances in ranking order."""
@@ -317,7 +317,7 @@ def _final_model(X, y, train, method, estimator, best_k, *, feature_names, score
     with engine.progress("Final model", total=2, unit="steps") as bar:
         bar.describe("Final model: scoring the training samples")
         # the selector's own scores are the ranking: the training samples are scored once
-        select = SelectKBest(method, k=best_k, score_params=score_params, min_af=min_af, max_af=max_af)
+        select = SelectKBest(method, k=best_k, method_options=method_options, min_af=min_af, max_af=max_af)
         select.fit(X_train, y_train, covariates=covariates)
         result = select.result_
         if feature_names is not None:

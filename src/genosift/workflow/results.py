@@ -97,7 +97,7 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
             "n_samples": len(ev.sample_ids),
             "n_features": int(ev.result.n_features), "has_pvalues": ev.result.pvalues is not None,
             "probabilities": bool(hasattr(ev.pipeline, "predict_proba") and ev.model_name != "linear_svm"),
-            "notes": ev.notes, "method_options": dict(ev.result.options), "importance": _importance_kind(ev),
+            "notes": ev.notes, "method_options": dict(ev.result.method_options), "importance": _importance_kind(ev),
             **({} if ev.result.af_range is None
                else {"min_af": ev.result.af_range[0], "max_af": ev.result.af_range[1]}),
             **({} if ev.result.covariates is None else {"covariates": list(ev.result.covariates)}),

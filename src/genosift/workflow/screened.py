@@ -35,7 +35,7 @@ def can_screen(spec):
 
 
 def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups=None, validation=None,
-                   metric="balanced_accuracy", random_state=0, score_params=None, min_af=None, max_af=None,
+                   metric="balanced_accuracy", random_state=0, method_options=None, min_af=None, max_af=None,
                    covariates=None, feature_names=None, unlabelled=None, chunk_bytes=None, folder=None, **options):
     """``evaluate`` of the store rows ``data`` (a ``scoring.source.StoreRows``), never holding the store.
 
@@ -74,7 +74,7 @@ def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups
     splits, _ = evaluation_splits(y, cv=cv, groups=groups, validation=validation, metric=metric,
                                   random_state=random_state)
     train = np.arange(n) if validation is None else np.flatnonzero(~np.asarray(validation, dtype=bool))
-    opts, bounds = check_options(spec, score_params or {}), check_af(min_af, max_af, "evaluate")
+    opts, bounds = check_options(spec, method_options or {}), check_af(min_af, max_af, "evaluate")
     if covariates is not None:
         refuse_covariates(spec, "evaluate")
     keep = max(max(ks), TOP_VALUES)
@@ -95,7 +95,7 @@ def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups
         others = None if unlabelled is None else unlabelled.read_columns(columns)
         names = np.asarray((store.names_loader() if feature_names is None else feature_names)[columns], dtype=object)
         ev = evaluate(X, y, method=spec.name, ks=ks, cv=cv, groups=groups, validation=validation, metric=metric,
-                      random_state=random_state, score_params=score_params, min_af=min_af, max_af=max_af,
+                      random_state=random_state, method_options=method_options, min_af=min_af, max_af=max_af,
                       covariates=covariates, feature_names=names, unlabelled=others, screened=screened, **options)
         ev.notes.append(f"The store stayed on disk: every ranking was scored from it, and the {columns.size:,} "
                         f"features in the top {keep:,} of one of them (of {p:,}) were read for the models.")

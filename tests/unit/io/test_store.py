@@ -414,6 +414,8 @@ def test_score_store_messages(scored, tmp_path):
     with pytest.raises(ValueError, match=r"Method 'auc' compares two classes, but y has 3"):
         score_store(paths["copy"], "y", method="auc")
     with pytest.raises(TypeError, match=r"Method 'fisher' got unknown option\(s\) \['k'\]"):
+        score_store(paths["copy"], "y", method_options={"k": 3})
+    with pytest.raises(TypeError, match=r"a method's options go in one dict, method_options=\{'k': 3\}"):
         score_store(paths["copy"], "y", k=3)
     with pytest.raises(ValueError, match=r"The 'method' parameter must be one of"):
         score_store(paths["copy"], "y", method="nope")

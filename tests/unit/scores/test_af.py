@@ -48,7 +48,7 @@ def _af(X):
 
 def _expected(X, y, method, lo=MIN_AF, hi=MAX_AF, **options):
     """The filtered result computed by hand: the unfiltered scores where the af is inside."""
-    plain = gs.score(X, y, method=method, **options)
+    plain = gs.score(X, y, method=method, method_options=options)
     af = _af(X)
     kept = (af >= lo) & (af <= hi)
     scores = np.where(kept, plain.scores, np.nan)

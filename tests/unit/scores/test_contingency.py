@@ -70,8 +70,8 @@ def _columns(X, step):
 
 def _check_against_scipy(X, y, codes_of, step=1, **options):
     """chi2 and mi of genosift vs scipy / sklearn on tables built from ``codes_of(column)``."""
-    chi = gs.score(X, y, method="chi2", **options)
-    info = gs.score(X, y, method="mi", **options)
+    chi = gs.score(X, y, method="chi2", method_options=options)
+    info = gs.score(X, y, method="mi", method_options=options)
     cols, A = _columns(X, step)
     n = A.shape[0]
     tested = 0
@@ -384,7 +384,7 @@ def test_bad_options_are_clear_errors(option, value):
     y = np.arange(20) % 2
     for method in ("chi2", "mi"):
         with pytest.raises(ValueError, match=f"The '{option}' option of method '{method}' must be an int >= "):
-            gs.score(X, y, method=method, **{option: value})
+            gs.score(X, y, method=method, method_options={option: value})
 
 
 def test_integer_columns_of_different_ranges_share_a_block(monkeypatch):
@@ -464,8 +464,9 @@ def test_presence_from_class_counts_equals_the_column_blocks_bit_for_bit(method,
     for y in (np.arange(M.shape[0]) % 2, rng.integers(0, 3, M.shape[0])):
         for options in ({}, {"max_categories": 1}, {"max_categories": 0, "bins": 3}, {"bins": 40, "max_categories": 0},
                         {"bins": 7, "max_categories": 9}):
-            got = gs.score(X, y, method=method, binary=binary, **options)
-            reference = blocks_only(method, lambda: gs.score(X, y, method=method, binary=binary, **options))
+            got = gs.score(X, y, method=method, binary=binary, method_options=options)
+            reference = blocks_only(method, lambda: gs.score(X, y, method=method, binary=binary,
+                                                             method_options=options))
             _same_bits(got, reference)
             n, zeros = M.shape[0], (M == 0).sum(axis=0)
             if options.get("max_categories", 5) >= 2:  # two categories wherever both values occur

@@ -62,16 +62,16 @@ def _discrete_dist(y):
 @pytest.mark.parametrize("normalize", [True, False])
 def test_wasserstein_matches_scipy_per_class(name, normalize):
     X, y = _real(name)
-    res = gs.score(X, y, method="wasserstein", normalize=normalize)
+    res = gs.score(X, y, method="wasserstein", method_options={"normalize": normalize})
     ref = np.array([_class_weighted(_u(x) if normalize else x, y, ss.wasserstein_distance) for x in X.T])
     np.testing.assert_allclose(res.statistic, ref, rtol=1e-11, atol=1e-15)
     np.testing.assert_array_equal(res.scores, res.statistic)
-    assert res.options == {"normalize": normalize}
+    assert res.method_options == {"normalize": normalize}
 
 
 def test_wasserstein_two_classes_is_scaled_distance_between_classes():
     X, y = _real("golub", 40)
-    res = gs.score(X, y, method="wasserstein", normalize=False)
+    res = gs.score(X, y, method="wasserstein", method_options={"normalize": False})
     a, b = np.unique(y)
     p0 = np.mean(y == a)
     ref = [2 * p0 * (1 - p0) * ss.wasserstein_distance(x[y == a], x[y == b]) for x in X.T]
@@ -83,8 +83,8 @@ def test_wasserstein_normalized_is_invariant_to_monotone_maps_and_sign():
     ref = gs.score(X, y, method="wasserstein").statistic
     for Z in (np.exp(X), 3.0 * X + 7.0, -X):
         np.testing.assert_allclose(gs.score(Z, y, method="wasserstein").statistic, ref, rtol=1e-12)
-    raw = gs.score(X, y, method="wasserstein", normalize=False).statistic
-    np.testing.assert_allclose(gs.score(10 * X, y, method="wasserstein", normalize=False).statistic,
+    raw = gs.score(X, y, method="wasserstein", method_options={"normalize": False}).statistic
+    np.testing.assert_allclose(gs.score(10 * X, y, method="wasserstein", method_options={"normalize": False}).statistic,
                                10 * raw, rtol=1e-12)
 
 
@@ -104,7 +104,7 @@ def _js_ref(x, y, bins):
 def test_jensen_shannon_matches_scipy_on_histograms(name, bins):
     X, y = _real(name)
     n_bins = int(np.ceil(np.log2(X.shape[0]))) + 1 if bins == "sturges" else bins
-    res = gs.score(X, y, method="jensen_shannon", bins=bins)
+    res = gs.score(X, y, method="jensen_shannon", method_options={"bins": bins})
     ref = np.array([_js_ref(x, y, n_bins) for x in X.T])
     np.testing.assert_allclose(res.statistic, ref, rtol=1e-10, atol=1e-14)
     assert ((res.statistic >= 0) & (res.statistic <= 1)).all()
@@ -116,7 +116,7 @@ def test_jensen_shannon_sturges_bins():
     X = rng.standard_normal((38, 5))
     # 38 samples: ceil(log2 38) + 1 = 7 bins
     np.testing.assert_allclose(gs.score(X, y, method="jensen_shannon").statistic,
-                               gs.score(X, y, method="jensen_shannon", bins=7).statistic, rtol=0)
+                               gs.score(X, y, method="jensen_shannon", method_options={"bins": 7}).statistic, rtol=0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -128,7 +128,7 @@ def test_dcor_matches_direct_formula_numeric_target(name):
     X, _ = _real(name, 41)
     t, X = X[:, 0], X[:, 1:]  # a real, measured numeric target: one feature against the others
     # colon's values are integers -2..2, which 'auto' would read as class labels
-    res = gs.score(X, t, method="dcor", y_metric="absolute")
+    res = gs.score(X, t, method="dcor", method_options={"y_metric": "absolute"})
     dy = _abs_dist(t)
     ref = np.array([_dcor_ref(x, dy) for x in X.T])
     np.testing.assert_allclose(res.statistic, ref, rtol=1e-9, atol=1e-12)
@@ -143,7 +143,7 @@ def test_dcor_matches_direct_formula_labels(name):
     dy = _discrete_dist(y)
     ref = np.array([_dcor_ref(x, dy) for x in X.T])
     np.testing.assert_allclose(res.statistic, ref, rtol=1e-9, atol=1e-12)
-    assert res.options == {"y_metric": "auto"}
+    assert res.method_options == {"y_metric": "auto"}
 
 
 def test_dcor_ties_in_x_and_y_large_n():
@@ -151,10 +151,10 @@ def test_dcor_ties_in_x_and_y_large_n():
     n = 1500
     t = rng.integers(0, 12, n).astype(np.float64)  # heavy ties in y
     X = np.column_stack([rng.integers(0, 4, n) + 0.1 * t, rng.poisson(2.0, n), np.round(rng.standard_normal(n), 1)])
-    res = gs.score(X, t, method="dcor", y_metric="absolute")
+    res = gs.score(X, t, method="dcor", method_options={"y_metric": "absolute"})
     dy = _abs_dist(t)
     np.testing.assert_allclose(res.statistic, [_dcor_ref(x, dy) for x in X.T], rtol=1e-9)
-    res = gs.score(X, t, method="dcor", y_metric="discrete")
+    res = gs.score(X, t, method="dcor", method_options={"y_metric": "discrete"})
     dy = _discrete_dist(t)
     np.testing.assert_allclose(res.statistic, [_dcor_ref(x, dy) for x in X.T], rtol=1e-9)
 
@@ -164,14 +164,16 @@ def test_dcor_auto_metric_and_binary_agreement():
     codes = np.unique(y, return_inverse=True)[1]
     # integer labels 0..3 look like classes: 'auto' is the discrete metric
     auto = gs.score(X, codes, method="dcor").statistic
-    np.testing.assert_allclose(auto, gs.score(X, codes, method="dcor", y_metric="discrete").statistic, rtol=0)
-    absolute = gs.score(X, codes, method="dcor", y_metric="absolute").statistic
+    discrete = gs.score(X, codes, method="dcor", method_options={"y_metric": "discrete"})
+    np.testing.assert_allclose(auto, discrete.statistic, rtol=0)
+    absolute = gs.score(X, codes, method="dcor", method_options={"y_metric": "absolute"}).statistic
     np.testing.assert_allclose(absolute, [_dcor_ref(x, _abs_dist(codes)) for x in X.T], rtol=1e-9)
     assert not np.allclose(auto, absolute)
     # two classes: |y_i - y_j| and 1[y_i != y_j] are proportional, so both metrics agree
     b = (codes >= 2).astype(int)
-    np.testing.assert_allclose(gs.score(X, b, method="dcor", y_metric="absolute").statistic,
-                               gs.score(X, b, method="dcor", y_metric="discrete").statistic, rtol=1e-10)
+    np.testing.assert_allclose(gs.score(X, b, method="dcor", method_options={"y_metric": "absolute"}).statistic,
+                               gs.score(X, b, method="dcor", method_options={"y_metric": "discrete"}).statistic,
+                               rtol=1e-10)
 
 
 def test_dcor_is_invariant_to_shift_scale_and_sign():
@@ -210,7 +212,7 @@ def test_perfect_separator_beats_noise():
     w = gs.score(X, y, method="wasserstein").statistic
     # perfectly separated classes: W1(u | 0, u | 1) = 1/2, so the score is 2 p0 p1 / 2
     np.testing.assert_allclose(w[[0, 3]], p0 * (1 - p0), rtol=1e-12)
-    raw = gs.score(X, y, method="wasserstein", normalize=False).statistic
+    raw = gs.score(X, y, method="wasserstein", method_options={"normalize": False}).statistic
     np.testing.assert_allclose(raw[3], 2 * p0 * (1 - p0), rtol=1e-12)
     d = gs.score(X, y, method="dcor").statistic
     assert d[3] == pytest.approx(1.0, abs=1e-12)
@@ -254,16 +256,16 @@ def test_bad_options_are_clear_errors():
     for bins in (1, 0, 2.5, "auto", True):
         with pytest.raises(ValueError, match="The 'bins' option of method 'jensen_shannon' must be one of 'sturges' "
                                              "or an int >= 2"):
-            gs.score(X, y, method="jensen_shannon", bins=bins)
+            gs.score(X, y, method="jensen_shannon", method_options={"bins": bins})
     with pytest.raises(ValueError, match="The 'normalize' option of method 'wasserstein' must be True or False"):
-        gs.score(X, y, method="wasserstein", normalize="yes")
+        gs.score(X, y, method="wasserstein", method_options={"normalize": "yes"})
     with pytest.raises(ValueError, match="The 'y_metric' option of method 'dcor' must be one of 'auto', 'absolute', "
                                          "'discrete'. Got 'euclidean'"):
-        gs.score(X, y, method="dcor", y_metric="euclidean")
+        gs.score(X, y, method="dcor", method_options={"y_metric": "euclidean"})
     with pytest.raises(ValueError, match="needs a numeric y.*'discrete'"):
-        gs.score(X, y, method="dcor", y_metric="absolute")
+        gs.score(X, y, method="dcor", method_options={"y_metric": "absolute"})
     with pytest.raises(ValueError, match="needs class labels.*continuous"):
-        gs.score(X, np.linspace(0.5, 3.3, X.shape[0]), method="dcor", y_metric="discrete")
+        gs.score(X, np.linspace(0.5, 3.3, X.shape[0]), method="dcor", method_options={"y_metric": "discrete"})
     with pytest.raises(ValueError, match="continuous"):
         gs.score(X, np.linspace(0.5, 3.3, X.shape[0]), method="wasserstein")
 

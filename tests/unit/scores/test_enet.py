@@ -166,7 +166,7 @@ def test_kkt_conditions_hold_at_every_penalty(logistic, alpha):
     X, y01, numeric = _population(3, n=90, p=2000)
     y = y01 if logistic else numeric
     design, _ = MemoryDesign.of(X)
-    path = fit_path(design, y, logistic=logistic, alpha=alpha, tol=1e-12)
+    path = fit_path(design, y, logistic=logistic, l1_ratio=alpha, tol=1e-12)
     assert path.lambdas.size >= 30
     assert _kkt(design, path, y, logistic, alpha) < 1e-3
     # the screen: the working set stays far below the features
@@ -181,9 +181,9 @@ def test_screening_gives_the_fit_of_every_feature(logistic, batch):
     X, y01, numeric = _population(4, n=100, p=800)
     y = y01 if logistic else numeric
     design, _ = MemoryDesign.of(X)
-    screened = fit_path(design, y, logistic=logistic, alpha=0.5, tol=1e-13, batch=batch)
+    screened = fit_path(design, y, logistic=logistic, l1_ratio=0.5, tol=1e-13, batch=batch)
 
-    full = fit_path(design, y, logistic=logistic, alpha=0.5, tol=1e-13, lambdas=screened.lambdas,
+    full = fit_path(design, y, logistic=logistic, l1_ratio=0.5, tol=1e-13, lambdas=screened.lambdas,
                     stop_early=False, screen=False)
     assert full.working == design.usable.sum()
     o1 = objective(y, _eta(design, screened), screened.lambdas, penalties(screened.beta, 0.5, screened.ridge), logistic)
@@ -205,8 +205,8 @@ def test_patterns_give_the_fit_of_the_features():
     collapsed, inverse = MemoryDesign.of(X)
     assert collapsed.n_columns == 300
     expanded = MemoryDesign(X, np.ones(X.shape[1]))
-    a = elastic_net(collapsed, y, logistic=True, alpha=0.4, n_lambdas=30, cv=None, tol=1e-13, inverse=inverse)
-    b = elastic_net(expanded, y, logistic=True, alpha=0.4, lambdas=a.lambdas, cv=None, tol=1e-13)
+    a = elastic_net(collapsed, y, logistic=True, l1_ratio=0.4, n_lambdas=30, cv=None, tol=1e-13, inverse=inverse)
+    b = elastic_net(expanded, y, logistic=True, l1_ratio=0.4, lambdas=a.lambdas, cv=None, tol=1e-13)
     np.testing.assert_allclose(a.intercept + X @ a.coef, b.intercept + X @ b.coef, atol=1e-4)
     np.testing.assert_allclose(a.coef.toarray(), b.coef.toarray(), atol=1e-4)
     np.testing.assert_array_equal(a.coef[100:200].toarray(), a.coef[:100].toarray())
@@ -215,7 +215,7 @@ def test_patterns_give_the_fit_of_the_features():
 def test_glmnet_defaults_of_the_path():
     X, y, _ = _population(6)
     design, _ = MemoryDesign.of(X)
-    path = fit_path(design, y, logistic=True, alpha=0.5, n_lambdas=100)
+    path = fit_path(design, y, logistic=True, l1_ratio=0.5, n_lambdas=100)
     # the first penalty keeps every feature out, the next lets one in; the sequence is geometric
     # down to 1% (more features than samples)
     assert path.df[0] == 0 and path.df[1] >= 1
@@ -251,13 +251,30 @@ def test_groups_keep_a_lineage_in_one_fold():
 
 
 @pytest.mark.parametrize("bad, message", [
-    ({"alpha": 0}, "alpha"), ({"alpha": 1.5}, "alpha"), ({"n_lambdas": 0}, "n_lambdas"),
+    ({"l1_ratio": 0}, "l1_ratio"), ({"l1_ratio": 1.5}, "l1_ratio"), ({"n_lambdas": 0}, "n_lambdas"),
     ({"lambda_choice": "best"}, "lambda_choice"), ({"family": "poisson"}, "family"), ({"min_ratio": 1}, "min_ratio"),
 ])
 def test_bad_options_are_named(bad, message):
     X, y, _ = _population(9, n=40, p=20)
     with pytest.raises(ValueError, match=message):
         gs.ElasticNetSelector(**bad).fit(X, y)
+
+
+def test_alpha_for_the_mixing_is_refused_naming_l1_ratio():
+    """scikit-learn's name for the mixing is l1_ratio (its alpha is the penalty's strength), and alpha
+    is a significance level everywhere else in genosift: glmnet's spelling gets the fix, not a fit."""
+    with pytest.raises(TypeError, match=r"The 'alpha' parameter of ElasticNetSelector is called 'l1_ratio'.*"
+                                        r"Give l1_ratio=0\.3 instead"):
+        gs.ElasticNetSelector(alpha=0.3)
+    with pytest.raises(TypeError, match=r"The 'alpha' parameter of enet is called 'l1_ratio'"):
+        gs.jobs.enet(None, "out.tsv", alpha=0.3)
+    from genosift.selectors.models import make_model
+
+    with pytest.raises(ValueError, match=r"for model 'enet'.*'alpha' is called 'l1_ratio'"):
+        make_model("enet", options={"alpha": 0.3})
+    assert make_model("enet", options={"l1_ratio": 0.3}).l1_ratio == 0.3
+    assert "alpha" not in gs.ElasticNetSelector().get_params()
+    assert gs.ElasticNetSelector(0.3).get_params()["l1_ratio"] == 0.3
 
 
 def test_three_classes_are_refused_with_the_fix():
@@ -308,8 +325,8 @@ def test_the_store_read_in_passes_gives_the_fit_in_memory(enet_store, logistic, 
     M = sp.csc_matrix(X)[:, patterns.first]
     memory = MemoryDesign(M if kept is None else M[kept], patterns.sizes)
     yy = y if kept is None else y[kept]
-    a = fit_path(streamed, yy, logistic=logistic, alpha=0.5, tol=1e-12)
-    b = fit_path(memory, yy, logistic=logistic, alpha=0.5, tol=1e-12, lambdas=a.lambdas, stop_early=False)
+    a = fit_path(streamed, yy, logistic=logistic, l1_ratio=0.5, tol=1e-12)
+    b = fit_path(memory, yy, logistic=logistic, l1_ratio=0.5, tol=1e-12, lambdas=a.lambdas, stop_early=False)
     np.testing.assert_allclose(streamed.mean, memory.mean, rtol=1e-13)
     np.testing.assert_allclose(streamed.scale, memory.scale, rtol=1e-12)
     oa = objective(yy, _eta(streamed, a), a.lambdas, penalties(a.beta, 0.5, a.ridge), logistic)
@@ -393,7 +410,8 @@ def test_the_model_the_command_saves_predicts_as_the_selector(enet_store, tmp_pa
     (["--model", "m.skops", "--target", "value"], "a logistic model"),
     (["--model", "m.joblib"], "name it *.skops"),
     (["--folds", "1"], "folds >= 2"),
-    (["--alpha", "0"], "(0, 1]"),
+    (["--l1-ratio", "0"], "(0, 1]"),
+    (["--alpha", "0.3"], "--alpha is called --l1-ratio here"),
     (["--min-ratio", "1"], "(0, 1)"),
 ])
 def test_the_command_refuses_what_it_cannot_do(enet_store, tmp_path, capsys, args, message):
@@ -437,7 +455,7 @@ def test_constant_columns_never_enter(form, tmp_path):
     for design in (MemoryDesign(sp.csc_matrix(M) if form == "csr" else M, np.ones(30)),
                    StoreDesign(open_store(store), np.arange(30), np.ones(30), chunk_bytes=2_000)):
         assert np.flatnonzero(~design.usable).tolist() == [3, 7, 11]
-        path = fit_path(design, y, logistic=True, alpha=0.5, n_lambdas=20)
+        path = fit_path(design, y, logistic=True, l1_ratio=0.5, n_lambdas=20)
         assert path.df[1] >= 1 and path.lambdas.size == 20
         assert not path.beta[[3, 7, 11]].nnz
 

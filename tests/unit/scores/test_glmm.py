@@ -167,13 +167,14 @@ def test_model_option_and_the_result_model():
     assert res.model["model"] == "logistic" and res.model["tau"] > 0
     assert res.model["h2"] == pytest.approx(res.model["tau"] / (res.model["tau"] + np.pi ** 2 / 3))
     assert {"beta", "se", "score_pvalue", "spa"} <= set(res.columns)
-    linear = gs.score(X, y, method="lmm", kinship=K, model="linear")
+    linear = gs.score(X, y, method="lmm", kinship=K, method_options={"model": "linear"})
     assert linear.model["model"] == "linear" and "lrt_pvalue" in linear.columns
-    np.testing.assert_array_equal(gs.score(X, y, method="lmm", kinship=K, model="logistic").pvalues, res.pvalues)
+    again = gs.score(X, y, method="lmm", kinship=K, method_options={"model": "logistic"})
+    np.testing.assert_array_equal(again.pvalues, res.pvalues)
     numeric = y + np.random.default_rng(0).normal(size=y.size)
     assert gs.score(X, numeric, method="lmm", kinship=K).model["model"] == "linear"
     with pytest.raises(ValueError, match="binary target"):
-        gs.score(X, numeric, method="lmm", kinship=K, model="logistic")
+        gs.score(X, numeric, method="lmm", kinship=K, method_options={"model": "logistic"})
 
 
 def test_covariates_that_separate_the_classes_are_refused_with_the_fix():
@@ -206,7 +207,7 @@ def test_on_a_null_clonal_population_no_pattern_passes_where_the_linear_model_pa
     default = gs.score(X, y, method="lmm", kinship=K)
     assert default.model["model"] == "logistic" and default.model["tau"] > 1
     assert np.nanmin(default.pvalues) > threshold and genomic_inflation_of(default) < 1.3
-    linear = gs.score(X, y, method="lmm", kinship=K, model="linear")
+    linear = gs.score(X, y, method="lmm", kinship=K, method_options={"model": "linear"})
     passing = np.flatnonzero(linear.pvalues < threshold)
     assert passing.size > 0
     # what passes there: patterns that follow the lineages but for a few samples, cases where the

@@ -57,7 +57,7 @@ def test_h2_is_pyseers_printed_h2_on_its_uncentred_similarity(sim100, kind, tmp_
     assert _digits(found.h2, printed) == printed
     # the mixed model's null, the one its tests use, is the same (the features do not change it)
     X = pd.read_csv(folder / "meta.tsv", sep="\t", index_col=0).loc[pheno.index, ["causal", "lineage"]]
-    res = gs.score(X, pheno.to_numpy(), method="lmm", kinship=K, model="linear")  # pyseer's model
+    res = gs.score(X, pheno.to_numpy(), method="lmm", kinship=K, method_options={"model": "linear"})  # pyseer's model
     assert res.model["h2"] == pytest.approx(found.h2, abs=1e-12)
     # and the command prints it
     monkeypatch.chdir(tmp_path)

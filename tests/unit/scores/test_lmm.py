@@ -321,6 +321,10 @@ def test_heritability_is_the_reml_estimate_with_its_error_and_test():
     lrt = 2 * (loglik(h2) - loglik(0.0))
     assert found.lrt == pytest.approx(lrt, rel=1e-6)
     assert found.pvalue == pytest.approx(0.5 * stats.chi2.sf(lrt, 1), rel=1e-5)
+    frame = found.to_frame()
+    assert frame.columns.tolist() == ["h2", "se", "lrt", "pvalue", "loglik"] and len(frame) == 1
+    assert frame.iloc[0].tolist() == [found.h2, found.se, found.lrt, found.pvalue, found.loglik]
+    assert not hasattr(found, "as_dict")
     # the mixed model's tests use it, and report it
     res = gs.score(X, y, method="lmm", kinship=K, covariates=Z)
     assert res.model == {"model": "linear", "h2": found.h2, "h2_se": found.se, "h2_lrt": found.lrt,

@@ -243,7 +243,7 @@ def test_covariates_that_separate_the_classes_test_every_feature_by_firths_likel
 def test_bad_firth_option():
     with pytest.raises(ValueError, match=r"The 'firth' option of method 'logistic' must be one of "
                                          r"'auto', 'always', 'never'. Got 'yes' instead"):
-        gs.score(np.eye(6), [0, 1] * 3, method="logistic", firth="yes")
+        gs.score(np.eye(6), [0, 1] * 3, method="logistic", method_options={"firth": "yes"})
 
 
 def test_beta_scales_with_the_feature_and_the_test_does_not():

@@ -97,10 +97,10 @@ def _continuous_columns(X, m, min_unique=11):
 def test_matches_direct_definition_on_real_data(name, k, cols, miss_weight):
     X, y, _ = load_shared(name)
     X = X if cols is None else X[:, :cols]
-    res = gs.score(X, y, method="relieff", n_neighbors=k, miss_weight=miss_weight)
+    res = gs.score(X, y, method="relieff", method_options={"n_neighbors": k, "miss_weight": miss_weight})
     _close(res.scores, reference(X, y, k, miss_weight))
     np.testing.assert_array_equal(res.scores, res.statistic)
-    assert res.options == {"n_neighbors": k, "miss_weight": miss_weight}
+    assert res.method_options == {"n_neighbors": k, "miss_weight": miss_weight}
 
 
 def test_sparse_counts_match_dense_and_reference():
@@ -116,11 +116,11 @@ def test_binary_prior_and_equal_agree_and_multiclass_differ():
     X, y, _ = load_shared("golub")
     X = X[:, :500]
     np.testing.assert_array_equal(gs.score(X, y, method="relieff").scores,
-                                  gs.score(X, y, method="relieff", miss_weight="equal").scores)
+                                  gs.score(X, y, method="relieff", method_options={"miss_weight": "equal"}).scores)
     X, y, _ = load_shared("GLIOMA")  # classes 14/7/14/15: priors differ
     X = X[:, :500]
     a = gs.score(X, y, method="relieff").scores
-    b = gs.score(X, y, method="relieff", miss_weight="equal").scores
+    b = gs.score(X, y, method="relieff", method_options={"miss_weight": "equal"}).scores
     assert not np.allclose(a, b)
 
 
@@ -140,7 +140,7 @@ def test_matches_skrebate_on_continuous_data(name, k, m):
     Xc = _continuous_columns(X, m)
     theirs = skrebate.ReliefF(n_neighbors=k).fit(Xc.copy(), y).feature_importances_
     # skrebate weights every miss class equally; the same as "prior" for two classes
-    ours = gs.score(Xc, y, method="relieff", n_neighbors=k, miss_weight="equal")
+    ours = gs.score(Xc, y, method="relieff", method_options={"n_neighbors": k, "miss_weight": "equal"})
     _close(ours.scores, theirs)
 
 
@@ -152,7 +152,7 @@ def test_skrebate_differs_only_by_its_small_class_rules():
     Xc = _continuous_columns(X, 150)
     theirs = skrebate.ReliefF(n_neighbors=10).fit(Xc.copy(), y).feature_importances_
     _close(theirs, reference(Xc, y, 10, skrebate_small_classes=True))
-    ours = gs.score(Xc, y, method="relieff", miss_weight="equal").scores
+    ours = gs.score(Xc, y, method="relieff", method_options={"miss_weight": "equal"}).scores
     _close(ours, reference(Xc, y, 10, "equal"))
     assert np.abs(ours - theirs).max() > 1e-3
 
@@ -266,7 +266,7 @@ def test_hand_computed_ties_and_a_singleton_class():
                   [0.0, 1.0, 0.0],  # distance 1 from sample 0 too
                   [1.0, 1.0, 1.0]])
     y = np.array([0, 0, 0, 1])
-    res = gs.score(X, y, method="relieff", n_neighbors=1)
+    res = gs.score(X, y, method="relieff", method_options={"n_neighbors": 1})
     # features scaled to [0, 1] already; per sample: -diff(hit) + diff(miss = sample 3)
     # 0: hit 1 (not 2): [-1, 0, 0] + [1, 1, 1];  1: hit 0: [-1, 0, 0] + [0, 1, 1]
     # 2: hit 0: [0, -1, 0] + [1, 0, 1];          3: no hit; miss 1 (ties 1, 2: lower index): [0, 1, 1]
@@ -279,8 +279,8 @@ def test_more_neighbours_than_samples_uses_them_all():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((30, 8))
     y = rng.integers(0, 3, 30)
-    all_ = gs.score(X, y, method="relieff", n_neighbors=30).scores
-    np.testing.assert_array_equal(all_, gs.score(X, y, method="relieff", n_neighbors=10**6).scores)
+    all_ = gs.score(X, y, method="relieff", method_options={"n_neighbors": 30}).scores
+    np.testing.assert_array_equal(all_, gs.score(X, y, method="relieff", method_options={"n_neighbors": 10**6}).scores)
     _close(all_, reference(X, y, 30))
 
 
@@ -288,21 +288,21 @@ def test_more_neighbours_than_samples_uses_them_all():
 def test_bad_n_neighbors_is_a_clear_error(bad):
     X = np.random.default_rng(0).standard_normal((20, 4))
     with pytest.raises(ValueError, match="The 'n_neighbors' option of method 'relieff' must be an int >= 1"):
-        gs.score(X, np.arange(20) % 2, method="relieff", n_neighbors=bad)
+        gs.score(X, np.arange(20) % 2, method="relieff", method_options={"n_neighbors": bad})
 
 
 def test_bad_miss_weight_is_a_clear_error():
     X = np.random.default_rng(0).standard_normal((20, 4))
     with pytest.raises(ValueError, match="The 'miss_weight' option of method 'relieff' must be one of 'prior', "
                                          "'equal'"):
-        gs.score(X, np.arange(20) % 2, method="relieff", miss_weight="uniform")
+        gs.score(X, np.arange(20) % 2, method="relieff", method_options={"miss_weight": "uniform"})
 
 
 def test_numpy_integer_n_neighbors_and_registry_entry():
     X = np.random.default_rng(0).standard_normal((20, 4))
     y = np.arange(20) % 2
-    np.testing.assert_array_equal(gs.score(X, y, method="relieff", n_neighbors=np.int64(3)).scores,
-                                  gs.score(X, y, method="relieff", n_neighbors=3).scores)
+    np.testing.assert_array_equal(gs.score(X, y, method="relieff", method_options={"n_neighbors": np.int64(3)}).scores,
+                                  gs.score(X, y, method="relieff", method_options={"n_neighbors": 3}).scores)
     spec = gs.get_method("relieff")
     assert spec.streaming == "matrix" and spec.task == "classification" and not spec.has_pvalues
     assert spec.options == {"n_neighbors": 10, "miss_weight": "prior"}

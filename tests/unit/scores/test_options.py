@@ -103,7 +103,8 @@ def test_repeated_method_options(tmp_path, capsys):
 def test_select_and_evaluate_take_method_options(tmp_path, capsys):
     X, y = _data(n=60, p=8)
     data = _table(tmp_path, X, y)
-    ref = gs.score(X, y, method="relieff", n_neighbors=3, feature_names=[f"g{j}" for j in range(X.shape[1])])
+    ref = gs.score(X, y, method="relieff", method_options={"n_neighbors": 3},
+                   feature_names=[f"g{j}" for j in range(X.shape[1])])
     out = tmp_path / "s.tsv"
     code, _, err = _run(["select", data, "--target", "label", "--method", "relieff", "--method-option",
                          "n_neighbors=3", "--top", "2", "-o", out, "--quiet"], capsys)
@@ -196,7 +197,7 @@ def test_every_option_is_described(name):
 def test_check_options_in_python():
     assert check_options("relieff", {"n_neighbors": 3}) == {"n_neighbors": 3, "miss_weight": "prior"}
     with pytest.raises(ValueError, match=r"The 'n_neighbors' option of method 'relieff' must be an int >= 1\. "
-                                         r"Got -1 instead \(a keyword of genosift\.score\)"):
+                                         r"Got -1 instead \(in the method_options of genosift\.score\)"):
         check_options("relieff", {"n_neighbors": -1})
     with pytest.raises(TypeError, match=r"unknown option\(s\) \['k'\]"):
         check_options("relieff", {"k": 3})
@@ -230,7 +231,7 @@ def test_every_option_is_declared_and_its_declaration_refuses_bad_values():
     y = np.repeat([0, 1], 10)
     for name, options in [("jensen_shannon", {"bins": 3}), ("linear", {"random_state": None, "C": 2}),
                           ("chi2", {"bins": np.int64(3)}), ("relieff", {"n_neighbors": np.int32(2)})]:
-        assert np.isfinite(gs.score(X, y, method=name, **options).scores).all()
+        assert np.isfinite(gs.score(X, y, method=name, method_options=options).scores).all()
 
 
 def test_a_registration_must_declare_exactly_its_options():

@@ -82,7 +82,7 @@ def test_the_marginal_jensen_shannon_is_the_single_feature_methods():
     X = (rng.random((90, 15)) < 0.4).astype(float)
     y = rng.integers(0, 3, 90)
     res = gs.score_pairs(X, y, method="jensen_shannon", top=105)
-    single = gs.score(X, y, method="jensen_shannon", bins=2).scores
+    single = gs.score(X, y, method="jensen_shannon", method_options={"bins": 2}).scores
     got = dict(zip(res.first, res.marginal_first)) | dict(zip(res.second, res.marginal_second))
     np.testing.assert_allclose([got[j] for j in range(15)], single, rtol=1e-10)
     mi = gs.score_pairs(X, y, method="mi", top=105)
@@ -419,7 +419,7 @@ def test_the_wasserstein_joint_score_is_the_transport_on_the_square():
         expected = sum(table[:, c].sum() / n * _w1_lp(whole, table[:, c] / table[:, c].sum())
                        for c in range(classes.size))
         assert joint == pytest.approx(expected, rel=1e-9, abs=1e-12)
-    single = gs.score(X, y, method="wasserstein", normalize=False).scores
+    single = gs.score(X, y, method="wasserstein", method_options={"normalize": False}).scores
     got = dict(zip(res.first, res.marginal_first)) | dict(zip(res.second, res.marginal_second))
     np.testing.assert_allclose([got[j] for j in range(18)], single, rtol=1e-10)
     assert (res.first[0], res.second[0]) == (1, 9)

@@ -112,7 +112,7 @@ def test_kendall_exact_small_n_without_ties_matches_scipy():
     _close(res.statistic, [r.statistic for r in ref], rtol=1e-12, atol=1e-14)
     _close(res.pvalues, [r.pvalue for r in ref], rtol=1e-12, atol=1e-300)
     # the normal approximation on request, as scipy's method="asymptotic"
-    asym = gs.score(Xs, target, method="kendall", p_method="asymptotic")
+    asym = gs.score(Xs, target, method="kendall", method_options={"p_method": "asymptotic"})
     ref = [stats.kendalltau(Xs[:, j], target, method="asymptotic").pvalue for j in range(Xs.shape[1])]
     _close(asym.pvalues, ref, rtol=1e-10, atol=1e-300)
 
@@ -148,7 +148,7 @@ def test_kendall_ties_match_the_pair_definition():
 
 def test_kendall_rejects_an_unknown_p_method():
     with pytest.raises(ValueError, match="The 'p_method' option of method 'kendall'.*Got 'exact'"):
-        gs.score(np.eye(5), np.arange(5.0), method="kendall", p_method="exact")
+        gs.score(np.eye(5), np.arange(5.0), method="kendall", method_options={"p_method": "exact"})
 
 
 # ------------------------------------------------------------------------------------------
@@ -166,7 +166,7 @@ def test_auc_matches_sklearn_and_mannwhitneyu_on_real_data(name):
     _close(res.scores, np.maximum(auc, 1 - auc), rtol=1e-12, what="score")
     mw = stats.mannwhitneyu(Xs[t == 1], Xs[t == 0], axis=0, method="asymptotic")
     _close(res.pvalues, mw.pvalue, rtol=1e-10, atol=1e-300, what="p")
-    nocc = gs.score(Xs, y, method="auc", continuity=False)
+    nocc = gs.score(Xs, y, method="auc", method_options={"continuity": False})
     mw = stats.mannwhitneyu(Xs[t == 1], Xs[t == 0], axis=0, method="asymptotic", use_continuity=False)
     _close(nocc.pvalues, mw.pvalue, rtol=1e-10, atol=1e-300, what="p without continuity correction")
 
@@ -248,7 +248,7 @@ def test_kruskal_two_classes_is_the_squared_mann_whitney_z():
     X, y, _ = load_shared("ALLAML")
     Xs = _columns(X, 100)
     h = gs.score(Xs, y, method="kruskal").statistic
-    a = gs.score(Xs, y, method="auc", continuity=False).pvalues
+    a = gs.score(Xs, y, method="auc", method_options={"continuity": False}).pvalues
     _close(stats.chi2.sf(h, 1), a, rtol=1e-9)
 
 

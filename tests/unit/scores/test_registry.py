@@ -236,7 +236,7 @@ def test_non_numeric_x_is_a_type_error():
 def test_unknown_option_and_stream_misuse():
     X, y = _data(seed=11, p=3)
     with pytest.raises(TypeError, match="unknown option"):
-        gs.score(X, y, method="fisher", bins=5)
+        gs.score(X, y, method="fisher", method_options={"bins": 5})
     with pytest.raises(ValueError, match="carries its own labels"):
         gs.score(iter([(X, y)]), y, method="fisher")
     with pytest.raises(ValueError, match="empty"):

@@ -67,7 +67,8 @@ def test_linear_equals_a_direct_scikit_learn_fit(name):
     centred = _weights(make_pipeline(StandardScaler(), clone(logistic)).fit(X, y)[-1].coef_)
     np.testing.assert_allclose(res.scores, centred, rtol=0, atol=1e-5 * expected.max())
     X = X[:, :500]  # liblinear converges slowly on thousands of standardised features
-    svm = gs.score(sp.csr_matrix(X), y, method="linear", model="linear_svm", C=0.01, max_iter=10000)
+    svm = gs.score(sp.csr_matrix(X), y, method="linear",
+                   method_options={"model": "linear_svm", "C": 0.01, "max_iter": 10000})
     direct = make_pipeline(StandardScaler(with_mean=False), LinearSVC(C=0.01, max_iter=10000, random_state=0)).fit(X, y)
     np.testing.assert_allclose(svm.scores, _weights(direct[-1].coef_), rtol=1e-9, atol=1e-12)
 
@@ -76,7 +77,7 @@ def test_linear_constant_features_are_nan_and_left_out_of_the_fit():
     X, y = _data(seed=1, p=12)
     X[:, 3] = 7.0
     X[:, 8] = 0.0
-    res = gs.score(X, y, method="linear", C=0.5)
+    res = gs.score(X, y, method="linear", method_options={"C": 0.5})
     assert np.isnan(res.scores[[3, 8]]).all() and np.isfinite(np.delete(res.scores, [3, 8])).all()
     rest = np.delete(np.arange(12), [3, 8])
     Z = X[:, rest] / X[:, rest].std(axis=0)
@@ -102,11 +103,11 @@ def test_linear_gives_the_same_bits_for_every_form_of_the_data(density):
 def test_linear_bad_options_are_clear_errors():
     X, y = _data(p=5)
     with pytest.raises(ValueError, match="The 'model' option of method 'linear' must be one of"):
-        gs.score(X, y, method="linear", model="svm")
+        gs.score(X, y, method="linear", method_options={"model": "svm"})
     with pytest.raises(ValueError, match="The 'C' option of method 'linear' must be a finite number > 0. Got 0"):
-        gs.score(X, y, method="linear", C=0)
+        gs.score(X, y, method="linear", method_options={"C": 0})
     with pytest.raises(ValueError, match="'max_iter'"):
-        gs.score(X, y, method="linear", max_iter=0)
+        gs.score(X, y, method="linear", method_options={"max_iter": 0})
     assert gs.get_method("linear").streaming == "matrix" and not gs.get_method("linear").has_pvalues
 
 
@@ -373,7 +374,7 @@ def test_selectkcv_parameter_errors():
         (dict(scoring="nope"), "'scoring' parameter of SelectKCV must be a name from"),
         (dict(estimator="logistic"), "'estimator' parameter of SelectKCV must be a scikit-learn estimator"),
         (dict(score_func="nope"), "'score_func' parameter of SelectKCV must be a callable or one of"),
-        (dict(score_params=3), "'score_params' parameter of SelectKCV must be a dict or None"),
+        (dict(method_options=3), "'method_options' parameter of SelectKCV must be a dict or None"),
     ):
         with pytest.raises(ValueError, match=match):
             gs.SelectKCV(**{"ks": (1,), **params}).fit(X, y)
@@ -442,4 +443,4 @@ def test_stability_parameter_errors():
         with pytest.raises(ValueError, match=match):
             gs.StabilitySelection(**params).fit(X, y)
     with pytest.raises(ValueError, match="set its parameters on the estimator"):
-        gs.StabilitySelection(LogisticRegression(), score_params={"C": 1}).fit(X, y)
+        gs.StabilitySelection(LogisticRegression(), method_options={"C": 1}).fit(X, y)

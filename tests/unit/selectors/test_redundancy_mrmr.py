@@ -403,7 +403,7 @@ def test_real_sparse_filter_and_mrmr():
     (gs.RedundancyFilter(max_corr=-0.1), "The 'max_corr' parameter"),
     (gs.RedundancyFilter(max_corr="0.5"), "The 'max_corr' parameter"),
     (gs.RedundancyFilter(score_func="nope"), "The 'score_func' parameter of RedundancyFilter"),
-    (gs.RedundancyFilter(score_params=[1]), "The 'score_params' parameter of RedundancyFilter"),
+    (gs.RedundancyFilter(method_options=[1]), "The 'method_options' parameter of RedundancyFilter"),
     (gs.MRMR(k=31), r"The 'k' parameter of MRMR must be an int in \[1, n_features\] \(n_features = 30\)"),
     (gs.MRMR(k=2.0), "The 'k' parameter of MRMR"),
     (gs.MRMR(scheme="ratio"), "The 'scheme' parameter of MRMR must be 'difference' or 'quotient'"),
@@ -411,7 +411,7 @@ def test_real_sparse_filter_and_mrmr():
     (gs.MRMR(scheme="quotient", min_redundancy=0), "The 'min_redundancy' parameter of MRMR must be > 0"),
     (gs.MRMR(min_redundancy=-1), "The 'min_redundancy' parameter"),
     (gs.MRMR(relevance="nope"), "The 'relevance' parameter of MRMR"),
-    (gs.MRMR(relevance_params=3), "The 'relevance_params' parameter of MRMR"),
+    (gs.MRMR(method_options=3), "The 'method_options' parameter of MRMR"),
     (gs.MRMR(redundancy="mi", bins=1), "The 'bins' parameter of MRMR"),
 ])
 def test_bad_parameters(selector, match):
@@ -423,9 +423,9 @@ def test_bad_parameters(selector, match):
 def test_relevance_options_reach_the_method():
     X, y = _factor_data(seed=10, p=30)
     with pytest.raises(TypeError, match="unknown option"):
-        gs.MRMR(k=3, relevance="anova", relevance_params={"bins": 3}).fit(X, y)
-    a = gs.MRMR(k=3, relevance="mi", relevance_params={"bins": 3}).fit(X, y)
-    np.testing.assert_allclose(a.relevance_, gs.score(X, y, method="mi", bins=3).scores)
+        gs.MRMR(k=3, relevance="anova", method_options={"bins": 3}).fit(X, y)
+    a = gs.MRMR(k=3, relevance="mi", method_options={"bins": 3}).fit(X, y)
+    np.testing.assert_allclose(a.relevance_, gs.score(X, y, method="mi", method_options={"bins": 3}).scores)
 
 
 def test_pipeline_names_and_sparse_output():

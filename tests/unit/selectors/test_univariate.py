@@ -116,7 +116,7 @@ def test_sparse_transform_stays_sparse():
         (gs.SelectFdr(alpha=0), "The 'alpha' parameter of SelectFdr"),
         (gs.SelectFdr(score_func="fisher"), "SelectFdr needs p-values"),
         (gs.SelectKBest(score_func="unknown"), "The 'score_func' parameter of SelectKBest"),
-        (gs.SelectKBest(score_params=[1]), "The 'score_params' parameter"),
+        (gs.SelectKBest(method_options=[1]), "The 'method_options' parameter"),
     ],
 )
 def test_bad_parameters(selector, match):
@@ -137,7 +137,7 @@ def test_partial_fit_rejects_callables_and_changed_width():
 def test_score_params_reach_the_method():
     X, y = _data(seed=10)
     with pytest.raises(TypeError, match="unknown option"):
-        gs.SelectKBest(score_func="anova", score_params={"bins": 3}).fit(X, y)
+        gs.SelectKBest(score_func="anova", method_options={"bins": 3}).fit(X, y)
 
 
 # ------------------------------------------------------------------ fitting on a store or file

@@ -24,10 +24,10 @@ def golub():
     return gs.load_golub()
 
 
-def _grid_search(X, y, ev, model, param_grid, ks, *, metric="balanced_accuracy", score_params=None):
+def _grid_search(X, y, ev, model, param_grid, ks, *, metric="balanced_accuracy", method_options=None):
     """scikit-learn's grid search over (k, options) of a Pipeline(SelectKBest, model) on ev's folds."""
     splits = [(f["train"], f["test"]) for f in ev.folds]
-    pipe = Pipeline([("select", gs.SelectKBest(ev.method, k=ks[0], score_params=score_params)),
+    pipe = Pipeline([("select", gs.SelectKBest(ev.method, k=ks[0], method_options=method_options)),
                      ("model", make_model(model, random_state=ev.seed))])
     grid = {"select__k": ks, **{f"model__model__{name}": values for name, values in param_grid.items()}}
     return GridSearchCV(pipe, grid, cv=splits, scoring=metric, refit=False).fit(X, y).cv_results_
