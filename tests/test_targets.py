@@ -81,8 +81,8 @@ def test_a_store_in_one_pass_equals_each_target_alone(tmp_path, method):
     from genosift.scoring.source import source
     from genosift.scoring.store import score_store
 
-    kept = source(path, None, samples=np.isin(np.arange(X.shape[0]), keep), chunk_bytes=20_000, covariates=extra.get("covariates"),
-                  kinship=extra.get("kinship"))
+    kept = source(path, None, samples=np.isin(np.arange(X.shape[0]), keep), chunk_bytes=20_000,
+                  covariates=extra.get("covariates"), kinship=extra.get("kinship"))
     many = kept.score_targets(spec, check_options(spec, {}), [Y[c].to_numpy()[keep] for c in Y.columns],
                               gs.scores.check_af(0.05, None))
     for name, result in zip(Y.columns, many):
