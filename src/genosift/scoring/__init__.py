@@ -87,8 +87,8 @@ def score(X, y=None, *, method="fisher", feature_names=None, samples=None, chunk
         one-hot encoded; constant and collinear covariates are an error naming them). A
         DataFrame or Series indexed by sample id is matched to the samples' ids (a DataFrame's
         index, an AnnData's ``obs_names``, a store's sample ids); for an AnnData or a store, a
-        list of names of ``obs`` columns. For a store with ``samples``, one row per row of the
-        store or one per sample kept. Given to any other method, or with a stream of row chunks,
+        list of names of ``obs`` columns. With ``samples``, one row per row of the data or one
+        per sample kept. Given to any other method, or with a stream of row chunks,
         it is an error before any data are read. The result records their names
         (``ScoreResult.covariates``, and ``provenance()``).
     kinship : array-like (n_samples, n_samples) or DataFrame, optional
