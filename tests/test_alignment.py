@@ -175,3 +175,10 @@ def test_a_selector_given_a_kinship_says_how_to_use_one():
     with pytest.raises(ValueError, match=r"SelectKBest.fit was given a kinship, which the selectors do not take .*"
                                          r"genosift.score\(X, y, method='lmm', kinship=K\)"):
         gs.SelectKBest("lmm", k=2).fit(X, X[:, 0], kinship=K)
+
+
+def test_data_read_as_they_come_refuse_samples_with_the_fix():
+    X, y, _ = _data()
+    with pytest.raises(ValueError, match=r"'samples' chooses the samples of data in memory or of a store; score reads "
+                                         r"these data as they come .* Take the rows first \(X\[rows\]\)"):
+        gs.score(((X[i:i + 12], y[i:i + 12]) for i in range(0, N, 12)), samples=[0, 1])

@@ -438,11 +438,15 @@ def _is_store_file(path):
 
 
 def _refuse_rows(samples, chunk_bytes, owner):
-    if samples is not None or chunk_bytes is not None:
-        what = "'samples' and 'chunk_bytes' choose" if samples is not None and chunk_bytes is not None else (
-            "'samples' chooses" if samples is not None else "'chunk_bytes' chooses")
-        raise ValueError(f"{what} the rows and reads of a store; {owner} reads these data as they are. For data in "
-                         "memory pass X[rows] and leave them out; to read in bounded memory, write a store first "
+    """Refuse ``samples`` for data read as they come (a stream of row chunks, a Dask collection, a
+    backed AnnData) and ``chunk_bytes`` for data other than stores and backed files."""
+    if samples is not None:
+        raise ValueError(f"'samples' chooses the samples of data in memory or of a store; {owner} reads these data "
+                         "as they come (a stream of row chunks, a Dask collection or a backed AnnData). Take the rows "
+                         "first (X[rows]) and leave out samples, or write a store (genosift.io.write_store).")
+    if chunk_bytes is not None:
+        raise ValueError(f"'chunk_bytes' chooses the rows and reads of a store; {owner} reads these data as they "
+                         "are. For data in memory leave it out; to read in bounded memory, write a store first "
                          "(genosift.io.write_store).")
 
 
