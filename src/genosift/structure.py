@@ -85,9 +85,11 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, distin
     chunk_bytes : int, optional
         Budget of the feature blocks in memory at once (default ``genosift.core.engine.CHUNK_BYTES``),
         besides the ``n x n`` matrix.
-    samples : sequence of str, optional
-        The samples of the result, in order: for a store, a DataFrame or a file, the rows to use
-        (ids they lack are an error); for an array, the ids of its rows.
+    samples : sequence of sample ids, boolean mask or row positions, optional
+        Which samples to use (by default all), in the order of the result's rows: ids of the
+        data's samples where they have ids (a DataFrame indexed by them, a store's or a file's
+        samples; ids they lack are an error), else (an array, a sparse matrix, a DataFrame with
+        a plain integer index) row positions; or a boolean mask of one value per row.
 
     Returns
     -------
@@ -123,8 +125,9 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, distin
     Examples
     --------
     >>> import numpy as np
+    >>> import pandas as pd
     >>> X = np.array([[1, 1, 0, 0, 1], [1, 1, 0, 1, 0], [0, 0, 1, 1, 1], [0, 1, 1, 1, 0], [1, 0, 0, 0, 1]])
-    >>> pcs = principal_coordinates(X, 2, samples=["a", "b", "c", "d", "e"])
+    >>> pcs = principal_coordinates(pd.DataFrame(X, index=pd.Index(list("abcde"), name="sample")), 2)
     >>> pcs.round(4)  # doctest: +NORMALIZE_WHITESPACE
                PC1     PC2
     sample
@@ -221,14 +224,19 @@ def kinship(X, *, binary=False, distinct=True, chunk_bytes=None, samples=None):
         Read the features as presence/absence (k-mers as pyseer and SEER test them).
     chunk_bytes : int, optional
         The memory budget of a store's blocks.
-    samples : sequence of str, optional
-        The ids of the samples to keep, in this order.
+    samples : sequence of sample ids, boolean mask or row positions, optional
+        Which samples to use (by default all), in the order of the result's rows: as
+        ``principal_coordinates`` takes them (ids where the data have ids, else row positions;
+        or a boolean mask of one value per row).
 
     Returns
     -------
-    DataFrame or ndarray
+    DataFrame
         n x n, indexed and with columns by sample id where the data have ids (a DataFrame's
-        index, a store's samples), else an array.
+        index, a store's or a file's samples), else by row position (``0 .. n-1``, or the
+        positions ``samples`` kept), so that ``genosift.heritability`` and
+        ``genosift.score(..., method="lmm", kinship=K)`` match it to the samples scored.
+        ``.attrs["n_used"]``: the features (or, ``distinct``, the distinct patterns) counted.
 
     Examples
     --------
@@ -254,12 +262,10 @@ def kinship(X, *, binary=False, distinct=True, chunk_bytes=None, samples=None):
         gram = _cross_products(source, budget, owner)
         K, total = _centred_distances(gram, source.used, "euclidean", owner)
     K /= total / n
-    if ids is None:
-        return K
     import pandas as pd
 
-    index = pd.Index(ids, name="sample")
-    frame = pd.DataFrame(K, index=index, columns=pd.Index(ids))
+    ids = np.arange(n) if ids is None else ids
+    frame = pd.DataFrame(K, index=pd.Index(ids, name="sample"), columns=pd.Index(ids))
     frame.attrs["n_used"] = int(source.used)
     return frame
 
@@ -434,48 +440,49 @@ class _Blocks:
 
 
 def _source(X, binary, samples, owner=_OWNER, distinct=False):
-    """The feature blocks of ``X`` and the ids of the result's rows (None where unknown)."""
+    """``(blocks, ids)``: the feature blocks of ``X`` for the samples ``samples`` picks
+    (``core.samples.sample_rows``: ids of the data's samples where they have ids, else a boolean
+    mask or row positions; in the order given) and the labels of the result's rows: the samples'
+    ids, a DataFrame's index without ids, the row positions kept, or None (an array, every row)."""
     from .io import Dataset, Store, format_of, open_store, read
+    from .scores import has_sample_ids
 
     if isinstance(X, (str, bytes)) or hasattr(X, "__fspath__"):
         X = open_store(X) if format_of(X) == "store" else read(X)
     if isinstance(X, Store):
         store = X if X.binary == binary else open_store(X.path, binary=binary)
-        return _select(_Blocks(store=store, distinct=distinct), store.sample_ids, samples, owner)
+        ids = np.asarray(store.sample_ids, dtype=object)
+        return _select(_Blocks(store=store, distinct=distinct), ids, ids, samples, owner)
     if isinstance(X, Dataset):
-        X, ids = X.X, X.sample_ids
+        X, ids = X.X, np.asarray(X.sample_ids, dtype=object)
+        labels = ids
     elif hasattr(X, "iloc") and hasattr(X, "columns"):
-        X, ids = (X.sparse.to_coo().tocsr() if _is_sparse_frame(X) else X.to_numpy()), X.index.to_numpy()
+        labels = X.index.to_numpy()
+        ids = np.asarray(labels, dtype=object) if has_sample_ids(X) else None
+        X = X.sparse.to_coo().tocsr() if _is_sparse_frame(X) else X.to_numpy()
     else:
-        ids = None
+        ids = labels = None
     M = X if sp.issparse(X) else np.asarray(X)
     if M.ndim != 2 or M.dtype.kind not in "biuf":
         raise param_error("X", owner, "a 2-D numeric matrix, a DataFrame or a store",
                           f"an array of shape {M.shape} and dtype {M.dtype}")
-    source = _Blocks(matrix=M, binary=binary, distinct=distinct)
-    if ids is None:
-        if samples is not None and len(samples) != M.shape[0]:
-            raise param_error("samples", owner, f"{M.shape[0]} ids, one per row of X", f"{len(samples)} ids")
-        return source, None if samples is None else np.asarray(samples, dtype=object)
-    return _select(source, ids, samples, owner)
+    return _select(_Blocks(matrix=M, binary=binary, distinct=distinct), ids, labels, samples, owner)
 
 
 def _is_sparse_frame(frame):
     return len(frame.columns) > 0 and all(str(t).startswith("Sparse") for t in frame.dtypes)
 
 
-def _select(source, ids, samples, owner=_OWNER):
-    ids = np.asarray(ids, dtype=object)
-    if samples is None:
-        return source, ids
-    where = {s: i for i, s in enumerate(ids)}
-    wanted = [str(s) for s in samples]
-    missing = [s for s in wanted if s not in where]
-    if missing:
-        raise ValueError(f"The 'samples' of {owner} must be samples of the data; {len(missing)} are not, "
-                         f"e.g. {missing[:5]}. Give ids of the data's rows.")
-    source.select(np.array([where[s] for s in wanted], dtype=np.intp))
-    return source, np.asarray(wanted, dtype=object)
+def _select(source, ids, labels, samples, owner=_OWNER):
+    """``(source, labels)`` with the rows ``samples`` picks among the data's (matched to ``ids``
+    where they have ids) selected, and the labels of the rows of the result."""
+    from .core.samples import sample_rows
+
+    rows = sample_rows(samples, source.shape[0], ids, owner=owner)
+    if rows is None:
+        return source, labels
+    source.select(rows)
+    return source, (rows if labels is None else np.asarray(labels)[rows])
 
 
 def _cross_products(source, budget, owner=_OWNER):

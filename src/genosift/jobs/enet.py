@@ -167,7 +167,9 @@ def _design(X, bounds, chunk_bytes):
         return MemoryDesign(M[:, patterns.first], patterns.sizes), patterns, None, "in memory"
     order = np.argsort(X.rows, kind="stable")
     rows = X.rows[order]
-    patterns = count_patterns(X.store.path, binary=X.store.binary, samples=rows, chunk_bytes=chunk_bytes, **af)
+    kept = np.zeros(X.store.shape[0], dtype=bool)
+    kept[rows] = True
+    patterns = count_patterns(X.store.path, binary=X.store.binary, samples=kept, chunk_bytes=chunk_bytes, **af)
     entries = float(patterns.af[patterns.first].sum()) * rows.size
     if entries * 24 <= check_budget(chunk_bytes, "enet"):  # the columns and their standardised copies
         M = X.store.read_columns(patterns.first, rows=rows, chunk_bytes=chunk_bytes)

@@ -208,8 +208,10 @@ def kinship_by_ids(kinship, ids):
     """``kinship`` as an array in the order of the samples ``ids``: a DataFrame indexed (and with
     columns) by sample id is reordered (every sample scored must be in it) and checked a similarity
     (``check_similarity``, naming samples by id); an array is taken as it is (its order is the
-    rows')."""
-    if not hasattr(kinship, "index"):
+    rows', and so is a table indexed by position, as ``genosift.kinship`` gives for data without ids)."""
+    from .covariates import has_sample_ids
+
+    if not has_sample_ids(kinship):
         return np.asarray(kinship, dtype=np.float64)
     if ids is None:
         raise ValueError("The kinship is a table indexed by sample id, but these data have no sample ids: give it "
@@ -447,14 +449,18 @@ def heritability(kinship, y, *, covariates=None):
 
     Parameters
     ----------
-    kinship : array-like (n, n)
+    kinship : array-like (n, n) or DataFrame
         The samples' kinship, a similarity (``check_similarity``; a distance matrix is refused):
         ``genosift.kinship``, a tree's (``genosift.structure.tree_kinship``) or a table read with
-        ``genosift.io.read_kinship``; in the order of ``y``.
-    y : array-like (n,)
+        ``genosift.io.read_kinship``. A DataFrame indexed (and with columns) by sample id, with
+        ``y`` a Series indexed by sample id, is matched to ``y`` by id (both must list the same
+        samples: the ids of one missing from the other are an error naming them); otherwise in
+        the order of ``y``.
+    y : array-like (n,) or Series
         A numeric phenotype (two classes coded 0/1 are a number, as pyseer models them).
     covariates : array-like (n, c), optional
-        Fixed effects (``genosift.scores.check_covariates``).
+        Fixed effects (``genosift.scores.check_covariates``); a DataFrame indexed by sample id is
+        put in the order of ``y``'s ids when they are matched.
 
     Returns
     -------
@@ -474,8 +480,12 @@ def heritability(kinship, y, *, covariates=None):
     True
     """
     from ._base import Target
-    from .covariates import check_covariates
+    from .covariates import align_covariates, check_covariates, has_sample_ids
 
+    if has_sample_ids(kinship) and has_sample_ids(y) and getattr(y, "ndim", 0) == 1:
+        ids = _common_ids(kinship, y)
+        kinship, covariates = kinship_by_ids(kinship, ids), align_covariates(covariates, ids, owner="heritability")
+        y = y.to_numpy()
     values = np.asarray(y, dtype=np.float64)
     if values.ndim != 1 or not np.isfinite(values).all():
         raise ValueError("The phenotype given to heritability must be one finite number per sample.")
@@ -484,6 +494,28 @@ def heritability(kinship, y, *, covariates=None):
     target = Target(values.size, values=values, covariates=Z,
                     kinship=check_kinship(kinship, values.size, owner="heritability"))
     return target_heritability(target)
+
+
+def _common_ids(kinship, y):
+    """The ids of the Series ``y`` (as text, in its order) when the kinship table lists the same
+    samples; else the error naming those of each that the other lacks."""
+    from ..core.validation import names_list
+
+    ids = [str(i) for i in y.index]
+    rows, columns = [str(i) for i in kinship.index], [str(c) for c in kinship.columns]
+    if len(set(ids)) < len(ids):
+        raise ValueError("y is a Series whose index repeats sample ids: each sample needs one phenotype value.")
+    if set(rows) != set(columns):
+        raise ValueError("The kinship's index and columns list different samples: index and columns must be the "
+                         "same sample ids.")
+    have, given = set(rows), set(ids)
+    lacking, unused = [i for i in ids if i not in have], [i for i in rows if i not in given]
+    if lacking or unused:
+        parts = ([f"{len(lacking)} of y's ids have no row in the kinship ({names_list(lacking)})"] if lacking else []) \
+            + ([f"{len(unused)} samples of the kinship have no value in y ({names_list(unused)})"] if unused else [])
+        raise ValueError("The kinship and y of heritability are indexed by sample ids that differ: "
+                         f"{'; '.join(parts)}. Give both the same samples: K.loc[ids, ids] and y.loc[ids].")
+    return ids
 
 
 MODELS = ("auto", "linear", "logistic")

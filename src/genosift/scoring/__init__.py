@@ -20,8 +20,8 @@ __all__ = ["count_patterns", "profile", "score", "score_targets"]
 
 
 @options_in_one_dict
-def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, scheduler=None, binary=False,
-          min_af=None, max_af=None, layer=None, covariates=None, kinship=None, method_options=None):
+def score(X, y=None, *, method="fisher", feature_names=None, samples=None, chunk_bytes=None, scheduler=None,
+          binary=False, min_af=None, max_af=None, layer=None, covariates=None, kinship=None, method_options=None):
     """Score every feature of ``X`` against ``y`` with one registered method.
 
     Parameters
@@ -34,14 +34,28 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
         An AnnData is scored as its ``X`` (or ``layer``) with its ``var_names`` as the feature
         names; a backed one (``anndata.read_h5ad(path, backed="r")``) is read from its file in
         chunks within ``chunk_bytes``, never loaded whole (see ``genosift._anndata``).
-    y : array-like (n_samples,)
+    y : array-like (n_samples,), pandas Series, or str
         Class labels (any type) or a numeric target (a Dask array or Series is computed first);
-        ``None`` for unsupervised methods and streams. For an AnnData, also the name of an
-        ``adata.obs`` column, or a Series indexed by its ``obs_names``.
+        ``None`` for unsupervised methods and streams. For an AnnData, a store or a data file,
+        also the name of a column of its sample table: the samples whose label is missing there
+        are left out, with a warning saying how many (as the ``genosift score`` command does;
+        choose them with ``samples`` to say which). A Series indexed by sample id (labels, not
+        integers) is matched to the data's ids, as pandas and scanpy align by index: the
+        samples it does not list, and those whose value is missing, are left out with a warning;
+        ids that the data lack are an error naming them. A Series with a plain integer index,
+        and an array, are taken in the order of the rows.
     method : str
         A name from ``genosift.methods()``.
     feature_names : sequence of str, optional
         Names of the columns; by default a DataFrame's columns, else ``x0, x1, ...``.
+    samples : sample ids, boolean mask or row positions, optional
+        Which samples to use (by default all): ids of the data's samples where they have ids (a
+        DataFrame's index of labels, an AnnData's ``obs_names``, a store's or a data file's
+        samples; ids they lack are an error), else (an array, a sparse matrix, a DataFrame with
+        a plain integer index) row positions; or a boolean mask of one value per row. The rows
+        are used in the data's order, whatever the order of ``samples``. Values given per sample
+        (``y``, ``covariates``, ``kinship`` as arrays) have one per row of the data, or one per
+        sample kept. Not for streams of row chunks, Dask collections or backed AnnData.
     chunk_bytes : int, optional
         For a store (a ``.gs.h5ad`` path or ``genosift.io.Store``): the memory budget of one
         chunk of rows or block of features read from disk (default 256 MiB). ``y`` may then
@@ -74,16 +88,17 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
         one-hot encoded; constant and collinear covariates are an error naming them). A
         DataFrame or Series indexed by sample id is matched to the samples' ids (a DataFrame's
         index, an AnnData's ``obs_names``, a store's sample ids); for an AnnData or a store, a
-        list of names of ``obs`` columns. For a store with ``samples``, one row per row of the
-        store or one per sample kept. Given to any other method, or with a stream of row chunks,
+        list of names of ``obs`` columns. With ``samples``, one row per row of the data or one
+        per sample kept. Given to any other method, or with a stream of row chunks,
         it is an error before any data are read. The result records their names
         (``ScoreResult.covariates``, and ``provenance()``).
     kinship : array-like (n_samples, n_samples) or DataFrame, optional
         The kinship of the samples, for the mixed model (``method="lmm"``, which needs one):
         ``genosift.kinship(X)`` computes one from the features, or read one from a file. An
-        array is in the order of the rows scored (for a store with ``samples``: one row and
-        column per row of the store, or per sample kept); a DataFrame indexed by sample id (its
-        columns the same ids) is put in the samples' order. Every input form but a stream of
+        array (or a DataFrame indexed by row position, as ``genosift.kinship`` gives for data
+        without ids) is in the order of the rows: one row and column per row of the data, or per
+        sample kept by ``samples``; a DataFrame indexed by sample id (its columns the same ids)
+        is put in the samples' order. Every input form but a stream of
         row chunks (whole columns are needed); the null model's ``h2`` is the result's ``model``.
     method_options : dict, optional
         Options of the method, by name (see ``genosift.methods()`` and
@@ -96,7 +111,8 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
     Raises
     ------
     ValueError
-        NaN or infinity in ``X`` (naming the features) or in ``y`` (naming the positions);
+        NaN or infinity in ``X`` (naming the features) or in ``y`` given as an array (naming the
+        positions: leave those samples out with ``samples``);
         empty ``X``; ``X`` and ``y`` of different lengths; one class (one value) where the
         method compares classes (needs a varying target); duplicated feature names; for the
         methods built on sums of squares, values too large (above about 1e154) or too close
@@ -137,14 +153,15 @@ def score(X, y=None, *, method="fisher", feature_names=None, chunk_bytes=None, s
         refuse_covariates(spec)
     check_kinship_given(spec, kinship)
     data = source(X, y, owner="score", feature_names=feature_names, layer=layer, binary=binary, chunk_bytes=chunk_bytes,
-                  scheduler=scheduler, covariates=covariates, labels_required=spec.task != "unsupervised",
-                  kinship=kinship)
+                  scheduler=scheduler, samples=samples, covariates=covariates,
+                  labels_required=spec.task != "unsupervised", kinship=kinship)
     return data.score(spec, opts, bounds)
 
 
 @options_in_one_dict
-def score_targets(X, targets, *, method="regression", feature_names=None, chunk_bytes=None, binary=False,
-                  min_af=None, max_af=None, layer=None, covariates=None, kinship=None, method_options=None):
+def score_targets(X, targets, *, method="regression", feature_names=None, samples=None, chunk_bytes=None,
+                  binary=False, min_af=None, max_af=None, layer=None, covariates=None, kinship=None,
+                  method_options=None):
     """Score every feature of ``X`` against each of several targets (phenotypes) in one pass.
 
     The data are read once: a whole-column method (``streaming`` "blocks" in
@@ -163,11 +180,12 @@ def score_targets(X, targets, *, method="regression", feature_names=None, chunk_
         The targets, by name: the columns of a DataFrame (one row per row of ``X``, in its
         order), a dict of name -> one value per row, or names of per-sample columns of an
         AnnData's ``obs`` or a store's sample table. Every target is given for every sample
-        (drop the samples with a missing value first, or score those targets apart).
+        (leave out the samples with a missing value with ``samples``, or score those targets apart).
     method : str
         A name from ``genosift.methods()`` (default ``"regression"``).
-    feature_names, chunk_bytes, binary, min_af, max_af, layer, covariates, kinship, method_options
-        As ``genosift.score``: the same for every target.
+    feature_names, samples, chunk_bytes, binary, min_af, max_af, layer, covariates, kinship, method_options
+        As ``genosift.score``: the same for every target (a target given as values has one per
+        row of ``X``, or one per sample kept).
 
     Returns
     -------
@@ -202,7 +220,8 @@ def score_targets(X, targets, *, method="regression", feature_names=None, chunk_
                          "with targets. Use genosift.score, or choose a supervised method.")
     names, ys = _targets_of(X, targets)
     data = source(X, None, owner="score_targets", feature_names=feature_names, layer=layer, binary=binary,
-                  chunk_bytes=chunk_bytes, covariates=covariates, kinship=kinship)
+                  chunk_bytes=chunk_bytes, samples=samples, covariates=covariates, kinship=kinship)
+    ys = tuple(y if isinstance(y, str) else data.kept(y) for y in ys)  # one value per row kept
     return dict(zip(names, data.score_targets(spec, opts, ys, bounds)))
 
 
@@ -250,11 +269,12 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
         Any input ``genosift.score`` takes, told apart by the same dispatch
         (``genosift.scoring.source``): sparse input is never densified, a store is read in row
         chunks of ``chunk_bytes``, and so is a backed AnnData (``read_h5ad(path, backed="r")``).
-    y : array-like, str or None
-        Class labels or a numeric target, one per sample (for a store: per row, or per row kept
-        by ``samples``; or the name of a column of its sample table). None: one group of all
-        samples. A chunk stream carries its own labels (pass None). For an AnnData, also the
-        name of an ``obs`` column.
+    y : array-like, Series, str or None
+        Class labels or a numeric target, one per sample (per row, or per sample kept by
+        ``samples``; or the name of a column of a store's, file's or AnnData's sample table), as
+        ``genosift.score`` takes it: a Series indexed by sample id is matched to the data's ids
+        and the samples without a label are left out, with a warning. None: one group of all
+        samples. A chunk stream carries its own labels (pass None).
     target : {"auto", "classes", "numeric"}
         What ``y`` is: class labels (per-class means and prevalence), or a numeric target (mean,
         prevalence and the sign of each feature's Pearson correlation with it). "auto": numeric
@@ -262,8 +282,14 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
         classes; for a chunk stream "auto" means classes.
     feature_names : sequence of str, optional
         Names of the columns (default: a DataFrame's or store's, else ``x0, x1, ...``).
-    samples : boolean mask or increasing row indices, optional
-        For a store: only these rows.
+    samples : sample ids, boolean mask or row positions, optional
+        Which samples to use (by default all): ids of the data's samples where they have ids (a
+        DataFrame's index of labels, an AnnData's ``obs_names``, a store's or a data file's
+        samples; ids they lack are an error), else (an array, a sparse matrix, a DataFrame with
+        a plain integer index) row positions; or a boolean mask of one value per row. The rows
+        are used in the data's order, whatever the order of ``samples``. Values given per sample
+        (``y`` as an array) have one per row of the data, or one per
+        sample kept. Not for streams of row chunks, Dask collections or backed AnnData.
     chunk_bytes : int, optional
         For a store: the memory budget of a chunk of rows (default 256 MiB).
     scheduler : optional
@@ -319,8 +345,9 @@ def count_patterns(X, *, binary=True, min_af=None, max_af=None, samples=None, ch
     min_af, max_af : float in [0, 1], optional
         Count the patterns of the features carried by a share of the samples in this range only,
         as pyseer counts those of the variants it tested.
-    samples : boolean mask or increasing row indices, optional
-        For a store: only these rows (the samples of the analysis).
+    samples : sample ids, boolean mask or row positions, optional
+        Which samples to use (by default all), as ``genosift.score`` takes them: ids where the
+        data have ids, else row positions; or a boolean mask of one value per row.
     chunk_bytes, layer, feature_names : optional
         As ``genosift.score`` takes them.
 

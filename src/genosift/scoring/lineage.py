@@ -369,8 +369,10 @@ def lineage_effects(X, y, lineages, *, covariates=None, binary=False, samples=No
         Other covariates of the phenotype's regression (as ``genosift.score`` takes them).
     binary : bool
         Read the features as presence/absence.
-    samples, chunk_bytes : optional
-        For a store: the rows to use and the memory budget of its reads.
+    samples : sample ids, boolean mask or row positions, optional
+        Which samples to use, as ``genosift.score`` takes them.
+    chunk_bytes : optional
+        For a store: the memory budget of its reads.
     alpha : float
         A lineage is associated with the phenotype where its Wald p-value is below
         ``alpha / k``.
@@ -428,7 +430,10 @@ def _aligned(table, data, X):
         return None
     ids = frame_sample_ids(X)
     if data.form != "store":
-        return align_covariates(table, ids, owner=_OWNER)
+        if data.rows is None:
+            return align_covariates(table, ids, owner=_OWNER)
+        aligned = align_covariates(table, None if ids is None else ids[data.rows], owner=_OWNER)
+        return aligned if aligned is not table else data.kept(table)
     ids = np.asarray(data.X.sample_ids, dtype=object)
     aligned = align_covariates(table, ids if data.rows is None else ids[data.rows], owner=_OWNER)
     return aligned if aligned is not table else _kept(table, data)

@@ -50,7 +50,9 @@ class Source:
     feature_names : sequence or None
         None: the input's own (a DataFrame's columns, a store's names, ``x0, x1, ...``).
     rows : ndarray or None
-        For a store: the increasing row indices kept (None: every row).
+        The increasing row indices kept (None: every row): for a store, those read; for a matrix,
+        those taken from the data given (``X`` holds just them, ``n_given`` the rows it had), by
+        ``samples`` and the samples without a label (see ``source``).
     covariates : object
         One row per sample scored (or, for a store or a backed AnnData, per row of the file),
         matched to the samples where they carry ids; None.
@@ -70,6 +72,15 @@ class Source:
     scheduler: object = None
     binary: bool = False
     kinship: object = None
+    n_given: object = None
+
+    def kept(self, values):
+        """``values`` given one per row of the data (a matrix's before its rows were taken, a
+        store's rows) for the rows kept; values of another length as they are."""
+        n = self.X.shape[0] if self.form == "store" else self.n_given
+        if self.rows is None or values is None or n is None or len(values) != n:
+            return values
+        return values.iloc[self.rows] if hasattr(values, "iloc") else np.asarray(values)[self.rows]
 
     def score(self, spec, opts, bounds=None):
         """``genosift.score`` of this input with the registered method ``spec``, its checked
@@ -301,7 +312,13 @@ def source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=F
            scheduler=None, samples=None, covariates=None, labels_required=False, kinship=None):
     """The ``Source`` of ``X`` (any input ``genosift.score`` takes) and its target ``y``.
 
-    ``kinship``: the samples' kinship (``genosift.score``'s), put in the order of the rows scored.
+    The rows scored are those ``samples`` picks (``core.samples.sample_rows``: sample ids where
+    the data have ids, else a boolean mask or row positions; in the data's order) that have a
+    label: a ``y`` Series indexed by sample id is matched to the data's ids (the samples it does
+    not list are left out; ids the data lack are an error), and the samples whose label is
+    missing in a named column of the sample table or in such a Series are left out, each with a
+    warning saying how many. ``kinship``: the samples' kinship (``genosift.score``'s), put in the
+    order of the rows scored.
     """
     found = _source(X, y, owner=owner, feature_names=feature_names, layer=layer, binary=binary,
                     chunk_bytes=chunk_bytes, scheduler=scheduler, samples=samples, covariates=covariates,
@@ -317,9 +334,10 @@ def source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=F
 def _aligned_kinship(kinship, X, found):
     """``kinship`` in the order of the rows scored (``scores.kinship_by_ids`` for a table indexed
     by sample id: a DataFrame's index, an AnnData's ``obs_names``; ``store.kept_kinship`` for a
-    store); an array is taken as it is."""
+    store); an array (or a table indexed by position) is taken as it is, or its rows kept where
+    it has one row per row of the data given."""
     from .._anndata import is_anndata
-    from ..scores import kinship_by_ids
+    from ..scores import frame_sample_ids, has_sample_ids, kinship_by_ids
 
     if found.form == "store":
         from .store import kept_kinship
@@ -328,9 +346,13 @@ def _aligned_kinship(kinship, X, found):
     if found.form == "dask":  # a Dask DataFrame's index holds the ids: computed once here
         ids = np.asarray(X.index.compute(), dtype=object) if hasattr(X, "columns") else None
         return kinship_by_ids(kinship, ids)
-    ids = (np.asarray(X.obs_names, dtype=object) if is_anndata(X) else
-           np.asarray(X.index, dtype=object) if hasattr(X, "index") and hasattr(X, "columns") else None)
-    return kinship_by_ids(kinship, ids)
+    ids = np.asarray(X.obs_names, dtype=object) if is_anndata(X) else frame_sample_ids(X)
+    if found.rows is None:
+        return kinship_by_ids(kinship, ids)
+    if has_sample_ids(kinship):
+        return kinship_by_ids(kinship, None if ids is None else ids[found.rows])
+    K = np.asarray(kinship, dtype=np.float64)
+    return K[np.ix_(found.rows, found.rows)] if K.ndim == 2 and K.shape[0] == found.n_given else K
 
 
 def _source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=False, chunk_bytes=None,
@@ -338,11 +360,11 @@ def _source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=
     """``source`` without the kinship.
 
     ``binary``: read every value as presence/absence, in every form (a store is opened that way,
-    not rewritten; sparse stays sparse). ``samples``: rows of a store to keep. ``covariates``:
-    as ``genosift.score`` takes them; a stream refuses them, AnnData resolve ``obs`` column names
-    and tables indexed by ``obs_names``, data files resolve their per-sample columns, tables
-    indexed by sample id are put in the samples' order. ``labels_required``: ``y`` of an AnnData
-    must be given. ``owner`` names the public function in messages.
+    not rewritten; sparse stays sparse). ``samples``: the samples to use (see ``source``).
+    ``covariates``: as ``genosift.score`` takes them; a stream refuses them, AnnData resolve
+    ``obs`` column names and tables indexed by ``obs_names``, data files resolve their per-sample
+    columns, tables indexed by sample id are put in the samples' order. ``labels_required``:
+    ``y`` of an AnnData must be given. ``owner`` names the public function in messages.
     """
     from .._anndata import is_anndata
     from .schedulers import is_dask_collection
@@ -360,9 +382,12 @@ def _source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=
                           scheduler=scheduler, binary=bool(binary))
         from .._anndata import labels_of, matrix_of, names_of
 
-        y = labels_of(X, y, required=labels_required)
+        named = isinstance(y, str)
+        if not _by_id(y):  # a Series indexed by sample id is matched to the obs_names below
+            y = labels_of(X, y, required=labels_required)
         names = names_of(X.var_names) if feature_names is None else feature_names
-        return _in_memory(matrix_of(X, layer), y, names, binary, covariates, chunk_bytes, scheduler, samples, owner)
+        return _in_memory(matrix_of(X, layer), y, names, binary, covariates, chunk_bytes, scheduler, samples, owner,
+                          ids=np.asarray(X.obs_names, dtype=object), named=named)
     if layer is not None:
         from ..io import format_of
 
@@ -382,7 +407,6 @@ def _source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=
         return Source("dask", X, y, feature_names, covariates=covariates, scheduler=scheduler)
     if hasattr(X, "row_chunks") or isinstance(X, (str, os.PathLike)) and layer is None and _is_store_file(X):
         from ..io import open_store
-        from .store import rows_kept
 
         if not hasattr(X, "row_chunks"):
             X = open_store(X, binary=binary)
@@ -393,17 +417,18 @@ def _source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=
 
             raise param_error("feature_names", owner, f"{X.shape[1]} names, one per feature of the store",
                               f"{np.size(feature_names)} names")
-        return Source("store", X, y, feature_names, rows=rows_kept(samples, X.shape[0]), covariates=covariates,
-                      chunk_bytes=chunk_bytes, scheduler=scheduler)
+        rows, y = _store_rows(X, y, samples, owner)
+        return Source("store", X, y, feature_names, rows=rows, covariates=covariates, chunk_bytes=chunk_bytes,
+                      scheduler=scheduler)
     if isinstance(X, (str, os.PathLike)):
-        X, y, names, covariates = _read_file(X, y, layer, covariates)
+        named = isinstance(y, str)
+        X, y, names, covariates, ids = _read_file(X, y, layer, covariates)
         return _in_memory(X, y, names if feature_names is None else feature_names, binary, covariates, chunk_bytes,
-                          scheduler, samples, owner)
-    if covariates is not None:
-        from ..scores import align_covariates, frame_sample_ids
+                          scheduler, samples, owner, ids=ids, named=named)
+    from ..scores import frame_sample_ids
 
-        covariates = align_covariates(covariates, frame_sample_ids(X))
-    return _in_memory(X, y, feature_names, binary, covariates, chunk_bytes, scheduler, samples, owner)
+    return _in_memory(X, y, feature_names, binary, covariates, chunk_bytes, scheduler, samples, owner,
+                      ids=frame_sample_ids(X), align=True)
 
 
 def _is_store_file(path):
@@ -413,33 +438,177 @@ def _is_store_file(path):
 
 
 def _refuse_rows(samples, chunk_bytes, owner):
-    if samples is not None or chunk_bytes is not None:
-        what = "'samples' and 'chunk_bytes' choose" if samples is not None and chunk_bytes is not None else (
-            "'samples' chooses" if samples is not None else "'chunk_bytes' chooses")
-        raise ValueError(f"{what} the rows and reads of a store; {owner} reads these data as they are. For data in "
-                         "memory pass X[rows] and leave them out; to read in bounded memory, write a store first "
+    """Refuse ``samples`` for data read as they come (a stream of row chunks, a Dask collection, a
+    backed AnnData) and ``chunk_bytes`` for data other than stores and backed files."""
+    if samples is not None:
+        raise ValueError(f"'samples' chooses the samples of data in memory or of a store; {owner} reads these data "
+                         "as they come (a stream of row chunks, a Dask collection or a backed AnnData). Take the rows "
+                         "first (X[rows]) and leave out samples, or write a store (genosift.io.write_store).")
+    if chunk_bytes is not None:
+        raise ValueError(f"'chunk_bytes' chooses the rows and reads of a store; {owner} reads these data as they "
+                         "are. For data in memory leave it out; to read in bounded memory, write a store first "
                          "(genosift.io.write_store).")
 
 
-def _in_memory(X, y, feature_names, binary, covariates, chunk_bytes, scheduler, samples, owner):
-    """A ``matrix`` or ``stream`` source: data here, so no scheduler, no rows, no reads to size."""
+def _by_id(y):
+    """Whether ``y`` is a pandas Series indexed by sample id (``scores.has_sample_ids``)."""
+    from ..scores import has_sample_ids
+
+    return hasattr(y, "reindex") and getattr(y, "ndim", 0) == 1 and has_sample_ids(y)
+
+
+def _kept_rows(ids, n, y, samples, owner, *, named=False):
+    """``(rows, y)``: the increasing positions of the rows scored among the ``n`` of the data (None:
+    all) and their labels (``y`` as given when it has one per row kept or no row is left out).
+
+    The rows are those ``samples`` picks (``core.samples.sample_rows``, in the data's order) that
+    have a label: a Series ``y`` indexed by sample id is matched to the data's ``ids`` (where they
+    have ids; the samples it lacks are left out, ids of samples the data lack are an error), and
+    the missing labels of such a Series or of a column of the sample table (``named``) are left
+    out. Each kind of sample left out is said in one warning."""
+    from ..core.samples import sample_rows
+
+    picked = sample_rows(samples, n, ids, owner=owner)
+    rows = None if picked is None or picked.size == n else np.sort(picked)
+    labelled = None
+    if ids is not None and _by_id(y):
+        y, labelled = _labels_by_id(y, ids, owner)
+    elif named and y is not None:
+        import pandas as pd
+
+        labelled = ~np.asarray(pd.isna(np.asarray(y, dtype=object)), dtype=bool)
+        if labelled.all():
+            labelled = None
+        else:
+            _warn_left_out(int((~labelled if rows is None else ~labelled[rows]).sum()), "have no label", owner)
+    if labelled is None:
+        if rows is None or y is None:
+            return rows, y
+        if len(y) == n:
+            return rows, (y.iloc[rows] if hasattr(y, "iloc") else np.asarray(y)[rows])
+        if len(y) == rows.size and not np.array_equal(rows, picked):
+            raise ValueError(f"y has one value per sample that 'samples' keeps, but {owner} takes the samples in the "
+                             "data's order and 'samples' are in another: give y one value per row of the data, or "
+                             "give samples in the data's order.")
+        return rows, y
+    keep = labelled if rows is None else np.zeros(n, dtype=bool)
+    if rows is not None:
+        keep[rows] = labelled[rows]
+    rows = np.flatnonzero(keep)
+    if not rows.size:
+        raise ValueError(f"No sample given to {owner} has a label: give the labels of the samples to score.")
+    return (None if rows.size == n else rows), np.asarray(y)[rows]
+
+
+def _labels_by_id(y, ids, owner):
+    """``(values, labelled)``: the labels of a Series ``y`` indexed by sample id, one per row of the
+    data of ``ids`` (any value where it has none), and which rows have one (listed and not missing)."""
+    import pandas as pd
+
+    from ..core.validation import names_list
+
+    index = pd.Index([str(i) for i in y.index])
+    if not index.is_unique:
+        repeated = sorted(set(index[index.duplicated()]))
+        raise ValueError(f"y is a Series whose index repeats sample id(s) {names_list(repeated)}: each sample needs "
+                         "one label.")
+    data = pd.Index([str(i) for i in ids])
+    unknown = index[~index.isin(data)]
+    if len(unknown):
+        raise ValueError(f"y is a Series indexed by sample id, but {len(unknown)} of its ids are not samples of the "
+                         f"data: {names_list(list(unknown))}. Give y the labels of the data's samples only "
+                         "(y.drop([...])), or pass the labels as an array in the order of the rows.")
+    where = index.get_indexer(data)
+    listed = where >= 0
+    values = y.to_numpy()[np.where(listed, where, 0)]
+    has = listed & ~np.asarray(pd.isna(np.asarray(values, dtype=object)), dtype=bool)
+    if (~listed).any():
+        _warn_left_out(int((~listed).sum()), "are not in y's index", owner)
+    if (listed & ~has).any():
+        _warn_left_out(int((listed & ~has).sum()), "have a missing label in y", owner)
+    return values, has
+
+
+def _warn_left_out(count, why, owner):
+    import warnings
+
+    if count:
+        warnings.warn(f"{count} sample(s) {why} and were left out of {owner}; choose the samples with "
+                      "samples=[...] to say which are scored.", UserWarning, stacklevel=5)
+
+
+def _store_rows(store, y, samples, owner):
+    """``(rows, y)`` of a store (``_kept_rows`` over its sample ids, as ``store.rows_kept`` keeps
+    them: None for every row); ``y`` naming a column of its sample table stays that name unless
+    samples without a label are left out."""
+    from .store import rows_kept, store_column
+
+    named = isinstance(y, str)
+    whole = named and not _has_missing(store_column(store, y))  # the column as the store reads it
+    if samples is None and not _by_id(y) and (whole or not named):
+        return None, y
+    ids, n = np.asarray(store.sample_ids, dtype=object), store.shape[0]
+    if whole:
+        return rows_kept(_kept_rows(ids, n, None, samples, owner)[0], n), y
+    rows, values = _kept_rows(ids, n, store_column(store, y) if named else y, samples, owner, named=named)
+    return rows_kept(rows, n), values
+
+
+def _has_missing(values):
+    import pandas as pd
+
+    return bool(np.asarray(pd.isna(np.asarray(values, dtype=object)), dtype=bool).any())
+
+
+def _in_memory(X, y, feature_names, binary, covariates, chunk_bytes, scheduler, samples, owner, *, ids=None,
+               named=False, align=False):
+    """A ``matrix`` or ``stream`` source: data here, so no scheduler and no reads to size; the rows
+    kept (``_kept_rows``) are taken from ``X`` and from ``covariates`` given per row of the data,
+    and covariates indexed by sample id are put in the order of the rows kept (``align``: those
+    of ``X``'s ids have not been yet)."""
     if scheduler is not None:
         raise ValueError(f"The 'scheduler' parameter of {owner} must be None for data in memory (it runs Dask "
                          "arrays and stores; wrap X with dask.array.from_array(X, chunks=...) to score it by "
                          f"Dask tasks). Got {scheduler!r} instead.")
-    _refuse_rows(samples, chunk_bytes, owner)
     stream = is_chunk_stream(X)
+    _refuse_rows(samples if stream else None, chunk_bytes, owner)
+    if stream and y is not None:
+        raise ValueError("A chunk stream carries its own labels: pass y=None and yield (X, y) pairs.")
+    rows = n = None
+    if not stream:
+        n = X.shape[0] if hasattr(X, "shape") and len(X.shape) == 2 else len(X)
+        rows, y = _kept_rows(ids, n, y, samples, owner, named=named)
+        if rows is not None:
+            X = _take_rows(X, rows)
+    if covariates is not None and (align or rows is not None):
+        from ..scores import align_covariates, has_sample_ids
+
+        if ids is not None and has_sample_ids(covariates):
+            covariates = align_covariates(covariates, ids if rows is None else ids[rows])
+        elif rows is not None and not isinstance(covariates, (str, list, tuple)) and len(covariates) == n:
+            covariates = covariates.iloc[rows] if hasattr(covariates, "iloc") else np.asarray(covariates)[rows]
     if binary:
         from ..core.transforms import presence
 
         X = ((presence(c), *rest) for c, *rest in X) if stream else presence(X)
-    if stream and y is not None:
-        raise ValueError("A chunk stream carries its own labels: pass y=None and yield (X, y) pairs.")
-    return Source("stream" if stream else "matrix", X, y, feature_names, covariates=covariates)
+    return Source("stream" if stream else "matrix", X, y, feature_names, covariates=covariates, rows=rows,
+                  n_given=n)
+
+
+def _take_rows(X, rows):
+    """The ``rows`` of a matrix in memory: a DataFrame's by position, a sparse matrix's in its format
+    (COO, which cannot be indexed, as CSR), an array-like's as an array."""
+    import scipy.sparse as sp
+
+    if hasattr(X, "iloc"):
+        return X.iloc[rows]
+    if sp.issparse(X):
+        return (X.tocsr() if X.format not in ("csr", "csc") else X)[rows]
+    return np.asarray(X)[rows]
 
 
 def _read_file(path, y, layer, covariates):
-    """A data file other than a store, read into memory: ``(X, y, feature_names, covariates)``
+    """A data file other than a store, read into memory: ``(X, y, feature_names, covariates, ids)``
     with ``y`` and the covariates looked up in its per-sample columns when they name them."""
     from ..io import format_of, read
     from ..scores import align_covariates, covariate_columns
@@ -458,7 +627,7 @@ def _read_file(path, y, layer, covariates):
         y = data.obs[y].to_numpy()
     if covariates is not None:
         covariates = align_covariates(covariate_columns(covariates, data.obs, what="the data file"), data.sample_ids)
-    return data.X, y, data.feature_names, covariates
+    return data.X, y, data.feature_names, covariates, data.sample_ids
 
 
 def _column_names(covariates):

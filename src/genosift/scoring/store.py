@@ -349,11 +349,11 @@ def kept_kinship(kinship, store, rows):
     """The kinship of the ``rows`` kept of ``store``, in their order: a DataFrame indexed by
     sample id reordered by the store's ids; an array of one row per row of the store with the
     kept rows taken, or one per row kept as it is."""
-    from ..scores import kinship_by_ids
+    from ..scores import has_sample_ids, kinship_by_ids
 
     ids = np.asarray(store.sample_ids, dtype=object)
     if rows is not None:
-        if not hasattr(kinship, "index") and np.shape(kinship)[0] == ids.size != rows.size:
+        if not has_sample_ids(kinship) and np.shape(kinship)[0] == ids.size != rows.size:
             return np.asarray(kinship, dtype=np.float64)[np.ix_(rows, rows)]
         ids = ids[rows]
     return kinship_by_ids(kinship, ids)

@@ -10,8 +10,8 @@ from ..core.messages import FixError, PythonText
 from ..core.validation import check_fit_input, check_options_dict, param_error
 from ..scores import REGISTRY, covariate_methods, get_method, refuse_covariates
 
-__all__ = ["callable_scores", "covariate_frame", "matched_covariates", "refuse_covariates_for", "resolve_score_func",
-           "score_func_tags", "validate_scored"]
+__all__ = ["callable_scores", "covariate_frame", "kinship_refused", "matched_covariates", "refuse_covariates_for",
+           "resolve_score_func", "score_func_tags", "validate_scored"]
 
 
 def resolve_score_func(func, owner, *, param="score_func", params=None, params_param="method_options"):
@@ -28,12 +28,18 @@ def resolve_score_func(func, owner, *, param="score_func", params=None, params_p
     except ValueError:
         raise param_error(param, owner, f"a callable or one of {sorted(REGISTRY)}", func) from None
     if spec.kinship:
-        raise FixError(f"Method '{spec.name}' needs the samples' kinship, which the selectors do not take (their "
-                       "folds would need its rows and columns): score with {score} and select from the result "
-                       "({top}), or choose another {" + param + "}.", owner=owner,
-                       score=PythonText("genosift.score(X, y, method='lmm', kinship=K)"),
-                       top=PythonText("result.top(k)"), **{param: FixError.ANY})
+        raise kinship_refused(f"Method '{spec.name}' needs the samples' kinship, which", owner, param)
     return spec
+
+
+def kinship_refused(what, owner, param="score_func"):
+    """The error for a kinship given to a selector (``what`` says how it came, ending with "which"):
+    a selector takes none, and the fix is to score with ``genosift.score`` and select from its result."""
+    return FixError(f"{what} the selectors do not take (their folds would need its rows and columns, and no "
+                    "method option carries it): score with {score} and select from the result ({top}, or the "
+                    "features whose p-value is below a threshold), or choose another {" + param + "}.", owner=owner,
+                    score=PythonText("genosift.score(X, y, method='lmm', kinship=K)"),
+                    top=PythonText("result.top(k)"), **{param: FixError.ANY})
 
 
 def callable_scores(func, X, y):

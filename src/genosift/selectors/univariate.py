@@ -30,6 +30,7 @@ from ..scores import (
 from ..scoring import score
 from .score_funcs import (
     callable_scores,
+    kinship_refused,
     matched_covariates,
     refuse_covariates_for,
     resolve_score_func,
@@ -64,8 +65,12 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
     def _spec(self):
         return resolve_score_func(self.score_func, type(self).__name__)
 
-    def fit(self, X, y=None, covariates=None):
+    def fit(self, X, y=None, covariates=None, kinship=None):
         """Score the features of ``X`` against ``y``.
+
+        ``kinship`` is refused with the fix: a selector takes no kinship (the mixed model
+        ``lmm`` is not a selector's score); score with ``genosift.score(X, y, method="lmm",
+        kinship=K)`` and select from its result.
 
         ``covariates``: for the methods that adjust for covariates
         (``genosift.scores.covariate_methods()``), one row per sample of ``X`` (see
@@ -87,6 +92,8 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         """
         from ..scoring.dask import is_dask_collection
 
+        if kinship is not None:
+            raise kinship_refused(f"{type(self).__name__}.fit was given a kinship, which", type(self).__name__)
         for attr in ("stats_", "result_", "pending_", "classes_", "carriers_", "tested_", "af_"):
             self.__dict__.pop(attr, None)
         if covariates is not None:  # before any data are read

@@ -13,7 +13,7 @@ __all__ = ["labelled_covariates", "structure_covariates"]
 def _samples_read(labelled, rows):
     """``(data, samples, ids)``: what the sample-structure functions read for the labelled
     samples ``rows`` (a boolean mask; None: all): a store with the ids of its rows to keep, or
-    the rows themselves; and the samples' ids as text."""
+    the rows themselves (``samples`` None); and the samples' ids as text."""
     from ..scoring.source import StoreRows
 
     dataset = labelled.dataset
@@ -22,7 +22,7 @@ def _samples_read(labelled, rows):
     X = dataset.X
     if isinstance(X, StoreRows):  # the store's own rows, picked by id
         return X.store, list(np.asarray(X.store.sample_ids, dtype=object)[X.rows[keep]]), ids
-    return (X if rows is None else X[keep]), ids, ids  # every row: the data themselves, not a copy
+    return (X if rows is None else X[keep]), None, ids  # every row: the data themselves, not a copy
 
 
 def structure_covariates(labelled, n_components, *, rows=None, metric="kmds", distinct=True, chunk_bytes=None):

@@ -119,7 +119,7 @@ def test_every_input_form_gives_the_same_coordinates(tmp_path, monkeypatch, dens
     names = np.array([f"k{j}" for j in range(X.shape[1])], dtype=object)
     # every column counted (distinct=False), so that the copies reach the products: the distinct
     # columns once are tests/unit/genomics/test_structure_patterns.py's
-    ref = principal_coordinates(X, 3, samples=list(ids), metric=metric, distinct=False)
+    ref = principal_coordinates(pd.DataFrame(X, index=pd.Index(ids, name="sample")), 3, metric=metric, distinct=False)
     _assert_up_to_sign(ref.to_numpy(), _reference(X, 3, metric, distinct=False)[0])
     frame = pd.DataFrame(X, index=pd.Index(ids, name="id"), columns=names)
     forms = {"csr": sp.csr_matrix(X), "csc": sp.csc_matrix(X), "frame": frame,
@@ -151,7 +151,7 @@ def test_samples_choose_and_order_the_rows(tmp_path):
     rows = [int(s[1:]) for s in pick]
     assert got.index.tolist() == pick
     np.testing.assert_allclose(got.to_numpy(), principal_coordinates(X[rows], 2).to_numpy(), atol=1e-12)
-    with pytest.raises(ValueError, match="must be samples of the data; 1 are not"):
+    with pytest.raises(ValueError, match="must be sample ids of the data; 1 of the 2 given are not: 'nope'"):
         principal_coordinates(path, 2, samples=["s1", "nope"])
 
 
@@ -170,8 +170,12 @@ def test_errors_name_the_problem():
     bad[1, 2] = np.nan
     with pytest.raises(ValueError, match="NaN or infinite"):
         principal_coordinates(bad, 2, metric="euclidean")
-    with pytest.raises(ValueError, match="'samples' parameter"):
+    with pytest.raises(ValueError, match=r"The 'samples' of principal_coordinates are ids \('a'\), but these data "
+                                         "have no sample ids: give a boolean mask of 10 values or row positions"):
         principal_coordinates(X, 2, samples=["a"])
+    with pytest.raises(ValueError, match=r"'samples' parameter of principal_coordinates must be a boolean mask of 10 "
+                                         r"values or row positions in \[0, 10\). Got \[10\] instead"):
+        principal_coordinates(X, 2, samples=[0, 10])
 
 
 def test_exported_lazily():

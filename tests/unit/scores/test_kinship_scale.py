@@ -135,7 +135,7 @@ def _similar(seed=5, n=12):
     """A kinship of the features with diagonal 1 (a correlation of the samples) and ids."""
     rng = np.random.default_rng(seed)
     X = (rng.random((n, 80)) < 0.4).astype(float)
-    K = gs.kinship(X)
+    K = gs.kinship(X).to_numpy()
     d = np.sqrt(np.diag(K))
     ids = [f"iso{i}" for i in range(n)]
     return X, K / np.outer(d, d), ids, rng.normal(size=n)

@@ -23,7 +23,7 @@ def _population(seed=0, n=90, p=160):
     rng = np.random.default_rng(seed)
     lineage = np.repeat(np.arange(6), n // 6)
     markers = (rng.random((6, 400)) < 0.5)[lineage] ^ (rng.random((n, 400)) < 0.05)
-    K = gs.kinship(markers.astype(float))
+    K = gs.kinship(markers.astype(float)).to_numpy()
     X = (rng.random((n, p)) < 0.35).astype(float)
     X[:, 10] = X[:, 3]  # duplicates, fitted once
     Z = rng.normal(size=(n, 2))
@@ -142,7 +142,7 @@ def test_the_kinship_of_the_features_equals_its_formula(tmp_path):
     centred = X - X.mean(axis=0)
     expected = centred @ centred.T
     expected /= np.trace(expected) / 30
-    K = gs.kinship(X)
+    K = gs.kinship(X).to_numpy()
     np.testing.assert_allclose(K, expected, rtol=1e-12, atol=1e-12)
     ids = np.array([f"s{i}" for i in range(30)], dtype=object)
     path = write_store(Dataset(sp.csr_matrix(X), ids, np.array([f"k{j}" for j in range(500)], dtype=object)),
@@ -151,8 +151,8 @@ def test_the_kinship_of_the_features_equals_its_formula(tmp_path):
     assert list(stored.index) == list(ids) and np.array_equal(stored.to_numpy(), K)  # integers: the same bits
     presence = X > 0
     centred = presence - presence.mean(axis=0)
-    np.testing.assert_allclose(gs.kinship(X, binary=True), centred @ centred.T / (np.trace(centred @ centred.T) / 30),
-                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(gs.kinship(X, binary=True).to_numpy(),
+                               centred @ centred.T / (np.trace(centred @ centred.T) / 30), rtol=1e-12, atol=1e-14)
     chosen = gs.kinship(path, samples=["s3", "s1", "s2"])
     assert list(chosen.index) == ["s3", "s1", "s2"]
 
@@ -186,7 +186,7 @@ def _counts_and_kinship(seed, n=60, p=23):
     rng = np.random.default_rng(seed)
     X = rng.poisson(1.2, size=(n, p)).astype(np.float64)
     X[:, 4], X[:, 7] = 0.0, 2.0
-    K = gs.kinship(rng.random((n, 50)) < 0.4)
+    K = gs.kinship(rng.random((n, 50)) < 0.4).to_numpy()
     return X, rng.standard_normal(n), K
 
 

@@ -108,9 +108,11 @@ def test_bad_anndata_input_is_named():
         gs.score(adata, "status", layer="raw")
     with pytest.raises(ValueError, match=r"y is required: pass the name of a column of adata.obs"):
         gs.score(adata, method="welch")
-    partial = adata.obs["status"].iloc[:40]
-    with pytest.raises(ValueError, match=r"8 of the 48 obs_names are not in its index \(\['cell40'"):
-        gs.score(adata, partial, method="welch")
+    partial = adata.obs["status"].iloc[:40]  # matched by obs_names: the 8 samples it does not list are left out
+    with pytest.warns(UserWarning, match=r"8 sample\(s\) are not in y's index and were left out of score"):
+        _same(gs.score(adata, partial, method="welch"), gs.score(sp.csr_matrix(X)[:40], Y[:40], method="welch"))
+    with pytest.raises(ValueError, match=r"1 of its ids are not samples of the data: 'nobody'"):
+        gs.score(adata, partial.rename({"cell3": "nobody"}), method="welch")
     with pytest.raises(TypeError, match=r"layer='counts' picks a layer of an AnnData or of an .h5ad file; X is a "
                                         r"ndarray"):
         gs.score(X, Y, layer="counts")

@@ -128,11 +128,10 @@ def test_score_and_profile_refuse_what_their_input_form_cannot_take_alike(call, 
     run = getattr(gs, call)
     with pytest.raises(ValueError, match=f"The 'scheduler' parameter of {call} must be None for data in memory"):
         run(X, y, scheduler="threads")
-    if call == "profile":  # score takes no samples (score_store does)
-        with pytest.raises(ValueError, match=f"'samples' chooses the rows and reads of a store; {call} reads"):
-            run(X, y, samples=[0, 1])
-        with pytest.raises(ValueError, match=r"'samples' keeps no row of the store"):
-            run(files["store"], y[:0], samples=np.zeros(60, dtype=bool))
+    with pytest.raises(ValueError, match=f"The 'samples' of {call} keep no sample: select at least one"):
+        run(files["store"], y[:0], samples=np.zeros(60, dtype=bool))
+    with pytest.raises(ValueError, match=f"The 'samples' of {call} are ids .* these data have no sample ids"):
+        run(X, y, samples=["s1", "s2"])
     with pytest.raises(ValueError, match=f"'chunk_bytes' chooses the rows and reads of a store; {call} reads"):
         run(X, y, chunk_bytes=1 << 20)
     with pytest.raises(TypeError, match="layer='x' picks a layer of an AnnData or of an .h5ad file; X is a ndarray"):
