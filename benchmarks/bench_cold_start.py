@@ -78,7 +78,7 @@ def prepare(inputs, bin_dir, env):
     python = str(bin_dir / "python")
     script = ("import genosift as gs\n"
               "gs.simulate_clonal_population('genomes', n_genomes=48, seed=0)\n"
-              "from genosift.datasets import write_synthetic_kmers\n"
+              "from genosift.io.datasets import write_synthetic_kmers\n"
               "pheno, _ = write_synthetic_kmers('toy.kmers.gz', n_samples=200, n_kmers=200_000, compress=True)\n"
               "pheno.to_csv('toy.pheno.csv')\n")
     subprocess.run([python, "-c", script], cwd=inputs, env=env, check=True, capture_output=True)

@@ -72,7 +72,7 @@ X = sp.csc_matrix(st.to_dataset().X, dtype=np.float64)
 y = (st.obs["phenotype"].to_numpy() > 0).astype(float)
 lambdas = np.loadtxt(lam_file)
 n = X.shape[0]
-from genosift.scoring.enet import squared_deviations, value_range
+from genosift.enet.path import squared_deviations, value_range
 mean = np.asarray(X.mean(axis=0)).ravel()
 low, high = value_range(X)
 keep = low < high
@@ -107,7 +107,7 @@ else:
 secs = time.perf_counter() - started
 B = np.array(coefs).T
 eta = Xs @ B + np.array(icpts)
-from genosift.scoring.enet import objective, penalties
+from genosift.enet.path import objective, penalties
 obj = objective(y, eta, lambdas, penalties(B, 0.5, np.ones(B.shape[0])), True)
 json.dump({"seconds": secs, "objective": obj.tolist(), "nonzero": (B != 0).sum(axis=0).tolist()}, open(out, "w"))
 """
@@ -195,9 +195,9 @@ def main():
     import scipy.sparse as sp
     from sklearn.metrics import roc_auc_score
 
+    from genosift.enet.path import MemoryDesign, fit_path, in_data_units, objective, penalties, squared_deviations
     from genosift.genomics.annotation import reverse_complement
     from genosift.io import open_store
-    from genosift.scoring.enet import MemoryDesign, fit_path, in_data_units, objective, penalties, squared_deviations
     from genosift.selectors.enet import elastic_net
 
     rows, checks = [], []

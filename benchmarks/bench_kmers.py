@@ -6,7 +6,7 @@
 
 Writes ``benchmarks/RESULTS-kmers.md`` (full run) and prints it.
 
-Data: ``genosift.datasets.write_synthetic_kmers`` (seeded): the fsm-lite format
+Data: ``genosift.io.datasets.write_synthetic_kmers`` (seeded): the fsm-lite format
 (``KMER | sample_0001:3 ...``), random 31-mers, each sample present with probability 5 % per
 k-mer, geometric counts, 10 planted marker k-mers; written as plain text and as gzip (level 6) to
 a temporary folder. The real pyseer k-mers (1837 samples x 200 k-mers) are added when
@@ -44,7 +44,7 @@ TARGET = 30.0
 
 def write_synthetic(folder, n_kmers, n_samples, density, seed=SEED):
     """Plain and gzip k-mer files; returns their paths and the number of stored counts."""
-    from genosift.datasets import write_synthetic_kmers
+    from genosift.io.datasets import write_synthetic_kmers
 
     plain = Path(folder) / "synthetic.kmers"
     write_synthetic_kmers(plain, n_samples=n_samples, n_kmers=n_kmers, density=density, seed=seed)

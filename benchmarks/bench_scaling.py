@@ -114,7 +114,7 @@ def stream_gbs(repeats):
 
 
 def write_kmer_text(folder, n_samples, n_kmers, density, seed):
-    from genosift.datasets import write_synthetic_kmers
+    from genosift.io.datasets import write_synthetic_kmers
 
     plain = Path(folder) / "kmers.txt"
     write_synthetic_kmers(plain, n_samples=n_samples, n_kmers=n_kmers, density=density, seed=seed)

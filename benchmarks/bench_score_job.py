@@ -15,7 +15,7 @@ page cache, kernels compiled), best of ``--repeats``; each variant's peak reside
 of a child process running it once after loading the kernels on a tiny store. The whole job
 (``gs.jobs.score``: read the labels, score, profile, write the ranking table) is timed too.
 
-Data: a seeded synthetic k-mer count matrix (``genosift.datasets.write_synthetic_kmers``: each
+Data: a seeded synthetic k-mer count matrix (``genosift.io.datasets.write_synthetic_kmers``: each
 sample holds each k-mer with probability ``--density``, geometric counts, planted markers, a
 binary phenotype), converted once with ``genosift.io.convert_kmers`` (CSR plus the column copy);
 a dense store of the same counts is written for the dense rows.
@@ -49,8 +49,8 @@ def make_stores(folder, n, p, density, seed=20261127):
     """The k-mer file, its sparse store (with the column copy) and a dense store of the same counts."""
     import numpy as np
 
-    from genosift.datasets import write_synthetic_kmers
     from genosift.io import Dataset, convert_kmers, open_store, write_store
+    from genosift.io.datasets import write_synthetic_kmers
 
     folder = Path(folder)
     phenotype, _ = write_synthetic_kmers(folder / "k.txt", n_samples=n, n_kmers=p, density=density, seed=seed)

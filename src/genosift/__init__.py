@@ -14,7 +14,7 @@ from ._version import __version__
 
 # public name -> the module that defines it
 _PUBLIC = {
-    "load_golub": ".datasets",
+    "load_golub": ".io.datasets",
     "REGISTRY": ".scores", "ScoreResult": ".scores", "get_method": ".scores", "methods": ".scores",
     "score": ".scoring", "score_targets": ".scoring",
     "score_pairs": ".scoring.pairs", "PairScores": ".scoring.pairs",
@@ -26,13 +26,13 @@ _PUBLIC = {
     "cross_validate_ks": ".selectors.cv",
     "ElasticNetSelector": ".selectors.enet", "EnetResult": ".selectors.enet",
     "Profile": ".scoring.profiles", "profile": ".scoring",
-    "annotate_var": "._anndata",
+    "annotate_var": ".io.anndata",
     "count_patterns": ".scoring", "Patterns": ".scoring.patterns",
     "lineage_effects": ".scoring.lineage",
-    "principal_coordinates": ".structure", "kinship": ".structure",
+    "principal_coordinates": ".genomics.structure", "kinship": ".genomics.structure",
     "heritability": ".scores.lmm",
     "annotate": ".genomics", "locate": ".genomics",
-    "simulate_clonal_population": ".clonal",
+    "simulate_clonal_population": ".genomics.clonal",
 }
 
 __all__ = [

@@ -96,7 +96,7 @@ def test_the_figures_of_one_run():
 def test_the_tree_of_an_additive_distance_is_recovered_and_rooted_at_its_midpoint(tmp_path):
     # the tree ((A:1,B:2):1,(C:1,D:3):2): its longest path B-D (8) has its midpoint 2 above A and B's
     # ancestor, so the rooted tree is ((A:1,B:2):2,(C:1,D:3):1)
-    from genosift.structure import tree_kinship
+    from genosift.genomics.structure import tree_kinship
 
     names = ["A", "B", "C", "D"]
     D = np.array([[0, 3, 5, 7], [3, 0, 6, 8], [5, 6, 0, 4], [7, 8, 4, 0]], dtype=float)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from genosift.datasets import write_synthetic_kmers
+from genosift.io.datasets import write_synthetic_kmers
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="watches /proc/<pid>/fd (Linux)")
 

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 import genosift as gs
+from genosift.genomics.structure import looks_like_newick, tree_kinship
 from genosift.io import read_kinship
-from genosift.structure import looks_like_newick, tree_kinship
 
 pytestmark = pytest.mark.filterwarnings("ignore:The 'future.infer_string' option is deprecated")
 

@@ -13,10 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from genosift import outputs
 from genosift.cli import main
 from genosift.core import files as _files
-from genosift.report import write_table
+from genosift.report import outputs, write_table
 
 ADVERSARIAL_FLOATS = np.array([5e-324, 1.7976931348623157e308, -1.7976931348623157e308, -0.0, 0.0, 1e6 + 1e-3,
                                0.1, 1 / 3, 2.0**53 + 2, 123456789.123456789, np.nan, np.inf, -np.inf])
@@ -392,7 +391,7 @@ def test_write_error_messages():
 def test_file_digest_is_sha256_across_its_buffer(tmp_path, size):
     import hashlib
 
-    from genosift.outputs import file_digest
+    from genosift.report.outputs import file_digest
 
     path = tmp_path / "input.bin"
     path.write_bytes(np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8).tobytes())
@@ -400,7 +399,7 @@ def test_file_digest_is_sha256_across_its_buffer(tmp_path, size):
 
 
 def test_meanwhile_gives_the_value_or_the_error():
-    from genosift.outputs import Meanwhile
+    from genosift.report.outputs import Meanwhile
 
     assert Meanwhile(lambda a, b: a + b, 2, 3).result() == 5
     failing = Meanwhile(lambda: 1 / 0)

@@ -17,10 +17,10 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 LAYERS = {
     "ground": ("_version", "core", "stats"),
     "scores": ("scores",),
-    "io": ("io", "_anndata", "datasets", "clonal"),
-    "scoring": ("scoring", "dask", "structure", "genomics"),
+    "io": ("io",),
+    "scoring": ("scoring", "dask", "genomics", "enet"),
     "selectors": ("selectors",),
-    "workflow": ("workflow", "report", "figures", "outputs"),
+    "workflow": ("workflow", "report"),
     "jobs": ("jobs",),
     "cli": ("cli", "__main__"),
 }

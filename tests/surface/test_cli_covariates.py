@@ -139,7 +139,7 @@ def test_collinear_covariates_are_named_with_the_options(files):
 
 
 def test_structure_adds_principal_coordinates_and_writes_them_for_reuse(files):
-    from genosift.structure import principal_coordinates
+    from genosift.genomics.structure import principal_coordinates
 
     out, pcs = files / "rank.tsv", files / "structure.tsv"
     done = _cli(*_base(files), "--target", "pheno", "--covariate", "site", "--structure", 2, "--structure-out", pcs,
@@ -164,7 +164,7 @@ def test_structure_adds_principal_coordinates_and_writes_them_for_reuse(files):
 
 
 def test_structure_of_a_store_uses_the_training_samples(files):
-    from genosift.structure import principal_coordinates
+    from genosift.genomics.structure import principal_coordinates
 
     store = files / "d.gs.h5ad"
     assert _cli("convert", files / "data.csv", "-o", store).returncode == 0

@@ -348,7 +348,7 @@ def test_cli_store_errors(stores, tmp_path, capsys):
 def test_convert_dtype_stores_smaller_counts_that_score_the_same(tmp_path, capsys, dtype):
     """`convert --dtype`: counts in 1, 2 or 4 bytes, scored exactly as the float64 store; a count
     the type cannot hold is refused with the option that fixes it."""
-    from genosift.datasets import write_synthetic_kmers
+    from genosift.io.datasets import write_synthetic_kmers
 
     src = tmp_path / "k.kmers.gz"
     pheno, markers = write_synthetic_kmers(src, n_samples=60, n_kmers=3000, n_markers=5, seed=3, compress=True)

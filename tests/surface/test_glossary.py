@@ -129,7 +129,7 @@ def _large_results():
     p, n = 200_000, 500
     names = np.array([f"kmer_{j:07d}" for j in range(p)], dtype=object)
     pairs = 5_000
-    from genosift.clonal import ClonalPopulation
+    from genosift.genomics.clonal import ClonalPopulation
     from genosift.scores.lmm import Heritability
     from genosift.scoring.lineage import LineageEffects, Lineages
 

@@ -287,7 +287,7 @@ def test_figures_draw_names_literally(tmp_path):
     pytest.importorskip("matplotlib")
     from matplotlib.text import Text
 
-    from genosift import figures
+    from genosift.report import figures
 
     rng = np.random.default_rng(4)
     n = len(NAMES)

@@ -79,7 +79,7 @@ def test_the_readme_walkthrough_runs_from_genomes_to_predictions(tmp_path):
     meta = pd.read_csv(work / "meta.tsv", sep="\t", index_col="sample")
     assert meta["phenotype"].isna().sum() == 8 and meta["phenotype"].iloc[:40].notna().all()
     # the ranking: logistic given the structure puts the causal gene's k-mers at the top
-    from genosift.clonal import simulate_clonal_population
+    from genosift.genomics.clonal import simulate_clonal_population
 
     gene = simulate_clonal_population(tmp_path / "again", n_genomes=48, seed=0).causal_gene
     reverse = gene[::-1].translate(str.maketrans("ACGT", "TGCA"))

@@ -62,7 +62,7 @@ def _run(argv):
 def _walkthrough(folder):
     """The walk-through's commands on its simulated population, its k-mers counted here (every
     31-mer in at least 2 genomes, in fsm-lite's text format)."""
-    from ..clonal import simulate_clonal_population
+    from ..genomics.clonal import simulate_clonal_population
 
     population = simulate_clonal_population(folder / "genomes", n_genomes=48, seed=0)
     meta = population.table.copy()
@@ -116,7 +116,7 @@ def _write_kmers(population, path, *, k):
 def _synthetic_kmers(folder):
     """The user guide's run on its synthetic k-mer file (gzip), with a memory budget and two threads (a
     structure as large as the guide's: some kernels take over from others above a size)."""
-    from ..datasets import write_synthetic_kmers
+    from ..io.datasets import write_synthetic_kmers
 
     folder.mkdir(parents=True)
     kmers, store = str(folder / "toy.kmers.gz"), str(folder / "toy.gs.h5ad")

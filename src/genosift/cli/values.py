@@ -191,7 +191,7 @@ def method_name(text):
 
 
 def structure_metric(text):
-    from ..structure import METRICS
+    from ..genomics.structure import METRICS
 
     if text not in METRICS:
         raise argparse.ArgumentTypeError(f"must be one of {list(METRICS)}, got {text!r}")

@@ -65,7 +65,7 @@ def annotate(ranking, references, output, *, genes=None, top=None, pvalue=None, 
     from ..genomics.annotation import annotate as find
     from ..genomics.annotation import check_max_occurrences
     from ..io.references import check_max_contig, read_references
-    from ..outputs import check_outputs, check_table_name, read_table, write_frame
+    from ..report.outputs import check_outputs, check_table_name, read_table, write_frame
 
     started = time.perf_counter()
     check_max_contig(max_contig, "annotate")  # before any file is read

@@ -53,7 +53,7 @@ def convert(inputs, output, *, format=None, read_options=None, meta=None, id_col
     )
     from ..io import convert as convert_file
     from ..io.store import SUFFIX
-    from ..outputs import check_outputs
+    from ..report.outputs import check_outputs
     from .inputs import check_declared
 
     started = time.perf_counter()
@@ -137,7 +137,7 @@ def golub_demo(*, fdr=0.05):
     import pandas as pd
 
     from .. import __version__
-    from ..datasets import golub_descriptions, load_golub
+    from ..io.datasets import golub_descriptions, load_golub
     from ..scoring import profile, score
 
     X, y, names = load_golub()

@@ -67,7 +67,7 @@ def enet(samples, output, *, covariates=None, l1_ratio=0.5, folds=10, lambda_cho
     """
     from ..core.files import together
     from ..core.validation import FixUsageError
-    from ..outputs import check_outputs, check_table_name
+    from ..report.outputs import check_outputs, check_table_name
     from ..scores import check_af
     from ..selectors.enet import check_enet_options
     from ..workflow.model_file import SUFFIX
@@ -104,7 +104,7 @@ def _run(samples, covariates, inputs, out, sidecar, model, folds, bounds, l1_rat
          family, seed, min_af, max_af, chunk_bytes, force, command, started):
     """Fit and write what ``enet`` declared (its outputs are published together)."""
     from ..core.validation import FixUsageError
-    from ..outputs import input_digests, write_frame
+    from ..report.outputs import input_digests, write_frame
     from ..scores import check_covariates
     from ..selectors.enet import elastic_net, enet_target
     from .labelled import fold_groups
@@ -155,9 +155,9 @@ def _design(X, bounds, chunk_bytes):
     import scipy.sparse as sp
 
     from ..core.engine import check_budget
+    from ..enet.path import MemoryDesign
+    from ..enet.store import StoreDesign
     from ..scoring import count_patterns
-    from ..scoring.enet import MemoryDesign
-    from ..scoring.enet_store import StoreDesign
     from ..scoring.source import StoreRows
 
     af = {} if bounds is None else {"min_af": bounds[0], "max_af": bounds[1]}

@@ -102,9 +102,9 @@ class Covariates:
         Per-sample columns of the data or metadata table to adjust for.
     structure : int or "auto", optional
         That many principal coordinates of the samples' distances (population structure);
-        ``"auto"``: as many as their scree tells (``genosift.structure.choose_components``).
+        ``"auto"``: as many as their scree tells (``genosift.genomics.structure.choose_components``).
     structure_metric : str, optional
-        Their distance (see ``genosift.structure``).
+        Their distance (see ``genosift.genomics.structure``).
     structure_out : str or path, optional
         Where to write the coordinates (a table).
     structure_count : {"patterns", "features"}
@@ -114,7 +114,7 @@ class Covariates:
     kinship : str or path, optional
         The samples' kinship for a mixed model: a square table (TSV or CSV) whose first column
         and header hold the sample ids (pyseer's ``--similarity`` file), or a phylogeny in Newick
-        (``genosift.structure.tree_kinship``), matched by id.
+        (``genosift.genomics.structure.tree_kinship``), matched by id.
     kinship_from_data : bool
         The kinship computed from the data's features instead (``genosift.kinship``).
     """
@@ -192,7 +192,7 @@ class Covariates:
     def check_outputs(self, *, force, inputs=()):
         """The coordinates' table, checked before any work (a name genosift writes, not an input)."""
         if self.structure_out is not None:
-            from ..outputs import check_outputs, check_table_name
+            from ..report.outputs import check_outputs, check_table_name
 
             check_table_name(self.structure_out)
             check_outputs([self.structure_out], force=force, inputs=inputs)
@@ -203,7 +203,7 @@ class Covariates:
         if not self:
             return None
         from ..io import read_covariates
-        from ..outputs import write_frame
+        from ..report.outputs import write_frame
         from ..workflow.covariates import labelled_covariates, structure_covariates
 
         table = (read_covariates(self.table, id_column=self.id_column, sep=self.sep)
@@ -229,14 +229,14 @@ class Covariates:
 
 def _kinship_table(path):
     """The kinship in ``path``: a phylogeny (Newick: after comments in brackets, its text starts
-    with ``(``, ``genosift.structure.looks_like_newick``) made into the shared branch lengths
-    (``genosift.structure.tree_kinship``), else a square table (``genosift.io.read_kinship``).
+    with ``(``, ``genosift.genomics.structure.looks_like_newick``) made into the shared branch lengths
+    (``genosift.genomics.structure.tree_kinship``), else a square table (``genosift.io.read_kinship``).
     The file is opened once and its first bytes looked at without reading them away, so a pipe
     (``<(cat K.tsv)``) reads as a file does."""
+    from ..genomics.structure import looks_like_newick, tree_kinship
     from ..io import read_kinship
     from ..io.compression import MAX_LINE_BYTES, open_binary
     from ..io.reading import file_errors
-    from ..structure import looks_like_newick, tree_kinship
 
     if os.path.isdir(path):
         raise IsADirectoryError(f"{str(path)!r} is a folder, not a kinship table or a tree.")

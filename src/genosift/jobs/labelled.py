@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from ..core.messages import FixError, PythonText, plain
 from ..core.transforms import presence
 from ..core.validation import FixUsageError, closest_names, names_list, param_error
-from ..outputs import input_digests
+from ..report.outputs import input_digests
 from ..scoring.source import StoreRows
 
 

@@ -74,7 +74,7 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
     Evaluated
     """
     from ..core.files import check_output, together
-    from ..outputs import input_digests
+    from ..report.outputs import input_digests
     from ..scores import get_method
     from ..scoring.source import StoreRows, in_memory
     from ..workflow import evaluate as evaluate_matrix
@@ -182,7 +182,7 @@ def predict(data, model, output, *, format=None, read_options=None, meta=None, i
     """
     from ..io import format_of, read
     from ..io.references import fasta_stem
-    from ..outputs import check_outputs, check_table_name, write_frame
+    from ..report.outputs import check_outputs, check_table_name, write_frame
     from ..workflow import held_out_metrics, load_model, predict_store
     from ..workflow import predict as predict_matrix
     from .labelled import is_table, read_store_rows, true_labels

@@ -52,7 +52,7 @@ def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, p
     """
     from ..core.files import together
     from ..core.validation import FixUsageError
-    from ..outputs import check_outputs, check_table_name, input_digests, write_frame
+    from ..report.outputs import check_outputs, check_table_name, input_digests, write_frame
     from ..scoring.pairs import check_pair_options, score_pairs
     from .inputs import check_declared
     from .ranking import as_usage

@@ -50,7 +50,7 @@ def patterns(samples, output=None, *, binary=True, min_af=None, max_af=None, alp
     -------
     PatternCount
     """
-    from ..outputs import check_outputs, check_table_name, write_frame
+    from ..report.outputs import check_outputs, check_table_name, write_frame
     from ..scores import check_af
     from .inputs import check_declared
     from .ranking import as_usage

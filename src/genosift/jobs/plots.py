@@ -142,7 +142,7 @@ def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, referen
     if qq is not None:
         data[qq] = png_bytes(qq_plot(drawn.pvalues, threshold=threshold, inflation=drawn.inflation, over=drawn.over))
     if hits is not None:
-        from ..outputs import read_hits
+        from ..report.outputs import read_hits
 
         table = read_hits(hits)
         if manhattan is not None:

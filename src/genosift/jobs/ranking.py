@@ -165,7 +165,7 @@ def _checked(samples, outputs, rule, *, method, method_options, min_af, max_af, 
     """The method, the rule, the scoring options and the outputs (each table and its sidecar, and
     with lineage effects its lineages' table), checked before any file is read: ``(spec, opts,
     covariates, [(table, sidecar)], inputs)``."""
-    from ..outputs import check_outputs, check_table_name
+    from ..report.outputs import check_outputs, check_table_name
     from ..scores import check_kinship_given, get_method
     from .lineages import check_lineage
 
@@ -226,7 +226,7 @@ def _written(labelled, result, prof, patterns, rule, samples, inputs, out, sidec
     ``jobs.lineages.LineageRun``, whose effects on this target are added to the ranking, with the
     lineages' table beside it) and say what was done: a ``Ranking`` (``notes``: its summary
     repeats the run's notes)."""
-    from ..outputs import ranking_frames, write_frame
+    from ..report.outputs import ranking_frames, write_frame
     from .lineages import lineage_effects_of, lineage_lines, lineage_record
 
     mask = rule.mask(result, patterns)
@@ -483,7 +483,7 @@ def _score_targets(samples, output, rule, *, method, method_options, collapse_pa
 
 def _targets_written(samples, spec, opts, covariates, rule, pairs, inputs, targets, *, min_af, max_af, chunk_bytes,
                      force, command, collapse_patterns, started, lineage, lineage_column):
-    from ..outputs import Meanwhile, input_digests
+    from ..report.outputs import Meanwhile, input_digests
     from .lineages import lineage_run
 
     labelled, found, patterns, frame = _scored_targets(samples, spec, opts, covariates, min_af=min_af, max_af=max_af,
@@ -626,7 +626,7 @@ def score(samples, output, *, method="fisher", method_options=None, top=None, fd
 
 def _score_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, *, min_af, max_af, chunk_bytes, scheduler,
                force, command, collapse_patterns, started, lineage, lineage_column):
-    from ..outputs import Meanwhile, input_digests
+    from ..report.outputs import Meanwhile, input_digests
     from .lineages import lineage_run
 
     labelled, result, mask, prof, patterns, frame = _scored(
@@ -667,7 +667,7 @@ def select(samples, output, *, method="fisher", method_options=None, top=None, f
 
 def _select_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, *, min_af, max_af, chunk_bytes,
                 scheduler, force, command, started):
-    from ..outputs import Meanwhile, input_digests, selected_frame, selected_records, write_frame
+    from ..report.outputs import Meanwhile, input_digests, selected_frame, selected_records, write_frame
     from .labelled import reduced_frame
 
     labelled, result, mask, prof, patterns, _ = _scored(

@@ -154,7 +154,7 @@ def _inflations(p, per_pattern, record):
 def ranking_association(path):
     """The ``Association`` of a ranking table of ``genosift score`` (and its sidecar, which names
     the analysis and gives its threshold; without one, alpha 0.05 over the table's patterns)."""
-    from ..outputs import pattern_pvalues, read_table
+    from .outputs import pattern_pvalues, read_table
 
     table = read_table(path, ["feature", "pvalue", "pattern", "effect_kind"], need=["pvalue"])
     record = read_sidecar(path)

@@ -100,7 +100,7 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False, hits=No
 
         association = ranking_association(ranking)
     if hits is not None:
-        from ..outputs import read_hits
+        from .outputs import read_hits
 
         table = read_hits(hits)
         check_hits(table, association, hits, ranking)

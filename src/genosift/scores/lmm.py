@@ -182,7 +182,7 @@ def _refuse_kinship(problem):
                    "pyseer's similarity_pyseer or phylogeny_distance --lmm output, or a phylogeny in Newick, with "
                    "{kinship}; or the kinship of the data, {kinship_of_data}.", owner="score",
                    kinship=PythonText("kinship=genosift.io.read_kinship(path) (a table) or "
-                                      "kinship=genosift.structure.tree_kinship(path) (a tree)"),
+                                      "kinship=genosift.genomics.structure.tree_kinship(path) (a tree)"),
                    kinship_of_data=PythonText("kinship=genosift.kinship(X)"))
 
 
@@ -451,7 +451,7 @@ def heritability(kinship, y, *, covariates=None):
     ----------
     kinship : array-like (n, n) or DataFrame
         The samples' kinship, a similarity (``check_similarity``; a distance matrix is refused):
-        ``genosift.kinship``, a tree's (``genosift.structure.tree_kinship``) or a table read with
+        ``genosift.kinship``, a tree's (``genosift.genomics.structure.tree_kinship``) or a table read with
         ``genosift.io.read_kinship``. A DataFrame indexed (and with columns) by sample id, with
         ``y`` a Series indexed by sample id, is matched to ``y`` by id (both must list the same
         samples: the ids of one missing from the other are an error naming them); otherwise in

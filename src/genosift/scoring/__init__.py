@@ -33,7 +33,7 @@ def score(X, y=None, *, method="fisher", feature_names=None, samples=None, chunk
         Any real dtype; integers are accumulated in float64. Sparse input is never densified.
         An AnnData is scored as its ``X`` (or ``layer``) with its ``var_names`` as the feature
         names; a backed one (``anndata.read_h5ad(path, backed="r")``) is read from its file in
-        chunks within ``chunk_bytes``, never loaded whole (see ``genosift._anndata``).
+        chunks within ``chunk_bytes``, never loaded whole (see ``genosift.io.anndata``).
     y : array-like (n_samples,), pandas Series, or str
         Class labels (any type) or a numeric target (a Dask array or Series is computed first);
         ``None`` for unsupervised methods and streams. For an AnnData, a store or a data file,
@@ -230,7 +230,7 @@ def _targets_of(X, targets):
     its values (or, for a store, its column's name)."""
     from collections.abc import Mapping
 
-    from .._anndata import is_anndata
+    from ..io.anndata import is_anndata
 
     if hasattr(targets, "columns") and hasattr(targets, "to_numpy"):  # a DataFrame
         pairs = [(str(c), targets[c].to_numpy()) for c in targets.columns]
@@ -238,7 +238,7 @@ def _targets_of(X, targets):
         pairs = [(str(k), v) for k, v in targets.items()]
     elif isinstance(targets, (list, tuple)) and targets and all(isinstance(t, str) for t in targets):
         if is_anndata(X):
-            from .._anndata import labels_of
+            from ..io.anndata import labels_of
 
             pairs = [(t, labels_of(X, t, required=True)) for t in targets]
         elif hasattr(X, "row_chunks") or isinstance(X, (str, os.PathLike)):

@@ -19,10 +19,10 @@ import dataclasses
 import numpy as np
 import scipy.sparse as sp
 
-from .._anndata import labels_of, matrix_of, names_of
 from ..core import engine
 from ..core.transforms import presence
 from ..core.validation import as_labels
+from ..io.anndata import labels_of, matrix_of, names_of
 from ..io.store import Store, chunk_budget
 from ..io.store.contained import check_file
 from ..scores import (
@@ -48,7 +48,7 @@ def score_backed(adata, y, spec, opts, *, feature_names=None, chunk_bytes=None, 
                  af=None, covariates=None, kinship=None):
     """``genosift.score`` of the ``X`` of a backed AnnData, never loaded whole (see the module's notes).
 
-    ``covariates``: one row per observation (``genosift._anndata.covariates_of`` resolves names
+    ``covariates``: one row per observation (``genosift.io.anndata.covariates_of`` resolves names
     of ``obs`` columns and tables indexed by ``obs_names`` first); ``kinship``: the observations'
     (n x n, in their order), for a mixed model.
     """

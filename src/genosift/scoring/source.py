@@ -336,7 +336,7 @@ def _aligned_kinship(kinship, X, found):
     by sample id: a DataFrame's index, an AnnData's ``obs_names``; ``store.kept_kinship`` for a
     store); an array (or a table indexed by position) is taken as it is, or its rows kept where
     it has one row per row of the data given."""
-    from .._anndata import is_anndata
+    from ..io.anndata import is_anndata
     from ..scores import frame_sample_ids, has_sample_ids, kinship_by_ids
 
     if found.form == "store":
@@ -366,21 +366,21 @@ def _source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=
     columns, tables indexed by sample id are put in the samples' order. ``labels_required``:
     ``y`` of an AnnData must be given. ``owner`` names the public function in messages.
     """
-    from .._anndata import is_anndata
+    from ..io.anndata import is_anndata
     from .schedulers import is_dask_collection
 
     if covariates is not None and is_chunk_stream(X):
         raise ValueError(f"{owner} adjusts for covariates on whole columns: it cannot read a stream of row chunks. "
                          "Pass an array, a sparse matrix, a DataFrame or a store.")
     if is_anndata(X):
-        from .._anndata import covariates_of
+        from ..io.anndata import covariates_of
 
         covariates = None if covariates is None else covariates_of(X, covariates)
         if X.isbacked and layer is None:
             _refuse_rows(samples, None, owner)
             return Source("backed", X, y, feature_names, covariates=covariates, chunk_bytes=chunk_bytes,
                           scheduler=scheduler, binary=bool(binary))
-        from .._anndata import labels_of, matrix_of, names_of
+        from ..io.anndata import labels_of, matrix_of, names_of
 
         named = isinstance(y, str)
         if not _by_id(y):  # a Series indexed by sample id is matched to the obs_names below

@@ -2,7 +2,7 @@
 penalty chosen by cross-validation, as a function (``elastic_net``) and a scikit-learn selector
 and estimator (``ElasticNetSelector``).
 
-The objective and the path are glmnet's (``genosift.scoring.enet``); the cross-validation is
+The objective and the path are glmnet's (``genosift.enet.path``); the cross-validation is
 cv.glmnet's: each fold fits the whole data's penalties on its training rows, the held-out
 deviance per sample is averaged over all samples (``cv_mean``) with the standard error of the
 fold means (``cv_se``), ``lambda_min`` is the penalty of the smallest mean and ``lambda_1se``
@@ -22,9 +22,9 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._anndata import AnnDataTransformMixin
 from ..core.validation import check_fit_input, is_int, is_real, param_error, renamed_parameters
-from ..scoring.enet import MemoryDesign, fit_path, in_data_units, means
+from ..enet.path import MemoryDesign, fit_path, in_data_units, means
+from ..io.anndata import AnnDataTransformMixin
 from .folds import cv_splits
 
 __all__ = ["FAMILIES", "PROB_CLIP", "ElasticNetSelector", "EnetResult", "check_enet_options", "elastic_net",

@@ -14,10 +14,10 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted
 
-from .._anndata import AnnDataTransformMixin
 from ..core.choices import METRICS, MODELS  # noqa: F401  (re-exported by genosift.selectors)
 from ..core.messages import FixError, plain
 from ..core.validation import RENAMED, check_finite, param_error
+from ..io.anndata import AnnDataTransformMixin
 from ..scores import af_tested, carriers, check_af, rank_order
 from ..scoring import score
 from .score_funcs import callable_scores, resolve_score_func

@@ -15,9 +15,9 @@ import scipy.sparse as sp
 from numba import njit, prange
 from sklearn.utils.validation import check_is_fitted
 
-from .._anndata import fit_accepts_anndata
 from ..core.engine import BLOCK_BYTES, block_width, column_blocks
 from ..core.validation import is_int, is_real, param_error, renamed_parameters
+from ..io.anndata import fit_accepts_anndata
 from ..scores import check_bins, discretize, n_codes
 from ..stats import ClassMoments
 from .redundancy import RankedSelector

@@ -20,10 +20,10 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._anndata import AnnDataTransformMixin, fit_accepts_anndata
 from ..core.engine import block_width
 from ..core.sparse_columns import take_columns
 from ..core.validation import as_matrix, default_feature_names, is_int, is_real, param_error, renamed_parameters
+from ..io.anndata import AnnDataTransformMixin, fit_accepts_anndata
 from ..scores import rank_order
 from ..scoring import score
 from .score_funcs import (

@@ -11,9 +11,9 @@ from sklearn.exceptions import NotFittedError
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._anndata import AnnDataTransformMixin, fit_on_matrix, is_anndata
 from ..core.messages import plain
 from ..core.validation import as_labels, check_options_dict, is_int, is_real, param_error, renamed_parameters
+from ..io.anndata import AnnDataTransformMixin, fit_on_matrix, is_anndata
 from ..scores import (
     REGISTRY,
     LabelCoding,
@@ -153,7 +153,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         """Keep the selected columns of ``X`` (an array, sparse matrix or DataFrame; lazily for Dask).
 
         An AnnData gives the AnnData view ``adata[:, selected]`` (see
-        ``genosift._anndata.AnnDataTransformMixin.transform``).
+        ``genosift.io.anndata.AnnDataTransformMixin.transform``).
         """
         from ..scoring.dask import is_dask_collection
 

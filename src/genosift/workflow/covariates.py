@@ -27,11 +27,11 @@ def _samples_read(labelled, rows):
 
 def structure_covariates(labelled, n_components, *, rows=None, metric="kmds", distinct=True, chunk_bytes=None):
     """The top ``n_components`` principal coordinates of the labelled samples ``rows`` (a boolean
-    mask; None: all), computed from their data (``genosift.structure.principal_coordinates``:
+    mask; None: all), computed from their data (``genosift.genomics.structure.principal_coordinates``:
     a store read in feature blocks within ``chunk_bytes``, never loaded), indexed by the
     samples' ids as text, columns ``PC1 .. PCk``. No label is used: population structure only.
     ``distinct``: each distinct pattern counted once (see ``principal_coordinates``)."""
-    from ..structure import principal_coordinates
+    from ..genomics.structure import principal_coordinates
 
     data, samples, ids = _samples_read(labelled, rows)
     frame = principal_coordinates(data, n_components, metric=metric, distinct=distinct, chunk_bytes=chunk_bytes,
@@ -41,12 +41,12 @@ def structure_covariates(labelled, n_components, *, rows=None, metric="kmds", di
 
 def kinship_of_labelled(labelled, *, rows=None, chunk_bytes=None, binary=False, distinct=True):
     """The kinship of the labelled samples ``rows`` (a boolean mask; None: all) from their data
-    (``genosift.structure.kinship``: a store read in feature blocks within ``chunk_bytes``),
+    (``genosift.genomics.structure.kinship``: a store read in feature blocks within ``chunk_bytes``),
     indexed and with columns by the samples' ids as text (``attrs["n_used"]``: the features or,
     ``distinct``, the distinct patterns it counts). No label is used."""
     import pandas as pd
 
-    from ..structure import kinship
+    from ..genomics.structure import kinship
 
     data, samples, ids = _samples_read(labelled, rows)
     K = kinship(data, binary=binary, distinct=distinct, chunk_bytes=chunk_bytes, samples=samples)

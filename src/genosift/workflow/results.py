@@ -18,7 +18,7 @@ def results_tables(ev, X, y):
     import pandas as pd
     from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
-    from ..outputs import ranking_frames
+    from ..report.outputs import ranking_frames
 
     classes = [str(c) for c in ev.classes]
     true, pred = ev.oof["true"].to_numpy(), ev.oof["predicted"].to_numpy()
@@ -79,7 +79,7 @@ def write_results(ev, folder, *, X, y, provenance=None, overwrite=False, inputs=
     """
     from .. import __version__
     from ..core.files import check_output, staged, write_json, write_marker, write_table
-    from ..outputs import write_frame
+    from ..report.outputs import write_frame
 
     folder = Path(folder)
     check_output(folder, force=overwrite, inputs=inputs, folder=True)

@@ -319,7 +319,7 @@ def test_annotate_and_plot_name_the_causal_gene_of_the_simulation(tmp_path, monk
     assert "causal (causal, reference:chromosome): 40 k-mer(s), lowest p = 1e-06" in out
     summary = pd.read_csv("genes.tsv", sep="\t")
     assert summary.iloc[0][["gene", "n_kmers", "n_patterns", "direction"]].tolist() == ["causal", 40, 1, "+"]
-    from genosift.outputs import read_table
+    from genosift.report.outputs import read_table
 
     hits = read_table("hits.tsv")
     causal_row = genes[genes["gene"] == "causal"].iloc[0]

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import genosift as gs
-from genosift.clonal import simulate_clonal_population
-from genosift.structure import principal_coordinates
+from genosift.genomics.clonal import simulate_clonal_population
+from genosift.genomics.structure import principal_coordinates
 
 _COMPLEMENT = str.maketrans("ACGT", "TGCA")
 

@@ -14,9 +14,9 @@ import scipy.sparse as sp
 from test_real_tools import seer_example  # noqa: F401  (the fixture of SEER's example files)
 
 import genosift as gs
-from genosift import structure
+from genosift.genomics import structure
+from genosift.genomics.structure import principal_coordinates
 from genosift.io import Dataset, open_store, read_kmers, write_store
-from genosift.structure import principal_coordinates
 
 
 def _double_centred(X, metric, distinct=True):
@@ -309,7 +309,7 @@ def test_explained_shares_are_of_the_positive_eigenvalues():
 
 
 def test_choose_components_reads_the_scree():
-    from genosift.structure import choose_components
+    from genosift.genomics.structure import choose_components
 
     values = np.array([30.0, 29.0, 28.0, 3.0, 2.9, 2.8, 0.5, 0.01])
     assert choose_components(values, 100.0)[0] == 3

@@ -171,7 +171,7 @@ def test_real_kmer_file_streamed(tmp_path):
 
 
 def test_planted_markers_are_found_from_a_streamed_store(tmp_path):
-    from genosift.datasets import write_synthetic_kmers
+    from genosift.io.datasets import write_synthetic_kmers
     from genosift.scoring.store import score_store
 
     src = tmp_path / "syn.kmers.gz"
@@ -208,7 +208,7 @@ def test_multi_gigabyte_kmer_file_in_bounded_memory(tmp_path):
     import subprocess
     import sys
 
-    from genosift.datasets import write_synthetic_kmers
+    from genosift.io.datasets import write_synthetic_kmers
 
     src = tmp_path / "big.kmers"
     pheno, markers = write_synthetic_kmers(src, n_samples=1000, n_kmers=2_000_000, density=0.07,
@@ -264,7 +264,7 @@ def test_arena_checks_and_name_blob_work_a_piece_at_a_time(piece):
 
 def test_cli_convert_streams_with_a_budget(tmp_path, capsys):
     from genosift.cli import main
-    from genosift.datasets import write_synthetic_kmers
+    from genosift.io.datasets import write_synthetic_kmers
 
     src = tmp_path / "syn.kmers"
     pheno, markers = write_synthetic_kmers(src, n_samples=40, n_kmers=3000, n_markers=5, seed=3)
@@ -283,7 +283,7 @@ def test_cli_convert_streams_with_a_budget(tmp_path, capsys):
 def test_store_result_names_are_read_on_first_use(tmp_path):
     import pickle
 
-    from genosift.datasets import write_synthetic_kmers
+    from genosift.io.datasets import write_synthetic_kmers
     from genosift.io.store import Store
     from genosift.scoring.store import score_store
 

@@ -310,7 +310,7 @@ def test_cli_report_exit_codes(fisher_results, tmp_path, capsys):
 def test_confusion_figure_shows_counts_and_row_shares(golub_results):
     from sklearn.metrics import confusion_matrix
 
-    from genosift.figures import confusion_matrix as figure
+    from genosift.report.figures import confusion_matrix as figure
 
     predictions = pd.read_csv(golub_results / "predictions.tsv", sep="\t")
     counts = confusion_matrix(predictions["true"], predictions["predicted"], labels=["ALL", "AML"])
@@ -322,7 +322,7 @@ def test_confusion_figure_shows_counts_and_row_shares(golub_results):
 
 
 def test_cv_curve_draws_the_means_and_marks_best_k(golub_results):
-    from genosift.figures import cv_curve
+    from genosift.report.figures import cv_curve
 
     results = load_results(golub_results)
     fig = cv_curve(results.curve, best_k=results.best_k, metric="balanced_accuracy", n_classes=2)
@@ -336,7 +336,7 @@ def test_cv_curve_draws_the_means_and_marks_best_k(golub_results):
 
 
 def test_score_distribution_counts_every_scored_feature(golub_results):
-    from genosift.figures import score_distribution
+    from genosift.report.figures import score_distribution
 
     results = load_results(golub_results)
     fig = score_distribution(results.scores, best_k=results.best_k)
@@ -350,7 +350,7 @@ def test_score_distribution_counts_every_scored_feature(golub_results):
 def test_class_densities_equal_scipy_kde_with_the_same_bandwidth():
     from scipy.stats import gaussian_kde
 
-    from genosift.figures import _density_grid
+    from genosift.report.figures import _density_grid
 
     X, y, _ = gs.load_golub()
     values = X[:, 1882]
@@ -374,7 +374,7 @@ def test_multiclass_counts_report(tmp_path):
     text = html.read_text()
     assert "ROC AUC" not in text.split('id="performance"')[1].split("</section>")[0]
     results = load_results(folder)
-    from genosift.figures import class_colours, class_distributions, cv_curve
+    from genosift.report.figures import class_colours, class_distributions, cv_curve
 
     assert len(cv_curve(results.curve, best_k=results.best_k).axes) == 3
     fig = class_distributions(results.top_values, classes=results.run["classes"])
@@ -421,7 +421,7 @@ def test_single_validation_split_has_no_spread(golub_results, tmp_path):
     """Fold 0 of the CV as the one validation split: its metrics are the curve, without spread."""
     from matplotlib.collections import PolyCollection
 
-    from genosift.figures import cv_curve
+    from genosift.report.figures import cv_curve
 
     folder = tmp_path / "validation"
     shutil.copytree(golub_results, folder)

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import genosift as gs
-from genosift.scoring.enet import MemoryDesign, deviances, fit_path, in_data_units, objective, penalties
+from genosift.enet.path import MemoryDesign, deviances, fit_path, in_data_units, objective, penalties
 from genosift.selectors.enet import elastic_net
 
 
@@ -313,8 +313,8 @@ def enet_store(tmp_path_factory):
 @pytest.mark.parametrize("logistic", [True, False])
 @pytest.mark.parametrize("rows", [None, "subset"])
 def test_the_store_read_in_passes_gives_the_fit_in_memory(enet_store, logistic, rows):
+    from genosift.enet.store import StoreDesign
     from genosift.io import open_store
-    from genosift.scoring.enet_store import StoreDesign
 
     X, y01, numeric, path, _ = enet_store
     y = y01 if logistic else numeric
@@ -351,7 +351,7 @@ def _run(args):
 def test_the_command_on_a_store_in_passes_and_in_memory(enet_store, tmp_path, capsys):
     import json
 
-    from genosift.outputs import read_table
+    from genosift.report.outputs import read_table
 
     X, y01, _, path, _ = enet_store
     common = [path, "--target", "case", "--folds", "5", "--group", "lineage"]
@@ -392,7 +392,7 @@ def gs_folds(record, y, groups):
 
 
 def test_the_model_the_command_saves_predicts_as_the_selector(enet_store, tmp_path, capsys):
-    from genosift.outputs import read_table
+    from genosift.report.outputs import read_table
 
     X, y01, _, path, _ = enet_store
     assert _run([path, "--target", "case", "--folds", "4", "-o", tmp_path / "k.tsv", "--model",
@@ -441,8 +441,8 @@ def test_constant_columns_never_enter(form, tmp_path):
     """A column of ones (a k-mer in every genome) has a mean rounded below 1 and so a scale of
     about 1e-16 from the arithmetic: it is told constant exactly, in memory and in a store, and the
     first feature enters right after the largest penalty."""
+    from genosift.enet.store import StoreDesign
     from genosift.io import Dataset, open_store, write_store
-    from genosift.scoring.enet_store import StoreDesign
 
     rng = np.random.default_rng(11)
     n = 40

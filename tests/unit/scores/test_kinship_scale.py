@@ -17,9 +17,9 @@ import pytest
 from scipy import optimize
 
 import genosift as gs
+from genosift.genomics.structure import tree_kinship
 from genosift.io import read_kinship
 from genosift.scores.lmm import SIMILARITY_TOL, check_similarity
-from genosift.structure import tree_kinship
 
 from conftest import require_shared
 
@@ -149,8 +149,9 @@ def test_a_distance_or_a_matrix_that_is_no_similarity_is_refused_with_the_fix():
                                              r"as a distance matrix's is") as info:
             call(distance)
         message = str(info.value)
-        assert ("with kinship=genosift.io.read_kinship(path) (a table) or kinship=genosift.structure.tree_kinship"
-                "(path) (a tree); or the kinship of the data, kinship=genosift.kinship(X)") in message
+        assert ("with kinship=genosift.io.read_kinship(path) (a table) or "
+                "kinship=genosift.genomics.structure.tree_kinship(path) (a tree); or the kinship of the data, "
+                "kinship=genosift.kinship(X)") in message
         assert "similarity_pyseer" in message and "phylogeny_distance --lmm" in message and "--kinship" not in message
     frame = pd.DataFrame(X, index=ids)
     named = pd.DataFrame(distance + 0.01 * np.eye(12), index=ids, columns=ids).iloc[::-1, ::-1]

@@ -246,7 +246,7 @@ def test_the_score_command_fits_the_mixed_model_with_a_kinship_file_or_the_data(
     import json
 
     from genosift.cli import main
-    from genosift.outputs import read_table
+    from genosift.report.outputs import read_table
 
     X, y, Z, K = _population(seed=5, n=48, p=30)
     ids = [f"iso{i:02d}" for i in range(48)]
@@ -353,7 +353,7 @@ def test_the_kinship_of_a_tree_is_the_branch_length_shared_from_the_root(tmp_pat
 
     from Bio import Phylo
 
-    from genosift.structure import tree_kinship
+    from genosift.genomics.structure import tree_kinship
 
     rng = np.random.default_rng(9)
     names = [f"iso{i}" for i in range(25)]
@@ -375,8 +375,8 @@ def test_the_kinship_of_a_tree_is_the_branch_length_shared_from_the_root(tmp_pat
 
 def test_the_score_command_takes_a_phylogeny_as_the_kinship(tmp_path, monkeypatch, capsys):
     from genosift.cli import main
-    from genosift.outputs import read_table
-    from genosift.structure import tree_kinship
+    from genosift.genomics.structure import tree_kinship
+    from genosift.report.outputs import read_table
 
     X, y, Z, _ = _population(seed=11, n=36, p=20)
     ids = [f"iso{i}" for i in range(36)]

@@ -206,7 +206,7 @@ def test_the_command_writes_the_pairs_of_the_library(tmp_path, capsys):
     import json
 
     from genosift.cli import main
-    from genosift.outputs import read_table
+    from genosift.report.outputs import read_table
 
     rng = np.random.default_rng(15)
     n = 150

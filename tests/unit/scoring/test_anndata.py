@@ -13,7 +13,7 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
 import genosift as gs
-from genosift._anndata import is_anndata
+from genosift.io.anndata import is_anndata
 
 anndata = pytest.importorskip("anndata", reason="AnnData input needs anndata (pip install 'genosift[h5ad]')")
 

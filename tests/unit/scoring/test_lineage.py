@@ -17,7 +17,7 @@ import genosift as gs
 from genosift.cli import main
 from genosift.core.validation import FixUsageError
 from genosift.jobs import Covariates, Samples
-from genosift.outputs import read_table
+from genosift.report.outputs import read_table
 from genosift.scoring.lineage import LINEAGE_R, lineage_association
 
 pytestmark = pytest.mark.filterwarnings("ignore:The 'future.infer_string' option is deprecated")

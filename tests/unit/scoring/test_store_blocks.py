@@ -13,7 +13,7 @@ import genosift as gs
 from genosift.cli import main
 from genosift.io import Dataset, open_store, write_store
 from genosift.io.store import NameBlob
-from genosift.outputs import ranking_frame
+from genosift.report.outputs import ranking_frame
 from genosift.scores import REGISTRY
 from genosift.scoring import profile
 from genosift.scoring import store as store_driver

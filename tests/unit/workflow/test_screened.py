@@ -172,7 +172,7 @@ def test_the_command_line_budget_of_k_mer_text_and_stores(tmp_path, capsys, monk
     tables of the evaluation in memory; a store's reads take it; a table in memory refuses it."""
     import tempfile
 
-    from genosift.datasets import write_synthetic_kmers
+    from genosift.io.datasets import write_synthetic_kmers
 
     kmers = tmp_path / "k.kmers"
     pheno, _ = write_synthetic_kmers(kmers, n_samples=60, n_kmers=600, density=0.3)

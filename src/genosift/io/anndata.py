@@ -15,8 +15,8 @@ import functools
 
 import numpy as np
 
-from .core.messages import plain
-from .core.validation import param_error
+from ..core.messages import plain
+from ..core.validation import param_error
 
 __all__ = ["annotate_var", "is_anndata"]
 
@@ -73,7 +73,7 @@ def covariates_of(adata, covariates):
     """The covariates of the observations of ``adata``: ``obs`` columns by name (a list of
     names, or one), or a DataFrame / Series indexed by ``obs_names`` put in their order;
     anything else (an array, one row per observation) as it is."""
-    from .scores import align_covariates, covariate_columns
+    from ..scores import align_covariates, covariate_columns
 
     named = covariate_columns(covariates, adata.obs, what="adata.obs")
     return named if named is not covariates else align_covariates(covariates, names_of(adata.obs_names))
@@ -203,7 +203,7 @@ COLUMNS = ("score", "statistic", "pvalue", "qvalue", "rank", "selected")
 
 def _parts(result):
     """``(names or None, columns)`` of a ScoreResult or a fitted selector."""
-    from .scores import ScoreResult, bh_qvalues, rank_order
+    from ..scores import ScoreResult, bh_qvalues, rank_order
 
     if isinstance(result, ScoreResult):
         named = result.names is not None or result.names_loader is not None
@@ -339,7 +339,7 @@ def _selected_mask(selected, cols, names, p):
 
 def _provenance(result):
     """What ``adata.uns`` keeps of a result: values an .h5ad file can hold."""
-    from .scores import ScoreResult
+    from ..scores import ScoreResult
 
     def simple(v):
         return isinstance(v, (str, bool, int, float, np.integer, np.floating, np.bool_))

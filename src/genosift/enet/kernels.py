@@ -9,7 +9,7 @@ the samples), is glmnet's:
 ``P(b) = sum_j l1_ratio |b_j| + (1 - l1_ratio) / 2 * ridge_j * b_j^2`` over the penalised columns; the
 columns marked ``free`` (covariates) and the intercept are not penalised. ``ridge_j`` is 1 for a
 feature and ``1/m`` for a column standing for ``m`` identical features (see
-``genosift.scoring.enet``). The logistic fit is glmnet's: each outer step replaces the
+``genosift.enet.path``). The logistic fit is glmnet's: each outer step replaces the
 likelihood by its quadratic approximation at the current fit (weights ``p(1-p)``, kept above
 1e-5 like glmnet's) and minimises that by coordinate descent; the sweeps alternate between every
 column and the columns in the model, until no coordinate moves the objective by more than
@@ -17,7 +17,7 @@ column and the columns in the model, until no coordinate moves the objective by 
 
 The working set is stored one row per column (``(m, n)``), so every sum over samples reads
 contiguous memory, in a fixed order (the same bits every time). ``add_transposed_product`` and
-``row_moments`` read a store's row chunks for ``genosift.scoring.enet_store``.
+``row_moments`` read a store's row chunks for ``genosift.enet.store``.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .logit_fit import dot
+from ..scores.logit_fit import dot
 
 __all__ = ["PMIN", "add_transposed_product", "enet_fit", "row_moments"]
 

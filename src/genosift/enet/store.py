@@ -1,6 +1,6 @@
 """The elastic net's features read from a store, in bounded memory.
 
-``StoreDesign`` gives ``genosift.scoring.enet.fit_path`` what it asks of the features without
+``StoreDesign`` gives ``genosift.enet.path.fit_path`` what it asks of the features without
 holding them: each gradient check is one pass over the store's row chunks (``X^T R`` for the
 residuals of several penalties at once), the working set's columns are read by
 ``Store.read_columns``, and the samples of a cross-validation fold are a subset of the rows
@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..scores.enet import add_transposed_product, row_moments
 from ..stats.base import chan
-from .enet import squared_deviations, value_range
+from .kernels import add_transposed_product, row_moments
+from .path import squared_deviations, value_range
 
 __all__ = ["StoreDesign"]
 

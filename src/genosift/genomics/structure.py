@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .core import engine
-from .core.distinct import FirstColumns, distinct_columns
-from .core.validation import is_int, param_error
+from ..core import engine
+from ..core.distinct import FirstColumns, distinct_columns
+from ..core.validation import is_int, param_error
 
 __all__ = ["AUTO_MAX", "AUTO_MIN_SHARE", "LANCZOS_FROM", "METRICS", "choose_components", "kinship",
            "looks_like_newick", "principal_coordinates",
@@ -303,8 +303,8 @@ def tree_kinship(path, *, fh=None):
 
     import pandas as pd
 
-    from .io.compression import MAX_LINE_BYTES, open_binary
-    from .io.reading import file_errors, optional_module
+    from ..io.compression import MAX_LINE_BYTES, open_binary
+    from ..io.reading import file_errors, optional_module
 
     Phylo = optional_module("Bio.Phylo", "reading a phylogeny (Newick)", package="biopython")
     name = str(path)
@@ -424,7 +424,7 @@ class _Blocks:
         self.shape = (len(rows), self.shape[1])
 
     def blocks(self, budget):
-        from .core.transforms import presence
+        from ..core.transforms import presence
 
         if self.store is not None:
             parts = self.store.feature_blocks(chunk_bytes=budget)
@@ -444,8 +444,8 @@ def _source(X, binary, samples, owner=_OWNER, distinct=False):
     (``core.samples.sample_rows``: ids of the data's samples where they have ids, else a boolean
     mask or row positions; in the order given) and the labels of the result's rows: the samples'
     ids, a DataFrame's index without ids, the row positions kept, or None (an array, every row)."""
-    from .io import Dataset, Store, format_of, open_store, read
-    from .scores import has_sample_ids
+    from ..io import Dataset, Store, format_of, open_store, read
+    from ..scores import has_sample_ids
 
     if isinstance(X, (str, bytes)) or hasattr(X, "__fspath__"):
         X = open_store(X) if format_of(X) == "store" else read(X)
@@ -476,7 +476,7 @@ def _is_sparse_frame(frame):
 def _select(source, ids, labels, samples, owner=_OWNER):
     """``(source, labels)`` with the rows ``samples`` picks among the data's (matched to ``ids``
     where they have ids) selected, and the labels of the rows of the result."""
-    from .core.samples import sample_rows
+    from ..core.samples import sample_rows
 
     rows = sample_rows(samples, source.shape[0], ids, owner=owner)
     if rows is None:

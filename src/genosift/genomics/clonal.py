@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .core.validation import is_int, is_real, param_error
+from ..core.validation import is_int, is_real, param_error
 
 __all__ = ["ClonalPopulation", "simulate_clonal_population"]
 
@@ -208,7 +208,7 @@ def _write_reference(folder, population, core, genes, names):
     references file."""
     from dataclasses import replace
 
-    from .io.references import reverse_complement
+    from ..io.references import reverse_complement
 
     elements = []  # (sequence, name, strand, product, margin)
     for g, piece in enumerate(np.array_split(np.arange(len(core)), len(genes) + 1)):

@@ -13,7 +13,7 @@ residual vectors and their standardised columns for the working set; ``batch`` p
 checked by one product, their working set holding the strong rule's features for the first and
 the ``spare`` features of largest gradient besides (the working set stays small: the strong rule
 of the batch's last penalty would keep a large share of millions of weak features). ``MemoryDesign`` holds a
-matrix in memory; ``genosift.scoring.enet_store`` streams a store.
+matrix in memory; ``genosift.enet.store`` streams a store.
 
 Identical columns (k-mers in the same genomes) are fitted as one: with ``m`` copies of a column
 the solution gives each the same coefficient when ``l1_ratio < 1`` (the ridge term is strictly
@@ -32,7 +32,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from ..core.distinct import distinct_columns
-from ..scores.enet import enet_fit
+from .kernels import enet_fit
 
 __all__ = ["EnetPath", "MemoryDesign", "deviances", "fit_path", "in_data_units", "means", "objective", "penalties",
            "squared_deviations", "value_range"]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .core.files import check_output, json_text, staged
-from .core.tabletext import write_delimited
+from ..core.files import check_output, json_text, staged
+from ..core.tabletext import write_delimited
 
 #: Rows of a ranking table built and written at a time (``ranking_frames``).
 RANKING_ROWS = 1 << 16
@@ -28,7 +28,7 @@ def ranking_frame(result, mask, prof, rows=None, patterns=None, lineage=None):
     frame = result.to_frame(rows=rows)
     frame["selected"] = mask[rows]
     if patterns is not None:
-        from .scoring.patterns import nullable
+        from ..scoring.patterns import nullable
 
         ids = patterns.ids[rows]
         frame["pattern"] = nullable(ids)
@@ -109,7 +109,7 @@ class Meanwhile:
 
 def file_digest(path):
     """SHA-256 of a file (or of the files under a folder), to tie outputs to their input."""
-    from .core import engine
+    from ..core import engine
 
     path = Path(path)
     digest = hashlib.sha256()
@@ -203,7 +203,7 @@ def read_table(path, columns=None, *, need=(), what="a ranking table that genosi
     absent."""
     import pandas as pd
 
-    from .io.reading import exact_floats
+    from ..io.reading import exact_floats
 
     path = Path(path)
     name = path.name.lower()
