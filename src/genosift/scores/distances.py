@@ -207,7 +207,7 @@ def wasserstein(block, target, *, normalize=True):
     >>> y = ["a", "a", "b", "b"]
     >>> gs.score(X, y, method="wasserstein").scores.round(4).tolist()  # separated: pi_0 pi_1
     [0.25, 0.125, nan]
-    >>> gs.score(X, y, method="wasserstein", normalize=False).scores.round(4).tolist()
+    >>> gs.score(X, y, method="wasserstein", method_options={"normalize": False}).scores.round(4).tolist()
     [1.0, 0.05, nan]
     """
     return Scores(run_sorted(block, _wasserstein_kernel, target.codes, target.count, bool(normalize)))
@@ -250,7 +250,7 @@ def jensen_shannon(block, target, *, bins="sturges"):
     >>> import numpy as np, genosift as gs
     >>> X = np.array([[1.0, 0.3, 5], [2.0, 0.1, 5], [3.0, 0.4, 5], [4.0, 0.2, 5]])
     >>> y = ["a", "a", "b", "b"]
-    >>> gs.score(X, y, method="jensen_shannon", bins=2).scores.round(4).tolist()
+    >>> gs.score(X, y, method="jensen_shannon", method_options={"bins": 2}).scores.round(4).tolist()
     [0.3113, 0.0, nan]
     """
     n_bins = _n_bins(bins, block.shape[0])
