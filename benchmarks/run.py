@@ -1,10 +1,10 @@
 #!/usr/bin/env python
 """Benchmark genosift against scikit-learn and scikit-feature in one process run.
 
-Writes a markdown report (default ``benchmarks/RESULTS.md``, overwritten) and prints it.
+Writes a markdown report (default ``benchmarks/results/RESULTS.md``, overwritten) and prints it.
 
     python benchmarks/run.py            # full sizes, a few minutes
-    python benchmarks/run.py --quick    # p / 10, smoke test (writes benchmarks/RESULTS-quick.md)
+    python benchmarks/run.py --quick    # p / 10, smoke test (writes benchmarks/results/RESULTS-quick.md)
 
 Each measured call is run once untimed (this first run is also the memory measurement), then
 timed 3 times; the table shows the best of the 3 wall times (``time.perf_counter``). genosift's
@@ -21,10 +21,7 @@ import ctypes.util
 import datetime
 import gc
 import importlib
-import importlib.metadata as md
 import os
-import platform
-import shlex
 import sys
 import threading
 import time
@@ -35,8 +32,12 @@ import numpy as np
 import scipy.sparse as sp
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # common.py, when this runner is imported from elsewhere
+sys.path.insert(0, str(HERE / "cases"))  # the family modules bench_<family>.py
+from common import RESULTS, header, version  # noqa: E402
+
 SEED = 20240611
-#: Score families benchmarked by benchmarks/bench_<family>.py, run after the core cases.
+#: Score families benchmarked by benchmarks/cases/bench_<family>.py, run after the core cases.
 FAMILIES = ("ranks", "contingency", "distances", "neighbours", "multivariate", "model_selection")
 REPEATS = 3
 
@@ -232,72 +233,6 @@ class Row:
 
 def fmt_t(s):
     return f"{s:.3f}" if s < 10 else f"{s:.1f}"
-
-
-def machine_line():
-    """One line: CPUs, CPU model, RAM and the load average now (for the standalone benchmarks)."""
-    info = machine_info()
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    return f"{info['nproc']} CPUs ({info['cpu']}), {info['ram']} RAM, load average {load}"
-
-
-def machine_info():
-    model = "unknown"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    ram = "unknown"
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemTotal"):
-                    ram = f"{int(line.split()[1]) / 2**20:.1f} GiB"
-                    break
-    except OSError:
-        pass
-    return {"nproc": os.cpu_count(), "cpu": model, "ram": ram, "os": platform.platform()}
-
-
-def versions():
-    import numba
-    import scipy
-    import sklearn
-
-    import genosift
-
-    try:
-        skf = md.version("skfeature-chappers")
-    except md.PackageNotFoundError:
-        skf = "not installed"
-    return {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "scikit-learn": sklearn.__version__,
-        "numba": f"{numba.__version__} (threads: {numba.get_num_threads()})",
-        "genosift": genosift.__version__,
-        "skfeature-chappers": skf,
-    }
-
-
-def git_revision():
-    """``HEAD`` of the checkout being benchmarked, with ``-dirty`` if src/ has local changes."""
-    import subprocess
-
-    root = HERE.parent
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, check=True,
-                              capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "src", "pyproject.toml"],
-                               cwd=root, check=True, capture_output=True, text=True).stdout.strip()
-        return head + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def max_rel_diff(a, b):
@@ -551,28 +486,23 @@ def run_sparse(args, rng, rows, checks, phases):
 # --------------------------------------------------------------------------------------------
 
 def render(args, rows, checks, phases, loads, started, elapsed):
-    mi, ver = machine_info(), versions()
     if rows and all(r.timing.exact for r in rows):
         hwm_src = ("from the kernel's high-water mark VmHWM (reset before each call through "
                    "`/proc/self/clear_refs`), combined with 1 ms sampling of `/proc/self/statm`")
     else:
         hwm_src = ("sampled every ~1 ms from `/proc/self/statm` (the kernel's VmHWM reset was not "
                    "available: a lower bound, short spikes may be missed)")
-    script = os.path.relpath(Path(sys.argv[0]).resolve(), HERE.parent)
-    cmd = shlex.join(["python", script, *sys.argv[1:]])
-    out = ["# genosift benchmark results", ""]
+    import numba
+
+    libraries = ["scipy", "scikit-learn", ("numba", f"{version('numba')} (threads: {numba.get_num_threads()})"),
+                 "skfeature-chappers"]
+    out = header("genosift benchmark results", libraries=libraries, load=loads[0], started=started)
+    out[-1:-1] = [f"- Seed: {SEED}; total run time {elapsed:.0f} s; 1-minute load average "
+                  f"{loads[0][0]:.2f} at start, {loads[1][0]:.2f} at end (the runner itself adds up to ~2: "
+                  "a start value well above 0 means other processes shared the CPUs)"]
     if args.quick:
         out += ["**Quick (smoke-test) run: reduced sizes, not the reference numbers.**", ""]
     out += [
-        f"- Command: `{cmd}` (from the repository root, after `pip install -e \".[bench,test]\"`)",
-        f"- Date: {started:%Y-%m-%d %H:%M:%S %Z}".rstrip(),
-        f"- Machine: {mi['nproc']} CPUs (nproc), {mi['cpu']}, {mi['ram']} RAM; {mi['os']}",
-        "- Versions: " + ", ".join(f"{k} {v}" for k, v in ver.items()),
-        f"- genosift source: git {git_revision()}",
-        f"- Seed: {SEED}; total run time {elapsed:.0f} s; 1-minute load average "
-        f"{loads[0][0]:.2f} at start, {loads[1][0]:.2f} at end (the runner itself adds up to ~2: "
-        "a start value well above 0 means other processes shared the CPUs)",
-        "",
         f"Time: best of {REPEATS} wall-clock runs (`time.perf_counter`) after one untimed run; "
         "genosift's numba kernels are compiled beforehand on a tiny slice of the same dtype and "
         f"format. Peak memory: peak RSS during the untimed run minus RSS just before it, {hwm_src}. "
@@ -639,7 +569,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="p / 10 in every case (smoke test)")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per measurement (default 3)")
     ap.add_argument("--output", type=Path, default=None,
-                    help="report path (default benchmarks/RESULTS.md, or RESULTS-quick.md with --quick)")
+                    help="report path (default benchmarks/results/RESULTS.md, or RESULTS-quick.md with --quick)")
     ap.add_argument("--skip-sparse", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--skip-dense", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--families", default=",".join(FAMILIES),
@@ -652,7 +582,7 @@ def main(argv=None):
     args.p_dense = 100_000 // scale
     args.p_sparse = 1_000_000 // scale
     args.skf_subset = 10_000 // scale
-    output = args.output or HERE / ("RESULTS-quick.md" if args.quick else "RESULTS.md")
+    output = args.output or RESULTS / ("RESULTS-quick.md" if args.quick else "RESULTS.md")
 
     started = datetime.datetime.now().astimezone()
     t0 = time.perf_counter()

@@ -36,13 +36,13 @@ _test_folders_on_path()
 
 
 def load_benchmark(name):
-    """The module ``benchmarks/<name>.py``, imported once (the tests of a benchmark's own code)."""
+    """The module ``benchmarks/cases/<name>.py``, imported once (the tests of a benchmark's own code)."""
     import importlib.util
     import sys
 
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "benchmarks" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "benchmarks" / "cases" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)

@@ -10,7 +10,7 @@ columns packed into bits (64 samples a word), the count of samples carrying both
 class c is ``popcount(a_i & a_j & class_c)`` summed over the words; every other cell follows
 from each feature's class counts. Each pair costs k popcounts a word, on every core: the
 screen runs through the ``n_pairs x n_samples`` pair-samples at the rate the
-``benchmarks/bench_pairs.py`` results give.
+``benchmarks/cases/bench_pairs.py`` results give.
 
 Scores of a pair (``method``), from its table:
 
