@@ -403,7 +403,7 @@ def lineage_effects(X, y, lineages, *, covariates=None, binary=False, samples=No
     ('PC1', 'PC2', 'PC3')
     """
     from ..core.validation import param_error
-    from .source import source
+    from ..sources import as_source
 
     if not isinstance(binary, (bool, np.bool_)):
         raise param_error("binary", _OWNER, "True or False", binary)
@@ -411,7 +411,7 @@ def lineage_effects(X, y, lineages, *, covariates=None, binary=False, samples=No
         raise param_error("alpha", _OWNER, "a significance level in (0, 1)", alpha)
     if isinstance(min_r, bool) or not isinstance(min_r, (int, float)) or not 0 <= min_r <= 1:
         raise param_error("min_r", _OWNER, "a number in [0, 1]", min_r)
-    data = source(X, y, owner=_OWNER, binary=binary, chunk_bytes=chunk_bytes, samples=samples)
+    data = as_source(X, y, owner=_OWNER, binary=binary, chunk_bytes=chunk_bytes, samples=samples)
     clusters = np.ndim(lineages) == 1
     table = lineage_frame(lineages) if clusters else lineages
     table = _aligned(table, data, X)
@@ -445,7 +445,7 @@ def _labels(data):
     y = data.y
     if data.form != "store":
         return np.asarray(y)
-    from .store import store_column
+    from ..sources.store import store_column
 
     y = np.asarray(store_column(data.X, y) if isinstance(y, str) else y)
     return _kept(y, data)

@@ -184,18 +184,18 @@ def _column_blocks(X, y, feature_names, chunk_bytes):
     read). A store and a Dask collection are read a block at a time."""
     from ..core.engine import block_width, column_blocks
     from ..core.validation import as_matrix
-    from .source import StoreRows, source
+    from ..sources import StoreRows, as_source
 
     if isinstance(X, StoreRows):
         data = X.source(y)
     else:  # chunk_bytes sizes the blocks read here, of every form
-        data = source(X, y, owner="score_pairs", feature_names=feature_names, labels_required=True)
+        data = as_source(X, y, owner="score_pairs", feature_names=feature_names, labels_required=True)
     if data.form in ("stream", "backed"):
         what = "a stream of row chunks" if data.form == "stream" else "a backed AnnData"
         raise ValueError(f"score_pairs reads whole columns; it cannot read {what}. Pass an array, a sparse matrix, "
                          "a DataFrame, an AnnData in memory, a Dask array or a store (genosift.io.write_store).")
     if data.form == "store":
-        from .store import store_column
+        from ..sources.store import store_column
 
         store, kept = data.X, data.rows
         labels = store_column(store, data.y) if isinstance(data.y, str) else data.y
