@@ -546,7 +546,7 @@ def _scored_targets(samples, spec, opts, covariates, *, min_af, max_af, chunk_by
             found.append((result, prof))
         return labelled, found, patterns, frame
     data = labelled_source(labelled, chunk_bytes=chunk_bytes, covariates=frame, kinship=kinship)
-    taps = [ProfilePass(kind, folder=folder, labels=y) for kind, y in zip(kinds, ys)] if data.form == "store" else []
+    taps = [ProfilePass(kind, folder=folder, labels=y) for kind, y in zip(kinds, ys)] if data.carries_riders else []
     riding = PatternPass(bounds)
     try:
         results = score_source_targets(data, spec, opts, ys, bounds, riders=(*taps, riding))

@@ -9,7 +9,6 @@ Memory stays within the chunk budget, never the size of the data.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..core import engine
 from ..core.engine import block_width
@@ -36,11 +35,11 @@ from ..scores import (
     with_af,
     with_covariates,
 )
-from ..sources.store import kept_kinship, rows_kept, store_column
+from ..sources.store import float_block, kept_kinship, rows_kept, store_column
 from ..stats import ClassMoments
 from .dask import current_scheduler, score_store_tasks
 
-__all__ = ["by_features", "entry_blocks", "float_block", "labelled_chunks", "score_store", "store_scores"]
+__all__ = ["by_features", "entry_blocks", "labelled_chunks", "score_store", "store_scores"]
 
 
 def _target_of(store, target, spec):
@@ -384,16 +383,6 @@ def _shown(riders):
             rider.block(j0, j1, block)
 
     return show
-
-
-def float_block(block, rows=None, *, keep_sparse=True):
-    """A block read from a store as the scorers take it: its ``rows`` kept (all if None), in
-    float64, a sparse one kept sparse (or made dense)."""
-    if rows is not None:
-        block = block[rows]
-    if sp.issparse(block):
-        return (block if keep_sparse else block.toarray()).astype(np.float64, copy=False)
-    return np.ascontiguousarray(block, dtype=np.float64)
 
 
 def entry_blocks(store, share, per_feature):

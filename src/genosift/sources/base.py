@@ -52,6 +52,8 @@ class Source:
     form: ClassVar[str] = ""
     #: The form in words, for messages that say what an operation cannot read.
     what: ClassVar[str] = ""
+    #: Whether more work can ride along the one pass that scores it (``scoring.store.store_scores``'s riders).
+    carries_riders: ClassVar[bool] = False
 
     X: object
     y: object = None
@@ -79,3 +81,28 @@ class Source:
     def with_target(self, y):
         """This input with another target ``y`` (None: no target)."""
         return replace(self, y=y)
+    def labels(self):
+        """The target as values, one per row scored (``y`` as it is, or a store's per-sample column it names)."""
+        return self.y
+
+    def ids_scored(self, given):
+        """The sample ids of the rows scored, where the data ``given`` to ``as_source`` have ids (a
+        DataFrame's index; a store's own), else None."""
+        from ..scores import frame_sample_ids
+
+        ids = frame_sample_ids(given)
+        return ids if ids is None or self.rows is None else ids[self.rows]
+
+    def column_blocks(self, *, owner):
+        """``(n, p, names, blocks)``: the rows scored, the features, their names (or a function giving
+        them) and ``(j0, j1, block)`` blocks of whole columns of the rows scored, of about
+        ``chunk_bytes`` each, for ``owner`` (the public function, in messages) that reads whole columns."""
+        raise ValueError(f"{owner} reads whole columns; it cannot read {self.what}. Pass an array, a sparse matrix, "
+                         "a DataFrame, an AnnData in memory, a Dask array or a store (genosift.io.write_store).")
+
+    def float_columns(self, *, owner):
+        """``(m, p, blocks)``: the rows scored, the features and ``(j0, j1, block)`` blocks of whole
+        columns in float64 (sparse kept sparse), a store's read within its memory budget, for ``owner``
+        (the public function, in messages) that reads data in memory or stores."""
+        raise ValueError(f"{owner} reads whole columns: pass an array, a sparse matrix, a DataFrame, an AnnData in "
+                         "memory or a store, not a stream of row chunks, a Dask collection or a backed AnnData.")

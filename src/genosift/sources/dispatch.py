@@ -19,10 +19,10 @@ from .backed import BackedSource
 from .dask import DaskSource
 from .matrix import MatrixSource
 from .rows import by_id, kept_rows, store_rows
-from .store import StoreSource
+from .store import StoreRows, StoreSource
 from .stream import StreamSource
 
-__all__ = ["as_source"]
+__all__ = ["as_source", "matrix_or_store"]
 
 
 def as_source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=False, chunk_bytes=None,
@@ -86,6 +86,10 @@ def _told_apart(X, y=None, *, owner="score", feature_names=None, layer=None, bin
     from ..io.anndata import is_anndata
     from .dask import is_dask_collection
 
+    if isinstance(X, StoreRows):  # rows of a store chosen already, not loaded (a Dataset's X left on disk)
+        rows = StoreRows(_chosen_store(X, binary, samples, owner), X.rows)
+        return replace(rows.source(y, chunk_bytes=chunk_bytes, covariates=covariates), feature_names=feature_names,
+                       scheduler=scheduler)
     if covariates is not None and is_chunk_stream(X):
         raise ValueError(f"{owner} adjusts for covariates on whole columns: it cannot read a stream of row chunks. "
                          "Pass an array, a sparse matrix, a DataFrame or a store.")
@@ -146,6 +150,20 @@ def _told_apart(X, y=None, *, owner="score", feature_names=None, layer=None, bin
 
     return _in_memory(X, y, feature_names, binary, covariates, chunk_bytes, scheduler, samples, owner,
                       ids=frame_sample_ids(X), align=True)
+
+
+def _chosen_store(X, binary, samples, owner):
+    """The store of the store rows ``X`` (``StoreRows``, every one of them scored), read as
+    presence/absence where ``binary``."""
+    if samples is not None:
+        raise ValueError(f"X holds rows of a store chosen already; {owner} scores them all. Take the rows first "
+                         "(X[rows]) and leave out samples.")
+    store = X.store
+    if binary and not store.binary:  # a store opened as it is, read as presence here
+        from ..io import open_store
+
+        store = open_store(store.path, binary=True)
+    return store
 
 
 def _is_store_file(path):
@@ -244,3 +262,29 @@ def _column_names(covariates):
     if isinstance(covariates, (list, tuple)) and all(isinstance(c, str) for c in covariates):
         return list(covariates)
     return []
+
+
+def matrix_or_store(X, *, binary=False):
+    """``(store, M, ids, labels)`` of ``X`` as the functions that read a matrix or a store as it is
+    (the structure of the samples) take it: a path is read (a store opened); a store, opened as
+    presence/absence where ``binary``, with its sample ids as ids and labels (``M`` None); a
+    ``Dataset``'s matrix and ids; a DataFrame's values (a sparse one as CSR) and index (its ids where
+    they are sample ids); else ``X`` as it is (``store``, ``ids`` and ``labels`` None)."""
+    from ..io import Dataset, Store, format_of, open_store, read
+    from ..scores import has_sample_ids
+
+    if isinstance(X, (str, bytes)) or hasattr(X, "__fspath__"):
+        X = open_store(X) if format_of(X) == "store" else read(X)
+    if isinstance(X, Store):
+        store = X if X.binary == binary else open_store(X.path, binary=binary)
+        ids = np.asarray(store.sample_ids, dtype=object)
+        return store, None, ids, ids
+    if isinstance(X, Dataset):
+        ids = np.asarray(X.sample_ids, dtype=object)
+        return None, X.X, ids, ids
+    if hasattr(X, "iloc") and hasattr(X, "columns"):
+        labels = X.index.to_numpy()
+        ids = np.asarray(labels, dtype=object) if has_sample_ids(X) else None
+        sparse = len(X.columns) > 0 and all(str(t).startswith("Sparse") for t in X.dtypes)
+        return None, X.sparse.to_coo().tocsr() if sparse else X.to_numpy(), ids, labels
+    return None, X, None, None

@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..core.validation import param_error
 from .base import Source
 
-__all__ = ["StoreRows", "StoreSource", "in_memory", "kept_kinship", "rows_kept", "store_column"]
+__all__ = ["StoreRows", "StoreSource", "float_block", "in_memory", "kept_kinship", "rows_kept", "store_column"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -20,9 +21,40 @@ class StoreSource(Source):
 
     form = "store"
     what = "a store"
+    carries_riders = True
 
     def rows_given(self):
         return self.X.shape[0]
+
+    def labels(self):
+        y = self.y
+        return self.kept(np.asarray(store_column(self.X, y) if isinstance(y, str) else y))
+
+    def ids_scored(self, given):
+        ids = np.asarray(self.X.sample_ids, dtype=object)
+        return ids if self.rows is None else ids[self.rows]
+
+    def column_blocks(self, *, owner):
+        from ..core.engine import block_width
+
+        chunk_bytes = self.chunk_bytes
+        store, kept = self.X, self.rows
+        n = store.shape[0] if kept is None else len(kept)
+        width = block_width(store.shape[0], store.shape[1], chunk_bytes)
+
+        def read():
+            for j0, j1, block in store.feature_blocks(width, chunk_bytes=chunk_bytes):
+                yield j0, j1, block if kept is None else block[kept]
+
+        return n, store.shape[1], store.names_loader(), read()
+
+    def float_columns(self, *, owner):
+        from ..io.store import chunk_budget
+
+        store, rows = self.X, self.rows
+        reads = store.feature_blocks(chunk_bytes=chunk_budget(self.chunk_bytes, owner))
+        m = store.shape[0] if rows is None else rows.size
+        return m, store.shape[1], ((j0, j1, float_block(block, rows)) for j0, j1, block in reads)
 
 
 class StoreRows:
@@ -54,8 +86,6 @@ class StoreRows:
     def read_columns(self, columns):
         """The features ``columns`` of these rows, in the rows' order (read in the store's): CSR for
         a sparse store, else an array, in the stored type."""
-        import scipy.sparse as sp
-
         order = np.argsort(self.rows, kind="stable")
         M = self.store.read_columns(columns, rows=self.rows[order])
         back = np.empty_like(order)
@@ -115,3 +145,13 @@ def kept_kinship(kinship, store, rows):
             return np.asarray(kinship, dtype=np.float64)[np.ix_(rows, rows)]
         ids = ids[rows]
     return kinship_by_ids(kinship, ids)
+
+
+def float_block(block, rows=None, *, keep_sparse=True):
+    """A block read from a store as the scorers take it: its ``rows`` kept (all if None), in
+    float64, a sparse one kept sparse (or made dense)."""
+    if rows is not None:
+        block = block[rows]
+    if sp.issparse(block):
+        return (block if keep_sparse else block.toarray()).astype(np.float64, copy=False)
+    return np.ascontiguousarray(block, dtype=np.float64)

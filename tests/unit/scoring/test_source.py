@@ -193,3 +193,31 @@ def test_a_stream_with_covariates_is_refused_before_it_is_read():
     with pytest.raises(ValueError, match="score adjusts for covariates on whole columns: it cannot read a stream"):
         gs.score(stream(), method="regression", covariates=np.ones((60, 1)))
     assert read == []
+
+
+def test_a_source_says_its_rows_ids_labels_and_whole_columns(files):
+    """What callers ask a Source instead of asking the input: the ids and labels of the rows
+    scored and blocks of whole columns, the same for a matrix, a store and store rows."""
+    X, y, ids, names = _data()
+    keep = np.arange(60) % 4 != 1
+    frame = pd.DataFrame(X, columns=names, index=ids)
+    store = gs.io.open_store(files["store"])
+    cases = [(as_source(frame, y, samples=keep), frame),
+             (as_source(files["store"], "label", samples=keep), files["store"]),
+             (as_source(StoreRows(store, np.flatnonzero(keep)), y[keep]), None)]
+    for data, given in cases:
+        assert data.ids_scored(given).tolist() == ids[keep].tolist()
+        assert np.asarray(data.labels()).tolist() == y[keep].tolist()
+        n, p, _, blocks = data.column_blocks(owner="score_pairs")
+        assert (n, p) == (keep.sum(), 12)
+        got = np.hstack([sp.csr_matrix(b).toarray() if sp.issparse(b) else np.asarray(b) for _, _, b in blocks])
+        np.testing.assert_array_equal(got, X[keep])
+        m, p, blocks = data.float_columns(owner="lineage_effects")
+        assert (m, p) == (keep.sum(), 12)
+        np.testing.assert_array_equal(np.hstack([sp.csr_matrix(b).toarray() for _, _, b in blocks]), X[keep])
+    assert as_source(StoreRows(store), y).carries_riders and not as_source(X, y).carries_riders
+    stream = as_source((X[i:i + 10], y[i:i + 10]) for i in range(0, 60, 10))
+    with pytest.raises(ValueError, match="score_pairs reads whole columns; it cannot read a stream of row chunks"):
+        stream.column_blocks(owner="score_pairs")
+    with pytest.raises(ValueError, match="X holds rows of a store chosen already"):
+        as_source(StoreRows(store), y, samples=keep)
