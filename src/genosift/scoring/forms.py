@@ -32,11 +32,17 @@ def score_source(data: Source, spec, opts, bounds=None):
 
 
 @score_source.register(MatrixSource)
-@score_source.register(StreamSource)
 def _score_memory(data, spec, opts, bounds=None):
     from .memory import score_memory
 
     return score_memory(spec, data.X, data.y, data.feature_names, opts, bounds, data.covariates, kinship=data.kinship)
+
+
+@score_source.register(StreamSource)
+def _score_stream(data, spec, opts, bounds=None):
+    from .memory import score_stream
+
+    return score_stream(spec, data.X, data.feature_names, opts, bounds)
 
 
 @score_source.register(StoreSource)
