@@ -54,9 +54,10 @@ def main():
 
     import genosift as gs
     from genosift.io import Dataset, open_store, write_store
+    from genosift.scoring.forms import score_and_profile
     from genosift.scoring.patterns import PatternPass
     from genosift.scoring.profiles import kind_for
-    from genosift.scoring.source import StoreRows
+    from genosift.sources import StoreRows
 
     n, p = (300, 100_000) if args.quick else (600, 1_000_000)
     started = datetime.datetime.now().astimezone()
@@ -95,8 +96,9 @@ def main():
             spec = gs.get_method("fisher")
 
             def one_pass(riders):
-                res, prof = StoreRows(store).source(y).score_and_profile(
-                    spec, spec.options, kind=kind_for("fisher", y), folder=tmp, riders=riders)
+                res, prof = score_and_profile(
+                    StoreRows(store).source(y), spec, spec.options, kind=kind_for("fisher", y), folder=tmp,
+                    riders=riders)
                 getattr(prof, "close", lambda: None)()
                 return riders[0].result() if riders else None
 

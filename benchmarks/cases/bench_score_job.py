@@ -71,8 +71,9 @@ def run_variant(path, method, variant, folder):
     import genosift as gs
     from genosift.io import open_store
     from genosift.jobs import Samples
+    from genosift.scoring.forms import profile_source, score_and_profile, score_source
     from genosift.scoring.profiles import kind_for
-    from genosift.scoring.source import StoreRows
+    from genosift.sources import StoreRows
 
     if variant == "job":
         gs.jobs.score(Samples(path, target="phenotype"), Path(folder) / f"{method}.tsv", method=method, top=100,
@@ -84,11 +85,11 @@ def run_variant(path, method, variant, folder):
     kind = kind_for(method, y)
     data = StoreRows(store).source(y)
     if variant == "one pass":
-        res, prof = data.score_and_profile(spec, spec.options, kind=kind, folder=folder)
+        res, prof = score_and_profile(data, spec, spec.options, kind=kind, folder=folder)
     else:
-        res = data.score(spec, spec.options)
-        prof = (StoreRows(store).source(None if kind == "none" else y)
-                .profile("auto" if kind == "none" else kind, on_disk=True, folder=folder, ranks=res.ranks))
+        res = score_source(data, spec, spec.options)
+        alone = StoreRows(store).source(None if kind == "none" else y)
+        prof = profile_source(alone, "auto" if kind == "none" else kind, on_disk=True, folder=folder, ranks=res.ranks)
     getattr(prof, "close", lambda: None)()
 
 

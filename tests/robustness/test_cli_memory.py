@@ -82,7 +82,7 @@ def test_predict_from_a_store_reads_only_the_models_features(big_store, tmp_path
     """`predict` on the 2,000,000-feature store peaks where it does on a store of the model's
     features alone: the stored names are scanned, not decoded, and only the model's columns read."""
     from genosift.io import Dataset, open_store, write_store
-    from genosift.scoring.source import StoreRows
+    from genosift.sources import StoreRows
     from genosift.workflow import write_results
     from genosift.workflow.screened import evaluate_store
 

@@ -18,7 +18,7 @@ LAYERS = {
     "ground": ("_version", "core", "stats"),
     "scores": ("scores",),
     "io": ("io",),
-    "scoring": ("scoring", "dask", "genomics", "enet"),
+    "scoring": ("scoring", "sources", "dask", "genomics", "enet"),
     "selectors": ("selectors",),
     "workflow": ("workflow", "report"),
     "jobs": ("jobs",),
@@ -329,8 +329,10 @@ def _form_tests(tree):
 #: Ceilings that only come down (issue 50's goals in brackets): the functions that take a memory
 #: budget as a loose parameter (20), that take more than 8 parameters (40), that are longer than
 #: 80 lines (10), and the places outside the Source's module that ask what form an input takes (0).
-CEILINGS = {"chunk_bytes": 68, "parameters": 92, "lines": 21, "form_tests": 40}
-SOURCE_MODULES = {"genosift.scoring.source"}
+CEILINGS = {"chunk_bytes": 68, "parameters": 92, "lines": 21, "form_tests": 25}
+SOURCE_MODULES = {"genosift.sources", "genosift.sources.base", "genosift.sources.dispatch",
+                  "genosift.sources.rows", "genosift.sources.matrix", "genosift.sources.stream",
+                  "genosift.sources.store", "genosift.sources.dask", "genosift.sources.backed"}
 
 
 def _measures():

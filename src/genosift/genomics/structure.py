@@ -444,33 +444,16 @@ def _source(X, binary, samples, owner=_OWNER, distinct=False):
     (``core.samples.sample_rows``: ids of the data's samples where they have ids, else a boolean
     mask or row positions; in the order given) and the labels of the result's rows: the samples'
     ids, a DataFrame's index without ids, the row positions kept, or None (an array, every row)."""
-    from ..io import Dataset, Store, format_of, open_store, read
-    from ..scores import has_sample_ids
+    from ..sources import matrix_or_store
 
-    if isinstance(X, (str, bytes)) or hasattr(X, "__fspath__"):
-        X = open_store(X) if format_of(X) == "store" else read(X)
-    if isinstance(X, Store):
-        store = X if X.binary == binary else open_store(X.path, binary=binary)
-        ids = np.asarray(store.sample_ids, dtype=object)
+    store, X, ids, labels = matrix_or_store(X, binary=binary)
+    if store is not None:
         return _select(_Blocks(store=store, distinct=distinct), ids, ids, samples, owner)
-    if isinstance(X, Dataset):
-        X, ids = X.X, np.asarray(X.sample_ids, dtype=object)
-        labels = ids
-    elif hasattr(X, "iloc") and hasattr(X, "columns"):
-        labels = X.index.to_numpy()
-        ids = np.asarray(labels, dtype=object) if has_sample_ids(X) else None
-        X = X.sparse.to_coo().tocsr() if _is_sparse_frame(X) else X.to_numpy()
-    else:
-        ids = labels = None
     M = X if sp.issparse(X) else np.asarray(X)
     if M.ndim != 2 or M.dtype.kind not in "biuf":
         raise param_error("X", owner, "a 2-D numeric matrix, a DataFrame or a store",
                           f"an array of shape {M.shape} and dtype {M.dtype}")
     return _select(_Blocks(matrix=M, binary=binary, distinct=distinct), ids, labels, samples, owner)
-
-
-def _is_sparse_frame(frame):
-    return len(frame.columns) > 0 and all(str(t).startswith("Sparse") for t in frame.dtypes)
 
 
 def _select(source, ids, labels, samples, owner=_OWNER):

@@ -158,7 +158,7 @@ def _design(X, bounds, chunk_bytes):
     from ..enet.path import MemoryDesign
     from ..enet.store import StoreDesign
     from ..scoring import count_patterns
-    from ..scoring.source import StoreRows
+    from ..sources import StoreRows
 
     af = {} if bounds is None else {"min_af": bounds[0], "max_af": bounds[1]}
     if not isinstance(X, StoreRows):

@@ -13,7 +13,7 @@ from ..core.messages import FixError, PythonText, plain
 from ..core.transforms import presence
 from ..core.validation import FixUsageError, closest_names, names_list, param_error
 from ..report.outputs import input_digests
-from ..scoring.source import StoreRows
+from ..sources import StoreRows
 
 
 @dataclass
@@ -327,18 +327,18 @@ def _take_rows(dataset, rows):
 
 
 def labelled_source(labelled, *, chunk_bytes=None, covariates=None, kinship=None):
-    """The training samples of ``labelled`` as a ``Source`` (``genosift.scoring.source``): a store's
+    """The training samples of ``labelled`` as a ``Source`` (``genosift.sources``): a store's
     rows, streamed, or the matrix in memory, with their labels as the target (and ``kinship``, a
     DataFrame indexed by their ids, for a mixed model)."""
-    from ..scoring.source import Source
+    from ..sources import MatrixSource
 
     X = labelled.X_train
     y = labelled.y_train
     if isinstance(X, StoreRows):
         return X.source(y, chunk_bytes=chunk_bytes, covariates=covariates, kinship=kinship)
     check_budget_applies(labelled, chunk_bytes)
-    return Source("matrix", X, y, labelled.dataset.feature_names, covariates=covariates,
-                  kinship=None if kinship is None else np.asarray(kinship, dtype=np.float64))
+    return MatrixSource(X, y, labelled.dataset.feature_names, covariates=covariates,
+                        kinship=None if kinship is None else np.asarray(kinship, dtype=np.float64))
 
 
 def check_budget_applies(labelled, chunk_bytes):
@@ -370,16 +370,17 @@ def score_labelled(labelled, *, method, opts, bounds=None, chunk_bytes=None, cov
     tested.
     """
     from ..scores import get_method
+    from ..scoring.forms import score_and_profile, source_patterns
     from ..scoring.patterns import PatternPass
     from ..scoring.profiles import kind_for
 
     spec = get_method(method)
     data = labelled_source(labelled, chunk_bytes=chunk_bytes, covariates=covariates, kinship=kinship)
     riding = PatternPass(bounds)
-    result, prof = data.score_and_profile(spec, opts, bounds, kind=kind_for(spec.name, labelled.y_train),
-                                          folder=folder, riders=(riding,))
+    result, prof = score_and_profile(data, spec, opts, bounds, kind=kind_for(spec.name, labelled.y_train),
+                                     folder=folder, riders=(riding,))
     try:
-        found = riding.result() if riding.began else data.patterns(bounds)
+        found = riding.result() if riding.began else source_patterns(data, bounds)
     except BaseException:
         getattr(prof, "close", lambda: None)()
         raise

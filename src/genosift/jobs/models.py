@@ -76,7 +76,7 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
     from ..core.files import check_output, together
     from ..report.outputs import input_digests
     from ..scores import get_method
-    from ..scoring.source import StoreRows, in_memory
+    from ..sources import StoreRows, in_memory
     from ..workflow import evaluate as evaluate_matrix
     from ..workflow import write_results
     from ..workflow.screened import can_screen, evaluate_store

@@ -84,6 +84,7 @@ def patterns(samples, output=None, *, binary=True, min_af=None, max_af=None, alp
 
 def _count(samples, binary, bounds, chunk_bytes):
     """``(Patterns, samples counted, notes)``: of the labelled samples, or of every sample."""
+    from ..scoring.forms import source_patterns
     from .labelled import labelled_source
 
     samples = replace(samples, binary=binary)
@@ -93,15 +94,15 @@ def _count(samples, binary, bounds, chunk_bytes):
                                 "labelled samples, or leave out {meta} to count those of every sample.",
                                 owner="load_labelled", meta=FixUsageError.ANY, target=FixUsageError.ANY)
         from ..io import format_of
-        from ..scoring.source import StoreRows, source
+        from ..sources import StoreRows, as_source
         from .labelled import read_dataset
 
         dataset = read_dataset(samples.data, samples.format or format_of(samples.data), dict(samples.read_options),
                                binary, chunk_bytes)
         data = (dataset.X.source(chunk_bytes=chunk_bytes) if isinstance(dataset.X, StoreRows)
-                else source(dataset.X, feature_names=dataset.feature_names, chunk_bytes=chunk_bytes))
-        found = data.patterns(bounds)
+                else as_source(dataset.X, feature_names=dataset.feature_names, chunk_bytes=chunk_bytes))
+        found = source_patterns(data, bounds)
         return found, found.n_samples, []
     labelled = samples.load(chunk_bytes=chunk_bytes)
-    found = labelled_source(labelled, chunk_bytes=chunk_bytes).patterns(bounds)
+    found = source_patterns(labelled_source(labelled, chunk_bytes=chunk_bytes), bounds)
     return found, found.n_samples, list(labelled.notes)

@@ -203,7 +203,7 @@ def _scored(samples, spec, opts, covariates, rule, *, min_af, max_af, chunk_byte
     ``(labelled, result, mask, profile, patterns, covariates frame)``."""
     from ..dask import use_scheduler
     from ..scores import check_af
-    from ..scoring.source import StoreRows
+    from ..sources import StoreRows
     from .labelled import score_labelled
 
     labelled, frame, kinship = _read(samples, spec, covariates, chunk_bytes=chunk_bytes, force=force)
@@ -522,6 +522,7 @@ def _scored_targets(samples, spec, opts, covariates, *, min_af, max_af, chunk_by
     from dataclasses import replace
 
     from ..scores import check_af, check_target
+    from ..scoring.forms import profile_after, score_source_targets, source_patterns
     from ..scoring.patterns import PatternPass
     from ..scoring.profiles import kind_for
     from ..scoring.stored_profile import ProfilePass
@@ -545,17 +546,17 @@ def _scored_targets(samples, spec, opts, covariates, *, min_af, max_af, chunk_by
             found.append((result, prof))
         return labelled, found, patterns, frame
     data = labelled_source(labelled, chunk_bytes=chunk_bytes, covariates=frame, kinship=kinship)
-    taps = [ProfilePass(kind, folder=folder, labels=y) for kind, y in zip(kinds, ys)] if data.form == "store" else []
+    taps = [ProfilePass(kind, folder=folder, labels=y) for kind, y in zip(kinds, ys)] if data.carries_riders else []
     riding = PatternPass(bounds)
     try:
-        results = data.score_targets(spec, opts, ys, bounds, riders=(*taps, riding))
+        results = score_source_targets(data, spec, opts, ys, bounds, riders=(*taps, riding))
         profiles = [tap.result(res.ranks) for tap, res in zip(taps, results)] or [None] * len(results)
     finally:
         for tap in taps:
             tap.close()
-    found = [(res, prof if prof is not None else replace(data, y=y).profile_of(kind, folder=folder, ranks=res.ranks))
+    found = [(res, profile_after(data.with_target(y), kind, folder=folder, ranks=res.ranks) if prof is None else prof)
              for res, prof, y, kind in zip(results, profiles, ys, kinds)]
-    return labelled, found, riding.result() if riding.began else data.patterns(bounds), frame
+    return labelled, found, riding.result() if riding.began else source_patterns(data, bounds), frame
 
 
 _PARAMETERS = """

@@ -1,9 +1,9 @@
 """``score``, ``profile`` and ``count_patterns``: any kind of input, and the drivers behind them.
 
-Each tells the input apart in one place, ``source``, which hands it to its driver: ``memory``
-(arrays, sparse matrices, DataFrames, streams of row chunks), ``store`` (a genosift store, out of
-core), ``dask`` (Dask collections, and stores read by a cluster's workers) or ``anndata`` (a
-backed AnnData). Other files and AnnData objects in memory are read into a matrix first. Every
+Each tells the input apart in one place, ``sources.as_source``, whose Source hands it to its
+driver: ``memory`` (arrays, sparse matrices, DataFrames, streams of row chunks), ``store`` (a
+genosift store, out of core), ``dask`` (Dask collections, and stores read by a cluster's workers)
+or ``anndata`` (a backed AnnData). Other files and AnnData objects in memory are read into a matrix first. Every
 driver runs the same preparation core (``genosift.scores``: make the target, check the classes,
 merge statistics, finish the result).
 """
@@ -141,7 +141,8 @@ def score(X, y=None, *, method="fisher", feature_names=None, samples=None, chunk
     >>> (res.ranking + 1).tolist()
     [2, 3, 4, 1, 5]
     """
-    from .source import source
+    from ..sources import as_source
+    from .forms import score_source
 
     spec = get_method(method)
     check_options_dict(method_options, "method_options", "score")
@@ -152,10 +153,10 @@ def score(X, y=None, *, method="fisher", feature_names=None, samples=None, chunk
     if covariates is not None:
         refuse_covariates(spec)
     check_kinship_given(spec, kinship)
-    data = source(X, y, owner="score", feature_names=feature_names, layer=layer, binary=binary, chunk_bytes=chunk_bytes,
-                  scheduler=scheduler, samples=samples, covariates=covariates,
-                  labels_required=spec.task != "unsupervised", kinship=kinship)
-    return data.score(spec, opts, bounds)
+    data = as_source(X, y, owner="score", feature_names=feature_names, layer=layer, binary=binary,
+                     chunk_bytes=chunk_bytes, scheduler=scheduler, samples=samples, covariates=covariates,
+                     labels_required=spec.task != "unsupervised", kinship=kinship)
+    return score_source(data, spec, opts, bounds)
 
 
 @options_in_one_dict
@@ -204,7 +205,8 @@ def score_targets(X, targets, *, method="regression", feature_names=None, sample
     >>> bool(np.array_equal(results["b"].scores, gs.score(X, Y["b"], method="regression").scores))
     True
     """
-    from .source import source
+    from ..sources import as_source
+    from .forms import score_source_targets
 
     spec = get_method(method)
     check_options_dict(method_options, "method_options", "score_targets")
@@ -219,10 +221,10 @@ def score_targets(X, targets, *, method="regression", feature_names=None, sample
         raise ValueError(f"Method '{spec.name}' scores the features without a target; score_targets compares them "
                          "with targets. Use genosift.score, or choose a supervised method.")
     names, ys = _targets_of(X, targets)
-    data = source(X, None, owner="score_targets", feature_names=feature_names, layer=layer, binary=binary,
-                  chunk_bytes=chunk_bytes, samples=samples, covariates=covariates, kinship=kinship)
+    data = as_source(X, None, owner="score_targets", feature_names=feature_names, layer=layer, binary=binary,
+                     chunk_bytes=chunk_bytes, samples=samples, covariates=covariates, kinship=kinship)
     ys = tuple(y if isinstance(y, str) else data.kept(y) for y in ys)  # one value per row kept
-    return dict(zip(names, data.score_targets(spec, opts, ys, bounds)))
+    return dict(zip(names, score_source_targets(data, spec, opts, ys, bounds)))
 
 
 def _targets_of(X, targets):
@@ -267,7 +269,7 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
         Dask array or DataFrame, a store (a ``.gs.h5ad`` path or ``genosift.io.Store``), another
         data file, or an ``anndata.AnnData``
         Any input ``genosift.score`` takes, told apart by the same dispatch
-        (``genosift.scoring.source``): sparse input is never densified, a store is read in row
+        (``genosift.sources``): sparse input is never densified, a store is read in row
         chunks of ``chunk_bytes``, and so is a backed AnnData (``read_h5ad(path, backed="r")``).
     y : array-like, Series, str or None
         Class labels or a numeric target, one per sample (per row, or per sample kept by
@@ -318,15 +320,16 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
     >>> profile(X, [0.1, 0.7, 1.9, 3.3]).to_frame()["correlation_sign"].tolist()
     [1.0, 1.0]
     """
+    from ..sources import as_source
+    from .forms import profile_source
     from .profiles import KINDS
-    from .source import source
 
     if target not in KINDS:
         raise param_error("target", "profile", f"one of {list(KINDS)}", target)
     if not isinstance(binary, (bool, np.bool_)):
         raise param_error("binary", "profile", "True or False", binary)
-    return source(X, y, owner="profile", feature_names=feature_names, layer=layer, binary=binary,
-                  chunk_bytes=chunk_bytes, scheduler=scheduler, samples=samples).profile(target)
+    return profile_source(as_source(X, y, owner="profile", feature_names=feature_names, layer=layer, binary=binary,
+                                    chunk_bytes=chunk_bytes, scheduler=scheduler, samples=samples), target)
 
 
 def count_patterns(X, *, binary=True, min_af=None, max_af=None, samples=None, chunk_bytes=None, layer=None,
@@ -367,10 +370,11 @@ def count_patterns(X, *, binary=True, min_af=None, max_af=None, samples=None, ch
     >>> count_patterns(X, binary=False).n_patterns  # 2 and 5 differ from 1
     4
     """
-    from .source import source
+    from ..sources import as_source
+    from .forms import source_patterns
 
     if not isinstance(binary, (bool, np.bool_)):
         raise param_error("binary", "count_patterns", "True or False", binary)
     bounds = check_af(min_af, max_af, "count_patterns")
-    return source(X, owner="count_patterns", feature_names=feature_names, layer=layer, binary=binary,
-                  chunk_bytes=chunk_bytes, samples=samples).patterns(bounds)
+    return source_patterns(as_source(X, owner="count_patterns", feature_names=feature_names, layer=layer,
+                                     binary=binary, chunk_bytes=chunk_bytes, samples=samples), bounds)

@@ -39,10 +39,10 @@ from ..scores import (
     with_af,
     with_covariates,
 )
+from ..sources.dask import is_dask_collection
 from .schedulers import (
     compute,
     current_scheduler,
-    is_dask_collection,
     opened,
     require_dask,
     use_scheduler,

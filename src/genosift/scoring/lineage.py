@@ -274,31 +274,11 @@ def feature_lineages(data, lineages, *, patterns=None):
 
 def _blocks(data, n):
     """The ``(j0, j1, block)`` feature blocks of a matrix or store ``Source`` (its rows kept, as
-    float64, sparse kept sparse) and the number of features."""
-    from ..core import engine
-
-    if data.form == "store":
-        from ..io.store import chunk_budget
-        from .store import float_block
-
-        store = data.X
-        budget = chunk_budget(data.chunk_bytes, _OWNER)
-        rows = data.rows
-        m = store.shape[0] if rows is None else rows.size
-        if m != n:
-            raise ValueError(f"The lineages of {_OWNER} have {n} rows, but {m} samples are scored: one row per sample.")
-        reads = store.feature_blocks(chunk_bytes=budget)
-        return ((j0, j1, float_block(block, rows)) for j0, j1, block in reads), store.shape[1]
-    if data.form != "matrix":
-        raise ValueError(f"{_OWNER} reads whole columns: pass an array, a sparse matrix, a DataFrame, an AnnData in "
-                         "memory or a store, not a stream of row chunks, a Dask collection or a backed AnnData.")
-    from ..core.validation import as_matrix
-
-    M, _ = as_matrix(data.X, keep_csc=True)
-    if M.shape[0] != n:
-        raise ValueError(f"The lineages of {_OWNER} have {n} rows, but X has {M.shape[0]} samples: one row per "
-                         "sample.")
-    return engine.column_blocks(M, engine.block_width(*M.shape), keep_sparse=True), M.shape[1]
+    float64, sparse kept sparse; ``Source.float_columns``) and the number of features."""
+    m, p, blocks = data.float_columns(owner=_OWNER)
+    if m != n:
+        raise ValueError(f"The lineages of {_OWNER} have {n} rows, but {m} samples are scored: one row per sample.")
+    return blocks, p
 
 
 def _correlations(block, centred, norms):
@@ -403,7 +383,7 @@ def lineage_effects(X, y, lineages, *, covariates=None, binary=False, samples=No
     ('PC1', 'PC2', 'PC3')
     """
     from ..core.validation import param_error
-    from .source import source
+    from ..sources import as_source
 
     if not isinstance(binary, (bool, np.bool_)):
         raise param_error("binary", _OWNER, "True or False", binary)
@@ -411,7 +391,7 @@ def lineage_effects(X, y, lineages, *, covariates=None, binary=False, samples=No
         raise param_error("alpha", _OWNER, "a significance level in (0, 1)", alpha)
     if isinstance(min_r, bool) or not isinstance(min_r, (int, float)) or not 0 <= min_r <= 1:
         raise param_error("min_r", _OWNER, "a number in [0, 1]", min_r)
-    data = source(X, y, owner=_OWNER, binary=binary, chunk_bytes=chunk_bytes, samples=samples)
+    data = as_source(X, y, owner=_OWNER, binary=binary, chunk_bytes=chunk_bytes, samples=samples)
     clusters = np.ndim(lineages) == 1
     table = lineage_frame(lineages) if clusters else lineages
     table = _aligned(table, data, X)
@@ -424,36 +404,14 @@ def lineage_effects(X, y, lineages, *, covariates=None, binary=False, samples=No
 def _aligned(table, data, X):
     """``table`` (lineages or covariates) in the order of the samples scored, where it is indexed
     by sample id and they have ids (a DataFrame's index, a store's ids of the rows kept)."""
-    from ..scores import align_covariates, frame_sample_ids
+    from ..scores import align_covariates
 
     if table is None:
         return None
-    ids = frame_sample_ids(X)
-    if data.form != "store":
-        if data.rows is None:
-            return align_covariates(table, ids, owner=_OWNER)
-        aligned = align_covariates(table, None if ids is None else ids[data.rows], owner=_OWNER)
-        return aligned if aligned is not table else data.kept(table)
-    ids = np.asarray(data.X.sample_ids, dtype=object)
-    aligned = align_covariates(table, ids if data.rows is None else ids[data.rows], owner=_OWNER)
-    return aligned if aligned is not table else _kept(table, data)
+    aligned = align_covariates(table, data.ids_scored(X), owner=_OWNER)
+    return aligned if aligned is not table else data.kept(table)
 
 
 def _labels(data):
-    """The target of ``data`` as values, one per sample scored: for a store, its per-sample column
-    that ``y`` names, or values of every row (the rows kept taken) or of the rows kept."""
-    y = data.y
-    if data.form != "store":
-        return np.asarray(y)
-    from .store import store_column
-
-    y = np.asarray(store_column(data.X, y) if isinstance(y, str) else y)
-    return _kept(y, data)
-
-
-def _kept(values, data):
-    """The rows kept of a store's ``values`` given one per row of the store (else as they are)."""
-    n, rows = data.X.shape[0], data.rows
-    if rows is not None and len(values) == n != rows.size:
-        return values.iloc[rows] if hasattr(values, "iloc") else np.asarray(values)[rows]
-    return values
+    """The target of ``data`` as values, one per sample scored (``Source.labels``)."""
+    return np.asarray(data.labels())

@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.distinct import distinct_columns
-from ..core.engine import block_width, column_blocks, is_chunk_stream, map_blocks
+from ..core.engine import block_width, column_blocks, map_blocks
 from ..core.transforms import zeros_and_ones
 from ..core.validation import as_matrix
 from ..scores import (
@@ -28,18 +28,12 @@ from ..scores import (
 )
 from ..stats import class_positives
 
-__all__ = ["score_memory", "score_memory_targets"]
+__all__ = ["score_memory", "score_memory_targets", "score_stream"]
 
 
 def _score_columns(spec, X, y, names, opts, covariates=None, kinship=None):
     """Run a "blocks" or "matrix" method on in-memory data (with the ``covariates`` of its rows);
     ``y`` a tuple of targets: a "blocks" method fits them all in one pass, a list of results."""
-    if is_chunk_stream(X):
-        raise ValueError(
-            f"Method '{spec.name}' needs every sample of a feature at once (it works on whole "
-            "columns), so it cannot read a stream of row chunks. Pass an array, a sparse matrix or "
-            "a DataFrame."
-        )
     M, frame_names = as_matrix(X, keep_csc=spec.streaming == "blocks")  # blocks of columns: CSC as it is
     names = frame_names if names is None else np.asarray(names, dtype=object)
     Z, covariate_names = check_covariates(covariates, M.shape[0])
@@ -112,13 +106,7 @@ def _score_kept(spec, M, y, names, opts, counts, bounds):
 
 
 def _score_af(spec, X, y, feature_names, opts, bounds, covariates=None, kinship=None):
-    """``score`` on data in memory or a chunk stream, with the allele-frequency filter ``bounds``."""
-    if is_chunk_stream(X):
-        if spec.streaming != "rows":
-            return _score_columns(spec, X, y, feature_names, opts)  # the error for streams
-        tap = CarrierTap()
-        stats, names = statistics(spec, tap.pairs(X), y, feature_names=feature_names)
-        return with_af(finish(spec, stats, names, opts), tap.counts, bounds)
+    """``score`` on data in memory, with the allele-frequency filter ``bounds``."""
     M, frame_names = as_matrix(X, keep_csc=spec.streaming == "blocks")
     names = frame_names if feature_names is None else np.asarray(feature_names, dtype=object)
     counts = carriers(M)
@@ -132,8 +120,25 @@ def _score_af(spec, X, y, feature_names, opts, bounds, covariates=None, kinship=
     return with_af(result, counts, bounds)
 
 
+def score_stream(spec, chunks, feature_names, opts, bounds=None):
+    """``genosift.score`` of a stream of ``(X, y)`` row chunks (merged exactly), with the checked
+    options ``opts`` and the allele-frequency filter ``bounds`` (None: none)."""
+    if spec.streaming != "rows":
+        raise ValueError(
+            f"Method '{spec.name}' needs every sample of a feature at once (it works on whole "
+            "columns), so it cannot read a stream of row chunks. Pass an array, a sparse matrix or "
+            "a DataFrame."
+        )
+    if bounds is None:
+        stats, names = statistics(spec, chunks, None, feature_names=feature_names)
+        return finish(spec, stats, names, opts)
+    tap = CarrierTap()
+    stats, names = statistics(spec, tap.pairs(chunks), None, feature_names=feature_names)
+    return with_af(finish(spec, stats, names, opts), tap.counts, bounds)
+
+
 def score_memory(spec, X, y, feature_names, opts, bounds=None, covariates=None, *, kinship=None):
-    """``genosift.score`` of data in memory or a stream of ``(X, y)`` row chunks, with the
+    """``genosift.score`` of data in memory, with the
     checked options ``opts``, the allele-frequency filter ``bounds`` (None: none), the
     ``covariates`` of the rows (one row per sample, for the methods that take them) and their
     ``kinship`` (for the methods that need one)."""

@@ -40,7 +40,7 @@ chi2(1) p-value.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -179,50 +179,14 @@ def _screen_all(bits, masks, ones, class_n, tlog, method_code, marginal, top, n_
 
 def _column_blocks(X, y, feature_names, chunk_bytes):
     """``(n, p, names, blocks, y)``: the samples, features, names (or a function giving them) and
-    ``(j0, j1, block)`` column blocks of any input ``genosift.score`` takes (``source``), each
+    ``(j0, j1, block)`` column blocks of any input ``genosift.score`` takes (``as_source``), each
     block's rows those scored, and the labels (a store's or AnnData's column named by ``y``
-    read). A store and a Dask collection are read a block at a time."""
-    from ..core.engine import block_width, column_blocks
-    from ..core.validation import as_matrix
-    from .source import StoreRows, source
+    read). A store and a Dask collection are read a block at a time (``Source.column_blocks``)."""
+    from ..sources import as_source
 
-    if isinstance(X, StoreRows):
-        data = X.source(y)
-    else:  # chunk_bytes sizes the blocks read here, of every form
-        data = source(X, y, owner="score_pairs", feature_names=feature_names, labels_required=True)
-    if data.form in ("stream", "backed"):
-        what = "a stream of row chunks" if data.form == "stream" else "a backed AnnData"
-        raise ValueError(f"score_pairs reads whole columns; it cannot read {what}. Pass an array, a sparse matrix, "
-                         "a DataFrame, an AnnData in memory, a Dask array or a store (genosift.io.write_store).")
-    if data.form == "store":
-        from .store import store_column
-
-        store, kept = data.X, data.rows
-        labels = store_column(store, data.y) if isinstance(data.y, str) else data.y
-        if isinstance(data.y, str) and kept is not None:
-            labels = labels[kept]
-        n = store.shape[0] if kept is None else len(kept)
-        width = block_width(store.shape[0], store.shape[1], chunk_bytes)
-
-        def read():
-            for j0, j1, block in store.feature_blocks(width, chunk_bytes=chunk_bytes):
-                yield j0, j1, block if kept is None else block[kept]
-
-        return n, store.shape[1], store.names_loader(), read(), labels
-    if data.form == "dask":
-        n, p = data.X.shape
-        width = block_width(n, p, chunk_bytes)
-
-        def computed():
-            for j0 in range(0, p, width):
-                yield j0, min(j0 + width, p), np.asarray(data.X[:, j0:j0 + width].compute())
-
-        names = list(data.X.columns) if hasattr(data.X, "columns") else None
-        return n, p, data.feature_names if data.feature_names is not None else names, computed(), data.y
-    M, names = as_matrix(data.X)
-    n, p = M.shape
-    names = data.feature_names if data.feature_names is not None else names
-    return n, p, names, column_blocks(M, block_width(n, p, chunk_bytes), keep_sparse=True), data.y
+    # chunk_bytes sizes the blocks read here, of every form
+    data = as_source(X, y, owner="score_pairs", feature_names=feature_names, labels_required=True)
+    return (*replace(data, chunk_bytes=chunk_bytes).column_blocks(owner="score_pairs"), data.labels())
 
 
 def _presence_candidates(X, y, candidates, min_af, max_af, feature_names, chunk_bytes=None, bins=None):

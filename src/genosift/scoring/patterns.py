@@ -5,7 +5,7 @@ of them is a test of all: the number of distinct patterns among the features tes
 number of features, is the number of independent tests a genome-wide threshold divides the
 significance level by (pyseer's count of patterns and its Bonferroni threshold ``alpha /
 patterns``). ``genosift.count_patterns`` finds them in one pass over any input ``genosift.score``
-takes, through the one dispatch (``scoring.source.Source.patterns``): the non-zero entries of every column are hashed
+takes, through the one dispatch (``sources.Source.patterns``): the non-zero entries of every column are hashed
 (``core.distinct.EntryHashes``: two independent 64-bit hashes, so row chunks and feature blocks
 give the same key), and columns with equal keys form a pattern.
 """

@@ -1,7 +1,7 @@
 """How each feature differs: its mean and prevalence per class, and the direction of its effect.
 
 A score says how strongly a feature tells the classes apart, not which way. A profile
-(``genosift.profile``, through the one dispatch ``scoring.source``) gives,
+(``genosift.profile``, through the one dispatch ``sources.as_source``) gives,
 for every feature, the mean in each class, the prevalence in each class (the share of the class's
 samples with x > 0: carriers of a k-mer or a gene) and a signed effect: for two classes the
 difference of the class means (``classes[1]`` minus ``classes[0]``, the convention of the signed
@@ -301,7 +301,8 @@ def profile_store(store, y, target, feature_names=None, rows=None, chunk_bytes=N
     of a column of its sample table."""
     from ..core.engine import accumulate
     from ..io.store import chunk_budget
-    from .store import labelled_chunks, store_column
+    from ..sources.store import store_column
+    from .store import labelled_chunks
 
     budget = chunk_budget(chunk_bytes, "profile")
     n = store.shape[0]

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 from ..core.validation import param_error
 
-__all__ = ["compute", "current_scheduler", "is_dask_collection", "opened", "require_dask", "require_distributed",
+__all__ = ["compute", "current_scheduler", "opened", "require_dask", "require_distributed",
            "slots", "use_scheduler"]
 
 _LOCAL = ("threads", "threading", "processes", "multiprocessing", "sync", "synchronous", "single-threaded")
@@ -42,15 +42,6 @@ def require_distributed():
             "(or pip install distributed)."
         ) from None
     return distributed
-
-
-def is_dask_collection(X):
-    """True for a Dask array, DataFrame or Series (dask is imported only for objects of its own)."""
-    if type(X).__module__.partition(".")[0] not in ("dask", "dask_expr"):
-        return False
-    import dask
-
-    return dask.is_dask_collection(X)
 
 
 @contextmanager

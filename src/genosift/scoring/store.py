@@ -9,7 +9,6 @@ Memory stays within the chunk budget, never the size of the data.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..core import engine
 from ..core.engine import block_width
@@ -36,24 +35,11 @@ from ..scores import (
     with_af,
     with_covariates,
 )
+from ..sources.store import float_block, kept_kinship, rows_kept, store_column
 from ..stats import ClassMoments
 from .dask import current_scheduler, score_store_tasks
 
-__all__ = ["by_features", "entry_blocks", "float_block", "labelled_chunks", "rows_kept", "score_store", "store_column",
-           "store_scores"]
-
-
-def store_column(store, name):
-    """The values of the per-sample column ``name`` of the store's ``obs``, or the error naming
-    the columns it has."""
-    obs = store.obs
-    if obs is None or name not in obs.columns:
-        have = [] if obs is None else [str(c) for c in obs.columns]
-        raise ValueError(
-            f"The store {str(store.path)!r} has no per-sample column {name!r}; its columns: "
-            f"{have or 'none'}. Pass the labels as an array, or write the store with that column in obs."
-        )
-    return obs[name].to_numpy()
+__all__ = ["by_features", "entry_blocks", "labelled_chunks", "score_store", "store_scores"]
 
 
 def _target_of(store, target, spec):
@@ -128,26 +114,6 @@ def _score_rows(store, y, spec, opts, budget, rows, af=None, riders=()):
         statistics(spec, labelled_chunks(store, y, budget, rows), feature_names=store.feature_names)
         raise
     return with_af(finish(spec, stats, store.names_loader(), opts), 0 if tap is None else tap.counts, af)
-
-
-def rows_kept(samples, n):
-    """The sorted row indices that ``samples`` (a boolean mask or sorted indices) keeps; None if all."""
-    if samples is None:
-        return None
-    rows = np.asarray(samples)
-    expected = f"None, a boolean mask of {n} values, or increasing row indices in [0, {n})"
-    if rows.dtype == bool:
-        if rows.shape != (n,):
-            raise param_error("samples", "score_store", expected, f"a boolean array of shape {rows.shape}")
-        rows = np.flatnonzero(rows)
-    elif rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
-        raise param_error("samples", "score_store", expected, f"an array of {rows.dtype} of shape {rows.shape}")
-    rows = rows.astype(np.int64)
-    if rows.size and (rows.min() < 0 or rows.max() >= n or (np.diff(rows) <= 0).any()):
-        raise param_error("samples", "score_store", expected, rows[:10].tolist() + (["..."] if rows.size > 10 else []))
-    if not rows.size:
-        raise ValueError("'samples' keeps no row of the store: select at least one sample to score.")
-    return None if rows.size == n else rows
 
 
 @options_in_one_dict
@@ -345,20 +311,6 @@ def _store_targets(store, targets, spec, opts, *, rows, chunk_bytes, n_jobs, sch
     return [with_covariates(res, covariate_names) for res in results]
 
 
-def kept_kinship(kinship, store, rows):
-    """The kinship of the ``rows`` kept of ``store``, in their order: a DataFrame indexed by
-    sample id reordered by the store's ids; an array of one row per row of the store with the
-    kept rows taken, or one per row kept as it is."""
-    from ..scores import has_sample_ids, kinship_by_ids
-
-    ids = np.asarray(store.sample_ids, dtype=object)
-    if rows is not None:
-        if not has_sample_ids(kinship) and np.shape(kinship)[0] == ids.size != rows.size:
-            return np.asarray(kinship, dtype=np.float64)[np.ix_(rows, rows)]
-        ids = ids[rows]
-    return kinship_by_ids(kinship, ids)
-
-
 def by_features(store, spec):
     """Whether a row-mergeable method reads the store's feature blocks rather than its rows: a
     class-moment method on a store that holds its matrix by columns too (a sparse store's column
@@ -431,16 +383,6 @@ def _shown(riders):
             rider.block(j0, j1, block)
 
     return show
-
-
-def float_block(block, rows=None, *, keep_sparse=True):
-    """A block read from a store as the scorers take it: its ``rows`` kept (all if None), in
-    float64, a sparse one kept sparse (or made dense)."""
-    if rows is not None:
-        block = block[rows]
-    if sp.issparse(block):
-        return (block if keep_sparse else block.toarray()).astype(np.float64, copy=False)
-    return np.ascontiguousarray(block, dtype=np.float64)
 
 
 def entry_blocks(store, share, per_feature):

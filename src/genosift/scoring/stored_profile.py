@@ -20,8 +20,9 @@ from ..core import engine
 from ..core.engine import block_width
 from ..core.validation import as_labels
 from ..io.store import chunk_budget
+from ..sources.store import float_block
 from .profiles import block_records, chunk_statistic, finish_profile, records_profile, statistic_for
-from .store import entry_blocks, float_block
+from .store import entry_blocks
 
 __all__ = ["ProfilePass", "StoredProfile", "stored_profile"]
 

@@ -90,7 +90,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         ``feature_names_in_`` are its ``var_names``, and a backed one is read from its file in
         chunks (see ``genosift.score``); ``transform(adata)`` returns ``adata[:, selected]``.
         """
-        from ..scoring.dask import is_dask_collection
+        from ..sources.dask import is_dask_collection
 
         if kinship is not None:
             raise kinship_refused(f"{type(self).__name__}.fit was given a kinship, which", type(self).__name__)
@@ -106,7 +106,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         return self._fit_chunk(X, y, reset=True, covariates=covariates)
 
     def _fit_file(self, X, y, covariates=None):
-        from ..scoring.dask import is_dask_collection
+        from ..sources.dask import is_dask_collection
 
         self._check_params()
         spec = self._spec()
@@ -155,7 +155,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         An AnnData gives the AnnData view ``adata[:, selected]`` (see
         ``genosift.io.anndata.AnnDataTransformMixin.transform``).
         """
-        from ..scoring.dask import is_dask_collection
+        from ..sources.dask import is_dask_collection
 
         if is_dask_collection(X):
             keep = self.get_support()

@@ -14,7 +14,7 @@ def _samples_read(labelled, rows):
     """``(data, samples, ids)``: what the sample-structure functions read for the labelled
     samples ``rows`` (a boolean mask; None: all): a store with the ids of its rows to keep, or
     the rows themselves (``samples`` None); and the samples' ids as text."""
-    from ..scoring.source import StoreRows
+    from ..sources import StoreRows
 
     dataset = labelled.dataset
     keep = np.arange(len(dataset.sample_ids)) if rows is None else np.flatnonzero(rows)

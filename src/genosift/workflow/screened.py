@@ -37,7 +37,7 @@ def can_screen(spec):
 def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups=None, validation=None,
                    metric="balanced_accuracy", random_state=0, method_options=None, min_af=None, max_af=None,
                    covariates=None, feature_names=None, unlabelled=None, chunk_bytes=None, folder=None, **options):
-    """``evaluate`` of the store rows ``data`` (a ``scoring.source.StoreRows``), never holding the store.
+    """``evaluate`` of the store rows ``data`` (a ``sources.StoreRows``), never holding the store.
 
     Each fold's ranking and the final one are scored from the store (``score_store`` on the rows
     of the fold); the features in the top ``max(ks)`` of any of them (and the final top
@@ -53,6 +53,7 @@ def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups
     """
     from .. import get_method
     from ..scores import check_af, check_options, refuse_covariates
+    from ..scoring.forms import score_and_profile, score_source
     from ..selectors import check_ks
     from ..selectors.score_funcs import covariate_frame
     from .evaluation import evaluate, evaluation_splits
@@ -60,7 +61,7 @@ def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups
     spec = get_method(method)
     if not can_screen(spec):
         raise ValueError(f"Method '{spec.name}' scores each feature with the others (all of them pooled); evaluate "
-                         "needs the whole matrix in memory for it: pass genosift.scoring.source.in_memory(rows) to "
+                         "needs the whole matrix in memory for it: pass genosift.sources.in_memory(rows) to "
                          "evaluate.")
     store, where = data.store, data.rows
     if options.get("binary") and not store.binary:  # scored as presence/absence (evaluate reads X so itself)
@@ -80,13 +81,13 @@ def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups
     keep = max(max(ks), TOP_VALUES)
     tops, tested = [], []
     for fold_train, _ in splits:
-        res = _source(store, where, fold_train, y, covariates, chunk_bytes).score(spec, opts, bounds)
+        res = score_source(_source(store, where, fold_train, y, covariates, chunk_bytes), spec, opts, bounds)
         tops.append(res.top_indices(keep))
         tested.append(res.n_tested)
         del res
     # the final ranking and its class profile, in one pass over the store
-    result, profile = _source(store, where, train, y, covariates, chunk_bytes).score_and_profile(
-        spec, opts, bounds, kind="classes", folder=folder)
+    result, profile = score_and_profile(_source(store, where, train, y, covariates, chunk_bytes), spec, opts, bounds,
+                                        kind="classes", folder=folder)
     tops.append(result.ranking[:keep])
     columns = np.unique(np.concatenate(tops))
     screened = Screened(columns, tested, result, profile)
@@ -115,7 +116,7 @@ def _in_store_order(where, idx):
 
 def _source(store, where, idx, y, covariates, chunk_bytes):
     """The ``Source`` of the store rows of the labelled samples ``idx`` (in the store's order)."""
-    from ..scoring.source import StoreRows
+    from ..sources import StoreRows
 
     rows, idx = _in_store_order(where, idx)
     return StoreRows(store, rows).source(y[idx], chunk_bytes=chunk_bytes,

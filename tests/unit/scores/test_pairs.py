@@ -355,7 +355,7 @@ def test_a_store_read_in_blocks_equals_the_matrix_in_memory(tmp_path, sparse):
     assert got.size_first[(got.names_first == "k10") & (got.names_second == "k200")] == [3]
     keep = np.arange(0, n, 2)
     kept = gs.score_pairs(X[keep], y[keep], top=50, feature_names=names).to_frame()
-    from genosift.scoring.source import StoreRows
+    from genosift.sources import StoreRows
 
     rows = StoreRows(gs.io.Store(path), keep)
     pd.testing.assert_frame_equal(gs.score_pairs(rows, y[keep], top=50, chunk_bytes=5_000).to_frame(), kept)

@@ -207,8 +207,9 @@ def test_patterns_ride_along_the_scoring_pass_of_a_store(stores, monkeypatch):
     feature blocks alike, and equal ``count_patterns``'s."""
     from genosift.io import open_store
     from genosift.io.store import Store
+    from genosift.scoring.forms import score_and_profile
     from genosift.scoring.patterns import PatternPass
-    from genosift.scoring.source import StoreRows
+    from genosift.sources import StoreRows
 
     X, y, paths = stores
     for path in paths.values():
@@ -221,7 +222,7 @@ def test_patterns_ride_along_the_scoring_pass_of_a_store(stores, monkeypatch):
             riding = PatternPass((0.05, 1.0))
             spec = gs.get_method(method)
             data = StoreRows(open_store(path)).source(y, chunk_bytes=6000)
-            res, prof = data.score_and_profile(spec, spec.options, (0.05, 1.0), kind="classes", riders=(riding,))
+            res, prof = score_and_profile(data, spec, spec.options, (0.05, 1.0), kind="classes", riders=(riding,))
             getattr(prof, "close", lambda: None)()
             monkeypatch.undo()
             assert riding.began and riding.result().ids.tolist() == \

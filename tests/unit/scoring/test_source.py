@@ -1,6 +1,7 @@
-"""The one dispatch (``genosift.scoring.source``): every input form is told apart once, the same
-way for ``gs.score`` and ``gs.profile``, whose numbers are numpy's in every form, including the
-forms the profile gained from it (AnnData in memory and backed, a layer, a data file)."""
+"""The one dispatch (``genosift.sources.as_source``): every input form is told apart once, into one
+``Source`` class per form, the same way for ``gs.score`` and ``gs.profile``, whose numbers are
+numpy's in every form, including the forms the profile gained from it (AnnData in memory and
+backed, a layer, a data file)."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +10,18 @@ import pytest
 import scipy.sparse as sp
 
 import genosift as gs
-from genosift.scoring.source import FORMS, Source, StoreRows, source
+from genosift.scoring.forms import profile_source, score_source, score_source_targets
+from genosift.sources import (
+    FORMS,
+    BackedSource,
+    DaskSource,
+    MatrixSource,
+    Source,
+    StoreRows,
+    StoreSource,
+    StreamSource,
+    as_source,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore:The 'future.infer_string' option is deprecated")
 
@@ -59,27 +71,57 @@ def test_each_input_form_is_told_apart_once(files):
     stream = ((X[i:i + 10], y[i:i + 10]) for i in range(0, len(y), 10))
     cases = {"matrix": [X, sp.csr_matrix(X), sp.csc_matrix(X), pd.DataFrame(X, columns=names)],
              "stream": [stream], "store": [files["store"], gs.io.open_store(files["store"])]}
+    classes = {"matrix": MatrixSource, "stream": StreamSource, "store": StoreSource}
     for form, inputs in cases.items():
         for given in inputs:
-            assert source(given, None if form == "stream" else y).form == form
-    table = source(files["table"], "label")  # a data file other than a store: read, its labels by name
+            found = as_source(given, None if form == "stream" else y)
+            assert type(found) is classes[form] and found.form == form
+    table = as_source(files["table"], "label")  # a data file other than a store: read, its labels by name
     assert table.form == "matrix" and table.y.tolist() == y.tolist() and table.feature_names.tolist() == names.tolist()
     assert set(cases) < set(FORMS)
     rows = StoreRows(gs.io.open_store(files["store"]), np.arange(0, 60, 2))
     kept = rows.source(y[::2])
-    assert kept.form == "store" and kept.rows.tolist() == list(range(0, 60, 2))
+    assert type(kept) is StoreSource and kept.rows.tolist() == list(range(0, 60, 2))
     assert StoreRows(rows.store).source(y).rows is None  # every row: nothing to pick
+
+
+def test_every_form_has_its_class_and_its_name():
+    assert FORMS == ("matrix", "stream", "store", "dask", "backed")
+    assert [cls.form for cls in (MatrixSource, StreamSource, StoreSource, DaskSource, BackedSource)] == list(FORMS)
+    da = pytest.importorskip("dask.array", reason="Dask is optional (genosift[dask])")
+    X, y, ids, names = _data()
+    found = as_source(da.from_array(X, chunks=(20, 12)), y)
+    assert type(found) is DaskSource and found.form == "dask"
+
+
+def test_kept_takes_the_rows_kept_of_values_given_per_row_of_the_data(files):
+    X, y, ids, names = _data()
+    keep = np.arange(60) % 3 == 0
+    for given in (X, files["store"]):
+        data = as_source(given, y, samples=keep)
+        assert data.rows.tolist() == np.flatnonzero(keep).tolist()
+        assert data.kept(np.arange(60)).tolist() == np.flatnonzero(keep).tolist()
+        assert data.kept(np.arange(7)).tolist() == list(range(7))  # another length: as it is
+    assert as_source(X, y).kept(np.arange(60)).tolist() == list(range(60))
+
+
+def test_several_targets_in_one_pass_are_refused_by_forms_read_as_they_come():
+    X, y, ids, names = _data()
+    stream = as_source((X[i:i + 10], y[i:i + 10]) for i in range(0, 60, 10))
+    with pytest.raises(ValueError, match="Several targets are scored in one pass of data in memory or of a store, "
+                                         "not of a stream of row chunks: score each target with genosift.score"):
+        score_source_targets(stream, gs.get_method("regression"), {}, (y, y))
 
 
 def test_a_source_scores_as_genosift_score_and_profiles_as_genosift_profile(files):
     X, y, ids, names = _data()
     spec = gs.get_method("welch")
     for given in (X, files["store"]):
-        data = source(given, y)
+        data = as_source(given, y)
         assert isinstance(data, Source)
         expected = gs.score(given, y, method="welch")
-        np.testing.assert_array_equal(data.score(spec, {}).scores, expected.scores)
-        np.testing.assert_array_equal(data.profile().means, gs.profile(given, y).means)
+        np.testing.assert_array_equal(score_source(data, spec, {}).scores, expected.scores)
+        np.testing.assert_array_equal(profile_source(data).means, gs.profile(given, y).means)
 
 
 def test_feature_names_name_the_features_of_every_form(files):
@@ -111,7 +153,7 @@ def test_profile_reads_every_input_that_score_reads(files):
             np.testing.assert_allclose(prof.means, means, rtol=1e-15)
             np.testing.assert_array_equal(prof.prevalence, prevalence)
             assert prof.feature_names.tolist() == names.tolist()
-        assert source(backed, "label").form == "backed"
+        assert type(as_source(backed, "label")) is BackedSource
         view = backed[::3]  # a view of a backed AnnData: its own rows only
         prof = gs.profile(view, y[::3])
         np.testing.assert_allclose(prof.means, _reference(X[::3], y[::3])[0], rtol=1e-15)
@@ -151,3 +193,31 @@ def test_a_stream_with_covariates_is_refused_before_it_is_read():
     with pytest.raises(ValueError, match="score adjusts for covariates on whole columns: it cannot read a stream"):
         gs.score(stream(), method="regression", covariates=np.ones((60, 1)))
     assert read == []
+
+
+def test_a_source_says_its_rows_ids_labels_and_whole_columns(files):
+    """What callers ask a Source instead of asking the input: the ids and labels of the rows
+    scored and blocks of whole columns, the same for a matrix, a store and store rows."""
+    X, y, ids, names = _data()
+    keep = np.arange(60) % 4 != 1
+    frame = pd.DataFrame(X, columns=names, index=ids)
+    store = gs.io.open_store(files["store"])
+    cases = [(as_source(frame, y, samples=keep), frame),
+             (as_source(files["store"], "label", samples=keep), files["store"]),
+             (as_source(StoreRows(store, np.flatnonzero(keep)), y[keep]), None)]
+    for data, given in cases:
+        assert data.ids_scored(given).tolist() == ids[keep].tolist()
+        assert np.asarray(data.labels()).tolist() == y[keep].tolist()
+        n, p, _, blocks = data.column_blocks(owner="score_pairs")
+        assert (n, p) == (keep.sum(), 12)
+        got = np.hstack([sp.csr_matrix(b).toarray() if sp.issparse(b) else np.asarray(b) for _, _, b in blocks])
+        np.testing.assert_array_equal(got, X[keep])
+        m, p, blocks = data.float_columns(owner="lineage_effects")
+        assert (m, p) == (keep.sum(), 12)
+        np.testing.assert_array_equal(np.hstack([sp.csr_matrix(b).toarray() for _, _, b in blocks]), X[keep])
+    assert as_source(StoreRows(store), y).carries_riders and not as_source(X, y).carries_riders
+    stream = as_source((X[i:i + 10], y[i:i + 10]) for i in range(0, 60, 10))
+    with pytest.raises(ValueError, match="score_pairs reads whole columns; it cannot read a stream of row chunks"):
+        stream.column_blocks(owner="score_pairs")
+    with pytest.raises(ValueError, match="X holds rows of a store chosen already"):
+        as_source(StoreRows(store), y, samples=keep)

@@ -264,8 +264,9 @@ def test_the_scoring_pass_makes_the_profile_of_a_two_pass_run(store, method, tar
     the order of the ranking: bit for bit for counts (sums of whole numbers are exact in any
     order), to the last digits for real values (summed by rows or by whole columns as each pass
     reads them)."""
+    from genosift.scoring.forms import profile_source, score_and_profile
     from genosift.scoring.profiles import kind_for
-    from genosift.scoring.source import StoreRows
+    from genosift.sources import StoreRows
 
     X, names, obs, path = store
     s = open_store(path)
@@ -277,13 +278,14 @@ def test_the_scoring_pass_makes_the_profile_of_a_two_pass_run(store, method, tar
     kind = kind_for(method, y)
     data = StoreRows(s, rows).source(y, chunk_bytes=30_000)
     calls = _reads(monkeypatch)
-    res, prof = data.score_and_profile(spec, spec.options, kind=kind, folder=tmp_path)
+    res, prof = score_and_profile(data, spec, spec.options, kind=kind, folder=tmp_path)
     passes = len(calls)
     monkeypatch.undo()
     try:
         _same_bits(res, score_store(path if not dense else s.path, y, method=method, samples=rows, chunk_bytes=30_000))
-        separate = StoreRows(s, rows).source(None if kind == "none" else y, chunk_bytes=30_000).profile(
-            "auto" if kind == "none" else kind, on_disk=True, folder=tmp_path, ranks=res.ranks)
+        alone = StoreRows(s, rows).source(None if kind == "none" else y, chunk_bytes=30_000)
+        separate = profile_source(alone, "auto" if kind == "none" else kind, on_disk=True, folder=tmp_path,
+                                  ranks=res.ranks)
         try:
             wanted = np.r_[res.ranking, res.ranking[::-5]]
             counts = bool(np.all(X.data == np.round(X.data)))

@@ -78,13 +78,14 @@ def test_a_store_in_one_pass_equals_each_target_alone(tmp_path, method):
             _same(results[name], alone)
         assert list(alone.feature_names[:2]) == ["k0", "k1"]
     from genosift.scores import check_options
-    from genosift.scoring.source import source
+    from genosift.scoring.forms import score_source_targets
     from genosift.scoring.store import score_store
+    from genosift.sources import as_source
 
-    kept = source(path, None, samples=np.isin(np.arange(X.shape[0]), keep), chunk_bytes=20_000,
-                  covariates=extra.get("covariates"), kinship=extra.get("kinship"))
-    many = kept.score_targets(spec, check_options(spec, {}), [Y[c].to_numpy()[keep] for c in Y.columns],
-                              gs.scores.check_af(0.05, None))
+    kept = as_source(path, None, samples=np.isin(np.arange(X.shape[0]), keep), chunk_bytes=20_000,
+                     covariates=extra.get("covariates"), kinship=extra.get("kinship"))
+    many = score_source_targets(kept, spec, check_options(spec, {}), [Y[c].to_numpy()[keep] for c in Y.columns],
+                                gs.scores.check_af(0.05, None))
     for name, result in zip(Y.columns, many):
         _same(result, score_store(store, Y[name].to_numpy()[keep], samples=keep, **options))
 

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from test_predict_store import _fitted
 
 from genosift.io import open_store
-from genosift.scoring.source import StoreRows
+from genosift.sources import StoreRows
 from genosift.workflow import load_model, predict, predict_store
 
 

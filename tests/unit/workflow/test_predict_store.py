@@ -9,7 +9,7 @@ from genosift.cli import main
 from genosift.io import Dataset, open_store, write_store
 from genosift.io.store import Store
 from genosift.io.store.lookup import find_names
-from genosift.scoring.source import StoreRows
+from genosift.sources import StoreRows
 from genosift.workflow import load_model, predict, predict_store, write_results
 from genosift.workflow.screened import evaluate_store
 

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 import genosift as gs
 from genosift.cli import main
 from genosift.io import Dataset, open_store, write_store
-from genosift.scoring.source import StoreRows, in_memory
+from genosift.sources import StoreRows, in_memory
 from genosift.workflow import evaluate, load_model, predict, predict_store, write_results
 from genosift.workflow.screened import can_screen, evaluate_store
 
@@ -126,7 +126,7 @@ def test_methods_that_pool_every_feature_are_not_screened(tmp_path):
     assert all(can_screen(gs.get_method(m)) for m in ("fisher", "auc", "logistic", "chi2", "mi"))
     store, y = _store(tmp_path, p=200)
     with pytest.raises(ValueError, match="needs the whole matrix in memory for it: pass "
-                                         "genosift.scoring.source.in_memory"):
+                                         "genosift.sources.in_memory"):
         evaluate_store(StoreRows(store), y.astype(float), method="moderated_t", ks=[5])
 
 
