@@ -35,9 +35,7 @@ def kept_rows(ids, n, y, samples, owner, *, named=False):
     if ids is not None and by_id(y):
         y, labelled = _labels_by_id(y, ids, owner)
     elif named and y is not None:
-        import pandas as pd
-
-        labelled = ~np.asarray(pd.isna(np.asarray(y, dtype=object)), dtype=bool)
+        labelled = ~_missing(y)
         if labelled.all():
             labelled = None
         else:
@@ -82,7 +80,7 @@ def _labels_by_id(y, ids, owner):
     where = index.get_indexer(data)
     listed = where >= 0
     values = y.to_numpy()[np.where(listed, where, 0)]
-    has = listed & ~np.asarray(pd.isna(np.asarray(values, dtype=object)), dtype=bool)
+    has = listed & ~_missing(values)
     if (~listed).any():
         _warn_left_out(int((~listed).sum()), "are not in y's index", owner)
     if (listed & ~has).any():
@@ -105,7 +103,7 @@ def store_rows(store, y, samples, owner):
     from .store import rows_kept, store_column
 
     named = isinstance(y, str)
-    whole = named and not _has_missing(store_column(store, y))  # the column as the store reads it
+    whole = named and not _missing(store_column(store, y)).any()  # the column as the store reads it
     if samples is None and not by_id(y) and (whole or not named):
         return None, y
     ids, n = np.asarray(store.sample_ids, dtype=object), store.shape[0]
@@ -115,7 +113,8 @@ def store_rows(store, y, samples, owner):
     return rows_kept(rows, n), values
 
 
-def _has_missing(values):
+def _missing(values):
+    """Which of ``values`` are missing (NaN, None, pandas' NA), whatever their type."""
     import pandas as pd
 
-    return bool(np.asarray(pd.isna(np.asarray(values, dtype=object)), dtype=bool).any())
+    return np.asarray(pd.isna(np.asarray(values, dtype=object)), dtype=bool)
