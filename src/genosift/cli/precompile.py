@@ -16,9 +16,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-#: The Python calls of the README that the commands below do not make: (method, options).
-API_CALLS = (("fisher", {}), ("relieff", {"n_neighbors": 20}), ("welch", {"min_af": 0.01, "max_af": 0.99}),
-             ("anova", {}), ("logistic", {}))
+#: The Python calls of the README that the commands below do not make: ``genosift.score``'s keywords.
+API_CALLS = ({"method": "fisher"}, {"method": "relieff", "method_options": {"n_neighbors": 20}},
+             {"method": "welch", "min_af": 0.01, "max_af": 0.99}, {"method": "anova"}, {"method": "logistic"})
 
 
 def precompile_command(args):
@@ -135,8 +135,8 @@ def _api_calls():
     import genosift as gs
 
     X, y, names = gs.load_golub()
-    for method, options in API_CALLS:
-        gs.score(X, y, method=method, feature_names=names, method_options=options)
+    for keywords in API_CALLS:
+        gs.score(X, y, feature_names=names, **keywords)
     gs.SelectKBest("chi2", k=100, min_af=0.05, max_af=0.95).fit(X > X.mean(axis=0), y)
 
 
