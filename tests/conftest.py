@@ -49,6 +49,15 @@ def load_benchmark(name):
     return module
 
 
+def pytest_make_parametrize_id(config, val, argname):
+    """Binary parameters are named by their length, not their bytes: the workers of a parallel
+    run each collect the tests, and a name built from bytes made at collection time (a gzip
+    stream holds the time it was written) differs between them, which stops the whole run."""
+    if isinstance(val, (bytes, bytearray)) and not all(32 <= b < 127 or b in (9, 10) for b in val):
+        return f"{argname}-{len(val)}-bytes"
+    return None
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _one_blas_thread():
     """Small model fits run on one BLAS thread: a thread pool per tiny fit is many times slower

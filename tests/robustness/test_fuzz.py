@@ -375,7 +375,7 @@ def test_many_valid_kmer_files(folder, text, gz):
 @pytest.mark.parametrize("content, message", [
     (b"id\ty\ns1\t1\textra\ns2\t0\n", "more fields than its header's 2"),  # pandas dropped 'extra'
     (b"id\ty\ns\xe91\t1\n", r"not UTF-8 text \(it holds the byte b'\\xe9'\)"),
-    (gzip.compress(b"id\ty\ns1\t1\n" * 40)[:-9], "damaged or incomplete.*gzip -t"),
+    (gzip.compress(b"id\ty\ns1\t1\n" * 40, mtime=0)[:-9], "damaged or incomplete.*gzip -t"),
     (b"\x1f\x8b\x08\x00junk", "damaged or incomplete"),
 ])
 @pytest.mark.parametrize("name", ["pheno.tsv", "pheno.txt"])  # separator from the suffix, or sniffed
@@ -384,6 +384,38 @@ def test_metadata_errors_name_the_file_and_the_fix(folder, content, message, nam
     with pytest.raises(ValueError, match=message) as info:
         read_metadata(path, id_column="id")
     assert repr(str(path)) in str(info.value)
+
+
+#: A number with an exponent of 20 digits: pandas 2's own number parser adds them up in a 32-bit
+#: integer and crashes the process (it reads "1.5e3999" as text, then ``to_numeric`` crashes).
+LONG_EXPONENT = "1.5e3" + "9" * 20
+
+
+@pytest.mark.parametrize("reader, name, text, message", [
+    ("csv", "t.csv", f"id,a,b\ns1,1,2\ns2,3,{LONG_EXPONENT}\n", r"line 3, column 'b': '?1\.5e3.*is not a number"),
+    ("tsv", "t.tsv", f"id\ta\tb\ns1\t1\t2\ns2\t3\t{LONG_EXPONENT}\n", r"line 3, column 'b'.*is not a number"),
+    ("rtab", "t.Rtab", f"gene\ts1\ts2\ng1\t1\t{LONG_EXPONENT}\ng2\t0\t1\n", r"is not a number"),
+    ("covariates", "c.tsv", f"id\tage\ns1\t{LONG_EXPONENT}\ns2\t3\n", None),
+    ("kinship", "k.tsv", f"id\ts1\ts2\ns1\t1\t{LONG_EXPONENT}\ns2\t0.5\t1\n", r"k\.tsv.*not a"),
+    ("metadata", "m.tsv", f"id\ty\ns1\t{LONG_EXPONENT}\ns2\t3\n", None),
+    ("ranking", "r.tsv", f"feature\tscore\tpvalue\nk1\t{LONG_EXPONENT}\t0.5\n", r"'score' of .*r\.tsv"),
+])
+def test_a_number_with_a_huge_exponent_is_read_or_named_in_every_reader(folder, reader, name, text, message):
+    """Every reader of numbers written as text: the value is out of float64's range, so it is
+    refused naming the file and the cell (or, in a table of sample traits or covariates, kept as
+    text); never a crash."""
+    from genosift.io import read_covariates, read_kinship
+    from genosift.report.outputs import read_table
+
+    calls = {"csv": lambda p: read(p, format="csv"), "tsv": lambda p: read(p, format="tsv"),
+             "rtab": lambda p: read(p, format="rtab"), "covariates": lambda p: read_covariates(p, id_column="id"),
+             "kinship": read_kinship, "metadata": lambda p: read_metadata(p, id_column="id"), "ranking": read_table}
+    path = _write(folder, name, text.encode())
+    if message is None:
+        assert calls[reader](path).iloc[0, 0] == LONG_EXPONENT  # a trait that is not a number stays text
+        return
+    with pytest.raises(ValueError, match=message):
+        calls[reader](path)
 
 
 @pytest.mark.parametrize("digits", [400, 900, 5000])

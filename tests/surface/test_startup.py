@@ -132,9 +132,11 @@ def test_precompile_runs_the_readme_walkthrough_as_written(tmp_path):
 
 def test_precompile_makes_its_python_calls_as_the_library_takes_them(tmp_path):
     """The steps `genosift precompile` runs in its own process (the README's Python calls, the
-    k-mer text read in pieces) run as written: a call the library refuses would leave their
-    kernels uncompiled in every install, with only a warning in pip's log."""
+    k-mer text read in pieces, a large sparse structure checked) run as written: a call the
+    library refuses would leave their kernels uncompiled in every install, with only a warning in
+    pip's log."""
     from genosift.cli import precompile
 
     precompile._api_calls()
     precompile._kmer_pieces(tmp_path)
+    precompile._large_structures()

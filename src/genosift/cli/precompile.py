@@ -16,6 +16,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+
 #: The Python calls of the README that the commands below do not make: ``genosift.score``'s keywords.
 API_CALLS = ({"method": "fisher"}, {"method": "relieff", "method_options": {"n_neighbors": 20}},
              {"method": "welch", "min_af": 0.01, "max_af": 0.99}, {"method": "anova"}, {"method": "logistic"})
@@ -45,7 +47,8 @@ def precompile(folder):
         _run(argv)
     _api_calls()
     _kmer_pieces(folder)
-    return len(runs) + len(API_CALLS) + 1
+    _large_structures()
+    return len(runs) + len(API_CALLS) + 2
 
 
 def _run(argv):
@@ -68,6 +71,7 @@ def _walkthrough(folder):
     meta = population.table.copy()
     meta["phenotype"] = meta["phenotype"].astype("Int64")
     meta.iloc[41:, meta.columns.get_loc("phenotype")] = None  # the walk-through's new isolates: no phenotype
+    meta["growth"] = meta["lineage"] + 0.5 * meta["causal"] + 0.25 * np.arange(len(meta)) % 1.5  # a numeric trait
     meta.to_csv(folder / "meta.tsv", sep="\t")
     _write_kmers(population, folder / "kmers.txt", k=31)
     kmers, store, target = str(folder / "kmers.txt"), str(folder / "kmers.gs.h5ad"), ["--target", "phenotype"]
@@ -97,6 +101,13 @@ def _walkthrough(folder):
         # a k-mer text scored as it is, without a store
         ["score", kmers, *meta_options, *target, "--binary", "--method", "chi2", "--fdr", "0.05", "-o",
          str(folder / "chi2_hits.tsv")],
+        # the guide's several phenotypes in one pass (one of them numeric), on the counts as they are
+        ["score", kmers, *meta_options, "--target", "phenotype,growth", "--method", "lmm", "--kinship-from-data",
+         "-o", str(folder / "{target}.tsv")],
+        ["score", kmers, *meta_options, *target, "--method", "welch", "--fdr", "0.05", "-o", str(folder / "welch.tsv")],
+        ["score", store, "--target", "growth", "--binary", "--method", "regression", "--structure", "3", "-o",
+         str(folder / "regression.tsv")],
+        ["heritability", store, *target, "--kinship-from-data"],
     ]
 
 
@@ -155,3 +166,16 @@ def _kmer_pieces(folder):
         kmer_text.read_kmers(path, block_size=4096)
     finally:
         kmer_text.PIECES, kmer_text.MIN_PIECE = saved
+
+
+def _large_structures():
+    """The check of a sparse matrix's index arrays as it runs on one above a million stored values
+    (on the engine's threads; the commands above check smaller ones on one thread), for the index
+    types scipy makes (32- and 64-bit)."""
+    from ..core.sparse_check import PARALLEL_FROM, check_sparse_structure
+
+    n_rows, per_row = 64, -(-PARALLEL_FROM // 64)
+    for dtype in (np.int32, np.int64):
+        indptr = np.arange(n_rows + 1, dtype=dtype) * per_row
+        indices = np.tile(np.arange(per_row, dtype=dtype), n_rows)
+        check_sparse_structure(indptr, indices, n_rows, per_row)

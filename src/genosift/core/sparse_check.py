@@ -121,7 +121,7 @@ def _entries(indptr, indices, stripes):
 
 
 #: Structures with fewer indices than this are checked on one thread.
-_PARALLEL_FROM = 1 << 20
+PARALLEL_FROM = 1 << 20
 
 
 def _fail(what, path, fmt):
@@ -178,7 +178,7 @@ def check_sparse_structure(indptr, indices, n_major, n_minor, *, nnz=None, sorte
     pointers_ok = _pointers_ok(ptr, indices.size)
     if not pointers_ok:
         lo = hi = drops = 0
-    elif indices.size < _PARALLEL_FROM or threading.current_thread() is not threading.main_thread():
+    elif indices.size < PARALLEL_FROM or threading.current_thread() is not threading.main_thread():
         # one thread: small structures, and the blocks that worker threads already check side by side
         # (a parallel region started from each worker spins threads that the other workers need)
         lo, hi, drops = _run(ptr, idx, 0, int(ptr[-1]))  # a Python int: one compiled signature

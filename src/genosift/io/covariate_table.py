@@ -78,7 +78,7 @@ def _kinship_rows(fh, name, sep):
     import numpy as np
     import pandas as pd
 
-    from .reading import exact_floats
+    from .reading import exact_floats, text_numbers
 
     header = fh.readline()
     if b"\x00" in header:
@@ -126,7 +126,7 @@ def _kinship_rows(fh, name, sep):
                          f"differing ids such as {extra}). Write one row and one column per sample, in any order.")
     values = frame.iloc[:, 1:]
     if any(t.kind not in "fiu" for t in values.dtypes):
-        values = values.apply(pd.to_numeric, errors="coerce")
+        values = values.apply(text_numbers)
     numbers = values.to_numpy(dtype=np.float64)
     if np.isnan(numbers).any():
         i, j = np.argwhere(np.isnan(numbers))[0]

@@ -23,7 +23,7 @@ from .compression import DamagedFile, LineTooLong, open_text, replayable, suffix
 from .quoting import names_list
 
 __all__ = ["ForeignData", "NulByte", "ObjectsRefused", "check_unique", "column_position", "exact_floats",
-           "file_errors", "names_for", "numbered", "numeric_block", "optional_module", "str_array"]
+           "file_errors", "names_for", "numbered", "numeric_block", "optional_module", "str_array", "text_numbers"]
 
 
 def exact_floats():
@@ -32,6 +32,31 @@ def exact_floats():
     import pandas as pd
 
     return {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+
+
+#: An exponent of ten or more digits (leading zeros aside): pandas 2's own number parser (used by
+#: ``to_numeric``, and by ``read_csv`` unless it parses floats as Python does) adds the digits into
+#: a 32-bit integer, which overflows and crashes the process (pandas issue 63089).
+_LONG_EXPONENT = r"([eE][+-]?)0*[1-9][0-9]{9,}"
+
+
+def text_numbers(values):
+    """``pandas.to_numeric(values, errors="coerce")`` for text cells (a Series): numbers as pandas
+    reads them, NaN where a cell is none. A cell whose exponent has ten or more digits, which
+    would crash pandas' parser, is read with an exponent of nine nines in its place: the same
+    value (out of float64's range either way)."""
+    import re
+
+    import pandas as pd
+
+    long_exponent = re.compile(_LONG_EXPONENT)
+    text = values.astype(object)
+    risky = np.fromiter((isinstance(v, str) and long_exponent.search(v) is not None for v in text),
+                        dtype=bool, count=len(text))
+    if risky.any():
+        text = text.copy()
+        text[risky] = [long_exponent.sub(r"\g<1>999999999", v) for v in text[risky]]
+    return pd.to_numeric(text, errors="coerce")
 
 
 class NulByte(ValueError):
@@ -156,7 +181,7 @@ def _number_or_nan(value):
     import pandas as pd
 
     try:
-        return float(pd.to_numeric(value, errors="coerce"))
+        return float(text_numbers(pd.Series([value], dtype=object)).iloc[0])
     except OverflowError:
         return np.nan
 
@@ -175,7 +200,7 @@ def numeric_block(frame, header, path, locate, *, features_in_rows, where, keep_
     for j in textual:
         col = frame[j]
         try:
-            values = pd.to_numeric(col, errors="coerce")
+            values = text_numbers(col)
         except OverflowError:  # pandas raises, coercing or not, on an integer beyond float64
             values = col.map(_number_or_nan).astype(np.float64)
         bad = np.flatnonzero((values.isna() & col.notna()).to_numpy())

@@ -203,7 +203,7 @@ def read_table(path, columns=None, *, need=(), what="a ranking table that genosi
     absent."""
     import pandas as pd
 
-    from ..io.reading import exact_floats
+    from ..io.reading import exact_floats, text_numbers
 
     path = Path(path)
     name = path.name.lower()
@@ -231,7 +231,7 @@ def read_table(path, columns=None, *, need=(), what="a ranking table that genosi
             raise ValueError(f"Cannot read {str(path)!r} as {what}: {exc}. Check the file.") from None
     for column in NUMBER_COLUMNS.intersection(frame.columns):
         if not pd.api.types.is_numeric_dtype(frame[column]):
-            bad = pd.to_numeric(frame[column], errors="coerce").isna() & frame[column].notna()
+            bad = text_numbers(frame[column]).isna() & frame[column].notna()
             raise ValueError(f"The column {column!r} of {str(path)!r} holds {frame[column][bad].iloc[0]!r} (row "
                              f"{int(np.flatnonzero(bad.to_numpy())[0]) + 1}), not a number: this reads {what}.")
     return frame

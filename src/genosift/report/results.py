@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..io.reading import text_numbers
+
 # name: (columns that must be there, columns read as numbers (None: all but the text ones), whether
 # the report needs the table); the text columns are kept as written
 _TABLES = {
@@ -123,7 +125,7 @@ def _read_table(path, required, numeric):
     for c in columns:
         text = frame[c].str.strip()
         blank = text.isin(_MISSING)
-        values = pd.to_numeric(text.mask(blank), errors="coerce")
+        values = text_numbers(text.mask(blank))
         bad = values.isna() & ~blank
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])

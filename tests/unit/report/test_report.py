@@ -258,6 +258,9 @@ BROKEN = [
      r"curve\.tsv.*'k' that is not a whole number"),
     ("scores.tsv", lambda t: t.replace("X95735_at\t", "X95735_at\tabc", 1), ValueError,
      r"scores\.tsv.*not a number in column 'score', row 1: 'abc"),
+    # an exponent of 20 digits: pandas' own number parser crashes the process on it
+    ("scores.tsv", lambda t: t.replace("X95735_at\t", "X95735_at\t1.5e3" + "9" * 20 + "0", 1), ValueError,
+     r"scores\.tsv.*not a number in column 'score', row 1: '1\.5e39{20}"),
     ("scores.tsv", lambda t: t.replace("True", "maybe", 1), ValueError, r"scores\.tsv.*'selected' value .*'maybe'"),
     ("selected.tsv", lambda t: t.split("\n")[0] + "\n", ValueError, r"selected\.tsv.*header but no rows"),
     ("stability.tsv", lambda t: t.replace("frequency", "freq"), ValueError, r"stability\.tsv.*'frequency'"),
