@@ -319,8 +319,9 @@ def _form_tests(tree):
                 found += 1
             elif called == "isinstance" and len(node.args) == 2:
                 kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+                # (``h5py.Dataset``, an HDF5 node, is no input form: genosift's Dataset is a bare name)
                 found += any((k.id if isinstance(k, ast.Name) else getattr(k, "attr", None)) in FORM_CLASSES
-                             for k in kinds)
+                             and not (isinstance(k, ast.Attribute) and k.attr == "Dataset") for k in kinds)
         elif isinstance(node, ast.Compare) and isinstance(node.left, (ast.Attribute, ast.Name)):
             found += (node.left.attr if isinstance(node.left, ast.Attribute) else node.left.id) == "form"
     return found
@@ -329,7 +330,7 @@ def _form_tests(tree):
 #: Ceilings that only come down (issue 50's goals in brackets): the functions that take a memory
 #: budget as a loose parameter (20), that take more than 8 parameters (40), that are longer than
 #: 80 lines (10), and the places outside the Source's module that ask what form an input takes (0).
-CEILINGS = {"chunk_bytes": 68, "parameters": 92, "lines": 21, "form_tests": 25}
+CEILINGS = {"chunk_bytes": 68, "parameters": 92, "lines": 21, "form_tests": 23}
 SOURCE_MODULES = {"genosift.sources", "genosift.sources.base", "genosift.sources.dispatch",
                   "genosift.sources.rows", "genosift.sources.matrix", "genosift.sources.stream",
                   "genosift.sources.store", "genosift.sources.dask", "genosift.sources.backed"}
