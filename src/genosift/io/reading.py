@@ -192,7 +192,6 @@ def numeric_block(frame, header, path, locate, *, features_in_rows, where, keep_
     A column that pandas left as text is parsed as numbers; if a cell is not a number, the error
     names the first such cell (line or row, column, value) and lists the text columns.
     """
-    import pandas as pd
 
     kinds = np.array([getattr(t, "kind", "O") for t in frame.dtypes])
     textual = [frame.columns[i] for i in np.flatnonzero(~np.isin(kinds, list("biuf")))]
