@@ -86,18 +86,26 @@ def _fives(v):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _shortest(mantissa, exponent):
-    """Ryu's shortest digits of the finite, non-zero float64 with these IEEE fields:
-    (digits as an integer without trailing zeros, power of ten)."""
-    if 1075 - 52 <= exponent <= 1075:  # maybe an integer below 2**53: then its digits are the shortest
-        m2 = mantissa | (_U(1) << _U(52))
-        shift = _U(1075 - exponent)
-        if (m2 & ((_U(1) << shift) - _U(1))) == _U(0):
-            out, exp10 = m2 >> shift, 0
-            while out % _U(10) == _U(0):
-                out //= _U(10)
-                exp10 += 1
-            return out, exp10
+def _integer_digits(mantissa, exponent):
+    """The digits of a float64 of these IEEE fields (exponent in 1023..1075) that is an integer below
+    2**53, whose own digits are the shortest: (digits without trailing zeros, power of ten); (0, 0)
+    when it has a fraction."""
+    m2 = mantissa | (_U(1) << _U(52))
+    shift = _U(1075 - exponent)
+    if (m2 & ((_U(1) << shift) - _U(1))) != _U(0):
+        return _U(0), 0
+    out, exp10 = m2 >> shift, 0
+    while out % _U(10) == _U(0):
+        out //= _U(10)
+        exp10 += 1
+    return out, exp10
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _interval(mantissa, exponent):
+    """Ryu's interval of the float64 of these IEEE fields, scaled by a power of ten: its value
+    ``vr`` and bounds ``vp``, ``vm``, that power ``e10``, whether the digits dropped from ``vm`` and
+    ``vr`` are all zeros, and whether the bounds are inside (an even mantissa)."""
     if exponent == 0:
         e2 = 1 - 1023 - 52 - 2
         m2 = mantissa
@@ -143,6 +151,13 @@ def _shortest(mantissa, exponent):
                 vp -= _U(1)
         elif q < 63:
             vr_zeros = (mv & ((_U(1) << _U(q)) - _U(1))) == _U(0)
+    return vr, vp, vm, e10, vm_zeros, vr_zeros, accept
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fewest_digits(vr, vp, vm, vm_zeros, vr_zeros, accept):
+    """Ryu's shortest digits inside the interval ``(vm, vp)``, rounded as ``vr``: (digits, the
+    number of digits removed)."""
     removed = 0
     last = _U(0)
     ten = _U(10)
@@ -180,8 +195,21 @@ def _shortest(mantissa, exponent):
             vm //= ten
             removed += 1
         up = vr == vm or last >= _U(5)
-    out = vr + (_U(1) if up else _U(0))
+    return vr + (_U(1) if up else _U(0)), removed
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _shortest(mantissa, exponent):
+    """Ryu's shortest digits of the finite, non-zero float64 with these IEEE fields:
+    (digits as an integer without trailing zeros, power of ten)."""
+    if 1075 - 52 <= exponent <= 1075:  # maybe an integer below 2**53: then its digits are the shortest
+        out, exp10 = _integer_digits(mantissa, exponent)
+        if out != _U(0):
+            return out, exp10
+    vr, vp, vm, e10, vm_zeros, vr_zeros, accept = _interval(mantissa, exponent)
+    out, removed = _fewest_digits(vr, vp, vm, vm_zeros, vr_zeros, accept)
     exp10 = e10 + removed
+    ten = _U(10)
     while out % ten == _U(0):
         out //= ten
         exp10 += 1

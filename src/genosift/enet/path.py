@@ -34,8 +34,8 @@ from scipy.special import expit
 from ..core.distinct import distinct_columns
 from .kernels import enet_fit
 
-__all__ = ["EnetPath", "MemoryDesign", "deviances", "fit_path", "in_data_units", "means", "objective", "penalties",
-           "squared_deviations", "value_range"]
+__all__ = ["EnetPath", "MemoryDesign", "Solver", "deviances", "fit_path", "in_data_units", "means", "objective",
+           "penalties", "squared_deviations", "value_range"]
 
 #: glmnet's early stop of a path: the share of the null deviance explained, and the smallest
 #: relative gain from one penalty to the next.
@@ -205,106 +205,80 @@ def means(eta, logistic):
     return expit(eta) if logistic else eta
 
 
+@dataclass(frozen=True)
+class Solver:
+    """How a path is fitted. ``tol`` is glmnet's ``thresh``: a fit stops when no coordinate moves
+    the objective by more than ``tol`` times the null deviance per sample; ``max_sweeps`` bounds
+    the sweeps of one fit; ``stop_early`` ends the path where glmnet does (the deviance explained
+    saturates); ``batch`` penalties are checked by one product (None: the design's);
+    ``screen=False`` puts every feature in the working set from the start (the reference the
+    screen is tested against)."""
+
+    tol: float = 1e-7
+    max_sweeps: int = 100_000
+    stop_early: bool = True
+    batch: int | None = None
+    screen: bool = True
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """What every fit along a path shares: the target, the family and the mix of the penalties,
+    the standardised covariates ``Zs`` (one row each) with their means and scales, the null model
+    (its deviance and intercept), the threshold of convergence, the factor of the ridge term (glmnet
+    fits a numeric target divided by its standard deviation) and the sweeps allowed."""
+
+    y: np.ndarray
+    logistic: bool
+    l1_ratio: float
+    Zs: np.ndarray
+    zmean: np.ndarray
+    zscale: np.ndarray
+    null_deviance: float
+    null_intercept: float
+    thresh: float
+    shrink: float
+    max_sweeps: int
+
+
 def fit_path(design, y, *, logistic, l1_ratio=0.5, lambdas=None, n_lambdas=100, min_ratio=None, covariates=None,
-             tol=1e-7, max_sweeps=100_000, stop_early=True, batch=None, screen=True):
+             solver=Solver()):
     """The elastic-net path of ``y`` on the design's features (and unpenalised covariates).
 
     ``lambdas`` (decreasing) or ``n_lambdas`` from the smallest penalty that keeps every feature
     out down to ``min_ratio`` times it (glmnet's defaults: 0.01 when there are more features than
-    samples, else 1e-4). ``tol`` is glmnet's ``thresh``: the fit stops when no coordinate moves
-    the objective by more than ``tol`` times the null deviance per sample. ``screen=False`` puts
-    every feature in the working set from the start (the reference the screen is tested against).
+    samples, else 1e-4). ``solver``: how the fits are made and checked (``Solver``).
     """
-    y = np.asarray(y, dtype=np.float64)
-    n = y.shape[0]
-    if covariates is None:
-        Zs, zmean, zscale = np.empty((0, n)), np.empty(0), np.empty(0)
-    else:
-        Zs, zmean, zscale = _standardised(covariates)
-    c = Zs.shape[0]
-    ybar = y.mean()
-    null_eta = np.full(n, math.log(ybar / (1 - ybar)) if logistic else ybar)
-    null_deviance = float(deviances(y, null_eta, logistic))
-    if not null_deviance > 0:
-        raise ValueError("The target is constant over the samples fitted: there is nothing to explain.")
-    thresh = tol * null_deviance / n
-    # glmnet fits a numeric target divided by its standard deviation s (the penalty divided by s
-    # too), which leaves the lasso term as written and divides the ridge term by s: the same here
-    shrink = 1.0 if logistic else 1.0 / math.sqrt(null_deviance / n)
-    # the covariates' (unpenalised) fit, where every path starts
-    free_all = np.ones(c, dtype=np.bool_)
-    gamma = np.zeros(c)
-    b0 = float(null_eta[0])
-    if c:
-        b0, _, ok = enet_fit(Zs, y, logistic, 0.0, l1_ratio, np.zeros(c), free_all, gamma, b0, thresh, max_sweeps)
-        _check_converged(ok, "the covariates' fit")
-    eta = b0 + gamma @ Zs
-    g = design.gradients(y - means(eta, logistic))[:, 0]
-    checks = 1
+    problem = _problem(y, covariates, logistic, l1_ratio, solver)
+    y, Zs, c = problem.y, problem.Zs, problem.Zs.shape[0]
+    b0, gamma = _covariates_fit(problem)  # where every path starts
+    g = design.gradients(y - means(b0 + gamma @ Zs, logistic))[:, 0]
     lam_max = float(np.abs(g).max()) / max(l1_ratio, 1e-3)
-    if lambdas is None:
-        if min_ratio is None:
-            min_ratio = 0.01 if design.n_columns > n else 1e-4
-        lambdas = (lam_max * min_ratio ** (np.arange(n_lambdas) / max(n_lambdas - 1, 1))
-                   if lam_max > 0 else np.zeros(1))
-    lambdas = np.asarray(lambdas, dtype=np.float64)
-    if lambdas.ndim != 1 or not lambdas.size or (lambdas < 0).any() or (np.diff(lambdas) > 0).any():
-        raise ValueError("The penalties (lambdas) must be a non-empty decreasing sequence of numbers >= 0.")
-    batch = design.batch if batch is None else batch
+    lambdas = _penalties(lambdas, lam_max, n_lambdas, min_ratio, design.n_columns > y.shape[0])
+    batch = design.batch if solver.batch is None else solver.batch
     L, p = lambdas.size, design.n_columns
     in_set = np.zeros(p, dtype=bool)
     working = np.empty(0, dtype=np.int64)
     W = Zs
     beta_w = gamma.copy()                    # covariates first, then the working features
     kept = {"b0": [], "beta": [], "dev": [], "sweeps": []}
-    if not screen:
+    if not solver.screen:
         working, W, beta_w = _grow(design, working, W, beta_w, np.flatnonzero(design.usable), in_set)
     prev = max(lam_max, lambdas[0])
-    k, largest = 0, 0
+    k, largest, checks = 0, 0, 1
     while k < L:
         end = min(k + batch, L)
-        # the strong rule for the batch's first penalty, from the gradient at the last solution,
-        # and (a batch of several penalties) the next strongest features, for the penalties after it
-        out = design.usable & ~in_set
-        strong = out & (np.abs(g) >= l1_ratio * (2.0 * lambdas[k] - prev))
-        spare = design.spare if end - k > 1 else 0
-        if spare:
-            rest = np.flatnonzero(out & ~strong)
-            if rest.size > spare:
-                rest = rest[np.argpartition(-np.abs(g[rest]), spare)[:spare]]
-            strong[rest] = True
+        strong = _strong(design, g, in_set, l1_ratio * (2.0 * lambdas[k] - prev), end - k > 1)
         if strong.any():
             working, W, beta_w = _grow(design, working, W, beta_w, np.flatnonzero(strong), in_set)
         largest = max(largest, working.size)
-        ridge = np.concatenate([np.zeros(c), shrink * design.ridge[working]])
-        free = np.concatenate([free_all, np.zeros(working.size, dtype=np.bool_)])
-        trial, residuals = [], np.empty((n, end - k))
         start_b0, start = b0, beta_w.copy()
-        for t in range(k, end):
-            b0, sweeps, ok = enet_fit(W, y, logistic, lambdas[t], l1_ratio, ridge, free, beta_w, b0, thresh, max_sweeps)
-            _check_converged(ok, f"the fit at lambda {lambdas[t]:.6g}")
-            eta = b0 + beta_w @ W
-            residuals[:, t - k] = y - means(eta, logistic)
-            trial.append((b0, beta_w.copy(), float(deviances(y, eta, logistic)), sweeps))
+        trial, residuals = _fit_batch(problem, design, W, working, lambdas[k:end], b0, beta_w)
         G = design.gradients(residuals)
         checks += 1
-        bad = None
-        for t in range(k, end):
-            violators = design.usable & ~in_set & (np.abs(G[:, t - k]) > l1_ratio * lambdas[t])
-            if violators.any():
-                bad = t
-                break
-        accepted = (end if bad is None else bad) - k
-        stop = False
-        for b0_t, beta_t, dev_t, sweeps_t in trial[:accepted]:
-            kept["b0"].append(b0_t)
-            kept["beta"].append(beta_t)
-            kept["dev"].append(dev_t)
-            kept["sweeps"].append(sweeps_t)
-            if stop_early and _saturated(kept["dev"], null_deviance):
-                stop = True
-                break
-        if stop:
+        bad, violators = _first_violated(design, in_set, G, lambdas[k:end], l1_ratio)
+        accepted = end - k if bad is None else bad
+        if _kept(kept, trial[:accepted], solver.stop_early, problem.null_deviance):
             break
         if accepted:
             b0, beta_w = trial[accepted - 1][0], trial[accepted - 1][1].copy()
@@ -313,13 +287,114 @@ def fit_path(design, y, *, logistic, l1_ratio=0.5, lambdas=None, n_lambdas=100, 
         else:
             b0, beta_w = start_b0, start
         if bad is not None:
-            violators = design.usable & ~in_set & (np.abs(G[:, bad - k]) > l1_ratio * lambdas[bad])
             working, W, beta_w = _grow(design, working, W, beta_w, np.flatnonzero(violators), in_set)
         k += accepted
-    path = _path(lambdas[:len(kept["b0"])], kept, working, c, p, null_deviance, checks, largest)
-    path.ridge = shrink * design.ridge
-    path.covariate_mean, path.covariate_scale = zmean, zscale
+    path = _path(lambdas[:len(kept["b0"])], kept, working, c, p, problem.null_deviance, checks, largest)
+    path.ridge = problem.shrink * design.ridge
+    path.covariate_mean, path.covariate_scale = problem.zmean, problem.zscale
     return path
+
+
+def _problem(y, covariates, logistic, l1_ratio, solver):
+    """The ``_Problem`` of a path: the covariates standardised, the null model fitted (a constant
+    target is an error)."""
+    y = np.asarray(y, dtype=np.float64)
+    n = y.shape[0]
+    if covariates is None:
+        Zs, zmean, zscale = np.empty((0, n)), np.empty(0), np.empty(0)
+    else:
+        Zs, zmean, zscale = _standardised(covariates)
+    ybar = y.mean()
+    null_eta = np.full(n, math.log(ybar / (1 - ybar)) if logistic else ybar)
+    null_deviance = float(deviances(y, null_eta, logistic))
+    if not null_deviance > 0:
+        raise ValueError("The target is constant over the samples fitted: there is nothing to explain.")
+    # glmnet fits a numeric target divided by its standard deviation s (the penalty divided by s
+    # too), which leaves the lasso term as written and divides the ridge term by s: the same here
+    shrink = 1.0 if logistic else 1.0 / math.sqrt(null_deviance / n)
+    return _Problem(y, logistic, l1_ratio, Zs, zmean, zscale, null_deviance, float(null_eta[0]),
+                    solver.tol * null_deviance / n, shrink, solver.max_sweeps)
+
+
+def _covariates_fit(problem):
+    """The intercept and the coefficients of the covariates' (unpenalised) fit."""
+    c = problem.Zs.shape[0]
+    gamma = np.zeros(c)
+    b0 = problem.null_intercept
+    if c:
+        b0, _, ok = enet_fit(problem.Zs, problem.y, problem.logistic, 0.0, problem.l1_ratio, np.zeros(c),
+                             np.ones(c, dtype=np.bool_), gamma, b0, problem.thresh, problem.max_sweeps)
+        _check_converged(ok, "the covariates' fit")
+    return b0, gamma
+
+
+def _penalties(lambdas, lam_max, n_lambdas, min_ratio, wide):
+    """The penalties of the path, checked: ``lambdas``, else ``n_lambdas`` from ``lam_max`` down to
+    ``min_ratio`` times it (default: 0.01 for a ``wide`` design, more features than samples, else
+    1e-4)."""
+    if lambdas is None:
+        if min_ratio is None:
+            min_ratio = 0.01 if wide else 1e-4
+        lambdas = (lam_max * min_ratio ** (np.arange(n_lambdas) / max(n_lambdas - 1, 1))
+                   if lam_max > 0 else np.zeros(1))
+    lambdas = np.asarray(lambdas, dtype=np.float64)
+    if lambdas.ndim != 1 or not lambdas.size or (lambdas < 0).any() or (np.diff(lambdas) > 0).any():
+        raise ValueError("The penalties (lambdas) must be a non-empty decreasing sequence of numbers >= 0.")
+    return lambdas
+
+
+def _strong(design, g, in_set, cut, several):
+    """The features out of the working set that the strong rule keeps (gradient ``g`` at least
+    ``cut``), and, for a batch of ``several`` penalties, the design's ``spare`` next strongest."""
+    out = design.usable & ~in_set
+    strong = out & (np.abs(g) >= cut)
+    spare = design.spare if several else 0
+    if spare:
+        rest = np.flatnonzero(out & ~strong)
+        if rest.size > spare:
+            rest = rest[np.argpartition(-np.abs(g[rest]), spare)[:spare]]
+        strong[rest] = True
+    return strong
+
+
+def _fit_batch(problem, design, W, working, lambdas, b0, beta_w):
+    """The fits on the working set ``W`` at each of ``lambdas``, warm-started from ``b0`` and
+    ``beta_w`` (updated in place): ``(b0, beta, deviance, sweeps)`` of each, and the residuals."""
+    y, logistic, c = problem.y, problem.logistic, problem.Zs.shape[0]
+    ridge = np.concatenate([np.zeros(c), problem.shrink * design.ridge[working]])
+    free = np.concatenate([np.ones(c, dtype=np.bool_), np.zeros(working.size, dtype=np.bool_)])
+    trial, residuals = [], np.empty((y.shape[0], lambdas.size))
+    for t, lam in enumerate(lambdas):
+        b0, sweeps, ok = enet_fit(W, y, logistic, lam, problem.l1_ratio, ridge, free, beta_w, b0, problem.thresh,
+                                  problem.max_sweeps)
+        _check_converged(ok, f"the fit at lambda {lam:.6g}")
+        eta = b0 + beta_w @ W
+        residuals[:, t] = y - means(eta, logistic)
+        trial.append((b0, beta_w.copy(), float(deviances(y, eta, logistic)), sweeps))
+    return trial, residuals
+
+
+def _first_violated(design, in_set, G, lambdas, l1_ratio):
+    """The first of ``lambdas`` at which a feature out of the working set violates the KKT
+    conditions (gradients ``G``, one column each), with those features; ``(None, None)``."""
+    for t, lam in enumerate(lambdas):
+        violators = design.usable & ~in_set & (np.abs(G[:, t]) > l1_ratio * lam)
+        if violators.any():
+            return t, violators
+    return None, None
+
+
+def _kept(kept, trials, stop_early, null_deviance):
+    """Adds the accepted ``trials`` to ``kept``; whether the path stops there (``stop_early``:
+    the deviance explained saturates)."""
+    for b0_t, beta_t, dev_t, sweeps_t in trials:
+        kept["b0"].append(b0_t)
+        kept["beta"].append(beta_t)
+        kept["dev"].append(dev_t)
+        kept["sweeps"].append(sweeps_t)
+        if stop_early and _saturated(kept["dev"], null_deviance):
+            return True
+    return False
 
 
 def in_data_units(path, design):

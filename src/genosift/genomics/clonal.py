@@ -108,43 +108,91 @@ def simulate_clonal_population(directory, *, n_genomes=60, n_lineages=4, core_le
     >>> pop.file_list.read_text().splitlines()[0].split("\\t")[0]
     'iso_000'
     """
-    _check(n_genomes, n_lineages, core_length, lineage_snps, private_snps, genes_per_lineage, n_random_genes,
-           gene_length, causal_frequency, seed)
-    rng = np.random.default_rng(seed)
-    lineage = np.repeat(np.arange(n_lineages), [len(a) for a in np.array_split(np.arange(n_genomes), n_lineages)])
-    cores, founder = _core_genomes(rng, lineage, core_length, lineage_snps, private_snps)
-    marking = [[_random_sequence(rng, gene_length) for _ in range(genes_per_lineage)] for _ in range(n_lineages)]
-    random_genes = [_random_sequence(rng, gene_length) for _ in range(n_random_genes)]
-    causal_gene = _random_sequence(rng, gene_length)
-    genes, carried = _accessory(rng, lineage, marking, random_genes)
-    causal = rng.random(n_genomes) < causal_frequency
-    logit = baseline_log_odds + causal_log_odds * causal + lineage_log_odds * (lineage == 0)
-    phenotype = (rng.random(n_genomes) < 1.0 / (1.0 + np.exp(-logit))).astype(int)
-    samples = [f"iso_{i:03d}" for i in range(n_genomes)]
-    population = _write(Path(directory), samples, cores, genes + [causal_gene], np.column_stack([carried, causal]),
-                        lineage, causal, phenotype, marking)
+    design = _Design(n_genomes, n_lineages, core_length, lineage_snps, private_snps, genes_per_lineage,
+                     n_random_genes, gene_length, causal_frequency, causal_log_odds, lineage_log_odds,
+                     baseline_log_odds, seed)
+    design.check()
+    drawn = _draw(design)
+    population = _write(Path(directory), drawn)
     names = ([f"lin{k}_{j + 1}" for k in range(n_lineages) for j in range(genes_per_lineage)]
              + [f"acc_{j + 1}" for j in range(n_random_genes)] + ["causal"])
-    return _write_reference(Path(directory), population, founder, genes + [causal_gene], names)
+    return _write_reference(Path(directory), population, drawn.founder, drawn.genes, names)
 
 
-def _check(n_genomes, n_lineages, core_length, lineage_snps, private_snps, genes_per_lineage, n_random_genes,
-           gene_length, causal_frequency, seed):
-    if not is_int(n_lineages) or n_lineages < 2:
-        raise param_error("n_lineages", _OWNER, "an int of at least 2", n_lineages)
-    if not is_int(n_genomes) or n_genomes < 2 * n_lineages:
-        raise param_error("n_genomes", _OWNER, f"an int of at least 2 * n_lineages = {2 * n_lineages}", n_genomes)
-    for name, value, low in (("core_length", core_length, 1), ("gene_length", gene_length, 1),
-                             ("lineage_snps", lineage_snps, 0), ("private_snps", private_snps, 0),
-                             ("genes_per_lineage", genes_per_lineage, 0), ("n_random_genes", n_random_genes, 0),
-                             ("seed", seed, 0)):
-        if not is_int(value) or value < low:
-            raise param_error(name, _OWNER, f"an int of at least {low}", value)
-    if lineage_snps + private_snps > core_length:
-        raise param_error("lineage_snps", _OWNER, f"at most core_length - private_snps = {core_length - private_snps}",
-                          lineage_snps)
-    if not is_real(causal_frequency) or not 0 < causal_frequency < 1:
-        raise param_error("causal_frequency", _OWNER, "a real number in (0, 1)", causal_frequency)
+@dataclass(frozen=True)
+class _Design:
+    """The population ``simulate_clonal_population`` was asked for (its keywords, as given)."""
+
+    n_genomes: int
+    n_lineages: int
+    core_length: int
+    lineage_snps: int
+    private_snps: int
+    genes_per_lineage: int
+    n_random_genes: int
+    gene_length: int
+    causal_frequency: float
+    causal_log_odds: float
+    lineage_log_odds: float
+    baseline_log_odds: float
+    seed: int
+
+    def check(self):
+        """The error naming the first keyword out of range."""
+        n_lineages, core_length, private_snps = self.n_lineages, self.core_length, self.private_snps
+        if not is_int(n_lineages) or n_lineages < 2:
+            raise param_error("n_lineages", _OWNER, "an int of at least 2", n_lineages)
+        if not is_int(self.n_genomes) or self.n_genomes < 2 * n_lineages:
+            raise param_error("n_genomes", _OWNER, f"an int of at least 2 * n_lineages = {2 * n_lineages}",
+                              self.n_genomes)
+        for name, low in (("core_length", 1), ("gene_length", 1), ("lineage_snps", 0), ("private_snps", 0),
+                          ("genes_per_lineage", 0), ("n_random_genes", 0), ("seed", 0)):
+            value = getattr(self, name)
+            if not is_int(value) or value < low:
+                raise param_error(name, _OWNER, f"an int of at least {low}", value)
+        if self.lineage_snps + private_snps > core_length:
+            raise param_error("lineage_snps", _OWNER,
+                              f"at most core_length - private_snps = {core_length - private_snps}", self.lineage_snps)
+        if not is_real(self.causal_frequency) or not 0 < self.causal_frequency < 1:
+            raise param_error("causal_frequency", _OWNER, "a real number in (0, 1)", self.causal_frequency)
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    """A population drawn: its samples, each one's core genome and lineage, the founder's core
+    (of the last lineage), the accessory genes (the causal one last) and who carries each
+    (samples x genes), who carries the causal gene, the phenotype, and the genes marking each
+    lineage."""
+
+    samples: list
+    cores: list
+    founder: str
+    genes: list
+    carried: np.ndarray
+    lineage: np.ndarray
+    causal: np.ndarray
+    phenotype: np.ndarray
+    marking: list
+
+
+def _draw(design):
+    """The genomes and phenotype of ``design``, drawn from its seed."""
+    d = design
+    rng = np.random.default_rng(d.seed)
+    lineage = np.repeat(np.arange(d.n_lineages),
+                        [len(a) for a in np.array_split(np.arange(d.n_genomes), d.n_lineages)])
+    cores, founder = _core_genomes(rng, lineage, d.core_length, d.lineage_snps, d.private_snps)
+    marking = [[_random_sequence(rng, d.gene_length) for _ in range(d.genes_per_lineage)]
+               for _ in range(d.n_lineages)]
+    random_genes = [_random_sequence(rng, d.gene_length) for _ in range(d.n_random_genes)]
+    causal_gene = _random_sequence(rng, d.gene_length)
+    genes, carried = _accessory(rng, lineage, marking, random_genes)
+    causal = rng.random(d.n_genomes) < d.causal_frequency
+    logit = d.baseline_log_odds + d.causal_log_odds * causal + d.lineage_log_odds * (lineage == 0)
+    phenotype = (rng.random(d.n_genomes) < 1.0 / (1.0 + np.exp(-logit))).astype(int)
+    samples = [f"iso_{i:03d}" for i in range(d.n_genomes)]
+    return _Drawn(samples, cores, founder, genes + [causal_gene], np.column_stack([carried, causal]), lineage,
+                  causal, phenotype, marking)
 
 
 def _random_sequence(rng, length):
@@ -182,8 +230,12 @@ def _accessory(rng, lineage, marking, random_genes):
     return genes, carried
 
 
-def _write(folder, samples, cores, genes, carried, lineage, causal, phenotype, marking):
+def _write(folder, drawn):
+    """The FASTA file of each genome, the file list and the phenotype table: the population."""
     import pandas as pd
+
+    samples, cores, genes, carried, marking = drawn.samples, drawn.cores, drawn.genes, drawn.carried, drawn.marking
+    lineage, causal, phenotype = drawn.lineage, drawn.causal, drawn.phenotype
 
     folder.mkdir(parents=True, exist_ok=True)
     paths = []

@@ -27,6 +27,7 @@ from __future__ import annotations
 import csv
 import io
 import operator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -159,11 +160,13 @@ def _integer_text(cell):
     return body.isdigit()
 
 
-def _wide_dataset(wide, path, sep, header, header_line, id_pos, keep_pos, features_in_rows):
+def _wide_dataset(wide, layout):
     """The Dataset of a table read by ``_wide_table``: ids checked as ``_read_delimited`` checks
     them, kept columns typed by pandas as it would type them in the whole table."""
     import pandas as pd
 
+    path, sep, header, id_pos = layout.path, layout.sep, layout.header, layout.id_pos
+    keep_pos, features_in_rows = layout.keep_pos, layout.features_in_rows
     lines, ids, kept, M = wide
     what = "feature name" if features_in_rows else "sample id"
     with file_errors(path, "a delimited table"):  # names the byte that is not UTF-8
@@ -257,10 +260,37 @@ def _ragged_error(path, sep, line, got, header_line, n):
     )
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """Where things are in a delimited table: its ``header`` (at physical line ``header_line``),
+    split on ``sep``; the positions of the id column and of the columns kept as ``obs``; and
+    whether features are in rows (the ids are then feature names, the header's names samples)."""
+
+    path: Path
+    sep: str
+    header_line: int
+    header: list
+    id_pos: int
+    keep_pos: list
+    features_in_rows: bool
+
+    @property
+    def n(self):
+        """The number of fields of every record."""
+        return len(self.header)
+
+    @property
+    def index_cols(self):
+        """The columns read as the index: they stay out of the numeric block."""
+        return [self.id_pos, *self.keep_pos]
+
+    def locate(self, rows):
+        """The physical lines of data ``rows`` (numbers from 0)."""
+        return _line_of(self.path, self.sep, self.header_line, rows)
+
+
 def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
     """What read_csv, read_tsv and read_rtab do (see ``_DELIMITED_DOC``)."""
-    import pandas as pd
-
     path = Path(path)
     if not isinstance(sep, str) or len(sep) != 1 or sep in "\"\r\n":
         raise ValueError(
@@ -274,6 +304,29 @@ def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
             "per-sample columns in a separate metadata table.",
             owner="read_table", keep=FixError.ANY, features_in_rows=True,
         )
+    layout, first = _layout(path, sep, id_column, features_in_rows, keep)
+    if first is None:
+        raise ValueError(
+            f"{str(path)!r} has a header (line {layout.header_line}) but no data rows."
+        )
+    if len(first[1]) != layout.n:
+        raise _ragged_error(path, sep, first[0], len(first[1]), layout.header_line, layout.n)
+    if layout.n > WIDE_COLUMNS:  # pandas keeps an object per column: a wide table is parsed a row at a time
+        wide = _wide_table(path, sep, layout.header_line, layout.n, layout.id_pos, layout.keep_pos)
+        if wide is not None:
+            return _wide_dataset(wide, layout)
+    frame = _parsed(layout)
+    short = np.flatnonzero(_column(frame, layout.n - 1, layout).isna().to_numpy())
+    if short.size:  # a row with too few fields ends in missing values: count its fields
+        bad = _ragged(path, sep, layout.header_line, layout.n, rows=set(short.tolist()))
+        if bad is not None:
+            raise _ragged_error(path, sep, bad[0], bad[1], layout.header_line, layout.n)
+    return _frame_dataset(frame, layout, _row_names(frame, layout))
+
+
+def _layout(path, sep, id_column, features_in_rows, keep):
+    """The ``_Layout`` of the header of ``path`` (its names checked) and its first record
+    (``(line, fields)``, None without one)."""
     try:
         head, first = _head(path, sep)
     except LineTooLong as exc:
@@ -288,8 +341,7 @@ def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
             f"{str(path)!r} is empty. A table needs a header line and at least one data row."
         )
     header_line, header = head
-    n = len(header)
-    if n < 2:
+    if len(header) < 2:
         raise FixError(
             f"{str(path)!r} has a single column when split on {sep!r} (header at line {header_line}). "
             "A table needs an id column and at least one feature column; pass {sep} if the file uses "
@@ -315,82 +367,87 @@ def _read_delimited(path, *, sep, id_column, features_in_rows, keep):
             f"{str(path)!r} column {j + 1} has no name in the header (line {header_line}). Name every "
             "column; only the id column may be unnamed."
         )
-    if first is None:
-        raise ValueError(
-            f"{str(path)!r} has a header (line {header_line}) but no data rows."
-        )
-    if len(first[1]) != n:
-        raise _ragged_error(path, sep, first[0], len(first[1]), header_line, n)
+    return _Layout(path, sep, header_line, header, id_pos, keep_pos, features_in_rows), first
 
-    columns = list(range(n))
-    index_cols = [id_pos, *keep_pos]  # as the index, they stay out of the numeric block
-    if n > WIDE_COLUMNS:  # pandas keeps an object per column: a wide table is parsed a row at a time
-        wide = _wide_table(path, sep, header_line, n, id_pos, keep_pos)
-        if wide is not None:
-            return _wide_dataset(wide, path, sep, header, header_line, id_pos, keep_pos, features_in_rows)
+
+def _parsed(layout):
+    """The records of the table as pandas parses them, the id and kept columns as the index; an
+    error naming the line of a row with another number of fields."""
+    import pandas as pd
+
+    path, sep, n = layout.path, layout.sep, layout.n
     frame = None
     with file_errors(path, "a delimited table", broad=True):
         try:
             with open_binary(path, max_line=MAX_LINE_BYTES) as fh, _reading(path) as bar:
                 frame = pd.read_csv(
-                    io.BufferedReader(_NulGuard(fh, path, bar), 1 << 20), sep=sep, header=None, names=columns,
-                    index_col=index_cols, skiprows=_records_through(path, sep, header_line),
-                    dtype={id_pos: str}, low_memory=False, encoding="utf-8", **exact_floats(),
+                    io.BufferedReader(_NulGuard(fh, path, bar), 1 << 20), sep=sep, header=None, names=list(range(n)),
+                    index_col=layout.index_cols, skiprows=_records_through(path, sep, layout.header_line),
+                    dtype={layout.id_pos: str}, low_memory=False, encoding="utf-8", **exact_floats(),
                 )
         except pd.errors.ParserError as exc:
             parser_message = str(exc).strip()
     if frame is None:
-        bad = _ragged(path, sep, header_line, n)
+        bad = _ragged(path, sep, layout.header_line, n)
         if bad is not None:
-            raise _ragged_error(path, sep, bad[0], bad[1], header_line, n)
+            raise _ragged_error(path, sep, bad[0], bad[1], layout.header_line, n)
         raise ValueError(f"Cannot parse {str(path)!r} as a table split on {sep!r}: {parser_message}.")
+    return frame
 
-    def column(j):
-        if j in index_cols:  # a level by its name, the column's position (a MultiIndex takes a number for a name)
-            index = frame.index
-            return pd.Series(index if index.nlevels == 1 else index.get_level_values(j))
-        return frame[j]
 
-    short = np.flatnonzero(column(n - 1).isna().to_numpy())
-    if short.size:  # a row with too few fields ends in missing values: count its fields
-        bad = _ragged(path, sep, header_line, n, rows=set(short.tolist()))
-        if bad is not None:
-            raise _ragged_error(path, sep, bad[0], bad[1], header_line, n)
+def _column(frame, j, layout):
+    """Column ``j`` of the table parsed into ``frame``, an index level or a column."""
+    import pandas as pd
 
-    ids = column(id_pos)
+    if j in layout.index_cols:  # a level by its name, the column's position (a MultiIndex takes a number for a name)
+        index = frame.index
+        return pd.Series(index if index.nlevels == 1 else index.get_level_values(j))
+    return frame[j]
+
+
+def _row_names(frame, layout):
+    """The ids of the rows, checked present and unique ("NA", "null"... are ids: read again
+    without NA parsing)."""
+    import pandas as pd
+
+    path, header, id_pos = layout.path, layout.header, layout.id_pos
+    ids = _column(frame, id_pos, layout)
     if ids.isna().any():  # "NA", "null"... are real ids here: read that column without NA parsing
         with file_errors(path, "a delimited table", broad=True), open_binary(path, max_line=MAX_LINE_BYTES) as fh:
             ids = pd.read_csv(
-                fh, sep=sep, header=None, names=columns, index_col=False, skiprows=header_line,
-                usecols=[id_pos], dtype=str, na_filter=False, encoding="utf-8",
+                fh, sep=layout.sep, header=None, names=list(range(layout.n)), index_col=False,
+                skiprows=layout.header_line, usecols=[id_pos], dtype=str, na_filter=False, encoding="utf-8",
             )[id_pos]
         empty = np.flatnonzero((ids == "").to_numpy())
         if empty.size:
-            raise _empty_id_error(path, "feature name" if features_in_rows else "sample id", header[id_pos],
-                                  _line_of(path, sep, header_line, empty[:5].tolist()), len(empty))
+            raise _empty_id_error(path, "feature name" if layout.features_in_rows else "sample id", header[id_pos],
+                                  layout.locate(empty[:5].tolist()), len(empty))
     row_names = ids.to_numpy(dtype=object)
-    check_unique(row_names, "feature names" if features_in_rows else "sample ids", path)
+    check_unique(row_names, "feature names" if layout.features_in_rows else "sample ids", path)
+    return row_names
 
+
+def _frame_dataset(frame, layout, row_names):
+    """The Dataset of the parsed table: its numeric block, and its kept columns as ``obs``."""
+    import pandas as pd
+
+    header, features_in_rows = layout.header, layout.features_in_rows
     feat = list(frame.columns)
     if not feat:
         raise FixError(
-            f"{str(path)!r} has no feature columns: every column is the id column or in {{keep}}.",
+            f"{str(layout.path)!r} has no feature columns: every column is the id column or in {{keep}}.",
             owner="read_table", keep=FixError.ANY,
         )
-
-    def locate(rows):
-        return _line_of(path, sep, header_line, rows)
-
-    M = numeric_block(frame, header, path, locate, features_in_rows=features_in_rows,
+    M = numeric_block(frame, header, layout.path, layout.locate, features_in_rows=features_in_rows,
                        where="line", keep_hint=not features_in_rows)
     col_names = np.array([header[j] for j in feat], dtype=object)
     if features_in_rows:
         return Dataset(np.ascontiguousarray(M.T), col_names, row_names)
     obs = None
-    if keep_pos:
+    if layout.keep_pos:
         obs = pd.DataFrame(
-            {header[j]: column(j).to_numpy() for j in keep_pos},
-            index=pd.Index(row_names, name=header[id_pos] or None),
+            {header[j]: _column(frame, j, layout).to_numpy() for j in layout.keep_pos},
+            index=pd.Index(row_names, name=header[layout.id_pos] or None),
         )
     return Dataset(M, row_names, col_names, obs)
 

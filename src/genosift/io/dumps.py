@@ -52,7 +52,7 @@ from .kmer_kernels import (
 )
 from .kmer_options import count_dtype
 from .kmer_scan import LINES, RESULTS, commit_dump_lines, scan_dump_pieces
-from .kmer_store import check_store_dtype
+from .kmer_store import StoreOutput, check_store_dtype
 from .kmers import (
     BLOCK_SIZE,
     KmerReader,
@@ -435,8 +435,8 @@ def convert_dumps(source, out_path, *, metadata=None, samples=None, dtype="auto"
     try:
         reader, sizes = _spilled_rows(plan, block_size, spill)
         dt = count_dtype(int(reader.st[D_MAX])) if dt is None else dt
-        args = (sizes, [s for s, _ in plan], obs, out_path, dt, column_copy, overwrite, budget)
-        return _write_rows(reader, spill, *args), report
+        output = StoreOutput(out_path, dt, column_copy, overwrite, budget)
+        return _write_rows(reader, spill, sizes, [s for s, _ in plan], obs, output), report
     finally:
         spill.close()
 
@@ -460,7 +460,7 @@ def read_dumps_within(source, budget, store_path, *, samples=None, block_size=BL
         reader, sizes = _spilled_rows(plan, block_size, spill)
         if spill.spilled:
             dt = count_dtype(int(reader.st[D_MAX]))
-            return None, _write_rows(reader, spill, sizes, ids, None, store_path, dt, True, False, budget)
+            return None, _write_rows(reader, spill, sizes, ids, None, StoreOutput(store_path, dt, budget=budget))
         rows = [block[2:] for block in spill.memory]
         spill.memory = []
         return _dataset(reader, rows, ids, np.dtype(np.float64)), None
@@ -490,11 +490,14 @@ def _kept_rows(spill):
         yield blocks.pop()[2:]
 
 
-def _write_rows(reader, spill, row_nnz, row_ids, obs, out_path, dt, column_copy, overwrite, budget):
-    """The store from the kept rows: each row remapped to the sorted k-mers and written in turn;
-    the column copy filled a group of columns at a time, then each group sorted by column."""
+def _write_rows(reader, spill, row_nnz, row_ids, obs, output):
+    """The store ``output`` from the kept rows: each row remapped to the sorted k-mers and written
+    in turn; the column copy filled a group of columns at a time, then each group sorted by column."""
     from .store import atomic_output, column_groups, require_h5py, string_blob, write_skeleton
     from .store.read import StoredVector
+
+    out_path, dt, column_copy, overwrite, budget = (output.path, output.dtype, output.column_copy, output.overwrite,
+                                                    output.budget)
 
     rank, order, arena, offs = reader.columns(dt)
     p = rank.size

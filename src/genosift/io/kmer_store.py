@@ -16,6 +16,7 @@ of one value per k-mer or per sample; never the matrix.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,32 @@ def check_store_dtype(dtype, owner):
         return None
     expected = "'auto' or a real number type such as np.uint16 or np.float64"
     return check_count_dtype(dtype, owner, expected).newbyteorder("=")
+
+
+@dataclass(frozen=True)
+class StoreOutput:
+    """A store to write of parsed counts: its ``path``, the stored type of the counts (``dtype``
+    None: the smallest that holds them), ``column_copy`` and ``overwrite`` as for
+    ``write_store``, and the memory ``budget`` of the writing."""
+
+    path: Path
+    dtype: object = None
+    column_copy: bool = True
+    overwrite: bool = False
+    budget: int = 0
+
+
+@dataclass(frozen=True)
+class _Conversion:
+    """What a conversion of k-mer files was asked, checked: the store to write (``output``), the
+    rows (``samples``, None: every id) and their ``metadata`` (samples it describes on no k-mer
+    line: ``absent``), and what a k-mer in several files does (``overlap``)."""
+
+    output: StoreOutput
+    samples: list | None = None
+    metadata: object = None
+    overlap: str = "sum"
+    absent: str = "error"
 
 
 def _matched(row_ids, row_of, metadata, absent):
@@ -121,39 +148,59 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype="auto",
     >>> store.sample_ids.tolist(), store.dtype.name, store.to_dataset().X.toarray().tolist()
     (['s1', 's2', 's3'], 'uint8', [[3, 0, 1], [1, 7, 0], [0, 0, 2]])
     """
-    from .store import chunk_budget, write_store
+    from .store import chunk_budget
 
     path_list = check_paths(paths)
     sample_list = check_samples(samples)
     budget = chunk_budget(chunk_bytes, "convert_kmers")
     dt = check_store_dtype(dtype, "convert_kmers")
+    _check_choices(overlap, absent)
+    check_block_size(block_size, "convert_kmers")
+    output = StoreOutput(Path(out_path), dt, column_copy, overwrite, budget)
+    asked = _Conversion(output, sample_list, metadata, overlap, absent)
+    folder = output.path.parent if output.path.parent.is_dir() else Path(".")
+    reader, spill = _parsed(path_list, int(block_size), budget, folder)
+    try:
+        if spill.spilled:
+            return _convert_spilled(reader, spill, asked)
+        ds, dt = _in_memory(reader, spill, asked)
+    finally:
+        spill.close()
+    return _written(ds, dt, asked)
+
+
+def _check_choices(overlap, absent):
+    """The errors of a bad ``overlap`` or ``absent`` of ``convert_kmers``."""
     if overlap not in ("sum", "error"):
         raise param_error("overlap", "convert_kmers", "'sum' or 'error'", overlap)
     if absent not in ("error", "zeros", "drop"):
         raise param_error("absent", "convert_kmers", "'error', 'zeros' or 'drop'", absent)
-    check_block_size(block_size, "convert_kmers")
-    out_path = Path(out_path)
-    folder = out_path.parent if out_path.parent.is_dir() else Path(".")
-    reader, spill = _parsed(path_list, int(block_size), budget, folder)
-    try:
-        if spill.spilled:
-            return _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_copy,
-                                    overwrite, budget, absent)
-        reader.blocks = spill.memory
-        if dt is None:  # counts added over files may pass the largest one read
-            ds = reader.dataset(sample_list, count_dtype(int(reader.st[MAX]) * len(reader.paths)), overlap)
-            dt = count_dtype(ds.X.data.max(initial=0))
-        else:
-            ds = reader.dataset(sample_list, dt, overlap)
-    finally:
-        spill.close()
+
+
+def _in_memory(reader, spill, asked):
+    """The data set of counts that fit the budget, and their stored type."""
+    reader.blocks = spill.memory
+    dt = asked.output.dtype
+    if dt is None:  # counts added over files may pass the largest one read
+        ds = reader.dataset(asked.samples, count_dtype(int(reader.st[MAX]) * len(reader.paths)), asked.overlap)
+        dt = count_dtype(ds.X.data.max(initial=0))
+    else:
+        ds = reader.dataset(asked.samples, dt, asked.overlap)
+    return ds, dt
+
+
+def _written(ds, dt, asked):
+    """``ds`` joined to the metadata and written as the store: (its path, the match report or None)."""
+    from .store import write_store
+
     report = None
-    if metadata is not None:
+    if asked.metadata is not None:
         from .metadata import attach_metadata
 
-        ds, report = attach_metadata(ds, metadata, absent=absent)
-    return write_store(ds, out_path, dtype=dt, column_copy=column_copy, overwrite=overwrite,
-                       chunk_bytes=budget), report
+        ds, report = attach_metadata(ds, asked.metadata, absent=asked.absent)
+    output = asked.output
+    return write_store(ds, output.path, dtype=dt, column_copy=output.column_copy, overwrite=output.overwrite,
+                       chunk_bytes=output.budget), report
 
 
 def _parsed(path_list, block_size, budget, folder):
@@ -193,16 +240,20 @@ def read_kmers_within(paths, budget, store_path, *, overlap="sum", block_size=BL
     reader, spill = _parsed(path_list, int(block_size), budget, store_path.parent)
     try:
         if spill.spilled:
-            return None, _convert_spilled(reader, spill, store_path, None, None, None, True, False, budget,
-                                          "error")[0]
+            return None, _convert_spilled(reader, spill, _Conversion(StoreOutput(store_path, budget=budget)))[0]
         reader.blocks = spill.memory
         return reader.dataset(None, np.dtype(np.float64), overlap, layout), None
     finally:
         spill.close()
 
 
-def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_copy, overwrite, budget, absent):
+def _convert_spilled(reader, spill, asked):
+    """The store of counts spilled beyond the budget, written batch by batch: (its path, the match
+    report or None)."""
     from .store import atomic_output, require_h5py, string_blob, write_skeleton
+
+    output, sample_list, metadata = asked.output, asked.samples, asked.metadata
+    out_path, dt, budget = output.path, output.dtype, output.budget
 
     st = reader.st
     ids = reader.decoded(reader.samples, int(st[SN]), int(st[SB]), "sample id")
@@ -231,7 +282,7 @@ def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_
     row_ids, row_of = reader.sample_rows(ids, sample_list, stacklevel=4)
     report, obs = None, None
     if metadata is not None:
-        matched, row_of, report = _matched(row_ids, row_of, metadata, absent)
+        matched, row_of, report = _matched(row_ids, row_of, metadata, asked.absent)
         row_ids, obs = matched.sample_ids, matched.obs
     nnz = reader.samples.cols["nnz"][: len(ids)]
     row_nnz = np.zeros(len(row_ids), np.int64)
@@ -241,11 +292,11 @@ def _convert_spilled(reader, spill, out_path, sample_list, metadata, dt, column_
     reader.kmers.table = reader.kmers.hashes = None  # the look-up table is done with
     per_batch = max(1, budget // _BYTES_PER_COUNT)
     h5py = require_h5py()
-    with atomic_output(out_path, overwrite) as tmp:
+    with atomic_output(out_path, output.overwrite) as tmp:
         with h5py.File(tmp, "w") as f:
             write_skeleton(f, string_blob(row_ids, "sample id")[0], obs, names, names.blob())
             del names
-            writer = StreamWriter(f, row_nnz, int(st[KN]), dt, column_copy)
+            writer = StreamWriter(f, row_nnz, int(st[KN]), dt, output.column_copy)
             try:
                 with engine.progress("Writing the store", total=spill.lines, unit="k-mers") as bar:
                     batch, entries = [], 0

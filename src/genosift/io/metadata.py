@@ -87,6 +87,20 @@ def read_metadata(path, *, id_column, sep=None):
         raise IsADirectoryError(f"{str(path)!r} is a folder, not a metadata table.")
     if id_column is not None and not isinstance(id_column, str):
         raise param_error("id_column", "read_metadata", "a column name (str) or None (the first)", id_column)
+    frame, id_column, columns, options = _read_table(path, id_column, sep)
+    ids = _sample_ids(path, frame, id_column, columns, options)
+    frame = frame.drop(columns=[id_column])
+    frame.index = pd.Index(ids.to_numpy(dtype=object), name=id_column)
+    frame.attrs["path"] = str(path)  # for the messages of attach_metadata
+    return frame
+
+
+def _read_table(path, id_column, sep):
+    """The table of ``path`` as pandas reads it (the id column as text), the id column (default:
+    the first), the header's columns and the options it was read with; an error naming the fix
+    for a table pandas cannot read whole."""
+    import pandas as pd
+
     try:
         if sep is None:
             sep = _sniff_sep(path)
@@ -132,6 +146,14 @@ def read_metadata(path, *, id_column, sep=None):
         ) from None
     except PermissionError:
         raise
+    return frame, id_column, columns, options
+
+
+def _sample_ids(path, frame, id_column, columns, options):
+    """The sample ids of ``frame``, stripped: an error for a table of no rows, a row without an
+    id or an id repeated ("NA", "NULL"... are ids, read again without NA parsing)."""
+    import pandas as pd
+
     if frame.empty:
         raise ValueError(
             f"{str(path)!r} is empty: it has a header ({names_list(columns)}) but no rows. A metadata "
@@ -156,10 +178,7 @@ def read_metadata(path, *, id_column, sep=None):
             f"{str(path)!r} lists {len(names)} sample id(s) of column {id_column!r} more than "
             f"once: {names_list(names)}. Each sample must have one row; remove or merge the repeats."
         )
-    frame = frame.drop(columns=[id_column])
-    frame.index = pd.Index(ids.to_numpy(dtype=object), name=id_column)
-    frame.attrs["path"] = str(path)  # for the messages of attach_metadata
-    return frame
+    return ids
 
 
 @dataclass(frozen=True)
@@ -320,6 +339,23 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matche
     >>> print(report)
     2 sample(s) matched by id; 1 in the data only, left out: 'b'; 1 in the metadata only, left out: 'z'.
     """
+    rule = _checked_join(metadata, how, absent, min_matched)
+    ids, meta_ids = _unique_ids(dataset, metadata)
+    in_meta = set(meta_ids)
+    in_data = set(ids)
+    keep = [i for i, s in enumerate(ids) if s in in_meta]
+    only_meta = sorted(in_meta - in_data)
+    zeros = absent == "zeros" and how == "inner"
+    report = MatchReport(len(keep), sorted(in_data - in_meta), [] if zeros else only_meta, only_meta if zeros else [])
+    source = metadata.attrs.get("path")
+    named = f"the metadata ({source!r})" if source else "the metadata"
+    _check_matched(report, ids, meta_ids, named, how, absent, rule, min_matched)
+    added = [s for s in meta_ids if s not in in_data] if zeros else []
+    return _joined(dataset, metadata, ids, meta_ids, keep, added), report
+
+
+def _checked_join(metadata, how, absent, min_matched):
+    """The errors of ``attach_metadata``'s options; the rule of ``min_matched``."""
     import pandas as pd
 
     if how not in ("inner", "strict"):
@@ -330,6 +366,11 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matche
     if not isinstance(metadata, pd.DataFrame):
         expected = "a pandas DataFrame indexed by sample id"
         raise param_error("metadata", "attach_metadata", expected, type(metadata).__name__)
+    return rule
+
+
+def _unique_ids(dataset, metadata):
+    """The sample ids of the data and of the metadata, as text; an error where one repeats."""
     ids = [str(s) for s in dataset.sample_ids]
     meta_ids = [str(s) for s in metadata.index]
     for side, values in (("the data", ids), ("the metadata", meta_ids)):
@@ -341,12 +382,14 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matche
                 f"{side.capitalize()} list(s) {len(dup)} sample id(s) more than once: "
                 f"{names_list(sorted(dup))}. Ids must be unique to be matched."
             )
-    in_meta = set(meta_ids)
-    in_data = set(ids)
-    keep = [i for i, s in enumerate(ids) if s in in_meta]
-    only_meta = sorted(in_meta - in_data)
-    zeros = absent == "zeros" and how == "inner"
-    report = MatchReport(len(keep), sorted(in_data - in_meta), [] if zeros else only_meta, only_meta if zeros else [])
+    return ids, meta_ids
+
+
+def _check_matched(report, ids, meta_ids, named, how, absent, rule, min_matched):
+    """The errors (and the warning) of a join that ``report`` describes: samples not the same with
+    ``how="strict"``, an empty side, absent samples with ``absent="error"``, fewer matches than
+    ``min_matched`` asks (``rule``), few or none matched."""
+    only_meta = sorted([*report.only_in_metadata, *report.zero_rows])
     if how == "strict" and (report.only_in_data or report.only_in_metadata):
         raise ValueError(
             "The data and the metadata do not hold the same samples (how='strict'): "
@@ -355,14 +398,12 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matche
             f"({names_list(report.only_in_metadata) or '-'}). Fix the ids, or pass how='inner' to keep "
             f"the {report.n_matched} sample(s) found in both."
         )
-    source = metadata.attrs.get("path")
-    named = f"the metadata ({source!r})" if source else "the metadata"
     if not meta_ids:
         raise ValueError(f"{named.capitalize()} are empty: they have no rows. Give one row per sample.")
     if not ids:
         raise ValueError("The data have no samples, so there is nothing to match with the metadata.")
-    if absent == "error" and only_meta and keep:
-        raise absent_samples_error(only_meta, in_data, named)
+    if absent == "error" and only_meta and report.n_matched:
+        raise absent_samples_error(only_meta, set(ids), named)
     if rule is not None and not _enough(report, rule):
         wanted = (f"at least {rule[1]}" if rule[0] == "count" else
                   f"at least {rule[1]:.0%} of each side")
@@ -370,23 +411,29 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matche
             f"Too few samples matched: {report._counts()}, fewer than {{min_matched}} asks ({wanted}); "
             f"{report._unmatched()}. "
             + _CHECK_IDS, min_matched=min_matched, **_CHECK_PARAMS)
-    if keep and report.few:
+    if report.n_matched and report.few:
         warnings.warn(FewMatchedWarning(
             f"Few samples matched: {report._counts()}, less than half of one side; {report._unmatched()}. "
             + _CHECK_IDS
             + " To make this an error, pass {min_matched}.", min_matched=FixError.ANY, **_CHECK_PARAMS),
-            stacklevel=2)
-    if not keep:
+            stacklevel=3)  # the caller of attach_metadata
+    if not report.n_matched:
         raise ValueError(
             f"No sample id of the data is in {named}: the data have "
-            f"{names_list(sorted(in_data), 5)}; the metadata have {names_list(sorted(in_meta), 5)}. "
+            f"{names_list(sorted(set(ids)), 5)}; the metadata have {names_list(sorted(set(meta_ids)), 5)}. "
             "Check the id column and the spelling of the ids."
         )
+
+
+def _joined(dataset, metadata, ids, meta_ids, keep, added):
+    """The rows ``keep`` of ``dataset`` (then ``added``, all-zero rows of samples it lacks) with the
+    metadata's columns joined to its ``obs``."""
+    import pandas as pd
+
     rows = np.asarray(keep, dtype=np.intp)
     all_rows = len(keep) == len(ids)
     X = dataset.X if all_rows else dataset.X[rows]
     kept_ids = [ids[i] for i in keep]
-    added = [s for s in meta_ids if s not in in_data] if zeros else []
     if added:
         X = _with_zero_rows(X, len(added))
         kept_ids += added
@@ -406,7 +453,7 @@ def attach_metadata(dataset, metadata, *, how="inner", absent="drop", min_matche
     sample_ids = np.asarray(dataset.sample_ids)[rows]
     if added:
         sample_ids = np.concatenate([sample_ids.astype(object), np.array(added, dtype=object)])
-    return replace(dataset, X=X, sample_ids=sample_ids, obs=obs), report
+    return replace(dataset, X=X, sample_ids=sample_ids, obs=obs)
 
 
 def _with_zero_rows(X, n):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import warnings
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -424,7 +425,24 @@ def read_plink(path, *, genotypes="dosage", missing="zero"):
             if not size:
                 raise ValueError(f"The PLINK fileset {str(path)!r} has no {'samples' if part is fam else 'variants'}: "
                                  f"{str(part)!r} lists none, so there are no genotypes to read.")
-        return _read_plink(bed, path, bim, fam, genotypes, missing, fid, iid, sid, chrom, pos, a1, a2)
+        lists = _PlinkLists(fam, bim, fid, iid, sid, chrom, pos, a1, a2)
+        return _read_plink(bed, path, lists, genotypes, missing)
+
+
+@dataclass(frozen=True)
+class _PlinkLists:
+    """The samples a .fam lists (family and individual ids) and the variants a .bim lists (id,
+    chromosome, base-pair position, alleles 1 and 2), one array each, with the two files."""
+
+    fam: Path
+    bim: Path
+    fid: np.ndarray
+    iid: np.ndarray
+    sid: np.ndarray
+    chrom: np.ndarray
+    pos: np.ndarray
+    a1: np.ndarray
+    a2: np.ndarray
 
 
 #: What each column of a .fam and a .bim line holds (its name, and a test of its text, or None).
@@ -457,7 +475,11 @@ def _plink_text_fault(path, fields):
     return None
 
 
-def _read_plink(bed, path, bim, fam, genotypes, missing, fid, iid, sid, chrom, pos, a1, a2):
+def _read_plink(bed, path, lists, genotypes, missing):
+    """The genotypes of the opened fileset ``bed`` (``lists``: its samples and variants), read a
+    block of variants at a time."""
+    fam, bim, fid, iid, sid = lists.fam, lists.bim, lists.fid, lists.iid, lists.sid
+    chrom, pos, a1, a2 = lists.chrom, lists.pos, lists.a1, lists.a2
     n, p = len(iid), len(sid)
     expected = 3 + p * ((n + 3) // 4)
     size = path.stat().st_size

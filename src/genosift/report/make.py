@@ -80,6 +80,19 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False, hits=No
     """
     out_html = Path(out_html)
     png_dir = Path(png_dir) if png_dir is not None else out_html.with_name(out_html.stem + "_files")
+    _check_paths(results_dir, out_html, png_dir, overwrite, hits, ranking)
+    results = load_results(results_dir)
+    association, hits = _analysis(ranking, hits)
+    figures, missing = _figures(results, hits, association)
+    pngs = _checked_pngs(figures, png_dir, overwrite)
+    text = page(results, figures, missing).encode("utf-8")
+    _write(figures, pngs, text, out_html, png_dir, overwrite)
+    return Report(out_html, pngs)
+
+
+def _check_paths(results_dir, out_html, png_dir, overwrite, hits, ranking):
+    """The errors of ``make_report`` before any reading: no output folder, hits without their
+    ranking, an output that is one of the inputs, an existing page not to be replaced."""
     if not out_html.parent.is_dir():
         raise FileNotFoundError(f"The output folder {str(out_html.parent)!r} does not exist. Create it first.")
     if hits is not None and ranking is None:
@@ -93,7 +106,11 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False, hits=No
     possible = [("png_dir", png_dir / f"{name}.png") for name in FIGURE_NAMES]
     check_apart([("out_html", out_html), *possible], inputs, owner="make_report")
     check_output(out_html, force=overwrite, owner="make_report", option="out_html")
-    results = load_results(results_dir)
+
+
+def _analysis(ranking, hits):
+    """The association analysis of ``ranking`` (None without one) and the ``hits`` table read and
+    checked against it (None without hits)."""
     association = None
     if ranking is not None:
         from .association import check_hits, ranking_association
@@ -105,7 +122,12 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False, hits=No
         table = read_hits(hits)
         check_hits(table, association, hits, ranking)
         hits = table
-    figures, missing = _figures(results, hits, association)
+    return association, hits
+
+
+def _checked_pngs(figures, png_dir, overwrite):
+    """The PNG file of each figure, none of them existing unless ``overwrite`` (and then only one
+    that genosift drew)."""
     pngs = [png_dir / f"{f.name}.png" for f in figures]
     if not overwrite:
         taken = [p for p in pngs if p.exists()]
@@ -115,7 +137,12 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False, hits=No
                                  png_dir=FixExistsError.ANY)
     for png in pngs if png_dir.is_dir() else ():  # replaced only if genosift drew it
         check_output(png, force=overwrite, owner="make_report", option="png_dir")
-    text = page(results, figures, missing).encode("utf-8")
+    return pngs
+
+
+def _write(figures, pngs, text, out_html, png_dir, overwrite):
+    """The page and its figures written together; with ``overwrite``, a figure of an earlier
+    report that this one has not is removed."""
     png_dir.mkdir(parents=True, exist_ok=True)
     with staged(*pngs, out_html, force=overwrite) as temps:  # the page and its figures together
         temps = temps if isinstance(temps, list) else [temps]
@@ -126,7 +153,6 @@ def make_report(results_dir, out_html, *, png_dir=None, overwrite=False, hits=No
         stale = png_dir / f"{name}.png"
         if stale not in pngs:
             remove_written(stale)  # only a figure genosift wrote: never a file of the user's
-    return Report(out_html, pngs)
 
 
 def _figures(results, hits=None, association=None):
@@ -134,16 +160,27 @@ def _figures(results, hits=None, association=None):
     and Manhattan plots those of ``association`` (default: evaluate's final ranking)."""
     from . import figures as fg
 
-    run, k = results.run, results.best_k
-    cv = run.get("cv") or {}
-    across = f"the {cv['folds']} cross-validation folds" if cv.get("folds") else "the cross-validation folds"
-    metric = fg.METRIC_NAMES.get(run["metric"], run["metric"])
     made, missing = [], []
 
     def add(name, title, caption, draw):
         fig = draw()
         made.append(_Figure(name, title, caption, fg.png_bytes(fig)))
 
+    _performance_figures(results, add, missing)
+    _ranking_figures(results, add, missing, hits, association)
+    _sample_figures(results, add, missing)
+    return made, missing
+
+
+def _performance_figures(results, add, missing):
+    """The curve of the metrics against k (and the grid's figures), the confusion matrix and the
+    ROC curve of the best k."""
+    from . import figures as fg
+
+    run, k = results.run, results.best_k
+    cv = run.get("cv") or {}
+    across = f"the {cv['folds']} cross-validation folds" if cv.get("folds") else "the cross-validation folds"
+    metric = fg.METRIC_NAMES.get(run["metric"], run["metric"])
     if results.one_split:
         title, how = "Validation performance against k", "Each metric on the validation samples against the number "
         how += "of selected features k (one split: one value per k, no spread). "
@@ -176,6 +213,14 @@ def _figures(results, hits=None, association=None):
     elif len(classes) == 2:
         missing.append(f"The ROC curve: the model ({run['model']}) gives no class probabilities, or "
                        "predictions.tsv is not in the results folder.")
+
+
+def _ranking_figures(results, add, missing, hits, association):
+    """The distribution of the final ranking's scores, its volcano plot, and the QQ and Manhattan
+    plots of ``association`` (default: that ranking's)."""
+    from . import figures as fg
+
+    run, k = results.run, results.best_k
     add("score_distribution", "Score distribution",
         f"The {run['method']} score of every feature in the final ranking (fitted on all training samples); "
         f"the {k} features right of the dashed cut-off are the selected ones.",
@@ -202,6 +247,13 @@ def _figures(results, hits=None, association=None):
         association = results_association(results)
     if association is not None:
         _association_figures(association, hits, add)
+
+
+def _sample_figures(results, add, missing):
+    """The class-conditional distributions of the top features and the selection stability."""
+    from . import figures as fg
+
+    run, k = results.run, results.best_k
     if results.top_values is not None:
         n = len([c for c in results.top_values.columns if c not in ("sample", "label")][:12])
         add("class_distributions", "Class-conditional distributions of the top features",
@@ -224,9 +276,6 @@ def _figures(results, hits=None, association=None):
         missing.append("The selection stability: stability.tsv is not in the results folder.")
     if results.per_class is None:
         missing.append("The per-class metrics: per_class.tsv is not in the results folder.")
-    return made, missing
-
-
 
 
 def _association_figures(association, hits, add):

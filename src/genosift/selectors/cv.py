@@ -8,6 +8,7 @@ training rows only, and every model is a fresh clone of the estimator given.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.stats import rankdata
@@ -38,22 +39,42 @@ def check_ks(ks, n_features, owner):
     return np.unique(np.minimum(values, n_features))
 
 
-def _fold(X, y, train, test, score_func, method_options, estimators, ks, visit, bar=None, name="", covariates=None,
-          labels=None):
-    """Score on the training rows (with their rows of ``covariates``, a ``covariate_frame``),
+@dataclass(frozen=True)
+class CrossValidation:
+    """What a cross-validation was asked: the method and its options, the estimators (a name for
+    each in ``labels``), the ks, the allele-frequency filter and the covariates, and the entry
+    point that asked (``owner``, named in errors). Once checked, ``method_options`` carries the
+    filter, ``covariates`` is a ``covariate_frame``, ``ks`` the sorted distinct ks and ``classes``
+    the labels of a classifier's target (else None)."""
+
+    owner: str
+    score_func: object
+    estimators: list
+    ks: object
+    method_options: dict | None = None
+    min_af: float | None = None
+    max_af: float | None = None
+    covariates: object = None
+    labels: list | None = None
+    classes: np.ndarray | None = None
+
+
+def _fold(X, y, train, test, asked, visit, bar=None, name=""):
+    """Score on the training rows (with their rows of ``asked.covariates``, a ``covariate_frame``),
     then per k and per estimator fit a clone on the top-k columns (the features only) and ``visit`` it.
 
     Returns ``(scores, ranking, out)``, ``out[(s, k)] = visit(model, X_test_k)`` for the estimator
-    ``estimators[s]``: the features are scored once, whatever the number of estimators. The top-k
-    columns are taken in feature order (as ``SelectKBest`` passes them). ``bar``
+    ``asked.estimators[s]``: the features are scored once, whatever the number of estimators. The
+    top-k columns are taken in feature order (as ``SelectKBest`` passes them). ``bar``
     (``engine.progress``) is told the step under way, named ``name`` ("Fold 2/5") and the
-    estimator's ``labels[s]`` when there are several, and advanced once per fit.
+    estimator's ``asked.labels[s]`` when there are several, and advanced once per fit.
     """
     bar = bar or engine.Silent()
     bar.describe(f"{name}: scoring the features")
     X_train, y_train = X[train], y[train]
+    covariates, estimators, labels = asked.covariates, asked.estimators, asked.labels
     try:
-        scores, _, ranking = rank_features(score_func, method_options, X_train, y_train,
+        scores, _, ranking = rank_features(asked.score_func, asked.method_options, X_train, y_train,
                                            None if covariates is None else covariates.iloc[train])
     except FixError as exc:  # a covariate constant or collinear on this fold's rows: say which fold
         if covariates is None:
@@ -62,7 +83,7 @@ def _fold(X, y, train, test, score_func, method_options, estimators, ks, visit, 
                        owner=exc.owner, **exc.params) from None
     X_test = X[test]
     out = {}
-    for k in ks:
+    for k in asked.ks:
         cols = np.sort(ranking[:k])
         X_train_k, X_test_k = X_train[:, cols], X_test[:, cols]
         for s, estimator in enumerate(estimators):
@@ -157,9 +178,9 @@ def cross_validate_ks(X, y, *, score_func, estimator, ks, cv, method_options=Non
     >>> float(np.mean([np.mean(f["predicted"][3] == y[f["test"]]) for f in folds]))
     1.0
     """
-    folds = _cross_validate(X, y, score_func, [estimator], ks, cv, method_options=method_options, groups=groups,
-                            random_state=random_state, min_af=min_af, max_af=max_af, covariates=covariates,
-                            owner="cross_validate_ks")
+    asked = CrossValidation("cross_validate_ks", score_func, [estimator], ks, method_options=method_options,
+                            min_af=min_af, max_af=max_af, covariates=covariates)
+    folds = _cross_validate(X, y, asked, cv, groups, random_state)
     for fold in folds:  # one estimator: by k
         for key in ("predicted", "proba", "decision"):
             fold[key] = {k: value for (_, k), value in fold[key].items()}
@@ -192,18 +213,18 @@ def cross_validate_grid(X, y, *, score_func, estimators, ks, cv, labels=None, me
     if labels is not None and len(labels) != len(estimators):
         raise ValueError(f"cross_validate_grid got {len(labels)} labels for {len(estimators)} estimators; "
                          "give one label per estimator, or none.")
-    return _cross_validate(X, y, score_func, list(estimators), ks, cv, method_options=method_options, groups=groups,
-                           random_state=random_state, min_af=min_af, max_af=max_af, covariates=covariates,
-                           owner="cross_validate_grid", labels=labels)
+    asked = CrossValidation("cross_validate_grid", score_func, list(estimators), ks, method_options=method_options,
+                            min_af=min_af, max_af=max_af, covariates=covariates, labels=labels)
+    return _cross_validate(X, y, asked, cv, groups, random_state)
 
 
-def _cross_validate(X, y, score_func, estimators, ks, cv, *, method_options, groups, random_state, min_af, max_af,
-                    covariates, owner, labels=None):
+def _cross_validate(X, y, asked, cv, groups, random_state):
     """The checks and the folds of ``cross_validate_ks`` and ``cross_validate_grid``."""
-    spec = check_score_func(score_func, method_options, owner)
-    refuse_covariates_for(spec, covariates, owner)
-    covariates = matched_covariates(X, covariates)
-    af = check_af(min_af, max_af, owner)
+    owner, estimators, method_options = asked.owner, asked.estimators, asked.method_options
+    spec = check_score_func(asked.score_func, method_options, owner)
+    refuse_covariates_for(spec, asked.covariates, owner)
+    covariates = matched_covariates(X, asked.covariates)
+    af = check_af(asked.min_af, asked.max_af, owner)
     if af is not None:  # applied by rank_features on each fold's training rows
         method_options = {**(method_options or {}), "min_af": af[0], "max_af": af[1]}
     for estimator in estimators:
@@ -215,18 +236,22 @@ def _cross_validate(X, y, score_func, estimators, ks, cv, *, method_options, gro
     covariates = covariate_frame(covariates, M.shape[0], owner)
     for estimator in estimators:
         check_finite_for(M, names, spec, estimator)
-    ks = check_ks(ks, M.shape[1], owner)
+    ks = check_ks(asked.ks, M.shape[1], owner)
     classifier = is_classifier(estimators[0])
-    classes = np.unique(y) if classifier else None
+    asked = replace(asked, method_options=method_options, covariates=covariates, ks=ks,
+                    classes=np.unique(y) if classifier else None)
     splits = cv_splits(cv, M, y, groups, classifier, random_state, owner)
     title = "Validation split" if len(splits) == 1 else "Cross-validation"
     with engine.progress(title, total=len(splits) * len(ks) * len(estimators), unit="fits") as bar:
-        return [_one_fold(M, y, train, test, name, ks, classes, score_func, method_options, estimators, bar,
-                          covariates, labels)
-                for (train, test), name in zip(splits, _fold_names(len(splits)))]
+        return [_one_fold(M, y, split, name, asked, bar)
+                for split, name in zip(splits, _fold_names(len(splits)))]
 
 
-def _one_fold(M, y, train, test, name, ks, classes, score_func, method_options, estimators, bar, covariates, labels):
+def _one_fold(M, y, split, name, asked, bar):
+    """One fold of ``_cross_validate``: its scores, ranking and every model's predictions of the
+    held-out rows (probabilities and decisions placed under ``asked.classes``)."""
+    classes = asked.classes
+
     def visit(model, X_test):
         model_classes = getattr(model, "classes_", None)
         proba = model.predict_proba(X_test) if hasattr(model, "predict_proba") else None
@@ -236,10 +261,10 @@ def _one_fold(M, y, train, test, name, ks, classes, score_func, method_options, 
             decision = None if decision is None else _aligned(decision, model_classes, classes, -np.inf)
         return model.predict(X_test), proba, decision
 
-    scores, ranking, out = _fold(M, y, train, test, score_func, method_options, estimators, ks, visit, bar, name,
-                                 covariates, labels)
+    train, test = split
+    scores, ranking, out = _fold(M, y, train, test, asked, visit, bar, name)
     return {
-        "train": train, "test": test, "scores": scores, "ranking": ranking, "ks": ks,
+        "train": train, "test": test, "scores": scores, "ranking": ranking, "ks": asked.ks,
         "predicted": {key: o[0] for key, o in out.items()},
         "proba": {key: o[1] for key, o in out.items()},
         "decision": {key: o[2] for key, o in out.items()},
@@ -350,10 +375,12 @@ class SelectKCV(ModelSelector):
         splits = cv_splits(self.cv, X, y, groups, is_classifier(estimator), self.random_state, "SelectKCV")
         fold_scores = np.empty((len(splits), ks.size))
         rankings = np.empty((len(splits), ks[-1]), dtype=np.intp)
+        asked = CrossValidation("SelectKCV", self.score_func, [estimator], ks, method_options=self.method_options,
+                                covariates=covariates)
         with engine.progress("Cross-validation", total=len(splits) * ks.size, unit="fits") as bar:
             for i, ((train, test), name) in enumerate(zip(splits, _fold_names(len(splits)))):
-                _, ranking, out = _fold(X, y, train, test, self.score_func, self.method_options, [estimator], ks,
-                                        lambda model, X_test: scorer(model, X_test, y[test]), bar, name, covariates)
+                _, ranking, out = _fold(X, y, train, test, asked,
+                                        lambda model, X_test: scorer(model, X_test, y[test]), bar, name)
                 fold_scores[i] = [out[0, int(k)] for k in ks]
                 rankings[i] = ranking[: ks[-1]]
         mean, std = fold_scores.mean(axis=0), fold_scores.std(axis=0)

@@ -73,6 +73,52 @@ def _threads_capped(func):
     return capped
 
 
+@dataclass(frozen=True)
+class _Asked:
+    """What ``evaluate`` was asked, the data aside (its keyword parameters, as given)."""
+
+    method: str
+    ks: object
+    model: str
+    model_options: dict | None
+    cv: object
+    groups: object
+    validation: object
+    metric: str
+    sample_ids: object
+    feature_names: object
+    method_options: dict | None
+    random_state: object
+    n_jobs: object
+    binary: bool
+    min_af: float | None
+    max_af: float | None
+    covariates: object
+    unlabelled_ids: object
+    screened: object
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """The data and the request of ``evaluate``, checked: the matrix (presence/absence with
+    ``binary``), labels, names and classes; the method's spec, the allele-frequency range, the
+    covariate frame, the ks, the grid of model options and a model for each of its settings, the
+    validation mask and the unlabelled samples."""
+
+    X: object
+    y: np.ndarray
+    feature_names: object
+    classes: np.ndarray
+    spec: object
+    af: tuple | None
+    covariates: object
+    ks: list
+    grid: object
+    estimators: list
+    validation: np.ndarray | None
+    unlabelled: object
+
+
 @_threads_capped
 def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", model_options=None, cv=5,
              groups=None, validation=None, metric="balanced_accuracy", sample_ids=None, feature_names=None,
@@ -85,64 +131,56 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     X : array-like or sparse (n_samples, n_features)
     y : array-like of class labels
     method : str
-        A classification method of the registry (``genosift.methods()``), or a regression
-        method for two classes (it scores the classes coded 0 and 1).
+        A classification method of the registry (``genosift.methods()``), or a regression method for two classes
+        (it scores the classes coded 0 and 1).
     ks : int or list of int
-        Numbers of top features to try (each >= 1; sorted, repeats dropped). A k above the number
-        of features is tried as that number, with a warning (``model_selection.check_ks``).
+        Numbers of top features to try (each >= 1; sorted, repeats dropped). A k above the number of features is
+        tried as that number, with a warning (``model_selection.check_ks``).
     model : {"logistic", "random_forest", "hist_gradient_boosting", "linear_svm"}
-        The importance of the selected features (``genosift.core.choices.IMPORTANCE``) is the norm of
-        their coefficients, their impurity decrease, or (gradient boosting) their permutation
-        importance on the validation folds (``importance.fold_permutation_importance``).
+        The importance of the selected features (``genosift.core.choices.IMPORTANCE``) is the norm of their
+        coefficients, their impurity decrease, or (gradient boosting) their permutation importance on the
+        validation folds (``importance.fold_permutation_importance``).
     model_options : dict, optional
-        Options of the model (``MODELS``). A list of values is a grid: ``{"C": [0.01, 0.1, 1]}``
-        tries each, crossed with every other option given a list and with every k, all from the
-        same per-fold rankings (the features are scored once per fold whatever the grid size).
+        Options of the model (``MODELS``). A list of values is a grid: ``{"C": [0.01, 0.1, 1]}`` tries each,
+        crossed with every other option given a list and with every k, all from the same per-fold rankings (the
+        features are scored once per fold whatever the grid size).
     cv : int
-        Stratified folds (``model_selection.cv_splits``: shuffled with ``random_state`` unless it
-        is None); ignored when ``validation`` is given.
+        Stratified folds (``model_selection.cv_splits``: shuffled with ``random_state`` unless it is None);
+        ignored when ``validation`` is given.
     groups : array-like, optional
         Group of each sample: folds never split a group (``StratifiedGroupKFold``).
     validation : boolean array, optional
-        One split instead of folds: these samples are held out (e.g. ``--val-groups``). The
-        curve then holds one value per k (its ``_std`` columns are NaN: no spread) and the best
-        k is picked on the validation samples.
+        One split instead of folds: these samples are held out (e.g. ``--val-groups``). The curve then holds one
+        value per k (its ``_std`` columns are NaN: no spread) and the best k is picked on the validation samples.
     metric : str
-        The metric whose mean over folds chooses the best k and options. Ties (means within
-        ``grid.TIE``) go to the simpler model (``genosift.core.choices.SIMPLER``: smaller C, fewer or
-        shallower trees; otherwise the values in the order given, the options in the order
-        given), then to the smaller k.
+        The metric whose mean over folds chooses the best k and options. Ties (means within ``grid.TIE``) go to
+        the simpler model (``genosift.core.choices.SIMPLER``: smaller C, fewer or shallower trees; otherwise the
+        values in the order given, the options in the order given), then to the smaller k.
     sample_ids, feature_names : optional
-        Carried into the outputs; with ``sample_ids`` the saved model lists the ids of its
-        training samples, so ``predict`` can flag them (``in_training``).
+        Carried into the outputs; with ``sample_ids`` the saved model lists the ids of its training samples, so
+        ``predict`` can flag them (``in_training``).
     method_options : dict, optional
         Options of the scoring method.
     random_state : int
         Seed of the folds and of the models: the same inputs and seed give the same outputs.
     binary : bool
-        Presence/absence: features become ``x > 0`` for scoring and for the models (GenoLearn's
-        binary mode); the saved model applies the same reading to new data in ``predict``.
+        Presence/absence: features become ``x > 0`` for scoring and for the models (GenoLearn's binary mode);
+        the saved model applies the same reading to new data in ``predict``.
     min_af, max_af : float in [0, 1], optional
-        Allele-frequency filter (as ``genosift.score``): in each fold, only the features carried
-        (value above 0) by a share of that fold's training samples in ``[min_af, max_af]`` are
-        tested and can be chosen (the held-out samples never count); the final ranking and model
-        use the shares of all training samples. A k above the number of features inside the
-        range takes all of them (a note says so).
+        Allele-frequency filter (as ``genosift.score``): in each fold, only the features carried (above 0) by a
+        share of its training samples in ``[min_af, max_af]`` are tested and chosen (held-out samples never count);
+        the final model uses all training samples' shares. A k above the number inside takes them all (a note says).
     covariates : array-like (n_samples, c) or DataFrame, optional
-        For a method that adjusts for covariates (``genosift.scores.covariate_methods()``): one
-        row per sample (``genosift.scores.check_covariates``). Each fold scores its training
-        samples with their covariates, and the final ranking all training samples with theirs.
-        The models are fitted on the selected features only: the covariates adjust the scores,
-        they are not inputs of the model (``predict`` needs the features only).
+        For a method that adjusts for covariates (``genosift.scores.covariate_methods()``): one row per sample
+        (``scores.check_covariates``). Each fold scores its training samples with their covariates, the final
+        ranking all training samples with theirs. The models see the selected features only (``predict`` too).
     unlabelled : array-like or sparse (m, n_features), optional
-        Samples with data but no label (the same features, in the same order): never scored nor
-        used in training; the final model predicts them (``Evaluation.unlabelled``: sample,
-        predicted, ``proba_<class>`` when the model gives probabilities), read as presence/absence
-        with ``binary``. ``unlabelled_ids``: their ids (default: their row numbers).
+        Samples with data but no label (the same features, in the same order; ids ``unlabelled_ids``, default
+        their row numbers): never scored nor used in training; the final model predicts them (``Evaluation.
+        unlabelled``: sample, predicted, ``proba_<class>`` with probabilities), read as presence/absence with binary.
     screened : workflow.screened.Screened, optional
-        ``X`` holds only these features of a store, those near the top of every ranking
-        (``workflow.screened.evaluate_store`` makes it): the final ranking and profile of every
-        feature are the store's, the per-fold tested counts too.
+        ``X`` holds only these features of a store, near the top of every ranking (``screened.evaluate_store``
+        makes it): the final ranking and profile of every feature are the store's, the per-fold tested counts too.
 
     Returns
     -------
@@ -157,89 +195,129 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     >>> ev.best_k in (2, 3, 20), bool(ev.curve["balanced_accuracy_mean"].max() > 0.8)
     (True, True)
     """
+    asked = _Asked(method, ks, model, model_options, cv, groups, validation, metric, sample_ids, feature_names,
+                   method_options, random_state, n_jobs, binary, min_af, max_af, covariates, unlabelled_ids, screened)
+    return _evaluation(_checked(X, y, unlabelled, asked), asked)
+
+
+def _checked(X, y, unlabelled, asked):
+    """The data and the request of ``evaluate`` checked before any work, in the order their errors are told."""
     from .. import get_method
     from ..scores import check_af, refuse_covariates
-    from ..selectors import check_ks, cross_validate_grid
+    from ..selectors import check_ks
     from ..selectors.score_funcs import covariate_frame, matched_covariates
 
-    spec = get_method(method)
-    af = check_af(min_af, max_af, "evaluate")
+    spec = get_method(asked.method)
+    af = check_af(asked.min_af, asked.max_af, "evaluate")
     if spec.task == "unsupervised":
         raise ValueError(f"evaluate fits classifiers; method '{spec.name}' takes no target. "
                          "Choose a classification method (genosift methods).")
+    covariates = asked.covariates
     if covariates is not None:
         refuse_covariates(spec, "evaluate")
         covariates = matched_covariates(X, covariates)
-    if metric not in METRICS:
-        raise param_error("metric", "evaluate", f"one of {list(METRICS)}", metric)
-    X, y, feature_names, classes = _checked_data(X, y, feature_names, binary=binary, metric=metric)
+    if asked.metric not in METRICS:
+        raise param_error("metric", "evaluate", f"one of {list(METRICS)}", asked.metric)
+    X, y, feature_names, classes = _checked_data(X, y, asked.feature_names, binary=asked.binary, metric=asked.metric)
     if spec.task == "regression" and len(classes) != 2:
         raise ValueError(f"evaluate fits classifiers; method '{spec.name}' is for numeric targets and scores two "
                          f"classes (coded 0 and 1), but y has {len(classes)}. Choose a classification method "
                          "(genosift methods), or keep two classes.")
     n, p = X.shape
-    if unlabelled is not None:  # checked before any work
-        unlabelled = _checked_unlabelled(unlabelled, unlabelled_ids, p, binary=binary, feature_names=feature_names)
+    if unlabelled is not None:
+        unlabelled = _checked_unlabelled(unlabelled, asked.unlabelled_ids, p, binary=asked.binary,
+                                         feature_names=feature_names)
     covariates = covariate_frame(covariates, n, "evaluate")
-    ks = check_ks(ks, p, "evaluate").tolist()
-    grid = option_grid(model, model_options)
-    estimators = [make_model(model, options=setting, random_state=random_state, sparse=sp.issparse(X),
-                             n_jobs=n_jobs, n_classes=len(classes)) for setting in grid.settings]
-    if validation is not None:
-        validation = np.asarray(validation, dtype=bool)
-    splits, cv_info = evaluation_splits(y, cv=cv, groups=groups, validation=validation, metric=metric,
-                              random_state=random_state)
+    ks = check_ks(asked.ks, p, "evaluate").tolist()
+    grid = option_grid(asked.model, asked.model_options)
+    estimators = [make_model(asked.model, options=setting, random_state=asked.random_state, sparse=sp.issparse(X),
+                             n_jobs=asked.n_jobs, n_classes=len(classes)) for setting in grid.settings]
+    validation = None if asked.validation is None else np.asarray(asked.validation, dtype=bool)
+    return _Checked(X=X, y=y, feature_names=feature_names, classes=classes, spec=spec, af=af, covariates=covariates,
+                    ks=ks, grid=grid, estimators=estimators, validation=validation, unlabelled=unlabelled)
+
+
+def _cross_validated(data, asked):
+    """The folds of ``evaluate`` (every setting and k from one ranking per fold) and what they were."""
+    from ..selectors import cross_validate_grid
+
+    splits, cv_info = evaluation_splits(data.y, cv=asked.cv, groups=asked.groups, validation=data.validation,
+                                        metric=asked.metric, random_state=asked.random_state)
     try:
-        folds = cross_validate_grid(X, y, score_func=spec.name, estimators=estimators, ks=ks, cv=splits,
-                                    labels=grid.labels, method_options=method_options, random_state=random_state,
-                                    min_af=min_af, max_af=max_af, covariates=covariates)
+        folds = cross_validate_grid(data.X, data.y, score_func=data.spec.name, estimators=data.estimators,
+                                    ks=data.ks, cv=splits, labels=data.grid.labels,
+                                    method_options=asked.method_options, random_state=asked.random_state,
+                                    min_af=asked.min_af, max_af=asked.max_af, covariates=data.covariates)
     except (ValueError, TypeError) as exc:  # scikit-learn refusing the value of a model option: name the fix
-        fix = invalid_option(exc, grid)
+        fix = invalid_option(exc, data.grid)
         if fix is None:
             raise
         raise fix from None
-    af_notes = [] if covariates is None else [
+    return folds, cv_info
+
+
+def _notes(data, folds, screened):
+    """The notes of the covariates and of the allele-frequency filter (per fold, the features inside the range
+    of its training samples)."""
+    covariates, af, ks = data.covariates, data.af, data.ks
+    notes = [] if covariates is None else [
         f"Adjusted for {covariates.shape[1]} covariate(s) ({', '.join(map(str, covariates.columns))}), each fold "
         "with its training samples' rows; the models see the selected features only."]
-    if af is not None:  # per fold, the features inside the range of its training samples
+    if af is not None:
         tested = [len(fold["ranking"]) for fold in folds] if screened is None else screened.tested
-        af_notes.append(f"Allele-frequency filter [{af[0]}, {af[1]}] (on each fold's training samples): "
-                        f"{min(tested)}-{max(tested)} of "
-                        f"{p if screened is None else screened.result.n_features} features tested per fold"
-                        + ("; k above that number used all of them" if max(ks) > min(tested) else "") + ".")
-    cv_metrics, curve = grid_metrics(folds, ks, y, classes, grid, one_split=validation is not None)
-    best_setting, best_k = best_cell(curve, metric, grid)
-    oof = _out_of_fold(folds, (best_setting, best_k), y, classes, sample_ids)
-    train = np.ones(n, dtype=bool) if validation is None else ~validation
+        notes.append(f"Allele-frequency filter [{af[0]}, {af[1]}] (on each fold's training samples): "
+                     f"{min(tested)}-{max(tested)} of "
+                     f"{data.X.shape[1] if screened is None else screened.result.n_features} features tested per fold"
+                     + ("; k above that number used all of them" if max(ks) > min(tested) else "") + ".")
+    return notes
+
+
+def _evaluation(data, asked):
+    """The folds, their curve and its best (setting, k), the out-of-fold predictions there, and the final model
+    of that cell on the training samples (with the importances of its features)."""
+    from ..selectors.univariate import SelectKBest
+
+    folds, cv_info = _cross_validated(data, asked)
+    X, y, classes, screened = data.X, data.y, data.classes, asked.screened
+    notes = _notes(data, folds, screened)
+    cv_metrics, curve = grid_metrics(folds, data.ks, y, classes, data.grid, one_split=data.validation is not None)
+    best_setting, best_k = best_cell(curve, asked.metric, data.grid)
+    oof = _out_of_fold(folds, (best_setting, best_k), y, classes, asked.sample_ids)
+    train = np.ones(X.shape[0], dtype=bool) if data.validation is None else ~data.validation
+    estimator = data.estimators[best_setting]
+    select = SelectKBest(data.spec.name, k=best_k, method_options=asked.method_options, min_af=asked.min_af,
+                         max_af=asked.max_af)
     result, pipeline, prof, weights = _final_model(
-        X, y, train, spec.name, estimators[best_setting], best_k, feature_names=feature_names,
-        method_options=method_options, min_af=min_af, max_af=max_af,
-        covariates=None if covariates is None else covariates.iloc[np.flatnonzero(train)])
+        X, y, train, estimator, select, data.feature_names,
+        None if data.covariates is None else data.covariates.iloc[np.flatnonzero(train)])
     importance_folds = None
-    if IMPORTANCE[model] == "permutation":  # on the validation folds, for the features of the final model
+    if IMPORTANCE[asked.model] == "permutation":  # on the validation folds, for the features of the final model
         from .importance import fold_permutation_importance
 
-        values, counts = fold_permutation_importance(X, y, folds, estimators[best_setting], best_k, metric=metric,
-                                                     random_state=random_state)
+        values, counts = fold_permutation_importance(X, y, folds, estimator, best_k, metric=asked.metric,
+                                                     random_state=asked.random_state)
         chosen = result.ranking[: min(best_k, result.n_tested)]
         weights, importance_folds = values[chosen], counts[chosen]
     names = np.asarray(result.feature_names, dtype=object)  # of X's columns
     if screened is not None:  # every feature's ranking and profile, from the store
         result, prof = screened.result, screened.profile
+    unlabelled = data.unlabelled
     if unlabelled is not None:
         from .prediction import predict_frame
 
-        unlabelled = predict_frame(pipeline, unlabelled, sample_ids=unlabelled_ids, classes=classes)
+        unlabelled = predict_frame(pipeline, unlabelled, sample_ids=asked.unlabelled_ids, classes=classes)
+    sample_ids = asked.sample_ids
     return Evaluation(
-        method=spec.name, model_name=model, model_options=dict(grid.settings[best_setting]), ks=ks, metric=metric,
-        notes=af_notes, classes=classes, cv=cv_info, folds=folds, cv_metrics=cv_metrics, curve=curve, best_k=best_k,
-        oof=oof,
-        result=result, pipeline=pipeline, importance=weights,
-        sample_ids=np.asarray(sample_ids if sample_ids is not None else np.arange(n).astype(str), dtype=object),
-        feature_names=names, seed=random_state, train=train,
+        method=data.spec.name, model_name=asked.model, model_options=dict(data.grid.settings[best_setting]),
+        ks=data.ks, metric=asked.metric, notes=notes, classes=classes, cv=cv_info, folds=folds,
+        cv_metrics=cv_metrics, curve=curve, best_k=best_k, oof=oof, result=result, pipeline=pipeline,
+        importance=weights,
+        sample_ids=np.asarray(sample_ids if sample_ids is not None else np.arange(X.shape[0]).astype(str),
+                              dtype=object),
+        feature_names=names, seed=asked.random_state, train=train,
         columns=None if screened is None else screened.columns,
-        binary=bool(binary), named_samples=sample_ids is not None, profile=prof, grid=grid, best_setting=best_setting,
-        unlabelled=unlabelled, importance_folds=importance_folds,
+        binary=bool(asked.binary), named_samples=sample_ids is not None, profile=prof, grid=data.grid,
+        best_setting=best_setting, unlabelled=unlabelled, importance_folds=importance_folds,
     )
 
 
@@ -302,22 +380,20 @@ def evaluation_splits(y, *, cv, groups, validation, metric, random_state):
     return splits, cv_info
 
 
-def _final_model(X, y, train, method, estimator, best_k, *, feature_names, method_options, min_af, max_af,
-                 covariates=None):
-    """The ranking, model and class profile of every training sample (``covariates``: theirs);
-    the importances in ranking order."""
+def _final_model(X, y, train, estimator, select, feature_names, covariates=None):
+    """The ranking (``select``, an unfitted ``SelectKBest`` of the best k, fitted here), model and class
+    profile of every training sample (``covariates``: theirs); the importances in ranking order."""
     from sklearn.base import clone
     from sklearn.pipeline import Pipeline
 
     from ..core import engine
     from ..scoring import profile
-    from ..selectors.univariate import SelectKBest
 
     X_train, y_train = X[np.flatnonzero(train)], y[train]
+    best_k = select.k
     with engine.progress("Final model", total=2, unit="steps") as bar:
         bar.describe("Final model: scoring the training samples")
         # the selector's own scores are the ranking: the training samples are scored once
-        select = SelectKBest(method, k=best_k, method_options=method_options, min_af=min_af, max_af=max_af)
         select.fit(X_train, y_train, covariates=covariates)
         result = select.result_
         if feature_names is not None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -61,8 +62,8 @@ def predict(saved, X, feature_names, *, sample_ids=None, fill_missing=False, plo
     renamed = swapped = None
     if ploidy is not None:
         renamed, swapped = _match_variants(saved["features"], columns, names)
-    return _predict_columns(saved, X, columns, len(names), sample_ids=sample_ids, fill_missing=fill_missing,
-                            renamed=renamed, swapped=swapped, ploidy=ploidy)
+    matched = _Matched(columns, len(names), renamed=renamed, swapped=swapped, ploidy=ploidy)
+    return _predict_columns(saved, X, matched, sample_ids=sample_ids, fill_missing=fill_missing)
 
 
 def predict_store(saved, data, *, sample_ids=None, fill_missing=False):
@@ -81,8 +82,8 @@ def predict_store(saved, data, *, sample_ids=None, fill_missing=False):
     M = data.read_columns(columns[present])
     local = np.full(columns.size, -1, dtype=np.int64)
     local[present] = np.arange(present.size)
-    return _predict_columns(saved, M, local, data.shape[1], sample_ids=sample_ids, fill_missing=fill_missing,
-                            renamed=renamed, swapped=swapped, ploidy=store.ploidy)
+    matched = _Matched(local, data.shape[1], renamed=renamed, swapped=swapped, ploidy=store.ploidy)
+    return _predict_columns(saved, M, matched, sample_ids=sample_ids, fill_missing=fill_missing)
 
 
 #: An allele as genosift names variants (VCF REF/ALT, PLINK A1/A2): bases, N or the * of a deletion.
@@ -142,15 +143,40 @@ def _copies(n):
     return f"{n} cop{'y' if n == 1 else 'ies'}"
 
 
-def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing, renamed=None, swapped=None,
-                     ploidy=None):
-    """``predict`` once the model's features are found: ``columns`` holds, for each of them, its
-    column of ``X`` (-1 where absent; ``renamed`` and ``swapped`` mark variants found by position
-    and alleles under another name, and with their two alleles swapped, in genotypes of
-    ``ploidy``); the data have ``n_columns`` features in all."""
-    wanted = saved["features"]
+@dataclass(frozen=True)
+class _Matched:
+    """Where the model's features are in the new data: ``columns`` holds, for each of them, its
+    column of the data (-1 where absent); ``renamed`` and ``swapped`` mark variants found by
+    position and alleles under another name, and with their two alleles swapped, in genotypes of
+    ``ploidy``; the data have ``n_columns`` features in all."""
+
+    columns: np.ndarray
+    n_columns: int
+    renamed: np.ndarray | None = None
+    swapped: np.ndarray | None = None
+    ploidy: int | None = None
+
+
+def _predict_columns(saved, X, matched, *, sample_ids, fill_missing):
+    """``predict`` once the model's features are ``matched`` to the columns of ``X``."""
+    if matched.swapped is None:
+        matched = replace(matched, swapped=np.zeros(matched.columns.size, dtype=bool))
+    missing_selected, notes = _matching_notes(saved, matched, fill_missing)
+    reduced = _model_columns(saved, X, matched, sample_ids, notes)
+    return _predicted(saved, _in_trained_form(saved, reduced), sample_ids, missing_selected, notes)
+
+
+def _used_features(saved):
+    """The names of the features the model takes (``load_model``: its 'selected')."""
+    return {saved["features"][j] for j in np.asarray(saved["columns"], dtype=np.int64).tolist()}
+
+
+def _matching_notes(saved, matched, fill_missing):
+    """The model's features (of those it uses) absent from the new data, an error unless
+    ``fill_missing``; and the notes of how the data's columns matched the model's features."""
+    wanted, columns, swapped, renamed = saved["features"], matched.columns, matched.swapped, matched.renamed
     support = np.asarray(saved["columns"], dtype=np.int64)
-    selected = {wanted[j] for j in support.tolist()}  # the features the model takes (load_model: its 'selected')
+    selected = _used_features(saved)
     missing = [f for f, j in zip(wanted, columns.tolist()) if j < 0]
     missing_selected = [f for f in missing if f in selected]
     notes = []
@@ -166,19 +192,26 @@ def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing, 
         notes.append(f"{len(missing)} of the model's {len(wanted)} features are absent from the new data"
                      + (f" ({len(missing_selected)} of them used by the model, set to 0)" if missing_selected else
                         " (none used by the model)") + ".")
-    swapped = np.zeros(columns.size, dtype=bool) if swapped is None else swapped
     if swapped.any():
         used = int(swapped[support].sum())
         notes.append(f"{int(swapped.sum())} of the model's variants are in the new data with their two alleles "
                      f"swapped (CHROM:POS:B:A for CHROM:POS:A:B, as PLINK 1.9 counts the minor allele), "
-                     f"{used} of them used by the model: counted as {ploidy} - count.")
+                     f"{used} of them used by the model: counted as {matched.ploidy} - count.")
     if renamed is not None and renamed.any():
         notes.append(f"{int(renamed.sum())} of the model's variants are in the new data under another name, matched "
                      "by chromosome (a leading 'chr' aside), position and alleles.")
-    extra = n_columns - (len(wanted) - len(missing))
+    extra = matched.n_columns - (len(wanted) - len(missing))
     if extra:
         notes.append(f"{extra} column(s) of the new data are not features of the model and were ignored.")
-    chosen = columns[support]
+    return missing_selected, notes
+
+
+def _model_columns(saved, X, matched, sample_ids, notes):
+    """The columns of ``X`` the model uses, in its order (absent ones zero), checked finite and
+    counted as the model counted them (genotypes, presence/absence)."""
+    wanted = saved["features"]
+    support = np.asarray(saved["columns"], dtype=np.int64)
+    chosen = matched.columns[support]
     present = chosen >= 0
     taken = np.maximum(chosen, 0)  # absent features: any column, then zeroed (NaN there too)
     if not present.any():  # none of the model's features (X may have no column at all): zeros
@@ -190,12 +223,18 @@ def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing, 
     else:
         reduced = np.where(present, np.asarray(X, dtype=np.float64)[:, taken], 0.0)
     _check_predict_finite(reduced, np.asarray(wanted, dtype=object)[support], sample_ids)
-    if ploidy is not None:
-        reduced = _genotype_counts(reduced, swapped[support] & present, ploidy, saved.get("ploidy"), notes)
+    if matched.ploidy is not None:
+        reduced = _genotype_counts(reduced, matched.swapped[support] & present, matched.ploidy, saved.get("ploidy"),
+                                   notes)
     if saved.get("binary"):  # trained on presence/absence: the new data are read the same way
         from ..core.transforms import presence
 
         reduced = presence(reduced)
+    return reduced
+
+
+def _in_trained_form(saved, reduced):
+    """``reduced`` in the form of the data the model was fitted on (dense for a scaler that centres)."""
     model = saved["estimator"]
     scaler = model.steps[0][1] if hasattr(model, "steps") else None
     trained_sparse = saved.get("sparse")  # the form of the data the model was fitted on (None: not told)
@@ -213,11 +252,16 @@ def _predict_columns(saved, X, columns, n_columns, *, sample_ids, fill_missing, 
                        else np.asfortranarray(reduced, dtype=np.float64))
     if sp.issparse(reduced) and getattr(scaler, "with_mean", False):  # a model trained on dense data
         reduced = reduced.toarray()
-    out = predict_frame(model, reduced, sample_ids=sample_ids, classes=saved["classes"])
+    return reduced
+
+
+def _predicted(saved, reduced, sample_ids, missing_selected, notes):
+    """The model's predictions of the rows of ``reduced``, the training samples flagged, with the notes."""
+    out = predict_frame(saved["estimator"], reduced, sample_ids=sample_ids, classes=saved["classes"])
     predicted = out["predicted"].unique()
     if len(out) > 1 and len(predicted) == 1:
-        cause = (f" {len(missing_selected)} of the {len(selected)} features the model uses were absent and set to 0, "
-                 "which may be why" if missing_selected else "")
+        cause = (f" {len(missing_selected)} of the {len(_used_features(saved))} features the model uses were absent "
+                 "and set to 0, which may be why" if missing_selected else "")
         notes.append(f"The model predicts the same class, {predicted[0]!r}, for all {len(out)} samples.{cause} "
                      "Check that the new data are of the kind the model was trained on.")
     training = saved.get("training_samples")

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import genosift as gs
-from genosift.enet.path import MemoryDesign, deviances, fit_path, in_data_units, objective, penalties
+from genosift.enet.path import MemoryDesign, Solver, deviances, fit_path, in_data_units, objective, penalties
 from genosift.selectors.enet import elastic_net
 
 
@@ -166,7 +166,7 @@ def test_kkt_conditions_hold_at_every_penalty(logistic, alpha):
     X, y01, numeric = _population(3, n=90, p=2000)
     y = y01 if logistic else numeric
     design, _ = MemoryDesign.of(X)
-    path = fit_path(design, y, logistic=logistic, l1_ratio=alpha, tol=1e-12)
+    path = fit_path(design, y, logistic=logistic, l1_ratio=alpha, solver=Solver(tol=1e-12))
     assert path.lambdas.size >= 30
     assert _kkt(design, path, y, logistic, alpha) < 1e-3
     # the screen: the working set stays far below the features
@@ -181,10 +181,10 @@ def test_screening_gives_the_fit_of_every_feature(logistic, batch):
     X, y01, numeric = _population(4, n=100, p=800)
     y = y01 if logistic else numeric
     design, _ = MemoryDesign.of(X)
-    screened = fit_path(design, y, logistic=logistic, l1_ratio=0.5, tol=1e-13, batch=batch)
+    screened = fit_path(design, y, logistic=logistic, l1_ratio=0.5, solver=Solver(tol=1e-13, batch=batch))
 
-    full = fit_path(design, y, logistic=logistic, l1_ratio=0.5, tol=1e-13, lambdas=screened.lambdas,
-                    stop_early=False, screen=False)
+    full = fit_path(design, y, logistic=logistic, l1_ratio=0.5, lambdas=screened.lambdas,
+                    solver=Solver(tol=1e-13, stop_early=False, screen=False))
     assert full.working == design.usable.sum()
     o1 = objective(y, _eta(design, screened), screened.lambdas, penalties(screened.beta, 0.5, screened.ridge), logistic)
     o2 = objective(y, _eta(design, full), full.lambdas, penalties(full.beta, 0.5, full.ridge), logistic)
@@ -325,8 +325,9 @@ def test_the_store_read_in_passes_gives_the_fit_in_memory(enet_store, logistic, 
     M = sp.csc_matrix(X)[:, patterns.first]
     memory = MemoryDesign(M if kept is None else M[kept], patterns.sizes)
     yy = y if kept is None else y[kept]
-    a = fit_path(streamed, yy, logistic=logistic, l1_ratio=0.5, tol=1e-12)
-    b = fit_path(memory, yy, logistic=logistic, l1_ratio=0.5, tol=1e-12, lambdas=a.lambdas, stop_early=False)
+    a = fit_path(streamed, yy, logistic=logistic, l1_ratio=0.5, solver=Solver(tol=1e-12))
+    b = fit_path(memory, yy, logistic=logistic, l1_ratio=0.5, lambdas=a.lambdas,
+                 solver=Solver(tol=1e-12, stop_early=False))
     np.testing.assert_allclose(streamed.mean, memory.mean, rtol=1e-13)
     np.testing.assert_allclose(streamed.scale, memory.scale, rtol=1e-12)
     oa = objective(yy, _eta(streamed, a), a.lambdas, penalties(a.beta, 0.5, a.ridge), logistic)

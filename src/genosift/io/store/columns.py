@@ -107,7 +107,7 @@ class ColumnReads:
             cursor = colptr[J0:J1] - base
             for a, b in ranges:
                 M = self._row_chunk(reader, a, b, indptr)
-                gather(M.data, M.indices, M.indptr, a, J0, J1, cursor, out_data, out_rows, self._canonical)
+                gather((M.data, M.indices, M.indptr), a, J0, J1, cursor, (out_data, out_rows), self._canonical)
             for j0, j1 in zip(bounds[g0:g1], bounds[g0 + 1:g1 + 1]):
                 lo, hi = int(colptr[j0]) - base, int(colptr[j1]) - base
                 pointers = (colptr[j0:j1 + 1] - colptr[j0]).astype(index_dtype(max(hi - lo, n)))

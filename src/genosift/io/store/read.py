@@ -17,13 +17,16 @@ _MAX_READ = 1 << 30  # bytes per preadv call (Linux reads at most 2 GiB - 4 KiB 
 
 
 @njit(nogil=True, cache=True)
-def gather(data, indices, indptr, row0, j0, j1, cursor, out_data, out_rows, sorted_rows):
-    """Scatter the entries of CSR rows that fall in columns ``[j0, j1)`` into CSC buffers.
+def gather(csr, row0, j0, j1, cursor, out, sorted_rows):
+    """Scatter the entries of CSR rows (``csr``: data, indices, indptr) that fall in columns
+    ``[j0, j1)`` into CSC buffers (``out``: data, rows).
 
     ``cursor[j - j0]`` is where the next entry of column ``j`` goes; rows are taken in order, so
     each column's rows come out ascending. With ``sorted_rows`` each row's start is found by
     binary search and the scan stops at ``j1``.
     """
+    data, indices, indptr = csr
+    out_data, out_rows = out
     n = indptr.shape[0] - 1
     for r in range(n):
         lo = indptr[r]

@@ -135,7 +135,7 @@ def _write_sparse(f, M, dt, names, budget, column_copy):
         out_data = np.empty(hi - lo, dtype=M.data.dtype)
         out_rows = np.empty(hi - lo, dtype=index_dtype(n))
         cursor = colptr[j0:j1] - lo
-        gather(M.data, M.indices, M.indptr, 0, j0, j1, cursor, out_data, out_rows, True)
+        gather((M.data, M.indices, M.indptr), 0, j0, j1, cursor, (out_data, out_rows), True)
         cdata[lo:hi] = out_data.astype(dt, copy=False)  # exact: the same values passed _cast above
         crows[lo:hi] = out_rows
 
