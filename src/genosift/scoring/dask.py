@@ -352,9 +352,9 @@ def _store_block_scores(source, j0, j1, rows, target, method, options, af=False)
     return _block_scores(block if rows is None else block[rows], target, method, options, j0, j1, None, af)
 
 
-def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, scheduler=None, af=None,
-                      covariates=None, kinship=None):
-    """Score a store on a Dask scheduler, the workers reading it: a ``ScoreResult``.
+def score_store_tasks(source, spec, options, *, af=None):
+    """Score the store of the ``StoreSource`` ``source`` on its Dask scheduler, the workers reading
+    it: a ``ScoreResult``.
 
     What ``genosift.scoring.store.score_store(..., scheduler=...)`` runs once it has checked its inputs.
     Row-mergeable methods: the rows are cut into ranges holding at most ``chunk_bytes`` of stored
@@ -362,15 +362,16 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
     thread reads a run of consecutive ranges, one at a time, merging their statistics as it goes
     (memory: one range and two statistics), and the tasks' statistics are merged in a tree.
     Whole-column methods: one task per block of features whose dense float64 form fits
-    ``chunk_bytes``. ``rows`` (sorted indices,
-    None for all) keeps some samples; ``y`` has one value per sample kept. The store's path must be
+    ``chunk_bytes``. The source's ``rows`` (sorted indices,
+    None for all) keep some samples; its ``y`` has one value per sample kept. The store's path must be
     the same on every worker. Small stores are cut into at least as many tasks as the scheduler
     has threads, so that every thread has work. ``af``: an allele-frequency filter
-    ``(min_af, max_af)``, its carriers counted by the same tasks. ``covariates``: the checked
+    ``(min_af, max_af)``, its carriers counted by the same tasks. Its ``covariates``: the checked
     ``(m, c)`` array of the samples kept (``genosift.scores.check_covariates``), sent to the
-    tasks with the target; ``kinship``: the checked ``(m, m)`` kinship of a mixed model, sent with
+    tasks with the target; its ``kinship``: the checked ``(m, m)`` kinship of a mixed model, sent with
     it too (one copy per worker, whose tasks share its null model: one decomposition a worker).
     """
+    store, y, rows, chunk_bytes = source.X, source.y, source.rows, source.chunk_bytes
     if spec.streaming == "matrix":
         raise _whole_matrix_error(spec, "a store")
     if chunk_bytes is not None and (isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, (int, np.integer))
@@ -380,9 +381,9 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
     dask = require_dask()
     n, p = store.shape
     m = n if rows is None else rows.size
-    source = _StoreOnWorker(store)
-    target = make_target(spec, y, m, covariates, kinship)
-    with opened(scheduler) as chosen:
+    on_worker = _StoreOnWorker(store)
+    target = make_target(spec, y, m, source.covariates, source.kinship)
+    with opened(source.scheduler) as chosen:
         slots = scheduler_slots(chosen)
         if spec.streaming == "rows":
             budget = max(1, min(budget, -(-store.nnz * store.entry_bytes // slots)))
@@ -399,7 +400,7 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
             runs = np.array_split(np.arange(len(tasks)), min(len(tasks), RUNS_PER_THREAD * slots))
 
             def build(named):
-                return merge_tree([dask.delayed(source.statistic, pure=False)([tasks[i] for i in run], spec.name,
+                return merge_tree([dask.delayed(on_worker.statistic, pure=False)([tasks[i] for i in run], spec.name,
                                                                          named is not None, af is not None)
                               for run in runs], _n_classes(target), p)
 
@@ -410,8 +411,8 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
         width = min(block_width(m, p, budget), -(-p // slots))
         shared = dask.delayed(target, pure=False)
         kept = None if rows is None else dask.delayed(rows, pure=False)
-        parts = [dask.delayed(_store_block_scores, pure=False)(source, j0, min(p, j0 + width), kept, shared, spec.name,
-                                                                options, af is not None)
+        parts = [dask.delayed(_store_block_scores, pure=False)(on_worker, j0, min(p, j0 + width), kept, shared,
+                                                                spec.name, options, af is not None)
                  for j0 in range(0, p, width)]
         out, counts = _split_carriers(compute(parts, chosen), af is not None)
         return with_af(build_result(spec, out, target, store.names_loader(), options), counts, af)
