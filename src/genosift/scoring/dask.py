@@ -39,7 +39,7 @@ from ..scores import (
     with_af,
     with_covariates,
 )
-from ..sources.dask import is_dask_collection
+from ..sources.dask import computed, is_dask_collection
 from .schedulers import (
     compute,
     current_scheduler,
@@ -222,14 +222,17 @@ def with_target(X, y, feature_names, scheduler):
     """``(X as a Dask array, feature names or None, y)``: ``as_array``, and ``y`` computed on
     ``scheduler`` (n values) when it is a Dask array or Series."""
     X, names = as_array(X, feature_names, scheduler)
-    if is_dask_collection(y):
-        y = np.asarray(compute(y, scheduler))
-    return X, names, y
+    return X, names, computed(y, _computed_values, scheduler)
 
 
-def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None, af=None, covariates=None,
-                     kinship=None):
-    """Score a Dask array or DataFrame with the registered method ``spec``: a ``ScoreResult``.
+def _computed_values(y, scheduler):
+    return np.asarray(compute(y, scheduler))
+
+
+def score_collection(source, spec, options, *, af=None):
+    """Score the Dask array or DataFrame of ``source`` (a ``DaskSource``: the collection, its
+    target, feature names, covariates, kinship and scheduler) with the registered method
+    ``spec``: a ``ScoreResult``.
 
     What ``genosift.score`` runs for Dask input. Row-mergeable methods need blocks that span
     every feature, so ``X`` is rechunked along its columns when it has several column chunks
@@ -237,22 +240,20 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None,
     Whole-column methods need every sample of a feature, so ``X`` is rechunked to one row chunk
     and to column blocks of at most ``genosift.core.engine.block_width`` features (narrower column
     chunks are kept); sparse row chunks are turned to CSC first, whose columns slice cheaply.
-    ``y`` may be a Dask array or Series; it is computed (n values) first. ``af``: an
+    Its ``y`` may be a Dask array or Series; it is computed (n values) first. ``af``: an
     allele-frequency filter ``(min_af, max_af)`` (``genosift.score``'s ``min_af`` and ``max_af``),
-    its carriers counted by the same tasks. ``covariates``: one row per row of ``X`` (a Dask
+    its carriers counted by the same tasks. Its ``covariates``: one row per row of ``X`` (a Dask
     array or DataFrame is computed first, c values per sample), sent to the tasks with the target;
-    ``kinship`` (n x n, in the rows' order), for a mixed model, too.
+    its ``kinship`` (n x n, in the rows' order), for a mixed model, too.
     """
     if spec.streaming == "matrix":
         raise _whole_matrix_error(spec, "a Dask array")
     dask = require_dask()
-    with opened(scheduler) as chosen:
-        X, names, y = with_target(X, y, feature_names, chosen)
+    with opened(source.scheduler) as chosen:
+        X, names, y = with_target(source.X, source.y, source.feature_names, chosen)
         n, p = X.shape
-        if is_dask_collection(covariates):
-            covariates = compute(covariates, chosen)
-        Z, covariate_names = check_covariates(covariates, n)
-        target = make_target(spec, y, n, Z, kinship)
+        Z, covariate_names = check_covariates(computed(source.covariates, compute, chosen), n)
+        target = make_target(spec, y, n, Z, source.kinship)
         check_classes(spec, target)  # before reading: wrong labels fail at once
         if spec.streaming == "rows":
             labels = target_values(spec, y, n)

@@ -56,8 +56,7 @@ def _score_store(data, spec, opts, bounds=None):
 def _score_dask(data, spec, opts, bounds=None):
     from .dask import score_collection
 
-    return score_collection(data.X, data.y, spec, opts, feature_names=data.feature_names, scheduler=data.scheduler,
-                            af=bounds, covariates=data.covariates, kinship=data.kinship)
+    return score_collection(data, spec, opts, af=bounds)
 
 
 @score_source.register(BackedSource)

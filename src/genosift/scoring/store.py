@@ -9,6 +9,7 @@ Memory stays within the chunk budget, never the size of the data.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import singledispatch
 
 import numpy as np
 
@@ -118,6 +119,17 @@ def _score_rows(store, y, spec, opts, budget, rows, af=None, riders=()):
     return with_af(finish(spec, stats, store.names_loader(), opts), 0 if tap is None else tap.counts, af)
 
 
+@singledispatch
+def _opened(source):
+    """The store at the path ``source`` (an open ``Store`` as it is)."""
+    return Store(source)
+
+
+@_opened.register(Store)
+def _open_already(source):
+    return source
+
+
 @options_in_one_dict
 def score_store(source, target=None, *, method="fisher", samples=None, chunk_bytes=None, n_jobs=None,
                 scheduler=None, min_af=None, max_af=None, covariates=None, kinship=None, method_options=None):
@@ -200,7 +212,7 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
     spec = get_method(method)
     if covariates is not None:
         refuse_covariates(spec, "score_store")
-    store = source if isinstance(source, Store) else Store(source)
+    store = _opened(source)
     check_options_dict(method_options, "method_options", "score_store")
     opts = check_options(spec, method_options or {})
     af = check_af(min_af, max_af, "score_store")
@@ -259,8 +271,7 @@ def store_scores(source, spec, opts, *, n_jobs=None, af=None, riders=()):
         res = _score_rows(store, y, spec, opts, budget, rows, af,
                           [r for r in riders if r.rides_rows(store)])
     else:
-        res = _score_blocks(store, target_, spec, opts, budget, rows, n_jobs, af,
-                            [r for r in riders if r.rides_blocks(store)])
+        res = _score_blocks(source, target_, spec, opts, n_jobs, af, [r for r in riders if r.rides_blocks(store)])
     return with_covariates(res, covariate_names)
 
 
@@ -306,8 +317,7 @@ def _store_targets(source, spec, opts, *, n_jobs, af, riders):
         check_classes(spec, target)
     for rider in riders:
         rider.begin(ys[0], m, store.shape[1], lambda: store.feature_names)
-    results = _score_blocks(store, made, spec, opts, chunk_budget(source.chunk_bytes, "score_store"), rows, n_jobs, af,
-                            [r for r in riders if r.rides_blocks(store)])
+    results = _score_blocks(source, made, spec, opts, n_jobs, af, [r for r in riders if r.rides_blocks(store)])
     return [with_covariates(res, covariate_names) for res in results]
 
 
@@ -330,10 +340,11 @@ def _moment_block(spec, block, j0, j1, target, opts, names):
     return spec.func(stats, **opts)
 
 
-def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None, riders=()):
-    """A whole-column method (or a class-moment one, ``by_features``) over the store's feature
-    blocks (the ``rows`` kept), on threads; each block is also shown to the ``riders``
-    (``store_scores``)."""
+def _score_blocks(source, target, spec, opts, n_jobs, af=None, riders=()):
+    """A whole-column method (or a class-moment one, ``by_features``) over the feature blocks of
+    the store of ``source`` (the ``rows`` kept, within its budget), on threads; each block is also
+    shown to the ``riders`` (``store_scores``)."""
+    store, rows, budget = source.X, source.rows, chunk_budget(source.chunk_bytes, "score_store")
     n, p = store.shape
     names = store.names_loader()  # decoded where a message or the result shows them
     moments = spec.streaming == "rows"

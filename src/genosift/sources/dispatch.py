@@ -9,6 +9,7 @@ per-class profile (``Source.profile``) with the driver of its form.
 """
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, replace
 
@@ -22,7 +23,8 @@ from .rows import by_id, kept_rows, store_rows
 from .store import StoreRows, StoreSource
 from .stream import StreamSource
 
-__all__ = ["as_source", "matrix_or_store"]
+__all__ = ["AnnDataTransformMixin", "as_source", "fit_accepts_anndata", "matrix_or_store", "named_targets",
+           "selector_input"]
 
 
 def as_source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=False, chunk_bytes=None,
@@ -311,3 +313,79 @@ def matrix_or_store(X, *, binary=False):
         sparse = len(X.columns) > 0 and all(str(t).startswith("Sparse") for t in X.dtypes)
         return None, X.sparse.to_coo().tocsr() if sparse else X.to_numpy(), ids, labels
     return None, X, None, None
+
+
+def named_targets(X, names):
+    """``(name, values)`` of each target of ``genosift.score_targets`` that ``names`` names: a column
+    of an AnnData's ``obs`` (its values) or of a store's sample table (the name, read with the
+    store); other data have no such columns."""
+    from ..io.anndata import is_anndata, labels_of
+
+    if is_anndata(X):
+        return [(t, labels_of(X, t, required=True)) for t in names]
+    if hasattr(X, "row_chunks") or isinstance(X, (str, os.PathLike)):
+        return [(t, t) for t in names]  # columns of the store's sample table, read with it
+    raise TypeError("targets names columns of an AnnData's obs or of a store's sample table; for these data "
+                    "pass the targets' values: a DataFrame (one column per target) or a dict.")
+
+
+# ----------------------------------------------------------------------------------------------
+# the selectors' inputs
+
+
+def selector_input(X):
+    """How a selector fits ``X``: ``"matrix"`` (data in memory, scored by the selector's own
+    statistics of its rows), ``"anndata"`` (an AnnData, in memory or backed), ``"dask"`` (a Dask
+    collection) or ``"read"`` (a file path or an open store), the last three scored where they
+    are by ``genosift.score``."""
+    from ..io.anndata import is_anndata
+    from .dask import is_dask_collection
+
+    if is_anndata(X):
+        return "anndata"
+    if is_dask_collection(X):
+        return "dask"
+    if isinstance(X, (str, os.PathLike)) or hasattr(X, "row_chunks"):
+        return "read"
+    return "matrix"
+
+
+class AnnDataTransformMixin:
+    """``transform(adata)`` of a fitted selector: the AnnData restricted to the selected features."""
+
+    def transform(self, X):
+        """Keep the selected columns of ``X``.
+
+        An AnnData gives an AnnData: the view ``adata[:, selected]`` (its ``obs``, the selected
+        rows of ``var``, layers and ``varm`` with it; ``.copy()`` makes it a new object, and
+        ``.to_memory()`` reads a backed one). A selector fitted with feature names finds them
+        in ``var_names`` by name (any order; other features are left out) and returns them in the
+        order they were fitted; one fitted without names needs the same number of features.
+        With ``set_output(transform="pandas")`` (or another container) the selected columns come
+        as that container instead, indexed by ``obs_names``.
+        """
+        from ..io.anndata import is_anndata, select_vars
+
+        if not is_anndata(X):
+            return super().transform(X)
+        subset = select_vars(self, X)
+        import sklearn
+
+        wanted = getattr(self, "_sklearn_output_config", {}).get("transform", sklearn.get_config()["transform_output"])
+        return subset if wanted == "default" else subset.to_df()
+
+
+def fit_accepts_anndata(fit):
+    """Let a selector's ``fit(X, y, ...)`` take an AnnData: its matrix ``X`` (a backed ``X`` is
+    read into memory, as these selectors need every value), ``y`` or ``groups`` naming ``obs``
+    columns, and ``feature_names_in_`` from ``var_names``."""
+
+    @functools.wraps(fit)
+    def fit_(self, X, y=None, *args, **kwargs):
+        from ..io.anndata import fit_on_matrix, is_anndata
+
+        if not is_anndata(X):
+            return fit(self, X, y, *args, **kwargs)
+        return fit_on_matrix(self, lambda M, labels, **kw: fit(self, M, labels, *args, **kw), X, y, **kwargs)
+
+    return fit_
