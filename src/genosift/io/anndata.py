@@ -11,7 +11,6 @@ a backed AnnData is scored without loading ``X`` by ``genosift.scoring.anndata``
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import numpy as np
 
@@ -116,34 +115,12 @@ def unpack(adata, y, spec, *, layer=None, feature_names=None):
 
 
 # ----------------------------------------------------------------------------------------------
-# selectors
-
-
-class AnnDataTransformMixin:
-    """``transform(adata)`` of a fitted selector: the AnnData restricted to the selected features."""
-
-    def transform(self, X):
-        """Keep the selected columns of ``X``.
-
-        An AnnData gives an AnnData: the view ``adata[:, selected]`` (its ``obs``, the selected
-        rows of ``var``, layers and ``varm`` with it; ``.copy()`` makes it a new object, and
-        ``.to_memory()`` reads a backed one). A selector fitted with feature names finds them
-        in ``var_names`` by name (any order; other features are left out) and returns them in the
-        order they were fitted; one fitted without names needs the same number of features.
-        With ``set_output(transform="pandas")`` (or another container) the selected columns come
-        as that container instead, indexed by ``obs_names``.
-        """
-        if not is_anndata(X):
-            return super().transform(X)
-        subset = select_vars(self, X)
-        import sklearn
-
-        wanted = getattr(self, "_sklearn_output_config", {}).get("transform", sklearn.get_config()["transform_output"])
-        return subset if wanted == "default" else subset.to_df()
+# selectors (``sources.dispatch.AnnDataTransformMixin`` and ``fit_accepts_anndata`` ask whether
+# the input is an AnnData, then call these)
 
 
 def select_vars(selector, adata):
-    """``adata[:, selected]`` for a fitted selector (see ``AnnDataTransformMixin.transform``)."""
+    """``adata[:, selected]`` for a fitted selector (see ``sources.dispatch.AnnDataTransformMixin.transform``)."""
     keep = selector.get_support()
     fitted = getattr(selector, "feature_names_in_", None)
     owner = type(selector).__name__
@@ -162,20 +139,6 @@ def select_vars(selector, adata):
         raise ValueError(f"adata lacks {len(missing)} of the {len(wanted)} features {owner} selected: "
                          f"{plain(missing[:5])}{' ...' if len(missing) > 5 else ''} are not in its var_names.")
     return adata[:, where]
-
-
-def fit_accepts_anndata(fit):
-    """Let a selector's ``fit(X, y, ...)`` take an AnnData: its matrix ``X`` (a backed ``X`` is
-    read into memory, as these selectors need every value), ``y`` or ``groups`` naming ``obs``
-    columns, and ``feature_names_in_`` from ``var_names``."""
-
-    @functools.wraps(fit)
-    def fit_(self, X, y=None, *args, **kwargs):
-        if not is_anndata(X):
-            return fit(self, X, y, *args, **kwargs)
-        return fit_on_matrix(self, lambda M, labels, **kw: fit(self, M, labels, *args, **kw), X, y, **kwargs)
-
-    return fit_
 
 
 def fit_on_matrix(selector, fit, adata, y, **kwargs):

@@ -9,8 +9,6 @@ merge statistics, finish the result).
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from ..core.validation import check_options_dict, options_in_one_dict, param_error
@@ -232,22 +230,14 @@ def _targets_of(X, targets):
     its values (or, for a store, its column's name)."""
     from collections.abc import Mapping
 
-    from ..io.anndata import is_anndata
+    from ..sources import named_targets
 
     if hasattr(targets, "columns") and hasattr(targets, "to_numpy"):  # a DataFrame
         pairs = [(str(c), targets[c].to_numpy()) for c in targets.columns]
     elif isinstance(targets, Mapping):
         pairs = [(str(k), v) for k, v in targets.items()]
     elif isinstance(targets, (list, tuple)) and targets and all(isinstance(t, str) for t in targets):
-        if is_anndata(X):
-            from ..io.anndata import labels_of
-
-            pairs = [(t, labels_of(X, t, required=True)) for t in targets]
-        elif hasattr(X, "row_chunks") or isinstance(X, (str, os.PathLike)):
-            pairs = [(t, t) for t in targets]  # columns of the store's sample table, read with it
-        else:
-            raise TypeError("targets names columns of an AnnData's obs or of a store's sample table; for these data "
-                            "pass the targets' values: a DataFrame (one column per target) or a dict.")
+        pairs = named_targets(X, targets)
     else:
         raise param_error("targets", "score_targets", "a DataFrame, a dict of name -> values, or a list of column "
                           "names", type(targets).__name__)

@@ -39,25 +39,28 @@ from ..scores import (
     with_af,
     with_covariates,
 )
+from ..sources.store import StoreSource
 from .store import store_scores
 
 __all__ = ["backed_rows", "score_backed"]
 
 
-def score_backed(adata, y, spec, opts, *, feature_names=None, chunk_bytes=None, scheduler=None, binary=False,
-                 af=None, covariates=None, kinship=None):
-    """``genosift.score`` of the ``X`` of a backed AnnData, never loaded whole (see the module's notes).
+def score_backed(source, spec, opts, *, af=None):
+    """``genosift.score`` of the ``X`` of the backed AnnData of ``source`` (a ``BackedSource``),
+    never loaded whole (see the module's notes).
 
-    ``covariates``: one row per observation (``genosift.io.anndata.covariates_of`` resolves names
-    of ``obs`` columns and tables indexed by ``obs_names`` first); ``kinship``: the observations'
-    (n x n, in their order), for a mixed model.
+    Its ``covariates``: one row per observation (``genosift.io.anndata.covariates_of`` resolves
+    names of ``obs`` columns and tables indexed by ``obs_names`` first); its ``kinship``: the
+    observations' (n x n, in their order), for a mixed model.
     """
+    adata = source.X
     check_file(adata.filename)  # its X is read from this file: nothing that reads other files
-    y = labels_of(adata, y, required=spec.task != "unsupervised")
+    y = labels_of(adata, source.y, required=spec.task != "unsupervised")
+    feature_names = source.feature_names
     names = names_of(adata.var_names) if feature_names is None else np.asarray(feature_names, dtype=object)
-    Z, covariate_names = check_covariates(covariates, adata.n_obs)
-    res = _score_backed(adata, y, spec, opts, names, chunk_bytes=chunk_bytes, scheduler=scheduler, binary=binary,
-                        af=af, covariates=Z, kinship=None if kinship is None else np.asarray(kinship, dtype=np.float64))
+    Z, covariate_names = check_covariates(source.covariates, adata.n_obs)
+    kinship = None if source.kinship is None else np.asarray(source.kinship, dtype=np.float64)
+    res = _score_backed(dataclasses.replace(source, y=y, covariates=Z, kinship=kinship), spec, opts, names, af)
     return with_covariates(res, covariate_names)
 
 
@@ -120,15 +123,20 @@ def _take_features(res, cols, names):
     return dataclasses.replace(res, names=names, names_loader=None, **subset)
 
 
-def _in_memory(M, y, spec, opts, names, binary, af, covariates, kinship=None):
-    """The values anndata read into memory, scored as a matrix."""
+def _in_memory(M, source, spec, opts, names, af):
+    """The values ``M`` anndata read into memory, scored as a matrix with the target, covariates and
+    kinship of ``source``."""
     from .memory import score_memory
 
-    return score_memory(spec, presence(M) if binary else M, y, names, opts, af, covariates, kinship=kinship)
+    return score_memory(spec, presence(M) if source.binary else M, source.y, names, opts, af, source.covariates,
+                        kinship=source.kinship)
 
 
-def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary, af, covariates=None, kinship=None):
-    budget = chunk_budget(chunk_bytes, "score")
+def _score_backed(source, spec, opts, names, af):
+    """``score_backed`` once the target, covariates and kinship of ``source`` are checked: through a
+    store where the file reads as one, else through anndata's backed access."""
+    adata, scheduler = source.X, source.scheduler
+    chunk_budget(source.chunk_bytes, "score")  # a budget that is not one fails before any read
     if spec.streaming == "matrix":
         raise ValueError(
             f"Method '{spec.name}' needs the whole matrix in memory (it compares samples over all features "
@@ -136,7 +144,8 @@ def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary
             "or choose a method whose streaming is 'rows' or 'blocks' in genosift.methods().")
     view = _view_of(adata)
     parent, rows, cols = view if view is not None else (None, None, None)
-    store = None if parent is None else _store_of(parent, binary)
+    store = None if parent is None else _store_of(parent, source.binary)
+    y, covariates, kinship = source.y, source.covariates, source.kinship
     if store is not None:
         if rows is not None:
             order = np.argsort(rows, kind="stable")
@@ -148,27 +157,27 @@ def _score_backed(adata, y, spec, opts, names, *, chunk_bytes, scheduler, binary
                 covariates = None if covariates is None else covariates[order]
                 kinship = None if kinship is None else kinship[np.ix_(order, order)]
     if store is not None:
-        res = store_scores(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, scheduler=scheduler, af=af,
-                           covariates=covariates, kinship=kinship)
+        res = store_scores(StoreSource(store, y, rows=rows, covariates=covariates, chunk_bytes=source.chunk_bytes,
+                                       scheduler=scheduler, kinship=kinship), spec, opts, af=af)
         if cols is not None:
             return _take_features(res, cols, names)
         return dataclasses.replace(res, names=names, names_loader=None)
     if adata.is_view:  # the view's values only (read in file order where its parent is known)
         _no_scheduler(adata, scheduler)
-        return _in_memory(_values_of_view(adata), y, spec, opts, names, binary, af, covariates, kinship)
+        return _in_memory(_values_of_view(adata), source, spec, opts, names, af)
     if scheduler is not None:
         raise ValueError(f"A backed AnnData whose X is stored as {getattr(adata.X, 'format', 'this layout')!r} is "
                          "read through anndata here, not by Dask tasks. Leave out scheduler, or write the data to a "
                          "store (genosift.io.write_store) and score that on the scheduler.")
     X = adata.X
     if getattr(X, "format", None) == "csc":
-        return _score_column_blocks(X, y, spec, opts, names, budget, binary, af, covariates, kinship)
+        return _score_column_blocks(source, spec, opts, names, af)
     if spec.streaming != "rows":
         raise ValueError(
             f"Method '{spec.name}' needs every sample of a feature at once, which this backed AnnData (X stored "
             f"as {type(X).__name__}) cannot give in blocks. Load it with adata.to_memory(), or write it to a "
             "store with genosift.io.write_store and score that.")
-    return _score_row_chunks(X, y, spec, opts, names, budget, binary, af)
+    return _score_row_chunks(source, spec, opts, names, af)
 
 
 def _no_scheduler(adata, scheduler):
@@ -187,18 +196,20 @@ def _values_of_view(adata):
     return _view_values(parent, rows, cols)
 
 
-def backed_rows(adata, y, chunk_bytes=None, binary=False):
-    """The rows of a backed AnnData's ``X`` as a stream: ``(y, chunks, names)`` with ``y`` resolved
-    against ``obs`` (None without one) and ``chunks`` the ``(X_chunk, y_chunk)`` row chunks within
-    ``chunk_bytes`` (a view: its values, read once, as one chunk)."""
+def backed_rows(source):
+    """The rows of the ``X`` of the backed AnnData of ``source`` (a ``BackedSource``) as a stream:
+    ``(y, chunks, names)`` with its target resolved against ``obs`` (None without one) and
+    ``chunks`` the ``(X_chunk, y_chunk)`` row chunks within its ``chunk_bytes`` (a view: its
+    values, read once, as one chunk), as presence/absence where it is ``binary``."""
+    adata, binary = source.X, source.binary
     check_file(adata.filename)
-    y = labels_of(adata, y)
+    y = labels_of(adata, source.y)
     y = None if y is None else as_labels(y, adata.n_obs)
     names = names_of(adata.var_names)
     if adata.is_view:
         M = _values_of_view(adata)
         return y, iter([(presence(M) if binary else M, y)]), names
-    return y, _row_chunks(adata.X, y, chunk_budget(chunk_bytes, "profile"), binary), names
+    return y, _row_chunks(adata.X, y, chunk_budget(source.chunk_bytes, "profile"), binary), names
 
 
 def _row_chunks(X, y, budget, binary):
@@ -222,24 +233,28 @@ def _bytes_per_value(X):
     return itemsize, p, n
 
 
-def _score_row_chunks(X, y, spec, opts, names, budget, binary, af):
-    """A row-mergeable method over row chunks ``X[i:j]`` of a backed matrix."""
+def _score_row_chunks(source, spec, opts, names, af):
+    """A row-mergeable method over row chunks ``X[i:j]`` of the backed matrix of ``source``."""
+    X, y = source.X.X, source.y
     y = None if y is None else as_labels(y, X.shape[0])
-    chunks = _row_chunks(X, y, budget, binary)
+    chunks = _row_chunks(X, y, chunk_budget(source.chunk_bytes, "score"), source.binary)
     tap = CarrierTap()
     stats, _ = statistics(spec, tap.pairs(chunks) if af else chunks, feature_names=names)
     return with_af(finish(spec, stats, names, opts), tap.counts, af)
 
 
-def _score_column_blocks(X, y, spec, opts, names, budget, binary, af, covariates=None, kinship=None):
-    """Any block or row method over blocks of features ``X[:, j0:j1]`` of a backed matrix stored by columns."""
+def _score_column_blocks(source, spec, opts, names, af):
+    """Any block or row method over blocks of features ``X[:, j0:j1]`` of the backed matrix of
+    ``source``, stored by columns."""
+    X, y, binary = source.X.X, source.y, source.binary
+    budget = chunk_budget(source.chunk_bytes, "score")
     n, p = X.shape
     per_value, _, per_col = _bytes_per_value(X)
     sparse_out = spec.streaming == "rows" or spec.sparse_blocks
     column_bytes = per_col * per_value + (per_col * 16 if sparse_out else n * 8)  # as read, and as scored
     jobs = engine.threads()
     width = int(max(1, budget // (2 * jobs + 1) // max(1, column_bytes)))
-    target = make_target(spec, y, n, covariates, kinship)
+    target = make_target(spec, y, n, source.covariates, source.kinship)
     check_classes(spec, target)  # before reading: wrong labels fail at once
 
     def blocks():

@@ -39,7 +39,7 @@ from ..scores import (
     with_af,
     with_covariates,
 )
-from ..sources.dask import is_dask_collection
+from ..sources.dask import computed, is_dask_collection
 from .schedulers import (
     compute,
     current_scheduler,
@@ -222,14 +222,17 @@ def with_target(X, y, feature_names, scheduler):
     """``(X as a Dask array, feature names or None, y)``: ``as_array``, and ``y`` computed on
     ``scheduler`` (n values) when it is a Dask array or Series."""
     X, names = as_array(X, feature_names, scheduler)
-    if is_dask_collection(y):
-        y = np.asarray(compute(y, scheduler))
-    return X, names, y
+    return X, names, computed(y, _computed_values, scheduler)
 
 
-def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None, af=None, covariates=None,
-                     kinship=None):
-    """Score a Dask array or DataFrame with the registered method ``spec``: a ``ScoreResult``.
+def _computed_values(y, scheduler):
+    return np.asarray(compute(y, scheduler))
+
+
+def score_collection(source, spec, options, *, af=None):
+    """Score the Dask array or DataFrame of ``source`` (a ``DaskSource``: the collection, its
+    target, feature names, covariates, kinship and scheduler) with the registered method
+    ``spec``: a ``ScoreResult``.
 
     What ``genosift.score`` runs for Dask input. Row-mergeable methods need blocks that span
     every feature, so ``X`` is rechunked along its columns when it has several column chunks
@@ -237,22 +240,20 @@ def score_collection(X, y, spec, options, *, feature_names=None, scheduler=None,
     Whole-column methods need every sample of a feature, so ``X`` is rechunked to one row chunk
     and to column blocks of at most ``genosift.core.engine.block_width`` features (narrower column
     chunks are kept); sparse row chunks are turned to CSC first, whose columns slice cheaply.
-    ``y`` may be a Dask array or Series; it is computed (n values) first. ``af``: an
+    Its ``y`` may be a Dask array or Series; it is computed (n values) first. ``af``: an
     allele-frequency filter ``(min_af, max_af)`` (``genosift.score``'s ``min_af`` and ``max_af``),
-    its carriers counted by the same tasks. ``covariates``: one row per row of ``X`` (a Dask
+    its carriers counted by the same tasks. Its ``covariates``: one row per row of ``X`` (a Dask
     array or DataFrame is computed first, c values per sample), sent to the tasks with the target;
-    ``kinship`` (n x n, in the rows' order), for a mixed model, too.
+    its ``kinship`` (n x n, in the rows' order), for a mixed model, too.
     """
     if spec.streaming == "matrix":
         raise _whole_matrix_error(spec, "a Dask array")
     dask = require_dask()
-    with opened(scheduler) as chosen:
-        X, names, y = with_target(X, y, feature_names, chosen)
+    with opened(source.scheduler) as chosen:
+        X, names, y = with_target(source.X, source.y, source.feature_names, chosen)
         n, p = X.shape
-        if is_dask_collection(covariates):
-            covariates = compute(covariates, chosen)
-        Z, covariate_names = check_covariates(covariates, n)
-        target = make_target(spec, y, n, Z, kinship)
+        Z, covariate_names = check_covariates(computed(source.covariates, compute, chosen), n)
+        target = make_target(spec, y, n, Z, source.kinship)
         check_classes(spec, target)  # before reading: wrong labels fail at once
         if spec.streaming == "rows":
             labels = target_values(spec, y, n)
@@ -352,9 +353,9 @@ def _store_block_scores(source, j0, j1, rows, target, method, options, af=False)
     return _block_scores(block if rows is None else block[rows], target, method, options, j0, j1, None, af)
 
 
-def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, scheduler=None, af=None,
-                      covariates=None, kinship=None):
-    """Score a store on a Dask scheduler, the workers reading it: a ``ScoreResult``.
+def score_store_tasks(source, spec, options, *, af=None):
+    """Score the store of the ``StoreSource`` ``source`` on its Dask scheduler, the workers reading
+    it: a ``ScoreResult``.
 
     What ``genosift.scoring.store.score_store(..., scheduler=...)`` runs once it has checked its inputs.
     Row-mergeable methods: the rows are cut into ranges holding at most ``chunk_bytes`` of stored
@@ -362,15 +363,16 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
     thread reads a run of consecutive ranges, one at a time, merging their statistics as it goes
     (memory: one range and two statistics), and the tasks' statistics are merged in a tree.
     Whole-column methods: one task per block of features whose dense float64 form fits
-    ``chunk_bytes``. ``rows`` (sorted indices,
-    None for all) keeps some samples; ``y`` has one value per sample kept. The store's path must be
+    ``chunk_bytes``. The source's ``rows`` (sorted indices,
+    None for all) keep some samples; its ``y`` has one value per sample kept. The store's path must be
     the same on every worker. Small stores are cut into at least as many tasks as the scheduler
     has threads, so that every thread has work. ``af``: an allele-frequency filter
-    ``(min_af, max_af)``, its carriers counted by the same tasks. ``covariates``: the checked
+    ``(min_af, max_af)``, its carriers counted by the same tasks. Its ``covariates``: the checked
     ``(m, c)`` array of the samples kept (``genosift.scores.check_covariates``), sent to the
-    tasks with the target; ``kinship``: the checked ``(m, m)`` kinship of a mixed model, sent with
+    tasks with the target; its ``kinship``: the checked ``(m, m)`` kinship of a mixed model, sent with
     it too (one copy per worker, whose tasks share its null model: one decomposition a worker).
     """
+    store, y, rows, chunk_bytes = source.X, source.y, source.rows, source.chunk_bytes
     if spec.streaming == "matrix":
         raise _whole_matrix_error(spec, "a store")
     if chunk_bytes is not None and (isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, (int, np.integer))
@@ -380,9 +382,9 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
     dask = require_dask()
     n, p = store.shape
     m = n if rows is None else rows.size
-    source = _StoreOnWorker(store)
-    target = make_target(spec, y, m, covariates, kinship)
-    with opened(scheduler) as chosen:
+    on_worker = _StoreOnWorker(store)
+    target = make_target(spec, y, m, source.covariates, source.kinship)
+    with opened(source.scheduler) as chosen:
         slots = scheduler_slots(chosen)
         if spec.streaming == "rows":
             budget = max(1, min(budget, -(-store.nnz * store.entry_bytes // slots)))
@@ -399,7 +401,7 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
             runs = np.array_split(np.arange(len(tasks)), min(len(tasks), RUNS_PER_THREAD * slots))
 
             def build(named):
-                return merge_tree([dask.delayed(source.statistic, pure=False)([tasks[i] for i in run], spec.name,
+                return merge_tree([dask.delayed(on_worker.statistic, pure=False)([tasks[i] for i in run], spec.name,
                                                                          named is not None, af is not None)
                               for run in runs], _n_classes(target), p)
 
@@ -410,8 +412,8 @@ def score_store_tasks(store, y, spec, options, *, rows=None, chunk_bytes=None, s
         width = min(block_width(m, p, budget), -(-p // slots))
         shared = dask.delayed(target, pure=False)
         kept = None if rows is None else dask.delayed(rows, pure=False)
-        parts = [dask.delayed(_store_block_scores, pure=False)(source, j0, min(p, j0 + width), kept, shared, spec.name,
-                                                                options, af is not None)
+        parts = [dask.delayed(_store_block_scores, pure=False)(on_worker, j0, min(p, j0 + width), kept, shared,
+                                                                spec.name, options, af is not None)
                  for j0 in range(0, p, width)]
         out, counts = _split_carriers(compute(parts, chosen), af is not None)
         return with_af(build_result(spec, out, target, store.names_loader(), options), counts, af)

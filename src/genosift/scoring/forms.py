@@ -49,26 +49,21 @@ def _score_stream(data, spec, opts, bounds=None):
 def _score_store(data, spec, opts, bounds=None):
     from .store import store_scores
 
-    return _named(data, store_scores(data.X, data.y, spec, opts, rows=data.rows, chunk_bytes=data.chunk_bytes,
-                                     scheduler=data.scheduler, af=bounds, covariates=data.covariates,
-                                     kinship=data.kinship))
+    return _named(data, store_scores(data, spec, opts, af=bounds))
 
 
 @score_source.register(DaskSource)
 def _score_dask(data, spec, opts, bounds=None):
     from .dask import score_collection
 
-    return score_collection(data.X, data.y, spec, opts, feature_names=data.feature_names, scheduler=data.scheduler,
-                            af=bounds, covariates=data.covariates, kinship=data.kinship)
+    return score_collection(data, spec, opts, af=bounds)
 
 
 @score_source.register(BackedSource)
 def _score_backed(data, spec, opts, bounds=None):
     from .anndata import score_backed
 
-    return score_backed(data.X, data.y, spec, opts, feature_names=data.feature_names, chunk_bytes=data.chunk_bytes,
-                        scheduler=data.scheduler, binary=data.binary, af=bounds, covariates=data.covariates,
-                        kinship=data.kinship)
+    return score_backed(data, spec, opts, af=bounds)
 
 
 def _named(data, res):
@@ -101,9 +96,8 @@ def _targets_memory(data, spec, opts, ys, bounds=None, *, riders=()):
 def _targets_store(data, spec, opts, ys, bounds=None, *, riders=()):
     from .store import store_scores
 
-    return [_named(data, res) for res in store_scores(
-        data.X, tuple(ys), spec, opts, rows=data.rows, chunk_bytes=data.chunk_bytes, scheduler=data.scheduler,
-        af=bounds, covariates=data.covariates, kinship=data.kinship, riders=riders)]
+    return [_named(data, res) for res in store_scores(data.with_target(tuple(ys)), spec, opts, af=bounds,
+                                                      riders=riders)]
 
 
 @singledispatch
@@ -130,9 +124,7 @@ def _score_and_profile_store(data, spec, opts, bounds=None, *, kind, folder=None
 
     tap = None if data.scheduler is not None or current_scheduler() is not None else ProfilePass(kind, folder=folder)
     try:
-        res = _named(data, store_scores(data.X, data.y, spec, opts, rows=data.rows, chunk_bytes=data.chunk_bytes,
-                                        scheduler=data.scheduler, af=bounds, covariates=data.covariates,
-                                        kinship=data.kinship, riders=() if tap is None else (tap, *riders)))
+        res = _named(data, store_scores(data, spec, opts, af=bounds, riders=() if tap is None else (tap, *riders)))
         prof = None if tap is None else tap.result(res.ranks)
     finally:
         if tap is not None:
@@ -186,9 +178,8 @@ def _profile_store(data, target="auto", *, on_disk=False, folder=None, ranks=Non
         from .stored_profile import stored_profile
 
         kind = profiles.resolve_kind(target, data.y, store.shape[0] if data.rows is None else data.rows.size)
-        return stored_profile(store, data.y, kind, rows=data.rows, ranks=ranks, chunk_bytes=data.chunk_bytes,
-                              folder=folder)
-    return profiles.profile_store(store, data.y, target, data.feature_names, data.rows, data.chunk_bytes)
+        return stored_profile(data, kind, ranks=ranks, folder=folder)
+    return profiles.profile_store(data, target)
 
 
 @profile_source.register(DaskSource)
@@ -203,7 +194,7 @@ def _profile_backed(data, target="auto", *, on_disk=False, folder=None, ranks=No
     from . import profiles
     from .anndata import backed_rows
 
-    y, chunks, names = backed_rows(data.X, data.y, data.chunk_bytes, data.binary)
+    y, chunks, names = backed_rows(data)
     kind = profiles.resolve_kind(target, y, data.X.n_obs)
     return profiles.profile_stream(chunks, kind, names if data.feature_names is None else data.feature_names)
 
@@ -278,6 +269,6 @@ def _patterns_backed(data, bounds=None):
     from . import patterns as pat
     from .anndata import backed_rows
 
-    _, chunks, own = backed_rows(data.X, None, data.chunk_bytes, data.binary)
+    _, chunks, own = backed_rows(data.with_target(None))
     hashes, n = pat.hash_rows(chunks)
     return pat.patterns_of(hashes, n, bounds, own if data.feature_names is None else data.feature_names)

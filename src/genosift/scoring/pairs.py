@@ -154,10 +154,35 @@ def _row_chunks(m, parts):
     return [rows[order == p] for p in range(parts) if (order == p).any()]
 
 
-def _screen_all(bits, masks, ones, class_n, tlog, method_code, marginal, top, n_jobs, levels=2):
-    """The ``top`` pairs of every pair of the features of ``bits``: ``(scores, orders)`` best first."""
+@dataclass(frozen=True)
+class _Tables:
+    """What the table of every pair is counted from: the candidates' ``bits`` (``levels - 1`` rows
+    of bits each), the classes' ``masks`` (``class_masks``), each row's count of carriers per class
+    (``ones``), the classes' sizes ``class_n`` and the ``t log t`` table ``tlog``."""
+
+    bits: np.ndarray
+    masks: np.ndarray
+    ones: np.ndarray
+    class_n: np.ndarray
+    tlog: np.ndarray
+    levels: int = 2
+
+    @classmethod
+    def of(cls, bits, codes, k, tlog, levels=2):
+        """The tables of the candidates ``bits`` for the class ``codes`` (``k`` classes)."""
+        masks, class_n = class_masks(codes, k)
+        return cls(bits, masks, class_ones(bits, masks), class_n, tlog, levels)
+
+    def marginal(self, code):
+        """Each candidate's own score by the method of ``code`` (``METHODS.index``)."""
+        return marginal_scores(self.ones, self.class_n, self.tlog, code, self.levels)
+
+
+def _screen_all(tables, method_code, marginal, top, n_jobs):
+    """The ``top`` pairs of every pair of the candidates of ``tables``: ``(scores, orders)`` best first."""
     from ..core.engine import map_blocks, threads
 
+    bits, levels = tables.bits, tables.levels
     m = bits.shape[0] // (levels - 1)
     jobs = int(n_jobs or threads())
     parts = max(1, min(m - 1, 8 * jobs))
@@ -166,8 +191,8 @@ def _screen_all(bits, masks, ones, class_n, tlog, method_code, marginal, top, n_
         room = int(min(top, (m - 1 - rows).sum()))  # no more than the pairs these rows start
         scores = np.empty(room)
         orders = np.empty(room, dtype=np.int64)
-        kept = screen_pairs(bits, masks, ones, class_n, tlog, rows, method_code, marginal, room, scores, orders,
-                            levels)
+        kept = screen_pairs(bits, tables.masks, tables.ones, tables.class_n, tables.tlog, rows, method_code, marginal,
+                            room, scores, orders, levels)
         return scores[:kept], orders[:kept]
 
     found = map_blocks(one, _row_chunks(m, parts), n_jobs=jobs)
@@ -177,34 +202,37 @@ def _screen_all(bits, masks, ones, class_n, tlog, method_code, marginal, top, n_
     return scores[best], orders[best]
 
 
-def _column_blocks(X, y, feature_names, chunk_bytes):
-    """``(n, p, names, blocks, y)``: the samples, features, names (or a function giving them) and
-    ``(j0, j1, block)`` column blocks of any input ``genosift.score`` takes (``as_source``), each
-    block's rows those scored, and the labels (a store's or AnnData's column named by ``y``
-    read). A store and a Dask collection are read a block at a time (``Source.column_blocks``)."""
-    from ..sources import as_source
+@dataclass(frozen=True)
+class _Candidates:
+    """The features ``score_pairs`` pairs, one per distinct presence pattern: their ``bits``
+    (``(m, words)``, or ``bins - 1`` rows a feature), their ``columns`` in the data, the ``sizes``
+    of their patterns, every feature's name, the samples ``n``, the features ``p`` and the labels."""
 
-    # chunk_bytes sizes the blocks read here, of every form
-    data = as_source(X, y, owner="score_pairs", feature_names=feature_names, labels_required=True)
-    return (*replace(data, chunk_bytes=chunk_bytes).column_blocks(owner="score_pairs"), data.labels())
+    bits: np.ndarray
+    columns: np.ndarray
+    sizes: np.ndarray
+    names: np.ndarray
+    n: int
+    p: int
+    y: object
 
 
-def _presence_candidates(X, y, candidates, min_af, max_af, feature_names, chunk_bytes=None, bins=None):
-    """The candidates as bits, read a block of columns at a time (never the whole matrix):
-    ``(bits (m, words) of one feature per distinct presence pattern inside the allele-frequency
-    range, their columns in X, the sizes of their patterns, every feature's name, n, p, the
-    labels)``. With
-    ``bins``, each feature's levels 1 .. bins - 1 (``discretize``'s codes) as ``bins - 1`` rows of
-    bits, the features' rows one after another, and a pattern is that of its levels."""
+def _presence_candidates(source, candidates, bounds, bins=None):
+    """The ``_Candidates`` of ``source``, read a block of columns at a time
+    (``Source.column_blocks``: never the whole matrix, a store and a Dask collection a block at a
+    time): one feature per distinct presence pattern inside the allele-frequency ``bounds``, and
+    the labels (a store's or AnnData's column named by the target read). With ``bins``, each
+    feature's levels 1 .. bins - 1 (``discretize``'s codes) as ``bins - 1`` rows of bits, the
+    features' rows one after another, and a pattern is that of its levels."""
     import scipy.sparse as sp
 
     from ..core.validation import check_finite, default_feature_names
-    from ..scores import af_tested, check_af
+    from ..scores import af_tested
 
-    bounds = check_af(min_af, max_af, "score_pairs")
-    n, p, names, blocks, y = _column_blocks(X, y, feature_names, chunk_bytes)
-    if feature_names is not None:
-        names = np.asarray(feature_names, dtype=object)
+    n, p, names, blocks = source.column_blocks(owner="score_pairs")
+    y = source.labels()
+    if source.feature_names is not None:
+        names = np.asarray(source.feature_names, dtype=object)
         if names.shape != (p,):
             raise ValueError(f"feature_names holds {names.size} names for {p} features: give one name per feature.")
     elif callable(names):
@@ -258,14 +286,14 @@ def _presence_candidates(X, y, candidates, min_af, max_af, feature_names, chunk_
     bits = np.concatenate(parts) if parts else np.zeros((0, words), dtype=np.uint64)
     columns = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
     if not bits.shape[0]:
-        return bits, columns, np.zeros(0, dtype=np.int64), names, n, p, y
+        return _Candidates(bits, columns, np.zeros(0, dtype=np.int64), names, n, p, y)
     by_feature = bits.reshape(columns.size, q * words)
     _, first, inverse = np.unique(by_feature, axis=0, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")  # the patterns in the order of their first feature
     sizes = np.bincount(np.ravel(inverse), minlength=first.size)[order].astype(np.int64)
     first = first[order]
-    return (np.ascontiguousarray(by_feature[first].reshape(first.size * q, words)), columns[first], sizes, names,
-            n, p, y)
+    return _Candidates(np.ascontiguousarray(by_feature[first].reshape(first.size * q, words)), columns[first], sizes,
+                       names, n, p, y)
 
 
 #: The most pairs ``score_pairs`` keeps (its ``top``, once bounded by the pairs that exist): each is
@@ -380,17 +408,68 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
     >>> int(res.first[0]), int(res.second[0]), round(float(res.synergy[0]), 2)
     (4, 17, 1.0)
     """
-    from scipy import special
-
-    from ..core.validation import as_labels
+    from ..scores import check_af
+    from ..sources import as_source
 
     bins = check_pair_options(method=method, top=top, permutations=permutations, triples=triples, bins=bins,
                               covariates=covariates is not None)
-    levels = 2 if bins is None else bins
-    bits, columns, sizes, names, n, p, y = _presence_candidates(X, y, candidates, min_af, max_af, feature_names,
-                                                                chunk_bytes, bins)
+    bounds = check_af(min_af, max_af, "score_pairs")
+    data = as_source(X, y, owner="score_pairs", feature_names=feature_names, labels_required=True)
+    # chunk_bytes sizes the blocks read here, of every form
+    found = _presence_candidates(replace(data, chunk_bytes=chunk_bytes), candidates, bounds, bins)
+    return _pairs_of(found, _Screen(method, top, permutations, seed, triples, 2 if bins is None else bins), covariates,
+                     n_jobs)
+
+
+@dataclass(frozen=True)
+class _Screen:
+    """What ``score_pairs`` screens the candidates for: the joint score ``method``, the ``top``
+    pairs kept, the ``permutations`` of the labels (by ``seed``), the ``triples`` best pairs
+    extended, and the ``levels`` of a feature (2: presence/absence)."""
+
+    method: str
+    top: int
+    permutations: int
+    seed: int
+    triples: int
+    levels: int
+
+
+def _pairs_of(found, screen, covariates, n_jobs):
+    """The ``PairScores`` of the candidates ``found`` (``_Candidates``) as ``screen`` asks."""
+    levels = screen.levels
+    bits, columns, sizes, names, n = found.bits, found.columns, found.sizes, found.names, found.n
     m = bits.shape[0] // (levels - 1)
-    top = kept_pairs(top, m)
+    top = kept_pairs(screen.top, m)
+    classes, codes, Z = _classes_of(found.y, n, covariates)
+    k = classes.size
+    tables = _Tables.of(bits, codes, k, np.array([xlogx(float(t)) for t in range(n + 1)]), levels)
+    code = METHODS.index(screen.method)
+    marginal = tables.marginal(code)
+    scores, orders = _screen_all(tables, code, marginal, top, n_jobs)
+    first, second = orders // max(m, 1), orders % max(m, 1)
+    joint = scores + np.maximum(marginal[first], marginal[second])
+    mi = marginal if code == 0 else tables.marginal(0)
+    pair_mi = [_mi_of(tables, i, j) for i, j in zip(first, second)]
+    interaction = np.array(pair_mi, dtype=np.float64) - mi[first] - mi[second]
+    lrt, pvalue = _epistasis(tables, codes, first, second, Z) if k == 2 and levels == 2 else (None, None)
+    family = None
+    if screen.permutations:
+        family = _family_pvalues(tables, codes, k, code, scores, screen, n_jobs)
+    triples = None
+    if screen.triples:
+        triples = _triples_frame(tables, first[:screen.triples].astype(np.int64),
+                                 second[:screen.triples].astype(np.int64), top, n_jobs, columns, names, sizes)
+    return PairScores(screen.method, n, found.p, m, m * (m - 1) // 2, classes, columns[first], columns[second],
+                      names[columns[first]], names[columns[second]], joint, marginal[first], marginal[second],
+                      scores, interaction, lrt, pvalue, sizes[first], sizes[second], family, triples)
+
+
+def _classes_of(y, n, covariates):
+    """``(classes, codes, Z)``: the classes of the labels ``y`` (two or more), each sample's code,
+    and the checked covariates (two classes only; None without)."""
+    from ..core.validation import as_labels
+
     labels = as_labels(y, n)
     classes, codes = np.unique(labels, return_inverse=True)
     if classes.size < 2:
@@ -405,63 +484,54 @@ def score_pairs(X, y, *, method="mi", top=1000, candidates=None, min_af=None, ma
             raise ValueError("score_pairs adjusts the epistasis test of two classes for covariates; y has "
                              f"{k} classes. Leave out covariates, or give labels of two classes.")
         Z, _ = check_covariates(covariates, n, owner="score_pairs")
-    masks, class_n = class_masks(codes, k)
-    ones = class_ones(bits, masks)
-    tlog = np.array([xlogx(float(t)) for t in range(n + 1)])
-    code = METHODS.index(method)
-    marginal = marginal_scores(ones, class_n, tlog, code, levels)
-    scores, orders = _screen_all(bits, masks, ones, class_n, tlog, code, marginal, top, n_jobs, levels)
-    first, second = orders // max(m, 1), orders % max(m, 1)
-    joint = scores + np.maximum(marginal[first], marginal[second])
-    mi = marginal if code == 0 else marginal_scores(ones, class_n, tlog, 0, levels)
-    tables = [_mi_of(bits, masks, ones, class_n, tlog, i, j, levels) for i, j in zip(first, second)]
-    interaction = np.array(tables, dtype=np.float64) - mi[first] - mi[second]
-    lrt = pvalue = None  # the epistasis test: of two presence/absence features, two classes
-    if k == 2 and levels == 2 and covariates is not None:
+    return classes, codes, Z
+
+
+def _epistasis(tables, codes, first, second, Z):
+    """``(lrt, pvalue)``: the epistasis test of the pairs ``(first, second)`` of two presence/absence
+    features and two classes, adjusted for the covariates ``Z`` where there are some."""
+    from scipy import special
+
+    if Z is not None:
+        bits, n = tables.bits, codes.size
         pair_columns = np.unique(np.r_[first, second])
         presence = unpack_columns(bits[pair_columns], n)
         at = {int(c): q for q, c in enumerate(pair_columns)}
         lrt = covariate_lrts(presence, codes, np.array([at[int(i)] for i in first]),
                              np.array([at[int(j)] for j in second]), Z)
-        pvalue = special.chdtrc(1, lrt)
-    elif k == 2 and levels == 2:
-        lrt = pair_lrts(bits, masks, ones, class_n, first.astype(np.int64), second.astype(np.int64), ADDITIVE)
-        pvalue = special.chdtrc(1, lrt)
-    family = None
-    if permutations:
-        rng = np.random.default_rng(seed)
-        best = np.empty(permutations)
-        for r in range(permutations):
-            shuffled = rng.permutation(codes)
-            p_masks, _ = class_masks(shuffled, k)
-            p_ones = class_ones(bits, p_masks)
-            p_marginal = marginal_scores(p_ones, class_n, tlog, code, levels)
-            best[r] = _screen_all(bits, p_masks, p_ones, class_n, tlog, code, p_marginal, 1, n_jobs, levels)[0][0]
-        family = (1.0 + (best[None, :] >= scores[:, None]).sum(axis=1)) / (1.0 + permutations)
-    found = None
-    if triples:
-        found = _triples_frame(bits, masks, ones, class_n, tlog, first[:triples].astype(np.int64),
-                               second[:triples].astype(np.int64), top, n_jobs, columns, names, sizes)
-    return PairScores(method, n, p, m, m * (m - 1) // 2, classes, columns[first], columns[second],
-                      names[columns[first]], names[columns[second]], joint, marginal[first], marginal[second],
-                      scores, interaction, lrt, pvalue, sizes[first], sizes[second], family, found)
+    else:
+        lrt = pair_lrts(tables.bits, tables.masks, tables.ones, tables.class_n, first.astype(np.int64),
+                        second.astype(np.int64), ADDITIVE)
+    return lrt, special.chdtrc(1, lrt)
 
 
-def _triples_frame(bits, masks, ones, class_n, tlog, first, second, top, n_jobs, columns, names, sizes):
+def _family_pvalues(tables, codes, k, code, scores, screen, n_jobs):
+    """Each kept pair's share of ``screen.permutations`` permuted label sets whose best synergy
+    reaches its ``scores``: ``(1 + count) / (1 + permutations)``."""
+    rng = np.random.default_rng(screen.seed)
+    best = np.empty(screen.permutations)
+    for r in range(screen.permutations):
+        shuffled = _Tables.of(tables.bits, rng.permutation(codes), k, tables.tlog, tables.levels)
+        best[r] = _screen_all(shuffled, code, shuffled.marginal(code), 1, n_jobs)[0][0]
+    return (1.0 + (best[None, :] >= scores[:, None]).sum(axis=1)) / (1.0 + screen.permutations)
+
+
+def _triples_frame(tables, first, second, top, n_jobs, columns, names, sizes):
     """The ``top`` triples that extend the pairs ``(first, second)`` (positions) by a third
     candidate, as a table, best first."""
     import pandas as pd
 
     from ..core.engine import map_blocks, threads
 
-    m = bits.shape[0]
+    m = tables.bits.shape[0]
     jobs = int(n_jobs or threads())
     room = 3 * top  # a triple comes back once per pair of it among those extended
 
     def one(rows):
         scores = np.empty(room)
         orders = np.empty(room, dtype=np.int64)
-        kept = extend_pairs(bits, masks, ones, class_n, tlog, first, second, rows, room, scores, orders)
+        kept = extend_pairs(tables.bits, tables.masks, tables.ones, tables.class_n, tables.tlog, first, second, rows,
+                            room, scores, orders)
         return scores[:kept], orders[:kept]
 
     chunks = np.array_split(np.arange(first.size), max(1, min(first.size, 8 * jobs)))
@@ -473,7 +543,7 @@ def _triples_frame(bits, masks, ones, class_n, tlog, first, second, top, n_jobs,
     best = np.lexsort((orders, -scores))[:top]
     scores, orders = scores[best], orders[best]
     trio = [orders // (m * m), orders // m % m, orders % m]
-    joint = np.array([_triple_mi(bits, masks, ones, class_n, tlog, a, b, c) for a, b, c in zip(*trio)])
+    joint = np.array([_triple_mi(tables, a, b, c) for a, b, c in zip(*trio)])
     frame = pd.DataFrame({"rank": np.arange(1, scores.size + 1), "feature_1": names[columns[trio[0]]],
                           "feature_2": names[columns[trio[1]]], "feature_3": names[columns[trio[2]]],
                           "joint": joint, "best_pair": joint - scores, "synergy": scores})
@@ -482,20 +552,20 @@ def _triples_frame(bits, masks, ones, class_n, tlog, first, second, top, n_jobs,
     return frame
 
 
-def _triple_mi(bits, masks, ones, class_n, tlog, a, b, c):
-    k = masks.shape[0]
+def _triple_mi(tables, a, b, c):
+    k, class_n, tlog = tables.masks.shape[0], tables.class_n, tables.tlog
     cells = np.zeros(8 * k, dtype=np.int64)
-    triple_table(bits, int(a), int(b), int(c), masks, ones, k, class_n, cells)
+    triple_table(tables.bits, int(a), int(b), int(c), tables.masks, tables.ones, k, class_n, cells)
     n = int(class_n.sum())
     return mi_bits(cells, k, n, mi_constant(n, class_n, tlog), tlog, 8)
 
 
-def _mi_of(bits, masks, ones, class_n, tlog, i, j, levels=2):
-    k = masks.shape[0]
+def _mi_of(tables, i, j):
+    k, class_n, tlog, levels = tables.masks.shape[0], tables.class_n, tables.tlog, tables.levels
     cells = np.zeros(levels * levels * k, dtype=np.int64)
     if levels == 2:
-        pair_table(bits, int(i), int(j), masks, ones, k, class_n, cells)
+        pair_table(tables.bits, int(i), int(j), tables.masks, tables.ones, k, class_n, cells)
     else:
-        level_table(bits, int(i), int(j), levels, masks, ones, k, class_n, cells)
+        level_table(tables.bits, int(i), int(j), levels, tables.masks, tables.ones, k, class_n, cells)
     n = int(class_n.sum())
     return mi_bits(cells, k, n, mi_constant(n, class_n, tlog), tlog, levels * levels)

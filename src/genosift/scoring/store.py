@@ -8,6 +8,9 @@ Memory stays within the chunk budget, never the size of the data.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+from functools import singledispatch
+
 import numpy as np
 
 from ..core import engine
@@ -35,7 +38,7 @@ from ..scores import (
     with_af,
     with_covariates,
 )
-from ..sources.store import float_block, kept_kinship, rows_kept, store_column
+from ..sources.store import StoreSource, float_block, kept_kinship, rows_kept, store_column
 from ..stats import ClassMoments
 from .dask import current_scheduler, score_store_tasks
 
@@ -114,6 +117,17 @@ def _score_rows(store, y, spec, opts, budget, rows, af=None, riders=()):
         statistics(spec, labelled_chunks(store, y, budget, rows), feature_names=store.feature_names)
         raise
     return with_af(finish(spec, stats, store.names_loader(), opts), 0 if tap is None else tap.counts, af)
+
+
+@singledispatch
+def _opened(source):
+    """The store at the path ``source`` (an open ``Store`` as it is)."""
+    return Store(source)
+
+
+@_opened.register(Store)
+def _open_already(source):
+    return source
 
 
 @options_in_one_dict
@@ -198,7 +212,7 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
     spec = get_method(method)
     if covariates is not None:
         refuse_covariates(spec, "score_store")
-    store = source if isinstance(source, Store) else Store(source)
+    store = _opened(source)
     check_options_dict(method_options, "method_options", "score_store")
     opts = check_options(spec, method_options or {})
     af = check_af(min_af, max_af, "score_store")
@@ -206,17 +220,17 @@ def score_store(source, target=None, *, method="fisher", samples=None, chunk_byt
         raise param_error("n_jobs", "score_store", "a positive int or None", n_jobs)
     check_kinship_given(spec, kinship, "score_store")
     rows = rows_kept(samples, store.shape[0])
-    return store_scores(store, target, spec, opts, rows=rows, chunk_bytes=chunk_bytes, n_jobs=n_jobs,
-                        scheduler=scheduler, af=af, covariates=covariates,
-                        kinship=None if kinship is None else kept_kinship(kinship, store, rows))
+    source = StoreSource(store, target, rows=rows, covariates=covariates, chunk_bytes=chunk_bytes, scheduler=scheduler,
+                         kinship=None if kinship is None else kept_kinship(kinship, store, rows))
+    return store_scores(source, spec, opts, n_jobs=n_jobs, af=af)
 
 
-def store_scores(store, target, spec, opts, *, rows=None, chunk_bytes=None, n_jobs=None, scheduler=None, af=None,
-                 covariates=None, kinship=None, riders=()):
-    """``score_store`` once its arguments are checked: the opened ``store``, the registered method
-    ``spec`` with its checked options ``opts``, the increasing ``rows`` kept (``rows_kept``, None:
-    all) and the allele-frequency bounds ``af`` (``check_af``). ``kinship``: the kept samples'
-    (an array in their order), for the methods that need one.
+def store_scores(source, spec, opts, *, n_jobs=None, af=None, riders=()):
+    """``score_store`` once its arguments are checked: the ``StoreSource`` (the opened store, its
+    target, the increasing ``rows`` kept, covariates, the kept samples' kinship in their order,
+    the memory budget and the scheduler), the registered method ``spec`` with its checked options
+    ``opts`` and the allele-frequency bounds ``af`` (``check_af``). A tuple as the source's target:
+    several targets (``_store_targets``).
 
     ``riders``: work that rides along the pass on this machine (a Dask scheduler's workers do not
     take them), each told the target with ``begin(y, m, p, names)`` and then shown every row chunk
@@ -224,12 +238,12 @@ def store_scores(store, target, spec, opts, *, rows=None, chunk_bytes=None, n_jo
     (``block(j0, j1, block)``, on the block's thread) that the pass reads, when it says it rides
     along such a pass of this store (``rides_rows(store)``, ``rides_blocks(store)``): the class
     profile (``stored_profile.ProfilePass``) and the patterns (``patterns.PatternPass``)."""
-    budget = chunk_budget(chunk_bytes, "score_store")
+    store, rows, scheduler = source.X, source.rows, source.scheduler
+    budget = chunk_budget(source.chunk_bytes, "score_store")
     store.check_budget(budget, "score_store")
-    if isinstance(target, tuple):
-        return _store_targets(store, target, spec, opts, rows=rows, chunk_bytes=chunk_bytes, n_jobs=n_jobs,
-                              scheduler=scheduler, af=af, covariates=covariates, kinship=kinship, riders=riders)
-    y = _target_of(store, target, spec)
+    if isinstance(source.y, tuple):
+        return _store_targets(source, spec, opts, n_jobs=n_jobs, af=af, riders=riders)
+    y = _target_of(store, source.y, spec)
     n = store.shape[0]
     if spec.streaming == "matrix":
         raise FixError(
@@ -242,15 +256,14 @@ def store_scores(store, target, spec, opts, *, rows=None, chunk_bytes=None, n_jo
         )
     m = n if rows is None else rows.size
     y = _kept_labels(y, n, rows)
-    Z, covariate_names = _store_covariates(store, covariates, rows)
-    target_ = make_target(spec, y, m, Z, kinship)
+    Z, covariate_names = _store_covariates(store, source.covariates, rows)
+    target_ = make_target(spec, y, m, Z, source.kinship)
     check_classes(spec, target_)  # before reading: wrong labels fail at once
     if scheduler is not None or current_scheduler() is not None:
         if n_jobs is not None:
             raise ValueError("n_jobs sets the threads of the local engine; on a Dask scheduler the workers' "
                              "threads do the work. Leave out n_jobs or scheduler.")
-        res = score_store_tasks(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, scheduler=scheduler, af=af,
-                                covariates=Z, kinship=target_.kinship)
+        res = score_store_tasks(replace(source, y=y, covariates=Z, kinship=target_.kinship), spec, opts, af=af)
         return with_covariates(res, covariate_names)
     for rider in riders:
         rider.begin(y, m, store.shape[1], lambda: store.feature_names)
@@ -258,8 +271,7 @@ def store_scores(store, target, spec, opts, *, rows=None, chunk_bytes=None, n_jo
         res = _score_rows(store, y, spec, opts, budget, rows, af,
                           [r for r in riders if r.rides_rows(store)])
     else:
-        res = _score_blocks(store, target_, spec, opts, budget, rows, n_jobs, af,
-                            [r for r in riders if r.rides_blocks(store)])
+        res = _score_blocks(source, target_, spec, opts, n_jobs, af, [r for r in riders if r.rides_blocks(store)])
     return with_covariates(res, covariate_names)
 
 
@@ -285,29 +297,27 @@ def _store_covariates(store, covariates, rows):
                               rows=rows, sample_ids=store.sample_ids, owner="score_store")
 
 
-def _store_targets(store, targets, spec, opts, *, rows, chunk_bytes, n_jobs, scheduler, af, covariates, kinship,
-                   riders):
-    """``store_scores`` of a tuple of targets: a list of results in their order. A whole-column
-    method fits every target on each feature block of one pass (``score_blocks`` with
+def _store_targets(source, spec, opts, *, n_jobs, af, riders):
+    """``store_scores`` of the tuple of targets of ``source``: a list of results in their order. A
+    whole-column method fits every target on each feature block of one pass (``score_blocks`` with
     ``make_targets``), and every rider rides it; another method reads the store once per target
     (the riders ride the first pass)."""
-    if scheduler is not None or current_scheduler() is not None:
+    if source.scheduler is not None or current_scheduler() is not None:
         raise ValueError("Several targets are scored in one pass on this machine's threads, not on a Dask scheduler: "
                          "leave out scheduler (and use no Dask scheduler), or score each target with score_store.")
     if spec.streaming != "blocks":
-        return [store_scores(store, y, spec, opts, rows=rows, chunk_bytes=chunk_bytes, n_jobs=n_jobs, af=af,
-                             covariates=covariates, kinship=kinship, riders=riders if t == 0 else ())
-                for t, y in enumerate(targets)]
+        return [store_scores(source.with_target(y), spec, opts, n_jobs=n_jobs, af=af, riders=riders if t == 0 else ())
+                for t, y in enumerate(source.y)]
+    store, rows = source.X, source.rows
     n, m = store.shape[0], store.shape[0] if rows is None else rows.size
-    ys = tuple(_kept_labels(_target_of(store, y, spec), n, rows) for y in targets)
-    Z, covariate_names = _store_covariates(store, covariates, rows)
-    made = make_targets(spec, ys, m, Z, kinship)
+    ys = tuple(_kept_labels(_target_of(store, y, spec), n, rows) for y in source.y)
+    Z, covariate_names = _store_covariates(store, source.covariates, rows)
+    made = make_targets(spec, ys, m, Z, source.kinship)
     for target in made:
         check_classes(spec, target)
     for rider in riders:
         rider.begin(ys[0], m, store.shape[1], lambda: store.feature_names)
-    results = _score_blocks(store, made, spec, opts, chunk_budget(chunk_bytes, "score_store"), rows, n_jobs, af,
-                            [r for r in riders if r.rides_blocks(store)])
+    results = _score_blocks(source, made, spec, opts, n_jobs, af, [r for r in riders if r.rides_blocks(store)])
     return [with_covariates(res, covariate_names) for res in results]
 
 
@@ -330,10 +340,11 @@ def _moment_block(spec, block, j0, j1, target, opts, names):
     return spec.func(stats, **opts)
 
 
-def _score_blocks(store, target, spec, opts, budget, rows, n_jobs, af=None, riders=()):
-    """A whole-column method (or a class-moment one, ``by_features``) over the store's feature
-    blocks (the ``rows`` kept), on threads; each block is also shown to the ``riders``
-    (``store_scores``)."""
+def _score_blocks(source, target, spec, opts, n_jobs, af=None, riders=()):
+    """A whole-column method (or a class-moment one, ``by_features``) over the feature blocks of
+    the store of ``source`` (the ``rows`` kept, within its budget), on threads; each block is also
+    shown to the ``riders`` (``store_scores``)."""
+    store, rows, budget = source.X, source.rows, chunk_budget(source.chunk_bytes, "score_store")
     n, p = store.shape
     names = store.names_loader()  # decoded where a message or the result shows them
     moments = spec.streaming == "rows"

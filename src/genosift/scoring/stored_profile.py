@@ -200,19 +200,21 @@ class ProfilePass:
             self.file = None
 
 
-def stored_profile(store, y, kind, *, rows=None, ranks=None, chunk_bytes=None, folder=None):
-    """The profile of a store's features (the ``rows`` kept) as a ``StoredProfile``, in one pass
-    over its feature blocks (read from its column copy): ``y`` as ``profiles.block_records``
-    takes it, one value per row kept. The records are placed in the order of ``ranks`` (the
+def stored_profile(source, kind, *, ranks=None, folder=None):
+    """The profile of the features of the store of ``source`` (a ``StoreSource``: its ``rows``
+    kept, within its memory budget) as a ``StoredProfile``, in one pass over its feature blocks
+    (read from its column copy): its target as ``profiles.block_records`` takes it, one value per
+    row kept. The records are placed in the order of ``ranks`` (the
     rank of each feature, 1 = first; default: feature order), so that the ranking table reads
     them in one sweep; the temporary file goes in ``folder`` (default: the system's temporary
     folder) and is unlinked at once."""
-    budget = chunk_budget(chunk_bytes, "profile")
+    store, rows = source.X, source.rows
+    budget = chunk_budget(source.chunk_bytes, "profile")
     n, p = store.shape
     m = n if rows is None else len(rows)
     ranks = np.arange(1, p + 1) if ranks is None else np.asarray(ranks)
     target = ProfilePass(kind)
-    target.begin(y, m, p, None)  # the classes, their counts and the blocks' class codes, as the pass has them
+    target.begin(source.y, m, p, None)  # the classes, their counts and the blocks' class codes, as the pass has them
     width = target.width
     file = _temporary(p * width * 8, folder)
     try:

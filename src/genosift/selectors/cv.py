@@ -18,8 +18,8 @@ from sklearn.utils.validation import validate_data
 from ..core import engine
 from ..core.messages import FixError
 from ..core.validation import as_labels, as_matrix, check_fit_input, is_int, param_error, renamed_parameters
-from ..io.anndata import fit_accepts_anndata
 from ..scores import check_af
+from ..sources import fit_accepts_anndata
 from .folds import cv_splits
 from .models import ModelSelector, check_finite_for, check_score_func, is_estimator, rank_features, rows_ready
 from .score_funcs import covariate_frame, matched_covariates, refuse_covariates_for

@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..core.validation import check_fit_input, is_int, is_real, param_error, renamed_parameters
 from ..enet.path import MemoryDesign, Solver, fit_path, in_data_units, means
-from ..io.anndata import AnnDataTransformMixin
+from ..sources import AnnDataTransformMixin
 from .folds import cv_splits
 
 __all__ = ["FAMILIES", "PROB_CLIP", "ElasticNetSelector", "EnetResult", "check_enet_options", "elastic_net",

@@ -17,9 +17,9 @@ from sklearn.utils.validation import check_is_fitted
 from ..core.choices import METRICS, MODELS  # noqa: F401  (re-exported by genosift.selectors)
 from ..core.messages import FixError, plain
 from ..core.validation import RENAMED, check_finite, param_error
-from ..io.anndata import AnnDataTransformMixin
 from ..scores import af_tested, carriers, check_af, rank_order
 from ..scoring import score
+from ..sources import AnnDataTransformMixin
 from .score_funcs import callable_scores, resolve_score_func
 
 

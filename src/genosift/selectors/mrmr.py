@@ -17,8 +17,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..core.engine import BLOCK_BYTES, block_width, column_blocks
 from ..core.validation import is_int, is_real, param_error, renamed_parameters
-from ..io.anndata import fit_accepts_anndata
 from ..scores import check_bins, discretize, n_codes
+from ..sources import fit_accepts_anndata
 from ..stats import ClassMoments
 from .redundancy import RankedSelector
 

@@ -23,9 +23,9 @@ from sklearn.utils.validation import check_is_fitted
 from ..core.engine import block_width
 from ..core.sparse_columns import take_columns
 from ..core.validation import as_matrix, default_feature_names, is_int, is_real, param_error, renamed_parameters
-from ..io.anndata import AnnDataTransformMixin, fit_accepts_anndata
 from ..scores import rank_order
 from ..scoring import score
+from ..sources import AnnDataTransformMixin, fit_accepts_anndata
 from .score_funcs import (
     callable_scores,
     matched_covariates,

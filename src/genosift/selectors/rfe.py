@@ -9,7 +9,7 @@ from sklearn.utils.validation import validate_data
 
 from ..core.messages import plain
 from ..core.validation import check_fit_input, is_int, is_real, param_error
-from ..io.anndata import fit_accepts_anndata
+from ..sources import fit_accepts_anndata
 from .models import ModelSelector, check_finite_for, check_score_func, is_estimator, model_importances, rank_features
 from .score_funcs import matched_covariates, refuse_covariates_for
 

@@ -11,8 +11,8 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import validate_data
 
 from ..core.validation import check_fit_input, is_int, is_real, param_error, renamed_parameters
-from ..io.anndata import fit_accepts_anndata
 from ..scores import rank_order
+from ..sources import fit_accepts_anndata
 from .models import (
     ModelSelector,
     check_finite_for,

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..core.messages import plain
 from ..core.validation import as_labels, check_options_dict, is_int, is_real, param_error, renamed_parameters
-from ..io.anndata import AnnDataTransformMixin, fit_on_matrix, is_anndata
+from ..io.anndata import fit_on_matrix
 from ..scores import (
     REGISTRY,
     LabelCoding,
@@ -28,6 +28,7 @@ from ..scores import (
     with_af,
 )
 from ..scoring import score
+from ..sources import AnnDataTransformMixin, selector_input
 from .score_funcs import (
     callable_scores,
     kinship_refused,
@@ -90,8 +91,6 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         ``feature_names_in_`` are its ``var_names``, and a backed one is read from its file in
         chunks (see ``genosift.score``); ``transform(adata)`` returns ``adata[:, selected]``.
         """
-        from ..sources.dask import is_dask_collection
-
         if kinship is not None:
             raise kinship_refused(f"{type(self).__name__}.fit was given a kinship, which", type(self).__name__)
         for attr in ("stats_", "result_", "pending_", "classes_", "carriers_", "tested_", "af_"):
@@ -99,15 +98,16 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         if covariates is not None:  # before any data are read
             refuse_covariates_for(None if callable(self.score_func) else self._spec(), covariates, type(self).__name__)
             covariates = matched_covariates(X, covariates)
-        if is_anndata(X) and callable(self.score_func):  # a callable scores the matrix in memory
+        given = selector_input(X)
+        if given == "anndata" and callable(self.score_func):  # a callable scores the matrix in memory
             return fit_on_matrix(self, lambda M, labels: self._fit_chunk(M, labels, reset=True), X, y)
-        if _on_disk(X) or is_dask_collection(X) or is_anndata(X):
-            return self._fit_file(X, y, covariates)
+        if given != "matrix":
+            return self._fit_file(X, y, covariates, names_read=given != "dask")
         return self._fit_chunk(X, y, reset=True, covariates=covariates)
 
-    def _fit_file(self, X, y, covariates=None):
-        from ..sources.dask import is_dask_collection
-
+    def _fit_file(self, X, y, covariates=None, *, names_read=True):
+        """``fit`` by ``genosift.score`` of ``X`` where it is; ``names_read``: the feature names are
+        those of the result (a file, a store, an AnnData), else a Dask DataFrame's columns."""
         self._check_params()
         spec = self._spec()
         if spec is None:
@@ -120,7 +120,7 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
                              method_options=self.method_options)
         if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):  # a Dask DataFrame
             self.feature_names_in_ = np.asarray(X.columns, dtype=object)
-        elif not is_dask_collection(X):  # a file, a store or an AnnData: its names, read on first use
+        elif names_read:  # a file, a store or an AnnData: its names, read on first use
             self.__dict__["_names_from"] = self.result_
         self.n_features_in_ = self.result_.n_features
         self._keep_result()
@@ -153,11 +153,9 @@ class _ScoreSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         """Keep the selected columns of ``X`` (an array, sparse matrix or DataFrame; lazily for Dask).
 
         An AnnData gives the AnnData view ``adata[:, selected]`` (see
-        ``genosift.io.anndata.AnnDataTransformMixin.transform``).
+        ``genosift.sources.AnnDataTransformMixin.transform``).
         """
-        from ..sources.dask import is_dask_collection
-
-        if is_dask_collection(X):
+        if selector_input(X) == "dask":
             keep = self.get_support()
             if X.shape[1] != keep.shape[0]:
                 raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted on "

@@ -29,13 +29,21 @@ from __future__ import annotations
 from .backed import BackedSource
 from .base import Source
 from .dask import DaskSource
-from .dispatch import as_source, matrix_or_store
+from .dispatch import (
+           AnnDataTransformMixin,
+           as_source,
+           fit_accepts_anndata,
+           matrix_or_store,
+           named_targets,
+           selector_input,
+)
 from .matrix import MatrixSource
 from .store import StoreRows, StoreSource, in_memory
 from .stream import StreamSource
 
-__all__ = ["BackedSource", "DaskSource", "FORMS", "MatrixSource", "Source", "StoreRows", "StoreSource",
-           "StreamSource", "as_source", "in_memory", "matrix_or_store"]
+__all__ = ["AnnDataTransformMixin", "BackedSource", "DaskSource", "FORMS", "MatrixSource", "Source", "StoreRows",
+           "StoreSource", "StreamSource", "as_source", "fit_accepts_anndata", "in_memory", "matrix_or_store",
+           "named_targets", "selector_input"]
 
 #: The forms an input takes, one ``Source`` subclass each.
 FORMS = tuple(cls.form for cls in (MatrixSource, StreamSource, StoreSource, DaskSource, BackedSource))

@@ -8,7 +8,7 @@ import numpy as np
 
 from .base import Source
 
-__all__ = ["DaskSource", "is_dask_collection"]
+__all__ = ["DaskSource", "computed", "is_dask_collection"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,6 +31,12 @@ class DaskSource(Source):
 
         names = list(self.X.columns) if hasattr(self.X, "columns") else None
         return n, p, self.feature_names if self.feature_names is not None else names, computed()
+
+
+def computed(value, compute, *args):
+    """``compute(value, *args)`` where ``value`` is a Dask collection (a target or covariates given
+    with a Dask collection), else ``value`` as it is."""
+    return compute(value, *args) if is_dask_collection(value) else value
 
 
 def is_dask_collection(X):

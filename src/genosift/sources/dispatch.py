@@ -9,8 +9,9 @@ per-class profile (``Source.profile``) with the driver of its form.
 """
 from __future__ import annotations
 
+import functools
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -22,7 +23,8 @@ from .rows import by_id, kept_rows, store_rows
 from .store import StoreRows, StoreSource
 from .stream import StreamSource
 
-__all__ = ["as_source", "matrix_or_store"]
+__all__ = ["AnnDataTransformMixin", "as_source", "fit_accepts_anndata", "matrix_or_store", "named_targets",
+           "selector_input"]
 
 
 def as_source(X, y=None, *, owner="score", feature_names=None, layer=None, binary=False, chunk_bytes=None,
@@ -37,9 +39,8 @@ def as_source(X, y=None, *, owner="score", feature_names=None, layer=None, binar
     warning saying how many. ``kinship``: the samples' kinship (``genosift.score``'s), put in the
     order of the rows scored.
     """
-    found = _told_apart(X, y, owner=owner, feature_names=feature_names, layer=layer, binary=binary,
-                        chunk_bytes=chunk_bytes, scheduler=scheduler, samples=samples, covariates=covariates,
-                        labels_required=labels_required)
+    found = _told_apart(X, y, Reading(owner, feature_names, layer, binary, chunk_bytes, scheduler, samples,
+                                      covariates, labels_required))
     if kinship is None:
         return found
     if isinstance(found, StreamSource):
@@ -72,9 +73,9 @@ def _aligned_kinship(kinship, X, found):
     return K[np.ix_(found.rows, found.rows)] if K.ndim == 2 and K.shape[0] == found.n_given else K
 
 
-def _told_apart(X, y=None, *, owner="score", feature_names=None, layer=None, binary=False, chunk_bytes=None,
-                scheduler=None, samples=None, covariates=None, labels_required=False):
-    """``as_source`` without the kinship.
+@dataclass(frozen=True)
+class Reading:
+    """How ``as_source`` is asked to read its input, besides the data and the target.
 
     ``binary``: read every value as presence/absence, in every form (a store is opened that way,
     not rewritten; sparse stays sparse). ``samples``: the samples to use (see ``as_source``).
@@ -82,9 +83,29 @@ def _told_apart(X, y=None, *, owner="score", feature_names=None, layer=None, bin
     ``obs`` column names and tables indexed by ``obs_names``, data files resolve their per-sample
     columns, tables indexed by sample id are put in the samples' order. ``labels_required``:
     ``y`` of an AnnData must be given. ``owner`` names the public function in messages.
+    ``chunk_bytes`` and ``scheduler``: the reads of a store or a backed file, and where Dask
+    tasks run.
     """
+
+    owner: str = "score"
+    feature_names: object = None
+    layer: object = None
+    binary: bool = False
+    chunk_bytes: object = None
+    scheduler: object = None
+    samples: object = None
+    covariates: object = None
+    labels_required: bool = False
+
+
+def _told_apart(X, y, reading):
+    """``as_source`` without the kinship: the ``Source`` of ``X`` and ``y`` read as ``reading`` says."""
     from ..io.anndata import is_anndata
     from .dask import is_dask_collection
+
+    owner, feature_names, layer, binary = reading.owner, reading.feature_names, reading.layer, reading.binary
+    chunk_bytes, scheduler, samples, covariates = (reading.chunk_bytes, reading.scheduler, reading.samples,
+                                                   reading.covariates)
 
     if isinstance(X, StoreRows):  # rows of a store chosen already, not loaded (a Dataset's X left on disk)
         rows = StoreRows(_chosen_store(X, binary, samples, owner), X.rows)
@@ -98,16 +119,16 @@ def _told_apart(X, y=None, *, owner="score", feature_names=None, layer=None, bin
 
         covariates = None if covariates is None else covariates_of(X, covariates)
         if X.isbacked and layer is None:
-            _refuse_rows(samples, None, owner)
+            _refuse_rows(samples, owner)
             return BackedSource(X, y, feature_names, covariates=covariates, chunk_bytes=chunk_bytes,
                                 scheduler=scheduler, binary=bool(binary))
         from ..io.anndata import labels_of, matrix_of, names_of
 
         named = isinstance(y, str)
         if not by_id(y):  # a Series indexed by sample id is matched to the obs_names below
-            y = labels_of(X, y, required=labels_required)
+            y = labels_of(X, y, required=reading.labels_required)
         names = names_of(X.var_names) if feature_names is None else feature_names
-        return _in_memory(matrix_of(X, layer), y, names, binary, covariates, chunk_bytes, scheduler, samples, owner,
+        return _in_memory(matrix_of(X, layer), y, replace(reading, feature_names=names, covariates=covariates),
                           ids=np.asarray(X.obs_names, dtype=object), named=named)
     if layer is not None:
         from ..io import format_of
@@ -120,7 +141,7 @@ def _told_apart(X, y=None, *, owner="score", feature_names=None, layer=None, bin
         if chunk_bytes is not None:
             raise ValueError("chunk_bytes sets the reads of a store; a Dask array is read in its own chunks "
                              "(rechunk it to change them). Leave out chunk_bytes.")
-        _refuse_rows(samples, None, owner)
+        _refuse_rows(samples, owner)
         if binary:
             from ..core.transforms import presence
 
@@ -144,12 +165,11 @@ def _told_apart(X, y=None, *, owner="score", feature_names=None, layer=None, bin
     if isinstance(X, (str, os.PathLike)):
         named = isinstance(y, str)
         X, y, names, covariates, ids = _read_file(X, y, layer, covariates)
-        return _in_memory(X, y, names if feature_names is None else feature_names, binary, covariates, chunk_bytes,
-                          scheduler, samples, owner, ids=ids, named=named)
+        return _in_memory(X, y, replace(reading, feature_names=names if feature_names is None else feature_names,
+                                        covariates=covariates), ids=ids, named=named)
     from ..scores import frame_sample_ids
 
-    return _in_memory(X, y, feature_names, binary, covariates, chunk_bytes, scheduler, samples, owner,
-                      ids=frame_sample_ids(X), align=True)
+    return _in_memory(X, y, reading, ids=frame_sample_ids(X), align=True)
 
 
 def _chosen_store(X, binary, samples, owner):
@@ -172,31 +192,36 @@ def _is_store_file(path):
     return os.path.isfile(path) and format_of(path) == "store"
 
 
-def _refuse_rows(samples, chunk_bytes, owner):
+def _refuse_rows(samples, owner):
     """Refuse ``samples`` for data read as they come (a stream of row chunks, a Dask collection, a
-    backed AnnData) and ``chunk_bytes`` for data other than stores and backed files."""
+    backed AnnData)."""
     if samples is not None:
         raise ValueError(f"'samples' chooses the samples of data in memory or of a store; {owner} reads these data "
                          "as they come (a stream of row chunks, a Dask collection or a backed AnnData). Take the rows "
                          "first (X[rows]) and leave out samples, or write a store (genosift.io.write_store).")
-    if chunk_bytes is not None:
-        raise ValueError(f"'chunk_bytes' chooses the rows and reads of a store; {owner} reads these data as they "
-                         "are. For data in memory leave it out; to read in bounded memory, write a store first "
+
+
+def _refuse_budget(reading):
+    """Refuse a memory budget for data other than stores and backed files."""
+    if reading.chunk_bytes is not None:
+        raise ValueError(f"'chunk_bytes' chooses the rows and reads of a store; {reading.owner} reads these data as "
+                         "they are. For data in memory leave it out; to read in bounded memory, write a store first "
                          "(genosift.io.write_store).")
 
 
-def _in_memory(X, y, feature_names, binary, covariates, chunk_bytes, scheduler, samples, owner, *, ids=None,
-               named=False, align=False):
+def _in_memory(X, y, reading, *, ids=None, named=False, align=False):
     """A ``matrix`` or ``stream`` source: data here, so no scheduler and no reads to size; the rows
-    kept (``kept_rows``) are taken from ``X`` and from ``covariates`` given per row of the data,
+    kept (``kept_rows``) are taken from ``X`` and from the covariates given per row of the data,
     and covariates indexed by sample id are put in the order of the rows kept (``align``: those
     of ``X``'s ids have not been yet)."""
+    owner, scheduler, samples, covariates = reading.owner, reading.scheduler, reading.samples, reading.covariates
     if scheduler is not None:
         raise ValueError(f"The 'scheduler' parameter of {owner} must be None for data in memory (it runs Dask "
                          "arrays and stores; wrap X with dask.array.from_array(X, chunks=...) to score it by "
                          f"Dask tasks). Got {scheduler!r} instead.")
     stream = is_chunk_stream(X)
-    _refuse_rows(samples if stream else None, chunk_bytes, owner)
+    _refuse_rows(samples if stream else None, owner)
+    _refuse_budget(reading)
     if stream and y is not None:
         raise ValueError("A chunk stream carries its own labels: pass y=None and yield (X, y) pairs.")
     rows = n = None
@@ -212,11 +237,11 @@ def _in_memory(X, y, feature_names, binary, covariates, chunk_bytes, scheduler, 
             covariates = align_covariates(covariates, ids if rows is None else ids[rows])
         elif rows is not None and not isinstance(covariates, (str, list, tuple)) and len(covariates) == n:
             covariates = covariates.iloc[rows] if hasattr(covariates, "iloc") else np.asarray(covariates)[rows]
-    if binary:
+    if reading.binary:
         from ..core.transforms import presence
 
         X = ((presence(c), *rest) for c, *rest in X) if stream else presence(X)
-    return (StreamSource if stream else MatrixSource)(X, y, feature_names, covariates=covariates, rows=rows,
+    return (StreamSource if stream else MatrixSource)(X, y, reading.feature_names, covariates=covariates, rows=rows,
                                                       n_given=n)
 
 
@@ -288,3 +313,79 @@ def matrix_or_store(X, *, binary=False):
         sparse = len(X.columns) > 0 and all(str(t).startswith("Sparse") for t in X.dtypes)
         return None, X.sparse.to_coo().tocsr() if sparse else X.to_numpy(), ids, labels
     return None, X, None, None
+
+
+def named_targets(X, names):
+    """``(name, values)`` of each target of ``genosift.score_targets`` that ``names`` names: a column
+    of an AnnData's ``obs`` (its values) or of a store's sample table (the name, read with the
+    store); other data have no such columns."""
+    from ..io.anndata import is_anndata, labels_of
+
+    if is_anndata(X):
+        return [(t, labels_of(X, t, required=True)) for t in names]
+    if hasattr(X, "row_chunks") or isinstance(X, (str, os.PathLike)):
+        return [(t, t) for t in names]  # columns of the store's sample table, read with it
+    raise TypeError("targets names columns of an AnnData's obs or of a store's sample table; for these data "
+                    "pass the targets' values: a DataFrame (one column per target) or a dict.")
+
+
+# ----------------------------------------------------------------------------------------------
+# the selectors' inputs
+
+
+def selector_input(X):
+    """How a selector fits ``X``: ``"matrix"`` (data in memory, scored by the selector's own
+    statistics of its rows), ``"anndata"`` (an AnnData, in memory or backed), ``"dask"`` (a Dask
+    collection) or ``"read"`` (a file path or an open store), the last three scored where they
+    are by ``genosift.score``."""
+    from ..io.anndata import is_anndata
+    from .dask import is_dask_collection
+
+    if is_anndata(X):
+        return "anndata"
+    if is_dask_collection(X):
+        return "dask"
+    if isinstance(X, (str, os.PathLike)) or hasattr(X, "row_chunks"):
+        return "read"
+    return "matrix"
+
+
+class AnnDataTransformMixin:
+    """``transform(adata)`` of a fitted selector: the AnnData restricted to the selected features."""
+
+    def transform(self, X):
+        """Keep the selected columns of ``X``.
+
+        An AnnData gives an AnnData: the view ``adata[:, selected]`` (its ``obs``, the selected
+        rows of ``var``, layers and ``varm`` with it; ``.copy()`` makes it a new object, and
+        ``.to_memory()`` reads a backed one). A selector fitted with feature names finds them
+        in ``var_names`` by name (any order; other features are left out) and returns them in the
+        order they were fitted; one fitted without names needs the same number of features.
+        With ``set_output(transform="pandas")`` (or another container) the selected columns come
+        as that container instead, indexed by ``obs_names``.
+        """
+        from ..io.anndata import is_anndata, select_vars
+
+        if not is_anndata(X):
+            return super().transform(X)
+        subset = select_vars(self, X)
+        import sklearn
+
+        wanted = getattr(self, "_sklearn_output_config", {}).get("transform", sklearn.get_config()["transform_output"])
+        return subset if wanted == "default" else subset.to_df()
+
+
+def fit_accepts_anndata(fit):
+    """Let a selector's ``fit(X, y, ...)`` take an AnnData: its matrix ``X`` (a backed ``X`` is
+    read into memory, as these selectors need every value), ``y`` or ``groups`` naming ``obs``
+    columns, and ``feature_names_in_`` from ``var_names``."""
+
+    @functools.wraps(fit)
+    def fit_(self, X, y=None, *args, **kwargs):
+        from ..io.anndata import fit_on_matrix, is_anndata
+
+        if not is_anndata(X):
+            return fit(self, X, y, *args, **kwargs)
+        return fit_on_matrix(self, lambda M, labels, **kw: fit(self, M, labels, *args, **kw), X, y, **kwargs)
+
+    return fit_

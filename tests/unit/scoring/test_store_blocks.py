@@ -19,6 +19,7 @@ from genosift.scoring import profile
 from genosift.scoring import store as store_driver
 from genosift.scoring.store import by_features, score_store
 from genosift.scoring.stored_profile import StoredProfile, stored_profile
+from genosift.sources import StoreSource
 from genosift.stats import ClassMoments
 
 pytest.importorskip("h5py", reason="genosift stores need h5py (genosift[io])")
@@ -100,7 +101,7 @@ def _profiles(store, kind, target, samples, ranks):
     kept = np.arange(N) if samples is None else samples
     y = None if y is None else y[kept]
     ref = profile(X[kept], y, target="auto" if kind == "none" else kind)
-    return ref, stored_profile(open_store(path), y, kind, rows=samples, ranks=ranks, chunk_bytes=30_000)
+    return ref, stored_profile(StoreSource(open_store(path), y, rows=samples, chunk_bytes=30_000), kind, ranks=ranks)
 
 
 @pytest.mark.parametrize("kind,target", [("classes", "five"), ("classes", "two"), ("numeric", "mic"),
@@ -186,7 +187,7 @@ def test_stored_profile_of_stores_without_a_column_copy(store, layout, tmp_path)
     path = write_store(Dataset(data, np.array(obs.index), names, obs), tmp_path / "s.gs.h5ad",
                        **({"column_copy": False} if layout == "rows only" else {}))
     y = obs["five"].to_numpy()
-    stored = stored_profile(open_store(path), y, "classes", chunk_bytes=30_000)
+    stored = stored_profile(StoreSource(open_store(path), y, chunk_bytes=30_000), "classes")
     try:  # the profile of the same data in memory, dense or sparse as stored
         pd.testing.assert_frame_equal(stored.columns(), profile(data, y).columns(), check_exact=True)
     finally:
