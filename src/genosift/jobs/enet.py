@@ -158,10 +158,10 @@ def _design(X, bounds, chunk_bytes):
     from ..enet.path import MemoryDesign
     from ..enet.store import StoreDesign
     from ..scoring import count_patterns
-    from ..sources import StoreRows
+    from ..sources import on_disk
 
     af = {} if bounds is None else {"min_af": bounds[0], "max_af": bounds[1]}
-    if not isinstance(X, StoreRows):
+    if not on_disk(X):
         patterns = count_patterns(X, binary=False, **af)
         M = sp.csc_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
         return MemoryDesign(M[:, patterns.first], patterns.sizes), patterns, None, "in memory"

@@ -13,7 +13,7 @@ from ..core.messages import FixError, PythonText, plain
 from ..core.transforms import presence
 from ..core.validation import FixUsageError, closest_names, names_list, param_error
 from ..report.outputs import input_digests
-from ..sources import StoreRows
+from ..sources import StoreRows, on_disk
 
 
 @dataclass
@@ -40,6 +40,11 @@ class Labelled:
     @property
     def y_train(self):
         return self.y[self.train]
+
+    @property
+    def on_disk(self):
+        """Whether the data stay on disk (a store's rows, read a chunk at a time) rather than in memory."""
+        return on_disk(self.dataset.X)
 
     def train_values(self, name):
         """The values of the target ``name`` (one of ``targets``) of the training samples."""
@@ -125,7 +130,7 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
         dataset = read_dataset(data, kind, options, binary, chunk_bytes)
     except FixError as exc:
         raise _kept_for(exc, origins) from None
-    if kind in ("kmers", "dumps") and isinstance(dataset.X, StoreRows):
+    if kind in ("kmers", "dumps") and on_disk(dataset.X):
         notes.append("The k-mer counts are more than the memory budget holds: they were written to a temporary "
                      "store in the temporary folder (TMPDIR; set it to a folder on a disk with room) and are read "
                      "from it a chunk at a time. Convert them once (genosift convert) to reuse the store.")
@@ -334,7 +339,7 @@ def labelled_source(labelled, *, chunk_bytes=None, covariates=None, kinship=None
 
     X = labelled.X_train
     y = labelled.y_train
-    if isinstance(X, StoreRows):
+    if labelled.on_disk:
         return X.source(y, chunk_bytes=chunk_bytes, covariates=covariates, kinship=kinship)
     check_budget_applies(labelled, chunk_bytes)
     return MatrixSource(X, y, labelled.dataset.feature_names, covariates=covariates,
@@ -344,7 +349,7 @@ def labelled_source(labelled, *, chunk_bytes=None, covariates=None, kinship=None
 def check_budget_applies(labelled, chunk_bytes):
     """Refuse a memory budget ``chunk_bytes`` for data read whole into memory: it bounds the reads of
     a store and the k-mer counts read within it (``Labelled.budgeted``), nothing else."""
-    if chunk_bytes is None or labelled.budgeted or isinstance(labelled.dataset.X, StoreRows):
+    if chunk_bytes is None or labelled.budgeted or labelled.on_disk:
         return
     raise FixError(
         "{chunk_bytes} sets the memory budget of scoring a store (.gs.h5ad), or of reading k-mer text or dumps; "
@@ -464,7 +469,7 @@ def reduced_frame(labelled, columns, names, *, chunk_bytes=None):
 
     X = labelled.dataset.X
     columns = np.asarray(columns, dtype=np.int64)
-    if isinstance(X, StoreRows):
+    if labelled.on_disk:
         X = X.store.read_columns(columns, rows=X.rows, chunk_bytes=chunk_bytes)
     else:
         X = X[:, columns]

@@ -76,7 +76,7 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
     from ..core.files import check_output, together
     from ..report.outputs import input_digests
     from ..scores import get_method
-    from ..sources import StoreRows, in_memory
+    from ..sources import in_memory
     from ..workflow import evaluate as evaluate_matrix
     from ..workflow import write_results
     from ..workflow.screened import can_screen, evaluate_store
@@ -105,7 +105,7 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
                         random_state=seed, n_jobs=n_jobs, binary=samples.binary, method_options=opts or None,
                         min_af=min_af, max_af=max_af, covariates=frame,
                         unlabelled_ids=None if others is None else others.sample_ids)
-        if isinstance(labelled.dataset.X, StoreRows) and can_screen(spec):
+        if labelled.on_disk and can_screen(spec):
             # a store stays on disk: the rankings are scored from it, only their top features are read
             ev, X, _ = evaluate_store(labelled.dataset.X, labelled.y, unlabelled=None if others is None else others.X,
                                       folder=out.resolve().parent, chunk_bytes=chunk_bytes, **settings)

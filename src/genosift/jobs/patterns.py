@@ -94,12 +94,12 @@ def _count(samples, binary, bounds, chunk_bytes):
                                 "labelled samples, or leave out {meta} to count those of every sample.",
                                 owner="load_labelled", meta=FixUsageError.ANY, target=FixUsageError.ANY)
         from ..io import format_of
-        from ..sources import StoreRows, as_source
+        from ..sources import as_source, on_disk
         from .labelled import read_dataset
 
         dataset = read_dataset(samples.data, samples.format or format_of(samples.data), dict(samples.read_options),
                                binary, chunk_bytes)
-        data = (dataset.X.source(chunk_bytes=chunk_bytes) if isinstance(dataset.X, StoreRows)
+        data = (dataset.X.source(chunk_bytes=chunk_bytes) if on_disk(dataset.X)
                 else as_source(dataset.X, feature_names=dataset.feature_names, chunk_bytes=chunk_bytes))
         found = source_patterns(data, bounds)
         return found, found.n_samples, []

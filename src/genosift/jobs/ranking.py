@@ -203,11 +203,10 @@ def _scored(samples, spec, opts, covariates, rule, *, min_af, max_af, chunk_byte
     ``(labelled, result, mask, profile, patterns, covariates frame)``."""
     from ..dask import use_scheduler
     from ..scores import check_af
-    from ..sources import StoreRows
     from .labelled import score_labelled
 
     labelled, frame, kinship = _read(samples, spec, covariates, chunk_bytes=chunk_bytes, force=force)
-    if scheduler and not isinstance(labelled.X_train, StoreRows):
+    if scheduler and not labelled.on_disk:
         raise FixError(f"{{scheduler}} scores a store (.gs.h5ad) on Dask workers, which read it themselves; "
                        f"{str(samples.data)!r} is read into memory here. Convert it once with {{write_store}}, or "
                        "leave out {scheduler}.", owner="score", scheduler=FixError.ANY,

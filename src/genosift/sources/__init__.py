@@ -22,7 +22,7 @@ form         what it holds                                           class (modu
 
 ``base`` holds what every form shares (``Source``: its fields and operations), ``rows`` which
 rows are kept (``samples`` and the samples without a label), ``store`` also ``StoreRows`` (rows
-of a store not loaded) and ``in_memory``.
+of a store not loaded), ``on_disk`` (whether a data set's rows are those) and ``in_memory``.
 """
 from __future__ import annotations
 
@@ -38,12 +38,12 @@ from .dispatch import (
            selector_input,
 )
 from .matrix import MatrixSource
-from .store import StoreRows, StoreSource, in_memory
+from .store import StoreRows, StoreSource, in_memory, on_disk
 from .stream import StreamSource
 
 __all__ = ["AnnDataTransformMixin", "BackedSource", "DaskSource", "FORMS", "MatrixSource", "Source", "StoreRows",
            "StoreSource", "StreamSource", "as_source", "fit_accepts_anndata", "in_memory", "matrix_or_store",
-           "named_targets", "selector_input"]
+           "named_targets", "on_disk", "selector_input"]
 
 #: The forms an input takes, one ``Source`` subclass each.
 FORMS = tuple(cls.form for cls in (MatrixSource, StreamSource, StoreSource, DaskSource, BackedSource))

@@ -11,7 +11,8 @@ import scipy.sparse as sp
 from ..core.validation import param_error
 from .base import Source
 
-__all__ = ["StoreRows", "StoreSource", "float_block", "in_memory", "kept_kinship", "rows_kept", "store_column"]
+__all__ = ["StoreRows", "StoreSource", "float_block", "in_memory", "kept_kinship", "on_disk", "rows_kept",
+           "store_column"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,9 +94,15 @@ class StoreRows:
         return sp.csr_matrix(M)[back] if sp.issparse(M) else np.asarray(M)[back]
 
 
+def on_disk(X):
+    """Whether the rows ``X`` of a data set stay on disk (rows of a store, ``StoreRows``: scored a
+    chunk at a time, their chosen columns read) rather than in memory."""
+    return isinstance(X, StoreRows)
+
+
 def in_memory(X):
     """``X`` as a matrix in memory: store rows are read (all their columns), anything else as is."""
-    if isinstance(X, StoreRows):
+    if on_disk(X):
         return X.store.to_dataset().X[X.rows]
     return X
 

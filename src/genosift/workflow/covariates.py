@@ -14,13 +14,11 @@ def _samples_read(labelled, rows):
     """``(data, samples, ids)``: what the sample-structure functions read for the labelled
     samples ``rows`` (a boolean mask; None: all): a store with the ids of its rows to keep, or
     the rows themselves (``samples`` None); and the samples' ids as text."""
-    from ..sources import StoreRows
-
     dataset = labelled.dataset
     keep = np.arange(len(dataset.sample_ids)) if rows is None else np.flatnonzero(rows)
     ids = [str(s) for s in np.asarray(dataset.sample_ids)[keep]]
     X = dataset.X
-    if isinstance(X, StoreRows):  # the store's own rows, picked by id
+    if labelled.on_disk:  # the store's own rows, picked by id
         return X.store, list(np.asarray(X.store.sample_ids, dtype=object)[X.rows[keep]]), ids
     return (X if rows is None else X[keep]), None, ids  # every row: the data themselves, not a copy
 
