@@ -111,7 +111,7 @@ def _run(samples, covariates, inputs, out, sidecar, model, folds, bounds, l1_rat
     from .ranking import as_usage
 
     labelled = samples.load(chunk_bytes=chunk_bytes)
-    frame = covariates.of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, force=force)
+    frame = covariates.of(labelled, rows=labelled.train, force=force)
     y_labels = labelled.y_train
     Z, covariate_names = check_covariates(frame, len(y_labels), owner="enet")
     try:

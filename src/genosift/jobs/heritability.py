@@ -41,11 +41,11 @@ def heritability(samples, covariates, *, chunk_bytes=None):
                             owner="Covariates", kinship=FixUsageError.ANY, kinship_from_data=FixUsageError.ANY)
     started = time.perf_counter()
     labelled = samples.load(chunk_bytes=chunk_bytes)
-    frame = covariates.of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes)
+    frame = covariates.of(labelled, rows=labelled.train)
     y = labelled.y_train
     Z, names = check_covariates(frame, len(y), owner="heritability")
     check_phenotype(target_values(get_method("lmm"), y, len(y)), Z)  # before the kinship is read
-    K = covariates.kinship_of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, binary=samples.binary)
+    K = covariates.kinship_of(labelled, rows=labelled.train, binary=samples.binary)
     target = make_target(get_method("lmm"), y, len(y), Z, np.asarray(K, dtype=np.float64))
     found = target_heritability(target)
     se = "undefined at a bound" if np.isnan(found.se) else f"{found.se:.4f}"

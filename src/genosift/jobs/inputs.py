@@ -158,7 +158,7 @@ class Covariates:
     def has_kinship(self):
         return self.kinship is not None or bool(self.kinship_from_data)
 
-    def kinship_of(self, labelled, *, rows=None, chunk_bytes=None, binary=False):
+    def kinship_of(self, labelled, *, rows=None, binary=False):
         """The kinship of the labelled samples ``rows`` (in their order), from the file or the
         data, as a DataFrame indexed by sample id; None without one. Noted in ``labelled.notes``."""
         if not self.has_kinship:
@@ -168,7 +168,7 @@ class Covariates:
         from ..workflow.covariates import kinship_of_labelled
 
         if self.kinship_from_data:
-            K = kinship_of_labelled(labelled, rows=rows, chunk_bytes=chunk_bytes, binary=binary,
+            K = kinship_of_labelled(labelled, rows=rows, binary=binary,
                                     distinct=self.structure_count == "patterns")
             used = K.attrs.get("n_used") or labelled.dataset.X.shape[1]
             labelled.notes.append(f"kinship of the {len(K)} samples computed from their {used:,} distinct "
@@ -197,7 +197,7 @@ class Covariates:
             check_table_name(self.structure_out)
             check_outputs([self.structure_out], force=force, inputs=inputs)
 
-    def of(self, labelled, *, rows=None, chunk_bytes=None, force=False):
+    def of(self, labelled, *, rows=None, force=False):
         """The covariates of the labelled samples ``rows`` (None: all) as one frame, or None;
         how the table matched (and where the coordinates went) is added to ``labelled.notes``."""
         if not self:
@@ -211,7 +211,7 @@ class Covariates:
         structure = None
         if self.structure:
             metric = {} if self.structure_metric is None else {"metric": self.structure_metric}
-            structure = structure_covariates(labelled, self.structure, rows=rows, chunk_bytes=chunk_bytes,
+            structure = structure_covariates(labelled, self.structure, rows=rows,
                                              distinct=self.structure_count == "patterns", **metric)
             labelled.structure = {key: structure.attrs[key] for key in ("metric", "eigenvalues", "explained", "scree",
                                                                         "rule") if key in structure.attrs}

@@ -32,6 +32,7 @@ class Labelled:
     targets: dict = None  # with several targets: {name: values of every sample kept}, the first's being y
     structure: dict = None  # the principal coordinates adjusted for: their metric, eigenvalues and shares
     budgeted: bool = False  # k-mer counts read within a memory budget (in memory, or a temporary store beyond it)
+    chunk_bytes: int = None  # the memory budget the data were read with, and every later read of them keeps
 
     @property
     def X_train(self):
@@ -193,7 +194,8 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     if not train.any():
         raise ValueError("No samples are left to score after the label, class and group filters.")
     targets = {name: v[rows] for name, v in values.items()} if len(names) > 1 else None
-    return Labelled(dataset, y, train, notes, none, targets, budgeted=within_budget(kind, options))
+    return Labelled(dataset, y, train, notes, none, targets, budgeted=within_budget(kind, options),
+                    chunk_bytes=chunk_bytes)
 
 
 def _label_values(labels):
@@ -331,25 +333,25 @@ def _take_rows(dataset, rows):
     return replace(dataset, X=dataset.X[rows], sample_ids=dataset.sample_ids[rows], obs=obs)
 
 
-def labelled_source(labelled, *, chunk_bytes=None, covariates=None, kinship=None):
+def labelled_source(labelled, *, covariates=None, kinship=None):
     """The training samples of ``labelled`` as a ``Source`` (``genosift.sources``): a store's
-    rows, streamed, or the matrix in memory, with their labels as the target (and ``kinship``, a
-    DataFrame indexed by their ids, for a mixed model)."""
+    rows, streamed within ``labelled.chunk_bytes``, or the matrix in memory, with their labels as
+    the target (and ``kinship``, a DataFrame indexed by their ids, for a mixed model)."""
     from ..sources import MatrixSource
 
     X = labelled.X_train
     y = labelled.y_train
     if labelled.on_disk:
-        return X.source(y, chunk_bytes=chunk_bytes, covariates=covariates, kinship=kinship)
-    check_budget_applies(labelled, chunk_bytes)
+        return X.source(y, chunk_bytes=labelled.chunk_bytes, covariates=covariates, kinship=kinship)
+    check_budget_applies(labelled)
     return MatrixSource(X, y, labelled.dataset.feature_names, covariates=covariates,
                         kinship=None if kinship is None else np.asarray(kinship, dtype=np.float64))
 
 
-def check_budget_applies(labelled, chunk_bytes):
-    """Refuse a memory budget ``chunk_bytes`` for data read whole into memory: it bounds the reads of
+def check_budget_applies(labelled):
+    """Refuse the memory budget ``labelled.chunk_bytes`` for data read whole into memory: it bounds the reads of
     a store and the k-mer counts read within it (``Labelled.budgeted``), nothing else."""
-    if chunk_bytes is None or labelled.budgeted or labelled.on_disk:
+    if labelled.chunk_bytes is None or labelled.budgeted or labelled.on_disk:
         return
     raise FixError(
         "{chunk_bytes} sets the memory budget of scoring a store (.gs.h5ad), or of reading k-mer text or dumps; "
@@ -357,8 +359,7 @@ def check_budget_applies(labelled, chunk_bytes):
         owner="score_labelled", chunk_bytes=FixError.ANY, write_store=PythonText("genosift.io.write_store"))
 
 
-def score_labelled(labelled, *, method, opts, bounds=None, chunk_bytes=None, covariates=None, folder=None,
-                   kinship=None):
+def score_labelled(labelled, *, method, opts, bounds=None, covariates=None, folder=None, kinship=None):
     """Score the training samples, profile them and find their patterns, in one pass over a store:
     ``(result, profile, patterns)``.
 
@@ -380,7 +381,7 @@ def score_labelled(labelled, *, method, opts, bounds=None, chunk_bytes=None, cov
     from ..scoring.profiles import kind_for
 
     spec = get_method(method)
-    data = labelled_source(labelled, chunk_bytes=chunk_bytes, covariates=covariates, kinship=kinship)
+    data = labelled_source(labelled, covariates=covariates, kinship=kinship)
     riding = PatternPass(bounds)
     result, prof = score_and_profile(data, spec, opts, bounds, kind=kind_for(spec.name, labelled.y_train),
                                      folder=folder, riders=(riding,))
@@ -458,7 +459,7 @@ def fold_groups(labelled, column):
     return labelled.dataset.obs[column].astype(str).to_numpy()
 
 
-def reduced_frame(labelled, columns, names, *, chunk_bytes=None):
+def reduced_frame(labelled, columns, names):
     """The selected columns of every labelled sample, with the sample ids and label columns;
     ``columns``: the positions of the selected features in the order they are written (best
     first), ``names`` their names in that order.
@@ -470,7 +471,7 @@ def reduced_frame(labelled, columns, names, *, chunk_bytes=None):
     X = labelled.dataset.X
     columns = np.asarray(columns, dtype=np.int64)
     if labelled.on_disk:
-        X = X.store.read_columns(columns, rows=X.rows, chunk_bytes=chunk_bytes)
+        X = X.store.read_columns(columns, rows=X.rows, chunk_bytes=labelled.chunk_bytes)
     else:
         X = X[:, columns]
     X = X.toarray() if sp.issparse(X) else np.asarray(X)

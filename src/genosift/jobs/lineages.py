@@ -79,18 +79,18 @@ class LineageRun:
     r: np.ndarray
 
 
-def lineage_run(labelled, frame, covariates, patterns, *, lineage_column=None, chunk_bytes=None):
+def lineage_run(labelled, frame, covariates, patterns, *, lineage_column=None):
     """The ``LineageRun`` of the training samples of ``labelled`` (their covariates ``frame``,
     as ``covariates`` made it) and of the features' ``patterns``."""
     from ..scoring.lineage import feature_lineages
     from .labelled import labelled_source
 
-    lineages, others, explained, joint, words = _lineages(labelled, frame, covariates, lineage_column, chunk_bytes)
-    best, r = feature_lineages(labelled_source(labelled, chunk_bytes=chunk_bytes), lineages, patterns=patterns)
+    lineages, others, explained, joint, words = _lineages(labelled, frame, covariates, lineage_column)
+    best, r = feature_lineages(labelled_source(labelled), lineages, patterns=patterns)
     return LineageRun(lineages, others, explained, joint, words, best, r)
 
 
-def _lineages(labelled, frame, covariates, column, chunk_bytes):
+def _lineages(labelled, frame, covariates, column):
     """``(lineages, other covariates, explained, joint, words)`` of the training samples."""
     from ..scoring.lineage import lineage_frame
 
@@ -120,7 +120,7 @@ def _lineages(labelled, frame, covariates, column, chunk_bytes):
     from ..workflow.covariates import structure_covariates
 
     metric = {} if covariates.structure_metric is None else {"metric": covariates.structure_metric}
-    pcs = structure_covariates(labelled, "auto", rows=labelled.train, chunk_bytes=chunk_bytes,
+    pcs = structure_covariates(labelled, "auto", rows=labelled.train,
                                distinct=covariates.structure_count == "patterns", **metric)
     rule = pcs.attrs.get("rule", f"{pcs.shape[1]} principal coordinate(s)")
     labelled.notes.append(f"lineages of the lineage effects: {rule}; computed for the lineage effects only (the "

@@ -94,8 +94,8 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
     covariates.check_outputs(force=force, inputs=inputs)
     with together(*declared):  # the results folder and the coordinates, or neither
         labelled = samples.load(unlabelled=True, chunk_bytes=chunk_bytes)
-        check_budget_applies(labelled, chunk_bytes)
-        frame = covariates.of(labelled, chunk_bytes=chunk_bytes, force=force)
+        check_budget_applies(labelled)
+        frame = covariates.of(labelled, force=force)
         others = labelled.unlabelled  # samples with data but no label: predicted by the final model
         held_out = samples.train_groups or samples.val_groups
         groups = fold_groups(labelled, samples.group_column) if samples.group_column and not held_out else None

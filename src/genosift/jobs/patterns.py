@@ -104,5 +104,5 @@ def _count(samples, binary, bounds, chunk_bytes):
         found = source_patterns(data, bounds)
         return found, found.n_samples, []
     labelled = samples.load(chunk_bytes=chunk_bytes)
-    found = source_patterns(labelled_source(labelled, chunk_bytes=chunk_bytes), bounds)
+    found = source_patterns(labelled_source(labelled), bounds)
     return found, found.n_samples, list(labelled.notes)

@@ -193,8 +193,8 @@ def _read(samples, spec, covariates, *, chunk_bytes, force):
     """Read and label the samples, and make the covariates and kinship of the training ones:
     ``(labelled, covariates frame or None, kinship or None)``."""
     labelled = samples.load(layout="csc" if spec.streaming == "blocks" else None, chunk_bytes=chunk_bytes)
-    frame = covariates.of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, force=force)
-    kinship = covariates.kinship_of(labelled, rows=labelled.train, chunk_bytes=chunk_bytes, binary=samples.binary)
+    frame = covariates.of(labelled, rows=labelled.train, force=force)
+    kinship = covariates.kinship_of(labelled, rows=labelled.train, binary=samples.binary)
     return labelled, frame, kinship
 
 
@@ -213,8 +213,7 @@ def _scored(samples, spec, opts, covariates, rule, *, min_af, max_af, chunk_byte
                        write_store=PythonText("genosift.io.write_store"))
     with use_scheduler(scheduler):  # None: the local engine
         result, prof, patterns = score_labelled(labelled, method=spec.name, opts=opts, bounds=check_af(min_af, max_af),
-                                                chunk_bytes=chunk_bytes, covariates=frame, folder=folder,
-                                                kinship=kinship)
+                                                covariates=frame, folder=folder, kinship=kinship)
     return labelled, result, rule.mask(result, patterns), prof, patterns, frame
 
 
@@ -491,7 +490,7 @@ def _targets_written(samples, spec, opts, covariates, rule, pairs, inputs, targe
     rankings = Rankings()
     try:
         run = None if not lineage else lineage_run(labelled, frame, covariates, patterns,
-                                                   lineage_column=lineage_column, chunk_bytes=chunk_bytes)
+                                                   lineage_column=lineage_column)
         digests = Meanwhile(input_digests, inputs)
         for number, (target, (result, prof), (out, sidecar)) in enumerate(zip(targets, found, pairs)):
             rankings.append(_written(labelled, result, prof, patterns, rule, samples, inputs, out, sidecar,
@@ -540,11 +539,11 @@ def _scored_targets(samples, spec, opts, covariates, *, min_af, max_af, chunk_by
         found, patterns = [], None
         for target in samples.targets:
             result, prof, patterns = score_labelled(replace(labelled, y=labelled.targets[target]), method=spec.name,
-                                                    opts=opts, bounds=bounds, chunk_bytes=chunk_bytes,
-                                                    covariates=frame, folder=folder, kinship=kinship)
+                                                    opts=opts, bounds=bounds, covariates=frame, folder=folder,
+                                                    kinship=kinship)
             found.append((result, prof))
         return labelled, found, patterns, frame
-    data = labelled_source(labelled, chunk_bytes=chunk_bytes, covariates=frame, kinship=kinship)
+    data = labelled_source(labelled, covariates=frame, kinship=kinship)
     taps = [ProfilePass(kind, folder=folder, labels=y) for kind, y in zip(kinds, ys)] if data.carries_riders else []
     riding = PatternPass(bounds)
     try:
@@ -634,7 +633,7 @@ def _score_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, *, m
         scheduler=scheduler, force=force, folder=out.absolute().parent)
     with closing(prof):
         run = None if not lineage else lineage_run(labelled, frame, covariates, patterns,
-                                                   lineage_column=lineage_column, chunk_bytes=chunk_bytes)
+                                                   lineage_column=lineage_column)
         digests = Meanwhile(input_digests, inputs)  # the inputs' checksums, taken while the table is written
         return _written(labelled, result, prof, patterns, rule, samples, inputs, out, sidecar,
                         collapse_patterns=collapse_patterns, force=force, started=started, command=command,
@@ -678,7 +677,7 @@ def _select_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, *, 
     with closing(prof):
         columns = np.flatnonzero(mask)
         columns = columns[np.argsort(result.ranks[columns], kind="stable")]  # best first, as in the ranking
-        reduced = reduced_frame(labelled, columns, result.names_of(columns), chunk_bytes=chunk_bytes)
+        reduced = reduced_frame(labelled, columns, result.names_of(columns))
         selected = selected_records(selected_frame(result, mask, prof, patterns))
 
         def provenance():

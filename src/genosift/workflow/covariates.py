@@ -23,23 +23,24 @@ def _samples_read(labelled, rows):
     return (X if rows is None else X[keep]), None, ids  # every row: the data themselves, not a copy
 
 
-def structure_covariates(labelled, n_components, *, rows=None, metric="kmds", distinct=True, chunk_bytes=None):
+def structure_covariates(labelled, n_components, *, rows=None, metric="kmds", distinct=True):
     """The top ``n_components`` principal coordinates of the labelled samples ``rows`` (a boolean
     mask; None: all), computed from their data (``genosift.genomics.structure.principal_coordinates``:
-    a store read in feature blocks within ``chunk_bytes``, never loaded), indexed by the
+    a store read in feature blocks within ``labelled.chunk_bytes``, never loaded), indexed by the
     samples' ids as text, columns ``PC1 .. PCk``. No label is used: population structure only.
     ``distinct``: each distinct pattern counted once (see ``principal_coordinates``)."""
     from ..genomics.structure import principal_coordinates
 
     data, samples, ids = _samples_read(labelled, rows)
-    frame = principal_coordinates(data, n_components, metric=metric, distinct=distinct, chunk_bytes=chunk_bytes,
-                                  samples=samples)
+    frame = principal_coordinates(data, n_components, metric=metric, distinct=distinct,
+                                  chunk_bytes=labelled.chunk_bytes, samples=samples)
     return frame.set_axis(ids, axis=0)
 
 
-def kinship_of_labelled(labelled, *, rows=None, chunk_bytes=None, binary=False, distinct=True):
+def kinship_of_labelled(labelled, *, rows=None, binary=False, distinct=True):
     """The kinship of the labelled samples ``rows`` (a boolean mask; None: all) from their data
-    (``genosift.genomics.structure.kinship``: a store read in feature blocks within ``chunk_bytes``),
+    (``genosift.genomics.structure.kinship``: a store read in feature blocks within
+    ``labelled.chunk_bytes``),
     indexed and with columns by the samples' ids as text (``attrs["n_used"]``: the features or,
     ``distinct``, the distinct patterns it counts). No label is used."""
     import pandas as pd
@@ -47,7 +48,7 @@ def kinship_of_labelled(labelled, *, rows=None, chunk_bytes=None, binary=False, 
     from ..genomics.structure import kinship
 
     data, samples, ids = _samples_read(labelled, rows)
-    K = kinship(data, binary=binary, distinct=distinct, chunk_bytes=chunk_bytes, samples=samples)
+    K = kinship(data, binary=binary, distinct=distinct, chunk_bytes=labelled.chunk_bytes, samples=samples)
     frame = pd.DataFrame(np.asarray(K), index=ids, columns=ids)
     frame.attrs["n_used"] = K.attrs.get("n_used") if hasattr(K, "attrs") else None
     return frame
