@@ -24,6 +24,25 @@ class Converted:
         return "\n".join(self.lines)
 
 
+def _check_one_file(kinds, table, absent, dtype):
+    """Refuse what a file other than k-mer counts cannot take: ``dtype="auto"``, and the metadata
+    ``table`` or ``absent`` for a table (which keeps its own per-sample columns) or ``absent``
+    without a metadata table."""
+    if dtype == "auto":
+        raise FixUsageError("{dtype} is for k-mer counts, whose largest count is known once read; a table "
+                            "keeps float64 (the default), or pass the type its values fit, e.g. {fits}.",
+                            owner="convert", dtype="auto",
+                            fits=PythonText("dtype='uint8'", "uint8"))
+    if kinds <= {"csv", "tsv", "parquet"} and (table is not None or absent):
+        raise FixUsageError("{meta} and {absent} are for data without per-sample columns (k-mer counts, VCF, "
+                            "PLINK, arrays); a table keeps its own per-sample columns with {keep}.",
+                            owner="attach_metadata", meta=FixUsageError.ANY, absent=FixUsageError.ANY,
+                            keep=FixUsageError.ANY)
+    if table is None and absent:
+        raise FixUsageError("{absent} says what becomes of the samples of {meta} that the data lack: it needs "
+                            "{meta}.", owner="attach_metadata", absent=FixUsageError.ANY, meta=FixUsageError.ANY)
+
+
 def convert(inputs, output, *, format=None, read_options=None, meta=None, id_column=None, meta_sep=None,
             dtype="auto", absent=None, chunk_bytes=None, force=False):
     """Read ``inputs`` and write them as one store ``output`` (``.gs.h5ad``): ``genosift convert``.
@@ -83,20 +102,7 @@ def convert(inputs, output, *, format=None, read_options=None, meta=None, id_col
         out, report = convert_dumps(inputs[0], output, metadata=table, overwrite=force, dtype=dtype,
                                     chunk_bytes=chunk_bytes, absent=absent or "error")
     elif len(inputs) == 1:
-        if dtype == "auto":
-            raise FixUsageError("{dtype} is for k-mer counts, whose largest count is known once read; a table "
-                                "keeps float64 (the default), or pass the type its values fit, e.g. {fits}.",
-                                owner="convert", dtype="auto",
-                                fits=PythonText("dtype='uint8'", "uint8"))
-        tables = kinds <= {"csv", "tsv", "parquet"}
-        if tables and (table is not None or absent):
-            raise FixUsageError("{meta} and {absent} are for data without per-sample columns (k-mer counts, VCF, "
-                                "PLINK, arrays); a table keeps its own per-sample columns with {keep}.",
-                                owner="attach_metadata", meta=FixUsageError.ANY, absent=FixUsageError.ANY,
-                                keep=FixUsageError.ANY)
-        if table is None and absent:
-            raise FixUsageError("{absent} says what becomes of the samples of {meta} that the data lack: it needs "
-                                "{meta}.", owner="attach_metadata", absent=FixUsageError.ANY, meta=FixUsageError.ANY)
+        _check_one_file(kinds, table, absent, dtype)
         if table is None:
             out = convert_file(inputs[0], output, format=format, overwrite=force, dtype=dtype,
                                chunk_bytes=chunk_bytes, **options)

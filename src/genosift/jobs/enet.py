@@ -27,6 +27,33 @@ class EnetRun:
         return "\n".join(self.lines)
 
 
+@dataclass(frozen=True)
+class _Fit:
+    """What one run of ``enet`` was asked, checked where it entered: the samples and adjustments,
+    the files read and written, the path's settings, and how the run reads and writes."""
+
+    samples: object
+    covariates: object
+    inputs: tuple
+    out: Path
+    sidecar: Path
+    model: object
+    folds: object
+    bounds: object
+    l1_ratio: float
+    n_lambdas: int
+    min_ratio: object
+    lambda_choice: str
+    family: object
+    seed: object
+    min_af: object
+    max_af: object
+    chunk_bytes: object
+    force: bool
+    command: object
+    started: float
+
+
 @renamed_parameters("alpha")
 def enet(samples, output, *, covariates=None, l1_ratio=0.5, folds=10, lambda_choice="min", n_lambdas=100,
          min_ratio=None, family="auto", min_af=None, max_af=None, seed=0, chunk_bytes=None, model=None, force=False,
@@ -96,12 +123,11 @@ def enet(samples, output, *, covariates=None, l1_ratio=0.5, folds=10, lambda_cho
                               samples=samples, covariates=covariates)
     check_outputs(written, force=force, inputs=inputs)
     with together(*declared):  # every output of the run, or none
-        return _run(samples, covariates, inputs, out, sidecar, model, folds, bounds, l1_ratio, n_lambdas, min_ratio,
-                    lambda_choice, family, seed, min_af, max_af, chunk_bytes, force, command, started)
+        return _run(_Fit(samples, covariates, inputs, out, sidecar, model, folds, bounds, l1_ratio, n_lambdas,
+                         min_ratio, lambda_choice, family, seed, min_af, max_af, chunk_bytes, force, command, started))
 
 
-def _run(samples, covariates, inputs, out, sidecar, model, folds, bounds, l1_ratio, n_lambdas, min_ratio, lambda_choice,
-         family, seed, min_af, max_af, chunk_bytes, force, command, started):
+def _run(fit):
     """Fit and write what ``enet`` declared (its outputs are published together)."""
     from ..core.validation import FixUsageError
     from ..report.outputs import input_digests, write_frame
@@ -110,12 +136,14 @@ def _run(samples, covariates, inputs, out, sidecar, model, folds, bounds, l1_rat
     from .labelled import fold_groups
     from .ranking import as_usage
 
-    labelled = samples.load(chunk_bytes=chunk_bytes)
-    frame = covariates.of(labelled, rows=labelled.train, force=force)
+    samples, out, sidecar, model, folds, force, started = (fit.samples, fit.out, fit.sidecar, fit.model, fit.folds,
+                                                           fit.force, fit.started)
+    labelled = samples.load(chunk_bytes=fit.chunk_bytes)
+    frame = fit.covariates.of(labelled, rows=labelled.train, force=force)
     y_labels = labelled.y_train
     Z, covariate_names = check_covariates(frame, len(y_labels), owner="enet")
     try:
-        y, logistic, classes = enet_target(y_labels, family)
+        y, logistic, classes = enet_target(y_labels, fit.family)
     except ValueError as exc:
         raise as_usage(exc) from None
     if model is not None and (not logistic or Z is not None):
@@ -123,34 +151,35 @@ def _run(samples, covariates, inputs, out, sidecar, model, folds, bounds, l1_rat
                             "model (two classes) without covariates. Leave out {model}, or the covariates.",
                             owner="enet", model=FixUsageError.ANY)
     groups = fold_groups(labelled, samples.group_column)[labelled.train] if samples.group_column else None
-    design, patterns, order, how = _design(labelled.X_train, bounds, chunk_bytes)
+    design, patterns, order, how = _design(labelled, fit.bounds)
     if order is not None:  # a store's rows in the file's order
         y, Z = y[order], None if Z is None else Z[order]
         groups = None if groups is None else groups[order]
-    result = elastic_net(design, y, logistic=logistic, l1_ratio=float(l1_ratio), n_lambdas=n_lambdas,
-                         min_ratio=min_ratio, covariates=Z, cv=folds or None, groups=groups, random_state=seed,
+    result = elastic_net(design, y, logistic=logistic, l1_ratio=float(fit.l1_ratio), n_lambdas=fit.n_lambdas,
+                         min_ratio=fit.min_ratio, covariates=Z, cv=folds or None, groups=groups, random_state=fit.seed,
                          inverse=patterns.ids, owner="enet")
-    index = result.index(lambda_choice) if folds else result.lambdas.size - 1
+    index = result.index(fit.lambda_choice) if folds else result.lambdas.size - 1
     names = np.asarray(labelled.dataset.feature_names, dtype=object)
     table = _kept(result, index, names, patterns)
     metrics = result.out_of_fold(y, index) if folds else None
-    record = _record(result, index, lambda_choice, metrics, y, logistic, classes, covariate_names)
+    record = _record(result, index, fit.lambda_choice, metrics, y, logistic, classes, covariate_names)
     write_frame(table, out, sidecar=sidecar, force=force, provenance=lambda: {
-        "command": command, "inputs": input_digests(inputs), "target": samples.target, **record,
+        "command": fit.command, "inputs": input_digests(fit.inputs), "target": samples.target, **record,
         "n_samples": int(y.size), "n_features": int(names.size), "n_patterns": int(patterns.n_patterns),
-        "folds": folds, "seed": seed, "min_af": min_af, "max_af": max_af, "design": how, "notes": labelled.notes,
-        "seconds": round(time.perf_counter() - started, 3)})
+        "folds": folds, "seed": fit.seed, "min_af": fit.min_af, "max_af": fit.max_af, "design": how,
+        "notes": labelled.notes, "seconds": round(time.perf_counter() - started, 3)})
     if model is not None:
         _save_model(model, result, index, names, classes, labelled, samples, force)
-    lines = _summary(result, index, lambda_choice, metrics, y, names, patterns, how, table, logistic,
+    lines = _summary(result, index, fit.lambda_choice, metrics, y, names, patterns, how, table, logistic,
                      time.perf_counter() - started, samples.target, covariate_names, labelled.notes)
     lines.append(f"Wrote {out} and {sidecar.name}" + (f", and the model {model}" if model is not None else ""))
     return EnetRun(result, index, out, table, lines)
 
 
-def _design(X, bounds, chunk_bytes):
-    """``(design, patterns, order, how)``: the distinct patterns of the features inside ``bounds``
-    as the path's columns, in memory when they fit ``chunk_bytes`` (a store's are read once), else
+def _design(labelled, bounds):
+    """``(design, patterns, order, how)``: the distinct patterns of the training samples' features
+    inside ``bounds`` as the path's columns, in memory when they fit the data's memory budget
+    (``labelled.chunk_bytes``; a store's are read once), else
     read from the store at each check; ``order`` puts a store's kept rows in the file's order."""
     import scipy.sparse as sp
 
@@ -160,6 +189,7 @@ def _design(X, bounds, chunk_bytes):
     from ..scoring import count_patterns
     from ..sources import on_disk
 
+    X, chunk_bytes = labelled.X_train, labelled.chunk_bytes
     af = {} if bounds is None else {"min_af": bounds[0], "max_af": bounds[1]}
     if not on_disk(X):
         patterns = count_patterns(X, binary=False, **af)

@@ -100,8 +100,67 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     """
     from dataclasses import replace
 
-    from ..io import READERS, attach_metadata, format_of, read_metadata
+    from ..io import format_of
 
+    names = _target_names(target, meta, id_column, group_column, train_groups, val_groups, classes, min_count)
+    target = names[0] if len(names) == 1 else target
+    wanted = [c for c in (*names, group_column) if c]
+    notes = []
+    kind = format or format_of(data)  # the name, else the first bytes: decided once
+    options, origins = _read_options(read_options, kind, names, group_column, meta, layout)
+    try:
+        dataset = read_dataset(data, kind, options, binary, chunk_bytes)
+    except FixError as exc:
+        raise _kept_for(exc, origins) from None
+    if kind in ("kmers", "dumps") and on_disk(dataset.X):
+        notes.append(_SPILLED)
+    if meta is not None:
+        dataset = _joined(dataset, kind, meta, id_column, meta_sep, absent, min_matched, notes)
+    obs = dataset.obs
+    _check_columns(obs, wanted, meta, kind)
+    spelled = {name: spelled_labels(obs[name]) for name in names}
+    if any(labels is not obs[name] for name, labels in spelled.items()):  # shown as spelt (0, not 0.0)
+        obs = obs.assign(**spelled)
+        dataset = replace(dataset, obs=obs)
+    keep = _labelled_rows(spelled, len(obs), unlabelled, notes, several=len(names) > 1)
+    none = None if keep.all() or not unlabelled else _take_rows(dataset, np.flatnonzero(~keep))
+    values = {name: _label_values(labels) for name, labels in spelled.items()}
+    y = values[names[0]]
+    keep = _filter_classes(y, keep, classes=classes, min_count=min_count, target=target, notes=notes)
+    rows = np.flatnonzero(keep)
+    dataset = _take_rows(dataset, rows)
+    y = y[rows]
+    train = _training(dataset, group_column, train_groups, val_groups, notes)
+    if not train.any():
+        raise ValueError("No samples are left to score after the label, class and group filters.")
+    targets = {name: v[rows] for name, v in values.items()} if len(names) > 1 else None
+    return Labelled(dataset, y, train, notes, none, targets, budgeted=within_budget(kind, options),
+                    chunk_bytes=chunk_bytes)
+
+
+_SPILLED = ("The k-mer counts are more than the memory budget holds: they were written to a temporary store in the "
+            "temporary folder (TMPDIR; set it to a folder on a disk with room) and are read from it a chunk at a time. "
+            "Convert them once (genosift convert) to reuse the store.")
+
+
+def _joined(dataset, kind, meta, id_column, meta_sep, absent, min_matched, notes):
+    """``dataset`` joined to the metadata table ``meta`` on the sample ids (``attach_metadata``;
+    ``absent``: what becomes of its samples that the data lack), the join's report in ``notes``."""
+    from ..io import attach_metadata, read_metadata
+
+    if absent not in (None, "error", "zeros", "drop"):
+        raise param_error("absent", "load_labelled", "'error', 'zeros' or 'drop'", absent)
+    absent = absent or ("error" if kind in ("kmers", "dumps") else "drop")
+    dataset, report = attach_metadata(dataset, read_metadata(meta, id_column=id_column, sep=meta_sep),
+                                      absent=absent, min_matched=min_matched)
+    notes.append(str(report))
+    return dataset
+
+
+def _target_names(target, meta, id_column, group_column, train_groups, val_groups, classes, min_count):
+    """The target columns as a list (one name, or several scored together), the options that need
+    another checked: ``meta`` its ``id_column``, the groups their ``group_column``, and ``classes``
+    and ``min_count`` one target."""
     if meta is not None and not id_column:
         raise FixUsageError("{meta} needs {id_column}: the metadata column that holds the sample ids.",
                             owner="load_labelled", meta=FixError.ANY, id_column=FixError.ANY)
@@ -110,92 +169,85 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
                        owner="load_labelled", train_groups=FixError.ANY, val_groups=FixError.ANY,
                        group_column=FixError.ANY)
     names = [target] if isinstance(target, str) or target is None else list(target)
-    target = names[0] if len(names) == 1 else target
     if len(names) > 1 and (classes or min_count):
         raise FixUsageError("{classes} and {min_count} filter the classes of one target; with several targets "
                             "score them apart, or leave out {classes} and {min_count}.", owner="load_labelled",
                             classes=FixError.ANY, min_count=FixError.ANY)
+    return names
+
+
+def _read_options(read_options, kind, names, group_column, meta, layout):
+    """``(options, origins)``: the reader's options, a data table (without ``meta``) also keeping
+    the target and group columns, and the columns kept for another option than ``keep`` (their
+    option's name, for the reader's errors)."""
+    from ..io import READERS
+
     options = dict(read_options or {})
-    wanted = [c for c in (*names, group_column) if c]
-    notes = []
-    kind = format or format_of(data)  # the name, else the first bytes: decided once
-    origins = {}  # the columns read from the data table for another option than keep
+    origins = {}
     if meta is None and kind in ("csv", "tsv", "parquet"):
         asked = options.get("keep", ())
         origins = {c: p for c, p in (*((n, "target") for n in names), (group_column, "group_column"))
                    if c and c not in asked}
-        options["keep"] = tuple(dict.fromkeys([*wanted, *asked]))
+        options["keep"] = tuple(dict.fromkeys([*(c for c in (*names, group_column) if c), *asked]))
     if layout is not None and kind in READERS and "layout" in READERS[kind].parameters:
         options["layout"] = layout
-    try:
-        dataset = read_dataset(data, kind, options, binary, chunk_bytes)
-    except FixError as exc:
-        raise _kept_for(exc, origins) from None
-    if kind in ("kmers", "dumps") and on_disk(dataset.X):
-        notes.append("The k-mer counts are more than the memory budget holds: they were written to a temporary "
-                     "store in the temporary folder (TMPDIR; set it to a folder on a disk with room) and are read "
-                     "from it a chunk at a time. Convert them once (genosift convert) to reuse the store.")
-    if meta is not None:
-        if absent not in (None, "error", "zeros", "drop"):
-            raise param_error("absent", "load_labelled", "'error', 'zeros' or 'drop'", absent)
-        absent = absent or ("error" if kind in ("kmers", "dumps") else "drop")
-        dataset, report = attach_metadata(dataset, read_metadata(meta, id_column=id_column, sep=meta_sep),
-                                          absent=absent, min_matched=min_matched)
-        notes.append(str(report))
-    obs = dataset.obs
+    return options, origins
+
+
+def _check_columns(obs, wanted, meta, kind):
+    """Refuse target or group columns that the samples' table ``obs`` lacks, naming where they
+    were looked for and the closest columns it has."""
     missing = [c for c in wanted if obs is None or c not in obs.columns]
-    if missing:
-        have = [] if obs is None else [str(c) for c in obs.columns]
-        close = "".join(closest_names(m, have) for m in missing[:1])
-        where = (f"of the metadata table {str(meta)!r}" if meta is not None else
-                 "kept with the store ({convert_keep})" if kind == "store" else "of the data table")
-        fix = ("Name one of its columns" if meta is not None else
-               "Pass {meta} with the metadata table and {id_column}, or name a column of the data table")
-        raise FixError(
-            f"Column(s) {names_list(missing)} not found among the sample columns {where}: "
-            f"{names_list(have, 20) or 'none'}{close}. {fix}.", owner="load_labelled", meta=FixError.ANY,
-            id_column=FixError.ANY, convert_keep=PythonText("genosift.io.convert(..., keep=[...])"))
-    spelled = {name: spelled_labels(obs[name]) for name in names}
-    if any(labels is not obs[name] for name, labels in spelled.items()):  # shown as spelt (0, not 0.0)
-        obs = obs.assign(**spelled)
-        dataset = replace(dataset, obs=obs)
-    keep = np.ones(len(obs), dtype=bool)
+    if not missing:
+        return
+    have = [] if obs is None else [str(c) for c in obs.columns]
+    close = "".join(closest_names(m, have) for m in missing[:1])
+    where = (f"of the metadata table {str(meta)!r}" if meta is not None else
+             "kept with the store ({convert_keep})" if kind == "store" else "of the data table")
+    fix = ("Name one of its columns" if meta is not None else
+           "Pass {meta} with the metadata table and {id_column}, or name a column of the data table")
+    raise FixError(
+        f"Column(s) {names_list(missing)} not found among the sample columns {where}: "
+        f"{names_list(have, 20) or 'none'}{close}. {fix}.", owner="load_labelled", meta=FixError.ANY,
+        id_column=FixError.ANY, convert_keep=PythonText("genosift.io.convert(..., keep=[...])"))
+
+
+def _labelled_rows(spelled, n, unlabelled, notes, *, several):
+    """The rows with a value of every target (``spelled``: each target's labels; ``several``:
+    more than one target), noting in ``notes`` how many lack one and what became of them."""
+    keep = np.ones(n, dtype=bool)
     for name, labels in spelled.items():
         has = np.array(labels.notna(), dtype=bool)  # a copy: pandas may hand out a read-only view
         if not has.all():
             notes.append(f"{int((~has).sum())} sample(s) without a {name!r} "
-                         + ("value were left out (each sample scored needs every target)." if len(names) > 1 else
+                         + ("value were left out (each sample scored needs every target)." if several else
                             "label were " + ("kept apart, to be predicted by the final model." if unlabelled
                                              else "left out.")))
         keep &= has
-    none = None if keep.all() or not unlabelled else _take_rows(dataset, np.flatnonzero(~keep))
-    values = {name: _label_values(labels) for name, labels in spelled.items()}
-    y = values[names[0]]
-    keep = _filter_classes(y, keep, classes=classes, min_count=min_count, target=target, notes=notes)
-    rows = np.flatnonzero(keep)
-    dataset = _take_rows(dataset, rows)
-    y = y[rows]
-    train = np.ones(len(rows), dtype=bool)
-    if train_groups or val_groups:
-        groups = dataset.obs[group_column].astype(str).to_numpy()
-        present = set(groups)
-        for param, named in (("train_groups", train_groups), ("val_groups", val_groups)):
-            unknown = [g for g in (_split(named) if named else []) if g not in present]
-            if unknown:
-                raise FixError(f"{{{param}}} names {names_list(unknown)}, which is not a value of the column "
-                               f"{group_column!r} of the samples scored; its values: "
-                               f"{names_list(sorted(present), 20)}{closest_names(unknown[0], present)}.",
-                               owner="load_labelled", **{param: FixError.ANY})
-        if train_groups:
-            train &= np.isin(groups, _split(train_groups))
-        if val_groups:
-            train &= ~np.isin(groups, _split(val_groups))
-        notes.append(f"Scoring on {int(train.sum())} training sample(s); {int((~train).sum())} held out.")
-    if not train.any():
-        raise ValueError("No samples are left to score after the label, class and group filters.")
-    targets = {name: v[rows] for name, v in values.items()} if len(names) > 1 else None
-    return Labelled(dataset, y, train, notes, none, targets, budgeted=within_budget(kind, options),
-                    chunk_bytes=chunk_bytes)
+    return keep
+
+
+def _training(dataset, group_column, train_groups, val_groups, notes):
+    """The training samples of ``dataset``: those whose group is in ``train_groups`` (if given)
+    and not in ``val_groups``; every sample without either. Groups that no sample has are refused."""
+    train = np.ones(len(dataset.sample_ids), dtype=bool)
+    if not (train_groups or val_groups):
+        return train
+    groups = dataset.obs[group_column].astype(str).to_numpy()
+    present = set(groups)
+    for param, named in (("train_groups", train_groups), ("val_groups", val_groups)):
+        unknown = [g for g in (_split(named) if named else []) if g not in present]
+        if unknown:
+            raise FixError(f"{{{param}}} names {names_list(unknown)}, which is not a value of the column "
+                           f"{group_column!r} of the samples scored; its values: "
+                           f"{names_list(sorted(present), 20)}{closest_names(unknown[0], present)}.",
+                           owner="load_labelled", **{param: FixError.ANY})
+    if train_groups:
+        train &= np.isin(groups, _split(train_groups))
+    if val_groups:
+        train &= ~np.isin(groups, _split(val_groups))
+    notes.append(f"Scoring on {int(train.sum())} training sample(s); {int((~train).sum())} held out.")
+    return train
 
 
 def _label_values(labels):

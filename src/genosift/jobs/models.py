@@ -161,31 +161,11 @@ def evaluation_lines(ev, n_samples, out, started):
     return lines
 
 
-def predict(data, model, output, *, format=None, read_options=None, meta=None, id_column=None, meta_sep=None,
-            target=None, absent=None, fill_missing=False, assemblies=False, max_contig=None, force=False):
-    """Apply the saved model (an ``evaluate`` results folder's ``model.skops``) to the samples of
-    ``data`` and write one row per sample to the table ``output``: ``genosift predict``.
-
-    ``target``: the true labels, a column of ``meta`` (joined on its ``id_column``) or, without
-    ``meta``, of the data table itself; the held-out accuracy is then reported, leaving out the
-    samples the model was trained on. ``absent``: what becomes of the samples of ``meta`` that
-    the data lack ("error", the default for k-mer counts, or "drop"). ``fill_missing``: features
-    of the model that the data lack are read as 0 (else an error naming them). A store is read
-    for the model's features only. ``assemblies``: ``data`` is one genome's FASTA or a list of
-    ``sample<TAB>path.fa`` lines, in which the model's k-mers are counted (both strands, as
-    fsm-lite counts them; ``genomics.annotation.count_kmers``), each contig of at most ``max_contig``
-    bases (default ``MAX_CONTIG``, 256 Mi; a longer one is refused).
-
-    Returns
-    -------
-    Predicted
-    """
-    from ..io import format_of, read
+def _check_predict(data, format, meta, id_column, target, absent, assemblies, max_contig):
+    """Refuse the options of ``predict`` that need another (``meta`` its ``id_column`` and
+    ``target``, ``absent`` its ``meta``, ``max_contig`` ``assemblies``), a bad ``max_contig``, and
+    a FASTA file given as data without ``assemblies``."""
     from ..io.references import fasta_stem
-    from ..report.outputs import check_outputs, check_table_name, write_frame
-    from ..workflow import held_out_metrics, load_model, predict_store
-    from ..workflow import predict as predict_matrix
-    from .labelled import is_table, read_store_rows, true_labels
 
     if meta is not None and not (id_column and target):
         raise FixUsageError("{meta} needs {id_column} (the sample-id column) and {target} (the true labels) to "
@@ -206,6 +186,34 @@ def predict(data, model, output, *, format=None, read_options=None, meta=None, i
     if not assemblies and format is None and fasta_stem(data)[1]:
         raise FixUsageError(f"{str(data)!r} is named as a FASTA file: to count the model's k-mers in genome "
                             "assemblies, pass {assemblies}.", owner="predict", assemblies=FixUsageError.ANY)
+
+
+def predict(data, model, output, *, format=None, read_options=None, meta=None, id_column=None, meta_sep=None,
+            target=None, absent=None, fill_missing=False, assemblies=False, max_contig=None, force=False):
+    """Apply the saved model (an ``evaluate`` results folder's ``model.skops``) to the samples of
+    ``data`` and write one row per sample to the table ``output``: ``genosift predict``.
+
+    ``target``: the true labels, a column of ``meta`` (joined on its ``id_column``) or, without
+    ``meta``, of the data table itself; the held-out accuracy is then reported, leaving out the
+    samples the model was trained on. ``absent``: what becomes of the samples of ``meta`` that
+    the data lack ("error", the default for k-mer counts, or "drop"). ``fill_missing``: features
+    of the model that the data lack are read as 0 (else an error naming them). A store is read
+    for the model's features only. ``assemblies``: ``data`` is one genome's FASTA or a list of
+    ``sample<TAB>path.fa`` lines, in which the model's k-mers are counted (both strands, as
+    fsm-lite counts them; ``genomics.annotation.count_kmers``), each contig of at most ``max_contig``
+    bases (default ``MAX_CONTIG``, 256 Mi; a longer one is refused).
+
+    Returns
+    -------
+    Predicted
+    """
+    from ..io import format_of, read
+    from ..report.outputs import check_outputs, check_table_name, write_frame
+    from ..workflow import held_out_metrics, load_model, predict_store
+    from ..workflow import predict as predict_matrix
+    from .labelled import is_table, read_store_rows, true_labels
+
+    _check_predict(data, format, meta, id_column, target, absent, assemblies, max_contig)
     out = Path(output)
     check_table_name(out)
     check_declared([("output", out)], owner="predict", inputs=[("meta", meta), ("model", model)],

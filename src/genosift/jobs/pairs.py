@@ -21,6 +21,22 @@ class PairRanking:
         return "\n".join(self.lines)
 
 
+def _pair_lines(found, method, threshold, alpha, seconds, notes):
+    """What ``pairs`` says of the pairs ``found``: how many were screened, the run's ``notes``, the
+    Bonferroni threshold (p < ``threshold`` at level ``alpha``) and the ten best pairs."""
+    lines = [f"{method} of every pair: {found.n_pairs:,} pairs of {found.n_candidates:,} distinct patterns (of "
+             f"{found.n_features:,} features), {found.n_samples} samples; {seconds:.1f} s"]
+    lines += [f"  {note}" for note in notes]
+    if found.pvalue is not None:
+        lines.append(f"  Bonferroni threshold over the pairs: p < {threshold:.3g} (alpha {alpha:g}); "
+                     f"{int((found.pvalue < threshold).sum())} of the {found.first.size} pairs kept pass it")
+    for row in found.to_frame().head(10).itertuples(index=False):
+        test = "" if found.pvalue is None else f"  p={row.pvalue:.2e}"
+        lines.append(f"  {row.rank:>3}  {row.feature_1} x {row.feature_2}  synergy {row.synergy:.4g}  "
+                     f"joint {row.joint:.4g}{test}")
+    return lines
+
+
 def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, permutations=0, seed=0, alpha=0.05,
           triples=0, triples_output=None, bins=None, force=False, command=None):
     """Screen every pair of the features of the labelled ``samples`` and write the ``top`` pairs:
@@ -87,17 +103,7 @@ def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, p
             "n_pairs": found.n_pairs, "top": top, "alpha": alpha, "bonferroni": threshold,
             "permutations": permutations, "seed": seed, "bins": bins, "notes": labelled.notes,
             "seconds": round(time.perf_counter() - started, 3)})
-        lines = [f"{method} of every pair: {found.n_pairs:,} pairs of {found.n_candidates:,} distinct patterns (of "
-                 f"{found.n_features:,} features), {found.n_samples} samples; {time.perf_counter() - started:.1f} s"]
-        lines += [f"  {note}" for note in labelled.notes]
-        if found.pvalue is not None:
-            lines.append(f"  Bonferroni threshold over the pairs: p < {threshold:.3g} (alpha {alpha:g}); "
-                         f"{int((found.pvalue < threshold).sum())} of the {found.first.size} pairs kept pass it")
-        frame = found.to_frame().head(10)
-        for row in frame.itertuples(index=False):
-            test = "" if found.pvalue is None else f"  p={row.pvalue:.2e}"
-            lines.append(f"  {row.rank:>3}  {row.feature_1} x {row.feature_2}  synergy {row.synergy:.4g}  "
-                         f"joint {row.joint:.4g}{test}")
+        lines = _pair_lines(found, method, threshold, alpha, time.perf_counter() - started, labelled.notes)
         if found.triples is not None:
             write_frame(found.triples, Path(triples_output), force=force)
             for row in found.triples.head(5).itertuples(index=False):

@@ -63,6 +63,23 @@ def _structure(path):
     return structure
 
 
+def _check_figures(qq, manhattan, phandango, scree, hits):
+    """Refuse a plot with no figure asked for, a figure not named .png, and the hits' figures
+    without the hits table."""
+    if qq is None and manhattan is None and phandango is None and scree is None:
+        raise FixUsageError("plot needs a figure to draw: {qq}, {manhattan}, {phandango} or {scree}.", owner="plot",
+                            qq=FixUsageError.ANY, manhattan=FixUsageError.ANY, phandango=FixUsageError.ANY,
+                            scree=FixUsageError.ANY)
+    for figure, option in ((qq, "qq"), (manhattan, "manhattan"), (scree, "scree")):
+        if figure is not None and not Path(figure).name.lower().endswith(".png"):
+            raise FixUsageError(f"The figure {str(figure)!r} is written as PNG: name it .png in {{{option}}}.",
+                                owner="plot", **{option: FixUsageError.ANY})
+    if hits is None and (manhattan is not None or phandango is not None):
+        raise FixUsageError("{manhattan} and {phandango} draw the hits of genosift annotate: pass them in {hits}.",
+                            owner="plot", manhattan=FixUsageError.ANY, phandango=FixUsageError.ANY,
+                            hits=FixUsageError.ANY)
+
+
 def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, reference=None, scree=None, alpha=0.05,
          force=False):
     """Draw the figures of the ranking table ``ranking`` (``genosift score``'s): ``genosift plot``.
@@ -104,19 +121,9 @@ def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, referen
     from ..core.files import check_apart, check_output, staged
     from ..report.association import ranking_association
     from ..report.figures import manhattan_plot, png_bytes, qq_plot, scree_plot
+    from ..report.outputs import read_hits
 
-    if qq is None and manhattan is None and phandango is None and scree is None:
-        raise FixUsageError("plot needs a figure to draw: {qq}, {manhattan}, {phandango} or {scree}.", owner="plot",
-                            qq=FixUsageError.ANY, manhattan=FixUsageError.ANY, phandango=FixUsageError.ANY,
-                            scree=FixUsageError.ANY)
-    for figure, option in ((qq, "qq"), (manhattan, "manhattan"), (scree, "scree")):
-        if figure is not None and not Path(figure).name.lower().endswith(".png"):
-            raise FixUsageError(f"The figure {str(figure)!r} is written as PNG: name it .png in {{{option}}}.",
-                                owner="plot", **{option: FixUsageError.ANY})
-    if hits is None and (manhattan is not None or phandango is not None):
-        raise FixUsageError("{manhattan} and {phandango} draw the hits of genosift annotate: pass them in {hits}.",
-                            owner="plot", manhattan=FixUsageError.ANY, phandango=FixUsageError.ANY,
-                            hits=FixUsageError.ANY)
+    _check_figures(qq, manhattan, phandango, scree, hits)
     named = [(o, f) for o, f in (("qq", qq), ("manhattan", manhattan), ("phandango", phandango), ("scree", scree))
              if f is not None]
     written = [f for _, f in named]
@@ -142,8 +149,6 @@ def plot(ranking, *, qq=None, manhattan=None, hits=None, phandango=None, referen
     if qq is not None:
         data[qq] = png_bytes(qq_plot(drawn.pvalues, threshold=threshold, inflation=drawn.inflation, over=drawn.over))
     if hits is not None:
-        from ..report.outputs import read_hits
-
         table = read_hits(hits)
         if manhattan is not None:
             data[manhattan] = png_bytes(manhattan_plot(table, threshold=threshold, reference=reference))

@@ -160,6 +160,30 @@ def checked_options(spec, method_options, min_af, max_af, covariates):
     return opts
 
 
+@dataclass(frozen=True)
+class _Run:
+    """What one run of ``score`` or ``select`` was asked, checked where it entered (``_checked``):
+    the samples, the method and its options, the adjustments, the rule, the files read, and how the
+    run reads (budget, scheduler) and writes (force, the command recorded, when it started)."""
+
+    samples: object
+    spec: object
+    opts: dict
+    covariates: Covariates
+    rule: Rule
+    inputs: tuple
+    min_af: object = None
+    max_af: object = None
+    chunk_bytes: object = None
+    scheduler: object = None
+    force: bool = False
+    command: object = None
+    started: float = 0.0
+    collapse_patterns: bool = False
+    lineage: bool = False
+    lineage_column: object = None
+
+
 def _checked(samples, outputs, rule, *, method, method_options, min_af, max_af, covariates, force, required,
              owner="score", lineage=False, lineage_column=None):
     """The method, the rule, the scoring options and the outputs (each table and its sidecar, and
@@ -189,37 +213,39 @@ def _checked(samples, outputs, rule, *, method, method_options, min_af, max_af, 
     return spec, opts, covariates, pairs, inputs
 
 
-def _read(samples, spec, covariates, *, chunk_bytes, force):
+def _read(run):
     """Read and label the samples, and make the covariates and kinship of the training ones:
     ``(labelled, covariates frame or None, kinship or None)``."""
-    labelled = samples.load(layout="csc" if spec.streaming == "blocks" else None, chunk_bytes=chunk_bytes)
-    frame = covariates.of(labelled, rows=labelled.train, force=force)
+    samples, covariates = run.samples, run.covariates
+    labelled = samples.load(layout="csc" if run.spec.streaming == "blocks" else None, chunk_bytes=run.chunk_bytes)
+    frame = covariates.of(labelled, rows=labelled.train, force=run.force)
     kinship = covariates.kinship_of(labelled, rows=labelled.train, binary=samples.binary)
     return labelled, frame, kinship
 
 
-def _scored(samples, spec, opts, covariates, rule, *, min_af, max_af, chunk_bytes, scheduler, force, folder):
+def _scored(run, *, folder):
     """Read, label, score on the training samples, profile, find the patterns and select:
     ``(labelled, result, mask, profile, patterns, covariates frame)``."""
     from ..dask import use_scheduler
     from ..scores import check_af
     from .labelled import score_labelled
 
-    labelled, frame, kinship = _read(samples, spec, covariates, chunk_bytes=chunk_bytes, force=force)
-    if scheduler and not labelled.on_disk:
+    labelled, frame, kinship = _read(run)
+    if run.scheduler and not labelled.on_disk:
         raise FixError(f"{{scheduler}} scores a store (.gs.h5ad) on Dask workers, which read it themselves; "
-                       f"{str(samples.data)!r} is read into memory here. Convert it once with {{write_store}}, or "
+                       f"{str(run.samples.data)!r} is read into memory here. Convert it once with {{write_store}}, or "
                        "leave out {scheduler}.", owner="score", scheduler=FixError.ANY,
                        write_store=PythonText("genosift.io.write_store"))
-    with use_scheduler(scheduler):  # None: the local engine
-        result, prof, patterns = score_labelled(labelled, method=spec.name, opts=opts, bounds=check_af(min_af, max_af),
-                                                covariates=frame, folder=folder, kinship=kinship)
-    return labelled, result, rule.mask(result, patterns), prof, patterns, frame
+    with use_scheduler(run.scheduler):  # None: the local engine
+        result, prof, patterns = score_labelled(labelled, method=run.spec.name, opts=run.opts,
+                                                bounds=check_af(run.min_af, run.max_af), covariates=frame,
+                                                folder=folder, kinship=kinship)
+    return labelled, result, run.rule.mask(result, patterns), prof, patterns, frame
 
 
-def _written(labelled, result, prof, patterns, rule, samples, inputs, out, sidecar, *, collapse_patterns, force,
-             started, command, digests, target=None, more=None, notes=True, lineage=None):
-    """Select by ``rule``, write the ranking table ``out`` and its ``sidecar`` (``more``: what
+def _written(run, labelled, result, prof, patterns, out, sidecar, *, digests, target=None, more=None, notes=True,
+             lineage=None):
+    """Select by the run's rule, write the ranking table ``out`` and its ``sidecar`` (``more``: what
     else the sidecar records; ``target``: the target of one of several; ``lineage``: the run's
     ``jobs.lineages.LineageRun``, whose effects on this target are added to the ranking, with the
     lineages' table beside it) and say what was done: a ``Ranking`` (``notes``: its summary
@@ -227,6 +253,7 @@ def _written(labelled, result, prof, patterns, rule, samples, inputs, out, sidec
     from ..report.outputs import ranking_frames, write_frame
     from .lineages import lineage_effects_of, lineage_lines, lineage_record
 
+    rule, force, started = run.rule, run.force, run.started
     mask = rule.mask(result, patterns)
     lams, wide = inflations(result, patterns), genome_wide(result, patterns, rule.alpha)
     written, more, extra = [out, sidecar], dict(more or {}), []
@@ -239,12 +266,11 @@ def _written(labelled, result, prof, patterns, rule, samples, inputs, out, sidec
         written.append(table)
         more["lineage_effects"] = lineage_record(effects, lineage, passing, patterns, table)
         extra = lineage_lines(effects, lineage, passing, patterns, table)
-    frames = ranking_frames(result, mask, prof, patterns=patterns, collapse=collapse_patterns, lineage=effects)
+    frames = ranking_frames(result, mask, prof, patterns=patterns, collapse=run.collapse_patterns, lineage=effects)
     write_frame(frames, out, sidecar=sidecar, force=force,
-                provenance=lambda: {**_provenance(labelled, result, mask, patterns, lams, wide, samples, inputs, rule,
-                                                  started=started, command=command, digests=digests.result(),
-                                                  target=target),
-                                    "collapse_patterns": bool(collapse_patterns), **more})
+                provenance=lambda: {**_provenance(run, labelled, result, mask, patterns, lams, wide,
+                                                  digests=digests.result(), target=target),
+                                    "collapse_patterns": bool(run.collapse_patterns), **more})
     where = f"{out} and {sidecar.name}" if effects is None else f"{out}, {sidecar.name} and {written[-1].name}"
     lines = _lines(result, mask, patterns, lams, wide, rule, labelled, started, where, prof, notes, extra, effects)
     return Ranking(result, mask, patterns, written, list(labelled.notes),
@@ -252,12 +278,12 @@ def _written(labelled, result, prof, patterns, rule, samples, inputs, out, sidec
                    effects)
 
 
-def _provenance(labelled, result, mask, patterns, lams, wide, samples, inputs, rule, *, started, command, digests,
-                target=None):
+def _provenance(run, labelled, result, mask, patterns, lams, wide, *, digests, target=None):
     from .labelled import run_provenance
 
-    record = run_provenance(labelled, result, mask, inputs=inputs, target=target or samples.target,
-                            rule=rule.record(result, patterns), started=started, command=command, digests=digests,
+    record = run_provenance(labelled, result, mask, inputs=run.inputs, target=target or run.samples.target,
+                            rule=run.rule.record(result, patterns), started=run.started, command=run.command,
+                            digests=digests,
                             patterns=patterns, y=None if target is None else labelled.train_values(target))
     over_features, over_patterns = lams
     if over_features is not None:
@@ -471,32 +497,29 @@ def _score_targets(samples, output, rule, *, method, method_options, collapse_pa
                             "in one pass here. Leave out {scheduler}, or name one {target}.", owner="score",
                             scheduler=FixUsageError.ANY, target=FixUsageError.ANY)
     wanted = lineage or lineage_column is not None
+    run = _Run(samples, spec, opts, covariates, rule, inputs, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
+               force=force, command=command, started=started, collapse_patterns=collapse_patterns, lineage=wanted,
+               lineage_column=lineage_column)
     with together(*(p for pair in pairs for p in pair), covariates.structure_out,  # every output, or none
                   *(lineage_table(out) for out, _ in pairs if wanted)):
-        return _targets_written(samples, spec, opts, covariates, rule, pairs, inputs, targets, min_af=min_af,
-                                max_af=max_af, chunk_bytes=chunk_bytes, force=force, command=command,
-                                collapse_patterns=collapse_patterns, started=started, lineage=wanted,
-                                lineage_column=lineage_column)
+        return _targets_written(run, pairs)
 
 
-def _targets_written(samples, spec, opts, covariates, rule, pairs, inputs, targets, *, min_af, max_af, chunk_bytes,
-                     force, command, collapse_patterns, started, lineage, lineage_column):
+def _targets_written(run, pairs):
     from ..report.outputs import Meanwhile, input_digests
     from .lineages import lineage_run
 
-    labelled, found, patterns, frame = _scored_targets(samples, spec, opts, covariates, min_af=min_af, max_af=max_af,
-                                                       chunk_bytes=chunk_bytes, force=force,
-                                                       folder=pairs[0][0].absolute().parent)
+    targets = run.samples.targets
+    labelled, found, patterns, frame = _scored_targets(run, folder=pairs[0][0].absolute().parent)
     rankings = Rankings()
     try:
-        run = None if not lineage else lineage_run(labelled, frame, covariates, patterns,
-                                                   lineage_column=lineage_column)
-        digests = Meanwhile(input_digests, inputs)
+        lineages = None if not run.lineage else lineage_run(labelled, frame, run.covariates, patterns,
+                                                            lineage_column=run.lineage_column)
+        digests = Meanwhile(input_digests, run.inputs)
         for number, (target, (result, prof), (out, sidecar)) in enumerate(zip(targets, found, pairs)):
-            rankings.append(_written(labelled, result, prof, patterns, rule, samples, inputs, out, sidecar,
-                                     collapse_patterns=collapse_patterns, force=force, started=started,
-                                     command=command, digests=digests, target=target, more={"targets": targets},
-                                     notes=number == 0, lineage=run))
+            rankings.append(_written(run, labelled, result, prof, patterns, out, sidecar, digests=digests,
+                                     target=target, more={"targets": targets}, notes=number == 0,
+                                     lineage=lineages))
     finally:
         for _, prof in found:
             getattr(prof, "close", lambda: None)()
@@ -513,7 +536,7 @@ def _for_target(exc, name):
     return ValueError(prefix + str(exc))
 
 
-def _scored_targets(samples, spec, opts, covariates, *, min_af, max_af, chunk_bytes, force, folder):
+def _scored_targets(run, *, folder):
     """Read and label once, then score and profile every target: ``(labelled, [(result, profile)],
     patterns, covariates frame)``. A whole-column method scores them all in one pass (a store's
     profiles and patterns ride it); another method scores each in turn (``score_labelled``)."""
@@ -526,8 +549,9 @@ def _scored_targets(samples, spec, opts, covariates, *, min_af, max_af, chunk_by
     from ..scoring.stored_profile import ProfilePass
     from .labelled import labelled_source, score_labelled
 
-    labelled, frame, kinship = _read(samples, spec, covariates, chunk_bytes=chunk_bytes, force=force)
-    bounds = check_af(min_af, max_af)
+    samples, spec, opts = run.samples, run.spec, run.opts
+    labelled, frame, kinship = _read(run)
+    bounds = check_af(run.min_af, run.max_af)
     ys = [labelled.train_values(t) for t in samples.targets]
     for name, y in zip(samples.targets, ys):  # each target's labels, before the data are scored
         try:
@@ -616,28 +640,23 @@ def score(samples, output, *, method="fisher", method_options=None, top=None, fd
         samples, [output], rule, method=method, method_options=method_options, min_af=min_af, max_af=max_af,
         covariates=covariates, force=force, required=False, lineage=lineage, lineage_column=lineage_column)
     wanted = lineage or lineage_column is not None
+    run = _Run(samples, spec, opts, covariates, rule, inputs, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
+               scheduler=scheduler, force=force, command=command, started=started,
+               collapse_patterns=collapse_patterns, lineage=wanted, lineage_column=lineage_column)
     with together(out, sidecar, covariates.structure_out, lineage_table(out) if wanted else None):  # all, or none
-        return _score_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, min_af=min_af, max_af=max_af,
-                          chunk_bytes=chunk_bytes, scheduler=scheduler, force=force, command=command,
-                          collapse_patterns=collapse_patterns, started=started, lineage=wanted,
-                          lineage_column=lineage_column)
+        return _score_one(run, out, sidecar)
 
 
-def _score_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, *, min_af, max_af, chunk_bytes, scheduler,
-               force, command, collapse_patterns, started, lineage, lineage_column):
+def _score_one(run, out, sidecar):
     from ..report.outputs import Meanwhile, input_digests
     from .lineages import lineage_run
 
-    labelled, result, mask, prof, patterns, frame = _scored(
-        samples, spec, opts, covariates, rule, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
-        scheduler=scheduler, force=force, folder=out.absolute().parent)
+    labelled, result, mask, prof, patterns, frame = _scored(run, folder=out.absolute().parent)
     with closing(prof):
-        run = None if not lineage else lineage_run(labelled, frame, covariates, patterns,
-                                                   lineage_column=lineage_column)
-        digests = Meanwhile(input_digests, inputs)  # the inputs' checksums, taken while the table is written
-        return _written(labelled, result, prof, patterns, rule, samples, inputs, out, sidecar,
-                        collapse_patterns=collapse_patterns, force=force, started=started, command=command,
-                        digests=digests, lineage=run)
+        lineages = None if not run.lineage else lineage_run(labelled, frame, run.covariates, patterns,
+                                                            lineage_column=run.lineage_column)
+        digests = Meanwhile(input_digests, run.inputs)  # the inputs' checksums, taken while the table is written
+        return _written(run, labelled, result, prof, patterns, out, sidecar, digests=digests, lineage=lineages)
 
 
 def select(samples, output, *, method="fisher", method_options=None, top=None, fdr=None, threshold=None, alpha=0.05,
@@ -658,21 +677,19 @@ def select(samples, output, *, method="fisher", method_options=None, top=None, f
     spec, opts, covariates, [(out, sidecar)], inputs = _checked(
         samples, [output], rule, method=method, method_options=method_options, min_af=min_af, max_af=max_af,
         covariates=covariates, force=force, required=True, owner="select")
+    run = _Run(samples, spec, opts, covariates, rule, inputs, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
+               scheduler=scheduler, force=force, command=command, started=started)
     with together(out, sidecar, covariates.structure_out):  # every output of the run, or none
-        return _select_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, min_af=min_af, max_af=max_af,
-                           chunk_bytes=chunk_bytes, scheduler=scheduler, force=force, command=command,
-                           started=started)
+        return _select_one(run, out, sidecar)
 
 
-def _select_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, *, min_af, max_af, chunk_bytes,
-                scheduler, force, command, started):
+def _select_one(run, out, sidecar):
     from ..report.outputs import Meanwhile, input_digests, selected_frame, selected_records, write_frame
     from .labelled import reduced_frame
 
-    labelled, result, mask, prof, patterns, _ = _scored(
-        samples, spec, opts, covariates, rule, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
-        scheduler=scheduler, force=force, folder=out.absolute().parent)
-    digests = Meanwhile(input_digests, inputs)
+    rule, started = run.rule, run.started
+    labelled, result, mask, prof, patterns, _ = _scored(run, folder=out.absolute().parent)
+    digests = Meanwhile(input_digests, run.inputs)
     lams, wide = inflations(result, patterns), genome_wide(result, patterns, rule.alpha)
     with closing(prof):
         columns = np.flatnonzero(mask)
@@ -681,11 +698,10 @@ def _select_one(samples, spec, opts, covariates, rule, inputs, out, sidecar, *, 
         selected = selected_records(selected_frame(result, mask, prof, patterns))
 
         def provenance():
-            return {**_provenance(labelled, result, mask, patterns, lams, wide, samples, inputs, rule,
-                                  started=started, command=command, digests=digests.result()),
+            return {**_provenance(run, labelled, result, mask, patterns, lams, wide, digests=digests.result()),
                     "selected_features": selected}
 
-        write_frame(reduced, out, sidecar=sidecar, provenance=provenance, force=force)
+        write_frame(reduced, out, sidecar=sidecar, provenance=provenance, force=run.force)
         lines = _lines(result, mask, patterns, lams, wide, rule, labelled, started, f"{out} and {sidecar.name}", prof)
     return Ranking(result, mask, patterns, [out, sidecar], list(labelled.notes), lines,
                    time.perf_counter() - started, wide)
