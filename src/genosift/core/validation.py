@@ -19,9 +19,10 @@ check_thread_setting()  # before numba is first imported (just below): its own e
 from .sparse_check import check_sparse_matrix  # noqa: E402
 
 
-def param_error(param, owner, expected, got):
-    """A ``ValueError`` in the project's one format for a bad parameter value."""
-    return ValueError(f"The '{param}' parameter of {owner} must be {expected}. Got {plain(got)} instead.")
+def param_error(param, owner, expected, got, error=ValueError):
+    """A ``ValueError`` (or ``error``: ``TypeError`` for a value of the wrong type) in the project's
+    one format for a bad parameter value."""
+    return error(f"The '{param}' parameter of {owner} must be {expected}. Got {plain(got)} instead.")
 
 
 #: The parameters renamed for one meaning per name (docs/glossary.md): old -> (new, what it is).

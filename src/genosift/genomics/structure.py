@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core import engine
+from ..core.constraints import AnyOf, Boolean, Nothing, checked
 from ..core.distinct import FirstColumns, distinct_columns
 from ..core.validation import is_int, param_error
 
@@ -50,6 +51,7 @@ AUTO_MAX = 30
 AUTO_MIN_SHARE = 0.01
 
 
+@checked(binary=AnyOf(Boolean(), Nothing()), distinct=Boolean())
 def principal_coordinates(X, n_components, *, metric="kmds", binary=None, distinct=True, chunk_bytes=None,
                           samples=None):
     """The top principal coordinates of the samples (classical multidimensional scaling).
@@ -141,11 +143,9 @@ def principal_coordinates(X, n_components, *, metric="kmds", binary=None, distin
     [0.551, 0.351]
     """
     auto = isinstance(n_components, str) and n_components == "auto"
-    _check_options(1 if auto else n_components, metric, binary)
+    _check_options(1 if auto else n_components, metric)
     binary = metric == "kmds" if binary is None else binary
     budget = engine.check_budget(chunk_bytes, _OWNER)
-    if not isinstance(distinct, (bool, np.bool_)):
-        raise param_error("distinct", _OWNER, "True or False", distinct)
     source, ids = _source(X, binary, samples, distinct=bool(distinct))
     n, p = source.shape
     if n < 2 or not auto and not 1 <= n_components < n:
@@ -206,6 +206,7 @@ def choose_components(eigenvalues, total):
                "eigenvalues)")
 
 
+@checked(binary=Boolean(), distinct=Boolean())
 def kinship(X, *, binary=False, distinct=True, chunk_bytes=None, samples=None):
     """The kinship of the samples from their features, for a mixed model (``method="lmm"``).
 
@@ -247,11 +248,7 @@ def kinship(X, *, binary=False, distinct=True, chunk_bytes=None, samples=None):
     [[1.0, 0.333, -0.333, -1.0], [0.333, 1.0, -1.0, -0.333], [-0.333, -1.0, 1.0, 0.333], [-1.0, -0.333, 0.333, 1.0]]
     """
     owner = "kinship"
-    if not isinstance(binary, (bool, np.bool_)):
-        raise param_error("binary", owner, "True or False", binary)
     budget = engine.check_budget(chunk_bytes, owner)
-    if not isinstance(distinct, (bool, np.bool_)):
-        raise param_error("distinct", owner, "True or False", distinct)
     source, ids = _source(X, bool(binary), samples, owner, distinct=bool(distinct))
     n, p = source.shape
     if n < 2:
@@ -401,13 +398,11 @@ def looks_like_newick(head):
     return text.startswith(b"(")
 
 
-def _check_options(n_components, metric, binary):
+def _check_options(n_components, metric):
     if not is_int(n_components) or n_components < 1:
         raise param_error("n_components", _OWNER, "a positive int (below the number of samples)", n_components)
     if metric not in METRICS:
         raise param_error("metric", _OWNER, f"one of {list(METRICS)}", metric)
-    if binary is not None and not isinstance(binary, (bool, np.bool_)):
-        raise param_error("binary", _OWNER, "a bool or None", binary)
 
 
 class _Blocks:

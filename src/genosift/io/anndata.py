@@ -14,6 +14,7 @@ import dataclasses
 
 import numpy as np
 
+from ..core.constraints import Satisfies, Text, checked
 from ..core.messages import plain
 from ..core.validation import param_error
 
@@ -195,6 +196,7 @@ def _parts(result):
     return names, cols
 
 
+@checked(adata=Satisfies(is_anndata, "an anndata.AnnData"), prefix=Text())
 def annotate_var(adata, result, *, prefix="genosift_", selected=None, copy=False):
     """Write per-feature results into ``adata.var`` columns, matched by ``var_names``.
 
@@ -234,10 +236,6 @@ def annotate_var(adata, result, *, prefix="genosift_", selected=None, copy=False
     """
     import pandas as pd
 
-    if not is_anndata(adata):
-        raise TypeError(f"annotate_var writes into an anndata.AnnData; got {type(adata).__name__}.")
-    if not isinstance(prefix, str):
-        raise param_error("prefix", "annotate_var", "a str", prefix)
     names, cols = _parts(result)
     p = len(cols["score"] if "score" in cols else cols["selected"])
     if selected is not None:

@@ -12,7 +12,7 @@ from ._discretize import check_bins, discretize, n_codes
 from ._af import CarrierTap, WithCarriers, af_tested, carriers, check_af, untested_last, with_af
 from ._prepare import (LabelCoding, build_result, check_classes, check_kinship_given, check_options, check_target,
                        covariate_methods, finish, finite_blocks, join_scores, make_target, make_targets,
-                       refuse_covariates, score_block, score_blocks, statistics, take_scores,
+                       refuse_covariates, score_block, score_blocks, statistics, stream_statistics, take_scores,
                        target_values)
 from .covariates import (align_covariates, check_covariates, covariate_columns, frame_sample_ids, has_sample_ids,
                          prepare_covariates, with_covariates)
@@ -23,7 +23,8 @@ from .lmm import kinship_by_ids  # noqa: E402
 __all__ = [
     "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "genomic_inflation", "get_method", "methods",
     "rank_order", "top_order", "tie_key", "TIE_BITS",
-    "register", "score_block", "score_blocks", "take_scores", "statistics", "finish", "check_options", "make_target",
+    "register", "score_block", "score_blocks", "take_scores", "statistics", "stream_statistics", "finish",
+    "check_options", "make_target",
     "make_targets", "check_target", "LabelCoding", "describe", "carriers", "check_af", "with_af", "CarrierTap",
     "WithCarriers", "af_tested", "untested_last", "build_result", "check_classes", "finite_blocks", "join_scores",
     "target_values", "covariate_methods", "refuse_covariates", "check_covariates", "align_covariates",

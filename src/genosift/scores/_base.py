@@ -9,9 +9,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..core.constraints import check_declaration
 from ..core.validation import check_unique_names, default_feature_names
 from ._order import rank_order, top_order
-from .options import check_declaration
 
 TASKS = ("classification", "regression", "any", "unsupervised")
 #: How a method reads the data: "rows" merges statistics over row chunks; "blocks" needs every
@@ -494,7 +494,7 @@ def register(name, *, task, invariance, statistic=None, streaming="rows", binary
     covariates): data in memory that are all 0 and 1 (presence/absence) are then scored from one
     pass over their rows, without the columns (``scoring.memory``); the contract tests compare the
     two bit for bit.
-    ``options``: ``{option: Constraint}`` (``genosift.scores.options``), the values each keyword
+    ``options``: ``{option: Constraint}`` (``genosift.core.constraints``), the values each keyword
     option of the function takes: exactly its keyword options, each default accepted. They are
     checked once, by ``check_options``, before the method runs; the function trusts them.
     """

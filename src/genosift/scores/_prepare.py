@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.distinct import distinct_columns
-from ..core.engine import accumulate, is_chunk_stream, map_blocks
+from ..core.engine import accumulate, map_blocks
 from ..core.messages import FixError, FixTypeError, PythonText, plain
 from ..core.transforms import zeros_and_ones
 from ..core.validation import (
@@ -32,7 +32,7 @@ from ._base import REGISTRY, ScoreResult, Scores, Target, get_method, stack_scor
 __all__ = ["FittedColumns", "LabelCoding", "build_result", "check_classes", "check_kinship_given", "check_options",
            "check_target", "covariate_methods", "finish", "finite_blocks", "fit_block", "join_scores", "make_target",
            "make_targets", "refuse_covariates", "result_arrays", "score_block", "score_blocks", "statistics",
-           "take_scores", "target_values"]
+           "stream_statistics", "take_scores", "target_values"]
 
 
 def check_options(method, options):
@@ -438,17 +438,20 @@ def join_scores(parts):
     return Scores(*arrays, columns, parts[0].absent)  # the targets' columns: the same in every block
 
 
-def statistics(spec, X, y=None, *, feature_names=None):
-    """``(stats, feature_names)`` of in-memory data, or of a stream of ``(X, y)`` chunks."""
+def statistics(spec, X, y, *, feature_names=None):
+    """``(stats, feature_names)`` of data in memory (an array, a sparse matrix, a DataFrame) and their
+    target ``y``."""
     spec = get_method(spec)
-    if not is_chunk_stream(X):
-        # a sparse matrix goes as it is to from_chunk, which checks it (one pass over its indices,
-        # and a CSC matrix stays CSC for the statistics that read columns)
-        M, names = (X, None) if sp.issparse(X) else as_matrix(X)
-        names = names if feature_names is None else np.asarray(feature_names, dtype=object)
-        return spec.statistic.from_chunk(M, target_values(spec, y, M.shape[0]), feature_names=names), names
-    if y is not None:
-        raise ValueError("A chunk stream carries its own labels: pass y=None and yield (X, y) pairs.")
+    # a sparse matrix goes as it is to from_chunk, which checks it (one pass over its indices,
+    # and a CSC matrix stays CSC for the statistics that read columns)
+    M, names = (X, None) if sp.issparse(X) else as_matrix(X)
+    names = names if feature_names is None else np.asarray(feature_names, dtype=object)
+    return spec.statistic.from_chunk(M, target_values(spec, y, M.shape[0]), feature_names=names), names
+
+
+def stream_statistics(spec, chunks, *, feature_names=None):
+    """``(stats, feature_names)`` of a stream of ``(X, y)`` row chunks, merged exactly."""
+    spec = get_method(spec)
     first = {}
     coding = LabelCoding(spec)
 
@@ -471,7 +474,7 @@ def statistics(spec, X, y=None, *, feature_names=None):
             )
         return spec.statistic.from_chunk(M, coding.values(yc, M.shape[0]), feature_names=first["names"])
 
-    stats = accumulate(X, summarize, spec.statistic.empty())
+    stats = accumulate(chunks, summarize, spec.statistic.empty())
     if stats.n_features == 0:
         raise ValueError("The chunk stream was empty: no rows to score.")
     return coding.finish(stats), first["names"]

@@ -29,10 +29,10 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from ..core.constraints import Integer
 from ..stats import ClassSums
 from ._base import Scores, ratio, register
 from ._discretize import contingency_tables, presence_tables
-from .options import Integer
 
 
 def _chi2_sf(dof, x):

@@ -10,10 +10,10 @@ import math
 import numpy as np
 from numba import njit
 
+from ..core.constraints import Choice
 from ..core.messages import plain
 from ._base import Scores, register
 from .distances import JIT, run_sorted
-from .options import Choice
 
 __all__ = ["dcor"]
 

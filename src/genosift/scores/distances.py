@@ -28,8 +28,8 @@ import math
 import numpy as np
 from numba import njit
 
+from ..core.constraints import AnyOf, Boolean, Choice, Integer
 from ._base import Scores, register
-from .options import AnyOf, Boolean, Choice, Integer
 
 __all__ = ["JIT", "jensen_shannon", "run_sorted", "wasserstein"]
 

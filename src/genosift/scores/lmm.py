@@ -46,9 +46,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
+from ..core.constraints import Choice
 from ._base import Scores, ratio, register, stack_scores
 from .glmm import LogisticNull, glmm_tests
-from .options import Choice
 from .regression import COLLINEAR, least_squares_fits, orthonormal
 
 __all__ = ["EXACT_TOL", "FLAT_TOL", "NEGATIVE_TOL", "SIMILARITY_TOL", "Heritability", "NullModel", "check_kinship",

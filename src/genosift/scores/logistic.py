@@ -30,9 +30,9 @@ import numpy as np
 from numba import njit
 from scipy import special
 
+from ..core.constraints import Choice
 from ._base import Scores, register
 from .logit_fit import dot, fit_logit, logit_gain
-from .options import Choice
 from .regression import COLLINEAR, design_basis
 
 #: Newton steps stop when the decrement ``g' I^-1 g`` falls below this; the step it gives is

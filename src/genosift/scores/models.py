@@ -27,9 +27,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..core.constraints import AnyOf, Choice, Integer, Nothing, Real
 from ..core.sparse_columns import column_counts
 from ._base import Scores, register
-from .options import AnyOf, Choice, Integer, Nothing, Real
 
 MODELS = ("logistic", "linear_svm")
 

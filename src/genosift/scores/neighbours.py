@@ -45,8 +45,8 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from ..core import engine
+from ..core.constraints import Choice, Integer
 from ._base import Scores, register
-from .options import Choice, Integer
 
 #: Bytes of the ``R x n`` float64 distances of one block of query rows; None: ``engine.BLOCK_BYTES``.
 ROW_BLOCK_BYTES = None

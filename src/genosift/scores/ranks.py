@@ -29,8 +29,8 @@ import scipy.sparse as sp
 from numba import njit
 from scipy import special
 
+from ..core.constraints import Boolean, Choice
 from ._base import Scores, ratio, register
-from .options import Boolean, Choice
 
 # --------------------------------------------------------------------------------------------
 # compiled kernels

@@ -9,8 +9,7 @@ merge statistics, finish the result).
 """
 from __future__ import annotations
 
-import numpy as np
-
+from ..core.constraints import Boolean, checked
 from ..core.validation import check_options_dict, options_in_one_dict, param_error
 from ..scores import check_af, check_kinship_given, check_options, get_method, refuse_covariates
 
@@ -18,6 +17,7 @@ __all__ = ["count_patterns", "profile", "score", "score_targets"]
 
 
 @options_in_one_dict
+@checked(binary=Boolean())
 def score(X, y=None, *, method="fisher", feature_names=None, samples=None, chunk_bytes=None, scheduler=None,
           binary=False, min_af=None, max_af=None, layer=None, covariates=None, kinship=None, method_options=None):
     """Score every feature of ``X`` against ``y`` with one registered method.
@@ -145,8 +145,6 @@ def score(X, y=None, *, method="fisher", feature_names=None, samples=None, chunk
     spec = get_method(method)
     check_options_dict(method_options, "method_options", "score")
     opts = check_options(spec, method_options or {})
-    if not isinstance(binary, (bool, np.bool_)):
-        raise param_error("binary", "score", "True or False", binary)
     bounds = check_af(min_af, max_af)
     if covariates is not None:
         refuse_covariates(spec)
@@ -158,6 +156,7 @@ def score(X, y=None, *, method="fisher", feature_names=None, samples=None, chunk
 
 
 @options_in_one_dict
+@checked(binary=Boolean())
 def score_targets(X, targets, *, method="regression", feature_names=None, samples=None, chunk_bytes=None,
                   binary=False, min_af=None, max_af=None, layer=None, covariates=None, kinship=None,
                   method_options=None):
@@ -209,8 +208,6 @@ def score_targets(X, targets, *, method="regression", feature_names=None, sample
     spec = get_method(method)
     check_options_dict(method_options, "method_options", "score_targets")
     opts = check_options(spec, method_options or {})
-    if not isinstance(binary, (bool, np.bool_)):
-        raise param_error("binary", "score_targets", "True or False", binary)
     bounds = check_af(min_af, max_af)
     if covariates is not None:
         refuse_covariates(spec)
@@ -249,6 +246,7 @@ def _targets_of(X, targets):
     return names, tuple(values for _, values in pairs)
 
 
+@checked(binary=Boolean())
 def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk_bytes=None, scheduler=None,
             binary=False, layer=None):
     """Per-class means and prevalence (x > 0) of every feature, with the direction of its effect.
@@ -316,12 +314,11 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
 
     if target not in KINDS:
         raise param_error("target", "profile", f"one of {list(KINDS)}", target)
-    if not isinstance(binary, (bool, np.bool_)):
-        raise param_error("binary", "profile", "True or False", binary)
     return profile_source(as_source(X, y, owner="profile", feature_names=feature_names, layer=layer, binary=binary,
                                     chunk_bytes=chunk_bytes, scheduler=scheduler, samples=samples), target)
 
 
+@checked(binary=Boolean())
 def count_patterns(X, *, binary=True, min_af=None, max_af=None, samples=None, chunk_bytes=None, layer=None,
                    feature_names=None):
     """The distinct patterns of the features of ``X`` (each with its first feature), in one pass.
@@ -363,8 +360,6 @@ def count_patterns(X, *, binary=True, min_af=None, max_af=None, samples=None, ch
     from ..sources import as_source
     from .forms import source_patterns
 
-    if not isinstance(binary, (bool, np.bool_)):
-        raise param_error("binary", "count_patterns", "True or False", binary)
     bounds = check_af(min_af, max_af, "count_patterns")
     return source_patterns(as_source(X, owner="count_patterns", feature_names=feature_names, layer=layer,
                                      binary=binary, chunk_bytes=chunk_bytes, samples=samples), bounds)

@@ -34,7 +34,7 @@ from ..scores import (
     join_scores,
     make_target,
     score_blocks,
-    statistics,
+    stream_statistics,
     target_values,
     with_af,
     with_covariates,
@@ -239,7 +239,7 @@ def _score_row_chunks(source, spec, opts, names, af):
     y = None if y is None else as_labels(y, X.shape[0])
     chunks = _row_chunks(X, y, chunk_budget(source.chunk_bytes, "score"), source.binary)
     tap = CarrierTap()
-    stats, _ = statistics(spec, tap.pairs(chunks) if af else chunks, feature_names=names)
+    stats, _ = stream_statistics(spec, tap.pairs(chunks) if af else chunks, feature_names=names)
     return with_af(finish(spec, stats, names, opts), tap.counts, af)
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..core.constraints import Boolean, checked
 from ..core.validation import names_list
 
 __all__ = ["LINEAGE_R", "LineageEffects", "Lineages", "feature_lineages", "lineage_association", "lineage_effects",
@@ -328,6 +329,7 @@ def _named(lineages):
     return names, values
 
 
+@checked(binary=Boolean())
 def lineage_effects(X, y, lineages, *, covariates=None, binary=False, samples=None, chunk_bytes=None, alpha=0.05,
                     min_r=LINEAGE_R):
     """Lineage effects (bugwas, Earle et al. 2016): each feature's lineage, and the lineages'
@@ -385,8 +387,6 @@ def lineage_effects(X, y, lineages, *, covariates=None, binary=False, samples=No
     from ..core.validation import param_error
     from ..sources import as_source
 
-    if not isinstance(binary, (bool, np.bool_)):
-        raise param_error("binary", _OWNER, "True or False", binary)
     if not 0 < alpha < 1:
         raise param_error("alpha", _OWNER, "a significance level in (0, 1)", alpha)
     if isinstance(min_r, bool) or not isinstance(min_r, (int, float)) or not 0 <= min_r <= 1:

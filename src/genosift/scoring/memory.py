@@ -23,6 +23,7 @@ from ..scores import (
     make_targets,
     score_blocks,
     statistics,
+    stream_statistics,
     with_af,
     with_covariates,
 )
@@ -130,10 +131,10 @@ def score_stream(spec, chunks, feature_names, opts, bounds=None):
             "a DataFrame."
         )
     if bounds is None:
-        stats, names = statistics(spec, chunks, None, feature_names=feature_names)
+        stats, names = stream_statistics(spec, chunks, feature_names=feature_names)
         return finish(spec, stats, names, opts)
     tap = CarrierTap()
-    stats, names = statistics(spec, tap.pairs(chunks), None, feature_names=feature_names)
+    stats, names = stream_statistics(spec, tap.pairs(chunks), feature_names=feature_names)
     return with_af(finish(spec, stats, names, opts), tap.counts, bounds)
 
 

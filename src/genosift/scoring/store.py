@@ -34,7 +34,7 @@ from ..scores import (
     prepare_covariates,
     refuse_covariates,
     score_blocks,
-    statistics,
+    stream_statistics,
     with_af,
     with_covariates,
 )
@@ -112,9 +112,9 @@ def _score_rows(store, y, spec, opts, budget, rows, af=None, riders=()):
             return with_af(finish(spec, stats, store.names_loader(), opts), 0 if tap is None else tap.counts, af)
     tap = None if af is None else CarrierTap(trusted=True)
     try:
-        stats, _ = statistics(spec, tapped(labelled_chunks(store, y, budget, rows)))
+        stats, _ = stream_statistics(spec, tapped(labelled_chunks(store, y, budget, rows)))
     except ValueError:  # the same pass again, so that the message names the features
-        statistics(spec, labelled_chunks(store, y, budget, rows), feature_names=store.feature_names)
+        stream_statistics(spec, labelled_chunks(store, y, budget, rows), feature_names=store.feature_names)
         raise
     return with_af(finish(spec, stats, store.names_loader(), opts), 0 if tap is None else tap.counts, af)
 

@@ -314,7 +314,8 @@ def test_bad_inputs_and_damaged_files(tmp_path):
     (tmp_path / f"cut{SUFFIX}").write_bytes(good[: len(good) // 2])
     with pytest.raises(ValueError, match=r"cut.gs.h5ad'"):
         open_store(tmp_path / f"cut{SUFFIX}").to_dataset()
-    with pytest.raises(ValueError, match="The 'dataset' parameter of write_store must be a genosift.io.Dataset"):
+    with pytest.raises(TypeError, match="The 'dataset' parameter of write_store must be a genosift.io.Dataset. "
+                                       "Got 'ndarray' instead"):
         write_store(np.eye(2), tmp_path / f"x{SUFFIX}")
     bad = dataset(np.eye(2), ids=["a\x00b", "c"])
     with pytest.raises(ValueError, match=r"The sample id 'a\\x00b' holds a NUL character"):

@@ -235,8 +235,8 @@ def test_every_option_is_declared_and_its_declaration_refuses_bad_values():
 
 
 def test_a_registration_must_declare_exactly_its_options():
+    from genosift.core.constraints import Integer
     from genosift.scores import register
-    from genosift.scores.options import Integer
 
     def method(block, target, *, k=3):
         """A method."""

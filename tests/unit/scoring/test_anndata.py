@@ -293,7 +293,8 @@ def test_annotate_var_prefix_copy_selectors_and_round_trip(tmp_path):
         gs.annotate_var(out, gs.score(X[:, :5], Y, method="fisher"))
     with pytest.raises(ValueError, match=r"No feature of the result is among adata.var_names"):
         gs.annotate_var(out, gs.score(X, Y, feature_names=[f"other{j}" for j in range(P)]))
-    with pytest.raises(TypeError, match=r"annotate_var writes into an anndata.AnnData; got ndarray"):
+    with pytest.raises(TypeError, match=r"The 'adata' parameter of annotate_var must be an anndata.AnnData. "
+                                        r"Got 'ndarray'"):
         gs.annotate_var(X, gs.score(X, Y))
 
 

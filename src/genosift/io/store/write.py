@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...core import engine
+from ...core.constraints import InstanceOf, checked
 from ...core.files import staged
 from ...core.messages import FixError, FixExistsError, plain
 from ...core.sparse_columns import column_counts
@@ -193,6 +194,7 @@ def write_skeleton(f, sample_ids, obs, names, blob):
         set_encoding(f.create_group(key), "dict", "0.1.0")
 
 
+@checked(dataset=InstanceOf(Dataset, "a genosift.io.Dataset"))
 def write_store(dataset, path, *, dtype=None, column_copy=True, chunk_bytes=None, overwrite=False):
     """Write a ``Dataset`` to a store file (AnnData-compatible HDF5, suffix ``.gs.h5ad``).
 
@@ -239,8 +241,6 @@ def write_store(dataset, path, *, dtype=None, column_copy=True, chunk_bytes=None
     >>> [(j0, j1, b.toarray().tolist()) for j0, j1, b in store.feature_blocks(width=2)]
     [(0, 2, [[0.0, 3.0], [1099511627776.0, 0.0]]), (2, 3, [[0.0], [1.0]])]
     """
-    if not isinstance(dataset, Dataset):
-        raise param_error("dataset", "write_store", "a genosift.io.Dataset", type(dataset).__name__)
     budget = chunk_budget(chunk_bytes, "write_store")
     h5py = require_h5py()
     X = dataset.X
