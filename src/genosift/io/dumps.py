@@ -422,9 +422,7 @@ def convert_dumps(source, out_path, *, metadata=None, samples=None, dtype="auto"
     (Path, MatchReport or None)
         The store, and the report of the metadata join (None without metadata).
     """
-    from .store import chunk_budget
-
-    budget = chunk_budget(chunk_bytes, "convert_dumps")
+    budget = engine.check_budget(chunk_bytes, "convert_dumps")
     dt = check_store_dtype(dtype, "convert_dumps")
     if absent not in ("error", "zeros", "drop"):
         raise param_error("absent", "convert_dumps", "'error', 'zeros' or 'drop'", absent)

@@ -148,11 +148,9 @@ def convert_kmers(paths, out_path, *, metadata=None, samples=None, dtype="auto",
     >>> store.sample_ids.tolist(), store.dtype.name, store.to_dataset().X.toarray().tolist()
     (['s1', 's2', 's3'], 'uint8', [[3, 0, 1], [1, 7, 0], [0, 0, 2]])
     """
-    from .store import chunk_budget
-
     path_list = check_paths(paths)
     sample_list = check_samples(samples)
-    budget = chunk_budget(chunk_bytes, "convert_kmers")
+    budget = engine.check_budget(chunk_bytes, "convert_kmers")
     dt = check_store_dtype(dtype, "convert_kmers")
     _check_choices(overlap, absent)
     check_block_size(block_size, "convert_kmers")

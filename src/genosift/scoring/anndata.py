@@ -20,10 +20,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core import engine
+from ..core.engine import check_budget
 from ..core.transforms import presence
 from ..core.validation import as_labels
 from ..io.anndata import labels_of, matrix_of, names_of
-from ..io.store import Store, chunk_budget
+from ..io.store import Store
 from ..io.store.contained import check_file
 from ..scores import (
     CarrierTap,
@@ -136,7 +137,7 @@ def _score_backed(source, spec, opts, names, af):
     """``score_backed`` once the target, covariates and kinship of ``source`` are checked: through a
     store where the file reads as one, else through anndata's backed access."""
     adata, scheduler = source.X, source.scheduler
-    chunk_budget(source.chunk_bytes, "score")  # a budget that is not one fails before any read
+    check_budget(source.chunk_bytes, "score")  # a budget that is not one fails before any read
     if spec.streaming == "matrix":
         raise ValueError(
             f"Method '{spec.name}' needs the whole matrix in memory (it compares samples over all features "
@@ -209,7 +210,7 @@ def backed_rows(source):
     if adata.is_view:
         M = _values_of_view(adata)
         return y, iter([(presence(M) if binary else M, y)]), names
-    return y, _row_chunks(adata.X, y, chunk_budget(source.chunk_bytes, "profile"), binary), names
+    return y, _row_chunks(adata.X, y, check_budget(source.chunk_bytes, "profile"), binary), names
 
 
 def _row_chunks(X, y, budget, binary):
@@ -237,7 +238,7 @@ def _score_row_chunks(source, spec, opts, names, af):
     """A row-mergeable method over row chunks ``X[i:j]`` of the backed matrix of ``source``."""
     X, y = source.X.X, source.y
     y = None if y is None else as_labels(y, X.shape[0])
-    chunks = _row_chunks(X, y, chunk_budget(source.chunk_bytes, "score"), source.binary)
+    chunks = _row_chunks(X, y, check_budget(source.chunk_bytes, "score"), source.binary)
     tap = CarrierTap()
     stats, _ = stream_statistics(spec, tap.pairs(chunks) if af else chunks, feature_names=names)
     return with_af(finish(spec, stats, names, opts), tap.counts, af)
@@ -247,7 +248,7 @@ def _score_column_blocks(source, spec, opts, names, af):
     """Any block or row method over blocks of features ``X[:, j0:j1]`` of the backed matrix of
     ``source``, stored by columns."""
     X, y, binary = source.X.X, source.y, source.binary
-    budget = chunk_budget(source.chunk_bytes, "score")
+    budget = check_budget(source.chunk_bytes, "score")
     n, p = X.shape
     per_value, _, per_col = _bytes_per_value(X)
     sparse_out = spec.streaming == "rows" or spec.sparse_blocks

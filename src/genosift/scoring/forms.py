@@ -236,12 +236,12 @@ def _patterns_stream(data, bounds=None):
 
 @source_patterns.register(StoreSource)
 def _patterns_store(data, bounds=None):
-    from ..io.store import chunk_budget
+    from ..core.engine import check_budget
     from . import patterns as pat
     from .store import entry_blocks, labelled_chunks
 
     store, p, names = data.X, data.X.shape[1], data.feature_names
-    budget = chunk_budget(data.chunk_bytes, "count_patterns")
+    budget = check_budget(data.chunk_bytes, "count_patterns")
     if store.sparse and store.has_column_copy:  # whole columns: one pass over the column copy
         blocks = ((j0, j1, block if data.rows is None else block[data.rows]) for j0, j1, block in
                   entry_blocks(store, max(1, budget // 2), 40))  # in the stored type: no float64 copy

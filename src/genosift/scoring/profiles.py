@@ -299,13 +299,12 @@ def profile_store(source, target):
     """One pass over the row chunks of the opened store of ``source`` (a ``StoreSource``: only its
     increasing ``rows``, all if None, within its memory budget), merged statistics. Its ``y``: one
     value per row of the store or per row kept, or the name of a column of its sample table."""
-    from ..core.engine import accumulate
-    from ..io.store import chunk_budget
+    from ..core.engine import accumulate, check_budget
     from ..sources.store import store_column
     from .store import labelled_chunks
 
     store, y, rows, feature_names = source.X, source.y, source.rows, source.feature_names
-    budget = chunk_budget(source.chunk_bytes, "profile")
+    budget = check_budget(source.chunk_bytes, "profile")
     n = store.shape[0]
     m = n if rows is None else rows.size
     if isinstance(y, str):

@@ -14,10 +14,10 @@ from functools import singledispatch
 import numpy as np
 
 from ..core import engine
-from ..core.engine import block_width
+from ..core.engine import block_width, check_budget
 from ..core.messages import FixError, PythonText
 from ..core.validation import as_labels, check_options_dict, options_in_one_dict, param_error
-from ..io.store import Store, chunk_budget
+from ..io.store import Store
 from ..scores import (
     CarrierTap,
     build_result,
@@ -239,7 +239,7 @@ def store_scores(source, spec, opts, *, n_jobs=None, af=None, riders=()):
     along such a pass of this store (``rides_rows(store)``, ``rides_blocks(store)``): the class
     profile (``stored_profile.ProfilePass``) and the patterns (``patterns.PatternPass``)."""
     store, rows, scheduler = source.X, source.rows, source.scheduler
-    budget = chunk_budget(source.chunk_bytes, "score_store")
+    budget = check_budget(source.chunk_bytes, "score_store")
     store.check_budget(budget, "score_store")
     if isinstance(source.y, tuple):
         return _store_targets(source, spec, opts, n_jobs=n_jobs, af=af, riders=riders)
@@ -344,7 +344,7 @@ def _score_blocks(source, target, spec, opts, n_jobs, af=None, riders=()):
     """A whole-column method (or a class-moment one, ``by_features``) over the feature blocks of
     the store of ``source`` (the ``rows`` kept, within its budget), on threads; each block is also
     shown to the ``riders`` (``store_scores``)."""
-    store, rows, budget = source.X, source.rows, chunk_budget(source.chunk_bytes, "score_store")
+    store, rows, budget = source.X, source.rows, check_budget(source.chunk_bytes, "score_store")
     n, p = store.shape
     names = store.names_loader()  # decoded where a message or the result shows them
     moments = spec.streaming == "rows"

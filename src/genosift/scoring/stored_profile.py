@@ -17,9 +17,8 @@ import threading
 import numpy as np
 
 from ..core import engine
-from ..core.engine import block_width
+from ..core.engine import block_width, check_budget
 from ..core.validation import as_labels
-from ..io.store import chunk_budget
 from ..sources.store import float_block
 from .profiles import block_records, chunk_statistic, finish_profile, records_profile, statistic_for
 from .store import entry_blocks
@@ -209,7 +208,7 @@ def stored_profile(source, kind, *, ranks=None, folder=None):
     them in one sweep; the temporary file goes in ``folder`` (default: the system's temporary
     folder) and is unlinked at once."""
     store, rows = source.X, source.rows
-    budget = chunk_budget(source.chunk_bytes, "profile")
+    budget = check_budget(source.chunk_bytes, "profile")
     n, p = store.shape
     m = n if rows is None else len(rows)
     ranks = np.arange(1, p + 1) if ranks is None else np.asarray(ranks)

@@ -50,10 +50,10 @@ class StoreSource(Source):
         return n, store.shape[1], store.names_loader(), read()
 
     def float_columns(self, *, owner):
-        from ..io.store import chunk_budget
+        from ..core.engine import check_budget
 
         store, rows = self.X, self.rows
-        reads = store.feature_blocks(chunk_bytes=chunk_budget(self.chunk_bytes, owner))
+        reads = store.feature_blocks(chunk_bytes=check_budget(self.chunk_bytes, owner))
         m = store.shape[0] if rows is None else rows.size
         return m, store.shape[1], ((j0, j1, float_block(block, rows)) for j0, j1, block in reads)
 

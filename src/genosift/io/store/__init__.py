@@ -62,7 +62,6 @@ from .write import (  # noqa: F401
     SUFFIX,
     atomic_output,
     check_dtype,
-    chunk_budget,
     column_groups,
     convert,
     index_dtype,
@@ -70,5 +69,5 @@ from .write import (  # noqa: F401
     write_store,
 )
 
-__all__ = ["CHUNK_BYTES", "SUFFIX", "NameBlob", "Store", "StoreReader", "chunk_budget", "convert", "open_store",
+__all__ = ["CHUNK_BYTES", "SUFFIX", "NameBlob", "Store", "StoreReader", "convert", "open_store",
            "read_store", "write_store"]

@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...core import engine
+from ...core.engine import check_budget
 from ...core.messages import FixError, PythonText
 from ...core.sparse_check import check_sparse_structure
 from ...core.transforms import presence
@@ -19,7 +20,7 @@ from .columns import ColumnReads
 from .contained import check_contained
 from .encoding import NameBlob, NamesOf, index_length, read_column, read_strings, require_h5py, split_names, string_blob
 from .read import FileReader, Presence, StoredVector, exact_values, read_dtype
-from .write import PLOIDY, SUFFIX, chunk_budget, index_dtype
+from .write import PLOIDY, SUFFIX, index_dtype
 
 __all__ = ["NamesOf", "Store", "StoreReader", "open_store", "read_store"]
 
@@ -395,7 +396,7 @@ class Store(ColumnReads):
     def row_ranges(self, chunk_bytes=None, *, read_ahead=False):
         """The ``(a, b)`` row ranges ``row_chunks`` reads for ``chunk_bytes``, in order: each holds
         at most that many bytes of stored entries (half with ``read_ahead``) and at least one row."""
-        budget = chunk_budget(chunk_bytes, "Store.row_ranges")
+        budget = check_budget(chunk_bytes, "Store.row_ranges")
         self.check_budget(budget, "Store.row_ranges")
         with self.reader() as reader:
             ranges, _ = self._row_ranges(reader._io, None, budget, read_ahead)
@@ -432,7 +433,7 @@ class Store(ColumnReads):
         scipy.sparse.csr_matrix or ndarray
             CSR chunks of a sparse store (in the stored dtype), ndarray chunks of a dense one.
         """
-        budget = chunk_budget(chunk_bytes, "Store.row_chunks")
+        budget = check_budget(chunk_bytes, "Store.row_chunks")
         self.check_budget(budget, "Store.row_chunks")
         reader = FileReader(self)
         try:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ...core.engine import block_width
+from ...core.engine import block_width, check_budget
 from ...core.sparse_check import check_sparse_structure
 from ...core.validation import param_error
 from .lookup import find_names
 from .read import FileReader, gather
-from .write import chunk_budget, index_dtype
+from .write import index_dtype
 
 __all__ = ["ColumnReads"]
 
@@ -50,7 +50,7 @@ class ColumnReads:
         A sparse store without its column copy is read by rows: one pass counts the entries of
         each column, then each further pass gathers as many blocks as ``chunk_bytes`` holds.
         """
-        budget = chunk_budget(chunk_bytes, "Store.feature_blocks")
+        budget = check_budget(chunk_bytes, "Store.feature_blocks")
         self.check_budget(budget, "Store.feature_blocks")
         n, p = self.shape
         if width is None:
@@ -155,7 +155,7 @@ class ColumnReads:
         [[0.0, 1.0], [0.0, 2.0]]
         """
         n, p = self.shape
-        budget = chunk_budget(chunk_bytes, "Store.read_columns")
+        budget = check_budget(chunk_bytes, "Store.read_columns")
         self.check_budget(budget, "Store.read_columns")
         cols = self._indices_of(columns, p, "columns", increasing=False)
         keep = None if rows is None else self._indices_of(rows, n, "rows", increasing=True)

@@ -18,7 +18,7 @@ from ..registry import Dataset
 from .encoding import require_h5py, set_encoding, string_blob, write_frame
 from .read import gather
 
-__all__ = ["CHUNK_BYTES", "SUFFIX", "atomic_output", "check_dtype", "chunk_budget", "column_groups", "convert",
+__all__ = ["CHUNK_BYTES", "SUFFIX", "atomic_output", "check_dtype", "column_groups", "convert",
            "index_dtype", "write_skeleton", "write_store"]
 
 #: The suffix of a store; ``genosift.io.read`` picks the store reader for it.
@@ -29,12 +29,6 @@ _VERSION = 1
 #: The file attribute holding the ploidy of a store of genotypes (``Dataset.ploidy``).
 PLOIDY = "genosift-ploidy"
 _TILE_BYTES = 2**20  # dense stores: bytes of one HDF5 tile
-
-
-def chunk_budget(chunk_bytes, owner):
-    """``chunk_bytes`` checked (a positive int, as the ``owner`` function's parameter), or the
-    default ``CHUNK_BYTES`` for None: the memory budget of the data read at once."""
-    return engine.check_budget(chunk_bytes, owner)
 
 
 @contextmanager
@@ -241,7 +235,7 @@ def write_store(dataset, path, *, dtype=None, column_copy=True, chunk_bytes=None
     >>> [(j0, j1, b.toarray().tolist()) for j0, j1, b in store.feature_blocks(width=2)]
     [(0, 2, [[0.0, 3.0], [1099511627776.0, 0.0]]), (2, 3, [[0.0], [1.0]])]
     """
-    budget = chunk_budget(chunk_bytes, "write_store")
+    budget = engine.check_budget(chunk_bytes, "write_store")
     h5py = require_h5py()
     X = dataset.X
     if sp.issparse(X):
