@@ -33,6 +33,7 @@ RENAMED = {
     "score_params": ("method_options", "the scoring method's options, a dict, as everywhere in genosift"),
     "relevance_params": ("method_options", "the relevance method's options, a dict, as everywhere in genosift"),
     "threads": ("n_jobs", "the threads of the run, as scikit-learn names them"),
+    "target": ("kind", "what y is: 'classes', 'numeric' or 'auto'; a target in genosift is the labels' column"),
 }
 
 

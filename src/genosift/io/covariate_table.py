@@ -156,15 +156,15 @@ class CovariateMatch:
     """How the samples scored matched the rows of a covariates table by id.
 
     ``n_matched``: samples scored (all of them have a row); ``only_in_table``: sorted ids of the
-    table's rows for other samples, left out.
+    table's rows for other samples, left out; ``table_name``: the table as the summary names it.
     """
 
     n_matched: int
     only_in_table: list = field(default_factory=list)
-    source: str = "the covariates table"
+    table_name: str = "the covariates table"
 
     def __str__(self):
-        text = f"Covariates from {self.source}: {self.n_matched} sample(s) matched by id"
+        text = f"Covariates from {self.table_name}: {self.n_matched} sample(s) matched by id"
         if not self.only_in_table:
             return text + "; the table has no other rows."
         return (text + f"; {len(self.only_in_table)} in the covariates table only, left out: "

@@ -217,8 +217,9 @@ def format_of(path):
 
 
 
-def read(path, *, format=None, **options):
-    """Read a data file into a ``Dataset``: by ``format``, else by its suffix, else by its content.
+def read(path, *, format=None, **read_options):
+    """Read a data file into a ``Dataset``: by ``format``, else by its suffix, else by its content;
+    ``read_options``: the reader's parameters (``genosift.io.READERS[format].parameters``).
 
     See ``genosift.io.format_of``: a suffix that names one format decides; a name that says
     nothing (``counts.gz``) or too little (``.txt``, ``.h5ad``) is settled by the first bytes.
@@ -239,4 +240,4 @@ def read(path, *, format=None, **options):
     if name in _SEEKING and is_pipe(path):
         raise ValueError(f"{str(path)!r} is a pipe, not a file: {name} data are read by seeking in a file. "
                          "Save the data to a file first and pass that file's path.")
-    return READERS[name].func(path, **options)
+    return READERS[name].func(path, **read_options)

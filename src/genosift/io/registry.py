@@ -71,7 +71,7 @@ READERS: dict[str, Reader] = {}
 
 
 def register_reader(name, *, suffixes):
-    """Register ``func(path, **options) -> Dataset`` as the reader ``name`` for ``suffixes``."""
+    """Register ``func(path, **read_options) -> Dataset`` as the reader ``name`` for ``suffixes``."""
 
     def wrap(func):
         summary = next(iter((func.__doc__ or "").strip().splitlines()), "")

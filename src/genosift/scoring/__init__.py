@@ -9,8 +9,8 @@ merge statistics, finish the result).
 """
 from __future__ import annotations
 
-from ..core.constraints import Boolean, checked
-from ..core.validation import check_options_dict, options_in_one_dict, param_error
+from ..core.constraints import Boolean, Choice, checked
+from ..core.validation import check_options_dict, options_in_one_dict, param_error, renamed_parameters
 from ..scores import check_af, check_kinship_given, check_options, get_method, refuse_covariates
 
 __all__ = ["count_patterns", "profile", "score", "score_targets"]
@@ -246,8 +246,9 @@ def _targets_of(X, targets):
     return names, tuple(values for _, values in pairs)
 
 
-@checked(binary=Boolean())
-def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk_bytes=None, scheduler=None,
+@renamed_parameters("target")
+@checked(kind=Choice("auto", "classes", "numeric"), binary=Boolean())
+def profile(X, y=None, *, kind="auto", feature_names=None, samples=None, chunk_bytes=None, scheduler=None,
             binary=False, layer=None):
     """Per-class means and prevalence (x > 0) of every feature, with the direction of its effect.
 
@@ -265,7 +266,7 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
         ``genosift.score`` takes it: a Series indexed by sample id is matched to the data's ids
         and the samples without a label are left out, with a warning. None: one group of all
         samples. A chunk stream carries its own labels (pass None).
-    target : {"auto", "classes", "numeric"}
+    kind : {"auto", "classes", "numeric"}
         What ``y`` is: class labels (per-class means and prevalence), or a numeric target (mean,
         prevalence and the sign of each feature's Pearson correlation with it). "auto": numeric
         when ``y`` is continuous (floats that are not class codes, see ``genosift.score``), else
@@ -310,12 +311,9 @@ def profile(X, y=None, *, target="auto", feature_names=None, samples=None, chunk
     """
     from ..sources import as_source
     from .forms import profile_source
-    from .profiles import KINDS
 
-    if target not in KINDS:
-        raise param_error("target", "profile", f"one of {list(KINDS)}", target)
     return profile_source(as_source(X, y, owner="profile", feature_names=feature_names, layer=layer, binary=binary,
-                                    chunk_bytes=chunk_bytes, scheduler=scheduler, samples=samples), target)
+                                    chunk_bytes=chunk_bytes, scheduler=scheduler, samples=samples), kind)
 
 
 @checked(binary=Boolean())

@@ -228,8 +228,8 @@ def _chunk_target(kind, y, n):
     if kind == "numeric":
         values = numeric_target(y)
         if values is None:
-            raise ValueError("target='numeric' needs numbers in y; these labels are text. Pass "
-                             "target='classes' for per-class means.")
+            raise ValueError("kind='numeric' needs numbers in y; these labels are text. Pass "
+                             "kind='classes' for per-class means.")
         return values
     return y
 
@@ -287,7 +287,7 @@ def resolve_kind(target, y, n):
     """The kind of profile for ``y`` (all of it at hand)."""
     if y is None:
         if target != "auto":
-            raise ValueError(f"target={target!r} needs y: pass the labels or target values.")
+            raise ValueError(f"kind={target!r} needs y: pass the labels or target values.")
         return "none"
     if target != "auto":
         return target

@@ -404,7 +404,7 @@ def _final_model(X, y, train, estimator, select, feature_names, covariates=None)
         model = clone(estimator).fit(select.transform(X_train), y_train)
         pipeline = Pipeline([("select", select), ("model", model)])
         bar.advance()
-    prof = profile(X_train, y_train, target="classes", feature_names=result.feature_names)
+    prof = profile(X_train, y_train, kind="classes", feature_names=result.feature_names)
     chosen = np.flatnonzero(pipeline.named_steps["select"].get_support())
     weights = importance(pipeline.named_steps["model"], chosen.size)
     order = np.argsort(result.ranks[chosen], kind="stable")  # importance in ranking order

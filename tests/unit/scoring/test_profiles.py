@@ -122,7 +122,7 @@ def test_numeric_target_gives_the_mean_the_prevalence_and_the_sign_of_pearson_r(
     # whole numbers are labels unless target="numeric" says otherwise
     counts = np.arange(120) % 7
     assert gs.profile(X, counts).kind == "classes"
-    assert gs.profile(X, counts, target="numeric").kind == "numeric"
+    assert gs.profile(X, counts, kind="numeric").kind == "numeric"
 
 
 def test_no_target_and_bad_parameters():
@@ -130,10 +130,10 @@ def test_no_target_and_bad_parameters():
     prof = gs.profile(X)
     assert prof.kind == "none" and list(prof.to_frame().columns) == ["feature", "mean", "prevalence"]
     np.testing.assert_allclose(prof.means[0], X.mean(axis=0), rtol=1e-13)
-    with pytest.raises(ValueError, match="The 'target' parameter of profile must be one of"):
-        gs.profile(X, y, target="labels")
-    with pytest.raises(ValueError, match="target='numeric' needs numbers"):
-        gs.profile(X, y, target="numeric")
+    with pytest.raises(ValueError, match="The 'kind' parameter of profile must be one of 'auto', 'classes', 'numeric'"):
+        gs.profile(X, y, kind="labels")
+    with pytest.raises(ValueError, match="kind='numeric' needs numbers"):
+        gs.profile(X, y, kind="numeric")
     bad = X.copy()
     bad[3, 6] = np.nan
     with pytest.raises(ValueError, match=r"NaN or infinity in feature\(s\) 'x6'"):

@@ -100,7 +100,7 @@ def _profiles(store, kind, target, samples, ranks):
     y = None if target is None else obs[target].to_numpy()
     kept = np.arange(N) if samples is None else samples
     y = None if y is None else y[kept]
-    ref = profile(X[kept], y, target="auto" if kind == "none" else kind)
+    ref = profile(X[kept], y, kind="auto" if kind == "none" else kind)
     return ref, stored_profile(StoreSource(open_store(path), y, rows=samples, chunk_bytes=30_000), kind, ranks=ranks)
 
 
@@ -142,7 +142,7 @@ def test_cli_ranking_of_a_store_equals_the_table_in_memory(store, method, target
     result = score_store(path, y, method=method, chunk_bytes=20_000)  # pearson's rows merge: its own rounding
     mask = np.zeros(P, dtype=bool)
     mask[result.top_indices(17)] = True
-    expected = ranking_frame(result, mask, profile(X, y, target="numeric" if method == "pearson" else "classes"),
+    expected = ranking_frame(result, mask, profile(X, y, kind="numeric" if method == "pearson" else "classes"),
                              patterns=gs.count_patterns(X, binary=False))
     got = pd.read_csv(out, sep="\t", keep_default_na=False, na_values=[""], float_precision="round_trip")
     expected = expected.astype({c: object for c in expected.columns if expected[c].dtype == object})
@@ -292,7 +292,7 @@ def test_the_scoring_pass_makes_the_profile_of_a_two_pass_run(store, method, tar
             counts = bool(np.all(X.data == np.round(X.data)))
             close = dict(rtol=1e-12, atol=1e-15)
             pd.testing.assert_frame_equal(prof.columns(wanted), separate.columns(wanted), check_exact=counts, **close)
-            reference = profile(X[rows], y, target="auto" if kind == "none" else kind)
+            reference = profile(X[rows], y, kind="auto" if kind == "none" else kind)
             pd.testing.assert_frame_equal(prof.columns(wanted), reference.columns(wanted),
                                           check_exact=counts and kind != "numeric", **close)
         finally:

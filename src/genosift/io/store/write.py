@@ -270,13 +270,13 @@ def write_store(dataset, path, *, dtype=None, column_copy=True, chunk_bytes=None
 
 
 def convert(path, out_path, *, format=None, dtype=None, column_copy=True, overwrite=False, chunk_bytes=None,
-            **options):
+            **read_options):
     """Any readable data file to a store: ``write_store(genosift.io.read(path, ...), out_path)``.
 
     The file is read into memory first (k-mer files convert in bounded memory with
     ``convert_kmers``); ``chunk_bytes`` bounds the extra memory of writing."""
     from ..formats import read
 
-    ds = read(path, format=format, **options)
+    ds = read(path, format=format, **read_options)
     return write_store(ds, out_path, dtype=dtype, column_copy=column_copy, overwrite=overwrite,
                        chunk_bytes=chunk_bytes)
