@@ -32,7 +32,7 @@ from scipy import special
 
 from ..core.constraints import Choice
 from ._base import Scores, register
-from .logit_fit import dot, fit_logit, logit_gain
+from .logit_fit import Null, dot, fit_logit, logit_gain, scratch
 from .regression import COLLINEAR, design_basis
 
 #: Newton steps stop when the decrement ``g' I^-1 g`` falls below this; the step it gives is
@@ -168,11 +168,12 @@ def _closed_form(cells, code, mode, out):
 
 
 @njit(cache=True, nogil=True)
-def _logistic_block(X, y, Q, null, null_firth, eta0, mu0, nu0, mode):
+def _logistic_block(X, y, Q, null, null_firth, null_fit, mode):
     """Fit every column of ``X``. Rows of the result (6, b): beta and se in standard units, the
     gain in log-likelihood over the null fit (``logit_gain``; penalised for Firth, for the column in
     standard units), the note code, and the range and scale (standard units are
-    ``x / scale / range``, centred)."""
+    ``x / scale / range``, centred). ``null``, ``null_firth``: the null's coefficients by maximum
+    likelihood and penalised; ``null_fit``: the ``Null`` fit by maximum likelihood."""
     n, b = X.shape
     q = Q.shape[1]
     m = q + 1
@@ -180,8 +181,8 @@ def _logistic_block(X, y, Q, null, null_firth, eta0, mu0, nu0, mode):
     D = np.empty((m, n))
     D[:q] = Q.T
     r = np.empty(n)
-    theta, g, step, z, old = np.empty(m), np.empty(m), np.empty(m), np.empty(m), np.empty(m)
-    mu, w, tmp, L = np.empty(n), np.empty(n), np.empty(n), np.zeros((m, m))
+    theta = np.empty(m)
+    work = scratch(n, m)
     for j in range(b):
         lo, hi, scale, two = _extremes(X[:, j])
         if lo == hi:
@@ -204,10 +205,10 @@ def _logistic_block(X, y, Q, null, null_firth, eta0, mu0, nu0, mode):
         if code == ML:
             theta[:q] = null
             theta[q] = 0.0
-            if not fit_logit(D, y, theta, False, mu, w, L, g, step, z, old, tmp, m, TOLERANCE):
+            if not fit_logit(D, y, theta, False, work, m, TOLERANCE):
                 code = NO_CONVERGENCE
             else:
-                gain, var = logit_gain(D, y, theta, eta0, mu0, nu0, False, w, L, tmp)
+                gain, var = logit_gain(D, y, theta, null_fit, False, work)
                 if not math.sqrt(var) / norm <= MAX_SE:
                     code = HIGH_SE
             if mode == 2 and code != ML:  # never Firth: no result
@@ -216,18 +217,18 @@ def _logistic_block(X, y, Q, null, null_firth, eta0, mu0, nu0, mode):
         if code != ML and mode != 2:
             theta[:q] = null_firth
             theta[q] = 0.0
-            if not fit_logit(D, y, theta, True, mu, w, L, g, step, z, old, tmp, m, FIRTH_TOLERANCE):
+            if not fit_logit(D, y, theta, True, work, m, FIRTH_TOLERANCE):
                 out[3, j] = FIRTH_FAIL
                 continue
-            gain, var = logit_gain(D, y, theta, eta0, mu0, nu0, True, w, L, tmp)
+            gain, var = logit_gain(D, y, theta, null_fit, True, work)
             beta = theta[q]
             # the null: the feature's coefficient held at 0, the penalty still the full model's
             theta[:q] = null_firth
             theta[q] = 0.0
-            if not fit_logit(D, y, theta, True, mu, w, L, g, step, z, old, tmp, q, FIRTH_TOLERANCE):
+            if not fit_logit(D, y, theta, True, work, q, FIRTH_TOLERANCE):
                 out[3, j] = FIRTH_FAIL
                 continue
-            gain -= logit_gain(D, y, theta, eta0, mu0, nu0, True, w, L, tmp)[0]
+            gain -= logit_gain(D, y, theta, null_fit, True, work)[0]
             theta[q] = beta
         out[0, j] = theta[q] / norm
         out[1, j] = math.sqrt(var) / norm
@@ -259,16 +260,14 @@ class NullFit:
             self.ml, self.separated = self.firth, True
             warnings.warn(SEPARATED + " Every feature is tested by Firth's penalised likelihood ratio instead "
                           "(note 'covariates-separate').", UserWarning, stacklevel=2)
-        self.eta = self.Q @ self.ml
-        self.mu, self.nu = special.expit(self.eta), special.expit(-self.eta)
+        eta = self.Q @ self.ml
+        self.fitted = Null(eta, special.expit(eta), special.expit(-eta))  # the maximum-likelihood null
 
     def _fit(self, firth):
         n, q = self.Q.shape
         theta = np.zeros(q)
         theta[0] = special.logit(self.y.mean()) * np.sqrt(n)  # the first column of Q is 1 / sqrt(n)
-        work = (np.empty(n), np.empty(n), np.zeros((q, q)), np.empty(q), np.empty(q), np.empty(q), np.empty(q),
-                np.empty(n))
-        converged = fit_logit(np.ascontiguousarray(self.Q.T), self.y, theta, firth, *work, q,
+        converged = fit_logit(np.ascontiguousarray(self.Q.T), self.y, theta, firth, scratch(n, q), q,
                               FIRTH_TOLERANCE if firth else NULL_TOLERANCE)
         if not converged or not firth and np.abs(self.Q @ theta).max() > 25:
             # separated, the fit runs off to infinity: fitted probabilities within 1e-11 of 0 or 1
@@ -317,7 +316,7 @@ def logistic(block, target, *, firth="auto"):
                        "remove or merge the covariates that predict y perfectly.", owner="logistic", firth="auto")
     # one feature after another: each column contiguous
     out = _logistic_block(np.asfortranarray(block, dtype=np.float64), null.y, null.Q, null.ml, null.firth,
-                          null.eta, null.mu, null.nu, 1 if null.separated else FIRTH_MODES[firth])
+                          null.fitted, 1 if null.separated else FIRTH_MODES[firth])
     code = out[3].astype(np.intp)
     penalised = (code > ML) & (code < CONSTANT) & (firth != "never")
     lrt = np.maximum(2.0 * out[2], 0.0)

@@ -10,14 +10,47 @@ threads or blocks).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-__all__ = ["dot", "fit_logit", "logit_gain"]
+__all__ = ["Null", "Scratch", "dot", "fit_logit", "logit_gain", "scratch"]
 
 #: Newton steps allowed for one fit
 MAX_STEPS = 50
+
+
+class Scratch(NamedTuple):
+    """The work arrays of the fits of one design of ``m`` columns to ``n`` samples, reused from
+    fit to fit: the fitted probabilities ``mu`` (n,), the weights ``w`` (n,), the information's
+    Cholesky factor ``L`` (m, m), the score ``g``, the Newton ``step``, Firth's ``z``, the last
+    coefficients ``old`` (m,), and ``tmp`` (n,)."""
+
+    mu: np.ndarray
+    w: np.ndarray
+    L: np.ndarray
+    g: np.ndarray
+    step: np.ndarray
+    z: np.ndarray
+    old: np.ndarray
+    tmp: np.ndarray
+
+
+class Null(NamedTuple):
+    """The null fit's linear predictor ``eta`` and its probabilities ``mu`` and ``nu = 1 - mu``
+    (each (n,)), from which ``logit_gain`` sums a gain without cancellation."""
+
+    eta: np.ndarray
+    mu: np.ndarray
+    nu: np.ndarray
+
+
+@njit(cache=True, nogil=True)
+def scratch(n, m):
+    """The ``Scratch`` of fits of ``m`` columns to ``n`` samples."""
+    return Scratch(np.empty(n), np.empty(n), np.zeros((m, m)), np.empty(m), np.empty(m), np.empty(m), np.empty(m),
+                   np.empty(n))
 
 
 @njit(cache=True, nogil=True)
@@ -37,11 +70,12 @@ def dot(u, v):
 
 
 @njit(cache=True, nogil=True)
-def _pass(D, y, theta, with_ll, mu, w, g, L, tmp):
-    """One pass over the samples at ``theta`` (``D``: the design, one row per column of it):
-    ``mu``, ``w = mu (1 - mu)``; the score ``D (y - mu)`` into ``g`` and the information
-    ``D W D'`` into the lower triangle of ``L`` (``tmp``: work space (n,)). Returns the
-    log-likelihood if ``with_ll`` (else 0: its logarithms are the costly part)."""
+def _pass(D, y, theta, with_ll, work):
+    """One pass over the samples at ``theta`` (``D``: the design, one row per column of it), into
+    the ``Scratch`` ``work``: ``mu``, ``w = mu (1 - mu)``; the score ``D (y - mu)`` into ``g`` and
+    the information ``D W D'`` into the lower triangle of ``L``. Returns the log-likelihood if
+    ``with_ll`` (else 0: its logarithms are the costly part)."""
+    mu, w, g, L, tmp = work.mu, work.w, work.g, work.L, work.tmp
     m, n = D.shape
     ll = 0.0
     w[:] = 0.0
@@ -133,26 +167,27 @@ def _firth_score(D, mu, w, L, g, z):
 
 
 @njit(cache=True, nogil=True)
-def _at(D, y, theta, firth, with_ll, mu, w, L, g, z, tmp):
-    """``(ok, log-likelihood)`` at ``theta`` (penalised with Firth), with the score in ``g`` and the
-    information's Cholesky factor in ``L``; ok False where the information is singular."""
-    ll = _pass(D, y, theta, with_ll or firth, mu, w, g, L, tmp)
-    if not _factor(L):
+def _at(D, y, theta, firth, with_ll, work):
+    """``(ok, log-likelihood)`` at ``theta`` (penalised with Firth), with the score in ``work.g`` and
+    the information's Cholesky factor in ``work.L``; ok False where the information is singular."""
+    ll = _pass(D, y, theta, with_ll or firth, work)
+    if not _factor(work.L):
         return False, np.nan
     if firth:
-        ll += _firth_score(D, mu, w, L, g, z)
+        ll += _firth_score(D, work.mu, work.w, work.L, work.g, work.z)
     return True, ll
 
 
 @njit(cache=True, nogil=True)
-def fit_logit(D, y, theta, firth, mu, w, L, g, step, z, old, tmp, free, tol):
+def fit_logit(D, y, theta, firth, work, free, tol):
     """Maximise the (penalised) log-likelihood from ``theta`` (updated in place) by Newton steps.
     A step past the maximum along its line (the slope there turned clearly negative) is cut back
     to where the secant puts the slope at zero; with Firth, a step that lowers the penalised
     likelihood is also halved (the ordinary fit needs no likelihood: its logarithms are the
     costly part of a pass). Only the first ``free`` coefficients move (the others stay as given:
     the null of a penalised test keeps the feature's coefficient at 0 and its penalty). Returns
-    True when converged: the decrement fell below ``tol``."""
+    True when converged: the decrement fell below ``tol``. ``work``: the ``Scratch`` of the fit."""
+    L, g, step, old = work.L, work.g, work.step, work.old
     m = D.shape[0]
     best = -np.inf
     old[:] = theta
@@ -160,7 +195,7 @@ def fit_logit(D, y, theta, firth, mu, w, L, g, step, z, old, tmp, free, tol):
     check = firth
     decrement = 0.0
     for _ in range(MAX_STEPS):
-        ok, ll = _at(D, y, theta, firth, check, mu, w, L, g, z, tmp)
+        ok, ll = _at(D, y, theta, firth, check, work)
         if ok and decrement > 0.0:
             # Firth's steps (the modified score with the unpenalised information) can overshoot
             # and oscillate about the maximum, and a long Newton step can overshoot
@@ -172,13 +207,13 @@ def fit_logit(D, y, theta, firth, mu, w, L, g, step, z, old, tmp, free, tol):
                 for a in range(m):
                     step[a] *= t
                     theta[a] = old[a] + step[a]
-                ok, ll = _at(D, y, theta, firth, check, mu, w, L, g, z, tmp)
+                ok, ll = _at(D, y, theta, firth, check, work)
         if not ok or check and not ll >= best - 1e-12 * abs(best):  # worse: halve the last step
             for _halving in range(30):
                 for a in range(m):
                     step[a] *= 0.5
                     theta[a] = old[a] + step[a]
-                ok, ll = _at(D, y, theta, firth, check, mu, w, L, g, z, tmp)
+                ok, ll = _at(D, y, theta, firth, check, work)
                 if ok and (not check or ll >= best - 1e-12 * abs(best)):
                     break
             if not ok:
@@ -198,11 +233,12 @@ def fit_logit(D, y, theta, firth, mu, w, L, g, step, z, old, tmp, free, tol):
 
 
 @njit(cache=True, nogil=True)
-def logit_gain(D, y, theta, eta0, mu0, nu0, firth, w, L, tmp):
+def logit_gain(D, y, theta, null, firth, work):
     """``(l(theta) - l(null), variance of the last coefficient)``, the gain plus
-    ``log det I(theta) / 2`` with Firth. Summed sample by sample as
+    ``log det I(theta) / 2`` with Firth (``null``: the ``Null`` fit). Summed sample by sample as
     ``y d - log((1 + e^eta) / (1 + e^eta0))`` with ``d = eta - eta0``, in the form without
     cancellation: small differences of likelihoods near -n log 2 keep their relative precision."""
+    eta0, mu0, nu0, w, L, tmp = null.eta, null.mu, null.nu, work.w, work.L, work.tmp
     m, n = D.shape
     w[:] = 0.0
     for k in range(m):
