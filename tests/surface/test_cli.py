@@ -239,11 +239,12 @@ def test_attach_metadata_warns_and_min_matched_refuses(tmp_path):
     for bad in (0, -3, 1.5, True, "12", 0.0):
         with pytest.raises(ValueError, match="The 'min_matched' parameter of attach_metadata must be"):
             attach_metadata(data, meta, min_matched=bad)
-    # the library's job function takes it too
+    # the jobs' samples take it too
+    from genosift.jobs import Samples
     from genosift.jobs.labelled import load_labelled
 
     with pytest.raises(TooFewMatched):
-        load_labelled(d / "data.csv", target="y", meta=d / "meta.csv", id_column="sample", min_matched=20)
+        load_labelled(Samples(d / "data.csv", target="y", meta=d / "meta.csv", id_column="sample", min_matched=20))
     # a join that matches most samples says nothing
     import warnings
 

@@ -129,6 +129,21 @@ def test_an_old_name_is_refused_naming_the_new_one(call, new):
         call()
 
 
+@pytest.mark.parametrize("call, old, value", [
+    (lambda: gs.jobs.score(None, "out", chunk_bytes=65536), "chunk_bytes", "65536"),
+    (lambda: gs.jobs.select(None, "out", scheduler="local:2"), "scheduler", "'local:2'"),
+    (lambda: gs.jobs.evaluate(None, "out", chunk_bytes=1 << 20), "chunk_bytes", "1048576"),
+    (lambda: gs.jobs.enet(None, "out", chunk_bytes=4096), "chunk_bytes", "4096"),
+    (lambda: gs.jobs.patterns(None, chunk_bytes=4096), "chunk_bytes", "4096"),
+    (lambda: gs.jobs.heritability(None, None, chunk_bytes=4096), "chunk_bytes", "4096"),
+])
+def test_a_moved_parameter_is_refused_naming_the_object_that_carries_it(call, old, value):
+    with pytest.raises(TypeError, match=rf"The '{old}' parameter of \w+ is a field of the Samples now \(.*\): "
+                                        rf"give Samples\(\.\.\., {old}={re.escape(value)}\)\."):
+        call()
+    assert old in inspect.signature(gs.jobs.Samples).parameters
+
+
 def test_a_methods_options_as_loose_keywords_are_told_where_they_go():
     X, y = np.random.default_rng(0).normal(size=(20, 4)), np.repeat([0, 1], 10)
     with pytest.raises(TypeError, match=r"unknown keyword\(s\) \['n_neighbors'\]: a method's options go in one "

@@ -20,8 +20,9 @@ def command_line():
 
 
 def samples_of(args, *, several=False):
-    """The labelled samples the options describe (``genosift.jobs.Samples``); ``several``: a
-    comma-separated ``--target`` names several target columns."""
+    """The labelled samples the options describe (``genosift.jobs.Samples``), with how they are read
+    (``--chunk-bytes``, ``--scheduler``); ``several``: a comma-separated ``--target`` names several
+    target columns."""
     from ..jobs import Samples
 
     target = args.target
@@ -34,7 +35,8 @@ def samples_of(args, *, several=False):
                    group_column=given["group"], train_groups=given["train_groups"], val_groups=given["val_groups"],
                    classes=given["classes"], min_count=given["min_count"], format=args.format,
                    read_options=read_options(args), absent=args.absent_samples, binary=getattr(args, "binary", False),
-                   min_matched=given["min_matched"])
+                   min_matched=given["min_matched"], chunk_bytes=getattr(args, "chunk_bytes", None),
+                   scheduler=getattr(args, "scheduler", None))
 
 
 def covariates_of(args):
@@ -57,8 +59,8 @@ def scoring_of(args):
 
 def _ranking(job, args, *, several=False, **more):
     run = job(samples_of(args, several=several), args.output, **scoring_of(args), top=args.top, fdr=args.fdr,
-              threshold=args.threshold, alpha=args.alpha, covariates=covariates_of(args), chunk_bytes=args.chunk_bytes,
-              scheduler=args.scheduler, force=args.force, command=command_line(), **more)
+              threshold=args.threshold, alpha=args.alpha, covariates=covariates_of(args), force=args.force,
+              command=command_line(), **more)
     print(run.spelled(cli_spelling))  # its advice names options
     return 0
 
@@ -80,7 +82,7 @@ def patterns_command(args):
     from .. import jobs
 
     print(jobs.patterns(samples_of(args), args.output, binary=not args.counts, min_af=args.min_af,
-                        max_af=args.max_af, alpha=args.alpha, chunk_bytes=args.chunk_bytes, force=args.force))
+                        max_af=args.max_af, alpha=args.alpha, force=args.force))
     return 0
 
 
@@ -100,7 +102,7 @@ def enet_command(args):
     print(jobs.enet(samples_of(args), args.output, covariates=covariates_of(args), l1_ratio=args.l1_ratio,
                     folds=args.folds, lambda_choice=args.lambda_choice, n_lambdas=args.n_lambdas,
                     min_ratio=args.min_ratio, family=args.family, min_af=args.min_af, max_af=args.max_af,
-                    seed=args.seed, chunk_bytes=args.chunk_bytes, model=args.model, force=args.force,
+                    seed=args.seed, model=args.model, force=args.force,
                     command=command_line()))
     return 0
 
@@ -108,7 +110,7 @@ def enet_command(args):
 def heritability_command(args):
     from .. import jobs
 
-    print(jobs.heritability(samples_of(args), covariates_of(args), chunk_bytes=args.chunk_bytes))
+    print(jobs.heritability(samples_of(args), covariates_of(args)))
     return 0
 
 

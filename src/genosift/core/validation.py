@@ -27,6 +27,8 @@ def param_error(param, owner, expected, got, error=ValueError):
 
 #: The parameters renamed for one meaning per name (docs/glossary.md): old -> (new, what it is).
 #: ``alpha`` is renamed for the elastic net only; everywhere else it is a significance level.
+#: A parameter that moved into an argument's object is named ``Class.field`` (the jobs' memory
+#: budget and scheduler travel with their ``Samples``; ``genosift.score`` still takes both).
 RENAMED = {
     "alpha": ("l1_ratio", "the mixing of the lasso and ridge penalties, as scikit-learn names it; 'alpha' is only "
                           "a significance level in genosift"),
@@ -34,14 +36,28 @@ RENAMED = {
     "relevance_params": ("method_options", "the relevance method's options, a dict, as everywhere in genosift"),
     "threads": ("n_jobs", "the threads of the run, as scikit-learn names them"),
     "target": ("kind", "what y is: 'classes', 'numeric' or 'auto'; a target in genosift is the labels' column"),
+    "chunk_bytes": ("Samples.chunk_bytes", "the memory budget of reading and scoring them"),
+    "scheduler": ("Samples.scheduler", "the Dask cluster a store is scored on"),
 }
+
+
+def _refusal(old, owner, value):
+    """What a call of ``owner`` that gives the old parameter ``old`` (``RENAMED``) is told: the new
+    name, or the object whose field it is now, with the call to write."""
+    new, meaning = RENAMED[old]
+    if "." not in new:
+        return f"The '{old}' parameter of {owner} is called '{new}' ({meaning}). Give {new}={plain(value)} instead."
+    into, name = new.split(".")
+    return (f"The '{old}' parameter of {owner} is a field of the {into} now ({meaning}): give "
+            f"{into}(..., {name}={plain(value)}).")
 
 
 def renamed_parameters(*old_names):
     """Decorate a public function (or an estimator's ``__init__``) whose parameters ``old_names``
-    were renamed (``RENAMED``): a call with an old name is a ``TypeError`` naming the new one (not
-    Python's bare "unexpected keyword argument"). The signature stays the function's own
-    (``inspect.signature`` follows ``__wrapped__``), so scikit-learn sees only the new names."""
+    were renamed, or moved into the object of one of its arguments (``RENAMED``): a call with an
+    old name is a ``TypeError`` naming the fix (not Python's bare "unexpected keyword argument").
+    The signature stays the function's own (``inspect.signature`` follows ``__wrapped__``), so
+    scikit-learn sees only the new names."""
     renamed = {old: RENAMED[old] for old in old_names}
 
     def decorate(func):
@@ -50,9 +66,7 @@ def renamed_parameters(*old_names):
         @functools.wraps(func)
         def refusing(*args, **kwargs):
             for old in renamed.keys() & kwargs.keys():
-                new, meaning = renamed[old]
-                raise TypeError(f"The '{old}' parameter of {owner} is called '{new}' ({meaning}). "
-                                f"Give {new}={plain(kwargs[old])} instead.")
+                raise TypeError(_refusal(old, owner, kwargs[old]))
             return func(*args, **kwargs)
         return refusing
     return decorate

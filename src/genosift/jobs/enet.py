@@ -48,16 +48,32 @@ class _Fit:
     seed: object
     min_af: object
     max_af: object
-    chunk_bytes: object
     force: bool
     command: object
     started: float
 
 
-@renamed_parameters("alpha")
+@dataclass(frozen=True)
+class _Fitted:
+    """What the fit gave: the path (``result``) and the penalty chosen (``index``), the target as
+    fitted (``y``; ``logistic``, its ``classes``), the covariates' names, the features' names, their
+    distinct patterns and how the design was held (``how``), and the out-of-fold ``metrics``."""
+
+    result: object
+    index: int
+    y: np.ndarray
+    logistic: bool
+    classes: object
+    covariate_names: list
+    names: np.ndarray
+    patterns: object
+    how: str
+    metrics: object
+
+
+@renamed_parameters("alpha", "chunk_bytes")
 def enet(samples, output, *, covariates=None, l1_ratio=0.5, folds=10, lambda_choice="min", n_lambdas=100,
-         min_ratio=None, family="auto", min_af=None, max_af=None, seed=0, chunk_bytes=None, model=None, force=False,
-         command=None):
+         min_ratio=None, family="auto", min_af=None, max_af=None, seed=0, model=None, force=False, command=None):
     """Fit the elastic net of the target of ``samples`` on every feature (identical ones as one
     pattern, covariates unpenalised), cross-validate its penalty and write the features it keeps:
     ``genosift enet``.
@@ -67,7 +83,8 @@ def enet(samples, output, *, covariates=None, l1_ratio=0.5, folds=10, lambda_cho
     samples : Samples
         The data and the target (two classes: logistic; numbers: linear). A store is never loaded
         whole: its distinct patterns are found in one pass and, when they do not fit the memory
-        budget, the path reads them in passes (strong rules and KKT checks).
+        budget (``samples.chunk_bytes``, which also bounds a store's reads), the path reads them in
+        passes (strong rules and KKT checks).
     output : str or path
         The features with a coefficient at the chosen penalty (``.tsv``, ``.csv`` or ``.parquet``),
         largest first, with ``<output>.json`` beside it: the path, its cross-validation and the
@@ -83,8 +100,6 @@ def enet(samples, output, *, covariates=None, l1_ratio=0.5, folds=10, lambda_cho
         Only the features carried by a share of the samples in this range enter the model.
     seed : int
         The folds' shuffling.
-    chunk_bytes : int, optional
-        The memory budget of a store's reads, and of the patterns held in memory.
     model : str or path, optional
         Save the logistic model as ``genosift predict`` applies it (``.skops``).
     force : bool
@@ -124,7 +139,7 @@ def enet(samples, output, *, covariates=None, l1_ratio=0.5, folds=10, lambda_cho
     check_outputs(written, force=force, inputs=inputs)
     with together(*declared):  # every output of the run, or none
         return _run(_Fit(samples, covariates, inputs, out, sidecar, model, folds, bounds, l1_ratio, n_lambdas,
-                         min_ratio, lambda_choice, family, seed, min_af, max_af, chunk_bytes, force, command, started))
+                         min_ratio, lambda_choice, family, seed, min_af, max_af, force, command, started))
 
 
 def _run(fit):
@@ -138,7 +153,7 @@ def _run(fit):
 
     samples, out, sidecar, model, folds, force, started = (fit.samples, fit.out, fit.sidecar, fit.model, fit.folds,
                                                            fit.force, fit.started)
-    labelled = samples.load(chunk_bytes=fit.chunk_bytes)
+    labelled = samples.load()
     frame = fit.covariates.of(labelled, rows=labelled.train, force=force)
     y_labels = labelled.y_train
     Z, covariate_names = check_covariates(frame, len(y_labels), owner="enet")
@@ -162,16 +177,16 @@ def _run(fit):
     names = np.asarray(labelled.dataset.feature_names, dtype=object)
     table = _kept(result, index, names, patterns)
     metrics = result.out_of_fold(y, index) if folds else None
-    record = _record(result, index, fit.lambda_choice, metrics, y, logistic, classes, covariate_names)
+    fitted = _Fitted(result, index, y, logistic, classes, covariate_names, names, patterns, how, metrics)
+    record = _record(fitted, fit.lambda_choice)
     write_frame(table, out, sidecar=sidecar, force=force, provenance=lambda: {
         "command": fit.command, "inputs": input_digests(fit.inputs), "target": samples.target, **record,
         "n_samples": int(y.size), "n_features": int(names.size), "n_patterns": int(patterns.n_patterns),
         "folds": folds, "seed": fit.seed, "min_af": fit.min_af, "max_af": fit.max_af, "design": how,
         "notes": labelled.notes, "seconds": round(time.perf_counter() - started, 3)})
     if model is not None:
-        _save_model(model, result, index, names, classes, labelled, samples, force)
-    lines = _summary(result, index, fit.lambda_choice, metrics, y, names, patterns, how, table, logistic,
-                     time.perf_counter() - started, samples.target, covariate_names, labelled.notes)
+        _save_model(fit, fitted, labelled)
+    lines = _summary(fit, fitted, table, labelled.notes)
     lines.append(f"Wrote {out} and {sidecar.name}" + (f", and the model {model}" if model is not None else ""))
     return EnetRun(result, index, out, table, lines)
 
@@ -223,9 +238,11 @@ def _kept(result, index, names, patterns):
                          "pattern": pattern, "pattern_size": patterns.sizes[pattern], "af": patterns.af[rows]})
 
 
-def _record(result, index, choice, metrics, y, logistic, classes, covariate_names):
+def _record(fitted, choice):
     """The sidecar's account of the model: the penalties, the path with its cross-validation, the
-    out-of-fold metrics (never those of the rows a model was fitted on)."""
+    penalty chosen (by ``choice``), the out-of-fold metrics (never those of the rows a model was
+    fitted on)."""
+    result, index, classes = fitted.result, fitted.index, fitted.classes
     path = {"lambda": result.lambdas.tolist(), "features": result.df.tolist(),
             "dev_ratio": result.dev_ratio.tolist()}
     if result.cv_mean is not None:
@@ -235,20 +252,25 @@ def _record(result, index, choice, metrics, y, logistic, classes, covariate_name
     if result.cv_mean is not None:
         chosen.update(lambda_min=float(result.lambdas[result.index_min]),
                       lambda_1se=float(result.lambdas[result.index_1se]))
-    return {"model": "logistic" if logistic else "linear", "l1_ratio": result.l1_ratio,
+    return {"model": "logistic" if fitted.logistic else "linear", "l1_ratio": result.l1_ratio,
             "classes": None if classes is None else [str(c) for c in classes], **chosen,
-            "covariates": {name: float(b) for name, b in zip(covariate_names, result.covariate_coef[index])},
-            "out_of_fold": metrics, "path": path, "kkt_checks": result.checks, "largest_working_set": result.working}
+            "covariates": {name: float(b) for name, b in zip(fitted.covariate_names, result.covariate_coef[index])},
+            "out_of_fold": fitted.metrics, "path": path, "kkt_checks": result.checks,
+            "largest_working_set": result.working}
 
 
-def _summary(result, index, choice, metrics, y, names, patterns, how, table, logistic, seconds, target,
-             covariate_names, notes):
+def _summary(fit, fitted, table, notes):
+    """The summary ``enet`` prints: the fit, the ``notes``, the covariates, the penalty chosen with
+    the features of ``table`` it keeps, the out-of-fold metrics and the ten largest coefficients."""
+    seconds, choice, target = time.perf_counter() - fit.started, fit.lambda_choice, fit.samples.target
+    result, index, y, names, patterns = fitted.result, fitted.index, fitted.y, fitted.names, fitted.patterns
+    metrics, logistic, covariate_names = fitted.metrics, fitted.logistic, fitted.covariate_names
     model = "logistic" if logistic else "linear"
     cv = f"{len(result.folds)}-fold cross-validation" if result.folds else "no cross-validation"
     inside = "" if patterns.n_tested == names.size else f" ({patterns.n_tested:,} inside the allele-frequency range)"
     lines = [f"elastic net ({model}, l1_ratio {result.l1_ratio:g}) of {target!r} on {y.size:,} samples: {names.size:,} "
-             f"features{inside} in {patterns.n_patterns:,} distinct patterns ({how}); {result.lambdas.size} penalties, "
-             f"{cv}; {seconds:.1f} s"]
+             f"features{inside} in {patterns.n_patterns:,} distinct patterns ({fitted.how}); "
+             f"{result.lambdas.size} penalties, {cv}; {seconds:.1f} s"]
     lines += [f"  {note}" for note in notes]
     if covariate_names:
         lines.append(f"  given {len(covariate_names)} covariate(s), unpenalised: {', '.join(covariate_names)}")
@@ -268,21 +290,22 @@ def _summary(result, index, choice, metrics, y, names, patterns, how, table, log
     return lines
 
 
-def _save_model(path, result, index, names, classes, labelled, samples, force):
-    """The logistic model at the chosen penalty as ``genosift predict`` reads it: a scikit-learn
-    logistic regression on the features with a coefficient."""
+def _save_model(fit, fitted, labelled):
+    """The logistic model at the chosen penalty, saved where ``fit.model`` says as ``genosift
+    predict`` reads it: a scikit-learn logistic regression on the features with a coefficient."""
     from .. import __version__
     from ..core.files import staged
     from ..selectors.enet import logistic_of
     from ..workflow.model_file import write_model
 
+    result, index, names, classes = fitted.result, fitted.index, fitted.names, fitted.classes
     column = result.coef[:, index]
     columns = np.sort(column.indices)
     estimator = logistic_of(column[columns].toarray().ravel(), result.intercept[index], classes)
     info = {"features": [str(f) for f in names], "selected": [str(f) for f in names[columns]],
             "classes": [str(c) for c in classes], "method": "enet", "k": int(columns.size), "model": "enet",
             "model_options": {"l1_ratio": result.l1_ratio, "lambda": float(result.lambdas[index])},
-            "genosift_version": __version__, "binary": bool(samples.binary),
+            "genosift_version": __version__, "binary": bool(fit.samples.binary),
             "training_samples": [str(s) for s in labelled.dataset.sample_ids[labelled.train]]}
-    with staged(path, force=force) as tmp:
+    with staged(fit.model, force=fit.force) as tmp:
         write_model(tmp, estimator, info, columns)

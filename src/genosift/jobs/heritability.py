@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..core.validation import FixUsageError
+from ..core.validation import FixUsageError, renamed_parameters
 
 __all__ = ["Heritable", "heritability"]
 
@@ -22,10 +22,11 @@ class Heritable:
         return "\n".join(self.lines)
 
 
-def heritability(samples, covariates, *, chunk_bytes=None):
+@renamed_parameters("chunk_bytes")
+def heritability(samples, covariates):
     """The REML heritability of the phenotype ``samples.target`` given the kinship (a file or
-    the data's, ``covariates.kinship`` / ``kinship_from_data``) and the covariates:
-    ``genosift heritability`` (``genosift.heritability``).
+    the data's, ``covariates.kinship`` / ``kinship_from_data``, computed within
+    ``samples.chunk_bytes``) and the covariates: ``genosift heritability`` (``genosift.heritability``).
 
     Returns
     -------
@@ -40,7 +41,7 @@ def heritability(samples, covariates, *, chunk_bytes=None):
         raise FixUsageError("heritability needs the samples' kinship: pass {kinship} or {kinship_from_data}.",
                             owner="Covariates", kinship=FixUsageError.ANY, kinship_from_data=FixUsageError.ANY)
     started = time.perf_counter()
-    labelled = samples.load(chunk_bytes=chunk_bytes)
+    labelled = samples.load()
     frame = covariates.of(labelled, rows=labelled.train)
     y = labelled.y_train
     Z, names = check_covariates(frame, len(y), owner="heritability")

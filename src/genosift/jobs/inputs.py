@@ -19,7 +19,7 @@ def _given(value):
 
 @dataclass(frozen=True)
 class Samples:
-    """A data file and where its labels are: the samples a job scores, models or predicts.
+    """A data file, where its labels are and how it is read: the samples a job scores, models or predicts.
 
     Parameters
     ----------
@@ -40,11 +40,23 @@ class Samples:
     read_options : dict
         Parameters of the reader (``sep``, ``id_column``, ``keep``, ...).
     absent : {"error", "zeros", "drop"}, optional
-        What becomes of the samples of ``meta`` that the data lack (see ``load_labelled``).
+        What becomes of the samples of ``meta`` that the data lack: an error naming them and the
+        data's closest ids (the default for k-mer counts and dumps, where such a sample is almost
+        always a misspelt id), all-zero rows (SEER's reading of k-mer files) or left out (the
+        default for other data).
     binary : bool
-        Read every value as presence/absence (``x > 0``).
+        Read every value as presence/absence (``x > 0``; a store is read that way, not rewritten).
     min_matched : int or float, optional
-        The fewest samples the ``meta`` join must match.
+        The fewest samples the ``meta`` join must match (``genosift.io.attach_metadata``): a whole
+        number is a count, a number in (0, 1) a share of each side; fewer raise ``TooFewMatched``.
+        Without it, a join matching less than half of either side warns and goes on.
+    chunk_bytes : int, optional
+        The memory budget of reading and scoring them (default ``CHUNK_BYTES``): of a store's
+        reads, and of k-mer text and per-sample dumps, whose counts are held in memory while they
+        fit it, else written to a temporary store read a chunk at a time.
+    scheduler : optional
+        The Dask cluster a store is scored on by ``score`` and ``select`` (a ``distributed.Client``,
+        a scheduler address or ``"local:N"``; see ``genosift.score``); None: here.
     """
 
     data: object
@@ -62,6 +74,8 @@ class Samples:
     absent: object = None
     binary: bool = False
     min_matched: object = None
+    chunk_bytes: object = None
+    scheduler: object = None
 
     @property
     def inputs(self):
@@ -75,17 +89,11 @@ class Samples:
             return []
         return [self.target] if isinstance(self.target, str) else list(self.target)
 
-    def load(self, *, unlabelled=False, layout=None, chunk_bytes=None):
-        """The ``Labelled`` samples (``genosift.jobs.labelled.load_labelled``; ``chunk_bytes``: the
-        memory budget of k-mer text and dumps)."""
+    def load(self, *, unlabelled=False, layout=None):
+        """The ``Labelled`` samples (``genosift.jobs.labelled.load_labelled``)."""
         from .labelled import load_labelled
 
-        return load_labelled(
-            self.data, target=self.target, meta=self.meta, id_column=self.id_column, group_column=self.group_column,
-            train_groups=self.train_groups, val_groups=self.val_groups, classes=self.classes,
-            min_count=self.min_count, format=self.format, meta_sep=self.meta_sep, read_options=self.read_options,
-            absent=self.absent, binary=self.binary, min_matched=self.min_matched, unlabelled=unlabelled,
-            layout=layout, chunk_bytes=chunk_bytes)
+        return load_labelled(self, unlabelled=unlabelled, layout=layout)
 
 
 @dataclass(frozen=True)

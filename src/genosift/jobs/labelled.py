@@ -1,9 +1,8 @@
 """Labelled samples: a data file with its labels joined and its training samples picked
 (``load_labelled``), scored and profiled through their ``Source``, selected, and the steps the
-jobs share (provenance, held-out groups, the reduced matrix, the true labels of ``predict``)."""
+jobs share (held-out groups, the reduced matrix, the true labels of ``predict``)."""
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -12,7 +11,6 @@ import scipy.sparse as sp
 from ..core.messages import FixError, PythonText, plain
 from ..core.transforms import presence
 from ..core.validation import FixUsageError, closest_names, names_list, param_error
-from ..report.outputs import input_digests
 from ..sources import StoreRows, on_disk
 
 
@@ -56,44 +54,26 @@ def _split(text):
     return [t for t in (text or "").split(",") if t]
 
 
-def load_labelled(data, *, target, meta=None, id_column=None, group_column=None, train_groups=None,
-                  val_groups=None, classes=None, min_count=None, format=None, read_options=None, meta_sep=None,
-                  absent=None, binary=False, min_matched=None, unlabelled=False, layout=None, chunk_bytes=None):
-    """Read ``data`` (and ``meta``), attach labels and pick the training samples.
+def load_labelled(samples, *, unlabelled=False, layout=None):
+    """Read the data of ``samples`` (a ``genosift.jobs.Samples``, and its metadata table), attach
+    the labels and pick the training samples.
+
+    Several targets (``samples.target`` a list, phenotypes scored together): the samples kept
+    have a value of each, ``y`` is the first's and ``Labelled.targets`` holds them all
+    (``classes`` and ``min_count`` then do not apply).
 
     Parameters
     ----------
-    data : path of any registered format (see ``genosift.io.READERS``)
-    target : the label column, in ``meta`` or (without ``meta``) in the data table itself; or a
-        list of several (phenotypes scored together): the samples kept have a value of each,
-        ``y`` is the first's and ``Labelled.targets`` holds them all (``classes`` and
-        ``min_count`` then do not apply)
-    meta, id_column : a metadata table and its sample-id column, joined on the sample ids
-    meta_sep : the separator of ``meta`` (default: by its suffix, else guessed)
-    group_column, train_groups, val_groups : score only on samples whose group is in
-        ``train_groups`` (if given) and not in ``val_groups``
-    classes : keep only samples of these labels; min_count : drop classes with fewer samples
-    absent : {"error", "zeros", "drop"}, optional
-        Samples of ``meta`` that the data lack: an error naming them and the data's closest ids
-        (the default for k-mer counts and dumps, where such a sample is almost always a misspelt
-        id), all-zero rows (SEER's reading of k-mer files) or left out (the default for other data).
-    binary : bool
-        Score presence/absence: every feature becomes ``x > 0`` (stores are read that way, not
-        rewritten).
-    min_matched : int or float, optional
-        The fewest samples the ``meta`` join must match (``attach_metadata``): a whole number is a
-        count, a number in (0, 1) a share of each side; fewer raise ``TooFewMatched``. Without
-        it, a join matching less than half of either side warns and goes on.
+    samples : Samples
+        The data, where its labels are and how it is read (its memory budget ``chunk_bytes``,
+        which the ``Labelled`` keeps for every later read: k-mer counts beyond it are written to a
+        temporary store read a chunk at a time, ``Labelled.budgeted``).
     unlabelled : bool
         Keep the samples with data but an empty ``target`` (after the join) as ``Labelled.unlabelled``,
         a Dataset, to predict them; otherwise they are left out (a note says how many either way).
     layout : {"csr", "csc"}, optional
         The sparse layout to read the data in, for the readers that build either (k-mer files):
         "csc" for scoring column by column, which then needs no transposition.
-    chunk_bytes : int, optional
-        The memory budget (default ``CHUNK_BYTES``) of k-mer text and per-sample dumps: their
-        counts are held in memory while they fit it, else written to a temporary store read a
-        chunk at a time (``Labelled.budgeted``).
 
     A store (``.gs.h5ad``) is not loaded: ``dataset.X`` is then a ``StoreRows``, and only the
     sample ids, feature names and per-sample table are read.
@@ -102,22 +82,22 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
 
     from ..io import format_of
 
-    names = _target_names(target, meta, id_column, group_column, train_groups, val_groups, classes, min_count)
-    target = names[0] if len(names) == 1 else target
-    wanted = [c for c in (*names, group_column) if c]
+    names = _target_names(samples)
+    target = names[0] if len(names) == 1 else samples.target
+    wanted = [c for c in (*names, samples.group_column) if c]
     notes = []
-    kind = format or format_of(data)  # the name, else the first bytes: decided once
-    options, origins = _read_options(read_options, kind, names, group_column, meta, layout)
+    kind = samples.format or format_of(samples.data)  # the name, else the first bytes: decided once
+    options, origins = _read_options(samples, kind, names, layout)
     try:
-        dataset = read_dataset(data, kind, options, binary, chunk_bytes)
+        dataset = read_dataset(samples, kind, options)
     except FixError as exc:
         raise _kept_for(exc, origins) from None
     if kind in ("kmers", "dumps") and on_disk(dataset.X):
         notes.append(_SPILLED)
-    if meta is not None:
-        dataset = _joined(dataset, kind, meta, id_column, meta_sep, absent, min_matched, notes)
+    if samples.meta is not None:
+        dataset = _joined(dataset, kind, samples, notes)
     obs = dataset.obs
-    _check_columns(obs, wanted, meta, kind)
+    _check_columns(obs, wanted, samples.meta, kind)
     spelled = {name: spelled_labels(obs[name]) for name in names}
     if any(labels is not obs[name] for name, labels in spelled.items()):  # shown as spelt (0, not 0.0)
         obs = obs.assign(**spelled)
@@ -126,16 +106,16 @@ def load_labelled(data, *, target, meta=None, id_column=None, group_column=None,
     none = None if keep.all() or not unlabelled else _take_rows(dataset, np.flatnonzero(~keep))
     values = {name: _label_values(labels) for name, labels in spelled.items()}
     y = values[names[0]]
-    keep = _filter_classes(y, keep, classes=classes, min_count=min_count, target=target, notes=notes)
+    keep = _filter_classes(y, keep, classes=samples.classes, min_count=samples.min_count, target=target, notes=notes)
     rows = np.flatnonzero(keep)
     dataset = _take_rows(dataset, rows)
     y = y[rows]
-    train = _training(dataset, group_column, train_groups, val_groups, notes)
+    train = _training(dataset, samples, notes)
     if not train.any():
         raise ValueError("No samples are left to score after the label, class and group filters.")
     targets = {name: v[rows] for name, v in values.items()} if len(names) > 1 else None
     return Labelled(dataset, y, train, notes, none, targets, budgeted=within_budget(kind, options),
-                    chunk_bytes=chunk_bytes)
+                    chunk_bytes=samples.chunk_bytes)
 
 
 _SPILLED = ("The k-mer counts are more than the memory budget holds: they were written to a temporary store in the "
@@ -143,28 +123,30 @@ _SPILLED = ("The k-mer counts are more than the memory budget holds: they were w
             "Convert them once (genosift convert) to reuse the store.")
 
 
-def _joined(dataset, kind, meta, id_column, meta_sep, absent, min_matched, notes):
-    """``dataset`` joined to the metadata table ``meta`` on the sample ids (``attach_metadata``;
-    ``absent``: what becomes of its samples that the data lack), the join's report in ``notes``."""
+def _joined(dataset, kind, samples, notes):
+    """``dataset`` joined to the metadata table of ``samples`` on the sample ids (``attach_metadata``;
+    ``samples.absent``: what becomes of its samples that the data lack), the join's report in ``notes``."""
     from ..io import attach_metadata, read_metadata
 
+    absent = samples.absent
     if absent not in (None, "error", "zeros", "drop"):
         raise param_error("absent", "load_labelled", "'error', 'zeros' or 'drop'", absent)
     absent = absent or ("error" if kind in ("kmers", "dumps") else "drop")
-    dataset, report = attach_metadata(dataset, read_metadata(meta, id_column=id_column, sep=meta_sep),
-                                      absent=absent, min_matched=min_matched)
+    meta = read_metadata(samples.meta, id_column=samples.id_column, sep=samples.meta_sep)
+    dataset, report = attach_metadata(dataset, meta, absent=absent, min_matched=samples.min_matched)
     notes.append(str(report))
     return dataset
 
 
-def _target_names(target, meta, id_column, group_column, train_groups, val_groups, classes, min_count):
-    """The target columns as a list (one name, or several scored together), the options that need
-    another checked: ``meta`` its ``id_column``, the groups their ``group_column``, and ``classes``
-    and ``min_count`` one target."""
-    if meta is not None and not id_column:
+def _target_names(samples):
+    """The target columns of ``samples`` as a list (one name, or several scored together), the
+    options that need another checked: ``meta`` its ``id_column``, the groups their
+    ``group_column``, and ``classes`` and ``min_count`` one target."""
+    target, classes, min_count = samples.target, samples.classes, samples.min_count
+    if samples.meta is not None and not samples.id_column:
         raise FixUsageError("{meta} needs {id_column}: the metadata column that holds the sample ids.",
                             owner="load_labelled", meta=FixError.ANY, id_column=FixError.ANY)
-    if (train_groups or val_groups) and not group_column:
+    if (samples.train_groups or samples.val_groups) and not samples.group_column:
         raise FixError("{train_groups} / {val_groups} need {group_column}: the column that holds the groups.",
                        owner="load_labelled", train_groups=FixError.ANY, val_groups=FixError.ANY,
                        group_column=FixError.ANY)
@@ -176,15 +158,16 @@ def _target_names(target, meta, id_column, group_column, train_groups, val_group
     return names
 
 
-def _read_options(read_options, kind, names, group_column, meta, layout):
-    """``(options, origins)``: the reader's options, a data table (without ``meta``) also keeping
-    the target and group columns, and the columns kept for another option than ``keep`` (their
-    option's name, for the reader's errors)."""
+def _read_options(samples, kind, names, layout):
+    """``(options, origins)``: the reader's options of ``samples``, a data table (without ``meta``)
+    also keeping the target and group columns, and the columns kept for another option than
+    ``keep`` (their option's name, for the reader's errors)."""
     from ..io import READERS
 
-    options = dict(read_options or {})
+    options = dict(samples.read_options or {})
     origins = {}
-    if meta is None and kind in ("csv", "tsv", "parquet"):
+    group_column = samples.group_column
+    if samples.meta is None and kind in ("csv", "tsv", "parquet"):
         asked = options.get("keep", ())
         origins = {c: p for c, p in (*((n, "target") for n in names), (group_column, "group_column"))
                    if c and c not in asked}
@@ -227,9 +210,11 @@ def _labelled_rows(spelled, n, unlabelled, notes, *, several):
     return keep
 
 
-def _training(dataset, group_column, train_groups, val_groups, notes):
-    """The training samples of ``dataset``: those whose group is in ``train_groups`` (if given)
-    and not in ``val_groups``; every sample without either. Groups that no sample has are refused."""
+def _training(dataset, samples, notes):
+    """The training samples of ``dataset``: those whose group (``samples.group_column``) is in
+    ``train_groups`` (if given) and not in ``val_groups``; every sample without either. Groups
+    that no sample has are refused."""
+    group_column, train_groups, val_groups = samples.group_column, samples.train_groups, samples.val_groups
     train = np.ones(len(dataset.sample_ids), dtype=bool)
     if not (train_groups or val_groups):
         return train
@@ -290,21 +275,21 @@ def _label_spellings(label):
     return out
 
 
-def read_dataset(data, kind, options, binary=False, chunk_bytes=None):
-    """The ``Dataset`` of the file ``data`` of format ``kind`` read with the reader ``options``: a
-    store's rows not loaded (``read_store_rows``), k-mer counts within the memory budget
-    ``chunk_bytes`` (``within_budget``), other data read whole; ``binary``: as presence/absence (a
-    store is opened so, other data turned so in place, just read)."""
+def read_dataset(samples, kind, options):
+    """The ``Dataset`` of the data file of ``samples``, of format ``kind``, read with the reader
+    ``options``: a store's rows not loaded (``read_store_rows``), k-mer counts within the memory
+    budget ``samples.chunk_bytes`` (``within_budget``), other data read whole; ``samples.binary``:
+    as presence/absence (a store is opened so, other data turned so in place, just read)."""
     from dataclasses import replace
 
     from ..io import read
 
     if kind == "store":
-        return read_store_rows(data, options, binary)
+        return read_store_rows(samples.data, options, samples.binary)
     if within_budget(kind, options):
-        return _counts_within_budget(data, kind, options, binary, chunk_bytes)
-    dataset = read(data, format=kind, **options)
-    return replace(dataset, X=presence(dataset.X, copy=False)) if binary else dataset
+        return _counts_within_budget(samples, kind, options)
+    dataset = read(samples.data, format=kind, **options)
+    return replace(dataset, X=presence(dataset.X, copy=False)) if samples.binary else dataset
 
 
 def within_budget(kind, options):
@@ -313,10 +298,11 @@ def within_budget(kind, options):
     return (kind == "kmers" and set(options) <= {"layout"}) or (kind == "dumps" and not options)
 
 
-def _counts_within_budget(data, kind, options, binary, chunk_bytes=None):
-    """k-mer text or per-sample dumps (``kind``) read into memory while their parsed counts fit the
-    budget ``chunk_bytes`` (default the engine's), else written to a temporary store (in the
-    system's temporary folder: ``TMPDIR``) whose rows are read as a store's, and deleted with it."""
+def _counts_within_budget(samples, kind, options):
+    """The k-mer text or per-sample dumps (``kind``) of ``samples`` read into memory while their
+    parsed counts fit its budget ``chunk_bytes`` (default the engine's), else written to a
+    temporary store (in the system's temporary folder: ``TMPDIR``) whose rows are read as a
+    store's, and deleted with it."""
     import shutil
     import tempfile
     import weakref
@@ -328,10 +314,11 @@ def _counts_within_budget(data, kind, options, binary, chunk_bytes=None):
     from ..io.kmer_store import read_kmers_within
 
     within = read_kmers_within if kind == "kmers" else read_dumps_within
-    budget = engine.check_budget(chunk_bytes, "load_labelled", engine.CHUNK_BYTES)
+    binary = samples.binary
+    budget = engine.check_budget(samples.chunk_bytes, "load_labelled", engine.CHUNK_BYTES)
     folder = Path(tempfile.mkdtemp(prefix=f"genosift-{kind}-"))
     try:
-        dataset, store = within(data, budget, folder / f"{kind}.gs.h5ad", **options)
+        dataset, store = within(samples.data, budget, folder / f"{kind}.gs.h5ad", **options)
         if store is not None:
             dataset = read_store_rows(store, {}, binary)
             weakref.finalize(dataset.X.store, shutil.rmtree, str(folder), True)
@@ -482,28 +469,6 @@ def select_mask(result, *, top=None, fdr=None, pvalue=None):
     if result.tested is not None:
         mask &= result.tested
     return mask
-
-
-def run_provenance(labelled, result, mask, *, inputs, target, rule, started, command=None, digests=None,
-                   patterns=None, y=None):
-    """The sidecar of ``score`` and ``select``: the result's provenance, the inputs' checksums
-    (``digests``, ``input_digests(inputs)`` if not given), the selection ``rule`` (a dict), the
-    patterns' count, the samples scored and their class counts (of ``y``, by default
-    ``labelled.y_train``), and the seconds since ``started``."""
-    y = labelled.y_train if y is None else y
-    return {
-        **result.provenance(),
-        "command": command,
-        "inputs": input_digests(inputs) if digests is None else digests,
-        "target": target,
-        "selection": {**rule, "n_selected": int(mask.sum())},
-        **({} if patterns is None else {"n_patterns": patterns.n_patterns}),
-        **({} if labelled.structure is None else {"structure": labelled.structure}),
-        "samples_used": [str(s) for s in labelled.dataset.sample_ids[labelled.train]],
-        "class_counts": {str(c): int((y == c).sum()) for c in np.unique(y)},
-        "notes": labelled.notes,
-        "seconds": round(time.perf_counter() - started, 3),
-    }
 
 
 def fold_groups(labelled, column):

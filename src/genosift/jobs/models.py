@@ -53,10 +53,10 @@ class Reported:
         return "\n".join(self.lines)
 
 
-@renamed_parameters("threads")
+@renamed_parameters("threads", "chunk_bytes")
 def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 100, 1000), model="logistic",
              model_options=None, cv=5, metric="balanced_accuracy", seed=0, n_jobs=None, min_af=None, max_af=None,
-             covariates=None, chunk_bytes=None, force=False, command=None):
+             covariates=None, force=False, command=None):
     """Rank, select and model the labelled ``samples`` for every k of ``ks``, scored inside each
     training fold, and write the results folder ``output``: ``genosift evaluate``.
 
@@ -66,8 +66,8 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
     on disk for the methods that can screen it (``genosift.workflow.screened``): only the top
     features of each ranking are read. The other parameters are those of
     ``genosift.workflow.evaluate`` (``seed`` its ``random_state``; ``n_jobs``: ``--threads``) and
-    of ``genosift.jobs.score`` (``chunk_bytes``: the memory budget of a store's reads and of k-mer
-    text or dumps held in memory).
+    of ``genosift.jobs.score`` (``samples.chunk_bytes``: the memory budget of a store's reads and of
+    k-mer text or dumps held in memory).
 
     Returns
     -------
@@ -93,7 +93,7 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
     opts = checked_options(spec, method_options, min_af, max_af, covariates)
     covariates.check_outputs(force=force, inputs=inputs)
     with together(*declared):  # the results folder and the coordinates, or neither
-        labelled = samples.load(unlabelled=True, chunk_bytes=chunk_bytes)
+        labelled = samples.load(unlabelled=True)
         check_budget_applies(labelled)
         frame = covariates.of(labelled, force=force)
         others = labelled.unlabelled  # samples with data but no label: predicted by the final model
@@ -108,7 +108,7 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
         if labelled.on_disk and can_screen(spec):
             # a store stays on disk: the rankings are scored from it, only their top features are read
             ev, X, _ = evaluate_store(labelled.dataset.X, labelled.y, unlabelled=None if others is None else others.X,
-                                      folder=out.resolve().parent, chunk_bytes=chunk_bytes, **settings)
+                                      folder=out.resolve().parent, chunk_bytes=samples.chunk_bytes, **settings)
         else:
             X = in_memory(labelled.dataset.X)
             ev = evaluate_matrix(X, labelled.y, unlabelled=None if others is None else in_memory(others.X), **settings)

@@ -5,7 +5,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..core.validation import FixUsageError
+from ..core.validation import FixUsageError, renamed_parameters
 
 __all__ = ["PatternCount", "patterns"]
 
@@ -25,16 +25,17 @@ class PatternCount:
         return "\n".join(self.lines)
 
 
-def patterns(samples, output=None, *, binary=True, min_af=None, max_af=None, alpha=0.05, chunk_bytes=None,
-             force=False):
+@renamed_parameters("chunk_bytes")
+def patterns(samples, output=None, *, binary=True, min_af=None, max_af=None, alpha=0.05, force=False):
     """Count the distinct patterns of the features of ``samples`` and the Bonferroni threshold
     ``alpha / patterns`` over them: ``genosift patterns`` (pyseer's ``count_patterns``).
 
     Parameters
     ----------
     samples : Samples
-        The data; with a ``target``, the patterns are those of the samples with a label (the
-        training samples of ``score``, the samples of the analysis), else of every sample.
+        The data (a store read within ``samples.chunk_bytes``); with a ``target``, the patterns are
+        those of the samples with a label (the training samples of ``score``, the samples of the
+        analysis), else of every sample.
     output : str or path, optional
         A table of every feature's pattern (empty where not tested) and allele frequency.
     binary : bool, default True
@@ -43,8 +44,8 @@ def patterns(samples, output=None, *, binary=True, min_af=None, max_af=None, alp
         Count the features carried by a share of the samples in this range only (those tested).
     alpha : float
         The family-wise significance level the threshold divides.
-    chunk_bytes, force : optional
-        The reads of a store; replace an output genosift wrote.
+    force : bool
+        Replace an output genosift wrote.
 
     Returns
     -------
@@ -66,7 +67,7 @@ def patterns(samples, output=None, *, binary=True, min_af=None, max_af=None, alp
         check_table_name(output)
         check_declared([("output", output)], owner="patterns", samples=samples)
         check_outputs([output], force=force, inputs=samples.inputs)
-    found, n_samples, notes = _count(samples, binary, bounds, chunk_bytes)
+    found, n_samples, notes = _count(samples, binary, bounds)
     threshold = found.threshold(alpha)
     if output is not None:
         write_frame(found.to_frame(), Path(output), force=force)
@@ -82,7 +83,7 @@ def patterns(samples, output=None, *, binary=True, min_af=None, max_af=None, alp
     return PatternCount(found, alpha, threshold, output, lines)
 
 
-def _count(samples, binary, bounds, chunk_bytes):
+def _count(samples, binary, bounds):
     """``(Patterns, samples counted, notes)``: of the labelled samples, or of every sample."""
     from ..scoring.forms import source_patterns
     from .labelled import labelled_source
@@ -97,12 +98,12 @@ def _count(samples, binary, bounds, chunk_bytes):
         from ..sources import as_source, on_disk
         from .labelled import read_dataset
 
-        dataset = read_dataset(samples.data, samples.format or format_of(samples.data), dict(samples.read_options),
-                               binary, chunk_bytes)
+        chunk_bytes = samples.chunk_bytes
+        dataset = read_dataset(samples, samples.format or format_of(samples.data), dict(samples.read_options))
         data = (dataset.X.source(chunk_bytes=chunk_bytes) if on_disk(dataset.X)
                 else as_source(dataset.X, feature_names=dataset.feature_names, chunk_bytes=chunk_bytes))
         found = source_patterns(data, bounds)
         return found, found.n_samples, []
-    labelled = samples.load(chunk_bytes=chunk_bytes)
+    labelled = samples.load()
     found = source_patterns(labelled_source(labelled), bounds)
     return found, found.n_samples, list(labelled.notes)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.files import together
 from ..core.messages import FixError, FixText, PythonText
-from ..core.validation import FixUsageError
+from ..core.validation import FixUsageError, renamed_parameters
 from .inputs import Covariates, check_declared
 from .lineages import lineage_table
 
@@ -162,62 +162,85 @@ def checked_options(spec, method_options, min_af, max_af, covariates):
 
 @dataclass(frozen=True)
 class _Run:
-    """What one run of ``score`` or ``select`` was asked, checked where it entered (``_checked``):
-    the samples, the method and its options, the adjustments, the rule, the files read, and how the
-    run reads (budget, scheduler) and writes (force, the command recorded, when it started)."""
+    """What one run of ``score`` or ``select`` was asked: the samples (and how they are read), the
+    rule, the method and its options, the adjustments, and how the run writes (force, the command
+    recorded, when it started). ``_checked`` fills in the method's spec, its options checked, the
+    files read and whether lineage effects are wanted."""
 
     samples: object
-    spec: object
-    opts: dict
-    covariates: Covariates
     rule: Rule
-    inputs: tuple
+    method: str = "fisher"
+    method_options: object = None
+    covariates: Covariates = None
     min_af: object = None
     max_af: object = None
-    chunk_bytes: object = None
-    scheduler: object = None
     force: bool = False
     command: object = None
     started: float = 0.0
     collapse_patterns: bool = False
     lineage: bool = False
     lineage_column: object = None
+    spec: object = None
+    opts: dict = None
+    inputs: tuple = ()
 
 
-def _checked(samples, outputs, rule, *, method, method_options, min_af, max_af, covariates, force, required,
-             owner="score", lineage=False, lineage_column=None):
+def _checked(run, outputs, *, required, owner="score"):
     """The method, the rule, the scoring options and the outputs (each table and its sidecar, and
-    with lineage effects its lineages' table), checked before any file is read: ``(spec, opts,
-    covariates, [(table, sidecar)], inputs)``."""
+    with lineage effects its lineages' table), checked before any file is read: ``(run, [(table,
+    sidecar)])``, the run with its spec, options, covariates and inputs filled in."""
+    from dataclasses import replace
+
     from ..report.outputs import check_outputs, check_table_name
     from ..scores import check_kinship_given, get_method
     from .lineages import check_lineage
 
-    spec = get_method(method)
-    rule.check(spec, required)
-    covariates = covariates if covariates is not None else Covariates()
-    opts = checked_options(spec, method_options, min_af, max_af, covariates)
+    spec = get_method(run.method)
+    run.rule.check(spec, required)
+    covariates = run.covariates if run.covariates is not None else Covariates()
+    opts = checked_options(spec, run.method_options, run.min_af, run.max_af, covariates)
     try:  # the kinship itself is read later, from a file or the data
         check_kinship_given(spec, True if covariates.has_kinship else None)
     except ValueError as exc:
         raise as_usage(exc) from None
-    wanted = check_lineage(spec, lineage, lineage_column)
+    wanted = check_lineage(spec, run.lineage, run.lineage_column)
     pairs = [(Path(out), Path(out).with_name(Path(out).name + ".json")) for out in outputs]
     for out, _ in pairs:
         check_table_name(out)
     written = [path for pair in pairs for path in pair] + [lineage_table(out) for out, _ in pairs if wanted]
-    inputs = (*samples.inputs, *covariates.inputs)
-    check_declared([("output", path) for path in written], owner=owner, samples=samples, covariates=covariates)
-    covariates.check_outputs(force=force, inputs=inputs)
-    check_outputs(written, force=force, inputs=inputs)
-    return spec, opts, covariates, pairs, inputs
+    inputs = (*run.samples.inputs, *covariates.inputs)
+    check_declared([("output", path) for path in written], owner=owner, samples=run.samples, covariates=covariates)
+    covariates.check_outputs(force=run.force, inputs=inputs)
+    check_outputs(written, force=run.force, inputs=inputs)
+    return replace(run, spec=spec, opts=opts, covariates=covariates, inputs=inputs, lineage=wanted), pairs
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    """One ranking made: the labelled samples, the scores of their training samples, their
+    profile and patterns, and what the run's rule selects (``mask``), the genomic inflation
+    (``lams``: over the features and the patterns) and the genome-wide threshold (``wide``)."""
+
+    labelled: object
+    result: object
+    profile: object
+    patterns: object
+    mask: np.ndarray
+    lams: tuple
+    wide: object
+
+    @classmethod
+    def of(cls, labelled, result, profile, patterns, rule):
+        """The ranking of ``result`` under ``rule``."""
+        return cls(labelled, result, profile, patterns, rule.mask(result, patterns), inflations(result, patterns),
+                   genome_wide(result, patterns, rule.alpha))
 
 
 def _read(run):
     """Read and label the samples, and make the covariates and kinship of the training ones:
     ``(labelled, covariates frame or None, kinship or None)``."""
     samples, covariates = run.samples, run.covariates
-    labelled = samples.load(layout="csc" if run.spec.streaming == "blocks" else None, chunk_bytes=run.chunk_bytes)
+    labelled = samples.load(layout="csc" if run.spec.streaming == "blocks" else None)
     frame = covariates.of(labelled, rows=labelled.train, force=run.force)
     kinship = covariates.kinship_of(labelled, rows=labelled.train, binary=samples.binary)
     return labelled, frame, kinship
@@ -225,73 +248,85 @@ def _read(run):
 
 def _scored(run, *, folder):
     """Read, label, score on the training samples, profile, find the patterns and select:
-    ``(labelled, result, mask, profile, patterns, covariates frame)``."""
+    ``(_Ranked, covariates frame)``."""
     from ..dask import use_scheduler
     from ..scores import check_af
     from .labelled import score_labelled
 
     labelled, frame, kinship = _read(run)
-    if run.scheduler and not labelled.on_disk:
+    scheduler = run.samples.scheduler
+    if scheduler and not labelled.on_disk:
         raise FixError(f"{{scheduler}} scores a store (.gs.h5ad) on Dask workers, which read it themselves; "
                        f"{str(run.samples.data)!r} is read into memory here. Convert it once with {{write_store}}, or "
                        "leave out {scheduler}.", owner="score", scheduler=FixError.ANY,
                        write_store=PythonText("genosift.io.write_store"))
-    with use_scheduler(run.scheduler):  # None: the local engine
+    with use_scheduler(scheduler):  # None: the local engine
         result, prof, patterns = score_labelled(labelled, method=run.spec.name, opts=run.opts,
                                                 bounds=check_af(run.min_af, run.max_af), covariates=frame,
                                                 folder=folder, kinship=kinship)
-    return labelled, result, run.rule.mask(result, patterns), prof, patterns, frame
+    return _Ranked.of(labelled, result, prof, patterns, run.rule), frame
 
 
-def _written(run, labelled, result, prof, patterns, out, sidecar, *, digests, target=None, more=None, notes=True,
-             lineage=None):
-    """Select by the run's rule, write the ranking table ``out`` and its ``sidecar`` (``more``: what
-    else the sidecar records; ``target``: the target of one of several; ``lineage``: the run's
+def _written(run, ranked, out, sidecar, *, digests, target=None, notes=True, lineage=None):
+    """Write the ranking table ``out`` of ``ranked`` and its ``sidecar`` (``target``: the target
+    of one of several, whose names the sidecar lists; ``lineage``: the run's
     ``jobs.lineages.LineageRun``, whose effects on this target are added to the ranking, with the
     lineages' table beside it) and say what was done: a ``Ranking`` (``notes``: its summary
     repeats the run's notes)."""
     from ..report.outputs import ranking_frames, write_frame
     from .lineages import lineage_effects_of, lineage_lines, lineage_record
 
-    rule, force, started = run.rule, run.force, run.started
-    mask = rule.mask(result, patterns)
-    lams, wide = inflations(result, patterns), genome_wide(result, patterns, rule.alpha)
-    written, more, extra = [out, sidecar], dict(more or {}), []
+    labelled, result, patterns, wide = ranked.labelled, ranked.result, ranked.patterns, ranked.wide
+    force, started = run.force, run.started
+    written, more, extra = [out, sidecar], {} if target is None else {"targets": run.samples.targets}, []
     effects = None
     if lineage is not None:
         y = labelled.y_train if target is None else labelled.train_values(target)
-        effects, table = lineage_effects_of(lineage, y, rule.alpha), lineage_table(out)
+        effects, table = lineage_effects_of(lineage, y, run.rule.alpha), lineage_table(out)
         passing = None if wide is None else passing_features(result, wide.threshold)
         write_frame(effects.lineages.to_frame(), table, force=force)
         written.append(table)
         more["lineage_effects"] = lineage_record(effects, lineage, passing, patterns, table)
         extra = lineage_lines(effects, lineage, passing, patterns, table)
-    frames = ranking_frames(result, mask, prof, patterns=patterns, collapse=run.collapse_patterns, lineage=effects)
+    frames = ranking_frames(result, ranked.mask, ranked.profile, patterns=patterns, collapse=run.collapse_patterns,
+                            lineage=effects)
     write_frame(frames, out, sidecar=sidecar, force=force,
-                provenance=lambda: {**_provenance(run, labelled, result, mask, patterns, lams, wide,
-                                                  digests=digests.result(), target=target),
+                provenance=lambda: {**_provenance(run, ranked, digests=digests.result(), target=target),
                                     "collapse_patterns": bool(run.collapse_patterns), **more})
     where = f"{out} and {sidecar.name}" if effects is None else f"{out}, {sidecar.name} and {written[-1].name}"
-    lines = _lines(result, mask, patterns, lams, wide, rule, labelled, started, where, prof, notes, extra, effects)
-    return Ranking(result, mask, patterns, written, list(labelled.notes),
+    lines = _lines(run, ranked, where, notes=notes, extra=extra, lineage=effects)
+    return Ranking(result, ranked.mask, patterns, written, list(labelled.notes),
                    lines if target is None else [f"target {target!r}:", *lines], time.perf_counter() - started, wide,
                    effects)
 
 
-def _provenance(run, labelled, result, mask, patterns, lams, wide, *, digests, target=None):
-    from .labelled import run_provenance
-
-    record = run_provenance(labelled, result, mask, inputs=run.inputs, target=target or run.samples.target,
-                            rule=run.rule.record(result, patterns), started=run.started, command=run.command,
-                            digests=digests,
-                            patterns=patterns, y=None if target is None else labelled.train_values(target))
-    over_features, over_patterns = lams
+def _provenance(run, ranked, *, digests, target=None):
+    """The sidecar of ``score`` and ``select``: the result's provenance, the inputs' checksums
+    (``digests``), the selection rule, the patterns' count, the samples scored and their class
+    counts (of ``target``, by default the run's one), the seconds since the run started, and the
+    genomic inflation and genome-wide threshold."""
+    labelled, result, patterns = ranked.labelled, ranked.result, ranked.patterns
+    y = labelled.y_train if target is None else labelled.train_values(target)
+    record = {
+        **result.provenance(),
+        "command": run.command,
+        "inputs": digests,
+        "target": target or run.samples.target,
+        "selection": {**run.rule.record(result, patterns), "n_selected": int(ranked.mask.sum())},
+        **({} if patterns is None else {"n_patterns": patterns.n_patterns}),
+        **({} if labelled.structure is None else {"structure": labelled.structure}),
+        "samples_used": [str(s) for s in labelled.dataset.sample_ids[labelled.train]],
+        "class_counts": {str(c): int((y == c).sum()) for c in np.unique(y)},
+        "notes": labelled.notes,
+        "seconds": round(time.perf_counter() - run.started, 3),
+    }
+    over_features, over_patterns = ranked.lams
     if over_features is not None:
         record["genomic_inflation"] = over_features
     if over_patterns is not None:
         record["genomic_inflation_patterns"] = over_patterns
-    if wide is not None:
-        record["genome_wide"] = wide.record()
+    if ranked.wide is not None:
+        record["genome_wide"] = ranked.wide.record()
     return record
 
 
@@ -397,15 +432,16 @@ def _passing(wide, result, labelled, rule):
     return lines
 
 
-def _lines(result, mask, patterns, lams, wide, rule, labelled, started, written, prof, notes=True, extra=(),
-           lineage=None):
-    """The summary of a run: what was scored, the ``notes`` (of ``labelled``), the patterns,
-    their threshold and what passes it (``wide``), the ``extra`` lines (the lineage effects),
-    the genomic inflation ``lams`` (over the features and the patterns), the ten best features
-    (with their direction when the profile tells it, and ``lineage``'s effect) and where the
-    outputs went."""
+def _lines(run, ranked, written, *, notes=True, extra=(), lineage=None):
+    """The summary of a run: what was scored, the ``notes`` (of the labelled samples), the
+    patterns, their threshold and what passes it, the ``extra`` lines (the lineage effects), the
+    genomic inflation (over the features and the patterns), the ten best features (with their
+    direction when the profile tells it, and ``lineage``'s effect) and where the outputs went
+    (``written``)."""
     import resource
 
+    result, mask, patterns, lams, wide = ranked.result, ranked.mask, ranked.patterns, ranked.lams, ranked.wide
+    rule, labelled, prof, started = run.rule, ranked.labelled, ranked.profile, run.started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     chosen = f"{int(mask.sum())} selected" if rule.given else "no selection rule"
     lines = [f"{result.method}: {result.n_samples} samples x {result.n_features} features; "
@@ -481,27 +517,17 @@ def _target_outputs(output, targets):
     return [text.replace(TARGET_FIELD, t) for t in targets]
 
 
-def _score_targets(samples, output, rule, *, method, method_options, collapse_patterns, min_af, max_af, covariates,
-                   chunk_bytes, scheduler, force, command, started, lineage, lineage_column):
+def _score_targets(run, output):
     """``score`` of several targets: the data read once, the samples that have every target
     scored against each (``scoring.Source.score_targets``: one pass of a whole-column method for
     all), one ranking per target written where ``{target}`` in ``output`` says."""
-
-    targets = samples.targets
-    spec, opts, covariates, pairs, inputs = _checked(
-        samples, _target_outputs(output, targets), rule, method=method, method_options=method_options,
-        min_af=min_af, max_af=max_af, covariates=covariates, force=force, required=False, lineage=lineage,
-        lineage_column=lineage_column)
-    if scheduler:
+    run, pairs = _checked(run, _target_outputs(output, run.samples.targets), required=False)
+    if run.samples.scheduler:
         raise FixUsageError("{scheduler} scores one target at a time on Dask workers; several targets are scored "
                             "in one pass here. Leave out {scheduler}, or name one {target}.", owner="score",
                             scheduler=FixUsageError.ANY, target=FixUsageError.ANY)
-    wanted = lineage or lineage_column is not None
-    run = _Run(samples, spec, opts, covariates, rule, inputs, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
-               force=force, command=command, started=started, collapse_patterns=collapse_patterns, lineage=wanted,
-               lineage_column=lineage_column)
-    with together(*(p for pair in pairs for p in pair), covariates.structure_out,  # every output, or none
-                  *(lineage_table(out) for out, _ in pairs if wanted)):
+    with together(*(p for pair in pairs for p in pair), run.covariates.structure_out,  # every output, or none
+                  *(lineage_table(out) for out, _ in pairs if run.lineage)):
         return _targets_written(run, pairs)
 
 
@@ -517,8 +543,8 @@ def _targets_written(run, pairs):
                                                             lineage_column=run.lineage_column)
         digests = Meanwhile(input_digests, run.inputs)
         for number, (target, (result, prof), (out, sidecar)) in enumerate(zip(targets, found, pairs)):
-            rankings.append(_written(run, labelled, result, prof, patterns, out, sidecar, digests=digests,
-                                     target=target, more={"targets": targets}, notes=number == 0,
+            ranked = _Ranked.of(labelled, result, prof, patterns, run.rule)
+            rankings.append(_written(run, ranked, out, sidecar, digests=digests, target=target, notes=number == 0,
                                      lineage=lineages))
     finally:
         for _, prof in found:
@@ -585,7 +611,8 @@ _PARAMETERS = """
     Parameters
     ----------
     samples : Samples
-        The data file and its labels; the training samples are scored.
+        The data file, its labels and how it is read (its memory budget ``chunk_bytes``, and the
+        Dask ``scheduler`` that scores a store); the training samples are scored.
     output : str or path
         The output table (``.tsv``, ``.csv`` or ``.parquet``); ``<output>.json`` beside it
         holds the provenance.
@@ -603,8 +630,6 @@ _PARAMETERS = """
         The allele-frequency filter (see ``genosift.score``).
     covariates : Covariates, optional
         What to adjust for (the methods of ``genosift.scores.covariate_methods()``).
-    chunk_bytes, scheduler : optional
-        The reads of a store, and the Dask scheduler that scores it.
     force : bool
         Replace outputs that genosift wrote before (never an input, never another program's file).
     command : str, optional
@@ -612,9 +637,10 @@ _PARAMETERS = """
 """
 
 
+@renamed_parameters("chunk_bytes", "scheduler")
 def score(samples, output, *, method="fisher", method_options=None, top=None, fdr=None, threshold=None, alpha=0.05,
-          collapse_patterns=False, min_af=None, max_af=None, covariates=None, chunk_bytes=None, scheduler=None,
-          force=False, command=None, lineage=False, lineage_column=None):
+          collapse_patterns=False, min_af=None, max_af=None, covariates=None, force=False, command=None, lineage=False,
+          lineage_column=None):
     """Score every feature of the labelled ``samples`` and write the ranking: ``genosift score``.
 
     The ranking has one row per feature, best first: its scores, ``selected`` (by the rule;
@@ -630,20 +656,13 @@ def score(samples, output, *, method="fisher", method_options=None, top=None, fd
     """
 
     started = time.perf_counter()
-    rule = Rule(top, fdr, threshold, alpha)
+    run = _Run(samples, Rule(top, fdr, threshold, alpha), method, method_options, covariates, min_af, max_af, force,
+               command, started, collapse_patterns, lineage, lineage_column)
     if len(samples.targets) > 1:
-        return _score_targets(samples, output, rule, method=method, method_options=method_options,
-                              collapse_patterns=collapse_patterns, min_af=min_af, max_af=max_af, covariates=covariates,
-                              chunk_bytes=chunk_bytes, scheduler=scheduler, force=force, command=command,
-                              started=started, lineage=lineage, lineage_column=lineage_column)
-    spec, opts, covariates, [(out, sidecar)], inputs = _checked(
-        samples, [output], rule, method=method, method_options=method_options, min_af=min_af, max_af=max_af,
-        covariates=covariates, force=force, required=False, lineage=lineage, lineage_column=lineage_column)
-    wanted = lineage or lineage_column is not None
-    run = _Run(samples, spec, opts, covariates, rule, inputs, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
-               scheduler=scheduler, force=force, command=command, started=started,
-               collapse_patterns=collapse_patterns, lineage=wanted, lineage_column=lineage_column)
-    with together(out, sidecar, covariates.structure_out, lineage_table(out) if wanted else None):  # all, or none
+        return _score_targets(run, output)
+    run, [(out, sidecar)] = _checked(run, [output], required=False)
+    lineages_out = lineage_table(out) if run.lineage else None
+    with together(out, sidecar, run.covariates.structure_out, lineages_out):  # every output of the run, or none
         return _score_one(run, out, sidecar)
 
 
@@ -651,16 +670,17 @@ def _score_one(run, out, sidecar):
     from ..report.outputs import Meanwhile, input_digests
     from .lineages import lineage_run
 
-    labelled, result, mask, prof, patterns, frame = _scored(run, folder=out.absolute().parent)
-    with closing(prof):
-        lineages = None if not run.lineage else lineage_run(labelled, frame, run.covariates, patterns,
+    ranked, frame = _scored(run, folder=out.absolute().parent)
+    with closing(ranked.profile):
+        lineages = None if not run.lineage else lineage_run(ranked.labelled, frame, run.covariates, ranked.patterns,
                                                             lineage_column=run.lineage_column)
         digests = Meanwhile(input_digests, run.inputs)  # the inputs' checksums, taken while the table is written
-        return _written(run, labelled, result, prof, patterns, out, sidecar, digests=digests, lineage=lineages)
+        return _written(run, ranked, out, sidecar, digests=digests, lineage=lineages)
 
 
+@renamed_parameters("chunk_bytes", "scheduler")
 def select(samples, output, *, method="fisher", method_options=None, top=None, fdr=None, threshold=None, alpha=0.05,
-           min_af=None, max_af=None, covariates=None, chunk_bytes=None, scheduler=None, force=False, command=None):
+           min_af=None, max_af=None, covariates=None, force=False, command=None):
     """Score the labelled ``samples`` and write the selected columns: ``genosift select``.
 
     The parameters are those of ``score``, with a rule required (``top``, ``fdr`` or
@@ -674,12 +694,9 @@ def select(samples, output, *, method="fisher", method_options=None, top=None, f
         raise FixUsageError("select writes the columns selected for one target; score several targets with "
                             "{score}, or name one {target}.", owner="select", score=PythonText("genosift score"),
                             target=FixUsageError.ANY)
-    spec, opts, covariates, [(out, sidecar)], inputs = _checked(
-        samples, [output], rule, method=method, method_options=method_options, min_af=min_af, max_af=max_af,
-        covariates=covariates, force=force, required=True, owner="select")
-    run = _Run(samples, spec, opts, covariates, rule, inputs, min_af=min_af, max_af=max_af, chunk_bytes=chunk_bytes,
-               scheduler=scheduler, force=force, command=command, started=started)
-    with together(out, sidecar, covariates.structure_out):  # every output of the run, or none
+    run, [(out, sidecar)] = _checked(_Run(samples, rule, method, method_options, covariates, min_af, max_af, force,
+                                          command, started), [output], required=True, owner="select")
+    with together(out, sidecar, run.covariates.structure_out):  # every output of the run, or none
         return _select_one(run, out, sidecar)
 
 
@@ -687,24 +704,22 @@ def _select_one(run, out, sidecar):
     from ..report.outputs import Meanwhile, input_digests, selected_frame, selected_records, write_frame
     from .labelled import reduced_frame
 
-    rule, started = run.rule, run.started
-    labelled, result, mask, prof, patterns, _ = _scored(run, folder=out.absolute().parent)
+    ranked, _ = _scored(run, folder=out.absolute().parent)
+    labelled, result, mask = ranked.labelled, ranked.result, ranked.mask
     digests = Meanwhile(input_digests, run.inputs)
-    lams, wide = inflations(result, patterns), genome_wide(result, patterns, rule.alpha)
-    with closing(prof):
+    with closing(ranked.profile):
         columns = np.flatnonzero(mask)
         columns = columns[np.argsort(result.ranks[columns], kind="stable")]  # best first, as in the ranking
         reduced = reduced_frame(labelled, columns, result.names_of(columns))
-        selected = selected_records(selected_frame(result, mask, prof, patterns))
+        selected = selected_records(selected_frame(result, mask, ranked.profile, ranked.patterns))
 
         def provenance():
-            return {**_provenance(run, labelled, result, mask, patterns, lams, wide, digests=digests.result()),
-                    "selected_features": selected}
+            return {**_provenance(run, ranked, digests=digests.result()), "selected_features": selected}
 
         write_frame(reduced, out, sidecar=sidecar, provenance=provenance, force=run.force)
-        lines = _lines(result, mask, patterns, lams, wide, rule, labelled, started, f"{out} and {sidecar.name}", prof)
-    return Ranking(result, mask, patterns, [out, sidecar], list(labelled.notes), lines,
-                   time.perf_counter() - started, wide)
+        lines = _lines(run, ranked, f"{out} and {sidecar.name}")
+    return Ranking(result, mask, ranked.patterns, [out, sidecar], list(labelled.notes), lines,
+                   time.perf_counter() - run.started, ranked.wide)
 
 
 if score.__doc__ and select.__doc__:  # (python -OO drops docstrings)
