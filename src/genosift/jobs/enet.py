@@ -153,6 +153,7 @@ def _run(fit):
 
     samples, out, sidecar, model, folds, force, started = (fit.samples, fit.out, fit.sidecar, fit.model, fit.folds,
                                                            fit.force, fit.started)
+    samples.refuse_scheduler("enet")
     labelled = samples.load()
     frame = fit.covariates.of(labelled, rows=labelled.train, force=force)
     y_labels = labelled.y_train

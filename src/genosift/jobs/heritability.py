@@ -41,6 +41,7 @@ def heritability(samples, covariates):
         raise FixUsageError("heritability needs the samples' kinship: pass {kinship} or {kinship_from_data}.",
                             owner="Covariates", kinship=FixUsageError.ANY, kinship_from_data=FixUsageError.ANY)
     started = time.perf_counter()
+    samples.refuse_scheduler("heritability")
     labelled = samples.load()
     frame = covariates.of(labelled, rows=labelled.train)
     y = labelled.y_train

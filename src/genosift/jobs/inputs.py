@@ -56,7 +56,8 @@ class Samples:
         fit it, else written to a temporary store read a chunk at a time.
     scheduler : optional
         The Dask cluster a store is scored on by ``score`` and ``select`` (a ``distributed.Client``,
-        a scheduler address or ``"local:N"``; see ``genosift.score``); None: here.
+        a scheduler address or ``"local:N"``; see ``genosift.score``); None: here. The other jobs
+        run here and refuse one.
     """
 
     data: object
@@ -88,6 +89,15 @@ class Samples:
         if self.target is None:
             return []
         return [self.target] if isinstance(self.target, str) else list(self.target)
+
+    def refuse_scheduler(self, job):
+        """Refuse a ``scheduler`` for the ``job`` (a name) that runs here: only ``score`` and
+        ``select`` score on Dask workers."""
+        if self.scheduler is not None:
+            from ..core.messages import FixError
+
+            raise FixError(f"{{scheduler}} scores a store on Dask workers in score and select; {job} runs here. "
+                           "Leave out {scheduler}.", owner=job, scheduler=FixError.ANY)
 
     def load(self, *, unlabelled=False, layout=None):
         """The ``Labelled`` samples (``genosift.jobs.labelled.load_labelled``)."""

@@ -93,6 +93,7 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
     opts = checked_options(spec, method_options, min_af, max_af, covariates)
     covariates.check_outputs(force=force, inputs=inputs)
     with together(*declared):  # the results folder and the coordinates, or neither
+        samples.refuse_scheduler("evaluate")
         labelled = samples.load(unlabelled=True)
         check_budget_applies(labelled)
         frame = covariates.of(labelled, force=force)

@@ -91,6 +91,7 @@ def pairs(samples, output, *, method="mi", top=1000, min_af=None, max_af=None, p
     check_declared([("output", out), ("output", sidecar), ("triples_output", triples_output)], owner="pairs",
                    samples=samples)
     check_outputs(written, force=force, inputs=samples.inputs)
+    samples.refuse_scheduler("pairs")
     labelled = samples.load()
     found = score_pairs(labelled.X_train, labelled.y_train, method=method, top=top, min_af=min_af,
                         max_af=max_af, feature_names=labelled.dataset.feature_names, permutations=permutations,

@@ -67,6 +67,7 @@ def patterns(samples, output=None, *, binary=True, min_af=None, max_af=None, alp
         check_table_name(output)
         check_declared([("output", output)], owner="patterns", samples=samples)
         check_outputs([output], force=force, inputs=samples.inputs)
+    samples.refuse_scheduler("patterns")
     found, n_samples, notes = _count(samples, binary, bounds)
     threshold = found.threshold(alpha)
     if output is not None:

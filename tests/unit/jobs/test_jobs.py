@@ -129,3 +129,22 @@ def test_demo_and_convert_from_python(tmp_path):
     np.testing.assert_array_equal(gs.io.read(made.store).X, [[1.0, 0.5], [2.0, 0.0], [0.0, 3.0]])
     with pytest.raises(UsageError, match=r"dtype='auto' is for k-mer counts.*e.g. dtype='uint8'"):
         gs.jobs.convert(table, tmp_path / "u.gs.h5ad")
+
+
+@pytest.mark.parametrize("job, call", [
+    ("enet", lambda s, out: gs.jobs.enet(s, out / "enet.tsv")),
+    ("evaluate", lambda s, out: gs.jobs.evaluate(s, out / "results", ks=(5,))),
+    ("patterns", lambda s, out: gs.jobs.patterns(s, out / "patterns.tsv")),
+    ("heritability", lambda s, out: gs.jobs.heritability(s, Covariates(kinship_from_data=True))),
+    ("pairs", lambda s, out: gs.jobs.pairs(s, out / "pairs.tsv")),
+])
+def test_a_job_that_runs_here_refuses_a_scheduler_rather_than_ignoring_it(golub, job, call):
+    """Only score and select send a store's work to Dask workers: the other jobs given a scheduler
+    say so before reading anything, and write nothing."""
+    samples = Samples(golub / "expr.csv", target="type", meta=golub / "meta.csv", id_column="sample",
+                      scheduler="local:2")
+    before = sorted(golub.iterdir())
+    with pytest.raises(FixError, match=rf"^scheduler= scores a store on Dask workers in score and select; "
+                                       rf"{job} runs here\. Leave out scheduler=\.$"):
+        call(samples, golub)
+    assert sorted(golub.iterdir()) == before
