@@ -187,7 +187,7 @@ def _design(labelled, bounds):
     from ..enet.path import MemoryDesign
     from ..enet.store import StoreDesign
     from ..scoring import count_patterns
-    from ..sources import on_disk
+    from ..sources import StoreRows, on_disk
 
     X, chunk_bytes = labelled.X_train, labelled.chunk_bytes
     af = {} if bounds is None else {"min_af": bounds[0], "max_af": bounds[1]}
@@ -204,8 +204,8 @@ def _design(labelled, bounds):
     if entries * 24 <= check_budget(chunk_bytes, "enet"):  # the columns and their standardised copies
         M = X.store.read_columns(patterns.first, rows=rows, chunk_bytes=chunk_bytes)
         return MemoryDesign(sp.csc_matrix(M) if sp.issparse(M) else M, patterns.sizes), patterns, order, "in memory"
-    return (StoreDesign(X.store, patterns.first, patterns.sizes, rows if rows.size < X.store.shape[0] else None,
-                        chunk_bytes), patterns, order, "from the store")
+    return (StoreDesign(StoreRows(X.store, rows, chunk_bytes), patterns.first, patterns.sizes), patterns, order,
+            "from the store")
 
 
 def _kept(result, index, names, patterns):

@@ -394,7 +394,7 @@ def labelled_source(labelled, *, covariates=None, kinship=None):
     X = labelled.X_train
     y = labelled.y_train
     if labelled.on_disk:
-        return X.source(y, chunk_bytes=labelled.chunk_bytes, covariates=covariates, kinship=kinship)
+        return StoreRows(X.store, X.rows, labelled.chunk_bytes).source(y, covariates=covariates, kinship=kinship)
     check_budget_applies(labelled)
     return MatrixSource(X, y, labelled.dataset.feature_names, covariates=covariates,
                         kinship=None if kinship is None else np.asarray(kinship, dtype=np.float64))

@@ -76,9 +76,9 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
     from ..core.files import check_output, together
     from ..report.outputs import input_digests
     from ..scores import get_method
-    from ..sources import in_memory
-    from ..workflow import evaluate as evaluate_matrix
+    from ..sources import StoreRows, in_memory
     from ..workflow import write_results
+    from ..workflow.evaluation import Asked, evaluate_asked
     from ..workflow.screened import can_screen, evaluate_store
     from .labelled import check_budget_applies, fold_groups
 
@@ -99,19 +99,20 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
         others = labelled.unlabelled  # samples with data but no label: predicted by the final model
         held_out = samples.train_groups or samples.val_groups
         groups = fold_groups(labelled, samples.group_column) if samples.group_column and not held_out else None
-        settings = dict(method=spec.name, ks=ks, model=model, model_options=model_options or {}, cv=cv, groups=groups,
-                        validation=~labelled.train if held_out else None, metric=metric,
-                        sample_ids=labelled.dataset.sample_ids, feature_names=labelled.dataset.feature_names,
-                        random_state=seed, n_jobs=n_jobs, binary=samples.binary, method_options=opts or None,
-                        min_af=min_af, max_af=max_af, covariates=frame,
-                        unlabelled_ids=None if others is None else others.sample_ids)
+        asked = Asked(method=spec.name, ks=ks, model=model, model_options=model_options or {}, cv=cv, groups=groups,
+                      validation=~labelled.train if held_out else None, metric=metric,
+                      sample_ids=labelled.dataset.sample_ids, feature_names=labelled.dataset.feature_names,
+                      random_state=seed, n_jobs=n_jobs, binary=samples.binary, method_options=opts or None,
+                      min_af=min_af, max_af=max_af, covariates=frame,
+                      unlabelled_ids=None if others is None else others.sample_ids)
         if labelled.on_disk and can_screen(spec):
             # a store stays on disk: the rankings are scored from it, only their top features are read
-            ev, X, _ = evaluate_store(labelled.dataset.X, labelled.y, unlabelled=None if others is None else others.X,
-                                      folder=out.resolve().parent, chunk_bytes=chunk_bytes, **settings)
+            rows = StoreRows(labelled.dataset.X.store, labelled.dataset.X.rows, chunk_bytes)
+            ev, X, _ = evaluate_store(rows, labelled.y, asked, unlabelled=None if others is None else others.X,
+                                      folder=out.resolve().parent)
         else:
             X = in_memory(labelled.dataset.X)
-            ev = evaluate_matrix(X, labelled.y, unlabelled=None if others is None else in_memory(others.X), **settings)
+            ev = evaluate_asked(X, labelled.y, asked, unlabelled=None if others is None else in_memory(others.X))
         ev.notes.extend(labelled.notes)
         provenance = {"command": command, "inputs": input_digests(inputs), "target": samples.target,
                       "seconds": round(time.perf_counter() - started, 3)}

@@ -99,7 +99,7 @@ def _count(samples, binary, bounds, chunk_bytes):
 
         dataset = read_dataset(samples.data, samples.format or format_of(samples.data), dict(samples.read_options),
                                binary, chunk_bytes)
-        data = (dataset.X.source(chunk_bytes=chunk_bytes) if on_disk(dataset.X)
+        data = (replace(dataset.X, chunk_bytes=chunk_bytes).source() if on_disk(dataset.X)
                 else as_source(dataset.X, feature_names=dataset.feature_names, chunk_bytes=chunk_bytes))
         found = source_patterns(data, bounds)
         return found, found.n_samples, []

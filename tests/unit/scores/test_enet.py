@@ -315,13 +315,14 @@ def enet_store(tmp_path_factory):
 def test_the_store_read_in_passes_gives_the_fit_in_memory(enet_store, logistic, rows):
     from genosift.enet.store import StoreDesign
     from genosift.io import open_store
+    from genosift.sources import StoreRows
 
     X, y01, numeric, path, _ = enet_store
     y = y01 if logistic else numeric
     patterns = gs.count_patterns(X, binary=False)
     kept = None if rows is None else np.flatnonzero(np.arange(y.size) % 5 != 2)
     store = open_store(path)
-    streamed = StoreDesign(store, patterns.first, patterns.sizes, kept, chunk_bytes=20_000, spare=16)
+    streamed = StoreDesign(StoreRows(store, kept, chunk_bytes=20_000), patterns.first, patterns.sizes, spare=16)
     M = sp.csc_matrix(X)[:, patterns.first]
     memory = MemoryDesign(M if kept is None else M[kept], patterns.sizes)
     yy = y if kept is None else y[kept]
@@ -444,6 +445,7 @@ def test_constant_columns_never_enter(form, tmp_path):
     first feature enters right after the largest penalty."""
     from genosift.enet.store import StoreDesign
     from genosift.io import Dataset, open_store, write_store
+    from genosift.sources import StoreRows
 
     rng = np.random.default_rng(11)
     n = 40
@@ -454,7 +456,7 @@ def test_constant_columns_never_enter(form, tmp_path):
     store = write_store(Dataset(M, np.array([f"s{i}" for i in range(n)]), np.array([f"f{j}" for j in range(30)])),
                         tmp_path / "c.gs.h5ad")
     for design in (MemoryDesign(sp.csc_matrix(M) if form == "csr" else M, np.ones(30)),
-                   StoreDesign(open_store(store), np.arange(30), np.ones(30), chunk_bytes=2_000)):
+                   StoreDesign(StoreRows(open_store(store), chunk_bytes=2_000), np.arange(30), np.ones(30))):
         assert np.flatnonzero(~design.usable).tolist() == [3, 7, 11]
         path = fit_path(design, y, logistic=True, l1_ratio=0.5, n_lambdas=20)
         assert path.df[1] >= 1 and path.lambdas.size == 20
