@@ -84,11 +84,12 @@ def test_predict_from_a_store_reads_only_the_models_features(big_store, tmp_path
     from genosift.io import Dataset, open_store, write_store
     from genosift.sources import StoreRows
     from genosift.workflow import write_results
+    from genosift.workflow.evaluation import Asked
     from genosift.workflow.screened import evaluate_store
 
     store = open_store(big_store)
     y = store.obs["phenotype"].to_numpy()
-    ev, X, _ = evaluate_store(StoreRows(store), y, method="fisher", ks=[20], cv=3, sample_ids=store.sample_ids)
+    ev, X, _ = evaluate_store(StoreRows(store), y, Asked(method="fisher", ks=[20], cv=3, sample_ids=store.sample_ids))
     folder = write_results(ev, tmp_path / "model", X=X, y=y)
     ev.profile.close()
     small = write_store(Dataset(X, store.sample_ids, store.take_names(ev.columns)), tmp_path / "small.gs.h5ad")

@@ -291,9 +291,9 @@ def test_force_never_deletes_what_genosift_did_not_write(evaluable, tmp_path, ca
 
 def test_current_folder_is_refused_before_any_work(evaluable, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    import genosift.workflow
+    import genosift.workflow.evaluation
 
-    monkeypatch.setattr(genosift.workflow, "evaluate", lambda *a, **k: pytest.fail("the work ran"))
+    monkeypatch.setattr(genosift.workflow.evaluation, "evaluate_asked", lambda *a, **k: pytest.fail("the work ran"))
     assert _evaluate(evaluable, ".") == 1
     assert "'.' already exists" in capsys.readouterr().err
 

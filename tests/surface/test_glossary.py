@@ -20,7 +20,7 @@ ENTRY = re.compile(r"^- ((?:`\w+`(?:, )?)+):", re.M)
 #: the old names of one concept: given, each is refused naming the new one (``RENAMED``)
 BANNED = {"score_params", "relevance_params", "threads", "options"}
 #: names renamed in one signature only, that keep their meaning elsewhere: the signature it left
-RENAMED_IN = {"target": gs.profile}
+RENAMED_IN = {"target": gs.profile, "metric": gs.jobs.evaluate}
 
 
 def _glossary():
@@ -123,6 +123,7 @@ def test_no_public_signature_hides_parameters_in_varargs():
     (lambda: gs.ElasticNetSelector(alpha=0.5), "l1_ratio"),
     (lambda: gs.jobs.evaluate(None, "out", threads=2), "n_jobs"),
     (lambda: gs.profile(None, None, target="numeric"), "kind"),
+    (lambda: gs.jobs.evaluate(None, "out", metric="roc_auc"), "scoring"),
 ])
 def test_an_old_name_is_refused_naming_the_new_one(call, new):
     with pytest.raises(TypeError, match=rf"is called '{new}' \(.*\)\. Give {new}="):

@@ -9,7 +9,7 @@ def evaluate_command(args):
     from .. import jobs
 
     run = jobs.evaluate(samples_of(args), args.output, **scoring_of(args), ks=args.k, model=args.model,
-                        model_options=args.model_option or {}, cv=args.cv, metric=args.metric, seed=args.seed,
+                        model_options=args.model_option or {}, cv=args.cv, scoring=args.metric, seed=args.seed,
                         n_jobs=args.threads, covariates=covariates_of(args), force=args.force,
                         command=command_line())
     print(run)

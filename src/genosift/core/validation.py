@@ -36,6 +36,8 @@ RENAMED = {
     "relevance_params": ("method_options", "the relevance method's options, a dict, as everywhere in genosift"),
     "threads": ("n_jobs", "the threads of the run, as scikit-learn names them"),
     "target": ("kind", "what y is: 'classes', 'numeric' or 'auto'; a target in genosift is the labels' column"),
+    "metric": ("scoring", "the measure of the held-out predictions that picks k, as scikit-learn names it; 'metric' is "
+                          "the distance between samples of principal_coordinates"),
     "chunk_bytes": ("Samples.chunk_bytes", "the memory budget of reading and scoring them"),
     "scheduler": ("Samples.scheduler", "the Dask cluster a store is scored on"),
 }

@@ -34,8 +34,8 @@ from scipy.special import expit
 from ..core.distinct import distinct_columns
 from .kernels import enet_fit
 
-__all__ = ["EnetPath", "MemoryDesign", "Solver", "deviances", "fit_path", "in_data_units", "means", "objective",
-           "penalties", "squared_deviations", "value_range"]
+__all__ = ["EnetPath", "MemoryDesign", "PenaltyGrid", "Solver", "deviances", "fit_path", "in_data_units", "means",
+           "objective", "penalties", "squared_deviations", "value_range"]
 
 #: glmnet's early stop of a path: the share of the null deviance explained, and the smallest
 #: relative gain from one penalty to the next.
@@ -222,6 +222,31 @@ class Solver:
 
 
 @dataclass(frozen=True)
+class PenaltyGrid:
+    """The penalties of a path: ``lambdas`` (decreasing) as given, else ``n_lambdas`` from the
+    smallest penalty that keeps every feature out down to ``min_ratio`` times it (glmnet's
+    defaults: 0.01 when there are more features than samples, else 1e-4)."""
+
+    lambdas: object = None
+    n_lambdas: int = 100
+    min_ratio: float | None = None
+
+    def of(self, lam_max, wide):
+        """The penalties from ``lam_max`` (the smallest that keeps every feature out) for a
+        ``wide`` design (more features than samples), checked."""
+        lambdas, n_lambdas, min_ratio = self.lambdas, self.n_lambdas, self.min_ratio
+        if lambdas is None:
+            if min_ratio is None:
+                min_ratio = 0.01 if wide else 1e-4
+            lambdas = (lam_max * min_ratio ** (np.arange(n_lambdas) / max(n_lambdas - 1, 1))
+                       if lam_max > 0 else np.zeros(1))
+        lambdas = np.asarray(lambdas, dtype=np.float64)
+        if lambdas.ndim != 1 or not lambdas.size or (lambdas < 0).any() or (np.diff(lambdas) > 0).any():
+            raise ValueError("The penalties (lambdas) must be a non-empty decreasing sequence of numbers >= 0.")
+        return lambdas
+
+
+@dataclass(frozen=True)
 class _Problem:
     """What every fit along a path shares: the target, the family and the mix of the penalties,
     the standardised covariates ``Zs`` (one row each) with their means and scales, the null model
@@ -241,20 +266,16 @@ class _Problem:
     max_sweeps: int
 
 
-def fit_path(design, y, *, logistic, l1_ratio=0.5, lambdas=None, n_lambdas=100, min_ratio=None, covariates=None,
-             solver=Solver()):
-    """The elastic-net path of ``y`` on the design's features (and unpenalised covariates).
-
-    ``lambdas`` (decreasing) or ``n_lambdas`` from the smallest penalty that keeps every feature
-    out down to ``min_ratio`` times it (glmnet's defaults: 0.01 when there are more features than
-    samples, else 1e-4). ``solver``: how the fits are made and checked (``Solver``).
+def fit_path(design, y, *, logistic, l1_ratio=0.5, grid=PenaltyGrid(), covariates=None, solver=Solver()):
+    """The elastic-net path of ``y`` on the design's features (and unpenalised covariates), at the
+    penalties of ``grid`` (``PenaltyGrid``). ``solver``: how the fits are made and checked (``Solver``).
     """
     problem = _problem(y, covariates, logistic, l1_ratio, solver)
     y, Zs, c = problem.y, problem.Zs, problem.Zs.shape[0]
     b0, gamma = _covariates_fit(problem)  # where every path starts
     g = design.gradients(y - means(b0 + gamma @ Zs, logistic))[:, 0]
     lam_max = float(np.abs(g).max()) / max(l1_ratio, 1e-3)
-    lambdas = _penalties(lambdas, lam_max, n_lambdas, min_ratio, design.n_columns > y.shape[0])
+    lambdas = grid.of(lam_max, design.n_columns > y.shape[0])
     batch = design.batch if solver.batch is None else solver.batch
     L, p = lambdas.size, design.n_columns
     in_set = np.zeros(p, dtype=bool)
@@ -326,21 +347,6 @@ def _covariates_fit(problem):
                              np.ones(c, dtype=np.bool_), gamma, b0, problem.thresh, problem.max_sweeps)
         _check_converged(ok, "the covariates' fit")
     return b0, gamma
-
-
-def _penalties(lambdas, lam_max, n_lambdas, min_ratio, wide):
-    """The penalties of the path, checked: ``lambdas``, else ``n_lambdas`` from ``lam_max`` down to
-    ``min_ratio`` times it (default: 0.01 for a ``wide`` design, more features than samples, else
-    1e-4)."""
-    if lambdas is None:
-        if min_ratio is None:
-            min_ratio = 0.01 if wide else 1e-4
-        lambdas = (lam_max * min_ratio ** (np.arange(n_lambdas) / max(n_lambdas - 1, 1))
-                   if lam_max > 0 else np.zeros(1))
-    lambdas = np.asarray(lambdas, dtype=np.float64)
-    if lambdas.ndim != 1 or not lambdas.size or (lambdas < 0).any() or (np.diff(lambdas) > 0).any():
-        raise ValueError("The penalties (lambdas) must be a non-empty decreasing sequence of numbers >= 0.")
-    return lambdas
 
 
 def _strong(design, g, in_set, cut, several):

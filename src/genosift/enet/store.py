@@ -21,23 +21,25 @@ __all__ = ["StoreDesign"]
 
 
 class StoreDesign:
-    """The columns ``first`` of a store (each standing for ``copies`` features) on its rows ``rows``
-    (increasing indices; None: all), standardised on those rows as ``MemoryDesign`` does.
-    ``spare``: the features of largest gradient added to the working set for the penalties of a
-    batch after the first (fewer passes for a few more columns in memory)."""
+    """The columns ``first`` of the store rows ``data`` (a ``sources.StoreRows`` of increasing
+    rows, read within its budget), each standing for ``copies`` features, standardised on those
+    rows as ``MemoryDesign`` does. ``spare``: the features of largest gradient added to the
+    working set for the penalties of a batch after the first (fewer passes for a few more columns
+    in memory)."""
 
     #: Penalties fitted on the working set before one pass checks them all.
     batch = 8
 
-    def __init__(self, store, first, copies, rows=None, chunk_bytes=None, spare=256):
-        self.store = store
+    def __init__(self, data, first, copies, spare=256):
+        self.data = data
+        self.store = store = data.store
         self.spare = int(spare)
         self.first = np.asarray(first, dtype=np.int64)
         self.copies = np.asarray(copies, dtype=np.float64)
         self.ridge = 1.0 / self.copies
-        self.chunk_bytes = chunk_bytes
+        self.chunk_bytes = data.chunk_bytes
         N = store.shape[0]
-        self.samples = None if rows is None else np.asarray(rows, dtype=np.int64)
+        self.samples = None if data.rows.size == N else data.rows  # increasing: all of them are every row
         self.n = N if self.samples is None else self.samples.size
         self._keep = np.ones(N, dtype=bool)
         if self.samples is not None:
@@ -56,8 +58,7 @@ class StoreDesign:
     def rows(self, index):
         """The design of these of its rows (positions among its own rows)."""
         index = np.sort(np.asarray(index, dtype=np.int64))
-        rows = index if self.samples is None else self.samples[index]
-        return type(self)(self.store, self.first, self.copies, rows, self.chunk_bytes, self.spare)
+        return type(self)(self.data[index], self.first, self.copies, self.spare)
 
     def _chunks(self):
         """``(a, b, chunk)``: the store's consecutive row chunks, as CSR or arrays."""

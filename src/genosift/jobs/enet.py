@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -220,8 +220,8 @@ def _design(labelled, bounds):
     if entries * 24 <= check_budget(chunk_bytes, "enet"):  # the columns and their standardised copies
         M = X.store.read_columns(patterns.first, rows=rows, chunk_bytes=chunk_bytes)
         return MemoryDesign(sp.csc_matrix(M) if sp.issparse(M) else M, patterns.sizes), patterns, order, "in memory"
-    return (StoreDesign(X.store, patterns.first, patterns.sizes, rows if rows.size < X.store.shape[0] else None,
-                        chunk_bytes), patterns, order, "from the store")
+    return (StoreDesign(replace(X, rows=rows), patterns.first, patterns.sizes), patterns, order,
+            "from the store")
 
 
 def _kept(result, index, names, patterns):

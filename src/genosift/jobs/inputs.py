@@ -90,14 +90,14 @@ class Samples:
             return []
         return [self.target] if isinstance(self.target, str) else list(self.target)
 
-    def refuse_scheduler(self, job):
-        """Refuse a ``scheduler`` for the ``job`` (a name) that runs here: only ``score`` and
-        ``select`` score on Dask workers."""
+    def refuse_scheduler(self, owner):
+        """Refuse a ``scheduler`` for the job ``owner`` (its name), which runs here: only ``score``
+        and ``select`` score on Dask workers."""
         if self.scheduler is not None:
             from ..core.messages import FixError
 
-            raise FixError(f"{{scheduler}} scores a store on Dask workers in score and select; {job} runs here. "
-                           "Leave out {scheduler}.", owner=job, scheduler=FixError.ANY)
+            raise FixError(f"{{scheduler}} scores a store on Dask workers in score and select; {owner} runs here. "
+                           "Leave out {scheduler}.", owner=owner, scheduler=FixError.ANY)
 
     def load(self, *, unlabelled=False, layout=None):
         """The ``Labelled`` samples (``genosift.jobs.labelled.load_labelled``)."""

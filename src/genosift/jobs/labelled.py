@@ -279,15 +279,17 @@ def read_dataset(samples, kind, options):
     """The ``Dataset`` of the data file of ``samples``, of format ``kind``, read with the reader
     ``options``: a store's rows not loaded (``read_store_rows``), k-mer counts within the memory
     budget ``samples.chunk_bytes`` (``within_budget``), other data read whole; ``samples.binary``:
-    as presence/absence (a store is opened so, other data turned so in place, just read)."""
+    as presence/absence (a store is opened so, other data turned so in place, just read). Rows
+    that stay on disk keep the budget in all their later reads."""
     from dataclasses import replace
 
     from ..io import read
 
-    if kind == "store":
-        return read_store_rows(samples.data, options, samples.binary)
-    if within_budget(kind, options):
-        return _counts_within_budget(samples, kind, options)
+    if kind == "store" or within_budget(kind, options):
+        dataset = (read_store_rows(samples.data, options, samples.binary) if kind == "store"
+                   else _counts_within_budget(samples, kind, options))
+        return replace(dataset, X=replace(dataset.X, chunk_bytes=samples.chunk_bytes)) if on_disk(dataset.X) \
+            else dataset
     dataset = read(samples.data, format=kind, **options)
     return replace(dataset, X=presence(dataset.X, copy=False)) if samples.binary else dataset
 
@@ -381,7 +383,7 @@ def labelled_source(labelled, *, covariates=None, kinship=None):
     X = labelled.X_train
     y = labelled.y_train
     if labelled.on_disk:
-        return X.source(y, chunk_bytes=labelled.chunk_bytes, covariates=covariates, kinship=kinship)
+        return X.source(y, covariates=covariates, kinship=kinship)  # within the budget the rows keep
     check_budget_applies(labelled)
     return MatrixSource(X, y, labelled.dataset.feature_names, covariates=covariates,
                         kinship=None if kinship is None else np.asarray(kinship, dtype=np.float64))

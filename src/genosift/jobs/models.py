@@ -53,9 +53,9 @@ class Reported:
         return "\n".join(self.lines)
 
 
-@renamed_parameters("threads", "chunk_bytes")
+@renamed_parameters("threads", "chunk_bytes", "metric")
 def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 100, 1000), model="logistic",
-             model_options=None, cv=5, metric="balanced_accuracy", seed=0, n_jobs=None, min_af=None, max_af=None,
+             model_options=None, cv=5, scoring="balanced_accuracy", seed=0, n_jobs=None, min_af=None, max_af=None,
              covariates=None, force=False, command=None):
     """Rank, select and model the labelled ``samples`` for every k of ``ks``, scored inside each
     training fold, and write the results folder ``output``: ``genosift evaluate``.
@@ -77,8 +77,8 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
     from ..report.outputs import input_digests
     from ..scores import get_method
     from ..sources import in_memory
-    from ..workflow import evaluate as evaluate_matrix
     from ..workflow import write_results
+    from ..workflow.evaluation import Asked, evaluate_asked
     from ..workflow.screened import can_screen, evaluate_store
     from .labelled import check_budget_applies, fold_groups
 
@@ -100,19 +100,19 @@ def evaluate(samples, output, *, method="fisher", method_options=None, ks=(10, 1
         others = labelled.unlabelled  # samples with data but no label: predicted by the final model
         held_out = samples.train_groups or samples.val_groups
         groups = fold_groups(labelled, samples.group_column) if samples.group_column and not held_out else None
-        settings = dict(method=spec.name, ks=ks, model=model, model_options=model_options or {}, cv=cv, groups=groups,
-                        validation=~labelled.train if held_out else None, metric=metric,
-                        sample_ids=labelled.dataset.sample_ids, feature_names=labelled.dataset.feature_names,
-                        random_state=seed, n_jobs=n_jobs, binary=samples.binary, method_options=opts or None,
-                        min_af=min_af, max_af=max_af, covariates=frame,
-                        unlabelled_ids=None if others is None else others.sample_ids)
+        asked = Asked(method=spec.name, ks=ks, model=model, model_options=model_options or {}, cv=cv, groups=groups,
+                      validation=~labelled.train if held_out else None, metric=scoring,
+                      sample_ids=labelled.dataset.sample_ids, feature_names=labelled.dataset.feature_names,
+                      random_state=seed, n_jobs=n_jobs, binary=samples.binary, method_options=opts or None,
+                      min_af=min_af, max_af=max_af, covariates=frame,
+                      unlabelled_ids=None if others is None else others.sample_ids)
         if labelled.on_disk and can_screen(spec):
             # a store stays on disk: the rankings are scored from it, only their top features are read
-            ev, X, _ = evaluate_store(labelled.dataset.X, labelled.y, unlabelled=None if others is None else others.X,
-                                      folder=out.resolve().parent, chunk_bytes=samples.chunk_bytes, **settings)
+            ev, X, _ = evaluate_store(labelled.dataset.X, labelled.y, asked,
+                                      unlabelled=None if others is None else others.X, folder=out.resolve().parent)
         else:
             X = in_memory(labelled.dataset.X)
-            ev = evaluate_matrix(X, labelled.y, unlabelled=None if others is None else in_memory(others.X), **settings)
+            ev = evaluate_asked(X, labelled.y, asked, unlabelled=None if others is None else in_memory(others.X))
         ev.notes.extend(labelled.notes)
         provenance = {"command": command, "inputs": input_digests(inputs), "target": samples.target,
                       "seconds": round(time.perf_counter() - started, 3)}

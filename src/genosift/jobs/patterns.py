@@ -99,10 +99,9 @@ def _count(samples, binary, bounds):
         from ..sources import as_source, on_disk
         from .labelled import read_dataset
 
-        chunk_bytes = samples.chunk_bytes
         dataset = read_dataset(samples, samples.format or format_of(samples.data), dict(samples.read_options))
-        data = (dataset.X.source(chunk_bytes=chunk_bytes) if on_disk(dataset.X)
-                else as_source(dataset.X, feature_names=dataset.feature_names, chunk_bytes=chunk_bytes))
+        data = (dataset.X.source() if on_disk(dataset.X)  # within the budget the rows keep
+                else as_source(dataset.X, feature_names=dataset.feature_names, chunk_bytes=samples.chunk_bytes))
         found = source_patterns(data, bounds)
         return found, found.n_samples, []
     labelled = samples.load()

@@ -10,8 +10,8 @@ from ._base import (REGISTRY, Method, Scores, ScoreResult, Target, bh_qvalues, d
 from ._order import TIE_BITS, rank_order, tie_key, top_order
 from ._discretize import check_bins, discretize, n_codes
 from ._af import CarrierTap, WithCarriers, af_tested, carriers, check_af, untested_last, with_af
-from ._prepare import (LabelCoding, build_result, check_classes, check_kinship_given, check_options, check_target,
-                       covariate_methods, finish, finite_blocks, join_scores, make_target, make_targets,
+from ._prepare import (Deduplicated, LabelCoding, build_result, check_classes, check_kinship_given, check_options,
+                       check_target, covariate_methods, finish, finite_blocks, join_scores, make_target, make_targets,
                        refuse_covariates, score_block, score_blocks, statistics, stream_statistics, take_scores,
                        target_values)
 from .covariates import (align_covariates, check_covariates, covariate_columns, frame_sample_ids, has_sample_ids,
@@ -29,5 +29,5 @@ __all__ = [
     "WithCarriers", "af_tested", "untested_last", "build_result", "check_classes", "finite_blocks", "join_scores",
     "target_values", "covariate_methods", "refuse_covariates", "check_covariates", "align_covariates",
     "prepare_covariates", "with_covariates", "covariate_columns", "has_sample_ids", "frame_sample_ids", "check_bins",
-    "discretize", "n_codes", "check_kinship_given", "kinship_by_ids",
+    "discretize", "n_codes", "check_kinship_given", "kinship_by_ids", "Deduplicated",
 ]

@@ -9,6 +9,7 @@ method on column blocks (``score_blocks``), and ``finish`` / ``build_result`` fo
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -252,24 +253,34 @@ def finite_blocks(blocks, names, scale_free=False):
         yield j0, j1, rescale_huge(block) if scale_free else block
 
 
-def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None, inverse=None, each=None, once=True):
+@dataclass(frozen=True)
+class Deduplicated:
+    """The blocks hold the distinct columns of the data, found before the blocks were cut
+    (``distinct_columns`` of data in memory): feature ``j``'s is column ``inverse[j]`` (None: every
+    column was distinct already), and no column recurs from one block to another."""
+
+    inverse: np.ndarray | None = None
+
+
+def score_blocks(spec, blocks, target, feature_names, options, *, n_jobs=None, each=None, deduplicated=None):
     """Run a "blocks" method over ``(j0, j1, block)`` column blocks, in order: a ``ScoreResult``
     (for a tuple of targets, ``make_targets``, a list of one per target, from one pass).
 
     The one loop behind in-memory arrays and on-disk stores; blocks run on ``n_jobs`` threads.
-    ``inverse``: the blocks hold the distinct columns of the data (``distinct_columns``), feature
-    ``j``'s being column ``inverse[j]``; ``feature_names`` name the data's features. ``each``:
-    called with ``(j0, j1, block)`` of every checked block on its thread, for work that rides
-    along the pass (a store's profile, ``scoring.stored_profile.ProfilePass``). ``once``: a
-    method registered ``distinct="all"`` fits each distinct column once over all the blocks
-    (without ``inverse``; a ``FittedColumns`` remembers what earlier blocks fitted).
+    ``feature_names`` name the data's features. ``each``: called with ``(j0, j1, block)`` of every
+    checked block on its thread, for work that rides along the pass (a store's profile,
+    ``scoring.stored_profile.ProfilePass``). ``deduplicated`` (a ``Deduplicated``): the blocks
+    hold the data's distinct columns. Without it, a method registered ``distinct="all"`` fits
+    each distinct column once over all the blocks (a ``FittedColumns`` remembers what earlier
+    blocks fitted).
     """
     names = feature_names
+    inverse = None if deduplicated is None else deduplicated.inverse
     if inverse is not None:
         first = np.unique(inverse, return_index=True)[1]
         names = (default_feature_names(inverse.size, first) if names is None
                  else np.asarray(names, dtype=object)[first])
-    seen = FittedColumns() if once and spec.distinct == "all" and inverse is None else None
+    seen = FittedColumns() if deduplicated is None and spec.distinct == "all" else None
 
     def one(item):
         if each is not None:

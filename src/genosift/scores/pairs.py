@@ -10,15 +10,31 @@ The scores (bits for the information measures) are those the screen module's not
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["ADDITIVE", "class_masks", "class_ones", "covariate_lrts", "epistasis_lrt", "extend_pairs", "js_bits",
-           "level_table", "marginal_scores", "mi_bits", "mi_constant", "pack_columns", "pair_lrts", "pair_table",
-           "pair_tables", "screen_pairs", "triple_table", "unpack_columns", "w1_square", "xlogx"]
+__all__ = ["ADDITIVE", "PairCounts", "class_masks", "class_ones", "covariate_lrts", "epistasis_lrt", "extend_pairs",
+           "js_bits", "level_table", "marginal_scores", "mi_bits", "mi_constant", "pack_columns", "pair_lrts",
+           "pair_table", "pair_tables", "screen_pairs", "triple_table", "unpack_columns", "w1_square", "xlogx"]
 
 _LN2 = np.log(2.0)
+
+
+class PairCounts(NamedTuple):
+    """What the joint tables of pairs and triples are counted from, as the kernels take it (a
+    tuple numba reads as it reads each array): the features' presence ``bits`` (``levels - 1``
+    rows of bits a feature: levels 1 .. levels - 1, ``level_table``), the classes' ``masks``
+    (``class_masks``), each row's count of carriers by class ``ones`` (``class_ones``), the
+    classes' sizes ``class_n`` and the features' ``levels``."""
+
+    bits: np.ndarray
+    masks: np.ndarray
+    ones: np.ndarray
+    class_n: np.ndarray
+    levels: int = 2
 
 
 @intrinsic
@@ -120,9 +136,10 @@ def w1_square(cells, k, n, class_n):
 
 
 @njit(cache=True, nogil=True)
-def pair_table(bits, i, j, masks, ones, k, class_n, cells):
+def pair_table(counts, i, j, cells):
     """The 4 x k counts of the pair (i, j) in ``cells``: (1,1), (1,0), (0,1), (0,0) by class."""
-    words = bits.shape[1]
+    bits, masks, ones, class_n = counts.bits, counts.masks, counts.ones, counts.class_n
+    k, words = masks.shape[0], bits.shape[1]
     for c in range(k):
         both = 0
         for w in range(words):
@@ -136,11 +153,12 @@ def pair_table(bits, i, j, masks, ones, k, class_n, cells):
 
 
 @njit(cache=True, nogil=True)
-def level_table(bits, i, j, levels, masks, ones, k, class_n, cells):
-    """The ``levels^2`` x k counts of the pair (i, j) of features of ``levels`` levels in
+def level_table(counts, i, j, cells):
+    """The ``levels^2`` x k counts of the pair (i, j) of features of ``counts.levels`` levels in
     ``cells`` (cell ``u * levels + v``: level u of i, level v of j). ``bits`` and ``ones`` hold
     levels 1 .. levels - 1 of feature i at rows ``i * (levels - 1) + u - 1``; level 0 is the rest."""
-    words = bits.shape[1]
+    bits, masks, ones, class_n, levels = counts.bits, counts.masks, counts.ones, counts.class_n, counts.levels
+    k, words = masks.shape[0], bits.shape[1]
     q = levels - 1
     for c in range(k):
         for u in range(1, levels):
@@ -207,13 +225,14 @@ def _keep(scores, orders, kept, top, value, order):
 
 
 @njit(cache=True, nogil=True)
-def screen_pairs(bits, masks, ones, class_n, tlog, rows, method, marginal, top, keep_scores, keep_orders, levels=2):
-    """Score every pair (i, j > i) of the features ``rows`` and keep the ``top`` by synergy (the
-    joint score less the better marginal one; ties by the earlier pair, ``i * m + j``) in a
-    bounded heap (``keep_*``); returns how many are kept. Features of more than 2 ``levels``
-    are laid out as ``level_table`` reads them."""
-    m = bits.shape[0] // (levels - 1)
-    k = masks.shape[0]
+def screen_pairs(counts, tlog, rows, method, marginal, top, keep_scores, keep_orders):
+    """Score every pair (i, j > i) of the features ``rows`` of ``counts`` (a ``PairCounts``) and
+    keep the ``top`` by synergy (the joint score less the better marginal one; ties by the earlier
+    pair, ``i * m + j``) in a bounded heap (``keep_*``); returns how many are kept. Features of
+    more than 2 levels are laid out as ``level_table`` reads them."""
+    class_n, levels = counts.class_n, counts.levels
+    m = counts.bits.shape[0] // (levels - 1)
+    k = counts.masks.shape[0]
     n = 0
     for c in range(k):
         n += class_n[c]
@@ -225,9 +244,9 @@ def screen_pairs(bits, masks, ones, class_n, tlog, rows, method, marginal, top, 
         i = rows[r]
         for j in range(i + 1, m):
             if levels == 2:
-                pair_table(bits, i, j, masks, ones, k, class_n, cells)
+                pair_table(counts, i, j, cells)
             else:
-                level_table(bits, i, j, levels, masks, ones, k, class_n, cells)
+                level_table(counts, i, j, cells)
             if method == 0:
                 joint = mi_bits(cells, k, n, constant, tlog, size)
             elif method == 1:
@@ -239,11 +258,12 @@ def screen_pairs(bits, masks, ones, class_n, tlog, rows, method, marginal, top, 
 
 
 @njit(cache=True, nogil=True)
-def triple_table(bits, i, j, l, masks, ones, k, class_n, cells):
+def triple_table(counts, i, j, l, cells):
     """The 8 x k counts of the triple (i, j, l) in ``cells``, cells ordered (1,1,1), (1,1,0),
     (1,0,1), (0,1,1), (1,0,0), (0,1,0), (0,0,1), (0,0,0), from the counts of the samples carrying
     all three, each two and each one (inclusion-exclusion)."""
-    words = bits.shape[1]
+    bits, masks, ones, class_n = counts.bits, counts.masks, counts.ones, counts.class_n
+    k, words = masks.shape[0], bits.shape[1]
     for c in range(k):
         abc = ab = ac = bc = 0
         for w in range(words):
@@ -263,13 +283,15 @@ def triple_table(bits, i, j, l, masks, ones, k, class_n, cells):
 
 
 @njit(cache=True, nogil=True)
-def extend_pairs(bits, masks, ones, class_n, tlog, pairs_i, pairs_j, rows, top, keep_scores, keep_orders):
+def extend_pairs(counts, tlog, pairs_i, pairs_j, rows, top, keep_scores, keep_orders):
     """Every triple (i, j, l) of a pair (i, j) of ``rows`` (positions in ``pairs_*``) and another
-    candidate l, by its synergy over its best pair (its MI less the best of its three pairs'); a
-    bounded heap as ``screen_pairs``, ordered by the sorted triple (a triple met from two of its
-    pairs is offered twice, with the same score and order)."""
-    m = bits.shape[0]
-    k = masks.shape[0]
+    candidate l of ``counts`` (a ``PairCounts`` of presence), by its synergy over its best pair
+    (its MI less the best of its three pairs'); a bounded heap as ``screen_pairs``, ordered by the
+    sorted triple (a triple met from two of its pairs is offered twice, with the same score and
+    order)."""
+    class_n = counts.class_n
+    m = counts.bits.shape[0]
+    k = counts.masks.shape[0]
     n = 0
     for c in range(k):
         n += class_n[c]
@@ -278,16 +300,16 @@ def extend_pairs(bits, masks, ones, class_n, tlog, pairs_i, pairs_j, rows, top, 
     kept = 0
     for r in range(rows.size):
         i, j = pairs_i[rows[r]], pairs_j[rows[r]]
-        pair_table(bits, i, j, masks, ones, k, class_n, cells)
+        pair_table(counts, i, j, cells)
         pair = mi_bits(cells, k, n, constant, tlog)
         for x in range(m):
             if x == i or x == j:
                 continue
-            pair_table(bits, i, x, masks, ones, k, class_n, cells)
+            pair_table(counts, i, x, cells)
             best = max(pair, mi_bits(cells, k, n, constant, tlog))
-            pair_table(bits, j, x, masks, ones, k, class_n, cells)
+            pair_table(counts, j, x, cells)
             best = max(best, mi_bits(cells, k, n, constant, tlog))
-            triple_table(bits, i, j, x, masks, ones, k, class_n, cells)
+            triple_table(counts, i, j, x, cells)
             joint = mi_bits(cells, k, n, constant, tlog, 8)
             a, b, c = min(i, x), i + j + x - min(i, x) - max(j, x), max(j, x)  # i < j
             kept = _keep(keep_scores, keep_orders, kept, top, joint - best, (a * m + b) * m + c)
@@ -400,19 +422,20 @@ ADDITIVE = np.array([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0], [1.0, 0.0, 1.0], [1.0, 0.
 
 
 @njit(cache=True, nogil=True)
-def pair_lrts(bits, masks, ones, class_n, pairs_i, pairs_j, design):
-    """The epistasis likelihood ratio of each pair (two classes): 2 (saturated - additive)."""
-    k = masks.shape[0]
+def pair_lrts(counts, pairs_i, pairs_j, design):
+    """The epistasis likelihood ratio of each pair (two classes) of ``counts`` (a ``PairCounts``
+    of presence): 2 (saturated - additive)."""
+    k = counts.masks.shape[0]
     cells = np.zeros(4 * k, dtype=np.int64)
     out = np.empty(pairs_i.size)
     cases = np.empty(4)
-    counts = np.empty(4)
+    sizes = np.empty(4)  # the samples of each cell
     for r in range(pairs_i.size):
-        pair_table(bits, pairs_i[r], pairs_j[r], masks, ones, k, class_n, cells)
+        pair_table(counts, pairs_i[r], pairs_j[r], cells)
         for cell in range(4):
             cases[cell] = cells[cell * k + 1]
-            counts[cell] = cells[cell * k] + cells[cell * k + 1]
-        out[r] = max(2.0 * (_cells_ll(cases, counts) - _additive_ll(cases, counts, design)), 0.0)
+            sizes[cell] = cells[cell * k] + cells[cell * k + 1]
+        out[r] = max(2.0 * (_cells_ll(cases, sizes) - _additive_ll(cases, sizes, design)), 0.0)
     return out
 
 
@@ -430,7 +453,8 @@ def epistasis_lrt(xi, xj, y):
 
     bits = pack_columns(np.column_stack([np.asarray(xi) > 0, np.asarray(xj) > 0]))
     masks, class_n = class_masks(np.asarray(y).astype(bool).astype(np.intp), 2)
-    lrt = pair_lrts(bits, masks, class_ones(bits, masks), class_n, np.array([0]), np.array([1]), ADDITIVE)[0]
+    counts = PairCounts(bits, masks, class_ones(bits, masks), class_n)
+    lrt = pair_lrts(counts, np.array([0]), np.array([1]), ADDITIVE)[0]
     return float(lrt), float(special.chdtrc(1, lrt))
 
 
@@ -466,11 +490,11 @@ def pair_tables(X, y, pairs):
     classes, codes = np.unique(np.asarray(y), return_inverse=True)
     masks, class_n = class_masks(codes, classes.size)
     bits = pack_columns(np.asarray(X) > 0)
-    ones = class_ones(bits, masks)
+    counts = PairCounts(bits, masks, class_ones(bits, masks), class_n)
     cells = np.zeros(4 * classes.size, dtype=np.int64)
     out = np.empty((len(pairs), 4, classes.size), dtype=np.int64)
     for r, (i, j) in enumerate(pairs):
-        pair_table(bits, int(i), int(j), masks, ones, classes.size, class_n, cells)
+        pair_table(counts, int(i), int(j), cells)
         out[r] = cells.reshape(4, classes.size)
     return out
 

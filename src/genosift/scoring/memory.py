@@ -10,6 +10,7 @@ from ..core.transforms import zeros_and_ones
 from ..core.validation import as_matrix
 from ..scores import (
     CarrierTap,
+    Deduplicated,
     Scores,
     af_tested,
     build_result,
@@ -59,7 +60,8 @@ def _score_columns(spec, X, y, names, opts, covariates=None, kinship=None):
 
             M = rescale_huge(M)
         return build_result(spec, spec.func(M, target, **opts), target, names, opts)
-    found = score_blocks(spec, blocks, target, names, opts, inverse=inverse, once=False)
+    deduplicated = Deduplicated(inverse) if spec.distinct else None  # the distinct columns found above
+    found = score_blocks(spec, blocks, target, names, opts, deduplicated=deduplicated)
     if many:
         return [with_covariates(res, covariate_names) for res in found]
     return with_covariates(found, covariate_names)

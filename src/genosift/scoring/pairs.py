@@ -46,6 +46,7 @@ import numpy as np
 
 from ..scores.pairs import (
     ADDITIVE,
+    PairCounts,
     class_masks,
     class_ones,
     covariate_lrts,
@@ -177,13 +178,18 @@ class _Tables:
         """Each candidate's own score by the method of ``code`` (``METHODS.index``)."""
         return marginal_scores(self.ones, self.class_n, self.tlog, code, self.levels)
 
+    @property
+    def counts(self):
+        """The ``PairCounts`` the kernels count the tables from."""
+        return PairCounts(self.bits, self.masks, self.ones, self.class_n, self.levels)
+
 
 def _screen_all(tables, method_code, marginal, top, n_jobs):
     """The ``top`` pairs of every pair of the candidates of ``tables``: ``(scores, orders)`` best first."""
     from ..core.engine import map_blocks, threads
 
-    bits, levels = tables.bits, tables.levels
-    m = bits.shape[0] // (levels - 1)
+    counts = tables.counts
+    m = counts.bits.shape[0] // (counts.levels - 1)
     jobs = int(n_jobs or threads())
     parts = max(1, min(m - 1, 8 * jobs))
 
@@ -191,8 +197,7 @@ def _screen_all(tables, method_code, marginal, top, n_jobs):
         room = int(min(top, (m - 1 - rows).sum()))  # no more than the pairs these rows start
         scores = np.empty(room)
         orders = np.empty(room, dtype=np.int64)
-        kept = screen_pairs(bits, tables.masks, tables.ones, tables.class_n, tables.tlog, rows, method_code, marginal,
-                            room, scores, orders, levels)
+        kept = screen_pairs(counts, tables.tlog, rows, method_code, marginal, room, scores, orders)
         return scores[:kept], orders[:kept]
 
     found = map_blocks(one, _row_chunks(m, parts), n_jobs=jobs)
@@ -500,8 +505,7 @@ def _epistasis(tables, codes, first, second, Z):
         lrt = covariate_lrts(presence, codes, np.array([at[int(i)] for i in first]),
                              np.array([at[int(j)] for j in second]), Z)
     else:
-        lrt = pair_lrts(tables.bits, tables.masks, tables.ones, tables.class_n, first.astype(np.int64),
-                        second.astype(np.int64), ADDITIVE)
+        lrt = pair_lrts(tables.counts, first.astype(np.int64), second.astype(np.int64), ADDITIVE)
     return lrt, special.chdtrc(1, lrt)
 
 
@@ -523,15 +527,14 @@ def _triples_frame(tables, first, second, top, n_jobs, columns, names, sizes):
 
     from ..core.engine import map_blocks, threads
 
-    m = tables.bits.shape[0]
+    m, counts = tables.bits.shape[0], tables.counts
     jobs = int(n_jobs or threads())
     room = 3 * top  # a triple comes back once per pair of it among those extended
 
     def one(rows):
         scores = np.empty(room)
         orders = np.empty(room, dtype=np.int64)
-        kept = extend_pairs(tables.bits, tables.masks, tables.ones, tables.class_n, tables.tlog, first, second, rows,
-                            room, scores, orders)
+        kept = extend_pairs(counts, tables.tlog, first, second, rows, room, scores, orders)
         return scores[:kept], orders[:kept]
 
     chunks = np.array_split(np.arange(first.size), max(1, min(first.size, 8 * jobs)))
@@ -555,7 +558,7 @@ def _triples_frame(tables, first, second, top, n_jobs, columns, names, sizes):
 def _triple_mi(tables, a, b, c):
     k, class_n, tlog = tables.masks.shape[0], tables.class_n, tables.tlog
     cells = np.zeros(8 * k, dtype=np.int64)
-    triple_table(tables.bits, int(a), int(b), int(c), tables.masks, tables.ones, k, class_n, cells)
+    triple_table(tables.counts, int(a), int(b), int(c), cells)
     n = int(class_n.sum())
     return mi_bits(cells, k, n, mi_constant(n, class_n, tlog), tlog, 8)
 
@@ -564,8 +567,8 @@ def _mi_of(tables, i, j):
     k, class_n, tlog, levels = tables.masks.shape[0], tables.class_n, tables.tlog, tables.levels
     cells = np.zeros(levels * levels * k, dtype=np.int64)
     if levels == 2:
-        pair_table(tables.bits, int(i), int(j), tables.masks, tables.ones, k, class_n, cells)
+        pair_table(tables.counts, int(i), int(j), cells)
     else:
-        level_table(tables.bits, int(i), int(j), levels, tables.masks, tables.ones, k, class_n, cells)
+        level_table(tables.counts, int(i), int(j), cells)
     n = int(class_n.sum())
     return mi_bits(cells, k, n, mi_constant(n, class_n, tlog), tlog, levels * levels)

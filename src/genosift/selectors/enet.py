@@ -23,7 +23,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..core.validation import check_fit_input, is_int, is_real, param_error, renamed_parameters
-from ..enet.path import MemoryDesign, Solver, fit_path, in_data_units, means
+from ..enet.path import MemoryDesign, PenaltyGrid, Solver, fit_path, in_data_units, means
 from ..sources import AnnDataTransformMixin
 from .folds import cv_splits
 
@@ -118,8 +118,8 @@ def elastic_net(design, y, *, logistic, l1_ratio=0.5, n_lambdas=100, min_ratio=N
     each feature to its design column (None: one column per feature)."""
     y = np.asarray(y, dtype=np.float64)
     Z = None if covariates is None else np.asarray(covariates, dtype=np.float64)
-    path = fit_path(design, y, logistic=logistic, l1_ratio=l1_ratio, lambdas=lambdas, n_lambdas=n_lambdas,
-                    min_ratio=min_ratio, covariates=Z, solver=Solver(tol=tol))
+    path = fit_path(design, y, logistic=logistic, l1_ratio=l1_ratio, grid=PenaltyGrid(lambdas, n_lambdas, min_ratio),
+                    covariates=Z, solver=Solver(tol=tol))
     intercept, B, gamma = in_data_units(path, design)
     coef = B if inverse is None else sp.csc_matrix(_spread(inverse, design.copies) @ B)
     result = EnetResult(path.lambdas, intercept, coef, gamma, path.dev_ratio, logistic, l1_ratio,
@@ -132,7 +132,7 @@ def elastic_net(design, y, *, logistic, l1_ratio=0.5, n_lambdas=100, min_ratio=N
         sizes = np.empty(len(folds))
         for f, (train, test) in enumerate(folds):
             fitted = design.rows(train)
-            fold = fit_path(fitted, y[train], logistic=logistic, l1_ratio=l1_ratio, lambdas=path.lambdas,
+            fold = fit_path(fitted, y[train], logistic=logistic, l1_ratio=l1_ratio, grid=PenaltyGrid(path.lambdas),
                             covariates=None if Z is None else Z[train], solver=Solver(tol=tol, stop_early=False))
             oof[test] = _held_out(design, fitted, fold, test, Z)
             raw[f] = _held_out_loss(y[test], oof[test], logistic).mean(axis=0)

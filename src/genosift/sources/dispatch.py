@@ -108,9 +108,9 @@ def _told_apart(X, y, reading):
                                                    reading.covariates)
 
     if isinstance(X, StoreRows):  # rows of a store chosen already, not loaded (a Dataset's X left on disk)
-        rows = StoreRows(_chosen_store(X, binary, samples, owner), X.rows)
-        return replace(rows.source(y, chunk_bytes=chunk_bytes, covariates=covariates), feature_names=feature_names,
-                       scheduler=scheduler)
+        rows = StoreRows(_chosen_store(X, binary, samples, owner), X.rows,
+                         X.chunk_bytes if chunk_bytes is None else chunk_bytes)  # the reading's budget, else theirs
+        return replace(rows.source(y, covariates=covariates), feature_names=feature_names, scheduler=scheduler)
     if covariates is not None and is_chunk_stream(X):
         raise ValueError(f"{owner} adjusts for covariates on whole columns: it cannot read a stream of row chunks. "
                          "Pass an array, a sparse matrix, a DataFrame or a store.")

@@ -58,30 +58,36 @@ class StoreSource(Source):
         return m, store.shape[1], ((j0, j1, float_block(block, rows)) for j0, j1, block in reads)
 
 
+@dataclass(frozen=True, eq=False)
 class StoreRows:
-    """Rows of a store, not loaded: what ``Dataset.X`` holds when the data stay on disk.
+    """Rows of a store, not loaded: what ``Dataset.X`` holds when the data stay on disk, and the
+    memory budget ``chunk_bytes`` their reads keep (None: the engine's).
 
     Indexing by rows (an index array or a boolean mask) gives the rows kept, so the metadata
     join and the label filters work on it as on an array; scoring then streams just those rows.
     """
 
-    def __init__(self, store, rows=None):
-        self.store = store
-        self.rows = np.arange(store.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+    store: object
+    rows: object = None
+    chunk_bytes: object = None
+
+    def __post_init__(self):
+        rows = np.arange(self.store.shape[0]) if self.rows is None else np.asarray(self.rows, dtype=np.int64)
+        object.__setattr__(self, "rows", rows)
 
     @property
     def shape(self):
         return (self.rows.size, self.store.shape[1])
 
     def __getitem__(self, index):
-        return StoreRows(self.store, self.rows[index])
+        return StoreRows(self.store, self.rows[index], self.chunk_bytes)
 
-    def source(self, y=None, *, chunk_bytes=None, covariates=None, kinship=None):
-        """These rows as a ``StoreSource``, with their target ``y`` (one per row kept),
-        ``covariates`` (one row per row kept, or per row of the store) and ``kinship``
-        (``store.kept_kinship``)."""
+    def source(self, y=None, *, covariates=None, kinship=None):
+        """These rows as a ``StoreSource`` read within their budget, with their target ``y`` (one
+        per row kept), ``covariates`` (one row per row kept, or per row of the store) and
+        ``kinship`` (``store.kept_kinship``)."""
         rows = rows_kept(self.rows, self.store.shape[0])
-        return StoreSource(self.store, y, rows=rows, covariates=covariates, chunk_bytes=chunk_bytes,
+        return StoreSource(self.store, y, rows=rows, covariates=covariates, chunk_bytes=self.chunk_bytes,
                            kinship=None if kinship is None else kept_kinship(kinship, self.store, rows))
 
     def read_columns(self, columns):

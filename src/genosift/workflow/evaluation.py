@@ -74,28 +74,30 @@ def _threads_capped(func):
 
 
 @dataclass(frozen=True)
-class _Asked:
-    """What ``evaluate`` was asked, the data aside (its keyword parameters, as given)."""
+class Asked:
+    """What a model evaluation was asked, the data aside: ``evaluate``'s keyword parameters (the
+    unlabelled samples aside), as given, with its defaults. ``evaluate`` builds it; a caller that
+    holds the request already (``jobs.evaluate``, ``screened.evaluate_store``) passes it down to
+    ``evaluate_asked``."""
 
-    method: str
-    ks: object
-    model: str
-    model_options: dict | None
-    cv: object
-    groups: object
-    validation: object
-    metric: str
-    sample_ids: object
-    feature_names: object
-    method_options: dict | None
-    random_state: object
-    n_jobs: object
-    binary: bool
-    min_af: float | None
-    max_af: float | None
-    covariates: object
-    unlabelled_ids: object
-    screened: object
+    method: str = "fisher"
+    ks: object = (10, 100, 1000)
+    model: str = "logistic"
+    model_options: dict | None = None
+    cv: object = 5
+    groups: object = None
+    validation: object = None
+    metric: str = "balanced_accuracy"
+    sample_ids: object = None
+    feature_names: object = None
+    method_options: dict | None = None
+    random_state: object = 0
+    n_jobs: object = None
+    binary: bool = False
+    min_af: float | None = None
+    max_af: float | None = None
+    covariates: object = None
+    unlabelled_ids: object = None
 
 
 @dataclass(frozen=True)
@@ -119,11 +121,10 @@ class _Checked:
     unlabelled: object
 
 
-@_threads_capped
 def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", model_options=None, cv=5,
              groups=None, validation=None, metric="balanced_accuracy", sample_ids=None, feature_names=None,
              method_options=None, random_state=0, n_jobs=None, binary=False, min_af=None, max_af=None, covariates=None,
-             unlabelled=None, unlabelled_ids=None, screened=None):
+             unlabelled=None, unlabelled_ids=None):
     """Select features and fit a model for every k of a grid, scored inside each training fold.
 
     Parameters
@@ -178,9 +179,6 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
         Samples with data but no label (the same features, in the same order; ids ``unlabelled_ids``, default
         their row numbers): never scored nor used in training; the final model predicts them (``Evaluation.
         unlabelled``: sample, predicted, ``proba_<class>`` with probabilities), read as presence/absence with binary.
-    screened : workflow.screened.Screened, optional
-        ``X`` holds only these features of a store, near the top of every ranking (``screened.evaluate_store``
-        makes it): the final ranking and profile of every feature are the store's, the per-fold tested counts too.
 
     Returns
     -------
@@ -195,9 +193,24 @@ def evaluate(X, y, *, method="fisher", ks=(10, 100, 1000), model="logistic", mod
     >>> ev.best_k in (2, 3, 20), bool(ev.curve["balanced_accuracy_mean"].max() > 0.8)
     (True, True)
     """
-    asked = _Asked(method, ks, model, model_options, cv, groups, validation, metric, sample_ids, feature_names,
-                   method_options, random_state, n_jobs, binary, min_af, max_af, covariates, unlabelled_ids, screened)
-    return _evaluation(_checked(X, y, unlabelled, asked), asked)
+    asked = Asked(method, ks, model, model_options, cv, groups, validation, metric, sample_ids, feature_names,
+                  method_options, random_state, n_jobs, binary, min_af, max_af, covariates, unlabelled_ids)
+    return evaluate_asked(X, y, asked, unlabelled=unlabelled)
+
+
+@_threads_capped
+def evaluate_asked(X, y, asked, *, unlabelled=None, screened=None):
+    """``evaluate`` of ``X`` and ``y`` as ``asked`` (an ``Asked``), the ``unlabelled`` samples
+    predicted by the final model. ``screened`` (a ``workflow.screened.Screened``, which
+    ``screened.evaluate_store`` makes): ``X`` holds only these features of a store, near the top
+    of every ranking; the final ranking and profile of every feature are the store's, the per-fold
+    tested counts too.
+
+    Returns
+    -------
+    Evaluation
+    """
+    return _evaluation(_checked(X, y, unlabelled, asked), asked, screened)
 
 
 def _checked(X, y, unlabelled, asked):
@@ -272,13 +285,13 @@ def _notes(data, folds, screened):
     return notes
 
 
-def _evaluation(data, asked):
+def _evaluation(data, asked, screened):
     """The folds, their curve and its best (setting, k), the out-of-fold predictions there, and the final model
     of that cell on the training samples (with the importances of its features)."""
     from ..selectors.univariate import SelectKBest
 
     folds, cv_info = _cross_validated(data, asked)
-    X, y, classes, screened = data.X, data.y, data.classes, asked.screened
+    X, y, classes = data.X, data.y, data.classes
     notes = _notes(data, folds, screened)
     cv_metrics, curve = grid_metrics(folds, data.ks, y, classes, data.grid, one_split=data.validation is not None)
     best_setting, best_k = best_cell(curve, asked.metric, data.grid)

@@ -12,7 +12,7 @@ x features read (at most ``(folds + 1) * max(ks)`` features).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -34,15 +34,14 @@ def can_screen(spec):
     return spec.streaming in ("rows", "blocks") and spec.combine is None
 
 
-def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups=None, validation=None,
-                   metric="balanced_accuracy", random_state=0, method_options=None, min_af=None, max_af=None,
-                   covariates=None, feature_names=None, unlabelled=None, chunk_bytes=None, folder=None, **options):
-    """``evaluate`` of the store rows ``data`` (a ``sources.StoreRows``), never holding the store.
+def evaluate_store(data, y, asked, *, unlabelled=None, folder=None):
+    """``evaluate`` of the store rows ``data`` (a ``sources.StoreRows``, read within its budget)
+    as ``asked`` (a ``workflow.evaluation.Asked``), never holding the store.
 
     Each fold's ranking and the final one are scored from the store (``score_store`` on the rows
     of the fold); the features in the top ``max(ks)`` of any of them (and the final top
-    ``TOP_VALUES``) are read, for every sample, and ``evaluate`` runs on them. The arguments are
-    ``evaluate``'s (``feature_names`` by default the store's); ``unlabelled`` is store rows too;
+    ``TOP_VALUES``) are read, for every sample, and ``evaluate`` runs on them
+    (``asked.feature_names`` by default the store's); ``unlabelled`` is store rows too;
     ``folder`` holds the profile's temporary file.
 
     Returns
@@ -56,48 +55,51 @@ def evaluate_store(data, y, *, method="fisher", ks=(10, 100, 1000), cv=5, groups
     from ..scoring.forms import score_and_profile, score_source
     from ..selectors import check_ks
     from ..selectors.score_funcs import covariate_frame
-    from .evaluation import evaluate, evaluation_splits
+    from .evaluation import evaluate_asked, evaluation_splits
 
-    spec = get_method(method)
+    spec = get_method(asked.method)
     if not can_screen(spec):
         raise ValueError(f"Method '{spec.name}' scores each feature with the others (all of them pooled); evaluate "
                          "needs the whole matrix in memory for it: pass genosift.sources.in_memory(rows) to "
                          "evaluate.")
-    store, where = data.store, data.rows
-    if options.get("binary") and not store.binary:  # scored as presence/absence (evaluate reads X so itself)
+    store = data.store
+    if asked.binary and not store.binary:  # scored as presence/absence (evaluate reads X so itself)
         from ..io import open_store
 
         store = open_store(store.path, binary=True)
+    scored = replace(data, store=store)
     y = np.asarray(y)
     n, p = len(y), store.shape[1]
-    ks = check_ks(ks, p, "evaluate").tolist()
-    covariates = covariate_frame(covariates, n, "evaluate")
-    splits, _ = evaluation_splits(y, cv=cv, groups=groups, validation=validation, metric=metric,
-                                  random_state=random_state)
+    ks = check_ks(asked.ks, p, "evaluate").tolist()
+    covariates = covariate_frame(asked.covariates, n, "evaluate")
+    splits, _ = evaluation_splits(y, cv=asked.cv, groups=asked.groups, validation=asked.validation,
+                                  metric=asked.metric, random_state=asked.random_state)
+    validation = asked.validation
     train = np.arange(n) if validation is None else np.flatnonzero(~np.asarray(validation, dtype=bool))
-    opts, bounds = check_options(spec, method_options or {}), check_af(min_af, max_af, "evaluate")
+    opts = check_options(spec, asked.method_options or {})
+    bounds = check_af(asked.min_af, asked.max_af, "evaluate")
     if covariates is not None:
         refuse_covariates(spec, "evaluate")
     keep = max(max(ks), TOP_VALUES)
     tops, tested = [], []
     for fold_train, _ in splits:
-        res = score_source(_source(store, where, fold_train, y, covariates, chunk_bytes), spec, opts, bounds)
+        res = score_source(_source(scored, fold_train, y, covariates), spec, opts, bounds)
         tops.append(res.top_indices(keep))
         tested.append(res.n_tested)
         del res
     # the final ranking and its class profile, in one pass over the store
-    result, profile = score_and_profile(_source(store, where, train, y, covariates, chunk_bytes), spec, opts, bounds,
-                                        kind="classes", folder=folder)
+    result, profile = score_and_profile(_source(scored, train, y, covariates), spec, opts, bounds, kind="classes",
+                                        folder=folder)
     tops.append(result.ranking[:keep])
     columns = np.unique(np.concatenate(tops))
     screened = Screened(columns, tested, result, profile)
     try:
         X = data.read_columns(columns)
         others = None if unlabelled is None else unlabelled.read_columns(columns)
-        names = np.asarray((store.names_loader() if feature_names is None else feature_names)[columns], dtype=object)
-        ev = evaluate(X, y, method=spec.name, ks=ks, cv=cv, groups=groups, validation=validation, metric=metric,
-                      random_state=random_state, method_options=method_options, min_af=min_af, max_af=max_af,
-                      covariates=covariates, feature_names=names, unlabelled=others, screened=screened, **options)
+        names = asked.feature_names
+        names = np.asarray((store.names_loader() if names is None else names)[columns], dtype=object)
+        ev = evaluate_asked(X, y, replace(asked, method=spec.name, ks=ks, covariates=covariates, feature_names=names),
+                            unlabelled=others, screened=screened)
         ev.notes.append(f"The store stayed on disk: every ranking was scored from it, and the {columns.size:,} "
                         f"features in the top {keep:,} of one of them (of {p:,}) were read for the models.")
     except BaseException:
@@ -114,10 +116,8 @@ def _in_store_order(where, idx):
     return where[idx][order], idx[order]
 
 
-def _source(store, where, idx, y, covariates, chunk_bytes):
-    """The ``Source`` of the store rows of the labelled samples ``idx`` (in the store's order)."""
-    from ..sources import StoreRows
-
-    rows, idx = _in_store_order(where, idx)
-    return StoreRows(store, rows).source(y[idx], chunk_bytes=chunk_bytes,
-                                         covariates=None if covariates is None else covariates.iloc[idx])
+def _source(data, idx, y, covariates):
+    """The ``Source`` of the store rows ``data`` of the labelled samples ``idx`` (in the store's order),
+    read within the rows' budget."""
+    rows, idx = _in_store_order(data.rows, idx)
+    return replace(data, rows=rows).source(y[idx], covariates=None if covariates is None else covariates.iloc[idx])

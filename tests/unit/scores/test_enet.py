@@ -12,7 +12,16 @@ import scipy.sparse as sp
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import genosift as gs
-from genosift.enet.path import MemoryDesign, Solver, deviances, fit_path, in_data_units, objective, penalties
+from genosift.enet.path import (
+    MemoryDesign,
+    PenaltyGrid,
+    Solver,
+    deviances,
+    fit_path,
+    in_data_units,
+    objective,
+    penalties,
+)
 from genosift.selectors.enet import elastic_net
 
 
@@ -183,7 +192,7 @@ def test_screening_gives_the_fit_of_every_feature(logistic, batch):
     design, _ = MemoryDesign.of(X)
     screened = fit_path(design, y, logistic=logistic, l1_ratio=0.5, solver=Solver(tol=1e-13, batch=batch))
 
-    full = fit_path(design, y, logistic=logistic, l1_ratio=0.5, lambdas=screened.lambdas,
+    full = fit_path(design, y, logistic=logistic, l1_ratio=0.5, grid=PenaltyGrid(screened.lambdas),
                     solver=Solver(tol=1e-13, stop_early=False, screen=False))
     assert full.working == design.usable.sum()
     o1 = objective(y, _eta(design, screened), screened.lambdas, penalties(screened.beta, 0.5, screened.ridge), logistic)
@@ -215,7 +224,7 @@ def test_patterns_give_the_fit_of_the_features():
 def test_glmnet_defaults_of_the_path():
     X, y, _ = _population(6)
     design, _ = MemoryDesign.of(X)
-    path = fit_path(design, y, logistic=True, l1_ratio=0.5, n_lambdas=100)
+    path = fit_path(design, y, logistic=True, l1_ratio=0.5, grid=PenaltyGrid(n_lambdas=100))
     # the first penalty keeps every feature out, the next lets one in; the sequence is geometric
     # down to 1% (more features than samples)
     assert path.df[0] == 0 and path.df[1] >= 1
@@ -315,18 +324,19 @@ def enet_store(tmp_path_factory):
 def test_the_store_read_in_passes_gives_the_fit_in_memory(enet_store, logistic, rows):
     from genosift.enet.store import StoreDesign
     from genosift.io import open_store
+    from genosift.sources import StoreRows
 
     X, y01, numeric, path, _ = enet_store
     y = y01 if logistic else numeric
     patterns = gs.count_patterns(X, binary=False)
     kept = None if rows is None else np.flatnonzero(np.arange(y.size) % 5 != 2)
     store = open_store(path)
-    streamed = StoreDesign(store, patterns.first, patterns.sizes, kept, chunk_bytes=20_000, spare=16)
+    streamed = StoreDesign(StoreRows(store, kept, chunk_bytes=20_000), patterns.first, patterns.sizes, spare=16)
     M = sp.csc_matrix(X)[:, patterns.first]
     memory = MemoryDesign(M if kept is None else M[kept], patterns.sizes)
     yy = y if kept is None else y[kept]
     a = fit_path(streamed, yy, logistic=logistic, l1_ratio=0.5, solver=Solver(tol=1e-12))
-    b = fit_path(memory, yy, logistic=logistic, l1_ratio=0.5, lambdas=a.lambdas,
+    b = fit_path(memory, yy, logistic=logistic, l1_ratio=0.5, grid=PenaltyGrid(a.lambdas),
                  solver=Solver(tol=1e-12, stop_early=False))
     np.testing.assert_allclose(streamed.mean, memory.mean, rtol=1e-13)
     np.testing.assert_allclose(streamed.scale, memory.scale, rtol=1e-12)
@@ -444,6 +454,7 @@ def test_constant_columns_never_enter(form, tmp_path):
     first feature enters right after the largest penalty."""
     from genosift.enet.store import StoreDesign
     from genosift.io import Dataset, open_store, write_store
+    from genosift.sources import StoreRows
 
     rng = np.random.default_rng(11)
     n = 40
@@ -454,9 +465,9 @@ def test_constant_columns_never_enter(form, tmp_path):
     store = write_store(Dataset(M, np.array([f"s{i}" for i in range(n)]), np.array([f"f{j}" for j in range(30)])),
                         tmp_path / "c.gs.h5ad")
     for design in (MemoryDesign(sp.csc_matrix(M) if form == "csr" else M, np.ones(30)),
-                   StoreDesign(open_store(store), np.arange(30), np.ones(30), chunk_bytes=2_000)):
+                   StoreDesign(StoreRows(open_store(store), chunk_bytes=2_000), np.arange(30), np.ones(30))):
         assert np.flatnonzero(~design.usable).tolist() == [3, 7, 11]
-        path = fit_path(design, y, logistic=True, l1_ratio=0.5, n_lambdas=20)
+        path = fit_path(design, y, logistic=True, l1_ratio=0.5, grid=PenaltyGrid(n_lambdas=20))
         assert path.df[1] >= 1 and path.lambdas.size == 20
         assert not path.beta[[3, 7, 11]].nnz
 

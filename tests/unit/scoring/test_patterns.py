@@ -221,7 +221,7 @@ def test_patterns_ride_along_the_scoring_pass_of_a_store(stores, monkeypatch):
                                                                                              _o(self, *a, **k))[1])
             riding = PatternPass((0.05, 1.0))
             spec = gs.get_method(method)
-            data = StoreRows(open_store(path)).source(y, chunk_bytes=6000)
+            data = StoreRows(open_store(path), chunk_bytes=6000).source(y)
             res, prof = score_and_profile(data, spec, spec.options, (0.05, 1.0), kind="classes", riders=(riding,))
             getattr(prof, "close", lambda: None)()
             monkeypatch.undo()

@@ -277,14 +277,14 @@ def test_the_scoring_pass_makes_the_profile_of_a_two_pass_run(store, method, tar
     y = None if target is None else obs[target].to_numpy()[rows]
     spec = gs.get_method(method)
     kind = kind_for(method, y)
-    data = StoreRows(s, rows).source(y, chunk_bytes=30_000)
+    data = StoreRows(s, rows, 30_000).source(y)
     calls = _reads(monkeypatch)
     res, prof = score_and_profile(data, spec, spec.options, kind=kind, folder=tmp_path)
     passes = len(calls)
     monkeypatch.undo()
     try:
         _same_bits(res, score_store(path if not dense else s.path, y, method=method, samples=rows, chunk_bytes=30_000))
-        alone = StoreRows(s, rows).source(None if kind == "none" else y, chunk_bytes=30_000)
+        alone = StoreRows(s, rows, 30_000).source(None if kind == "none" else y)
         separate = profile_source(alone, "auto" if kind == "none" else kind, on_disk=True, folder=tmp_path,
                                   ranks=res.ranks)
         try:

@@ -11,6 +11,7 @@ from genosift.io.store import Store
 from genosift.io.store.lookup import find_names
 from genosift.sources import StoreRows
 from genosift.workflow import load_model, predict, predict_store, write_results
+from genosift.workflow.evaluation import Asked
 from genosift.workflow.screened import evaluate_store
 
 
@@ -63,8 +64,8 @@ def _fitted(tmp_path, *, n=120, p=2000, seed=4):
     ids = np.array([f"s{i}" for i in range(n)], dtype=object)
     names = np.array([f"kmer_{j}_é" for j in range(p)], dtype=object)
     store = open_store(write_store(Dataset(X, ids, names), tmp_path / "d.gs.h5ad"))
-    ev, X_read, _ = evaluate_store(StoreRows(store), y, method="fisher", ks=[8, 40], cv=3, random_state=0,
-                                   sample_ids=ids, feature_names=names)
+    ev, X_read, _ = evaluate_store(StoreRows(store), y, Asked(method="fisher", ks=[8, 40], cv=3, random_state=0,
+                                                              sample_ids=ids, feature_names=names))
     folder = write_results(ev, tmp_path / "results", X=X_read, y=y)
     ev.profile.close()
     return store, X, names, ids, y, folder

@@ -14,6 +14,7 @@ from genosift.cli import main
 from genosift.io import Dataset, open_store, write_store
 from genosift.sources import StoreRows, in_memory
 from genosift.workflow import evaluate, load_model, predict, predict_store, write_results
+from genosift.workflow.evaluation import Asked
 from genosift.workflow.screened import can_screen, evaluate_store
 
 TABLES = ["confusion.tsv", "curve.tsv", "cv_metrics.tsv", "per_class.tsv", "predictions.tsv", "scores.tsv",
@@ -41,7 +42,7 @@ def _both(tmp_path, store, y, rows, unlabelled=None, **options):
     others = None if unlabelled is None else StoreRows(store, unlabelled)
     if unlabelled is not None:
         options["unlabelled_ids"] = store.sample_ids[unlabelled]
-    ev_s, X_s, _ = evaluate_store(data, y[rows], unlabelled=others, **options)
+    ev_s, X_s, _ = evaluate_store(data, y[rows], Asked(**options), unlabelled=others)
     X_m = in_memory(data)
     ev_m = evaluate(X_m, y[rows], unlabelled=None if others is None else in_memory(others), **options)
     a = write_results(ev_s, tmp_path / "screened", X=X_s, y=y[rows])
@@ -127,7 +128,7 @@ def test_methods_that_pool_every_feature_are_not_screened(tmp_path):
     store, y = _store(tmp_path, p=200)
     with pytest.raises(ValueError, match="needs the whole matrix in memory for it: pass "
                                          "genosift.sources.in_memory"):
-        evaluate_store(StoreRows(store), y.astype(float), method="moderated_t", ks=[5])
+        evaluate_store(StoreRows(store), y.astype(float), Asked(method="moderated_t", ks=[5]))
 
 
 def test_the_command_line_screens_a_store(tmp_path, capsys):
@@ -149,7 +150,7 @@ def test_the_command_line_screens_a_store(tmp_path, capsys):
 
 def test_names_default_to_the_stores(tmp_path):
     store, y = _store(tmp_path, p=400)
-    ev, X, _ = evaluate_store(StoreRows(store), y, ks=[5], cv=3)
+    ev, X, _ = evaluate_store(StoreRows(store), y, Asked(ks=[5], cv=3))
     ev.profile.close()
     names = np.asarray(store.feature_names, dtype=object)
     np.testing.assert_array_equal(ev.feature_names, names[ev.columns])
