@@ -128,7 +128,7 @@ class _DumpReader(KmerReader):
         for i in range(pieces):
             kept, j = Kept(int(line_at[i]), int(res[i, LINES]), int(st[LINE])), 0
             while True:
-                code, j = commit_dump_lines(buf, st, kept, j, lines, self._dump_kmers(), self.row)
+                code, j = commit_dump_lines(buf, st, kept, j, lines, self._kmer_table(), self.row)
                 if code == D_GROW_KMERS:
                     self.kmers.grow(st[D_KN], st[D_KB], st[ARG])
                 elif code == D_GROW_ENTRIES:
@@ -139,8 +139,8 @@ class _DumpReader(KmerReader):
             repeated = None if code == D_OK else (lines.line[q], lines.start[q])  # a k-mer twice in the dump
             self._rest_of_piece(buf[: cuts[i + 1]], kept.base, res[i], repeated)
 
-    def _dump_kmers(self):
-        """The k-mer table as the kernels take it."""
+    def _kmer_table(self):
+        """The k-mer table as the dump kernels take it (with each k-mer's count of samples)."""
         k = self.kmers
         return DumpKmers(k.interned, k.cols["file"], k.cols["line"], k.cols["nnz"])
 
@@ -152,7 +152,7 @@ class _DumpReader(KmerReader):
         """Parse the lines of ``buf`` from ``pos`` on one thread, after what the row holds."""
         st = self.st
         while True:
-            code, pos = parse_dumps(buf, pos, st, self._dump_kmers(), self.row)
+            code, pos = parse_dumps(buf, pos, st, self._kmer_table(), self.row)
             if code == D_OK:
                 break
             if code == D_GROW_ENTRIES:

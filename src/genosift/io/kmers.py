@@ -148,10 +148,11 @@ class KmerReader:
     by a block edge carried over, NUL bytes and over-long lines refused) and hands every block
     of whole lines to ``parse_block``; ``dataset`` builds the matrix. ``st`` is the kernel's state
     vector (slots of :mod:`genosift.io.kmer_kernels`); ``samples`` and ``kmers`` are the
-    :class:`~genosift.io.arena.StringTable` of the ids and k-mers; ``out`` the
-    :class:`~genosift.io.kmer_kernels.LineCounts` the kernels fill with a block's lines. Set ``on_block`` to take each
-    parsed block ``(kmer, nnz, samp, counts)`` instead of keeping it in ``blocks``. Readers of
-    other layouts subclass it and override ``parse_block``, ``empty_error`` and ``line_error``.
+    :class:`~genosift.io.arena.StringTable` of the ids and k-mers; ``out`` is the
+    :class:`~genosift.io.kmer_kernels.LineCounts` the kernels fill with a block's lines. Set
+    ``on_block`` to take each parsed block ``(kmer, nnz, samp, counts)`` instead of keeping it in
+    ``blocks``. Readers of other layouts subclass it and override ``parse_block``, ``empty_error``
+    and ``line_error``.
     """
 
     def __init__(self, block_size):
@@ -259,7 +260,7 @@ class KmerReader:
         while True:
             s = self.samples
             code, pos = parse_kmers(buf, pos, st, Samples(s.interned, s.cols["mark"], s.cols["nnz"]),
-                                    self._kmer_columns(), self.out)
+                                    self._kmer_table(), self.out)
             if code == OK:
                 return
             if code == GROW_LINES:
@@ -273,8 +274,8 @@ class KmerReader:
             else:
                 raise self.line_error(code, buf, pos)
 
-    def _kmer_columns(self):
-        """The k-mer table as the kernels take it."""
+    def _kmer_table(self):
+        """The k-mer table as the k-mer text kernels take it."""
         k = self.kmers
         return Kmers(k.interned, k.cols["file"], k.cols["line"])
 
@@ -311,7 +312,7 @@ class KmerReader:
             kept = Kept(int(line_at[i]), int(res[i, LINES]), int(st[LINE]))
             j, src = 0, int(entry_at[i])
             while True:
-                code, j, src = commit_lines(buf, st, kept, j, src, lines, self._kmer_columns(), self.out)
+                code, j, src = commit_lines(buf, st, kept, j, src, lines, self._kmer_table(), self.out)
                 if code != GROW_KMERS:
                     break
                 self.kmers.grow(st[KN], st[KB], st[ARG])
