@@ -41,14 +41,14 @@ class Interned(NamedTuple):
 
 
 @njit(**_JIT)
-def find(buf, a, b, h, strings):
-    """Index of the bytes ``buf[a:b]`` (hash ``h``) in the :class:`Interned` ``strings``, or
-    ``-1 - slot`` of a free slot.
+def find(buf, a, b, h, arena, offs, hashes, table):
+    """Index of the bytes ``buf[a:b]`` (hash ``h``) in a table, or ``-1 - slot`` of a free slot.
 
     Entry ``i`` is stored in ``arena[offs[i]:offs[i + 1] - 1]`` followed by a newline, so the whole
-    arena decodes to the entries with one ``split``.
+    arena decodes to the entries with one ``split``. It takes the arrays of an :class:`Interned`
+    one by one: the parsers call it on every line, and the arrays of a tuple are counted
+    references taken at each call.
     """
-    arena, offs, hashes, table = strings
     size = b - a
     mask = np.uint64(table.size - 1)
     slot = h & mask

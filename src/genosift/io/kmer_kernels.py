@@ -161,8 +161,10 @@ def parse_kmers(buf, pos, st, samples, kmers, out):
     A line is committed only once it is read whole, so the driver can grow a full array and call
     again from the returned line start.
     """
-    s_mark, s_nnz = samples.mark, samples.nnz
-    k_file, k_line = kmers.file, kmers.line
+    s_strings, s_mark, s_nnz = samples
+    k_strings, k_file, k_line = kmers
+    s_arena, s_offs, s_hash, s_table = s_strings
+    k_arena, k_offs, k_hash, k_table = k_strings
     o_kmer, o_nnz, o_samp, o_count = out
     end = buf.size
     fileno = st[FILE]
@@ -199,9 +201,9 @@ def parse_kmers(buf, pos, st, samples, kmers, out):
         if nl >= o_kmer.size:
             code = GROW_LINES
             break
-        kidx = find(buf, a, b, h, kmers.strings)
+        kidx = find(buf, a, b, h, k_arena, k_offs, k_hash, k_table)
         if kidx < 0:
-            kidx = add(buf, a, b, h, -1 - kidx, kmers.strings, st, KMER_TALLY)
+            kidx = add(buf, a, b, h, -1 - kidx, k_strings, st, KMER_TALLY)
             if kidx < 0:
                 code = GROW_KMERS
                 break
@@ -234,9 +236,9 @@ def parse_kmers(buf, pos, st, samples, kmers, out):
             if ne >= o_samp.size:
                 code = GROW_ENTRIES
                 break
-            sidx = find(buf, t0, colon, h_id, samples.strings)
+            sidx = find(buf, t0, colon, h_id, s_arena, s_offs, s_hash, s_table)
             if sidx < 0:
-                sidx = add(buf, t0, colon, h_id, -1 - sidx, samples.strings, st, SAMPLE_TALLY)
+                sidx = add(buf, t0, colon, h_id, -1 - sidx, s_strings, st, SAMPLE_TALLY)
                 if sidx < 0:
                     code = GROW_SAMPLES
                     break
@@ -394,8 +396,8 @@ def parse_dumps(buf, pos, st, kmers, row):
 
     A line is committed only once read whole, so the driver can grow a full array and call again.
     """
-    arena, offs = kmers.strings.arena, kmers.strings.offs
-    k_file, k_line, k_nnz = kmers.file, kmers.line, kmers.nnz
+    strings, k_file, k_line, k_nnz = kmers
+    arena, offs, hashes, table = strings
     o_col, o_count = row
     end = buf.size
     line, ne, nk, biggest, fileno = st[LINE], st[D_NE], st[D_NK], st[D_MAX], st[FILE]
@@ -439,9 +441,9 @@ def parse_dumps(buf, pos, st, kmers, row):
             h = FNV_OFFSET
             for t in range(a, b):
                 h = (h ^ np.uint64(buf[t])) * FNV_PRIME
-            kidx = find(buf, a, b, h, kmers.strings)
+            kidx = find(buf, a, b, h, arena, offs, hashes, table)
             if kidx < 0:
-                kidx = add(buf, a, b, h, -1 - kidx, kmers.strings, st, D_KMER_TALLY)
+                kidx = add(buf, a, b, h, -1 - kidx, strings, st, D_KMER_TALLY)
                 if kidx < 0:
                     code = D_GROW_KMERS
                     break

@@ -144,6 +144,7 @@ def scan_pieces(buf, pieces, samples, marks, nnz, lines, out, res):
     lines read before the stop (blank ones included) and its largest count.
     """
     cuts, line_at, entry_at = pieces
+    s_arena, s_offs, s_hash, s_table = samples
     l_start, l_a, l_b, l_h, l_line = lines
     o_nnz, o_samp, o_count = out.nnz, out.samp, out.count
     for i in prange(cuts.size - 1):
@@ -188,7 +189,7 @@ def scan_pieces(buf, pieces, samples, marks, nnz, lines, out, res):
                 if v < 0:
                     ok = False
                     break
-                sidx = find(buf, t0, colon, h_id, samples)
+                sidx = find(buf, t0, colon, h_id, s_arena, s_offs, s_hash, s_table)
                 if sidx < 0 or marks[i, sidx] == stamp:
                     ok = False
                     break
@@ -234,7 +235,8 @@ def commit_lines(buf, st, kept, j, src, lines, kmers, out):
     """
     first, count, line_base = kept
     l_a, l_b, l_h, l_line = lines.a, lines.b, lines.h, lines.line
-    k_file, k_line = kmers.file, kmers.line
+    strings, k_file, k_line = kmers
+    arena, offs, hashes, table = strings
     o_kmer, o_nnz, o_samp, o_count = out
     fileno = st[FILE]
     nl = st[NL]
@@ -244,9 +246,9 @@ def commit_lines(buf, st, kept, j, src, lines, kmers, out):
         q = first + j
         a = l_a[q]
         b = l_b[q]
-        kidx = find(buf, a, b, l_h[q], kmers.strings)
+        kidx = find(buf, a, b, l_h[q], arena, offs, hashes, table)
         if kidx < 0:
-            kidx = add(buf, a, b, l_h[q], -1 - kidx, kmers.strings, st, KMER_TALLY)
+            kidx = add(buf, a, b, l_h[q], -1 - kidx, strings, st, KMER_TALLY)
             if kidx < 0:
                 code = GROW_KMERS
                 break
@@ -284,7 +286,7 @@ def scan_dump_pieces(buf, cuts, line_at, kmers, n_known, lines, res):
     read, never changed). ``res[i]``: where it stopped, lines kept, lines read before the stop
     (blank ones included).
     """
-    arena, offs = kmers.arena, kmers.offs
+    arena, offs, hashes, table = kmers
     l_start, l_a, l_b, l_h, l_kidx, l_count, l_line = lines
     for i in prange(cuts.size - 1):
         pos = cuts[i]
@@ -322,7 +324,7 @@ def scan_dump_pieces(buf, cuts, line_at, kmers, n_known, lines, res):
                 h = FNV_OFFSET
                 for t in range(a, b):
                     h = (h ^ np.uint64(buf[t])) * FNV_PRIME
-                kidx = find(buf, a, b, h, kmers)
+                kidx = find(buf, a, b, h, arena, offs, hashes, table)
                 if kidx < 0 or kidx >= n_known:
                     kidx = -1
             l_start[nl] = pos
@@ -351,7 +353,8 @@ def commit_dump_lines(buf, st, kept, j, lines, kmers, row):
     ``first + j`` (the one-thread kernel, run from that line, words the error)."""
     first, count, line_base = kept
     l_a, l_b, l_h, l_kidx, l_count, l_line = lines.a, lines.b, lines.h, lines.kidx, lines.count, lines.line
-    k_file, k_line, k_nnz = kmers.file, kmers.line, kmers.nnz
+    strings, k_file, k_line, k_nnz = kmers
+    arena, offs, hashes, table = strings
     o_col, o_count = row
     fileno = st[FILE]
     ne = st[D_NE]
@@ -364,9 +367,9 @@ def commit_dump_lines(buf, st, kept, j, lines, kmers, row):
         if kidx < 0:
             a = l_a[q]
             b = l_b[q]
-            kidx = find(buf, a, b, l_h[q], kmers.strings)
+            kidx = find(buf, a, b, l_h[q], arena, offs, hashes, table)
             if kidx < 0:
-                kidx = add(buf, a, b, l_h[q], -1 - kidx, kmers.strings, st, D_KMER_TALLY)
+                kidx = add(buf, a, b, l_h[q], -1 - kidx, strings, st, D_KMER_TALLY)
                 if kidx < 0:
                     code = D_GROW_KMERS
                     break
