@@ -46,8 +46,8 @@ def find(buf, a, b, h, arena, offs, hashes, table):
 
     Entry ``i`` is stored in ``arena[offs[i]:offs[i + 1] - 1]`` followed by a newline, so the whole
     arena decodes to the entries with one ``split``. It takes the arrays of an :class:`Interned`
-    one by one: the parsers call it on every line, and the arrays of a tuple are counted
-    references taken at each call.
+    one by one: it runs on every line, and a tuple would be unpacked (each array's reference
+    counted) at every call.
     """
     size = b - a
     mask = np.uint64(table.size - 1)
