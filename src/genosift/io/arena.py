@@ -10,12 +10,13 @@ decodes a slice of the entries at a time; :func:`pad` and :func:`reordered` sort
 from __future__ import annotations
 
 import codecs
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-__all__ = ["ARG", "FNV_OFFSET", "FNV_PRIME", "PIECE", "ArenaNames", "StringTable", "add", "find", "first_byte",
-           "grown", "is_utf8", "pad", "rehash", "reordered"]
+__all__ = ["ARG", "FNV_OFFSET", "FNV_PRIME", "PIECE", "ArenaNames", "Interned", "StringTable", "add", "find",
+           "first_byte", "grown", "is_utf8", "pad", "rehash", "reordered"]
 
 _JIT = dict(nogil=True, cache=True)
 #: The slot of a parser's int64 state vector where :func:`add` leaves the bytes a full arena needs
@@ -28,12 +29,25 @@ FNV_PRIME = np.uint64(1099511628211)
 _ONE = np.uint64(1)
 
 
+class Interned(NamedTuple):
+    """The arrays of a table of interned byte strings, as the compiled parsers take them: the
+    entries' bytes (``arena``), where each starts (``offs``), their hashes and the open-addressing
+    ``table`` of entry indices (-1: a free slot)."""
+
+    arena: np.ndarray
+    offs: np.ndarray
+    hashes: np.ndarray
+    table: np.ndarray
+
+
 @njit(**_JIT)
 def find(buf, a, b, h, arena, offs, hashes, table):
     """Index of the bytes ``buf[a:b]`` (hash ``h``) in a table, or ``-1 - slot`` of a free slot.
 
     Entry ``i`` is stored in ``arena[offs[i]:offs[i + 1] - 1]`` followed by a newline, so the whole
-    arena decodes to the entries with one ``split``.
+    arena decodes to the entries with one ``split``. It takes the arrays of an :class:`Interned`
+    one by one: it runs on every line, and a tuple would be unpacked (each array's reference
+    counted) at every call.
     """
     size = b - a
     mask = np.uint64(table.size - 1)
@@ -56,12 +70,16 @@ def find(buf, a, b, h, arena, offs, hashes, table):
 
 
 @njit(**_JIT)
-def add(buf, a, b, h, slot, arena, offs, hashes, table, st, i_n, i_b):
-    """Store ``buf[a:b]`` as a new entry in the free ``slot``; -1 (and the bytes needed) if full.
+def add(buf, a, b, h, slot, strings, st, tally):
+    """Store ``buf[a:b]`` as a new entry of ``strings`` in the free ``slot``; -1 (and the bytes
+    needed) if full. ``tally``: the slots of the state vector ``st`` counting the table's entries
+    and bytes.
 
     (Kept apart from ``find``: with the insertion in the same function the look-ups, the
     common case, run several times slower.)
     """
+    arena, offs, hashes, table = strings
+    i_n, i_b = tally
     size = b - a
     n = st[i_n]
     nb = st[i_b]
@@ -107,6 +125,11 @@ class StringTable:
         self.table = np.full(2 * cap, -1, np.int64)
         self.fills = dict(columns)
         self.cols = {name: np.full(cap, fill, dtype) for name, (dtype, fill) in columns.items()}
+
+    @property
+    def interned(self):
+        """The table's arrays as the compiled parsers take them (new ones after ``grow``)."""
+        return Interned(self.arena, self.offs, self.hashes, self.table)
 
     def grow(self, n, nbytes, need):
         """Make room for ``need`` more bytes and one more entry (``n`` entries of ``nbytes`` held)."""

@@ -48,10 +48,12 @@ from .kmer_kernels import (
     FILE,
     LINE,
     NSTATE,
+    DumpKmers,
+    Row,
     parse_dumps,
 )
 from .kmer_options import count_dtype
-from .kmer_scan import LINES, RESULTS, commit_dump_lines, scan_dump_pieces
+from .kmer_scan import LINES, RESULTS, DumpLines, Kept, commit_dump_lines, scan_dump_pieces
 from .kmer_store import StoreOutput, check_store_dtype
 from .kmers import (
     BLOCK_SIZE,
@@ -84,8 +86,7 @@ class _DumpReader(KmerReader):
         self.st = np.zeros(NSTATE, np.int64)
         self.st[FILE] = -1
         self.kmers = StringTable(256, 1 << 13, {"file": (np.int32, -1), "line": (np.int64, 0), "nnz": (np.int64, 0)})
-        self.o_col = np.empty(1024, np.int64)
-        self.o_count = np.empty(1024, np.float64)
+        self.row = Row(np.empty(1024, np.int64), np.empty(1024, np.float64))
 
     def read_sample(self, path):
         """The row of the dump ``path``: (k-mer indices in the order first seen, counts)."""
@@ -95,9 +96,9 @@ class _DumpReader(KmerReader):
         if self.st[D_KN] >= 2**31:
             raise ValueError(f"The dumps up to {str(path)!r} hold more than 2**31 distinct k-mers, more than "
                              "a matrix column index holds. Split the k-mers (e.g. by prefix) and convert the parts.")
-        counts = self.o_count[:ne]
+        counts = self.row.count[:ne]
         counts = counts.astype(np.uint32) if counts.max(initial=0) < 2**32 else counts.copy()
-        return self.o_col[:ne].astype(np.int32), counts
+        return self.row.col[:ne].astype(np.int32), counts
 
     def parse_block(self, buf):
         """Parse a block of whole ``KMER COUNT`` lines into the sample's row: in a piece per
@@ -119,43 +120,45 @@ class _DumpReader(KmerReader):
             return
         cuts, bounds = cut
         line_at = np.concatenate(([0], np.cumsum(bounds[0])))
-        lines = int(line_at[-1])
-        l_start, l_a, l_b, l_kidx, l_count, l_line = (np.empty(lines, np.int64) for _ in range(6))
-        l_h = np.empty(lines, np.uint64)
+        n_lines = int(line_at[-1])
+        lines = DumpLines(*(np.empty(n_lines, np.int64) for _ in range(3)), np.empty(n_lines, np.uint64),
+                          *(np.empty(n_lines, np.int64) for _ in range(3)))
         res = np.zeros((pieces, RESULTS), np.int64)
-        k = self.kmers
-        scan_dump_pieces(buf, cuts, line_at, k.arena, k.offs, k.hashes, k.table, int(st[D_KN]),
-                         l_start, l_a, l_b, l_h, l_kidx, l_count, l_line, res)
+        scan_dump_pieces(buf, cuts, line_at, self.kmers.interned, int(st[D_KN]), lines, res)
         for i in range(pieces):
-            base, first, count, j = int(st[LINE]), int(line_at[i]), int(res[i, LINES]), 0
+            kept, j = Kept(int(line_at[i]), int(res[i, LINES]), int(st[LINE])), 0
             while True:
-                k = self.kmers
-                code, j = commit_dump_lines(buf, st, first, count, j, base, l_a, l_b, l_h, l_kidx, l_count, l_line,
-                                            k.arena, k.offs, k.hashes, k.table, k.cols["file"], k.cols["line"],
-                                            k.cols["nnz"], self.o_col, self.o_count)
+                code, j = commit_dump_lines(buf, st, kept, j, lines, self._kmer_table(), self.row)
                 if code == D_GROW_KMERS:
-                    k.grow(st[D_KN], st[D_KB], st[ARG])
+                    self.kmers.grow(st[D_KN], st[D_KB], st[ARG])
                 elif code == D_GROW_ENTRIES:
-                    self.o_col = grown(self.o_col, 2 * self.o_col.size, None)
-                    self.o_count = grown(self.o_count, 2 * self.o_count.size, None)
+                    self._grow_row()
                 else:
                     break
-            repeated = None if code == D_OK else (l_line[first + j], l_start[first + j])  # a k-mer twice in the dump
-            self._rest_of_piece(buf[: cuts[i + 1]], base, res[i], repeated)
+            q = kept.first + j
+            repeated = None if code == D_OK else (lines.line[q], lines.start[q])  # a k-mer twice in the dump
+            self._rest_of_piece(buf[: cuts[i + 1]], kept.base, res[i], repeated)
+
+    def _kmer_table(self):
+        """The k-mer table as the dump kernels take it (with each k-mer's count of samples)."""
+        k = self.kmers
+        return DumpKmers(k.interned, k.cols["file"], k.cols["line"], k.cols["nnz"])
+
+    def _grow_row(self):
+        """Twice the room for the sample's counts in ``row``."""
+        self.row = Row(*(grown(a, 2 * a.size, None) for a in self.row))
 
     def _parse_from(self, buf, pos):
         """Parse the lines of ``buf`` from ``pos`` on one thread, after what the row holds."""
-        st, k = self.st, self.kmers
+        st = self.st
         while True:
-            code, pos = parse_dumps(buf, pos, st, k.arena, k.offs, k.hashes, k.table, k.cols["file"],
-                                    k.cols["line"], k.cols["nnz"], self.o_col, self.o_count)
+            code, pos = parse_dumps(buf, pos, st, self._kmer_table(), self.row)
             if code == D_OK:
                 break
             if code == D_GROW_ENTRIES:
-                self.o_col = grown(self.o_col, 2 * self.o_col.size, None)
-                self.o_count = grown(self.o_count, 2 * self.o_count.size, None)
+                self._grow_row()
             elif code == D_GROW_KMERS:
-                k.grow(st[D_KN], st[D_KB], st[ARG])
+                self.kmers.grow(st[D_KN], st[D_KB], st[ARG])
             else:
                 raise self.line_error(code, buf, pos)
 

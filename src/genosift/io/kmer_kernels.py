@@ -12,15 +12,17 @@ for all, then each kernel's own slots (``KN``... for k-mer text, ``D_KN``... for
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from .arena import ARG, FNV_OFFSET, FNV_PRIME, add, find
+from .arena import ARG, FNV_OFFSET, FNV_PRIME, Interned, add, find
 from .quoting import shown
 
-__all__ = ["column_sizes", "entry_token", "first_repeat", "kmer_line_message", "kmer_token", "parse_count",
-           "parse_dumps", "parse_kmers", "scatter", "scatter_columns", "spaces", "token_end"]
+__all__ = ["DumpKmers", "Kmers", "LineCounts", "Row", "Samples", "column_sizes", "entry_token", "first_repeat",
+           "kmer_line_message", "kmer_token", "parse_count", "parse_dumps", "parse_kmers", "scatter",
+           "scatter_columns", "spaces", "token_end"]
 
 _JIT = dict(nogil=True, cache=True)
 _MAX_EXACT = 2**53  # the largest count float64 holds exactly (with all smaller integers)
@@ -38,6 +40,54 @@ OK, GROW_LINES, GROW_ENTRIES, GROW_KMERS, GROW_SAMPLES = range(5)
 #: Dump kernel codes.
 D_OK, D_GROW_ENTRIES, D_GROW_KMERS = range(3)
 D_E_FORM, D_E_COUNT, D_E_BIG, D_E_DUP = range(10, 14)
+#: The slots counting the entries and bytes of each table (the ``tally`` of ``arena.add``).
+SAMPLE_TALLY, KMER_TALLY, D_KMER_TALLY = (SN, SB), (KN, KB), (D_KN, D_KB)
+
+
+class Samples(NamedTuple):
+    """The sample ids of k-mer text as the kernels take them: the interned ids (``strings``) and,
+    per id, the stamp of the last line that listed it (``mark``) and its number of counts (``nnz``)."""
+
+    strings: Interned
+    mark: np.ndarray
+    nnz: np.ndarray
+
+
+class Kmers(NamedTuple):
+    """The k-mers of k-mer text as the kernels take them: the interned k-mers (``strings``) and, per
+    k-mer, the file and the line that last held it (``file``, ``line``)."""
+
+    strings: Interned
+    file: np.ndarray
+    line: np.ndarray
+
+
+class LineCounts(NamedTuple):
+    """A block of k-mer text parsed: per line the k-mer's index (``kmer``) and its number of stored
+    counts (``nnz``); per non-zero count the sample's index (``samp``) and the count (``count``)."""
+
+    kmer: np.ndarray
+    nnz: np.ndarray
+    samp: np.ndarray
+    count: np.ndarray
+
+
+class DumpKmers(NamedTuple):
+    """The k-mers of dumps as the kernel takes them: the interned k-mers (``strings``) and, per
+    k-mer, the file and line that last held it and its number of non-zero counts (``nnz``)."""
+
+    strings: Interned
+    file: np.ndarray
+    line: np.ndarray
+    nnz: np.ndarray
+
+
+class Row(NamedTuple):
+    """A sample's row of counts from its dump: per non-zero count the k-mer's index (``col``) and
+    the count."""
+
+    col: np.ndarray
+    count: np.ndarray
 
 
 @njit(**_JIT)
@@ -104,15 +154,18 @@ def entry_token(buf, p, end):
 
 
 @njit(**_JIT)
-def parse_kmers(buf, pos, st, s_arena, s_offs, s_hash, s_table, s_mark, s_nnz,
-           k_arena, k_offs, k_hash, k_table, k_file, k_line, o_kmer, o_nnz, o_samp, o_count):
-    """Parse the whole lines of ``buf`` from byte ``pos``; return ``(code, line start)``.
+def parse_kmers(buf, pos, st, samples, kmers, out):
+    """Parse the whole lines of ``buf`` from byte ``pos`` into the :class:`LineCounts` ``out``,
+    interning the ids and k-mers in ``samples`` and ``kmers``; return ``(code, line start)``.
 
-    Per line: the k-mer's index (``o_kmer``) and its number of stored counts (``o_nnz``); per
-    non-zero count: the sample's index (``o_samp``) and the count (``o_count``). A line is
-    committed only once it is read whole, so the driver can grow a full array and call again
-    from the returned line start.
+    A line is committed only once it is read whole, so the driver can grow a full array and call
+    again from the returned line start.
     """
+    s_strings, s_mark, s_nnz = samples
+    k_strings, k_file, k_line = kmers
+    s_arena, s_offs, s_hash, s_table = s_strings
+    k_arena, k_offs, k_hash, k_table = k_strings
+    o_kmer, o_nnz, o_samp, o_count = out
     end = buf.size
     fileno = st[FILE]
     line = st[LINE]
@@ -150,7 +203,7 @@ def parse_kmers(buf, pos, st, s_arena, s_offs, s_hash, s_table, s_mark, s_nnz,
             break
         kidx = find(buf, a, b, h, k_arena, k_offs, k_hash, k_table)
         if kidx < 0:
-            kidx = add(buf, a, b, h, -1 - kidx, k_arena, k_offs, k_hash, k_table, st, KN, KB)
+            kidx = add(buf, a, b, h, -1 - kidx, k_strings, st, KMER_TALLY)
             if kidx < 0:
                 code = GROW_KMERS
                 break
@@ -185,7 +238,7 @@ def parse_kmers(buf, pos, st, s_arena, s_offs, s_hash, s_table, s_mark, s_nnz,
                 break
             sidx = find(buf, t0, colon, h_id, s_arena, s_offs, s_hash, s_table)
             if sidx < 0:
-                sidx = add(buf, t0, colon, h_id, -1 - sidx, s_arena, s_offs, s_hash, s_table, st, SN, SB)
+                sidx = add(buf, t0, colon, h_id, -1 - sidx, s_strings, st, SAMPLE_TALLY)
                 if sidx < 0:
                     code = GROW_SAMPLES
                     break
@@ -337,12 +390,15 @@ def kmer_line_message(code, st, buf, pos):
 
 
 @njit(**_JIT)
-def parse_dumps(buf, pos, st, arena, offs, hashes, table, k_file, k_line, k_nnz, o_col, o_count):
-    """Parse the whole lines of ``buf`` from ``pos``; return ``(code, line start)``.
+def parse_dumps(buf, pos, st, kmers, row):
+    """Parse the whole lines of ``buf`` from ``pos`` into the sample's :class:`Row` ``row``,
+    interning the k-mers in the :class:`DumpKmers` ``kmers``; return ``(code, line start)``.
 
-    Per non-zero count: the k-mer's index (``o_col``) and the count (``o_count``). A line is
-    committed only once read whole, so the driver can grow a full array and call again.
+    A line is committed only once read whole, so the driver can grow a full array and call again.
     """
+    strings, k_file, k_line, k_nnz = kmers
+    arena, offs, hashes, table = strings
+    o_col, o_count = row
     end = buf.size
     line, ne, nk, biggest, fileno = st[LINE], st[D_NE], st[D_NK], st[D_MAX], st[FILE]
     last = np.int64(-1)  # the k-mer of the previous line
@@ -387,7 +443,7 @@ def parse_dumps(buf, pos, st, arena, offs, hashes, table, k_file, k_line, k_nnz,
                 h = (h ^ np.uint64(buf[t])) * FNV_PRIME
             kidx = find(buf, a, b, h, arena, offs, hashes, table)
             if kidx < 0:
-                kidx = add(buf, a, b, h, -1 - kidx, arena, offs, hashes, table, st, D_KN, D_KB)
+                kidx = add(buf, a, b, h, -1 - kidx, strings, st, D_KMER_TALLY)
                 if kidx < 0:
                     code = D_GROW_KMERS
                     break

@@ -19,6 +19,8 @@ file's (a k-mer twice in a dump is refused) and fills the sample's row.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
@@ -27,8 +29,7 @@ from .kmer_kernels import (
     D_E_DUP,
     D_GROW_ENTRIES,
     D_GROW_KMERS,
-    D_KB,
-    D_KN,
+    D_KMER_TALLY,
     D_MAX,
     D_NE,
     D_NK,
@@ -36,8 +37,7 @@ from .kmer_kernels import (
     E_DUP_KMER,
     FILE,
     GROW_KMERS,
-    KB,
-    KN,
+    KMER_TALLY,
     NE,
     NL,
     OK,
@@ -48,14 +48,57 @@ from .kmer_kernels import (
     token_end,
 )
 
-__all__ = ["BIGGEST", "CONSUMED", "LINES", "RESULTS", "STOP", "commit_dump_lines", "commit_lines", "line_cuts",
-           "piece_bounds", "scan_dump_pieces", "scan_pieces"]
+__all__ = ["BIGGEST", "CONSUMED", "LINES", "RESULTS", "STOP", "DumpLines", "Kept", "Pieces", "ScannedLines",
+           "commit_dump_lines", "commit_lines", "line_cuts", "piece_bounds", "scan_dump_pieces", "scan_pieces"]
 
 _JIT = dict(nogil=True, cache=True)
 #: Slots of a piece's row of the scanners' results (``RESULTS`` of them): where it stopped, the
 #: lines kept, the lines read before the stop (blank ones included), its largest count.
 STOP, LINES, CONSUMED, BIGGEST = range(4)
 RESULTS = 4
+
+
+class Pieces(NamedTuple):
+    """A block of k-mer text cut into pieces: where each starts in the block (``cuts``, one more
+    than the pieces), and where its lines and its counts start in the arrays the pieces fill."""
+
+    cuts: np.ndarray
+    line_at: np.ndarray
+    entry_at: np.ndarray
+
+
+class ScannedLines(NamedTuple):
+    """Per k-mer text line kept by a piece's thread: its start in the block, its k-mer's bytes
+    (``a`` to ``b``) and hash (``h``), and its line number within the piece."""
+
+    start: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    h: np.ndarray
+    line: np.ndarray
+
+
+class DumpLines(NamedTuple):
+    """Per dump line kept by a piece's thread: its start, its k-mer's bytes (``a`` to ``b``) and
+    hash (``h``, 0 where the k-mer was found without it), the k-mer's index in the table (-1: not
+    in it yet), the count and the line number within the piece."""
+
+    start: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    h: np.ndarray
+    kidx: np.ndarray
+    count: np.ndarray
+    line: np.ndarray
+
+
+class Kept(NamedTuple):
+    """The lines a piece's thread kept, to commit in file order: the index of the first among the
+    scanned lines, how many, and the lines of the file before the piece (``base``)."""
+
+    first: int
+    count: int
+    base: int
 
 
 @njit(**_JIT)
@@ -90,16 +133,20 @@ def piece_bounds(buf, cuts, lines, entries):
 
 
 @njit(parallel=True, **_JIT)
-def scan_pieces(buf, cuts, line_at, entry_at, s_arena, s_offs, s_hash, s_table, marks, nnz,
-                l_start, l_a, l_b, l_h, l_line, o_nnz, o_samp, o_count, res):
-    """Parse every piece on its own thread, up to its first line the table of ids cannot settle.
+def scan_pieces(buf, pieces, samples, marks, nnz, lines, out, res):
+    """Parse every piece on its own thread, up to its first line the ids of ``samples`` (an
+    :class:`~genosift.io.arena.Interned`) cannot settle.
 
-    Piece ``i`` writes its lines from ``line_at[i]`` (the line's start, its k-mer's bytes and hash,
-    its line number within the piece, its number of counts) and its counts from ``entry_at[i]``;
-    ``marks`` and ``nnz`` are its own rows (an id twice on a line; counts per sample). ``res[i]``:
-    where it stopped (the piece's end if it read it all), lines kept, lines read before the stop
-    (blank ones included) and its largest count.
+    Piece ``i`` writes its :class:`ScannedLines` ``lines`` and its lines' numbers of counts
+    (``out.nnz``) from ``pieces.line_at[i]``, and its counts (``out.samp``, ``out.count``) from
+    ``pieces.entry_at[i]``; ``marks`` and ``nnz`` are its own rows (an id twice on a line; counts
+    per sample). ``res[i]``: where it stopped (the piece's end if it read it all), lines kept,
+    lines read before the stop (blank ones included) and its largest count.
     """
+    cuts, line_at, entry_at = pieces
+    s_arena, s_offs, s_hash, s_table = samples
+    l_start, l_a, l_b, l_h, l_line = lines
+    o_nnz, o_samp, o_count = out.nnz, out.samp, out.count
     for i in prange(cuts.size - 1):
         pos = cuts[i]
         end = cuts[i + 1]
@@ -177,15 +224,20 @@ def scan_pieces(buf, cuts, line_at, entry_at, s_arena, s_offs, s_hash, s_table, 
 
 
 @njit(**_JIT)
-def commit_lines(buf, st, first, count, j, src, line_base, l_a, l_b, l_h, l_line,
-                 k_arena, k_offs, k_hash, k_table, k_file, k_line, o_kmer, o_nnz, o_samp, o_count):
-    """Keep the scanned lines ``first + j`` to ``first + count`` of a piece, in order: intern each
-    k-mer, move the line and its counts (from ``src``) down to the block's next free places.
+def commit_lines(buf, st, kept, j, src, lines, kmers, out):
+    """Keep the :class:`ScannedLines` ``kept.first + j`` to ``kept.first + kept.count`` of a piece,
+    in order: intern each k-mer in the :class:`~genosift.io.kmer_kernels.Kmers` ``kmers``, move the
+    line and its counts (from ``src``) down to the next free places of ``out``.
 
     Returns ``(code, j, src)``: :data:`OK` when done; ``GROW_KMERS`` (grow the k-mer table and call
     again from ``j``, ``src``); ``E_DUP_KMER`` at line ``first + j``, a k-mer already on a line of
     this file (the one-thread kernel, run from that line, words the error).
     """
+    first, count, line_base = kept
+    l_a, l_b, l_h, l_line = lines.a, lines.b, lines.h, lines.line
+    strings, k_file, k_line = kmers
+    arena, offs, hashes, table = strings
+    o_kmer, o_nnz, o_samp, o_count = out
     fileno = st[FILE]
     nl = st[NL]
     ne = st[NE]
@@ -194,9 +246,9 @@ def commit_lines(buf, st, first, count, j, src, line_base, l_a, l_b, l_h, l_line
         q = first + j
         a = l_a[q]
         b = l_b[q]
-        kidx = find(buf, a, b, l_h[q], k_arena, k_offs, k_hash, k_table)
+        kidx = find(buf, a, b, l_h[q], arena, offs, hashes, table)
         if kidx < 0:
-            kidx = add(buf, a, b, l_h[q], -1 - kidx, k_arena, k_offs, k_hash, k_table, st, KN, KB)
+            kidx = add(buf, a, b, l_h[q], -1 - kidx, strings, st, KMER_TALLY)
             if kidx < 0:
                 code = GROW_KMERS
                 break
@@ -226,15 +278,16 @@ def commit_lines(buf, st, first, count, j, src, line_base, l_a, l_b, l_h, l_line
 
 
 @njit(parallel=True, **_JIT)
-def scan_dump_pieces(buf, cuts, line_at, arena, offs, hashes, table, n_known,
-                     l_start, l_a, l_b, l_h, l_kidx, l_count, l_line, res):
+def scan_dump_pieces(buf, cuts, line_at, kmers, n_known, lines, res):
     """Parse every piece of a dump's block on its own thread, up to its first malformed line.
 
-    Per line from ``line_at[i]``: its start, the k-mer's bytes and hash, its index among the
-    ``n_known`` k-mers of the table (read, never changed; -1 for a k-mer not in it yet), the count
-    and the line number within the piece. ``res[i]``: where it stopped, lines kept, lines read
-    before the stop (blank ones included).
+    Piece ``i`` writes its :class:`DumpLines` ``lines`` from ``line_at[i]``, each line's k-mer
+    looked up among the ``n_known`` first of ``kmers`` (an :class:`~genosift.io.arena.Interned`,
+    read, never changed). ``res[i]``: where it stopped, lines kept, lines read before the stop
+    (blank ones included).
     """
+    arena, offs, hashes, table = kmers
+    l_start, l_a, l_b, l_h, l_kidx, l_count, l_line = lines
     for i in prange(cuts.size - 1):
         pos = cuts[i]
         end = cuts[i + 1]
@@ -291,13 +344,18 @@ def scan_dump_pieces(buf, cuts, line_at, arena, offs, hashes, table, n_known,
 
 
 @njit(**_JIT)
-def commit_dump_lines(buf, st, first, count, j, line_base, l_a, l_b, l_h, l_kidx, l_count, l_line,
-                      arena, offs, hashes, table, k_file, k_line, k_nnz, o_col, o_count):
-    """Keep the scanned lines ``first + j`` to ``first + count`` of a dump's piece, in order: a
-    k-mer the threads did not find is looked up again and added, each line marks its k-mer as
-    this file's, each non-zero count joins the sample's row. Returns ``(code, j)``: ``D_OK``;
+def commit_dump_lines(buf, st, kept, j, lines, kmers, row):
+    """Keep the :class:`DumpLines` ``kept.first + j`` to ``kept.first + kept.count`` of a dump's
+    piece, in order: a k-mer the threads did not find is looked up again and added to the
+    :class:`~genosift.io.kmer_kernels.DumpKmers` ``kmers``, each line marks its k-mer as this
+    file's, each non-zero count joins the sample's ``row``. Returns ``(code, j)``: ``D_OK``;
     ``D_GROW_KMERS`` or ``D_GROW_ENTRIES`` (grow, call again from ``j``); ``D_E_DUP`` at line
     ``first + j`` (the one-thread kernel, run from that line, words the error)."""
+    first, count, line_base = kept
+    l_a, l_b, l_h, l_kidx, l_count, l_line = lines.a, lines.b, lines.h, lines.kidx, lines.count, lines.line
+    strings, k_file, k_line, k_nnz = kmers
+    arena, offs, hashes, table = strings
+    o_col, o_count = row
     fileno = st[FILE]
     ne = st[D_NE]
     nk = st[D_NK]
@@ -311,7 +369,7 @@ def commit_dump_lines(buf, st, first, count, j, line_base, l_a, l_b, l_h, l_kidx
             b = l_b[q]
             kidx = find(buf, a, b, l_h[q], arena, offs, hashes, table)
             if kidx < 0:
-                kidx = add(buf, a, b, l_h[q], -1 - kidx, arena, offs, hashes, table, st, D_KN, D_KB)
+                kidx = add(buf, a, b, l_h[q], -1 - kidx, strings, st, D_KMER_TALLY)
                 if kidx < 0:
                     code = D_GROW_KMERS
                     break

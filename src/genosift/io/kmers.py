@@ -56,6 +56,9 @@ from .kmer_kernels import (
     OK,
     SB,
     SN,
+    Kmers,
+    LineCounts,
+    Samples,
     column_sizes,
     first_repeat,
     kmer_line_message,
@@ -72,7 +75,20 @@ from .kmer_options import (
     exact_limit,
     warn_unmatched,
 )
-from .kmer_scan import BIGGEST, CONSUMED, LINES, RESULTS, STOP, commit_lines, line_cuts, piece_bounds, scan_pieces
+from .kmer_scan import (
+    BIGGEST,
+    CONSUMED,
+    LINES,
+    RESULTS,
+    STOP,
+    Kept,
+    Pieces,
+    ScannedLines,
+    commit_lines,
+    line_cuts,
+    piece_bounds,
+    scan_pieces,
+)
 from .quoting import shown
 from .registry import Dataset, register_reader
 
@@ -132,9 +148,11 @@ class KmerReader:
     by a block edge carried over, NUL bytes and over-long lines refused) and hands every block
     of whole lines to ``parse_block``; ``dataset`` builds the matrix. ``st`` is the kernel's state
     vector (slots of :mod:`genosift.io.kmer_kernels`); ``samples`` and ``kmers`` are the
-    :class:`~genosift.io.arena.StringTable` of the ids and k-mers. Set ``on_block`` to take each
-    parsed block ``(kmer, nnz, samp, counts)`` instead of keeping it in ``blocks``. Readers of
-    other layouts subclass it and override ``parse_block``, ``empty_error`` and ``line_error``.
+    :class:`~genosift.io.arena.StringTable` of the ids and k-mers; ``out`` is the
+    :class:`~genosift.io.kmer_kernels.LineCounts` the kernels fill with a block's lines. Set
+    ``on_block`` to take each parsed block ``(kmer, nnz, samp, counts)`` instead of keeping it in
+    ``blocks``. Readers of other layouts subclass it and override ``parse_block``, ``empty_error``
+    and ``line_error``.
     """
 
     def __init__(self, block_size):
@@ -144,10 +162,8 @@ class KmerReader:
         # small to start with (every array doubles when full), so that tests reach the growth paths
         self.samples = StringTable(16, 256, {"mark": (np.int64, 0), "nnz": (np.int64, 0)})
         self.kmers = StringTable(256, 1 << 13, {"file": (np.int32, -1), "line": (np.int64, 0)})
-        self.o_kmer = np.empty(256, np.int64)
-        self.o_nnz = np.empty(256, np.int32)
-        self.o_samp = np.empty(1024, np.int32)
-        self.o_count = np.empty(1024, np.float64)
+        self.out = LineCounts(np.empty(256, np.int64), np.empty(256, np.int32), np.empty(1024, np.int32),
+                              np.empty(1024, np.float64))
         self.blocks = []
         self.on_block = None  # called with each parsed block instead of keeping it, if set
         self.paths = []
@@ -213,13 +229,13 @@ class KmerReader:
             self._parse_pieces(buf, pieces)
         else:
             self._parse_from(buf, 0)
-        nl, ne = int(st[NL]), int(st[NE])
+        nl, ne, out = int(st[NL]), int(st[NE]), self.out
         if nl:
             self.lines_in_file += nl
-            counts = self.o_count[:ne]
+            counts = out.count[:ne]
             # kept as uint32 until the end when they fit (checked), float64 otherwise: 8 bytes per count
             counts = counts.astype(np.uint32) if counts.max(initial=0) < 2**32 else counts.copy()
-            block = (self.o_kmer[:nl].copy(), self.o_nnz[:nl].copy(), self.o_samp[:ne].copy(), counts)
+            block = (out.kmer[:nl].copy(), out.nnz[:nl].copy(), out.samp[:ne].copy(), counts)
             if self.on_block is None:
                 self.blocks.append(block)
             else:
@@ -230,30 +246,38 @@ class KmerReader:
         fit ``_PIECE_ROWS_BYTES``."""
         return max(1, _PIECE_ROWS_BYTES // max(8 * int(self.st[SN]), 1))
 
+    def _grow_lines(self, size):
+        """Room for ``size`` lines in ``out``."""
+        self.out = self.out._replace(kmer=grown(self.out.kmer, size, None), nnz=grown(self.out.nnz, size, None))
+
+    def _grow_entries(self, size):
+        """Room for ``size`` counts in ``out``."""
+        self.out = self.out._replace(samp=grown(self.out.samp, size, None), count=grown(self.out.count, size, None))
+
     def _parse_from(self, buf, pos):
         """Parse the lines of ``buf`` from ``pos`` on one thread, after what the block holds."""
         st = self.st
         while True:
-            s, k = self.samples, self.kmers
-            code, pos = parse_kmers(
-                buf, pos, st, s.arena, s.offs, s.hashes, s.table, s.cols["mark"], s.cols["nnz"],
-                k.arena, k.offs, k.hashes, k.table, k.cols["file"], k.cols["line"],
-                self.o_kmer, self.o_nnz, self.o_samp, self.o_count,
-            )
+            s = self.samples
+            code, pos = parse_kmers(buf, pos, st, Samples(s.interned, s.cols["mark"], s.cols["nnz"]),
+                                    self._kmer_table(), self.out)
             if code == OK:
                 return
             if code == GROW_LINES:
-                self.o_kmer = grown(self.o_kmer, 2 * self.o_kmer.size, None)
-                self.o_nnz = grown(self.o_nnz, 2 * self.o_nnz.size, None)
+                self._grow_lines(2 * self.out.kmer.size)
             elif code == GROW_ENTRIES:
-                self.o_samp = grown(self.o_samp, 2 * self.o_samp.size, None)
-                self.o_count = grown(self.o_count, 2 * self.o_count.size, None)
+                self._grow_entries(2 * self.out.samp.size)
             elif code == GROW_KMERS:
                 self.kmers.grow(st[KN], st[KB], st[ARG])
             elif code == GROW_SAMPLES:
                 self.samples.grow(st[SN], st[SB], st[ARG])
             else:
                 raise self.line_error(code, buf, pos)
+
+    def _kmer_table(self):
+        """The k-mer table as the k-mer text kernels take it."""
+        k = self.kmers
+        return Kmers(k.interned, k.cols["file"], k.cols["line"])
 
     def _parse_pieces(self, buf, pieces):
         """Parse ``buf`` in ``pieces`` on every thread; each piece's lines the threads could not
@@ -272,36 +296,30 @@ class KmerReader:
                 self._parse_from(buf, int(cuts[0]))
                 return
         line_at, entry_at = (np.concatenate(([at], at + np.cumsum(b))) for at, b in zip((st[NL], st[NE]), bounds))
-        if self.o_kmer.size < line_at[-1]:
-            self.o_kmer = grown(self.o_kmer, max(2 * self.o_kmer.size, int(line_at[-1])), None)
-            self.o_nnz = grown(self.o_nnz, self.o_kmer.size, None)
-        if self.o_samp.size < entry_at[-1]:
-            self.o_samp = grown(self.o_samp, max(2 * self.o_samp.size, int(entry_at[-1])), None)
-            self.o_count = grown(self.o_count, self.o_samp.size, None)
+        if self.out.kmer.size < line_at[-1]:
+            self._grow_lines(max(2 * self.out.kmer.size, int(line_at[-1])))
+        if self.out.samp.size < entry_at[-1]:
+            self._grow_entries(max(2 * self.out.samp.size, int(entry_at[-1])))
         known = int(st[SN])
         marks = np.zeros((pieces, known), np.int32)
         nnz = np.zeros((pieces, known), np.int32)
-        lines = int(line_at[-1])  # the line arrays are indexed as the output's
-        l_start, l_a, l_b, l_line = (np.empty(lines, np.int64) for _ in range(4))
-        l_h = np.empty(lines, np.uint64)
+        n_lines = int(line_at[-1])  # the line arrays are indexed as the output's
+        lines = ScannedLines(*(np.empty(n_lines, np.int64) for _ in range(3)), np.empty(n_lines, np.uint64),
+                             np.empty(n_lines, np.int64))
         res = np.zeros((pieces, RESULTS), np.int64)
-        s = self.samples
-        scan_pieces(buf, cuts, line_at, entry_at, s.arena, s.offs, s.hashes, s.table, marks, nnz,
-                    l_start, l_a, l_b, l_h, l_line, self.o_nnz, self.o_samp, self.o_count, res)
+        scan_pieces(buf, Pieces(cuts, line_at, entry_at), self.samples.interned, marks, nnz, lines, self.out, res)
         for i in range(pieces):
-            base, first, count = int(st[LINE]), int(line_at[i]), int(res[i, LINES])
+            kept = Kept(int(line_at[i]), int(res[i, LINES]), int(st[LINE]))
             j, src = 0, int(entry_at[i])
             while True:
-                k = self.kmers
-                code, j, src = commit_lines(buf, st, first, count, j, src, base, l_a, l_b, l_h, l_line,
-                                            k.arena, k.offs, k.hashes, k.table, k.cols["file"], k.cols["line"],
-                                            self.o_kmer, self.o_nnz, self.o_samp, self.o_count)
+                code, j, src = commit_lines(buf, st, kept, j, src, lines, self._kmer_table(), self.out)
                 if code != GROW_KMERS:
                     break
                 self.kmers.grow(st[KN], st[KB], st[ARG])
             st[MAX] = max(st[MAX], res[i, BIGGEST])
-            repeated = None if code == OK else (l_line[first + j], l_start[first + j])  # a k-mer met before
-            self._rest_of_piece(buf[: cuts[i + 1]], base, res[i], repeated)
+            q = kept.first + j
+            repeated = None if code == OK else (lines.line[q], lines.start[q])  # a k-mer met before
+            self._rest_of_piece(buf[: cuts[i + 1]], kept.base, res[i], repeated)
         self.samples.cols["nnz"][:known] += nnz.sum(axis=0)
 
     def _cut(self, buf, pieces):

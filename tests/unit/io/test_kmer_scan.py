@@ -216,8 +216,8 @@ def test_pieces_are_fewer_when_their_rows_of_ids_would_be_large(tmp_path, pieces
     monkeypatch.setattr(kmer_module, "_PIECE_ROWS_BYTES", room)
     seen = []
     scan = kmer_module.scan_pieces
-    monkeypatch.setattr(kmer_module, "scan_pieces", lambda buf, cuts, *rest: (seen.append(cuts.size - 1),
-                                                                             scan(buf, cuts, *rest))[1])
+    monkeypatch.setattr(kmer_module, "scan_pieces", lambda buf, cut, *rest: (seen.append(cut.cuts.size - 1),
+                                                                            scan(buf, cut, *rest))[1])
     assert_identical(one, read_kmers(path, block_size=2048))
     if room == 1:  # no room for a row: every block on one thread
         assert seen == []
