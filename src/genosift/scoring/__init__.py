@@ -10,6 +10,7 @@ merge statistics, finish the result).
 from __future__ import annotations
 
 from ..core.constraints import Boolean, Choice, checked
+from ..core.shared_docs import shared_docs
 from ..core.validation import check_options_dict, options_in_one_dict, param_error, renamed_parameters
 from ..scores import check_af, check_kinship_given, check_options, get_method, refuse_covariates
 
@@ -18,6 +19,7 @@ __all__ = ["count_patterns", "profile", "score", "score_targets"]
 
 @options_in_one_dict
 @checked(binary=Boolean())
+@shared_docs
 def score(X, y=None, *, method="fisher", feature_names=None, samples=None, chunk_bytes=None, scheduler=None,
           binary=False, min_af=None, max_af=None, layer=None, covariates=None, kinship=None, method_options=None):
     """Score every feature of ``X`` against ``y`` with one registered method.
@@ -44,63 +46,16 @@ def score(X, y=None, *, method="fisher", feature_names=None, samples=None, chunk
         and an array, are taken in the order of the rows.
     method : str
         A name from ``genosift.methods()``.
-    feature_names : sequence of str, optional
-        Names of the columns; by default a DataFrame's columns, else ``x0, x1, ...``.
-    samples : sample ids, boolean mask or row positions, optional
-        Which samples to use (by default all): ids of the data's samples where they have ids (a
-        DataFrame's index of labels, an AnnData's ``obs_names``, a store's or a data file's
-        samples; ids they lack are an error), else (an array, a sparse matrix, a DataFrame with
-        a plain integer index) row positions; or a boolean mask of one value per row. The rows
-        are used in the data's order, whatever the order of ``samples``. Values given per sample
-        (``y``, ``covariates``, ``kinship`` as arrays) have one per row of the data, or one per
-        sample kept. Not for streams of row chunks, Dask collections or backed AnnData.
-    chunk_bytes : int, optional
-        For a store (a ``.gs.h5ad`` path or ``genosift.io.Store``): the memory budget of one
-        chunk of rows or block of features read from disk (default 256 MiB). ``y`` may then
-        name a column of the store's sample table.
-    scheduler : distributed.Client or str, optional
-        For Dask input and stores: where the tasks run (a client, a scheduler address,
-        ``"local:N"``, or a Dask local scheduler name such as ``"threads"``); see
-        ``genosift.dask.use_scheduler``. By default Dask's own default for Dask input, and the
-        local engine for stores.
-    binary : bool, default False
-        Score presence/absence: each value becomes 1 where it is above 0, else 0 (NaN stays NaN;
-        see ``genosift.presence``), in every input form; sparse stays sparse and a store is read
-        that way, not rewritten. SEER and pyseer test k-mers this way; GenoLearn calls it
-        ``fisher-binary``.
-    min_af, max_af : float in [0, 1], optional
-        Allele-frequency filter: test only the features carried (value above 0) by a share of
-        the scored samples in ``[min_af, max_af]`` (bounds included), as pyseer's ``--min-af`` /
-        ``--max-af``. The others are not tested: score, statistic, p- and q-value NaN, ranked
-        after every tested feature, and left out of the Benjamini-Hochberg count. The result then
-        has ``af`` (the share carrying each feature), ``tested`` and ``n_tested``, and its table
-        an ``af`` column. Methods that score features jointly (``relieff``, ``linear``) see only
-        the features inside the range. One bound alone leaves the other at 0 or 1.
-    layer : str, optional
-        Score ``adata.layers[layer]`` (for example raw ``"counts"``) instead of ``X``, for an
-        AnnData or an ``.h5ad`` file.
-    covariates : array-like (n_samples, c), pandas DataFrame or Series, or list of str, optional
-        For the methods that adjust for covariates (``genosift.scores.covariate_methods()``):
-        one row per sample, in the order of the rows scored, checked by
-        ``genosift.scores.check_covariates`` (text and categorical columns of a DataFrame are
-        one-hot encoded; constant and collinear covariates are an error naming them). A
-        DataFrame or Series indexed by sample id is matched to the samples' ids (a DataFrame's
-        index, an AnnData's ``obs_names``, a store's sample ids); for an AnnData or a store, a
-        list of names of ``obs`` columns. With ``samples``, one row per row of the data or one
-        per sample kept. Given to any other method, or with a stream of row chunks,
-        it is an error before any data are read. The result records their names
-        (``ScoreResult.covariates``, and ``provenance()``).
-    kinship : array-like (n_samples, n_samples) or DataFrame, optional
-        The kinship of the samples, for the mixed model (``method="lmm"``, which needs one):
-        ``genosift.kinship(X)`` computes one from the features, or read one from a file. An
-        array (or a DataFrame indexed by row position, as ``genosift.kinship`` gives for data
-        without ids) is in the order of the rows: one row and column per row of the data, or per
-        sample kept by ``samples``; a DataFrame indexed by sample id (its columns the same ids)
-        is put in the samples' order. Every input form but a stream of
-        row chunks (whole columns are needed); the null model's ``h2`` is the result's ``model``.
-    method_options : dict, optional
-        Options of the method, by name (see ``genosift.methods()`` and
-        ``genosift.scores.describe(method)``), e.g. ``{"n_neighbors": 20}`` for ``relieff``.
+    {feature_names}
+    {samples}
+    {chunk_bytes}
+    {scheduler}
+    {binary}
+    {af}
+    {layer}
+    {covariates}
+    {kinship}
+    {method_options}
 
     Returns
     -------
@@ -157,6 +112,7 @@ def score(X, y=None, *, method="fisher", feature_names=None, samples=None, chunk
 
 @options_in_one_dict
 @checked(binary=Boolean())
+@shared_docs
 def score_targets(X, targets, *, method="regression", feature_names=None, samples=None, chunk_bytes=None,
                   binary=False, min_af=None, max_af=None, layer=None, covariates=None, kinship=None,
                   method_options=None):
@@ -181,9 +137,18 @@ def score_targets(X, targets, *, method="regression", feature_names=None, sample
         (leave out the samples with a missing value with ``samples``, or score those targets apart).
     method : str
         A name from ``genosift.methods()`` (default ``"regression"``).
-    feature_names, samples, chunk_bytes, binary, min_af, max_af, layer, covariates, kinship, method_options
-        As ``genosift.score``: the same for every target (a target given as values has one per
-        row of ``X``, or one per sample kept).
+    {feature_names}
+    {samples}
+    {chunk_bytes}
+    {binary}
+    {af}
+    {layer}
+    {covariates}
+    {kinship}
+    {method_options}
+
+    Each the same for every target (a target given as values has one per row of ``X``, or one
+    per sample kept).
 
     Returns
     -------
@@ -248,6 +213,7 @@ def _targets_of(X, targets):
 
 @renamed_parameters("target")
 @checked(kind=Choice("auto", "classes", "numeric"), binary=Boolean())
+@shared_docs
 def profile(X, y=None, *, kind="auto", feature_names=None, samples=None, chunk_bytes=None, scheduler=None,
             binary=False, layer=None):
     """Per-class means and prevalence (x > 0) of every feature, with the direction of its effect.
@@ -271,24 +237,12 @@ def profile(X, y=None, *, kind="auto", feature_names=None, samples=None, chunk_b
         prevalence and the sign of each feature's Pearson correlation with it). "auto": numeric
         when ``y`` is continuous (floats that are not class codes, see ``genosift.score``), else
         classes; for a chunk stream "auto" means classes.
-    feature_names : sequence of str, optional
-        Names of the columns (default: a DataFrame's or store's, else ``x0, x1, ...``).
-    samples : sample ids, boolean mask or row positions, optional
-        Which samples to use (by default all): ids of the data's samples where they have ids (a
-        DataFrame's index of labels, an AnnData's ``obs_names``, a store's or a data file's
-        samples; ids they lack are an error), else (an array, a sparse matrix, a DataFrame with
-        a plain integer index) row positions; or a boolean mask of one value per row. The rows
-        are used in the data's order, whatever the order of ``samples``. Values given per sample
-        (``y`` as an array) have one per row of the data, or one per
-        sample kept. Not for streams of row chunks, Dask collections or backed AnnData.
-    chunk_bytes : int, optional
-        For a store: the memory budget of a chunk of rows (default 256 MiB).
-    scheduler : optional
-        For Dask input: where the tasks run (see ``genosift.score``).
-    binary : bool
-        Read every value as presence/absence (``x > 0``) first, as ``genosift.score`` does.
-    layer : str, optional
-        Profile ``adata.layers[layer]`` instead of ``X``, for an AnnData or an ``.h5ad`` file.
+    {feature_names}
+    {samples}
+    {chunk_bytes}
+    {scheduler}
+    {binary}
+    {layer}
 
     Returns
     -------
@@ -317,6 +271,7 @@ def profile(X, y=None, *, kind="auto", feature_names=None, samples=None, chunk_b
 
 
 @checked(binary=Boolean())
+@shared_docs
 def count_patterns(X, *, binary=True, min_af=None, max_af=None, samples=None, chunk_bytes=None, layer=None,
                    feature_names=None):
     """The distinct patterns of the features of ``X`` (each with its first feature), in one pass.
@@ -333,11 +288,10 @@ def count_patterns(X, *, binary=True, min_af=None, max_af=None, samples=None, ch
     min_af, max_af : float in [0, 1], optional
         Count the patterns of the features carried by a share of the samples in this range only,
         as pyseer counts those of the variants it tested.
-    samples : sample ids, boolean mask or row positions, optional
-        Which samples to use (by default all), as ``genosift.score`` takes them: ids where the
-        data have ids, else row positions; or a boolean mask of one value per row.
-    chunk_bytes, layer, feature_names : optional
-        As ``genosift.score`` takes them.
+    {samples}
+    {chunk_bytes}
+    {layer}
+    {feature_names}
 
     Returns
     -------

@@ -29,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.constraints import Boolean, checked
+from ..core.shared_docs import shared_docs
 from ..core.validation import names_list
 
 __all__ = ["LINEAGE_R", "LineageEffects", "Lineages", "feature_lineages", "lineage_association", "lineage_effects",
@@ -330,6 +331,7 @@ def _named(lineages):
 
 
 @checked(binary=Boolean())
+@shared_docs
 def lineage_effects(X, y, lineages, *, covariates=None, binary=False, samples=None, chunk_bytes=None, alpha=0.05,
                     min_r=LINEAGE_R):
     """Lineage effects (bugwas, Earle et al. 2016): each feature's lineage, and the lineages'
@@ -349,12 +351,9 @@ def lineage_effects(X, y, lineages, *, covariates=None, binary=False, samples=No
         cluster label per sample (one lineage per label, each tested against the others).
     covariates : optional
         Other covariates of the phenotype's regression (as ``genosift.score`` takes them).
-    binary : bool
-        Read the features as presence/absence.
-    samples : sample ids, boolean mask or row positions, optional
-        Which samples to use, as ``genosift.score`` takes them.
-    chunk_bytes : optional
-        For a store: the memory budget of its reads.
+    {binary}
+    {samples}
+    {chunk_bytes}
     alpha : float
         A lineage is associated with the phenotype where its Wald p-value is below
         ``alpha / k``.
