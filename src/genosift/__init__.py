@@ -33,6 +33,8 @@ _PUBLIC = {
     "heritability": ".scores.lmm",
     "annotate": ".genomics", "locate": ".genomics",
     "simulate_clonal_population": ".genomics.clonal",
+    "pairwise_comparisons": ".genomics.pairwise", "read_tree": ".genomics.pairwise", "upgma_tree": ".genomics.pairwise",
+    "pangenome_traits": ".genomics.pangenome",
 }
 
 __all__ = [
@@ -65,13 +67,17 @@ __all__ = [
     "load_golub",
     "locate",
     "methods",
+    "pairwise_comparisons",
+    "pangenome_traits",
     "presence",
     "principal_coordinates",
     "profile",
+    "read_tree",
     "score",
     "score_pairs",
     "score_targets",
     "simulate_clonal_population",
+    "upgma_tree",
 ]
 
 

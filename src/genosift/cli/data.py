@@ -1,8 +1,9 @@
-"""`genosift convert`, `score`, `select`, `patterns`, `pairs` and `heritability`: each a parse of its options
-and one job (``genosift.jobs``)."""
+"""`genosift convert`, `score`, `select`, `patterns`, `pairs`, `pangenome` and `heritability`: each a parse
+of its options and one job (``genosift.jobs``)."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from .spelling import cli_spelling, read_options
@@ -93,6 +94,18 @@ def pairs_command(args):
                      max_af=args.max_af, permutations=args.permutations or 0, seed=args.seed, alpha=args.alpha,
                      triples=args.triples or 0, triples_output=args.triples_output, bins=args.bins, force=args.force,
                      command=command_line()))
+    return 0
+
+
+def pangenome_command(args):
+    from .. import jobs
+
+    target = args.target if args.target == "all" or "," not in args.target else \
+        [t.strip() for t in args.target.split(",")]
+    samples = replace(samples_of(args), target=target)
+    print(jobs.pangenome(samples, args.output, tree=args.tree, tree_out=args.tree_out, threshold=args.threshold,
+                         permutations=args.permutations or 0, seed=args.seed, alpha=args.alpha,
+                         overview=args.overview, force=args.force, command=command_line()))
     return 0
 
 

@@ -133,6 +133,9 @@ OPTIONS = _options(
     Option(("--hits",), "the hits table that `genosift annotate` made of the ranking: its Manhattan plot (and "
            "phandango's file), with the same analysis and threshold", "input", metavar="TABLE",
            shows=(("make_report", "hits"), ("plot", "hits"))),
+    Option(("--tree",), "the isolates' phylogeny (Newick; every isolate a tip, other tips dropped) for the pairwise "
+           "comparisons (default: the UPGMA tree of the isolates' Hamming distances over the genes that vary, as "
+           "Scoary builds it)", "input", metavar="FILE.nwk"),
     # samples
     Option(("--meta",), "metadata table (CSV/TSV) with the sample ids, the target and groups", "samples",
            feeds=(("attach_metadata", "meta"), ("load_labelled", "meta"))),
@@ -280,6 +283,10 @@ OPTIONS = _options(
     Option(("--collapse-patterns",), "one row per distinct pattern of the features tested (its best-ranked "
            "feature, with pattern_size: the features sharing it) instead of one per feature", "output",
            action="store_true"),
+    Option(("--tree-out",), "write the UPGMA tree built when no --tree is given (Newick)", "output",
+           metavar="FILE.nwk"),
+    Option(("--overview",), "the overview table across traits: each one's isolates, genes tested and passing, and "
+           "best gene (default: -o with 'overview' for {target})", "output", metavar="TABLE"),
     Option(("--triples-output",), "the table of the --top best triples", "output", metavar="FILE"),
     Option(("--model",), "also save the logistic model, which `genosift predict` applies to new data", "output",
            name="model-out", metavar="FILE.skops"),
@@ -397,6 +404,28 @@ COMMANDS = {
                            "0.05)"}),
         "triples", "triples-output",
         ("output", {"help": "the table of the pairs kept (.tsv, .csv or .parquet)"}), "force", *_RUN)),
+    "pangenome": Command("test every gene of a pan-genome table (Roary's or Panaroo's gene_presence_absence.csv or "
+                         ".Rtab) against many binary traits at once, as Scoary: Fisher's exact test, its Bonferroni "
+                         "and Benjamini-Hochberg adjustments, and the pairwise comparisons on the isolates' tree", (
+        *_INPUT, "absent-samples", "min-matched",
+        ("meta", {"help": "the traits table: isolates in the first column (Scoary's traits file as it is), one "
+                          "column per trait holding 1, 0 or a missing value (empty, NA, - or .)"}),
+        ("id", {"help": "the isolate-id column of --meta (default: the first)"}),
+        ("target", {"help": "the traits tested: one column of --meta, several comma-separated, or all (every "
+                            "column); each table written where {target} stands in -o"}),
+        "tree", "tree-out",
+        ("threshold", {"type": values.fraction, "default": 0.05, "metavar": "P",
+                       "help": "write (and compare pairwise) the genes of naive p <= P (default 0.05, Scoary's "
+                               "-p; 1 writes every gene tested)"}),
+        ("permutations", {"help": "permute each trait R times (R >= 10) for the empirical p-value of the pairwise "
+                                  "statistic of each gene written that passes the FDR at --alpha, stopping early "
+                                  "where the outcome is settled"}),
+        "seed",
+        ("alpha", {"help": "the level at which the overview counts the genes passing Bonferroni and the FDR, "
+                           "and the FDR of the genes --permutations tests (default 0.05)"}),
+        ("output", {"help": "the table of each trait (.tsv, .csv or .parquet); {target} stands for the trait's "
+                            "name when there are several"}),
+        "overview", "force", *_RUN)),
     "enet": Command("every feature in one elastic-net model (logistic for two classes, linear for a number), its "
                     "penalty chosen by cross-validation: the features it keeps, their coefficients and the "
                     "out-of-fold AUC and R^2", (

@@ -11,6 +11,7 @@ from .data import (
     enet_command,
     heritability_command,
     pairs_command,
+    pangenome_command,
     patterns_command,
     score_command,
     select_command,
@@ -24,7 +25,8 @@ from .precompile import precompile_command
 #: The function that runs each command of the options table.
 RUNS = {"methods": methods_command, "demo": demo_command, "precompile": precompile_command,
         "convert": convert_command, "score": score_command, "select": select_command, "patterns": patterns_command,
-        "pairs": pairs_command, "enet": enet_command, "heritability": heritability_command,
+        "pairs": pairs_command, "pangenome": pangenome_command, "enet": enet_command,
+        "heritability": heritability_command,
         "evaluate": evaluate_command, "predict": predict_command, "report": report_command,
         "annotate": annotate_command, "plot": plot_command}
 

@@ -17,11 +17,12 @@ from .heritability import Heritable, heritability
 from .inputs import Covariates, Samples
 from .models import Evaluated, Predicted, Reported, evaluate, predict, report
 from .pairs import PairRanking, pairs
+from .pangenome import PangenomeRun, pangenome
 from .patterns import PatternCount, patterns
 from .plots import Plotted, plot
 from .ranking import Ranking, Rankings, score, select
 
 __all__ = ["Annotated", "Converted", "Covariates", "Demo", "EnetRun", "Evaluated", "Heritable", "PairRanking",
-           "PatternCount", "Plotted", "Predicted", "Ranking", "Rankings", "Reported", "Samples", "annotate", "convert",
-           "demo", "enet", "evaluate", "heritability", "pairs", "patterns", "plot", "predict", "report", "score",
-           "select"]
+           "PangenomeRun", "PatternCount", "Plotted", "Predicted", "Ranking", "Rankings", "Reported", "Samples",
+           "annotate", "convert", "demo", "enet", "evaluate", "heritability", "pairs", "pangenome", "patterns", "plot",
+           "predict", "report", "score", "select"]

@@ -118,6 +118,34 @@ def load_labelled(samples, *, unlabelled=False, layout=None):
                     chunk_bytes=samples.chunk_bytes)
 
 
+def load_traits(samples):
+    """The data of ``samples`` with every trait of its metadata table, for jobs that test each trait
+    on the samples that have a value of it (the pan-genome test): ``(dataset, traits, notes)``,
+    ``traits`` a DataFrame of the target columns (``samples.target`` one name, a list, or
+    ``"all"``: every column of ``samples.meta`` but the ids and ``group_column``) aligned to the
+    rows of ``dataset``, a missing value where a sample lacks one (no sample is left out for it)."""
+    from ..io import format_of
+
+    if samples.meta is None:
+        raise FixUsageError("The traits are columns of a metadata table: pass {meta} (and {id_column} unless its "
+                            "first column holds the sample ids).", owner="load_labelled", meta=FixError.ANY,
+                            id_column=FixError.ANY)
+    notes = []
+    kind = samples.format or format_of(samples.data)
+    options, _ = _read_options(samples, kind, [], None)
+    dataset = read_dataset(samples, kind, options)
+    dataset = _joined(dataset, kind, samples, notes)
+    obs = dataset.obs
+    target = samples.target
+    names = ([c for c in obs.columns if c != samples.group_column] if target == "all" else
+             [target] if isinstance(target, str) else list(target))
+    if not names:
+        raise FixUsageError(f"The metadata table {str(samples.meta)!r} has no column besides the sample ids: "
+                            "give a table with one column per trait.", owner="load_labelled")
+    _check_columns(obs, names, samples.meta, kind)
+    return dataset, obs[names], notes
+
+
 _SPILLED = ("The k-mer counts are more than the memory budget holds: they were written to a temporary store in the "
             "temporary folder (TMPDIR; set it to a folder on a disk with room) and are read from it a chunk at a time. "
             "Convert them once (genosift convert) to reuse the store.")

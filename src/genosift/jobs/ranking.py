@@ -500,19 +500,20 @@ class Rankings(list):
 TARGET_FIELD = "{target}"
 
 
-def _target_outputs(output, targets):
-    """The output of each target: ``output`` with ``{target}`` replaced by its name."""
+def target_outputs(output, targets, *, owner="score"):
+    """The output of each target: ``output`` with ``{target}`` replaced by its name (``owner``: the
+    job whose options the errors name)."""
     text = str(output)
     if TARGET_FIELD not in text:
         raise FixUsageError(f"Several targets ({', '.join(targets)}) write one ranking each: put {TARGET_FIELD} in "
                             f"{{output}} where each target's name goes, e.g. 'rankings/{TARGET_FIELD}.tsv'.",
-                            owner="score", output=FixUsageError.ANY)
+                            owner=owner, output=FixUsageError.ANY)
     unsafe = [t for t in targets if not t or "/" in t or os.sep in t or t in (".", "..")]
     if unsafe:
         raise FixUsageError(f"The target name(s) {unsafe} cannot be part of a file name ({{output}} puts each target's "
-                            "name in its output's): rename the column(s).", owner="score", output=FixUsageError.ANY)
+                            "name in its output's): rename the column(s).", owner=owner, output=FixUsageError.ANY)
     if len(set(targets)) < len(targets):
-        raise FixUsageError(f"{{target}} names a column twice: {', '.join(targets)}.", owner="score",
+        raise FixUsageError(f"{{target}} names a column twice: {', '.join(targets)}.", owner=owner,
                             target=FixUsageError.ANY)
     return [text.replace(TARGET_FIELD, t) for t in targets]
 
@@ -521,7 +522,7 @@ def _score_targets(run, output):
     """``score`` of several targets: the data read once, the samples that have every target
     scored against each (``scoring.Source.score_targets``: one pass of a whole-column method for
     all), one ranking per target written where ``{target}`` in ``output`` says."""
-    run, pairs = _checked(run, _target_outputs(output, run.samples.targets), required=False)
+    run, pairs = _checked(run, target_outputs(output, run.samples.targets), required=False)
     if run.samples.scheduler:
         raise FixUsageError("{scheduler} scores one target at a time on Dask workers; several targets are scored "
                             "in one pass here. Leave out {scheduler}, or name one {target}.", owner="score",
