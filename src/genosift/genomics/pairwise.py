@@ -20,6 +20,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
+from ..core.distinct import distinct_columns
+
 __all__ = ["binomial_pvalues", "empirical_pvalues", "pairwise_comparisons"]
 
 _JIT = dict(nogil=True, cache=True, error_model="numpy")
@@ -87,11 +89,12 @@ def _best_pairs(kind, indptr, kids, w, favour, value):
 
 
 @njit(parallel=True, **_JIT)
-def _pairs_kernel(gene, trait, tip_node, inner, indptr, kids, w):
+def _pairs_kernel(gene, trait, tip_node, inner, indptr, kids):
     """``(max, supporting, opposing)`` per gene pattern (rows of ``gene``, 0/1 per tip) against
     ``trait`` per tip (0, 1 or -1 unknown)."""
     g, n = gene.shape
     m = inner.shape[0]
+    w = n + 1  # above any count of pairs
     out = np.empty((g, 3), dtype=np.int64)
     for q in prange(g):
         kind = inner.copy()
@@ -118,17 +121,23 @@ class _Layout:
         position = {str(name): k for k, name in enumerate(tree.names)}
         order = np.array([position[s] for s in ids], dtype=np.int64)
         self.tip_node = tip_nodes[order]  # the node of each sample, in the samples' order
-        self.w = np.int64(len(ids) + 1)
 
 
 def _patterns(X):
-    """The distinct gene columns of ``X`` (0/1) as rows of int64 and each column's pattern."""
+    """The distinct gene columns of ``X`` (presence: non-zero) as rows of int64 (one per pattern),
+    and each column's pattern; a sparse ``X`` is made dense in its distinct columns only."""
     if sp.issparse(X):
-        X = X.toarray()
-    X = (np.asarray(X) != 0).astype(np.int8)
-    packed = np.packbits(X, axis=0)
-    _, first, inverse = np.unique(packed, axis=1, return_index=True, return_inverse=True)
-    return np.ascontiguousarray(X[:, first].T).astype(np.int64), inverse.ravel()
+        X = sp.csc_array(X)
+        X.eliminate_zeros()
+        X.sort_indices()
+        X.data = np.ones_like(X.data, dtype=np.uint8)
+    else:
+        X = (np.asarray(X) != 0).astype(np.uint8)
+    found = distinct_columns(X)
+    first, inverse = found if found is not None else (np.arange(X.shape[1]), np.arange(X.shape[1]))
+    rows = X[:, first]
+    rows = rows.toarray() if sp.issparse(rows) else rows
+    return np.ascontiguousarray(rows.T, dtype=np.int64), inverse
 
 
 def _trait(y, n):
@@ -174,7 +183,8 @@ def pairwise_comparisons(X, y, tree, *, sample_ids, scoary_root=False):
     scoary_root : bool, default False
         Give Scoary's counts of supporting and opposing pairs: at the root it takes the most of each
         over every state of the root, also over states with fewer than ``pairs_max`` pairs, so a
-        count can exceed the most among sets of ``pairs_max`` pairs. Binary trees only.
+        count can exceed the most among sets of ``pairs_max`` pairs. Binary trees only (nodes of one
+        child, and the samples of unknown trait, are passed over).
 
     Returns
     -------
@@ -201,8 +211,7 @@ def pairwise_comparisons(X, y, tree, *, sample_ids, scoary_root=False):
     if scoary_root:
         counts = _scoary_counts(patterns, trait, layout)
     else:
-        counts = _pairs_kernel(patterns, trait, layout.tip_node, layout.inner, layout.indptr, layout.kids,
-                               layout.w)
+        counts = _pairs_kernel(patterns, trait, layout.tip_node, layout.inner, layout.indptr, layout.kids)
     M, S, O = (counts[inverse, c] for c in range(3))
     first, second = binomial_pvalues(S, M), binomial_pvalues(M - O, M)
     swap = S < O
@@ -222,16 +231,17 @@ def _scoary_counts(patterns, trait, layout):
     for v in range(m):
         kids = layout.kids[layout.indptr[v]:layout.indptr[v + 1]]
         if tips[v] >= 0:
-            if trait[tips[v]] < 0:
-                raise ValueError("scoary_root needs the samples of unknown trait left out (and a binary tree).")
-            kind = 2 * patterns[:, tips[v]] + trait[tips[v]]
-            st = np.where(np.arange(5)[None, :] == kind[:, None], 0, -1)
-            value[v] = np.stack([st, st, st])
+            if trait[tips[v]] >= 0:  # a sample of unknown trait is pruned, as are nodes left without one
+                kind = 2 * patterns[:, tips[v]] + trait[tips[v]]
+                st = np.where(np.arange(5)[None, :] == kind[:, None], 0, -1)
+                value[v] = np.stack([st, st, st])
             continue
-        if kids.size != 2:
+        present = [value[k] for k in kids if value[k] is not None]
+        if len(present) > 2:
             raise ValueError("scoary_root needs a binary tree.")
-        value[v] = _scoary_join(value[kids[0]], value[kids[1]])
-        value[kids[0]] = value[kids[1]] = None
+        value[v] = present[0] if len(present) == 1 else _scoary_join(*present) if present else None
+        for k in kids:
+            value[k] = None
     root = value[m - 1]
     return np.stack([root[0].max(1), root[1].max(1), root[2].max(1)], axis=1)
 
@@ -310,7 +320,7 @@ def empirical_pvalues(X, y, tree, *, sample_ids, permutations=1000, seed=None):
     for r in range(permutations):
         shuffled[r, known] = rng.permutation(trait[known])
     p = _empirical_kernel(patterns, trait, shuffled, _stops(permutations), layout.tip_node, layout.inner, layout.indptr,
-                          layout.kids, layout.w)
+                          layout.kids)
     return p[inverse]
 
 
@@ -330,11 +340,12 @@ def _stops(permutations):
 
 
 @njit(parallel=True, **_JIT)
-def _empirical_kernel(gene, trait, shuffled, limit, tip_node, inner, indptr, kids, w):
+def _empirical_kernel(gene, trait, shuffled, limit, tip_node, inner, indptr, kids):
     """Per pattern, the sequential permutation p-value (stop after permutation ``i`` once ``r``
     reaches ``limit[i]``)."""
     g, n = gene.shape
     m = inner.shape[0]
+    w = n + 1  # above any count of pairs
     N = shuffled.shape[0]
     out = np.empty(g)
     for q in prange(g):

@@ -236,13 +236,22 @@ def upgma_tree(X, names):
     own = np.diag(inner).copy()
     D = (own[:, None] + own[None, :] - 2.0 * inner) / varying
     merges = _upgma(D, _spread(n))
-    parent = np.full(2 * n - 1, -1, dtype=np.int64)
-    at = np.arange(n, dtype=np.int64)  # the node that holds each position's cluster
+    kids = {}
+    at = list(range(n))  # the node that holds each position's cluster
     for k in range(n - 1):
         i, j = merges[k]
-        parent[at[i]] = parent[at[j]] = n + k
+        kids[n + k] = (at[i], at[j])
         at[i] = n + k
-    return Tree.from_parents(parent, names, np.arange(n))
+    parent, tip_nodes, stack = [], [], [(2 * n - 2, -1)]  # numbered in pre-order: children in their order
+    while stack:
+        v, up = stack.pop()
+        parent.append(up)
+        if v < n:
+            tip_nodes.append((len(parent) - 1, v))
+        else:
+            stack.extend((c, len(parent) - 1) for c in reversed(kids[v]))
+    nodes, tips = zip(*tip_nodes)
+    return Tree.from_parents(parent, [names[t] for t in tips], nodes)
 
 
 def _spread(n):

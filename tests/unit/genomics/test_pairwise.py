@@ -163,3 +163,17 @@ def test_errors_name_the_fix():
         pairwise_comparisons(np.ones((2, 1)), [0, 2], tree, sample_ids="ab")
     with pytest.raises(ValueError, match="permutations"):
         empirical_pvalues(np.ones((2, 1)), [0, 1], tree, sample_ids="ab", permutations=5)
+
+
+def test_sparse_and_repeated_genes_give_the_same_rows():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(6)
+    tree = _random_tree(rng, 15, polytomies=True)
+    X = rng.integers(0, 2, size=(15, 20))
+    X[:, 10:] = X[:, :10]
+    ids = [f"t{i}" for i in range(15)]
+    y = rng.integers(0, 2, size=15)
+    dense = pairwise_comparisons(X, y, tree, sample_ids=ids)
+    assert dense.equals(pairwise_comparisons(sp.csr_matrix(3 * X), y, tree, sample_ids=ids))
+    assert np.array_equal(dense.iloc[:10].to_numpy(), dense.iloc[10:].to_numpy())
