@@ -112,8 +112,7 @@ def _pairs_kernel(gene, trait, tip_node, inner, indptr, kids):
 class _Layout:
     """A tree restricted to the samples, as the kernels read it."""
 
-    def __init__(self, tree, sample_ids):
-        ids = [str(s) for s in sample_ids]
+    def __init__(self, tree, ids):
         tree = tree.restricted(ids)
         self.indptr, self.kids = tree.children()
         self.inner = np.where(tree.tip >= 0, 0, -2).astype(np.int64)
@@ -121,6 +120,19 @@ class _Layout:
         position = {str(name): k for k, name in enumerate(tree.names)}
         order = np.array([position[s] for s in ids], dtype=np.int64)
         self.tip_node = tip_nodes[order]  # the node of each sample, in the samples' order
+
+
+def _inputs(X, y, tree, sample_ids):
+    """The tree's layout on the samples, the distinct gene patterns, each gene's pattern, the trait."""
+    ids = [str(s) for s in sample_ids]
+    X = X if sp.issparse(X) else np.asarray(X)
+    if X.ndim != 2 or X.shape[0] != len(ids):
+        raise ValueError(f"X has {X.shape[0] if X.ndim else 0} rows for {len(ids)} sample_ids: give the samples "
+                         "in rows, one id per row.")
+    if len(set(ids)) != len(ids):
+        raise ValueError("The sample_ids name a sample more than once: give each sample once.")
+    patterns, inverse = _patterns(X)
+    return _Layout(tree, ids), patterns, inverse, _trait(y, len(ids))
 
 
 def _patterns(X):
@@ -204,10 +216,7 @@ def pairwise_comparisons(X, y, tree, *, sample_ids, scoary_root=False):
     """
     import pandas as pd
 
-    ids = list(sample_ids)
-    layout = _Layout(tree, ids)
-    patterns, inverse = _patterns(X)
-    trait = _trait(y, len(ids))
+    layout, patterns, inverse, trait = _inputs(X, y, tree, sample_ids)
     if scoary_root:
         counts = _scoary_counts(patterns, trait, layout)
     else:
@@ -285,10 +294,13 @@ def empirical_pvalues(X, y, tree, *, sample_ids, permutations=1000, seed=None):
     data have more opposing than supporting pairs); ``r`` counts the permutations at or above the
     data's. After permutation ``i`` (from 0), ``i >= 30``, the test stops where
     ``1 - binom.cdf(r, i, 0.1) < 0.05``, with ``(r + 1) / (i + 2)``; else it ends with
-    ``(r + 1) / (permutations + 1)``. NaN for a gene without a contrasting pair.
+    ``(r + 1) / (permutations + 1)``. NaN for a gene without a contrasting pair. The same
+    permutations (drawn once, in order) serve every gene; each gene stops at its own.
 
     Parameters
     ----------
+    X, y, tree, sample_ids
+        As :func:`pairwise_comparisons` takes them.
     permutations : int, default 1000
         The most permutations per gene (at least 10).
     seed : int or None
@@ -310,10 +322,7 @@ def empirical_pvalues(X, y, tree, *, sample_ids, permutations=1000, seed=None):
         raise ValueError(f"The 'permutations' parameter of empirical_pvalues must be an int >= 10. Got "
                          f"{permutations!r} instead.")
     permutations = int(permutations)
-    ids = list(sample_ids)
-    layout = _Layout(tree, ids)
-    patterns, inverse = _patterns(X)
-    trait = _trait(y, len(ids))
+    layout, patterns, inverse, trait = _inputs(X, y, tree, sample_ids)
     known = np.flatnonzero(trait >= 0)
     rng = np.random.default_rng(seed)
     shuffled = np.repeat(trait[None, :].astype(np.int8), permutations, axis=0)
