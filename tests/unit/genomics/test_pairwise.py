@@ -185,3 +185,38 @@ def test_inputs_checked():
         pairwise_comparisons(np.ones((3, 1)), [0, 1, 1], tree, sample_ids="ab")
     with pytest.raises(ValueError, match="more than once"):
         pairwise_comparisons(np.ones((2, 1)), [0, 1], tree, sample_ids="aa")
+
+
+def test_empirical_pvalues_follow_the_permutations_one_by_one():
+    from scipy.stats import binom
+
+    rng = np.random.default_rng(8)
+    n, N = 20, 80
+    ids = [f"t{i}" for i in range(n)]
+    tree = _random_tree(rng, n, polytomies=False)
+    X = rng.integers(0, 2, size=(n, 3))
+    y = rng.integers(0, 2, size=n).astype(float)
+    y[3] = np.nan
+    X[:, 1] = np.nan_to_num(y)
+    got = empirical_pvalues(X, y, tree, sample_ids=ids, permutations=N, seed=11)
+    known = ~np.isnan(y)
+    draws = np.random.default_rng(11)
+    perms = []
+    for _ in range(N):
+        z = y.copy()
+        z[known] = draws.permutation(y[known])
+        perms.append(pairwise_comparisons(X, z, tree, sample_ids=ids))
+    base = pairwise_comparisons(X, y, tree, sample_ids=ids)
+    early = 0
+    for j in range(3):
+        col = "pairs_supporting" if base.pairs_supporting[j] >= base.pairs_opposing[j] else "pairs_opposing"
+        stat = base[col][j] / base.pairs_max[j]
+        r, expected = 0, None
+        for i, frame in enumerate(perms):
+            r += frame[col][j] / frame.pairs_max[j] >= stat
+            if i >= 30 and 1 - binom.cdf(r, i, 0.1) < 0.05:
+                expected = (r + 1) / (i + 2)
+                break
+        assert got[j] == (expected if expected is not None else (r + 1) / (N + 1)), j
+        early += expected is not None
+    assert 0 < early < 3  # the trait's own gene runs to the end, an unrelated one stops early
