@@ -26,8 +26,6 @@ __all__ = ["binomial_pvalues", "empirical_pvalues", "pairwise_comparisons"]
 
 _JIT = dict(nogil=True, cache=True, error_model="numpy")
 _NONE = -(1 << 40)  # a state that cannot be reached
-#: The columns of ``pairwise_comparisons``.
-COLUMNS = ("pairs_max", "pairs_supporting", "pairs_opposing", "pairwise_p_best", "pairwise_p_worst")
 
 
 @njit(**_JIT)
@@ -204,7 +202,7 @@ def pairwise_comparisons(X, y, tree, *, sample_ids, scoary_root=False):
         One row per gene: ``pairs_max``, ``pairs_supporting``, ``pairs_opposing`` and the two-sided
         binomial p-values at 0.5: ``pairwise_p_best`` of ``S`` in ``M`` and ``pairwise_p_worst`` of
         ``M - O`` when ``S >= O``, else ``p(M - O)`` and ``p(S)`` (``S``, ``O``, ``M``: supporting,
-        opposing, max).
+        opposing, max); both 1 for a gene without a contrasting pair.
 
     Notes
     -----
