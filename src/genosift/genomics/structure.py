@@ -27,7 +27,7 @@ from ..core.distinct import FirstColumns, distinct_columns
 from ..core.validation import is_int, param_error
 
 __all__ = ["AUTO_MAX", "AUTO_MIN_SHARE", "LANCZOS_FROM", "METRICS", "choose_components", "kinship",
-           "looks_like_newick", "principal_coordinates",
+           "looks_like_newick", "newick_clades", "principal_coordinates",
            "tree_kinship"]
 
 #: The distances between samples that ``principal_coordinates`` offers.
@@ -295,34 +295,11 @@ def tree_kinship(path, *, fh=None):
     >>> tree_kinship(f).to_numpy().tolist()
     [[1.5, 0.5, 0.0, 0.0], [0.5, 2.5, 0.0, 0.0], [0.0, 0.0, 3.0, 2.0], [0.0, 0.0, 2.0, 3.0]]
     """
-    import io
-    from contextlib import nullcontext
-
     import pandas as pd
 
-    from ..io.compression import MAX_LINE_BYTES, open_binary
-    from ..io.reading import file_errors, optional_module
-
-    Phylo = optional_module("Bio.Phylo", "reading a phylogeny (Newick)", package="biopython")
     name = str(path)
-    with file_errors(path, "a Newick tree", broad=True), \
-            (nullcontext(fh) if fh is not None else open_binary(path, max_line=MAX_LINE_BYTES)) as opened:
-        text = opened.read().decode("utf-8").removeprefix("\ufeff")
-        tree = Phylo.read(io.StringIO(text), "newick")
-    order, parents, stack = [], [], [(tree.root, -1)]  # the clades in pre-order, as the text lists them
-    while stack:  # (no recursion: any depth)
-        node, parent = stack.pop()
-        parents.append(parent)
-        stack.extend((child, len(order)) for child in reversed(node.clades))
-        order.append(node)
-    leaves = [node for node in order if not node.clades]
-    names = [leaf.name for leaf in leaves]
-    if any(not leaf for leaf in names):
-        raise ValueError(f"The tree {name!r} has leaves without a name: every leaf must be a sample id.")
-    seen = set()
-    twice = sorted({leaf for leaf in names if leaf in seen or seen.add(leaf)})
-    if twice:
-        raise ValueError(f"The tree {name!r} names the leaves {twice[:5]} more than once: each sample once.")
+    order, parents = newick_clades(path, fh=fh)
+    names = [node.name for node in order if not node.clades]
     lengths = np.zeros(len(order))
     for k, node in enumerate(order[1:], 1):
         if node.branch_length is None:
@@ -343,6 +320,49 @@ def tree_kinship(path, *, fh=None):
         lengths = np.maximum(lengths, 0.0)
     K = _shared_paths(order, parents, lengths)
     return pd.DataFrame(K, index=pd.Index(names, name="sample"), columns=pd.Index(names))
+
+
+def newick_clades(path, *, fh=None):
+    """The clades of a Newick tree in pre-order (the root first, as the text lists them) and the
+    position of each one's parent (``-1`` for the root): ``(clades, parents)``, Biopython clades.
+
+    The file may be compressed, and is read once (``fh``: the file already opened with
+    ``genosift.io.compression.open_binary``); quoted names lose their quotes. The tree is walked
+    without recursion (any depth). Its leaves must be named, once each: the samples.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.nwk"
+    >>> _ = f.write_text("(('A', 'B'), C);")
+    >>> clades, parents = newick_clades(f)
+    >>> [c.name for c in clades], parents
+    ([None, None, 'A', 'B', 'C'], [-1, 0, 1, 1, 0])
+    """
+    import io
+    from contextlib import nullcontext
+
+    from ..io.compression import MAX_LINE_BYTES, open_binary
+    from ..io.reading import file_errors, optional_module
+
+    Phylo = optional_module("Bio.Phylo", "reading a phylogeny (Newick)", package="biopython")
+    name = str(path)
+    with file_errors(path, "a Newick tree", broad=True), \
+            (nullcontext(fh) if fh is not None else open_binary(path, max_line=MAX_LINE_BYTES)) as opened:
+        text = opened.read().decode("utf-8").removeprefix("\ufeff")
+        tree = Phylo.read(io.StringIO(text), "newick")
+    order, parents, stack = [], [], [(tree.root, -1)]
+    while stack:  # (no recursion: any depth)
+        node, parent = stack.pop()
+        parents.append(parent)
+        stack.extend((child, len(order)) for child in reversed(node.clades))
+        order.append(node)
+    names = [node.name for node in order if not node.clades]
+    if any(not leaf for leaf in names):
+        raise ValueError(f"The tree {name!r} has leaves without a name: every leaf must be a sample id.")
+    seen = set()
+    twice = sorted({leaf for leaf in names if leaf in seen or seen.add(leaf)})
+    if twice:
+        raise ValueError(f"The tree {name!r} names the leaves {twice[:5]} more than once: each sample once.")
+    return order, parents
 
 
 def _shared_paths(order, parents, lengths):
