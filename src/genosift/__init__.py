@@ -33,7 +33,7 @@ _PUBLIC = {
     "heritability": ".scores.lmm",
     "annotate": ".genomics", "locate": ".genomics",
     "simulate_clonal_population": ".genomics.clonal",
-    "pairwise_comparisons": ".genomics.pairwise", "read_tree": ".genomics.pairwise", "upgma_tree": ".genomics.pairwise",
+    "pairwise_comparisons": ".genomics.pairwise", "read_tree": ".genomics.trees", "upgma_tree": ".genomics.trees",
     "pangenome_traits": ".genomics.pangenome",
 }
 

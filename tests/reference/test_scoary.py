@@ -2,7 +2,11 @@
 
 Both traits, every gene tested (``threshold=1``, Scoary's ``-p 1.0``), with the example tree and
 with genosift's UPGMA tree of the gene table: the genes tested, every count, odds ratio, naive,
-Bonferroni and Benjamini-Hochberg p and pairwise column equal Scoary's results.
+Bonferroni and Benjamini-Hochberg p and, counted by Scoary's rule (``scoary_pairs``), every pairwise
+column equal Scoary's results. By default the supporting and opposing pairs are the most among the
+largest sets of independent pairs (checked against a brute force in
+tests/unit/genomics/test_pairwise.py): the same ``pairs_max`` as Scoary, and at most its counts,
+which its root takes also from smaller sets.
 """
 from __future__ import annotations
 
@@ -37,18 +41,22 @@ def scoary():
     return {trait: part.rename(columns=NAMES).set_index("Gene") for trait, part in table.groupby("trait")}
 
 
-@pytest.fixture(scope="module", params=["example tree", "upgma"])
-def ours(request, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("scoary")
+def _run(folder, *, tree, scoary_pairs):
     for name in ("Gene_presence_absence.csv.gz", "Tetracycline_resistance.csv", "ExampleTree.nwk"):
         shutil.copy(DATA / name, folder / name)
-    tree = folder / "ExampleTree.nwk" if request.param == "example tree" else None
-    run = gs.jobs.pangenome(Samples(folder / "Gene_presence_absence.csv.gz", meta=folder / "Tetracycline_resistance.csv",
-                                    target="all"), folder / "{target}.tsv", tree=tree, threshold=1.0,
+    tree = folder / "ExampleTree.nwk" if tree else None
+    samples = Samples(folder / "Gene_presence_absence.csv.gz", meta=folder / "Tetracycline_resistance.csv",
+                      target="all")
+    run = gs.jobs.pangenome(samples, folder / "{target}.tsv", tree=tree, threshold=1.0, scoary_pairs=scoary_pairs,
                             tree_out=None if tree else folder / "upgma.nwk")
     tables = {t: pd.read_csv(folder / f"{t}.tsv", sep="\t", dtype={"feature": str}).set_index("feature")
               for t in TRAITS}
     return run, tables, folder
+
+
+@pytest.fixture(scope="module", params=["example tree", "upgma"])
+def ours(request, tmp_path_factory):
+    return _run(tmp_path_factory.mktemp("scoary"), tree=request.param == "example tree", scoary_pairs=True)
 
 
 @pytest.mark.parametrize("trait", TRAITS)
@@ -79,3 +87,16 @@ def test_the_annotation_and_the_overview(ours):
     assert frame.loc["Bogus_trait", "n_samples"] == 97  # three isolates lack the trait (NA, - and .)
     assert frame.loc["Tetracycline_resistance", "n_bonferroni"] >= 1
     assert (folder / "overview.tsv").exists()
+
+
+def test_the_exact_counts_keep_scoarys_pairs_and_never_exceed_its_counts(scoary, tmp_path):
+    _, tables, _ = _run(tmp_path, tree=True, scoary_pairs=False)
+    differ = 0
+    for trait in TRAITS:
+        theirs, mine = scoary[trait], tables[trait].loc[scoary[trait].index]
+        np.testing.assert_array_equal(mine["pairs_max"], theirs["pairs_max"])
+        for column in ("pairs_supporting", "pairs_opposing"):
+            assert (mine[column] <= theirs[column]).all()
+        differ += int(((mine["pairs_supporting"] != theirs["pairs_supporting"])
+                       | (mine["pairs_opposing"] != theirs["pairs_opposing"])).sum())
+    assert 0 < differ < 0.15 * sum(len(scoary[t]) for t in TRAITS)

@@ -105,7 +105,8 @@ def pangenome_command(args):
     samples = replace(samples_of(args), target=target)
     print(jobs.pangenome(samples, args.output, tree=args.tree, tree_out=args.tree_out, threshold=args.threshold,
                          permutations=args.permutations or 0, seed=args.seed, alpha=args.alpha,
-                         overview=args.overview, force=args.force, command=command_line()))
+                         scoary_pairs=args.scoary_pairs, overview=args.overview, force=args.force,
+                         command=command_line()))
     return 0
 
 

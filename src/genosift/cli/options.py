@@ -283,6 +283,9 @@ OPTIONS = _options(
     Option(("--collapse-patterns",), "one row per distinct pattern of the features tested (its best-ranked "
            "feature, with pattern_size: the features sharing it) instead of one per feature", "output",
            action="store_true"),
+    Option(("--scoary-pairs",), "count the supporting and opposing pairs by Scoary 1.6's rule, which at the root "
+           "also takes them from sets of fewer than the most pairs (its numbers exactly; by default the most among "
+           "the largest sets of independent pairs)", "method", action="store_true"),
     Option(("--tree-out",), "write the UPGMA tree built when no --tree is given (Newick)", "output",
            metavar="FILE.nwk"),
     Option(("--overview",), "the overview table across traits: each one's isolates, genes tested and passing, and "
@@ -413,7 +416,7 @@ COMMANDS = {
         ("id", {"help": "the isolate-id column of --meta (default: the first)"}),
         ("target", {"help": "the traits tested: one column of --meta, several comma-separated, or all (every "
                             "column); each table written where {target} stands in -o"}),
-        "tree", "tree-out",
+        "tree", "tree-out", "scoary-pairs",
         ("threshold", {"type": values.fraction, "default": 0.05, "metavar": "P",
                        "help": "write (and compare pairwise) the genes of naive p <= P (default 0.05, Scoary's "
                                "-p; 1 writes every gene tested)"}),

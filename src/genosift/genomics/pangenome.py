@@ -85,7 +85,7 @@ def _check(traits, names, threshold, permutations, seed):
 
 
 def pangenome_traits(X, traits, *, names, feature_names, tree=None, sample_ids=None, threshold=0.05,
-                     permutations=0, seed=0, alpha=0.05, block=64):
+                     permutations=0, seed=0, alpha=0.05, scoary_pairs=False, block=64):
     """Each binary trait against every gene's presence: Fisher's exact test, its Bonferroni and
     Benjamini-Hochberg adjustments over the genes tested, and for the genes of naive p at most
     ``threshold`` the pairwise comparisons on ``tree`` (and their empirical p with ``permutations``).
@@ -100,7 +100,7 @@ def pangenome_traits(X, traits, *, names, feature_names, tree=None, sample_ids=N
         The traits' names.
     feature_names : sequence of str
         The genes' names.
-    tree : genosift.genomics.pairwise.Tree, optional
+    tree : genosift.genomics.trees.Tree, optional
         The isolates' tree (every isolate of ``sample_ids`` a tip); without one, no pairwise columns.
     sample_ids : sequence of str, optional
         The isolates' names, in the rows' order (needed with a tree).
@@ -113,6 +113,9 @@ def pangenome_traits(X, traits, *, names, feature_names, tree=None, sample_ids=N
         The seed of the permutations.
     alpha : float, default=0.05
         The false discovery rate of the genes given an empirical p.
+    scoary_pairs : bool, default=False
+        The supporting and opposing pairs by Scoary 1.6's rule (``pairwise_comparisons``'
+        ``scoary_root``), to reproduce its numbers.
     block : int, default=64
         Traits counted together (memory: two (n_genes, block) float64 matrices).
 
@@ -142,7 +145,7 @@ def pangenome_traits(X, traits, *, names, feature_names, tree=None, sample_ids=N
             j = start + k
             yield _trait(X, part[:, k], names[j], feature_names, pos_present[:, k], neg_present[:, k], tree=tree,
                          sample_ids=sample_ids, threshold=threshold, permutations=permutations, alpha=alpha,
-                         seed=np.random.SeedSequence((seed, j)).generate_state(1)[0])
+                         scoary_pairs=scoary_pairs, seed=np.random.SeedSequence((seed, j)).generate_state(1)[0])
 
 
 def _gene_matrix(X):
@@ -161,7 +164,7 @@ def _gene_matrix(X):
 
 
 def _trait(X, y, name, feature_names, pos_present, neg_present, *, tree, sample_ids, threshold, permutations,
-           alpha, seed):
+           alpha, scoary_pairs, seed):
     """The ``PangenomeTrait`` of the trait ``y`` from its genes' counts of present isolates."""
     import pandas as pd
 
@@ -186,7 +189,7 @@ def _trait(X, y, name, feature_names, pos_present, neg_present, *, tree, sample_
         from .pairwise import empirical_pvalues, pairwise_comparisons
 
         genes = X[:, reported]
-        pairs = pairwise_comparisons(genes, y, tree, sample_ids=sample_ids)
+        pairs = pairwise_comparisons(genes, y, tree, sample_ids=sample_ids, scoary_root=scoary_pairs)
         table = pd.concat([table, pd.DataFrame(pairs).reset_index(drop=True)], axis=1)
         if permutations:
             hits = np.flatnonzero(table["qvalue"].to_numpy() <= alpha)

@@ -53,7 +53,7 @@ def trait_values(frame):
 
 
 def pangenome(samples, output, *, tree=None, tree_out=None, threshold=0.05, permutations=0, seed=0, alpha=0.05,
-              overview=None, force=False, command=None):
+              scoary_pairs=False, overview=None, force=False, command=None):
     """Test every gene of the pan-genome table of ``samples`` against each of its traits and write
     one table per trait and an overview across them: ``genosift pangenome``.
 
@@ -81,6 +81,10 @@ def pangenome(samples, output, *, tree=None, tree_out=None, threshold=0.05, perm
     alpha : float, default=0.05
         The level of the overview's counts (Bonferroni and Benjamini-Hochberg) and of the genes
         given an empirical p-value.
+    scoary_pairs : bool, default=False
+        Count the supporting and opposing pairs by Scoary 1.6's rule (``genosift.genomics.pairwise.
+        pairwise_comparisons``' ``scoary_root``) to reproduce its numbers; by default the most among
+        the largest sets of independent pairs.
     overview : str or path, optional
         The overview table (default: ``output`` with ``overview`` for ``{target}``, or
         ``<output>.overview.tsv`` for one trait).
@@ -118,9 +122,11 @@ def pangenome(samples, output, *, tree=None, tree_out=None, threshold=0.05, perm
     with together(*written):
         for found, out in zip(pangenome_traits(dataset.X, values, names=names, feature_names=dataset.feature_names,
                                                tree=phylogeny, sample_ids=isolates, threshold=threshold,
-                                               permutations=permutations, seed=seed, alpha=alpha), outs):
-            _write_trait(found, out, dataset, samples=samples, command=command, threshold=threshold,
-                         permutations=permutations, seed=seed, tree=tree, force=force)
+                                               permutations=permutations, seed=seed, alpha=alpha,
+                                               scoary_pairs=scoary_pairs), outs):
+            _write_trait(found, out, dataset, samples=samples, command=command, force=force,
+                         asked={"threshold": threshold, "permutations": permutations, "seed": seed, "alpha": alpha,
+                                "scoary_pairs": scoary_pairs, "tree": None if tree is None else str(tree)})
             rows.append(_overview_row(found, alpha))
         run.overview = _overview_frame(rows)
         write_frame(run.overview, overview, force=force)
@@ -161,11 +167,11 @@ def _outputs(output, names, overview):
 def _tree(dataset, tree, tree_out, *, force):
     """The isolates' tree: read from ``tree``, or the UPGMA tree of the gene table (written to
     ``tree_out``), and a note saying which."""
-    from ..genomics.pairwise import read_tree, upgma_tree, write_newick
+    from ..genomics.trees import read_tree, upgma_tree, write_newick
 
     if tree is not None:
         return read_tree(tree), f"tree: {tree}"
-    built = upgma_tree(dataset.X, np.asarray(dataset.sample_ids, dtype=object))
+    built = upgma_tree(dataset.X, sample_ids=np.asarray(dataset.sample_ids, dtype=object))
     if tree_out is not None:
         write_newick(built, tree_out, force=force)
     return built, "tree: UPGMA of the isolates' Hamming distances over the genes that vary" + (
@@ -182,7 +188,7 @@ def _annotated(table, dataset):
     return table.iloc[:, :1].join(notes).join(table.iloc[:, 1:])
 
 
-def _write_trait(found, out, dataset, *, samples, command, threshold, permutations, seed, tree, force):
+def _write_trait(found, out, dataset, *, samples, command, asked, force):
     """Write the table of one trait and its sidecar."""
     import pandas as pd
 
@@ -192,10 +198,9 @@ def _write_trait(found, out, dataset, *, samples, command, threshold, permutatio
     table = _annotated(table, dataset)
     table.insert(0, "rank", np.arange(1, len(table) + 1))
     write_frame(table, out, sidecar=_sidecar(out), force=force, provenance=lambda: {
-        "command": command, "inputs": input_digests([*samples.inputs, tree]), "target": found.name,
+        "command": command, "inputs": input_digests([*samples.inputs, asked["tree"]]), "target": found.name,
         "method": "fisher_exact", "n_samples": found.n_samples, "n_pos": found.n_pos, "n_neg": found.n_neg,
-        "n_tested": found.n_tested, "threshold": threshold, "permutations": permutations, "seed": seed,
-        "skipped": found.skipped})
+        "n_tested": found.n_tested, **asked, "skipped": found.skipped})
 
 
 def _overview_row(found, alpha):
