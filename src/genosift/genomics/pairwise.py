@@ -177,7 +177,7 @@ def binomial_pvalues(k, n):
     return np.where((2 * k == n) | (n == 0), 1.0, np.minimum(1.0, p))
 
 
-def pairwise_comparisons(X, y, tree, *, sample_ids, scoary_root=False):
+def pairwise_comparisons(X, y, tree, *, sample_ids, scoary_pairs=False):
     """The pairwise comparisons of every gene (columns of ``X``) with the trait ``y`` on ``tree``.
 
     Parameters
@@ -190,7 +190,7 @@ def pairwise_comparisons(X, y, tree, *, sample_ids, scoary_root=False):
         A tree with a tip for every sample (its other tips are left out).
     sample_ids : sequence of str
         The samples' names, as the tree's tips are named.
-    scoary_root : bool, default False
+    scoary_pairs : bool, default False
         Give Scoary's counts of supporting and opposing pairs: at the root it takes the most of each
         over every state of the root, also over states with fewer than ``pairs_max`` pairs, so a
         count can exceed the most among sets of ``pairs_max`` pairs. Binary trees only (nodes of one
@@ -221,7 +221,7 @@ def pairwise_comparisons(X, y, tree, *, sample_ids, scoary_root=False):
     import pandas as pd
 
     layout, patterns, inverse, trait = _inputs(X, y, tree, sample_ids)
-    if scoary_root:
+    if scoary_pairs:
         counts = _scoary_counts(patterns, trait, layout)
     else:
         counts = _pairs_kernel(patterns, trait, layout.tip_node, layout.inner, layout.indptr, layout.kids)
@@ -251,7 +251,7 @@ def _scoary_counts(patterns, trait, layout):
             continue
         present = [value[k] for k in kids if value[k] is not None]
         if len(present) > 2:
-            raise ValueError("scoary_root needs a binary tree.")
+            raise ValueError("scoary_pairs needs a binary tree: Scoary counts pairs on binary trees only.")
         value[v] = present[0] if len(present) == 1 else _scoary_join(*present) if present else None
         for k in kids:
             value[k] = None

@@ -27,6 +27,9 @@ __all__ = ["PangenomeTrait", "pangenome_traits"]
 
 _OWNER = "pangenome_traits"
 
+#: Traits counted together: memory for two (genes, TRAIT_BLOCK) float64 matrices of counts.
+TRAIT_BLOCK = 64
+
 #: The columns of a trait's table, in order, after the gene and its annotation.
 COLUMNS = ("n_pos_present", "n_neg_present", "n_pos_absent", "n_neg_absent", "sensitivity", "specificity",
            "odds_ratio", "pvalue", "bonferroni", "qvalue")
@@ -85,7 +88,7 @@ def _check(traits, names, threshold, permutations, seed):
 
 
 def pangenome_traits(X, traits, *, names, feature_names, tree=None, sample_ids=None, threshold=0.05,
-                     permutations=0, seed=0, alpha=0.05, scoary_pairs=False, block=64):
+                     permutations=0, seed=0, alpha=0.05, scoary_pairs=False):
     """Each binary trait against every gene's presence: Fisher's exact test, its Bonferroni and
     Benjamini-Hochberg adjustments over the genes tested, and for the genes of naive p at most
     ``threshold`` the pairwise comparisons on ``tree`` (and their empirical p with ``permutations``).
@@ -115,9 +118,7 @@ def pangenome_traits(X, traits, *, names, feature_names, tree=None, sample_ids=N
         The false discovery rate of the genes given an empirical p.
     scoary_pairs : bool, default=False
         The supporting and opposing pairs by Scoary 1.6's rule (``pairwise_comparisons``'
-        ``scoary_root``), to reproduce its numbers.
-    block : int, default=64
-        Traits counted together (memory: two (n_genes, block) float64 matrices).
+        ``scoary_pairs``), to reproduce its numbers.
 
     Yields
     ------
@@ -137,8 +138,8 @@ def pangenome_traits(X, traits, *, names, feature_names, tree=None, sample_ids=N
     if not (is_real(alpha) and 0.0 < alpha <= 1.0):
         raise param_error("alpha", _OWNER, "a number in (0, 1]", alpha)
     X = _gene_matrix(X)
-    for start in range(0, values.shape[1], block):
-        part = values[:, start:start + block]
+    for start in range(0, values.shape[1], TRAIT_BLOCK):
+        part = values[:, start:start + TRAIT_BLOCK]
         pos, neg = _indicators(part)
         pos_present, neg_present = _present_counts(X, pos), _present_counts(X, neg)
         for k in range(part.shape[1]):
@@ -189,7 +190,7 @@ def _trait(X, y, name, feature_names, pos_present, neg_present, *, tree, sample_
         from .pairwise import empirical_pvalues, pairwise_comparisons
 
         genes = X[:, reported]
-        pairs = pairwise_comparisons(genes, y, tree, sample_ids=sample_ids, scoary_root=scoary_pairs)
+        pairs = pairwise_comparisons(genes, y, tree, sample_ids=sample_ids, scoary_pairs=scoary_pairs)
         table = pd.concat([table, pd.DataFrame(pairs).reset_index(drop=True)], axis=1)
         if permutations:
             hits = np.flatnonzero(table["qvalue"].to_numpy() <= alpha)

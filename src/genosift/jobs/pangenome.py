@@ -83,7 +83,7 @@ def pangenome(samples, output, *, tree=None, tree_out=None, threshold=0.05, perm
         given an empirical p-value.
     scoary_pairs : bool, default=False
         Count the supporting and opposing pairs by Scoary 1.6's rule (``genosift.genomics.pairwise.
-        pairwise_comparisons``' ``scoary_root``) to reproduce its numbers; by default the most among
+        pairwise_comparisons``' ``scoary_pairs``) to reproduce its numbers; by default the most among
         the largest sets of independent pairs.
     overview : str or path, optional
         The overview table (default: ``output`` with ``overview`` for ``{target}``, or

@@ -85,7 +85,7 @@ def test_pairs_equal_brute_force_on_random_trees():
             assert tuple(got.iloc[j, :3]) == _brute(sub, kinds), (case, j)
 
 
-def test_scoary_root_rule_counts_at_least_the_optimum():
+def test_scoarys_rule_counts_at_least_the_optimum():
     # (((a, b), c), d) with a:AB b:aB c:ab d:Ab: the most pairs is 2 (a-c and b-d, opposing 1);
     # the root's closed state alone reaches supporting 1 in a set of 1 pair, and so on. Scoary's
     # rule is never below the lexicographic optimum, and equals it in max.
@@ -97,7 +97,7 @@ def test_scoary_root_rule_counts_at_least_the_optimum():
         y = rng.integers(0, 2, size=n).astype(float)
         ids = [f"t{i}" for i in range(n)]
         exact = pairwise_comparisons(genes, y, tree, sample_ids=ids)
-        scoary = pairwise_comparisons(genes, y, tree, sample_ids=ids, scoary_root=True)
+        scoary = pairwise_comparisons(genes, y, tree, sample_ids=ids, scoary_pairs=True)
         assert (scoary.pairs_max == exact.pairs_max).all()
         assert (scoary.pairs_supporting >= exact.pairs_supporting).all()
         assert (scoary.pairs_opposing >= exact.pairs_opposing).all()
@@ -229,7 +229,7 @@ SCOARY_EXAMPLE = [(3766, 17, 11, 11), (4214, 19, 9, 12), (5757, 19, 14, 8), (586
                   (7899, 15, 10, 10), (8179, 13, 9, 8)]
 
 
-def test_scoary_root_rule_gives_scoarys_counts_on_its_example():
+def test_scoarys_rule_gives_scoarys_counts_on_its_example():
     from pathlib import Path
 
     from genosift.genomics.trees import upgma_tree
@@ -239,7 +239,7 @@ def test_scoary_root_rule_gives_scoarys_counts_on_its_example():
         names, y = f["names"].tolist(), f["tetracycline"].astype(float)
     tree = upgma_tree(X, names)
     columns = [g for g, *_ in SCOARY_EXAMPLE]
-    scoary = pairwise_comparisons(X[:, columns], y, tree, sample_ids=names, scoary_root=True)
+    scoary = pairwise_comparisons(X[:, columns], y, tree, sample_ids=names, scoary_pairs=True)
     assert [tuple(r) for r in scoary.iloc[:, :3].to_numpy().tolist()] == [tuple(c) for _, *c in SCOARY_EXAMPLE]
     exact = pairwise_comparisons(X[:, columns], y, tree, sample_ids=names)
     assert (exact.pairs_max == scoary.pairs_max).all()
