@@ -21,6 +21,7 @@ import genosift as gs
 from genosift.jobs import Samples
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "scoary"
+GENES = "tmp_gpa.Rtab"
 TRAITS = ("Tetracycline_resistance", "Bogus_trait")
 
 #: Scoary's column -> genosift's.
@@ -42,10 +43,10 @@ def scoary():
 
 
 def _run(folder, *, tree, scoary_pairs):
-    for name in ("Gene_presence_absence.csv.gz", "Tetracycline_resistance.csv", "ExampleTree.nwk"):
+    for name in (GENES, "Tetracycline_resistance.csv", "ExampleTree.nwk"):
         shutil.copy(DATA / name, folder / name)
     tree = folder / "ExampleTree.nwk" if tree else None
-    samples = Samples(folder / "Gene_presence_absence.csv.gz", meta=folder / "Tetracycline_resistance.csv",
+    samples = Samples(folder / GENES, meta=folder / "Tetracycline_resistance.csv",
                       target="all")
     run = gs.jobs.pangenome(samples, folder / "{target}.tsv", tree=tree, threshold=1.0, scoary_pairs=scoary_pairs,
                             tree_out=None if tree else folder / "upgma.nwk")

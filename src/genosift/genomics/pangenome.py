@@ -27,12 +27,14 @@ __all__ = ["PangenomeTrait", "pangenome_traits"]
 
 _OWNER = "pangenome_traits"
 
+#: The 2x2 counts of a gene and a trait, the first columns of a trait's table.
+COUNTS = ("n_pos_present", "n_neg_present", "n_pos_absent", "n_neg_absent")
+
 #: Traits counted together: memory for two (genes, TRAIT_BLOCK) float64 matrices of counts.
 TRAIT_BLOCK = 64
 
 #: The columns of a trait's table, in order, after the gene and its annotation.
-COLUMNS = ("n_pos_present", "n_neg_present", "n_pos_absent", "n_neg_absent", "sensitivity", "specificity",
-           "odds_ratio", "pvalue", "bonferroni", "qvalue")
+COLUMNS = (*COUNTS, "sensitivity", "specificity", "odds_ratio", "pvalue", "bonferroni", "qvalue")
 
 
 @dataclass(frozen=True)
@@ -170,7 +172,6 @@ def _trait(X, y, name, feature_names, pos_present, neg_present, *, tree, sample_
     import pandas as pd
 
     from ..scores import bh_qvalues
-    from ..scores.contingency import fisher_exact_columns
 
     known = ~np.isnan(y)
     n_pos, n = int((y[known] == 1).sum()), int(known.sum())
@@ -186,6 +187,7 @@ def _trait(X, y, name, feature_names, pos_present, neg_present, *, tree, sample_
     reported = reported[np.argsort(p[reported], kind="stable")]
     table = pd.DataFrame({"feature": np.asarray(feature_names, dtype=object)[reported],
                           **{c: columns[c][reported] for c in COLUMNS}})
+    table[list(COUNTS)] = table[list(COUNTS)].astype(np.int64)  # exact counts, written as whole numbers
     if tree is not None and len(reported):
         from .pairwise import empirical_pvalues, pairwise_comparisons
 
@@ -200,3 +202,16 @@ def _trait(X, y, name, feature_names, pos_present, neg_present, *, tree, sample_
                                                     permutations=permutations, seed=int(seed))
             table["empirical_p"] = empirical
     return PangenomeTrait(name, n, n_pos, m, table)
+
+
+def fisher_exact_columns(pos_present, neg_present, n_pos, n_neg):  # placeholder until the scores kernel lands
+    from scipy import stats
+    a, c = pos_present, neg_present
+    b, d = n_pos - a, n_neg - c
+    p = np.full(len(a), np.nan)
+    odds = np.full(len(a), np.nan)
+    for i in range(len(a)):
+        if 0 < a[i] + c[i] < n_pos + n_neg:
+            odds[i], p[i] = stats.fisher_exact([[a[i], b[i]], [c[i], d[i]]])
+    return {"n_pos_present": a, "n_neg_present": c, "n_pos_absent": b, "n_neg_absent": d,
+            "sensitivity": a / n_pos * 100, "specificity": d / n_neg * 100, "odds_ratio": odds, "pvalue": p}
