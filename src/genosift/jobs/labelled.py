@@ -142,8 +142,11 @@ def _target_names(samples):
     """The target columns of ``samples`` as a list (one name, or several scored together), the
     options that need another checked: ``meta`` its ``id_column``, the groups their
     ``group_column``, and ``classes`` and ``min_count`` one target."""
+    from ..io.metadata import first_column_is_ids
+
     target, classes, min_count = samples.target, samples.classes, samples.min_count
-    if samples.meta is not None and not samples.id_column:
+    if samples.meta is not None and not samples.id_column and not first_column_is_ids(samples.meta,
+                                                                                    sep=samples.meta_sep):
         raise FixUsageError("{meta} needs {id_column}: the metadata column that holds the sample ids.",
                             owner="load_labelled", meta=FixError.ANY, id_column=FixError.ANY)
     if (samples.train_groups or samples.val_groups) and not samples.group_column:
