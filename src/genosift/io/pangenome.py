@@ -137,8 +137,9 @@ def _row_error(path, line, got, n, sep, header_line):
 
 
 def _rows(path, sep):
-    """``(header, genes, annotation, indptr, indices)`` of the table: the annotation cells of each
-    gene as text, and each gene's isolates (positions) as a CSC structure, read a row at a time."""
+    """``(header, first, genes, annotation, indptr, indices)`` of the table, read a row at a time:
+    its header and first isolate column, the genes' names and annotation cells as text, and each
+    gene's isolates (positions) as a CSC structure."""
     header, first, header_line = None, 0, 0
     genes, annotation, pieces, counts = [], [], [], [0]
     with file_errors(path, _KIND), open_text(path, max_line=MAX_LINE_BYTES) as fh, reading_progress(path) as bar:
@@ -189,8 +190,8 @@ def read_gene_presence_absence(path, *, sep=","):
         Isolates in rows (``sample_ids``: the header's isolate names), genes in columns
         (``feature_names``: the ``Gene`` column). ``X`` a CSR matrix of ``int8``, 1 where the
         isolate carries the gene (only those cells stored). ``var`` the annotation columns
-        (``Non-unique Gene name``, ``Annotation`` and Roary's others) as text exactly as
-        written, indexed by gene.
+        (``Non-unique Gene name``, ``Annotation`` and Roary's others) as text as written
+        (numbers included; spaces after a comma are not part of a field), indexed by gene.
 
     Notes
     -----

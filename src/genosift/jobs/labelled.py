@@ -346,7 +346,8 @@ def read_store_rows(path, options, binary=False):
         )
     store = open_store(path, binary=binary)
     # the names stay as the store's bytes until some are shown (NamesOf): millions of k-mers cost no strings
-    return Dataset(StoreRows(store), store.sample_ids, store.names_loader(), store.obs, ploidy=store.ploidy)
+    return Dataset(StoreRows(store), store.sample_ids, store.names_loader(), store.obs, ploidy=store.ploidy,
+                   var=store.var)
 
 
 def is_table(data, format):

@@ -89,15 +89,18 @@ def test_scoary_example_excerpt_matches_its_isolate_counts():
     assert counts[data.feature_names.tolist().index("TetRCG")] == 37
 
 
-def test_var_is_kept_by_the_store_and_by_metadata_joins(tmp_path):
+def test_var_is_kept_by_metadata_joins_and_the_store(tmp_path):
     data = read(DATA / "gene_presence_absence_excerpt.csv")
-    store = open_store(write_store(data, tmp_path / "g.gs.h5ad"))
-    assert store.var.index.name == "Gene" and store.var.equals(data.var)
-    back = store.to_dataset()
-    assert (back.X != data.X).nnz == 0 and back.var.equals(data.var)
     meta = gs.io.read_metadata(DATA / "Tetracycline_resistance.csv", id_column=None)
     joined, _ = gs.io.attach_metadata(data, meta.drop(index=["Isolate_5"]))
     assert joined.shape == (99, 24) and joined.var is data.var
+    path = write_store(joined, tmp_path / "g.gs.h5ad")
+    store = open_store(path)
+    assert store.var.index.name == "Gene" and store.var.equals(data.var)
+    back = store.to_dataset()
+    assert (back.X != joined.X).nnz == 0 and back.var.equals(data.var)
+    loaded = gs.jobs.Samples(path, target="Tetracycline_resistance").load().dataset  # rows left on disk
+    assert loaded.var.equals(data.var)
 
 
 @pytest.mark.parametrize("text, message", [
