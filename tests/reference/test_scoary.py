@@ -21,7 +21,7 @@ import genosift as gs
 from genosift.jobs import Samples
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "scoary"
-GENES = "tmp_gpa.Rtab"
+GENES = "Gene_presence_absence.csv.gz"
 TRAITS = ("Tetracycline_resistance", "Bogus_trait")
 
 #: Scoary's column -> genosift's.

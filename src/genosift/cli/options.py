@@ -63,10 +63,11 @@ GROUPS = {
     "resources": "resources: memory, threads, a cluster and progress",
 }
 
-_FORMATS = ("csv, tsv, rtab, parquet, npy, npz, mtx, h5ad, kmers, dumps (a list or folder of per-sample k-mer "
-            "dumps), vcf (VCF or BCF), plink (a .bed with its .bim and .fam) or store")
-_DATA = ("CSV/TSV (.gz/.bz2/.zst), Parquet, .npy/.npz, .mtx, .h5ad, a store, Panaroo/Roary .Rtab, k-mer counts, "
-         "a list file or folder of per-sample k-mer dumps (KMC, Jellyfish), VCF/BCF genotypes or a PLINK .bed")
+_FORMATS = ("csv, tsv, rtab, gene_presence_absence (Roary's or Panaroo's .csv), parquet, npy, npz, mtx, h5ad, "
+            "kmers, dumps (a list or folder of per-sample k-mer dumps), vcf (VCF or BCF), plink (a .bed with its .bim "
+            "and .fam) or store")
+_DATA = ("CSV/TSV (.gz/.bz2/.zst), Parquet, .npy/.npz, .mtx, .h5ad, a store, Panaroo/Roary .Rtab or .csv, k-mer "
+         "counts, a list file or folder of per-sample k-mer dumps (KMC, Jellyfish), VCF/BCF genotypes or a PLINK .bed")
 _CONTIG = ("the longest contig read, in bases (K, M, G: powers of 1024; default 256M = 268435456): a longer one "
            "is refused, as memory holds a whole contig; raise it for plant chromosomes")
 
@@ -139,7 +140,8 @@ OPTIONS = _options(
     # samples
     Option(("--meta",), "metadata table (CSV/TSV) with the sample ids, the target and groups", "samples",
            feeds=(("attach_metadata", "meta"), ("load_labelled", "meta"))),
-    Option(("--id",), "the sample-id column of --meta", "samples",
+    Option(("--id",), "the sample-id column of --meta (default where its first header cell is empty or 'Name': "
+           "the first column)", "samples",
            feeds=(("read_metadata", "id_column"), ("attach_metadata", "id_column"), ("load_labelled", "id_column"),
                   ("true_labels", "id_column"))),
     Option(("--meta-sep",), "the field separator of --meta (default: by its suffix, else guessed from its header)",

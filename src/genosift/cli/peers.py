@@ -7,7 +7,7 @@ _DATA = "give the file as the DATA argument (its format is told by the file, els
 
 _TREE = ("not supported yet (pairwise comparisons on a tree), but a tree can be the mixed model's kinship: "
          "--method lmm --kinship TREE.nwk")
-_GENES = "give the file as the DATA argument (Roary's or Panaroo's gene_presence_absence.Rtab)"
+_GENES = "give the file as the DATA argument (Roary's or Panaroo's gene_presence_absence.csv or .Rtab)"
 _CORRECTION = "use --fdr Q (Benjamini-Hochberg) or --threshold bonferroni"
 
 #: A peer tool's flags (its short and long spelling) -> (the tool, its value, what to type in genosift).
@@ -41,7 +41,8 @@ _PEERS = {
                                     "the default --structure-metric)"),
     ("--maf",): ("SEER", "F", "use --min-af F"),
     ("-g", "--genes"): ("Scoary", "FILE", _GENES),
-    ("-t", "--traits"): ("Scoary", "FILE", "use --meta FILE --target COLUMN"),
+    ("-t", "--traits"): ("Scoary", "FILE", "use --meta FILE --target COLUMN (the traits table as it is: ids in its "
+                                           "unnamed first column)"),
     ("-n", "--newicktree"): ("Scoary", "TREE", _TREE),
     ("-p", "--p_value_cutoff"): ("Scoary", "P", "use --threshold P"),
     ("-c", "--correction"): ("Scoary", "METHOD", _CORRECTION),

@@ -2,7 +2,7 @@
 
 Every reader returns a ``Dataset``: the matrix (samples in rows; dense ndarray or CSR), the
 sample ids and the feature names, plus an optional per-sample table (``obs``) of metadata
-columns such as targets and groups.
+columns such as targets and groups and an optional per-feature table (``var``) of annotation.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-from . import dumps, kmers, store, delimited, binary, variants  # noqa: E402,F401  (register the readers)
+from . import dumps, kmers, store, delimited, binary, variants, pangenome  # noqa: E402,F401  (register the readers)
 from .formats import format_of, read, sniff_format  # noqa: E402
 from .kmers import read_kmers  # noqa: E402
 from .metadata import MatchReport, attach_metadata, read_metadata  # noqa: E402

@@ -70,7 +70,7 @@ class _NulGuard(io.RawIOBase):
         return len(data)
 
 
-def _reading(path):
+def reading_progress(path):
     """A progress bar over the bytes of a table as they are read (MiB; of the file's size when it
     is not compressed, open-ended when it is)."""
     from ..core import engine
@@ -103,7 +103,7 @@ def _wide_table(path, sep, header_line, n, id_pos, keep_pos):
     take = None if plain_layout else operator.itemgetter(*others)
     lines, ids, kept, rows = [], [], [], []
     with file_errors(path, "a delimited table"), open_binary(path, max_line=MAX_LINE_BYTES) as fh, \
-            _reading(path) as bar:
+            reading_progress(path) as bar:
         for number, raw in enumerate(fh, 1):
             bar.advance(len(raw) / 2**20)
             if number <= header_line:
@@ -379,7 +379,7 @@ def _parsed(layout):
     frame = None
     with file_errors(path, "a delimited table", broad=True):
         try:
-            with open_binary(path, max_line=MAX_LINE_BYTES) as fh, _reading(path) as bar:
+            with open_binary(path, max_line=MAX_LINE_BYTES) as fh, reading_progress(path) as bar:
                 frame = pd.read_csv(
                     io.BufferedReader(_NulGuard(fh, path, bar), 1 << 20), sep=sep, header=None, names=list(range(n)),
                     index_col=layout.index_cols, skiprows=_records_through(path, sep, layout.header_line),

@@ -1,16 +1,18 @@
 """Which reader a file needs: from its name when the name is unambiguous, else from its content.
 
 A suffix that names one format (``.csv``, ``.parquet``, ``.npz``, ``.kmers``, ...) is taken at
-its word, through any compression suffix. A name that says nothing (``counts.gz``, ``isolates``)
-or too little (``.txt``, read by both the table and the k-mer readers; ``.h5ad``, which may be a
-genosift store) is settled by the first bytes: the magic numbers of HDF5, Parquet, NumPy, zip,
-PLINK .bed (``6c 1b 01``) and BCF files, then, for text (decompressed with bounded memory when
-compressed), the first line that is not blank: a Matrix Market banner, a VCF header
-(``##fileformat=VCF``; a bgzipped BCF shows its ``BCF`` magic here), a k-mer line
-(``KMER [STATS ...] | SAMPLE:COUNT ...``), a list of per-sample k-mer dumps (``SAMPLE<TAB>PATH``
-naming an existing file) or a delimited header (a tab or a comma, as many times on the next
-line). A folder is data only as a collection of k-mer dumps: its first file's first line is
-``KMER COUNT``.
+its word, through any compression suffix, but for ``.csv``: a header starting with ``Gene``,
+``Non-unique Gene name``, ``Annotation`` is Roary's or Panaroo's ``gene_presence_absence.csv``
+(``gene_presence_absence``, as that file name says too), any other a table. A name that says
+nothing (``counts.gz``, ``isolates``) or too little (``.txt``, read by both the table and the
+k-mer readers; ``.h5ad``, which may be a genosift store) is settled by the first bytes: the
+magic numbers of HDF5, Parquet, NumPy, zip, PLINK .bed (``6c 1b 01``) and BCF files, then, for
+text (decompressed with bounded memory when compressed), the first line that is not blank: a
+Matrix Market banner, a VCF header (``##fileformat=VCF``; a bgzipped BCF shows its ``BCF``
+magic here), a k-mer line (``KMER [STATS ...] | SAMPLE:COUNT ...``), a list of per-sample k-mer
+dumps (``SAMPLE<TAB>PATH`` naming an existing file), a gene presence/absence header or a
+delimited header (a tab or a comma, as many times on the next line). A folder is data only as a
+collection of k-mer dumps: its first file's first line is ``KMER COUNT``.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import re
 from pathlib import Path
 
 from .compression import COMPRESSION_SUFFIXES, DamagedFile, LineTooLong, is_pipe, open_binary, open_text, replayable
+from .pangenome import is_gene_presence_absence
 from .registry import READERS
 
 __all__ = ["COUNTER_DATABASES", "dump_files", "format_of", "is_store", "list_entry", "read", "sniff_format"]
@@ -176,7 +179,19 @@ def sniff_format(path):
             return "kmers"
     if (b"\t" in line or line.startswith(b"#")) and _dump_list(path):
         return "dumps"
+    if is_gene_presence_absence(line):
+        return "gene_presence_absence"
     return _delimited(line, second)
+
+
+def _gene_table(path):
+    """Whether the first line of ``path`` is a gene presence/absence header (a file that cannot be
+    read is not: its reader names the fault)."""
+    try:
+        line = _first_lines(path)[0]
+    except (ValueError, OSError):
+        return False
+    return line is not None and is_gene_presence_absence(line)
 
 
 def format_of(path):
@@ -196,6 +211,8 @@ def format_of(path):
             "'KMER COUNT' lines per sample."
         )
     best = _by_suffix(path)
+    if best is not None and best[0] == "csv" and _gene_table(path):
+        return "gene_presence_absence"
     if best is not None and best[2] not in AMBIGUOUS:
         return best[0]
     found = sniff_format(path) if Path(replayable(path)).is_file() else None

@@ -13,7 +13,14 @@ from .compression import MAX_LINE_BYTES, open_binary, suffix_compression
 from .quoting import names_list
 from .reading import exact_floats
 
-__all__ = ["FewMatchedWarning", "MatchReport", "TooFewMatched", "attach_metadata", "read_metadata"]
+__all__ = ["FewMatchedWarning", "MISSING_MARKS", "MatchReport", "TooFewMatched", "attach_metadata",
+           "first_column_is_ids", "read_metadata"]
+
+#: The cells a column of 0 and 1 may hold for a missing value besides pandas' own (empty, ``NA``):
+#: a dash, a dot, or blanks (Scoary's traits tables write them).
+MISSING_MARKS = frozenset({"-", ".", ""})
+#: The first header cells that say the first column holds the sample ids (Scoary's traits tables).
+ID_HEADERS = ("", "Name")
 
 
 class FewMatchedWarning(Spelled, UserWarning):
@@ -67,7 +74,15 @@ def read_metadata(path, *, id_column, sep=None):
     Returns
     -------
     pandas.DataFrame
-        The other columns, indexed by sample id (index name: ``id_column``), in file order.
+        The other columns, indexed by sample id (index name: ``id_column``; None for an id
+        column whose header cell is empty), in file order.
+
+    Notes
+    -----
+    Cells are read as pandas reads them: numbers as numbers, empty cells and ``NA``, ``NaN``,
+    ``null``... as missing. A column whose cells are all 0, 1 or missing, where missing may also
+    be written ``-``, ``.`` or blanks (Scoary's traits tables), is read as numbers: 0.0 and
+    1.0, NaN where missing (for that column only); any other column keeps ``-`` and ``.`` as text.
 
     Examples
     --------
@@ -89,9 +104,67 @@ def read_metadata(path, *, id_column, sep=None):
         raise param_error("id_column", "read_metadata", "a column name (str) or None (the first)", id_column)
     frame, id_column, columns, options = _read_table(path, id_column, sep)
     ids = _sample_ids(path, frame, id_column, columns, options)
-    frame = frame.drop(columns=[id_column])
-    frame.index = pd.Index(ids.to_numpy(dtype=object), name=id_column)
+    frame = _marked_missing(frame.drop(columns=[id_column]))
+    # pandas names an empty header cell "Unnamed: 0": the header as written tells it from a column of that name
+    unnamed = id_column == columns[0] == "Unnamed: 0" and _header_cells(path, options)[0] == ""
+    frame.index = pd.Index(ids.to_numpy(dtype=object), name=None if unnamed else id_column)
     frame.attrs["path"] = str(path)  # for the messages of attach_metadata
+    return frame
+
+
+def _header_cells(path, options):
+    """The cells of the header line of ``path`` as written (an empty cell stays empty; pandas
+    names it ``Unnamed: 0``), read with the table's ``options``."""
+    import pandas as pd
+
+    with _opened(path) as fh:
+        first = pd.read_csv(fh, nrows=1, header=None, dtype=str, na_filter=False, **options)
+    return [str(c) for c in first.iloc[0]]
+
+
+def first_column_is_ids(path, *, sep=None):
+    """Whether the first header cell of the table at ``path`` is empty or ``Name``: its first column
+    then holds the sample ids without naming a column for them (Scoary's traits tables), and
+    ``read_metadata(path, id_column=None)`` reads them. False for a file that cannot be read
+    (``read_metadata`` names the fault).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "traits.csv"
+    >>> _ = path.write_text(",Tetracycline_resistance\\nIsolate_1,0\\nIsolate_2,1\\n")
+    >>> first_column_is_ids(path)
+    True
+    >>> read_metadata(path, id_column=None)["Tetracycline_resistance"].to_dict()
+    {'Isolate_1': 0, 'Isolate_2': 1}
+    """
+    path = Path(path)
+    try:
+        sep = _sniff_sep(path) if sep is None else sep
+        return _header_cells(path, dict(sep=sep, index_col=False, encoding="utf-8"))[0] in ID_HEADERS
+    except (ValueError, OSError, IndexError):  # a fault of the file: read_metadata names it
+        return False
+
+
+def _marked_missing(frame):
+    """``frame`` with each text column whose cells are all ``0``, ``1`` or missing (pandas' own, or
+    one of ``MISSING_MARKS``, spaces aside) read as 0.0/1.0/NaN; other columns as they are."""
+    import pandas as pd
+
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype.kind in "biufcmM":
+            continue
+        cells = values.to_numpy(dtype=object)
+        given = np.flatnonzero(~pd.isna(cells))
+        if not given.size or not all(isinstance(v, str) for v in cells[given]):
+            continue
+        text = np.array([v.strip() for v in cells[given]], dtype=object)
+        marked = np.isin(text, list(MISSING_MARKS))
+        if marked.any() and not marked.all() and np.isin(text[~marked], ["0", "1"]).all():
+            numbers = np.full(cells.size, np.nan)
+            numbers[given[~marked]] = text[~marked] == "1"
+            frame[column] = numbers
     return frame
 
 

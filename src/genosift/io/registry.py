@@ -25,6 +25,12 @@ class Dataset:
         calls' largest ploidy; 2 for PLINK, which stores a haploid call as homozygous; 1 for
         presence/absence). A model's variants are matched to new genotypes with it (alleles
         swapped between VCF and PLINK are counted as ``ploidy - count``). None for other data.
+    var : pandas.DataFrame or None
+        Per-feature columns (annotation), indexed by feature name in the order of ``X``'s
+        columns: the annotation columns of a Roary or Panaroo gene presence/absence table
+        (``Non-unique Gene name``, ``Annotation``, ...) as text. None for other data. Kept when
+        rows are taken (``dataclasses.replace`` keeps it); a store writes it as its AnnData
+        ``var``.
     """
 
     X: object
@@ -32,6 +38,7 @@ class Dataset:
     feature_names: np.ndarray
     obs: object = None
     ploidy: object = None
+    var: object = None
 
     def __post_init__(self):
         n, p = self.X.shape
@@ -40,6 +47,9 @@ class Dataset:
                 f"Dataset of {n} x {p} values has {len(self.sample_ids)} sample ids and "
                 f"{len(self.feature_names)} feature names; they must match its rows and columns."
             )
+        if self.var is not None and len(self.var) != p:
+            raise ValueError(f"Dataset of {p} features has a var table of {len(self.var)} rows; give one row "
+                             "per feature.")
 
     @property
     def shape(self):

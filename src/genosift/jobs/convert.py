@@ -71,6 +71,7 @@ def convert(inputs, output, *, format=None, read_options=None, meta=None, id_col
         write_store,
     )
     from ..io import convert as convert_file
+    from ..io.metadata import first_column_is_ids
     from ..io.store import SUFFIX
     from ..report.outputs import check_outputs
     from .inputs import check_declared
@@ -86,7 +87,7 @@ def convert(inputs, output, *, format=None, read_options=None, meta=None, id_col
     check_declared([("output", output)], owner="convert", inputs=[("meta", meta)],
                    lists=[("inputs", path) for path in inputs])
     check_outputs([output], force=force, inputs=(*inputs, meta))  # before reading anything
-    if meta is not None and not id_column:
+    if meta is not None and not id_column and not first_column_is_ids(meta, sep=meta_sep):
         raise FixUsageError("{meta} needs {id_column}: the metadata column that holds the sample ids.",
                             owner="attach_metadata", meta=FixUsageError.ANY, id_column=FixUsageError.ANY)
     kinds = {format or format_of(path) for path in inputs}

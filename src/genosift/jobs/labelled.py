@@ -170,8 +170,11 @@ def _target_names(samples):
     """The target columns of ``samples`` as a list (one name, or several scored together), the
     options that need another checked: ``meta`` its ``id_column``, the groups their
     ``group_column``, and ``classes`` and ``min_count`` one target."""
+    from ..io.metadata import first_column_is_ids
+
     target, classes, min_count = samples.target, samples.classes, samples.min_count
-    if samples.meta is not None and not samples.id_column:
+    if samples.meta is not None and not samples.id_column and not first_column_is_ids(samples.meta,
+                                                                                    sep=samples.meta_sep):
         raise FixUsageError("{meta} needs {id_column}: the metadata column that holds the sample ids.",
                             owner="load_labelled", meta=FixError.ANY, id_column=FixError.ANY)
     if (samples.train_groups or samples.val_groups) and not samples.group_column:
@@ -371,7 +374,8 @@ def read_store_rows(path, options, binary=False):
         )
     store = open_store(path, binary=binary)
     # the names stay as the store's bytes until some are shown (NamesOf): millions of k-mers cost no strings
-    return Dataset(StoreRows(store), store.sample_ids, store.names_loader(), store.obs, ploidy=store.ploidy)
+    return Dataset(StoreRows(store), store.sample_ids, store.names_loader(), store.obs, ploidy=store.ploidy,
+                   var=store.var)
 
 
 def is_table(data, format):

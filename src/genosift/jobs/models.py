@@ -166,9 +166,10 @@ def _check_predict(data, format, meta, id_column, target, absent, assemblies, ma
     """Refuse the options of ``predict`` that need another (``meta`` its ``id_column`` and
     ``target``, ``absent`` its ``meta``, ``max_contig`` ``assemblies``), a bad ``max_contig``, and
     a FASTA file given as data without ``assemblies``."""
+    from ..io.metadata import first_column_is_ids
     from ..io.references import fasta_stem
 
-    if meta is not None and not (id_column and target):
+    if meta is not None and not ((id_column or first_column_is_ids(meta)) and target):
         raise FixUsageError("{meta} needs {id_column} (the sample-id column) and {target} (the true labels) to "
                             "compare.", owner="true_labels", meta=FixUsageError.ANY, id_column=FixUsageError.ANY,
                             target=FixUsageError.ANY)

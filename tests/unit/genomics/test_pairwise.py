@@ -220,28 +220,3 @@ def test_empirical_pvalues_follow_the_permutations_one_by_one():
         assert got[j] == (expected if expected is not None else (r + 1) / (N + 1)), j
         early += expected is not None
     assert 0 < early < 3  # the trait's own gene runs to the end, an unrelated one stops early
-
-
-#: Scoary 1.6.16 on its example data (Tetracycline_resistance, its UPGMA tree): per gene (column of
-#: the table), Max_Pairwise_comparisons, Max_supporting_pairs, Max_opposing_pairs
-SCOARY_EXAMPLE = [(3766, 17, 11, 11), (4214, 19, 9, 12), (5757, 19, 14, 8), (5860, 18, 10, 11), (5929, 22, 12, 13),
-                  (6293, 19, 11, 11), (7050, 20, 9, 15), (7127, 21, 9, 14), (7324, 13, 10, 9), (7398, 20, 10, 16),
-                  (7899, 15, 10, 10), (8179, 13, 9, 8)]
-
-
-def test_scoarys_rule_gives_scoarys_counts_on_its_example():
-    from pathlib import Path
-
-    from genosift.genomics.trees import upgma_tree
-
-    with np.load(Path(__file__).resolve().parents[2] / "data" / "scoary" / "gpa_example.npz") as f:
-        X = np.unpackbits(f["bits"], axis=1, count=int(f["n_genes"]))
-        names, y = f["names"].tolist(), f["tetracycline"].astype(float)
-    tree = upgma_tree(X, names)
-    columns = [g for g, *_ in SCOARY_EXAMPLE]
-    scoary = pairwise_comparisons(X[:, columns], y, tree, sample_ids=names, scoary_pairs=True)
-    assert [tuple(r) for r in scoary.iloc[:, :3].to_numpy().tolist()] == [tuple(c) for _, *c in SCOARY_EXAMPLE]
-    exact = pairwise_comparisons(X[:, columns], y, tree, sample_ids=names)
-    assert (exact.pairs_max == scoary.pairs_max).all()
-    below = (exact.pairs_supporting < scoary.pairs_supporting) | (exact.pairs_opposing < scoary.pairs_opposing)
-    assert below.sum() == 6 and (exact.iloc[:, 1:3] <= scoary.iloc[:, 1:3]).all().all()

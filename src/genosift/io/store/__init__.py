@@ -43,7 +43,7 @@ Layout::
 
     /X                     csr_matrix (data, indices, indptr) or a 2-D array
     /obs                   data frame: index = sample ids, columns = Dataset.obs
-    /var                   data frame: index = feature names
+    /var                   data frame: index = feature names, columns = Dataset.var
     /var/_genosift_columns csc_matrix: the same matrix by columns (sparse stores)
     /var/_genosift_names   uint8: the feature names as UTF-8 joined by NUL
     /layers /obsm /varm /obsp /varp /uns   empty, as AnnData expects

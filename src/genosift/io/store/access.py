@@ -81,8 +81,8 @@ class Store(ColumnReads):
         self._names = None
         self._blob = None
         self._ids = None
-        self._obs = None
-        self._obs_read = False
+        self._obs = self._var = None
+        self._obs_read = self._var_read = False
 
     @contextmanager
     def _file(self):
@@ -284,18 +284,30 @@ class Store(ColumnReads):
     @property
     def obs(self):
         if not self._obs_read:
-            import pandas as pd
-
-            with self._file() as f:
-                g = f["obs"]
-                order = [str(c) for c in np.atleast_1d(g.attrs.get("column-order", []))]
-                frame = None
-                if order:
-                    key = g.attrs.get("_index", "_index")
-                    index = pd.Index(self.sample_ids, dtype="str", name=None if key == "_index" else key)
-                    frame = pd.DataFrame({c: read_column(g[c], self.path, c) for c in order}, index=index)
-            self._obs, self._obs_read = frame, True
+            self._obs, self._obs_read = self._table("obs", lambda: self.sample_ids), True
         return self._obs
+
+    @property
+    def var(self):
+        """The per-feature columns (``Dataset.var``), indexed by feature name; None without any."""
+        if not self._var_read:
+            self._var, self._var_read = self._table("var", lambda: self.feature_names), True
+        return self._var
+
+    def _table(self, group, index_of):
+        """The data frame ``group`` (``obs`` or ``var``) with its columns in their stored order, indexed
+        by ``index_of()`` (the ids or the names, read only where there are columns); None without columns."""
+        import pandas as pd
+
+        with self._file() as f:
+            g = f[group]
+            order = [str(c) for c in np.atleast_1d(g.attrs.get("column-order", []))]
+            if not order:
+                return None
+            key = g.attrs.get("_index", "_index")
+            columns = {c: read_column(g[c], self.path, c) for c in order}
+        index = pd.Index(index_of(), dtype="str", name=None if key == "_index" else key)
+        return pd.DataFrame(columns, index=index)
 
     # reading the matrix ------------------------------------------------------------------------
 
@@ -459,7 +471,7 @@ class Store(ColumnReads):
             reader.finish()
         finally:
             reader.close()
-        return Dataset(X, self.sample_ids, self.feature_names, self.obs, ploidy=self.ploidy)
+        return Dataset(X, self.sample_ids, self.feature_names, self.obs, ploidy=self.ploidy, var=self.var)
 
 
 class StoreReader:

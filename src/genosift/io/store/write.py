@@ -163,17 +163,20 @@ def _write_dense(f, M, dt, names, budget):
         ds[a:a + step] = _cast(piece.ravel(), dt, where).reshape(piece.shape)
 
 
-def write_skeleton(f, sample_ids, obs, names, blob):
+def write_skeleton(f, sample_ids, obs, names, blob, var=None):
     """Everything of a store but ``X``: the AnnData groups, ``obs``, ``var`` and the name blob.
 
     ``names``: the feature names, any sliceable sequence of str; ``blob``: their UTF-8 bytes
     joined by NUL, as a uint8 array, or as consecutive uint8 pieces (an iterable) of ``names.size``
-    bytes in all.
+    bytes in all; ``var``: the per-feature columns (a data frame in the names' order), or None.
     """
+    taken = [str(c) for c in ([] if var is None else var.columns) if str(c).startswith("_genosift")]
+    if taken:
+        raise ValueError(f"The var table has the column(s) {taken}, names the store keeps for itself. Rename them.")
     set_encoding(f, "anndata", "0.1.0")
     f.attrs["genosift-store"] = _VERSION
     write_frame(f, "obs", sample_ids, obs)
-    var = write_frame(f, "var", names, None)
+    var = write_frame(f, "var", names, var)
     if isinstance(blob, np.ndarray):
         var.create_dataset("_genosift_names", data=blob)
     else:
@@ -196,7 +199,8 @@ def write_store(dataset, path, *, dtype=None, column_copy=True, chunk_bytes=None
     ----------
     dataset : Dataset
         The matrix (dense ndarray or scipy sparse; sparse is stored as CSR), sample ids, feature
-        names and ``obs`` (numbers, booleans, strings, categoricals; missing values allowed).
+        names, ``obs`` and ``var`` (numbers, booleans, strings, categoricals; missing values
+        allowed), the AnnData ``obs`` and ``var`` of the store.
     path : str or Path
         The file to write. It is written under a temporary name in the same folder and renamed
         when complete, so a failed or interrupted write leaves nothing under ``path``.
@@ -254,7 +258,8 @@ def write_store(dataset, path, *, dtype=None, column_copy=True, chunk_bytes=None
         raise ValueError(f"obs has {len(obs)} rows for {n} samples; give one row per sample.")
     with atomic_output(path, overwrite) as tmp:
         with h5py.File(tmp, "w") as f:
-            write_skeleton(f, sample_ids, obs, names, np.frombuffer(joined.encode("utf-8"), dtype=np.uint8))
+            write_skeleton(f, sample_ids, obs, names, np.frombuffer(joined.encode("utf-8"), dtype=np.uint8),
+                           dataset.var)
             del joined
             if dataset.ploidy is not None:  # genotypes: kept, so that a model's variants match new ones
                 f.attrs[PLOIDY] = int(dataset.ploidy)
