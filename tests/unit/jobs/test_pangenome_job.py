@@ -35,6 +35,7 @@ def pangenome(tmp_path):
 
 def test_every_trait_on_its_isolates_against_scipy(pangenome, capsys):
     folder, X, traits = pangenome
+    (folder / "out").mkdir()
     code = main(["pangenome", str(folder / "gpa.csv"), "--meta", str(folder / "traits.csv"), "--target", "all",
                  "--threshold", "1", "-o", str(folder / "out" / "{target}.tsv")])
     out = capsys.readouterr().out
