@@ -229,7 +229,11 @@ def fisher_exact_pvalues(a, n_pos, n_present, n):
         _fisher_sorted(packed[span[0]:span[1]], bits, order[span[0]:span[1]] if order.size else order, flat,
                        layout, out)
 
-    map_blocks(run, list(zip(parts[:-1], parts[1:])))
+    spans = list(zip(parts[:-1], parts[1:]))
+    if len(spans) > 1:
+        map_blocks(run, spans)
+    else:
+        run(spans[0])
     bad = np.flatnonzero(out < 0)
     if bad.size:
         where = tuple(int(i) for i in np.unravel_index(int(bad[0]), shape))
