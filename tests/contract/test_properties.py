@@ -181,8 +181,9 @@ STATISTIC_PER_UNIT = {"logistic"}
 
 def test_what_holds_instead_is_tested_for_every_method_without_invariance():
     """The methods that declare no invariance are those whose own transform tests follow."""
-    # moderated_t: tests/unit/scores/test_moderated.py (one scale for all features and a shift per feature)
-    assert NOT_INVARIANT == {"variance", "chi2_counts", "moderated_t"}, (
+    # moderated_t: tests/unit/scores/test_moderated.py (one scale for all features and a shift per feature);
+    # fisher_exact (presence: a value above 0): tests/unit/scores/test_exact.py (a positive scale)
+    assert NOT_INVARIANT == {"variance", "chi2_counts", "moderated_t", "fisher_exact"}, (
         "a method registered with invariance='none' needs a test of what holds instead of invariance")
 
 

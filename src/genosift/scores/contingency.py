@@ -1,4 +1,5 @@
-"""Scores from contingency tables of (discretised) features against the class: chi-square, mutual information.
+"""Scores from contingency tables of (discretised) features against the class: chi-square, mutual
+information, Fisher's exact test of presence.
 
 ``chi2`` and ``mi`` work on whole columns: each feature becomes categories by the rule of
 ``genosift.scores._discretize`` (integer features with at most ``max_categories`` distinct values
@@ -23,6 +24,11 @@ nats at n = 72 with 5 bins and two classes, 0.063 with 10, against at most ln 2 
 bias, and the chi-square's degrees of freedom, stay comparable across features); integer data
 coded in up to 5 levels (-2..2 discretised expression, 0/1 presence, small counts) keep their
 levels exactly.
+
+``fisher_exact`` tests each feature's presence (a value above 0, as ``carriers`` counts it)
+against two classes with the exact 2x2 test (``genosift.scores.exact``), as Scoary does for a
+pan-genome's genes: the table's counts, the odds ratio, sensitivity and specificity are columns,
+and a Bonferroni-adjusted p over the features tested is added once all blocks are joined.
 """
 from __future__ import annotations
 
@@ -30,9 +36,10 @@ import numpy as np
 from scipy import special
 
 from ..core.constraints import Integer
-from ..stats import ClassSums
+from ..stats import ClassSums, class_positives
 from ._base import Scores, ratio, register
 from ._discretize import contingency_tables, presence_tables
+from .exact import fisher_exact_pvalues
 
 
 def _chi2_sf(dof, x):
@@ -179,3 +186,74 @@ def mi(block, target, *, bins=5, max_categories=5):
     one category are NaN.
     """
     return _mi_of(_tables(block, target, bins, max_categories))
+
+
+# --------------------------------------------------------------------------------------------
+# Fisher's exact test of presence against two classes
+# --------------------------------------------------------------------------------------------
+
+def _fisher_of(counts, target):
+    """``fisher_exact`` from each class's count of samples carrying the feature (``counts`` (2, b))."""
+    neg_present, pos_present = np.asarray(counts, dtype=np.float64)
+    n_neg, n_pos = target.count
+    present = pos_present + neg_present
+    p = fisher_exact_pvalues(pos_present, n_pos, present, target.n_samples)
+    pos_absent, neg_absent = n_pos - pos_present, n_neg - neg_present
+    with np.errstate(divide="ignore", invalid="ignore"):
+        odds = np.where((pos_absent > 0) & (neg_present > 0),
+                        pos_present * neg_absent / (pos_absent * neg_present), np.inf)
+    odds[np.isnan(p)] = np.nan  # a margin of 0: scipy's odds ratio is NaN
+    columns = {"n_pos_present": pos_present, "n_neg_present": neg_present, "n_pos_absent": pos_absent,
+               "n_neg_absent": neg_absent, "odds_ratio": odds, "sensitivity": 100.0 * pos_present / n_pos,
+               "specificity": 100.0 * neg_absent / n_neg}
+    return Scores(_minus_log10(p), p, None, None, columns)
+
+
+def _minus_log10(p):
+    """``-log10 p``: the statistic and score, ordered as the p-values (p = 0 scores +inf); NaN stays NaN."""
+    with np.errstate(divide="ignore"):
+        return 0.0 - np.log10(p)
+
+
+def _bonferroni(scores):
+    """The ``combine`` step of ``fisher_exact``: the ``bonferroni`` column ``min(p m, 1)``, ``m``
+    the features tested (those with a p-value), after the columns of the blocks are joined."""
+    p = np.asarray(scores.pvalues, dtype=np.float64)
+    columns = dict(scores.columns or {})
+    columns["bonferroni"] = np.minimum(p * np.count_nonzero(~np.isnan(p)), 1.0)
+    return Scores(_minus_log10(p), p, None, None, columns)
+
+
+@register(
+    "fisher_exact", invariance="none", task="classification", streaming="blocks", binary_only=True, pvalues=True,
+    sparse_blocks=True, combine=_bonferroni, positives=_fisher_of,
+    formula="presence (x > 0) against classes[1] in the 2x2 table; two-sided p = sum of the hypergeometric "
+            "probabilities of the tables with its margins no more probable than it (relative tolerance 1e-14); "
+            "statistic and score -log10 p; the odds ratio (a d) / (b c) a column",
+    reference="Fisher (1935); scipy.stats.fisher_exact; Scoary (Brynildsrud et al. 2016, Genome Biol. 17:238)",
+)
+def fisher_exact(block, target):
+    """Fisher's exact test of each feature's presence (a value above 0) against two classes.
+
+    The table is ``[[n_pos_present, n_pos_absent], [n_neg_present, n_neg_absent]]``: "pos" is
+    ``classes[1]``, the label that sorts last (1 of 0/1, ``'S'`` of ``'R'``/``'S'``), "neg"
+    ``classes[0]``, as for every two-class method. The p-value is ``scipy.stats.fisher_exact``'s
+    two-sided one, exact at every size. ``statistic`` and ``score`` are ``-log10 p`` (the ranking
+    follows p; a p = 0, below the smallest float64, is +inf). A feature carried by all samples or
+    none is not tested: NaN, ranked last, left out of the q-values and of the Bonferroni ``m``.
+
+    Columns: ``n_pos_present``, ``n_neg_present``, ``n_pos_absent``, ``n_neg_absent`` (counts),
+    ``odds_ratio`` (scipy's statistic ``(a d) / (b c)``: inf when ``b`` or ``c`` is 0, 0 when
+    ``a`` or ``d`` is; above 1 when presence goes with ``classes[1]``), ``sensitivity`` (100
+    n_pos_present / n_pos) and ``specificity`` (100 n_neg_absent / n_neg), in percent as Scoary
+    gives them, and ``bonferroni``, ``min(p m, 1)`` over the ``m`` features tested.
+
+    Examples
+    --------
+    >>> import genosift as gs
+    >>> X = [[1, 0], [1, 1], [1, 0], [0, 1], [0, 0], [0, 1]]
+    >>> res = gs.score(X, [1, 1, 1, 0, 0, 0], method="fisher_exact")
+    >>> res.pvalues.round(4).tolist(), res.columns["bonferroni"].round(4).tolist()
+    ([0.1, 1.0], [0.2, 1.0])
+    """
+    return _fisher_of(class_positives(block, target.codes, 2), target)
