@@ -17,7 +17,8 @@ and many traits of a synthetic pan-genome with planted causal genes.
    and lost or gained again at random in 2 % of the isolates; each trait either a null trait
    (half of them drawn independently of the tree, half a random clade with 10 % of its values
    flipped: a lineage trait that many genes of that lineage follow without causing it), or, for
-   ``--causal`` traits, one planted gene's presence with 10 % of the values flipped. One run of
+   ``--causal`` traits, the presence of a planted gene acquired again and again across the tree (each
+isolate carries it at random, 20-50 %) with 10 % of the values flipped. One run of
    ``genosift pangenome --target all --permutations 100`` (every trait, one read of the table, one
    UPGMA tree) with GNU time's peak memory; then what it found: the causal gene passing
    Bonferroni in the causal traits, null traits with a gene passing Bonferroni, and the same with
@@ -72,6 +73,7 @@ def example(scoary, repeats, folder):
     rows = []
     cache = folder / "numba-cold"
     for p in ("0.05", "1.0"):
+        (folder / f"gs-{p}").mkdir()
         ours = genosift("Gene_presence_absence.csv", "--meta", "Tetracycline_resistance.csv", "--target", "all",
                         "--tree", "ExampleTree.nwk", "--threshold", p, "-o", f"gs-{p}/{{target}}.tsv", "--force")
         shutil.rmtree(cache, ignore_errors=True)
@@ -106,6 +108,22 @@ def synthetic(isolates, genes, traits, causal, seed, folder):
         X[g, clades[rng.integers(len(clades))]] = 1
     flip = rng.random(X.shape) < 0.02
     X[flip] ^= 1
+    T = np.zeros((isolates, traits), dtype=np.int8)
+    planted = {}
+    for t in range(traits):
+        if t < causal:  # a gene acquired again and again across the tree (horizontally): its own row
+            g = t
+            X[g] = rng.random(isolates) < rng.uniform(0.2, 0.5)
+            planted[f"trait_{t}"] = f"gene_{g}"
+            T[:, t] = X[g] ^ (rng.random(isolates) < 0.1)
+        elif t % 2:
+            T[:, t] = rng.random(isolates) < rng.uniform(0.2, 0.8)
+        else:
+            clade = clades[rng.integers(len(clades) - isolates)]
+            while not 0.1 * isolates < len(clade) < 0.9 * isolates:
+                clade = clades[rng.integers(len(clades) - isolates)]
+            T[clade, t] = 1
+            T[:, t] ^= rng.random(isolates) < 0.1
     names = [f"isolate_{i}" for i in range(isolates)]
     columns = ["Gene", "Non-unique Gene name", "Annotation"]
     with open(folder / "gene_presence_absence.csv", "w") as fh:
@@ -113,23 +131,6 @@ def synthetic(isolates, genes, traits, causal, seed, folder):
         for g in range(genes):
             cells = ["" if v == 0 else f"isolate_{i}_{g:05d}" for i, v in enumerate(X[g])]
             fh.write(f'"gene_{g}","","synthetic gene {g}",' + ",".join(f'"{c}"' for c in cells) + "\n")
-    T = np.zeros((isolates, traits), dtype=np.int8)
-    planted = {}
-    for t in range(traits):
-        if t < causal:
-            g = int(rng.integers(genes))
-            while not 0.2 * isolates < X[g].sum() < 0.8 * isolates:
-                g = int(rng.integers(genes))
-            planted[f"trait_{t}"] = f"gene_{g}"
-            T[:, t] = X[g] ^ (rng.random(isolates) < 0.1)
-        elif t % 2:
-            T[:, t] = rng.random(isolates) < rng.uniform(0.2, 0.8)
-        else:
-            clade = clades[rng.integers(isolates // 2, isolates - 1)]
-            while not 0.1 * isolates < len(clade) < 0.9 * isolates:
-                clade = clades[rng.integers(len(clades) - isolates)]
-            T[clade, t] = 1
-            T[:, t] ^= rng.random(isolates) < 0.1
     with open(folder / "traits.csv", "w") as fh:
         fh.write("," + ",".join(f"trait_{t}" for t in range(traits)) + "\n")
         for i in range(isolates):
@@ -189,6 +190,7 @@ def main():
         started = time.perf_counter()
         planted = synthetic(args.isolates, args.genes, args.traits, args.causal, args.seed, big)
         made = time.perf_counter() - started
+        (big / "out").mkdir()
         seconds, rss = run(genosift("gene_presence_absence.csv", "--meta", "traits.csv", "--target", "all",
                                     "--permutations", "100", "-o", "out/{target}.tsv"), big)
         hit = found(big, planted, args.traits)

@@ -136,6 +136,8 @@ def pangenome_traits(X, traits, *, names, feature_names, tree=None, sample_ids=N
     ...                                                       threshold=1.0)]
     [[0.3333333333333333, 1.0]]
     """
+    from ..scores import fisher_exact_columns
+
     values = _check(traits, list(names), threshold, permutations, seed)
     if not (is_real(alpha) and 0.0 < alpha <= 1.0):
         raise param_error("alpha", _OWNER, "a number in (0, 1]", alpha)
@@ -143,12 +145,14 @@ def pangenome_traits(X, traits, *, names, feature_names, tree=None, sample_ids=N
     for start in range(0, values.shape[1], TRAIT_BLOCK):
         part = values[:, start:start + TRAIT_BLOCK]
         pos, neg = _indicators(part)
-        pos_present, neg_present = _present_counts(X, pos), _present_counts(X, neg)
+        pvalues, columns = fisher_exact_columns(_present_counts(X, pos), _present_counts(X, neg), pos.sum(axis=0),
+                                                neg.sum(axis=0))
         for k in range(part.shape[1]):
             j = start + k
-            yield _trait(X, part[:, k], names[j], feature_names, pos_present[:, k], neg_present[:, k], tree=tree,
-                         sample_ids=sample_ids, threshold=threshold, permutations=permutations, alpha=alpha,
-                         scoary_pairs=scoary_pairs, seed=np.random.SeedSequence((seed, j)).generate_state(1)[0])
+            yield _trait(X, part[:, k], names[j], feature_names, pvalues[:, k],
+                         {c: v[:, k] for c, v in columns.items()}, tree=tree, sample_ids=sample_ids,
+                         threshold=threshold, permutations=permutations, alpha=alpha, scoary_pairs=scoary_pairs,
+                         seed=np.random.SeedSequence((seed, j)).generate_state(1)[0])
 
 
 def _gene_matrix(X):
@@ -166,9 +170,9 @@ def _gene_matrix(X):
     return X
 
 
-def _trait(X, y, name, feature_names, pos_present, neg_present, *, tree, sample_ids, threshold, permutations,
-           alpha, scoary_pairs, seed):
-    """The ``PangenomeTrait`` of the trait ``y`` from its genes' counts of present isolates."""
+def _trait(X, y, name, feature_names, p, columns, *, tree, sample_ids, threshold, permutations, alpha, scoary_pairs,
+           seed):
+    """The ``PangenomeTrait`` of the trait ``y`` from its genes' p-values ``p`` and their other ``columns``."""
     import pandas as pd
 
     from ..scores import bh_qvalues
@@ -177,8 +181,7 @@ def _trait(X, y, name, feature_names, pos_present, neg_present, *, tree, sample_
     n_pos, n = int((y[known] == 1).sum()), int(known.sum())
     if n_pos == 0 or n_pos == n:
         return PangenomeTrait(name, n, n_pos, 0, None, skipped=f"one class only ({n_pos} of {n} isolates are 1)")
-    columns = fisher_exact_columns(pos_present, neg_present, n_pos, n - n_pos)
-    p = columns["pvalue"]
+    columns["pvalue"] = p
     tested = ~np.isnan(p)
     m = int(tested.sum())
     columns["bonferroni"] = np.minimum(p * m, 1.0)
@@ -203,15 +206,3 @@ def _trait(X, y, name, feature_names, pos_present, neg_present, *, tree, sample_
             table["empirical_p"] = empirical
     return PangenomeTrait(name, n, n_pos, m, table)
 
-
-def fisher_exact_columns(pos_present, neg_present, n_pos, n_neg):  # placeholder until the scores kernel lands
-    from scipy import stats
-    a, c = pos_present, neg_present
-    b, d = n_pos - a, n_neg - c
-    p = np.full(len(a), np.nan)
-    odds = np.full(len(a), np.nan)
-    for i in range(len(a)):
-        if 0 < a[i] + c[i] < n_pos + n_neg:
-            odds[i], p[i] = stats.fisher_exact([[a[i], b[i]], [c[i], d[i]]])
-    return {"n_pos_present": a, "n_neg_present": c, "n_pos_absent": b, "n_neg_absent": d,
-            "sensitivity": a / n_pos * 100, "specificity": d / n_neg * 100, "odds_ratio": odds, "pvalue": p}

@@ -20,6 +20,7 @@ from .covariates import (align_covariates, check_covariates, covariate_columns, 
 from . import moments, ranks, contingency, distances, dcor, neighbours, models, regression, logistic, moderated, lmm  # noqa: E402,F401,I001
 from .lmm import kinship_by_ids  # noqa: E402
 from .exact import fisher_exact_pvalues  # noqa: E402
+from .contingency import fisher_exact_columns  # noqa: E402
 
 __all__ = [
     "REGISTRY", "Method", "ScoreResult", "Scores", "Target", "bh_qvalues", "genomic_inflation", "get_method", "methods",
@@ -30,5 +31,6 @@ __all__ = [
     "WithCarriers", "af_tested", "untested_last", "build_result", "check_classes", "finite_blocks", "join_scores",
     "target_values", "covariate_methods", "refuse_covariates", "check_covariates", "align_covariates",
     "prepare_covariates", "with_covariates", "covariate_columns", "has_sample_ids", "frame_sample_ids", "check_bins",
-    "discretize", "n_codes", "check_kinship_given", "kinship_by_ids", "Deduplicated", "fisher_exact_pvalues",
+    "discretize", "n_codes", "check_kinship_given", "kinship_by_ids", "Deduplicated", "fisher_exact_columns",
+    "fisher_exact_pvalues",
 ]

@@ -192,20 +192,41 @@ def mi(block, target, *, bins=5, max_categories=5):
 # Fisher's exact test of presence against two classes
 # --------------------------------------------------------------------------------------------
 
-def _fisher_of(counts, target):
-    """``fisher_exact`` from each class's count of samples carrying the feature (``counts`` (2, b))."""
-    neg_present, pos_present = np.asarray(counts, dtype=np.float64)
-    n_neg, n_pos = target.count
-    present = pos_present + neg_present
-    p = fisher_exact_pvalues(pos_present, n_pos, present, target.n_samples)
+def fisher_exact_columns(pos_present, neg_present, n_pos, n_neg):
+    """Fisher's exact test of tables given by their counts: ``(pvalues, columns)``, ``columns`` the
+    counts of ``fisher_exact`` and its ``odds_ratio``, ``sensitivity`` and ``specificity``.
+
+    The arguments broadcast: a (genes, traits) matrix of each trait's carriers among its positive
+    and its negative samples against ``n_pos`` and ``n_neg`` of shape (traits,) tests every gene
+    against every trait at once (``fisher_exact_pvalues`` computes each distinct table once). A
+    table whose feature is carried by all its samples or none is not tested: NaN.
+
+    Examples
+    --------
+    >>> p, columns = fisher_exact_columns(np.array([3.0, 1.0]), np.array([0.0, 2.0]), 3, 3)
+    >>> p.round(4).tolist(), columns["odds_ratio"].tolist(), columns["sensitivity"].tolist()
+    ([0.1, 1.0], [inf, 0.25], [100.0, 33.33333333333333])
+    """
+    pos_present, neg_present = np.asarray(pos_present, dtype=np.float64), np.asarray(neg_present, dtype=np.float64)
+    n_pos, n_neg = np.asarray(n_pos, dtype=np.float64), np.asarray(n_neg, dtype=np.float64)
+    p = fisher_exact_pvalues(pos_present, n_pos, pos_present + neg_present, n_pos + n_neg)
     pos_absent, neg_absent = n_pos - pos_present, n_neg - neg_present
     with np.errstate(divide="ignore", invalid="ignore"):
         odds = np.where((pos_absent > 0) & (neg_present > 0),
                         pos_present * neg_absent / (pos_absent * neg_present), np.inf)
+        # percent as Scoary computes it: the share first, then times 100 (the same bits as its tables)
+        sensitivity, specificity = pos_present / n_pos * 100.0, neg_absent / n_neg * 100.0
     odds[np.isnan(p)] = np.nan  # a margin of 0: scipy's odds ratio is NaN
-    columns = {"n_pos_present": pos_present, "n_neg_present": neg_present, "n_pos_absent": pos_absent,
-               "n_neg_absent": neg_absent, "odds_ratio": odds, "sensitivity": 100.0 * pos_present / n_pos,
-               "specificity": 100.0 * neg_absent / n_neg}
+    return p, {"n_pos_present": pos_present, "n_neg_present": neg_present, "n_pos_absent": pos_absent,
+               "n_neg_absent": neg_absent, "odds_ratio": odds, "sensitivity": sensitivity,
+               "specificity": specificity}
+
+
+def _fisher_of(counts, target):
+    """``fisher_exact`` from each class's count of samples carrying the feature (``counts`` (2, b))."""
+    neg_present, pos_present = counts
+    n_neg, n_pos = target.count
+    p, columns = fisher_exact_columns(pos_present, neg_present, n_pos, n_neg)
     return Scores(_minus_log10(p), p, None, None, columns)
 
 
