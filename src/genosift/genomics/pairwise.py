@@ -163,17 +163,21 @@ def _trait(y, n):
 
 def binomial_pvalues(k, n):
     """Two-sided binomial test p-values of ``k`` successes in ``n`` trials at 0.5, vectorised:
-    the numbers of ``scipy.stats.binomtest(k, n, 0.5).pvalue`` (1 where ``n`` is 0).
+    ``scipy.stats.binomtest(k, n, 0.5).pvalue`` (to about 1e-15 relative; 1 where ``n`` is 0):
+    twice the tail ``P(X <= min(k, n - k))``, the regularised incomplete beta function
+    ``I_{1/2}(n - j, j + 1)`` of ``scipy.special.betainc``, without the import of ``scipy.stats``
+    (a quarter of a second of every run).
 
     >>> binomial_pvalues([0, 3, 5], [5, 6, 5]).round(4).tolist()
     [0.0625, 1.0, 0.0625]
     """
-    from scipy.stats import binom
+    from scipy.special import betainc
 
     k = np.asarray(k, dtype=np.int64)
     n = np.asarray(n, dtype=np.int64)
     low = np.minimum(k, n - k)
-    p = binom.cdf(low, n, 0.5) + binom.sf(n - low - 1, n, 0.5)
+    with np.errstate(invalid="ignore"):  # n = 0: no test, 1 below
+        p = 2.0 * betainc(np.maximum(n - low, 1).astype(np.float64), low + 1.0, 0.5)
     return np.where((2 * k == n) | (n == 0), 1.0, np.minimum(1.0, p))
 
 
@@ -338,17 +342,16 @@ def empirical_pvalues(X, y, tree, *, sample_ids, permutations=1000, seed=None):
 
 
 def _stops(permutations):
-    """Per permutation ``i``, the least ``r`` at which the test stops (``1 - binom.cdf(r, i, 0.1)
+    """Per permutation ``i``, the least ``r`` at which the test stops (``1 - P(Binomial(i, 0.1) <= r)
     < 0.05``, from ``i = 30`` on; beyond reach before)."""
-    from scipy.stats import binom
+    from scipy.special import bdtr
 
-    i = np.arange(permutations)
-    guess = binom.ppf(0.95, i, 0.1).astype(np.int64)
-    offsets = np.arange(-4, 6)
-    r = np.maximum(guess[:, None] + offsets[None, :], 0)
-    stops = 1.0 - binom.cdf(r, i[:, None], 0.1) < 0.05
-    limit = np.where(stops.any(axis=1), np.where(stops, r, permutations + 2).min(axis=1), permutations + 2)
-    limit[:30] = permutations + 2
+    limit = np.full(permutations, permutations + 2, dtype=np.int64)
+    for i in range(30, permutations):
+        r = np.arange(i + 1)
+        stops = np.flatnonzero(1.0 - bdtr(r, i, 0.1) < 0.05)
+        if stops.size:
+            limit[i] = stops[0]
     return limit
 
 
