@@ -138,7 +138,7 @@ _SCORE = ["score", "d.tsv", "--target", "y", "-o", "o.tsv"]
     (["--maf", "0.01"], "SEER's --maf F: use --min-af F"),
     (["-t", "traits.csv"], "Scoary's -t FILE: use --meta FILE --target COLUMN"),
     (["--genes", "gpa.csv"], "Scoary's --genes FILE: give the file as the DATA argument"),
-    (["-n", "tree.nwk"], "Scoary's -n TREE: not supported yet"),
+    (["-n", "tree.nwk"], "Scoary's -n TREE: use `genosift pangenome ... --tree TREE`"),
     (["-p", "0.05"], "Scoary's -p P: use --threshold P"),
     (["--correction", "BH"], "Scoary's --correction METHOD: use --fdr Q (Benjamini-Hochberg) or --threshold "
                              "bonferroni"),

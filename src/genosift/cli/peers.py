@@ -5,8 +5,8 @@ from __future__ import annotations
 
 _DATA = "give the file as the DATA argument (its format is told by the file, else by --format)"
 
-_TREE = ("not supported yet (pairwise comparisons on a tree), but a tree can be the mixed model's kinship: "
-         "--method lmm --kinship TREE.nwk")
+_TREE = ("use `genosift pangenome ... --tree TREE` (the pairwise comparisons on the tree; without it, the UPGMA tree "
+         "as Scoary builds it)")
 _GENES = "give the file as the DATA argument (Roary's or Panaroo's gene_presence_absence.csv or .Rtab)"
 _CORRECTION = "use --fdr Q (Benjamini-Hochberg) or --threshold bonferroni"
 
@@ -41,11 +41,14 @@ _PEERS = {
                                     "the default --structure-metric)"),
     ("--maf",): ("SEER", "F", "use --min-af F"),
     ("-g", "--genes"): ("Scoary", "FILE", _GENES),
-    ("-t", "--traits"): ("Scoary", "FILE", "use --meta FILE --target COLUMN (the traits table as it is: ids in its "
-                                           "unnamed first column)"),
+    ("-t", "--traits"): ("Scoary", "FILE", "use --meta FILE --target COLUMN, or --target all in `genosift "
+                                           "pangenome` (the traits table as it is: ids in its unnamed first column)"),
     ("-n", "--newicktree"): ("Scoary", "TREE", _TREE),
     ("-p", "--p_value_cutoff"): ("Scoary", "P", "use --threshold P"),
     ("-c", "--correction"): ("Scoary", "METHOD", _CORRECTION),
+    ("-e", "--permute"): ("Scoary", "N", "use `genosift pangenome ... --permutations N`"),
+    ("-u", "--upgma_tree"): ("Scoary", "", "use `genosift pangenome ... --tree-out FILE` (the UPGMA tree is built "
+                                           "whenever no --tree is given)"),
 }
 
 #: genosift's flags that a command spells otherwise: (the flag typed, the command's own) -> what it is.
