@@ -423,8 +423,8 @@ COMMANDS = {
                        "help": "write (and compare pairwise) the genes of naive p <= P (default 0.05, Scoary's "
                                "-p; 1 writes every gene tested)"}),
         ("permutations", {"help": "permute each trait R times (R >= 10) for the empirical p-value of the pairwise "
-                                  "statistic of each gene written that passes the FDR at --alpha, stopping early "
-                                  "where the outcome is settled"}),
+                                  "statistic of each gene written that passes the FDR at --alpha and whose best-case "
+                                  "pairwise p is at most --alpha, stopping early where the outcome is settled"}),
         "seed",
         ("alpha", {"help": "the level at which the overview counts the genes passing Bonferroni and the FDR, "
                            "and the FDR of the genes --permutations tests (default 0.05)"}),

@@ -36,6 +36,9 @@ def _best_pairs(kind, indptr, kids, w, favour, value):
     -2 for an inner node. ``value``: scratch ``(nodes, 5)``: states 0..3 a path open to a tip of
     that kind, 4 the best over all (nothing open, or an open path unused)."""
     m = kind.shape[0]
+    top1 = np.empty(4, dtype=np.int64)  # per kind: the best gain (open path minus best) and its child
+    top2 = np.empty(4, dtype=np.int64)  # (one scratch for all nodes: no allocation per node)
+    who = np.empty(4, dtype=np.int64)
     for v in range(m):
         k = kind[v]
         if k != -2:
@@ -48,9 +51,9 @@ def _best_pairs(kind, indptr, kids, w, favour, value):
         rest = 0  # the children's best, summed
         for c in range(indptr[v], indptr[v + 1]):
             rest += value[kids[c], 4]
-        top1 = np.full(4, _NONE)  # per kind: the best gain (open path minus best) and its child
-        top2 = np.full(4, _NONE)
-        who = np.full(4, -1)
+        top1[:] = _NONE
+        top2[:] = _NONE
+        who[:] = -1
         for c in range(indptr[v], indptr[v + 1]):
             u = kids[c]
             for s in range(4):

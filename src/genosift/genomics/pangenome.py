@@ -11,9 +11,10 @@ neither the Bonferroni nor the Benjamini-Hochberg adjustment, as in Scoary).
 
 The genes whose naive p-value is at most ``threshold`` are reported, each with its pairwise
 comparisons on the tree (``genosift.genomics.pairwise``); with ``permutations``, those of them
-that pass the false discovery rate ``alpha`` (Benjamini-Hochberg q at most ``alpha``) also get the
-empirical p-value of their pairwise statistic (the others NaN): the permutations confirm hits, and
-a thousand null traits do not pay for them.
+that pass both the false discovery rate ``alpha`` (Benjamini-Hochberg q at most ``alpha``) and the
+pairwise test (best-case p at most ``alpha``) also get the empirical p-value of their pairwise
+statistic (the others NaN): the permutations confirm hits, and the lineage markers of a thousand
+traits do not pay for them.
 """
 from __future__ import annotations
 
@@ -112,12 +113,12 @@ def pangenome_traits(X, traits, *, names, feature_names, tree=None, sample_ids=N
     threshold : float, default=0.05
         The naive p-value at most which a gene is reported (1 reports every gene tested).
     permutations : int, default=0
-        Permutations of each trait for the empirical p of the reported genes of q-value at most
-        ``alpha`` (0: none; else >= 10).
+        Permutations of each trait for the empirical p of the reported genes of q-value and
+        best-case pairwise p at most ``alpha`` (0: none; else >= 10).
     seed : int, default=0
         The seed of the permutations.
     alpha : float, default=0.05
-        The false discovery rate of the genes given an empirical p.
+        The false discovery rate and pairwise level of the genes given an empirical p.
     scoary_pairs : bool, default=False
         The supporting and opposing pairs by Scoary 1.6's rule (``pairwise_comparisons``'
         ``scoary_pairs``), to reproduce its numbers.
@@ -198,7 +199,8 @@ def _trait(X, y, name, feature_names, p, columns, *, tree, sample_ids, threshold
         pairs = pairwise_comparisons(genes, y, tree, sample_ids=sample_ids, scoary_pairs=scoary_pairs)
         table = pd.concat([table, pd.DataFrame(pairs).reset_index(drop=True)], axis=1)
         if permutations:
-            hits = np.flatnonzero(table["qvalue"].to_numpy() <= alpha)
+            confirmed = (table["qvalue"] <= alpha) & (table["pairwise_p_best"] <= alpha)
+            hits = np.flatnonzero(confirmed.to_numpy())
             empirical = np.full(len(table), np.nan)
             if len(hits):
                 empirical[hits] = empirical_pvalues(genes[:, hits], y, tree, sample_ids=sample_ids,

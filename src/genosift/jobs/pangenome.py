@@ -76,8 +76,8 @@ def pangenome(samples, output, *, tree=None, tree_out=None, threshold=0.05, perm
         gene tested.
     permutations : int, default=0
         Permutations of the trait for the empirical p-value of the pairwise statistic of each gene
-        written that passes the false discovery rate ``alpha`` (0: none, else at least 10); ``seed``
-        seeds them.
+        written that passes the false discovery rate ``alpha`` and whose best-case pairwise p is at
+        most ``alpha`` (0: none, else at least 10); ``seed`` seeds them.
     alpha : float, default=0.05
         The level of the overview's counts (Bonferroni and Benjamini-Hochberg) and of the genes
         given an empirical p-value.
@@ -99,7 +99,7 @@ def pangenome(samples, output, *, tree=None, tree_out=None, threshold=0.05, perm
     """
     from ..core.files import together
     from ..genomics.pangenome import pangenome_traits
-    from ..report.outputs import check_outputs, check_table_name, write_frame
+    from ..report.outputs import Meanwhile, check_outputs, check_table_name, input_digests, write_frame
     from .labelled import load_traits
 
     started = time.perf_counter()
@@ -119,12 +119,13 @@ def pangenome(samples, output, *, tree=None, tree_out=None, threshold=0.05, perm
     phylogeny, tree_note = _tree(dataset, tree, tree_out, force=force)
     run = PangenomeRun(None, written)
     rows = []
+    digests = Meanwhile(input_digests, [*samples.inputs, tree])  # hashed once, beside the work
     with together(*written):
         for found, out in zip(pangenome_traits(dataset.X, values, names=names, feature_names=dataset.feature_names,
                                                tree=phylogeny, sample_ids=isolates, threshold=threshold,
                                                permutations=permutations, seed=seed, alpha=alpha,
                                                scoary_pairs=scoary_pairs), outs):
-            _write_trait(found, out, dataset, samples=samples, command=command, force=force,
+            _write_trait(found, out, dataset, digests=digests, command=command, force=force,
                          asked={"threshold": threshold, "permutations": permutations, "seed": seed, "alpha": alpha,
                                 "scoary_pairs": scoary_pairs, "tree": None if tree is None else str(tree)})
             rows.append(_overview_row(found, alpha))
@@ -188,17 +189,17 @@ def _annotated(table, dataset):
     return table.iloc[:, :1].join(notes).join(table.iloc[:, 1:])
 
 
-def _write_trait(found, out, dataset, *, samples, command, asked, force):
+def _write_trait(found, out, dataset, *, digests, command, asked, force):
     """Write the table of one trait and its sidecar."""
     import pandas as pd
 
-    from ..report.outputs import input_digests, write_frame
+    from ..report.outputs import write_frame
 
     table = found.table if found.table is not None else pd.DataFrame({"feature": []})
     table = _annotated(table, dataset)
     table.insert(0, "rank", np.arange(1, len(table) + 1))
     write_frame(table, out, sidecar=_sidecar(out), force=force, provenance=lambda: {
-        "command": command, "inputs": input_digests([*samples.inputs, asked["tree"]]), "target": found.name,
+        "command": command, "inputs": digests.result(), "target": found.name,
         "method": "fisher_exact", "n_samples": found.n_samples, "n_pos": found.n_pos, "n_neg": found.n_neg,
         "n_tested": found.n_tested, **asked, "skipped": found.skipped})
 
