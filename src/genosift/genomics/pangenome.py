@@ -19,6 +19,7 @@ traits do not pay for them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -143,6 +144,7 @@ def pangenome_traits(X, traits, *, names, feature_names, tree=None, sample_ids=N
     if not (is_real(alpha) and 0.0 < alpha <= 1.0):
         raise param_error("alpha", _OWNER, "a number in (0, 1]", alpha)
     X = _gene_matrix(X)
+    asked = _Asked(tree, sample_ids, threshold, permutations, alpha, scoary_pairs)
     for start in range(0, values.shape[1], TRAIT_BLOCK):
         part = values[:, start:start + TRAIT_BLOCK]
         pos, neg = _indicators(part)
@@ -150,10 +152,8 @@ def pangenome_traits(X, traits, *, names, feature_names, tree=None, sample_ids=N
                                                 neg.sum(axis=0))
         for k in range(part.shape[1]):
             j = start + k
-            yield _trait(X, part[:, k], names[j], feature_names, pvalues[:, k],
-                         {c: v[:, k] for c, v in columns.items()}, tree=tree, sample_ids=sample_ids,
-                         threshold=threshold, permutations=permutations, alpha=alpha, scoary_pairs=scoary_pairs,
-                         seed=np.random.SeedSequence((seed, j)).generate_state(1)[0])
+            tested = _Tested(names[j], part[:, k], pvalues[:, k], {c: v[:, k] for c, v in columns.items()})
+            yield _trait(X, tested, feature_names, asked, seed=np.random.SeedSequence((seed, j)).generate_state(1)[0])
 
 
 def _gene_matrix(X):
@@ -171,23 +171,44 @@ def _gene_matrix(X):
     return X
 
 
-def _trait(X, y, name, feature_names, p, columns, *, tree, sample_ids, threshold, permutations, alpha, scoary_pairs,
-           seed):
-    """The ``PangenomeTrait`` of the trait ``y`` from its genes' p-values ``p`` and their other ``columns``."""
+class _Asked(NamedTuple):
+    """What every trait's test is asked (``pangenome_traits``' options)."""
+
+    tree: object
+    sample_ids: object
+    threshold: float
+    permutations: int
+    alpha: float
+    scoary_pairs: bool
+
+
+class _Tested(NamedTuple):
+    """One trait's exact tests: its name, values ``y``, its genes' p-values ``p`` and other ``columns``."""
+
+    name: str
+    y: np.ndarray
+    p: np.ndarray
+    columns: dict
+
+
+def _trait(X, tested, feature_names, asked, *, seed):
+    """The ``PangenomeTrait`` of one trait from its exact tests (``tested``)."""
     import pandas as pd
 
     from ..scores import bh_qvalues
 
+    name, y, p, columns = tested
+    tree, sample_ids, threshold, permutations, alpha, scoary_pairs = asked
     known = ~np.isnan(y)
     n_pos, n = int((y[known] == 1).sum()), int(known.sum())
     if n_pos == 0 or n_pos == n:
         return PangenomeTrait(name, n, n_pos, 0, None, skipped=f"one class only ({n_pos} of {n} isolates are 1)")
     columns["pvalue"] = p
-    tested = ~np.isnan(p)
-    m = int(tested.sum())
+    has_p = ~np.isnan(p)
+    m = int(has_p.sum())
     columns["bonferroni"] = np.minimum(p * m, 1.0)
     columns["qvalue"] = bh_qvalues(p)
-    reported = np.flatnonzero(tested & (p <= threshold))
+    reported = np.flatnonzero(has_p & (p <= threshold))
     reported = reported[np.argsort(p[reported], kind="stable")]
     table = pd.DataFrame({"feature": np.asarray(feature_names, dtype=object)[reported],
                           **{c: columns[c][reported] for c in COLUMNS}})

@@ -68,6 +68,10 @@ _KIND = "a gene presence/absence table"
 _ZERO, _DASH = ord("0"), ord("-")  # the one-character cells that mean absent
 
 
+#: How much of a first line tells whether it is a gene table's header.
+_HEADER_START = 4096
+
+
 def is_gene_presence_absence(line, sep=","):
     """Whether a header line (bytes or str; it may be cut) starts with ``Gene``, ``Non-unique Gene
     name``, ``Annotation``, as the header of every Roary and Panaroo ``gene_presence_absence.csv`` does.
@@ -79,8 +83,12 @@ def is_gene_presence_absence(line, sep=","):
     >>> is_gene_presence_absence(b"sample,geneA,geneB")
     False
     """
+    line = line[:_HEADER_START]  # the three names are short: a line of any length is not parsed whole
     text = line.decode("utf-8", "replace") if isinstance(line, (bytes, bytearray)) else line
-    fields = next(csv.reader([text.lstrip("\ufeff").rstrip("\r\n")], delimiter=sep), [])
+    try:
+        fields = next(csv.reader([text.lstrip("\ufeff").rstrip("\r\n")], delimiter=sep), [])
+    except csv.Error:  # not a delimited header at all
+        return False
     return tuple(fields[:3]) == LEADING_COLUMNS
 
 

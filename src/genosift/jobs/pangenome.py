@@ -99,7 +99,7 @@ def pangenome(samples, output, *, tree=None, tree_out=None, threshold=0.05, perm
     """
     from ..core.files import together
     from ..genomics.pangenome import pangenome_traits
-    from ..report.outputs import Meanwhile, check_outputs, check_table_name, input_digests, write_frame
+    from ..report.outputs import Meanwhile, check_outputs, check_table_name, input_digests
     from .labelled import load_traits
 
     started = time.perf_counter()
@@ -115,25 +115,32 @@ def pangenome(samples, output, *, tree=None, tree_out=None, threshold=0.05, perm
         check_table_name(path)
     check_outputs(written, force=force, inputs=samples.inputs + ((tree,) if tree else ()))
     values = trait_values(frame)
-    isolates = np.asarray(dataset.sample_ids, dtype=object)
-    phylogeny, tree_note = _tree(dataset, tree, tree_out, force=force)
-    run = PangenomeRun(None, written)
-    rows = []
+    asked = {"threshold": threshold, "permutations": permutations, "seed": seed, "alpha": alpha,
+             "scoary_pairs": scoary_pairs}
     digests = Meanwhile(input_digests, [*samples.inputs, tree])  # hashed once, beside the work
-    with together(*written):
-        for found, out in zip(pangenome_traits(dataset.X, values, names=names, feature_names=dataset.feature_names,
-                                               tree=phylogeny, sample_ids=isolates, threshold=threshold,
-                                               permutations=permutations, seed=seed, alpha=alpha,
-                                               scoary_pairs=scoary_pairs), outs):
-            _write_trait(found, out, dataset, digests=digests, command=command, force=force,
-                         asked={"threshold": threshold, "permutations": permutations, "seed": seed, "alpha": alpha,
-                                "scoary_pairs": scoary_pairs, "tree": None if tree is None else str(tree)})
-            rows.append(_overview_row(found, alpha))
-        run.overview = _overview_frame(rows)
-        write_frame(run.overview, overview, force=force)
-    run.lines = _lines(run, dataset, notes, tree_note, threshold, alpha, time.perf_counter() - started, outs,
-                       overview)
+    with together(*written):  # every output, the UPGMA tree's too, or none
+        phylogeny, tree_note = _tree(dataset, tree, tree_out, force=force)
+        found = pangenome_traits(dataset.X, values, names=names, feature_names=dataset.feature_names,
+                                 tree=phylogeny, sample_ids=np.asarray(dataset.sample_ids, dtype=object), **asked)
+        run = PangenomeRun(_written(found, outs, overview, dataset, digests=digests, command=command, force=force,
+                                    asked={**asked, "tree": None if tree is None else str(tree)}), written)
+    run.lines = _lines(run, dataset, notes, tree_note, asked, time.perf_counter() - started)
+    run.lines.append(f"Wrote {len(outs):,} table(s) ({outs[0]}{' ...' if len(outs) > 1 else ''}) and {overview}")
     return run
+
+
+def _written(found, outs, overview, dataset, *, digests, command, force, asked):
+    """Write each trait's table (``found``: the traits' results, in the order of ``outs``) and the
+    overview; the overview, a DataFrame."""
+    from ..report.outputs import write_frame
+
+    rows = []
+    for trait, out in zip(found, outs):
+        _write_trait(trait, out, dataset, digests=digests, command=command, force=force, asked=asked)
+        rows.append(_overview_row(trait, asked["alpha"]))
+    frame = _overview_frame(rows)
+    write_frame(frame, overview, force=force)
+    return frame
 
 
 def _usage(text, **names):
@@ -228,9 +235,10 @@ def _overview_frame(rows):
     return pd.DataFrame(rows)
 
 
-def _lines(run, dataset, notes, tree_note, threshold, alpha, seconds, outs, overview):
-    """What ``pangenome`` prints: the data, the tree, each trait's best gene (the first 20 traits),
-    how many traits have a gene passing, and what was written."""
+def _lines(run, dataset, notes, tree_note, asked, seconds):
+    """What ``pangenome`` prints: the data, the tree, each trait's best gene (the first 20 traits)
+    and how many traits have a gene passing."""
+    threshold, alpha = asked["threshold"], asked["alpha"]
     n, p = dataset.X.shape
     frame = run.overview
     lines = [f"pangenome: {p:,} genes x {n:,} isolates, {len(frame):,} trait(s); Fisher's exact test, "
@@ -251,5 +259,4 @@ def _lines(run, dataset, notes, tree_note, threshold, alpha, seconds, outs, over
     passing = int((frame["n_bonferroni"] > 0).sum())
     lines.append(f"{passing:,} of {len(frame):,} trait(s) have a gene passing Bonferroni at {alpha:g}"
                  + ("" if passing else ": no gene passes for any trait"))
-    lines.append(f"Wrote {len(outs):,} table(s) ({outs[0]}{' ...' if len(outs) > 1 else ''}) and {overview}")
     return lines
