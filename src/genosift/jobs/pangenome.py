@@ -100,6 +100,7 @@ def pangenome(samples, output, *, tree=None, tree_out=None, threshold=0.05, perm
     from ..core.files import together
     from ..genomics.pangenome import pangenome_traits
     from ..report.outputs import Meanwhile, check_outputs, check_table_name, input_digests
+    from ..sources import on_disk
     from .labelled import load_traits
 
     started = time.perf_counter()
@@ -108,6 +109,9 @@ def pangenome(samples, output, *, tree=None, tree_out=None, threshold=0.05, perm
         raise _usage("{tree_out} writes the UPGMA tree built when no {tree} is given: pass one of them.",
                      tree_out=True, tree=True)
     dataset, frame, notes = load_traits(samples)
+    if on_disk(dataset.X):
+        raise _usage("pangenome tests a gene table held in memory (its counts come from two products with the "
+                     "traits): give the table itself (gene_presence_absence.csv, .Rtab, CSV/TSV), not a store.")
     names = [str(c) for c in frame.columns]
     outs, overview = _outputs(output, names, overview)
     written = [p for out in outs for p in (out, _sidecar(out))] + [overview] + ([Path(tree_out)] if tree_out else [])

@@ -88,3 +88,6 @@ def test_what_the_job_refuses(pangenome, capsys):
     with pytest.raises(ValueError, match="The trait 't2' holds 'yes' for the sample 'iso0'"):
         gs.jobs.pangenome(Samples(folder / "gpa.csv", meta=folder / "bad.csv", target="all"), folder / "{target}.tsv")
     assert not list(folder.glob("t*.tsv"))  # nothing written
+    gs.io.convert(folder / "gpa.csv", folder / "gpa.gs.h5ad")
+    with pytest.raises(gs.core.validation.UsageError, match="not a store"):
+        gs.jobs.pangenome(Samples(folder / "gpa.gs.h5ad", meta=folder / "traits.csv", target="t1"), folder / "s.tsv")
