@@ -152,10 +152,15 @@ class Tree:
 
 
 def _quoted(name):
-    """A Newick label: as it is when it holds no character Newick reserves, else in single quotes."""
-    if name and not any(c in name for c in " \t\n'()[]:;,"):
+    """A Newick label: as it is when it holds no character Newick reserves, else in single quotes.
+    A name holding a single quote is refused: Newick doubles it inside quotes, which Biopython
+    before 1.84 reads as another name."""
+    if "'" in name:
+        raise ValueError(f"The sample name {name!r} holds a single quote, which a Newick file cannot keep for "
+                         "every reader: rename the sample without it.")
+    if name and not any(c in name for c in " \t\n()[]:;,"):
         return name
-    return "'" + name.replace("'", "''") + "'"
+    return "'" + name + "'"
 
 
 def read_tree(path, *, fh=None):

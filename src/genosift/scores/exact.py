@@ -201,8 +201,8 @@ def fisher_exact_pvalues(a, n_pos, n_present, n):
 
     Examples
     --------
-    >>> fisher_exact_pvalues(8, 10, 9, 16).round(6)  # scipy.stats.fisher_exact([[8, 2], [1, 5]])
-    np.float64(0.034965)
+    >>> round(float(fisher_exact_pvalues(8, 10, 9, 16)), 6)  # scipy.stats.fisher_exact([[8, 2], [1, 5]])
+    0.034965
 
     Two genes (rows, carried by 9 and 3 of 16 samples) against two traits (8 and 7 positives):
 

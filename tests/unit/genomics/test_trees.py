@@ -66,9 +66,12 @@ def test_write_and_read_back(tmp_path):
     back = read_tree(tmp_path / "u.nwk")
     assert back.names.tolist() == t.names.tolist()
     assert np.array_equal(back.parent, t.parent) and np.array_equal(back.tip, t.tip)
-    odd = Tree.from_parents([3, 3, 4, 4, -1], ["x'y", "a b", "c"], [0, 1, 2])
+    odd = Tree.from_parents([3, 3, 4, 4, -1], ["x(y)", "a b", "c,d"], [0, 1, 2])
     write_newick(odd, tmp_path / "o.nwk")
     assert read_tree(tmp_path / "o.nwk").clades() == odd.clades()
+    with pytest.raises(ValueError, match="holds a single quote"):
+        write_newick(Tree.from_parents([2, 2, -1], ["x'y", "b"], [0, 1]), tmp_path / "q.nwk")
+    assert not (tmp_path / "q.nwk").exists()
 
 
 def test_restricted_drops_tips_and_names_the_missing():
