@@ -19,6 +19,7 @@ import platform
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 #: ``benchmarks/``: the runner ``run.py``, this module, ``cases/`` and ``results/``.
@@ -121,3 +122,24 @@ def header(title, *, libraries=(), load=None, started=None, revision=None, argv=
         f"- genosift source: git {revision or git_revision()}",
         "",
     ]
+
+
+def timed_run(command, folder, *, env=None):
+    """``(seconds, peak MiB, stdout)`` of ``command`` run as its own process in ``folder``, with this
+    checkout's ``src/`` first on ``PYTHONPATH`` and ``env`` added; the peak is GNU time's ``%M``
+    (NaN where ``/usr/bin/time`` is absent). A failed command raises with its output's end."""
+    env = dict(os.environ, PYTHONPATH=str(SRC), **(env or {}))
+    folder = Path(folder)
+    timed = ["/usr/bin/time", "-f", "%M", "-o", str(folder / "rss")] if Path("/usr/bin/time").exists() else []
+    started = time.perf_counter()
+    done = subprocess.run(timed + [str(c) for c in command], capture_output=True, text=True, env=env, cwd=folder)
+    seconds = time.perf_counter() - started
+    if done.returncode:
+        raise RuntimeError(f"{' '.join(map(str, command))}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    rss = int((folder / "rss").read_text().split()[-1]) / 1024 if timed else float("nan")
+    return seconds, rss, done.stdout
+
+
+def best_run(measure, repeats):
+    """The fastest of ``repeats`` calls of ``measure`` (each returning a tuple whose first item is seconds)."""
+    return min((measure() for _ in range(repeats)), key=lambda r: r[0])

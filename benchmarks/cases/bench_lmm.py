@@ -19,11 +19,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py
-from common import RESULTS, SRC, header  # noqa: E402
+from common import RESULTS, SRC, best_run, header, timed_run  # noqa: E402
 
 RUNS = {
     "lmm, kinship of the k-mers": ["--method", "lmm", "--kinship-from-data"],  # binary: the logistic mixed model
@@ -35,16 +34,6 @@ RUNS = {
 }
 
 
-def run(command, folder):
-    env = dict(os.environ, PYTHONPATH=str(SRC))
-    timed = ["/usr/bin/time", "-f", "%M", "-o", str(folder / "rss")] if Path("/usr/bin/time").exists() else []
-    started = time.perf_counter()
-    done = subprocess.run(timed + command, capture_output=True, text=True, env=env, cwd=folder)
-    seconds = time.perf_counter() - started
-    if done.returncode:
-        raise RuntimeError(f"{' '.join(command)}\n{done.stderr[-2000:]}")
-    rss = int((folder / "rss").read_text().split()[-1]) / 1024 if timed else float("nan")
-    return seconds, rss, done.stdout
 
 
 def causal_rank(folder, ranking):
@@ -86,16 +75,13 @@ def main():
                                     "16", "-M", "31"], check=True, capture_output=True, text=True, cwd=folder).stdout
             (folder / "kmers.txt").write_text(kmers)
             genosift = [sys.executable, "-m", "genosift"]
-            run(genosift + ["convert", "kmers.txt", "--meta", str(pop.phenotype), "--id", "sample", "-o",
+            timed_run(genosift + ["convert", "kmers.txt", "--meta", str(pop.phenotype), "--id", "sample", "-o",
                             "k.gs.h5ad"], folder)
             p = sum(1 for _ in kmers.splitlines())
             for label, options in RUNS.items():
-                best = None
-                for _ in range(args.repeats):
-                    measured = run(genosift + ["score", "k.gs.h5ad", "--target", "phenotype", "--binary", *options,
-                                               "--min-af", "0.05", "--threads", "2", "--quiet", "-o", "r.tsv",
-                                               "--force"], folder)
-                    best = measured if best is None or measured[0] < best[0] else best
+                best = best_run(lambda: timed_run(  # noqa: B023 (called at once, in this iteration)
+                    genosift + ["score", "k.gs.h5ad", "--target", "phenotype", "--binary", *options, "--min-af",
+                                "0.05", "--threads", "2", "--quiet", "-o", "r.tsv", "--force"], folder), args.repeats)
                 seconds, rss, out = best
                 lam = re.search(r"lambda = ([0-9.]+)", out)
                 h2 = re.search(r"h2 = ([0-9.]+)", out)

@@ -30,33 +30,19 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py
-from common import RESULTS, ROOT, SRC, header  # noqa: E402
+from common import RESULTS, ROOT, best_run, header, timed_run  # noqa: E402
 
 EXAMPLE = ROOT / "tests" / "data" / "scoary"
 
 
-def run(command, folder, env=None):
-    """``(seconds, peak MiB)`` of ``command`` run in ``folder`` (GNU time's %M where it exists)."""
-    env = dict(os.environ, PYTHONPATH=str(SRC), **(env or {}))
-    timed = ["/usr/bin/time", "-f", "%M", "-o", str(folder / "rss")] if Path("/usr/bin/time").exists() else []
-    started = time.perf_counter()
-    done = subprocess.run(timed + command, capture_output=True, text=True, env=env, cwd=folder)
-    seconds = time.perf_counter() - started
-    if done.returncode:
-        raise RuntimeError(f"{' '.join(map(str, command))}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-    rss = int((folder / "rss").read_text().split()[-1]) / 1024 if timed else float("nan")
-    return seconds, rss
 
 
-def best(measure, repeats):
-    return min((measure() for _ in range(repeats)), key=lambda r: r[0])
 
 
 def genosift(*args):
@@ -78,15 +64,15 @@ def example(scoary, repeats, folder):
         ours = genosift("Gene_presence_absence.csv", "--meta", "Tetracycline_resistance.csv", "--target", "all",
                         "--tree", "ExampleTree.nwk", "--threshold", p, "-o", f"gs-{p}/{{target}}.tsv", "--force")
         shutil.rmtree(cache, ignore_errors=True)
-        cold = run(ours, folder, env={"NUMBA_CACHE_DIR": str(cache)}) if p == "0.05" else None
-        warm = best(lambda: run(ours, folder, env={"NUMBA_CACHE_DIR": str(cache)}), repeats)
+        cold = timed_run(ours, folder, env={"NUMBA_CACHE_DIR": str(cache)}) if p == "0.05" else None
+        warm = best_run(lambda: timed_run(ours, folder, env={"NUMBA_CACHE_DIR": str(cache)}), repeats)
         theirs = None
         if scoary:
             def scoary_run():
                 shutil.rmtree(folder / f"sc-{p}", ignore_errors=True)
-                return run([scoary, "-t", "Tetracycline_resistance.csv", "-g", "Gene_presence_absence.csv", "-n",
+                return timed_run([scoary, "-t", "Tetracycline_resistance.csv", "-g", "Gene_presence_absence.csv", "-n",
                             "ExampleTree.nwk", "-p", p, "-o", f"sc-{p}", "--no-time"], folder)
-            theirs = best(scoary_run, repeats)
+            theirs = best_run(scoary_run, repeats)
         rows.append((p, theirs, warm, cold))
     return rows
 
@@ -197,7 +183,7 @@ def main():
         planted = synthetic(args.isolates, args.genes, args.traits, args.causal, args.seed, big)
         made = time.perf_counter() - started
         (big / "out").mkdir()
-        seconds, rss = run(genosift("gene_presence_absence.csv", "--meta", "traits.csv", "--target", "all",
+        seconds, rss, _ = timed_run(genosift("gene_presence_absence.csv", "--meta", "traits.csv", "--target", "all",
                                     "--permutations", "100", "-o", "out/{target}.tsv"), big)
         hit = found(big, planted, args.traits)
         nulls = args.traits - args.causal

@@ -21,11 +21,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py
-from common import RESULTS, SRC, header  # noqa: E402
+from common import RESULTS, SRC, best_run, header, timed_run  # noqa: E402
 
 MODELS = {
     "lmm, kinship of the k-mers": ["--method", "lmm", "--kinship-from-data"],
@@ -33,21 +32,8 @@ MODELS = {
 }
 
 
-def run(command, folder):
-    env = dict(os.environ, PYTHONPATH=str(SRC))
-    timed = ["/usr/bin/time", "-f", "%M", "-o", str(folder / "rss")] if Path("/usr/bin/time").exists() else []
-    started = time.perf_counter()
-    done = subprocess.run(timed + command, capture_output=True, text=True, env=env, cwd=folder)
-    seconds = time.perf_counter() - started
-    if done.returncode:
-        raise RuntimeError(f"{' '.join(command)}\n{done.stderr[-2000:]}")
-    rss = int((folder / "rss").read_text().split()[-1]) / 1024 if timed else float("nan")
-    return seconds, rss
 
 
-def best(measure, repeats):
-    runs = [measure() for _ in range(repeats)]
-    return min(runs, key=lambda r: r[0])
 
 
 def phenotypes(table, count, seed=0):
@@ -90,7 +76,8 @@ def main():
         traits = phenotypes(pop.table, args.phenotypes)
         traits.rename_axis("sample").reset_index().to_csv(folder / "traits.tsv", sep="\t", index=False)
         genosift = [sys.executable, "-m", "genosift"]
-        run(genosift + ["convert", "kmers.txt", "--meta", "traits.tsv", "--id", "sample", "-o", "k.gs.h5ad"], folder)
+        timed_run(genosift + ["convert", "kmers.txt", "--meta", "traits.tsv", "--id", "sample", "-o", "k.gs.h5ad"],
+                  folder)
         p = sum(1 for _ in kmers.splitlines())
         names = list(traits.columns)
         (folder / "many").mkdir()
@@ -98,15 +85,16 @@ def main():
         common = ["--binary", "--min-af", "0.05", "--threads", "2", "--quiet", "--force"]
         for label, options in MODELS.items():
             chosen = names
-            together = best(lambda: run(genosift + ["score", "k.gs.h5ad", "--target", ",".join(chosen), *options,
-                                                    *common, "-o", "many/{target}.tsv"], folder), args.repeats)
+            together = best_run(lambda: timed_run(genosift + ["score", "k.gs.h5ad", "--target", ",".join(chosen),
+                                                              *options, *common, "-o", "many/{target}.tsv"], folder),
+                                args.repeats)
 
             def apart():
-                measured = [run(genosift + ["score", "k.gs.h5ad", "--target", name, *options, *common, "-o",
-                                            f"one/{name}.tsv"], folder) for name in chosen]
+                measured = [timed_run(genosift + ["score", "k.gs.h5ad", "--target", name, *options, *common, "-o",
+                                                  f"one/{name}.tsv"], folder) for name in chosen]
                 return sum(m[0] for m in measured), max(m[1] for m in measured)
 
-            alone = best(apart, args.repeats)
+            alone = best_run(apart, args.repeats)
             for name in chosen:
                 pd.testing.assert_frame_equal(pd.read_csv(folder / "many" / f"{name}.tsv", sep="\t"),
                                               pd.read_csv(folder / "one" / f"{name}.tsv", sep="\t"))

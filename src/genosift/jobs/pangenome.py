@@ -12,9 +12,6 @@ __all__ = ["PangenomeRun", "pangenome"]
 
 _OWNER = "pangenome"
 
-#: The cells of a traits table that mean "unknown" (besides an empty cell): NA, -, . and a blank.
-MISSING_MARKS = ("", "NA", "-", ".")
-
 
 @dataclass
 class PangenomeRun:
@@ -32,21 +29,25 @@ class PangenomeRun:
 
 def trait_values(frame):
     """The trait columns of ``frame`` as a float64 (samples, traits) array: 0, 1 and NaN where a cell
-    is empty or one of ``MISSING_MARKS``; any other value is refused, naming the trait and sample."""
+    is missing (pandas' own, ``NA``...) or one of the metadata tables' missing marks
+    (``genosift.io.metadata.MISSING_MARKS``: ``-``, ``.``, blanks); any other value is refused,
+    naming the trait and sample."""
     import pandas as pd
+
+    from ..io.metadata import MISSING_MARKS
 
     out = np.full(frame.shape, np.nan)
     for j, name in enumerate(frame.columns):
         column = frame[name]
         text = column.astype("string").str.strip()
-        missing = column.isna().to_numpy() | text.isin(MISSING_MARKS).fillna(True).to_numpy(dtype=bool)
+        missing = column.isna().to_numpy() | text.isin(list(MISSING_MARKS)).fillna(True).to_numpy(dtype=bool)
         numbers = pd.to_numeric(text.where(~missing), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
         bad = ~missing & ~np.isin(numbers, (0.0, 1.0))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(f"The trait {name!r} holds {column.iloc[i]!r} for the sample {frame.index[i]!r} "
                              f"({int(bad.sum())} such cell(s)): a pan-genome trait holds 1 (has it), 0 (lacks it) "
-                             f"or a missing value (an empty cell, {', '.join(m for m in MISSING_MARKS if m)}). "
+                             "or a missing value (an empty cell, NA, - or .). "
                              "Code the trait as 0/1, or score a numeric trait with `genosift score`.")
         out[:, j] = np.where(missing, np.nan, numbers)
     return out
