@@ -25,6 +25,7 @@ _PUBLIC = {
     "RFE": ".selectors.rfe", "SelectKCV": ".selectors.cv", "StabilitySelection": ".selectors.stability",
     "cross_validate_ks": ".selectors.cv",
     "ElasticNetSelector": ".selectors.enet", "EnetResult": ".selectors.enet",
+    "KnockoffSelector": ".selectors.knockoffs", "KnockoffResult": ".selectors.knockoffs",
     "Profile": ".scoring.profiles", "profile": ".scoring",
     "annotate_var": ".io.anndata",
     "count_patterns": ".scoring", "Patterns": ".scoring.patterns",
@@ -40,6 +41,8 @@ _PUBLIC = {
 __all__ = [
     "ElasticNetSelector",
     "EnetResult",
+    "KnockoffResult",
+    "KnockoffSelector",
     "MRMR",
     "PairScores",
     "Patterns",

@@ -3,6 +3,7 @@
 - ``univariate``: ``SelectKBest``, ``SelectPercentile``, ``SelectFdr`` (a registered method's
   scores, or a callable's);
 - ``redundancy`` and ``mrmr``: ``RedundancyFilter`` (the greedy filter) and ``MRMR``;
+- ``knockoffs``: ``KnockoffSelector`` (the model-X knockoff filter, its false discovery rate controlled);
 - ``rfe``, ``cv`` and ``stability``: model-based and resampling selection (recursive elimination,
   k chosen by cross-validation, stability selection); ``models``: the models they and
   ``genosift.workflow.evaluate`` fit; ``score_funcs``: the scoring of a selector's data.
@@ -18,6 +19,7 @@ _HOMES = {
     "SelectKBest": ".univariate", "SelectPercentile": ".univariate", "SelectFdr": ".univariate",
     "RedundancyFilter": ".redundancy", "MRMR": ".mrmr",
     "ElasticNetSelector": ".enet", "EnetResult": ".enet", "elastic_net": ".enet",
+    "KnockoffSelector": ".knockoffs", "KnockoffResult": ".knockoffs", "knockoff_filter": ".knockoffs",
     "RFE": ".rfe", "SelectKCV": ".cv", "StabilitySelection": ".stability",
     "check_ks": ".cv", "cross_validate_grid": ".cv", "cross_validate_ks": ".cv", "cv_splits": ".folds",
     "METRICS": ".models", "MODELS": ".models", "make_model": ".models", "model_importances": ".models",

@@ -27,7 +27,8 @@ from ..enet.path import MemoryDesign, PenaltyGrid, Solver, fit_path, in_data_uni
 from ..sources import AnnDataTransformMixin
 from .folds import cv_splits
 
-__all__ = ["FAMILIES", "PROB_CLIP", "ElasticNetSelector", "EnetResult", "check_enet_options", "elastic_net",
+__all__ = ["FAMILIES", "PROB_CLIP", "ElasticNetSelector", "EnetResult", "check_enet_options", "covariate_matrix",
+           "elastic_net",
            "enet_target", "logistic_of"]
 
 #: The models: logistic for two classes, linear for a numeric target, or chosen by the target ("auto").
@@ -304,7 +305,7 @@ class ElasticNetSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
             self.classes_ = classes
         elif hasattr(self, "classes_"):  # a refit with a numeric target
             del self.classes_
-        Z = None if covariates is None else _covariate_matrix(covariates, X.shape[0])
+        Z = None if covariates is None else covariate_matrix(covariates, X.shape[0])
         design, inverse = MemoryDesign.of(X)
         self.result_ = elastic_net(design, target, logistic=logistic, l1_ratio=float(self.l1_ratio),
                                    n_lambdas=self.n_lambdas, min_ratio=self.min_ratio, covariates=Z,
@@ -331,7 +332,7 @@ class ElasticNetSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
             if covariates is None:
                 raise ValueError(f"This model was fitted with {self.covariate_coef_.size} covariate(s): give them "
                                  "to predict (covariates=).")
-            eta = eta + _covariate_matrix(covariates, X.shape[0]) @ self.covariate_coef_
+            eta = eta + covariate_matrix(covariates, X.shape[0]) @ self.covariate_coef_
         return eta
 
     def predict(self, X, covariates=None):
@@ -369,8 +370,9 @@ class ElasticNetSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         return tags
 
 
-def _covariate_matrix(covariates, n):
+def covariate_matrix(covariates, n, owner="ElasticNetSelector"):
+    """The checked covariates of ``n`` samples as an (n, c) array (``genosift.scores.check_covariates``)."""
     from ..scores import check_covariates
 
-    Z, _ = check_covariates(covariates, n, owner="ElasticNetSelector")
+    Z, _ = check_covariates(covariates, n, owner=owner)
     return Z

@@ -1,0 +1,323 @@
+"""Selection with a false-discovery-rate guarantee: the model-X knockoff filter over every feature
+(or group of features), as a function (``knockoff_filter``) and a scikit-learn selector
+(``KnockoffSelector``).
+
+Each feature gets a Gaussian knockoff copy (``genosift.knockoffs.gaussian``); the elastic net of
+every feature and every copy (``genosift.selectors.enet``, the covariates unpenalised) compares
+each feature with its copy; the knockoff+ threshold (``genosift.knockoffs.filter``) selects the
+features that beat their copies by enough, and several draws are combined by e-values. Identical
+features are one pattern; patterns may be grouped (``genosift.knockoffs.groups``), and a group is
+selected or not as a whole.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ..core.validation import check_fit_input, is_int, is_real, param_error
+from ..knockoffs.filter import e_bh, knockoff_e_values, knockoff_threshold
+from ..knockoffs.gaussian import S_METHODS, feature_model, knockoff_draw, s_matrix
+from ..sources import AnnDataTransformMixin
+
+__all__ = ["KNOCKOFF_STATISTICS", "KnockoffResult", "KnockoffSelector", "check_knockoff_options",
+           "knockoff_filter"]
+
+#: The feature statistics: the lasso's (or the elastic net's, l1_ratio 0.5) coefficient difference
+#: at the penalty chosen by cross-validation, and the penalty at which each enters the lasso's path.
+KNOCKOFF_STATISTICS = ("lasso", "enet", "lasso_entry")
+_OWNER = "KnockoffSelector"
+
+
+@dataclass
+class KnockoffResult:
+    """What the knockoff filter found.
+
+    ``group`` (n_features,) each feature's group (-1: constant, never tested); ``statistics``
+    (n_draws, G) each draw's ``W`` of each group; ``thresholds`` (n_draws,) each draw's knockoff+
+    threshold at ``draw_fdr``; ``e_values`` (G,) their mean e-values; ``selected`` (G,) the e-BH
+    selection at ``fdr``; ``gamma`` (G,) the S-matrix's scale of each group (correlation units);
+    ``patterns`` the distinct features tested; ``shrinkage`` the covariance's shrinkage.
+    """
+
+    group: np.ndarray
+    statistics: np.ndarray
+    thresholds: np.ndarray
+    e_values: np.ndarray
+    selected: np.ndarray
+    gamma: np.ndarray
+    patterns: int
+    shrinkage: float
+    fdr: float
+    draw_fdr: float
+
+    @property
+    def n_groups(self):
+        return self.selected.size
+
+    def feature_support(self):
+        """Whether each feature is selected (its group is)."""
+        out = np.zeros(self.group.size, dtype=bool)
+        tested = self.group >= 0
+        out[tested] = self.selected[self.group[tested]]
+        return out
+
+    def to_frame(self, feature_names=None):
+        """One row per feature: ``feature, group, statistic`` (the mean ``W`` of its group over the
+        draws), ``e_value, selected, rank`` (1: the strongest; by e-value, then statistic, then
+        feature order); constant features last, without a group."""
+        import pandas as pd
+
+        names = np.asarray(feature_names if feature_names is not None else
+                           [f"x{j}" for j in range(self.group.size)], dtype=object)
+        tested = self.group >= 0
+        g = np.where(tested, self.group, 0)
+        W = np.where(tested, self.statistics.mean(axis=0)[g], np.nan)
+        e = np.where(tested, self.e_values[g], np.nan)
+        order = np.lexsort((np.arange(g.size), -np.nan_to_num(W, nan=-np.inf), -np.nan_to_num(e, nan=-np.inf)))
+        rank = np.empty(g.size, dtype=np.int64)
+        rank[order] = np.arange(1, g.size + 1)
+        frame = pd.DataFrame({"feature": names, "group": np.where(tested, self.group, -1), "statistic": W,
+                              "e_value": e, "selected": self.feature_support(), "rank": rank})
+        return frame.iloc[order].reset_index(drop=True)
+
+
+def check_knockoff_options(*, fdr=0.1, statistic="lasso", feature_groups=None, group_threshold=0.5,
+                           knockoffs="gaussian", s_method="mvr", n_draws=1, draw_fdr=None, shrinkage="ledoit_wolf",
+                           cv=5, owner=_OWNER):
+    """The knockoff filter's options checked before any data are read."""
+    if not (is_real(fdr) and 0 < fdr < 1):
+        raise param_error("fdr", owner, "a number in (0, 1)", fdr)
+    if draw_fdr is not None and not (is_real(draw_fdr) and 0 < draw_fdr < 1):
+        raise param_error("draw_fdr", owner, "a number in (0, 1) or None", draw_fdr)
+    if statistic not in KNOCKOFF_STATISTICS:
+        raise param_error("statistic", owner, f"one of {list(KNOCKOFF_STATISTICS)}", statistic)
+    if not (feature_groups is None or isinstance(feature_groups, str) and feature_groups == "correlation"
+            or not isinstance(feature_groups, str)):
+        raise param_error("feature_groups", owner, "None, 'correlation' or one group label per feature",
+                          feature_groups)
+    if not (is_real(group_threshold) and 0 < group_threshold < 1):
+        raise param_error("group_threshold", owner, "a number in (0, 1)", group_threshold)
+    if knockoffs != "gaussian":
+        raise param_error("knockoffs", owner, "'gaussian'", knockoffs)
+    if s_method not in S_METHODS:
+        raise param_error("s_method", owner, f"one of {list(S_METHODS)}", s_method)
+    if not (is_int(n_draws) and n_draws >= 1):
+        raise param_error("n_draws", owner, "an int >= 1", n_draws)
+    if not (shrinkage == "ledoit_wolf" or is_real(shrinkage) and 0 <= shrinkage < 1):
+        raise param_error("shrinkage", owner, "'ledoit_wolf' or a number in [0, 1)", shrinkage)
+    if statistic != "lasso_entry" and not (is_int(cv) and cv >= 2):
+        raise param_error("cv", owner, "an int >= 2 (the folds choosing the penalty)", cv)
+
+
+def _patterns(X, feature_groups, group_threshold, owner):
+    """``(P dense (n, m) distinct varying columns, group of each feature (-1: constant), group of
+    each pattern)``."""
+    from ..core.distinct import distinct_columns
+    from ..enet.path import value_range
+    from ..knockoffs.groups import correlation_groups
+
+    p = X.shape[1]
+    low, high = value_range(X)
+    varying = np.flatnonzero(low < high)
+    M = X[:, varying]
+    M = M.toarray() if sp.issparse(M) else np.ascontiguousarray(M, dtype=np.float64)
+    found = distinct_columns(M)
+    first, inverse = (np.arange(varying.size), np.arange(varying.size)) if found is None else found
+    P = M[:, first]
+    if feature_groups is None:
+        pattern_group = np.arange(first.size)
+    elif isinstance(feature_groups, str):
+        pattern_group = correlation_groups(P, threshold=group_threshold)
+    else:
+        labels = np.asarray(feature_groups).ravel()
+        if labels.size != p:
+            raise ValueError(f"feature_groups has {labels.size} labels for {p} features: give one per feature.")
+        _, codes = np.unique(labels[varying], return_inverse=True)
+        codes = codes.ravel()
+        pattern_group = codes[first]
+        if (pattern_group[inverse] != codes).any():
+            raise ValueError("Identical features are in different groups of feature_groups: a knockoff cannot tell "
+                             "them apart. Put identical features in one group.")
+        _, pattern_group = np.unique(pattern_group, return_inverse=True)
+        pattern_group = pattern_group.ravel()
+    group = np.full(p, -1, dtype=np.int64)
+    group[varying] = pattern_group[inverse]
+    if owner and not P.shape[1]:
+        raise ValueError("Every feature is constant over the samples: there is nothing to select.")
+    return P, group, pattern_group
+
+
+def _statistic(P, K, y, pattern_group, G, *, statistic, logistic, covariates, cv, groups, random_state):
+    """Each group's ``W``: the sum over its patterns of the importance of the pattern less that of
+    its knockoff (the absolute standardised coefficient at the cross-validated penalty, or the
+    largest penalty at which it is in the lasso)."""
+    from ..enet.path import MemoryDesign, PenaltyGrid, Solver, fit_path
+    from .enet import elastic_net
+
+    m = P.shape[1]
+    design = MemoryDesign(np.hstack([P, K]), np.ones(2 * m))
+    if statistic == "lasso_entry":
+        path = fit_path(design, y, logistic=logistic, l1_ratio=1.0, grid=PenaltyGrid(n_lambdas=200),
+                        covariates=covariates, solver=Solver(stop_early=False))
+        beta = path.beta.tocsr()
+        importance = np.zeros(2 * m)
+        rows = np.flatnonzero(np.diff(beta.indptr))
+        importance[rows] = path.lambdas[beta.indices[beta.indptr[rows]]]  # the first penalty it is in
+        sums = np.zeros((2, G))
+        np.maximum.at(sums[0], pattern_group, importance[:m])
+        np.maximum.at(sums[1], pattern_group, importance[m:])
+        return np.maximum(sums[0], sums[1]) * np.sign(sums[0] - sums[1])
+    result = elastic_net(design, y, logistic=logistic, l1_ratio=1.0 if statistic == "lasso" else 0.5,
+                         covariates=covariates, cv=cv, groups=groups, random_state=random_state, owner=_OWNER)
+    importance = np.abs(result.coef[:, result.index_min].toarray().ravel()) * design.scale
+    return (np.bincount(pattern_group, weights=importance[:m], minlength=G)
+            - np.bincount(pattern_group, weights=importance[m:], minlength=G))
+
+
+def knockoff_filter(X, y, *, logistic, fdr=0.1, statistic="lasso", feature_groups=None, group_threshold=0.5,
+                    s_method="mvr", n_draws=1, draw_fdr=None, shrinkage="ledoit_wolf", covariates=None, cv=5,
+                    groups=None, random_state=0):
+    """The knockoff filter of the (n, p) ``X`` (dense or sparse) for the target ``y`` (0/1 with
+    ``logistic``, else numbers): a ``KnockoffResult``. The options are ``KnockoffSelector``'s."""
+    P, group, pattern_group = _patterns(X, feature_groups, group_threshold, _OWNER)
+    G = int(pattern_group.max()) + 1
+    Z = None if covariates is None else np.asarray(covariates, dtype=np.float64)
+    model = feature_model(P, covariates=Z, shrinkage=shrinkage)
+    S, gamma = s_matrix(model.corr, method=s_method, groups=None if feature_groups is None else pattern_group)
+    q_draw = (fdr if n_draws == 1 else fdr / 2.0) if draw_fdr is None else draw_fdr
+    rng = np.random.default_rng(random_state)
+    statistics, thresholds = np.empty((n_draws, G)), np.empty(n_draws)
+    e = np.zeros(G)
+    for d in range(n_draws):
+        K = knockoff_draw(model, S, rng)
+        W = _statistic(P, K, y, pattern_group, G, statistic=statistic, logistic=logistic, covariates=Z, cv=cv,
+                       groups=groups, random_state=random_state)
+        statistics[d], thresholds[d] = W, knockoff_threshold(W, q_draw)
+        e += knockoff_e_values(W, q_draw) / n_draws
+    return KnockoffResult(group, statistics, thresholds, e, e_bh(e, fdr), gamma, P.shape[1], model.shrinkage,
+                          float(fdr), float(q_draw))
+
+
+class KnockoffSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
+    """The features (or groups) that matter given all the others, with the false discovery rate
+    controlled: the model-X knockoff filter.
+
+    Every feature gets a knockoff copy drawn from a Gaussian model of the features (their
+    covariance estimated and shrunk); the lasso of the features and their copies (covariates
+    unpenalised) gives each feature a statistic ``W`` (its importance less its copy's), and the
+    knockoff+ threshold keeps the features of large ``W`` so that the expected share of false
+    selections is at most ``fdr``. The guarantee is exact for Gaussian features of known
+    covariance and approximate otherwise (see the guide). Identical features are tested as one
+    pattern; with ``feature_groups`` patterns are tested in groups.
+
+    Parameters
+    ----------
+    fdr : float, default=0.1
+        The target false discovery rate, in (0, 1).
+    statistic : {"lasso", "enet", "lasso_entry"}, default="lasso"
+        "lasso": the difference of the absolute standardised coefficients of a feature and its
+        copy in the lasso at the penalty of the smallest ``cv``-fold cross-validated deviance;
+        "enet": the same in the elastic net of ``l1_ratio`` 0.5; "lasso_entry": the largest
+        penalty at which each is in the lasso's path (no cross-validation, faster).
+    feature_groups : None, "correlation" or array-like of shape (n_features,), default=None
+        None: every distinct feature on its own; "correlation": groups of features whose
+        correlations average at least ``group_threshold`` (hierarchical clustering); or one
+        label per feature.
+    group_threshold : float, default=0.5
+    knockoffs : {"gaussian"}, default="gaussian"
+        The model of the features knockoffs are drawn from.
+    s_method : {"mvr", "maxent", "sdp", "equi"}, default="mvr"
+        How different each copy is from its feature (the S-matrix; see
+        ``genosift.knockoffs.gaussian``).
+    n_draws : int, default=1
+        Knockoff draws; more than one are combined by e-values (derandomised knockoffs), so that
+        the selection hardly depends on the draw.
+    draw_fdr : float, optional
+        Each draw's level (default: ``fdr`` for one draw, ``fdr / 2`` for several).
+    shrinkage : "ledoit_wolf" or float, default="ledoit_wolf"
+        The covariance's shrinkage towards the identity (Ledoit & Wolf's, or a share in [0, 1)).
+    cv : int, default=5
+        Folds choosing the lasso's penalty.
+    family : {"auto", "logistic", "linear"}, default="auto"
+    random_state : int, default=0
+        The seed of the knockoff draws and the folds.
+
+    Attributes
+    ----------
+    result_ : KnockoffResult
+    statistics_ : ndarray (n_features,)
+        The mean ``W`` of each feature's group over the draws (NaN: a constant feature).
+
+    Examples
+    --------
+    >>> import numpy as np, genosift as gs
+    >>> rng = np.random.default_rng(1)
+    >>> X = rng.standard_normal((300, 60))
+    >>> y = X[:, :6] @ np.full(6, 0.6) + rng.standard_normal(300)
+    >>> sel = gs.KnockoffSelector(fdr=0.2, statistic="lasso_entry").fit(X, y)
+    >>> bool(sel.get_support()[:6].sum() >= 4)
+    True
+    """
+
+    def __init__(self, fdr=0.1, *, statistic="lasso", feature_groups=None, group_threshold=0.5, knockoffs="gaussian",
+                 s_method="mvr", n_draws=1, draw_fdr=None, shrinkage="ledoit_wolf", cv=5, family="auto",
+                 random_state=0):
+        self.fdr = fdr
+        self.statistic = statistic
+        self.feature_groups = feature_groups
+        self.group_threshold = group_threshold
+        self.knockoffs = knockoffs
+        self.s_method = s_method
+        self.n_draws = n_draws
+        self.draw_fdr = draw_fdr
+        self.shrinkage = shrinkage
+        self.cv = cv
+        self.family = family
+        self.random_state = random_state
+
+    def fit(self, X, y, groups=None, covariates=None):
+        """Draw the knockoffs of ``X``, compare each feature with its copy and keep those passing.
+
+        ``groups``: one label per sample kept inside one fold of the penalty's cross-validation;
+        ``covariates``: one row per sample, in the model unpenalised and the knockoffs drawn given them.
+        """
+        from sklearn.utils.validation import validate_data
+
+        from .enet import covariate_matrix, enet_target
+        from .score_funcs import matched_covariates
+
+        check_knockoff_options(fdr=self.fdr, statistic=self.statistic, feature_groups=self.feature_groups,
+                               group_threshold=self.group_threshold, knockoffs=self.knockoffs,
+                               s_method=self.s_method, n_draws=self.n_draws, draw_fdr=self.draw_fdr,
+                               shrinkage=self.shrinkage, cv=self.cv)
+        if self.family not in ("auto", "logistic", "linear"):
+            raise param_error("family", _OWNER, "one of ['auto', 'logistic', 'linear']", self.family)
+        covariates = matched_covariates(X, covariates)
+        check_fit_input(X, y)
+        X, y = validate_data(self, X, y, accept_sparse="csc", dtype=np.float64)
+        target, logistic, _ = enet_target(y, self.family)
+        Z = None if covariates is None else covariate_matrix(covariates, X.shape[0], _OWNER)
+        self.result_ = knockoff_filter(X, target, logistic=logistic, fdr=float(self.fdr), statistic=self.statistic,
+                                       feature_groups=self.feature_groups, group_threshold=self.group_threshold,
+                                       s_method=self.s_method, n_draws=self.n_draws, draw_fdr=self.draw_fdr,
+                                       shrinkage=self.shrinkage, covariates=Z, cv=self.cv, groups=groups,
+                                       random_state=self.random_state)
+        r = self.result_
+        tested = r.group >= 0
+        self.statistics_ = np.where(tested, r.statistics.mean(axis=0)[np.where(tested, r.group, 0)], np.nan)
+        return self
+
+    def _get_support_mask(self):
+        check_is_fitted(self, "result_")
+        return self.result_.feature_support()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.input_tags.sparse = True
+        return tags
