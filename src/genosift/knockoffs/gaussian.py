@@ -112,7 +112,10 @@ def _equi_scale(C, D):
     """The largest ``gamma`` with ``2C - gamma D`` semi-definite (``D`` the within-group blocks)."""
     if np.array_equal(C, D):
         return 2.0
-    low = la.eigh(C, D, eigvals_only=True, subset_by_index=[0, 0])[0]
+    if np.array_equal(np.diag(D), D.sum(axis=1)) and (np.diag(D) == 1.0).all():  # D = I: every feature alone
+        low = la.eigh(C, eigvals_only=True, subset_by_index=[0, 0])[0]
+    else:
+        low = la.eigh(C, D, eigvals_only=True, subset_by_index=[0, 0])[0]
     return 2.0 * float(low)
 
 
@@ -147,14 +150,16 @@ def _objective(C, D, labels, gamma, size, method, t, inv_blocks):
         return None
     logdet = 2.0 * np.log(np.diag(factor[0])).sum()
     Ainv = la.cho_solve(factor, np.eye(C.shape[0]), check_finite=False)
-    P = Ainv @ D
     G = size.size
+    alone = G == labels.size  # D is the identity
+    P = Ainv if alone else Ainv @ D
     trace = np.bincount(labels, weights=np.diag(P), minlength=G)          # tr(A^-1 B_g)
     if method == "mvr":
         Q = Ainv @ Ainv
         value = (inv_blocks / gamma).sum() + np.trace(Ainv)
-        grad = -inv_blocks / gamma**2 + np.bincount(labels, weights=np.einsum("ij,ji->i", Q, D), minlength=G)
-        hess = 2.0 * _sum_blocks((D @ Ainv @ D) * Q, labels, G) + np.diag(2.0 * inv_blocks / gamma**3)
+        QD = np.diag(Q) if alone else np.einsum("ij,ji->i", Q, D)
+        grad = -inv_blocks / gamma**2 + np.bincount(labels, weights=QD, minlength=G)
+        hess = 2.0 * _sum_blocks((Ainv if alone else D @ P) * Q, labels, G) + np.diag(2.0 * inv_blocks / gamma**3)
         return value, grad, hess
     hess = _sum_blocks(P * P.T, labels, G)
     if method == "maxent":
@@ -196,7 +201,7 @@ def _newton(C, D, labels, G, size, method, gamma, tol, max_steps):
             gamma, current = gamma + size_of_step * step, trial
         if method != "sdp" or (labels.size + 2 * gamma.size) / t < GAP * size.sum() or steps >= max_steps:
             break
-        t *= 10.0
+        t *= 20.0
     return gamma * (1.0 - MARGIN)
 
 

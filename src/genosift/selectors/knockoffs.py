@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ..core import engine
 from ..core.validation import check_fit_input, is_int, is_real, param_error
 from ..knockoffs.filter import e_bh, knockoff_e_values, knockoff_threshold
 from ..knockoffs.gaussian import S_METHODS, feature_model, knockoff_draw, s_matrix
@@ -31,6 +32,10 @@ __all__ = ["KNOCKOFF_STATISTICS", "KnockoffResult", "KnockoffSelector", "check_k
 #: at the penalty chosen by cross-validation, and the penalty at which each enters the lasso's path.
 KNOCKOFF_STATISTICS = ("lasso", "enet", "lasso_entry")
 _OWNER = "KnockoffSelector"
+#: The penalties of the lasso's path whose entries rank the features for ``statistic="lasso_entry"``.
+ENTRY_LAMBDAS = 200
+#: Patterns below which the dense algebra runs on one BLAS thread.
+SMALL = 300
 
 
 @dataclass
@@ -162,8 +167,8 @@ def _statistic(P, K, y, pattern_group, G, *, statistic, logistic, covariates, cv
     m = P.shape[1]
     design = MemoryDesign(np.hstack([P, K]), np.ones(2 * m))
     if statistic == "lasso_entry":
-        path = fit_path(design, y, logistic=logistic, l1_ratio=1.0, grid=PenaltyGrid(n_lambdas=200),
-                        covariates=covariates, solver=Solver(stop_early=False))
+        path = fit_path(design, y, logistic=logistic, l1_ratio=1.0, grid=PenaltyGrid(n_lambdas=ENTRY_LAMBDAS),
+                        covariates=covariates, solver=Solver())
         beta = path.beta.tocsr()
         importance = np.zeros(2 * m)
         rows = np.flatnonzero(np.diff(beta.indptr))
@@ -184,11 +189,23 @@ def knockoff_filter(X, y, *, logistic, fdr=0.1, statistic="lasso", feature_group
                     groups=None, random_state=0):
     """The knockoff filter of the (n, p) ``X`` (dense or sparse) for the target ``y`` (0/1 with
     ``logistic``, else numbers): a ``KnockoffResult``. The options are ``KnockoffSelector``'s."""
+    from threadpoolctl import threadpool_limits
+
     P, group, pattern_group = _patterns(X, feature_groups, group_threshold, _OWNER)
+    # BLAS threads cost more than they save on small matrices (and far more on a busy machine)
+    with threadpool_limits(limits=1 if P.shape[1] < SMALL else engine.threads(), user_api="blas"):
+        return _filter(P, y, group, pattern_group, logistic=logistic, fdr=fdr, statistic=statistic,
+                       grouped=feature_groups is not None, s_method=s_method, n_draws=n_draws, draw_fdr=draw_fdr,
+                       shrinkage=shrinkage, covariates=covariates, cv=cv, groups=groups, random_state=random_state)
+
+
+def _filter(P, y, group, pattern_group, *, logistic, fdr, statistic, grouped, s_method, n_draws, draw_fdr, shrinkage,
+            covariates, cv, groups, random_state):
+    """``knockoff_filter`` on the distinct patterns ``P``."""
     G = int(pattern_group.max()) + 1
     Z = None if covariates is None else np.asarray(covariates, dtype=np.float64)
     model = feature_model(P, covariates=Z, shrinkage=shrinkage)
-    S, gamma = s_matrix(model.corr, method=s_method, groups=None if feature_groups is None else pattern_group)
+    S, gamma = s_matrix(model.corr, method=s_method, groups=pattern_group if grouped else None)
     q_draw = (fdr if n_draws == 1 else fdr / 2.0) if draw_fdr is None else draw_fdr
     rng = np.random.default_rng(random_state)
     statistics, thresholds = np.empty((n_draws, G)), np.empty(n_draws)
