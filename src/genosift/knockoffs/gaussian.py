@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as la
 
-__all__ = ["S_METHODS", "FeatureModel", "feature_model", "knockoff_draw", "s_matrix"]
+__all__ = ["S_METHODS", "FeatureModel", "KnockoffSampler", "feature_model", "knockoff_draw", "s_matrix"]
 
 #: The constructions of the S-matrix.
 S_METHODS = ("mvr", "maxent", "sdp", "equi")
@@ -205,15 +205,28 @@ def _newton(C, D, labels, G, size, method, gamma, tol, max_steps):
     return gamma * (1.0 - MARGIN)
 
 
+class KnockoffSampler:
+    """Draws knockoffs of the features of ``model`` (``FeatureModel``) for the S-matrix ``S``
+    (correlation scale): the conditional law's mean map and the root of its covariance are found
+    once, and each ``draw(rng)`` costs one (n, p) x (p, p) product."""
+
+    def __init__(self, model, S):
+        factor = la.cho_factor(model.corr, lower=True, check_finite=False)
+        self.model = model
+        self.CinvS = la.cho_solve(factor, S, check_finite=False)
+        V = 2.0 * S - S @ self.CinvS
+        values, vectors = la.eigh((V + V.T) / 2.0)
+        self.root = vectors * np.sqrt(np.clip(values, 0.0, None))
+
+    def draw(self, rng):
+        """One draw of the knockoffs, in the data's units."""
+        m = self.model
+        R = m.residuals
+        noise = rng.standard_normal(R.shape) @ self.root.T
+        return m.fitted + (R - R @ self.CinvS + noise) * m.scale
+
+
 def knockoff_draw(model, S, rng):
     """One draw of the knockoffs of the features of ``model`` (``FeatureModel``), in the data's
     units, for the S-matrix ``S`` (correlation scale)."""
-    C = model.corr
-    factor = la.cho_factor(C, lower=True, check_finite=False)
-    CinvS = la.cho_solve(factor, S, check_finite=False)
-    V = 2.0 * S - S @ CinvS
-    values, vectors = la.eigh((V + V.T) / 2.0)
-    root = vectors * np.sqrt(np.clip(values, 0.0, None))
-    R = model.residuals
-    noise = rng.standard_normal(R.shape) @ root.T
-    return model.fitted + (R - R @ CinvS + noise) * model.scale
+    return KnockoffSampler(model, S).draw(rng)

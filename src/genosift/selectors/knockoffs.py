@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..core import engine
 from ..core.validation import check_fit_input, is_int, is_real, param_error
 from ..knockoffs.filter import e_bh, knockoff_e_values, knockoff_threshold
-from ..knockoffs.gaussian import S_METHODS, feature_model, knockoff_draw, s_matrix
+from ..knockoffs.gaussian import S_METHODS, KnockoffSampler, feature_model, s_matrix
 from ..sources import AnnDataTransformMixin
 
 __all__ = ["KNOCKOFF_STATISTICS", "KnockoffResult", "KnockoffSelector", "check_knockoff_options",
@@ -208,10 +208,11 @@ def _filter(P, y, group, pattern_group, *, logistic, fdr, statistic, grouped, s_
     S, gamma = s_matrix(model.corr, method=s_method, groups=pattern_group if grouped else None)
     q_draw = (fdr if n_draws == 1 else fdr / 2.0) if draw_fdr is None else draw_fdr
     rng = np.random.default_rng(random_state)
+    sampler = KnockoffSampler(model, S)
     statistics, thresholds = np.empty((n_draws, G)), np.empty(n_draws)
     e = np.zeros(G)
     for d in range(n_draws):
-        K = knockoff_draw(model, S, rng)
+        K = sampler.draw(rng)
         W = _statistic(P, K, y, pattern_group, G, statistic=statistic, logistic=logistic, covariates=Z, cv=cv,
                        groups=groups, random_state=random_state)
         statistics[d], thresholds[d] = W, knockoff_threshold(W, q_draw)
