@@ -18,7 +18,7 @@ LAYERS = {
     "ground": ("_version", "core", "stats"),
     "scores": ("scores",),
     "io": ("io",),
-    "scoring": ("scoring", "sources", "dask", "genomics", "enet"),
+    "scoring": ("scoring", "sources", "dask", "genomics", "enet", "knockoffs"),
     "selectors": ("selectors",),
     "workflow": ("workflow", "report"),
     "jobs": ("jobs",),
@@ -331,8 +331,9 @@ def _form_tests(tree):
 #: budget as a loose parameter (20), that take more than 8 parameters (40), that are longer than
 #: 80 lines (10), and the places outside the Source's module that ask what form an input takes (0).
 #: The pan-genome test's two entry points (``genosift.pangenome_traits``, ``genosift.jobs.pangenome``)
-#: take their keyword options as every job does: 35 -> 37.
-CEILINGS = {"chunk_bytes": 20, "parameters": 37, "lines": 5, "form_tests": 0}
+#: take their keyword options as every job does: 35 -> 37. ``KnockoffSelector.__init__`` names each
+#: of its parameters, as scikit-learn's estimators must (its filter takes them as one bundle): 38.
+CEILINGS = {"chunk_bytes": 20, "parameters": 38, "lines": 5, "form_tests": 0}
 SOURCE_MODULES = {"genosift.sources", "genosift.sources.base", "genosift.sources.dispatch",
                   "genosift.sources.rows", "genosift.sources.matrix", "genosift.sources.stream",
                   "genosift.sources.store", "genosift.sources.dask", "genosift.sources.backed"}

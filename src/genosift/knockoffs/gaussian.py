@@ -132,7 +132,7 @@ def s_matrix(C, *, method="mvr", groups=None, tol=1e-8, max_steps=500):
     if method == "equi" or top <= 0:
         gamma = np.full(G, max(top, 0.0) * (1.0 - MARGIN))
     elif method in ("mvr", "maxent", "sdp"):
-        gamma = _newton(C, D, labels, G, size, method, np.full(G, 0.5 * top), tol, max_steps)
+        gamma = _newton(C, D, labels, method, np.full(G, 0.5 * top), tol, max_steps)
     else:
         raise ValueError(f"The S-matrix method must be one of {list(S_METHODS)}. Got {method!r} instead.")
     return D * gamma[labels][:, None], gamma
@@ -170,8 +170,10 @@ def _objective(C, D, labels, gamma, size, method, t, inv_blocks):
     return value, grad, hess + np.diag(1.0 / gamma**2 + 1.0 / (1.0 - gamma) ** 2)
 
 
-def _newton(C, D, labels, G, size, method, gamma, tol, max_steps):
+def _newton(C, D, labels, method, gamma, tol, max_steps):
     """Damped Newton steps from the feasible ``gamma`` (for ``sdp``, along the barrier's path)."""
+    G = gamma.size
+    size = np.bincount(labels, minlength=G).astype(np.float64)
     inv_blocks = np.zeros(G)
     if method == "mvr":
         for g in range(G):

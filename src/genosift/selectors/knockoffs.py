@@ -25,8 +25,7 @@ from ..knockoffs.filter import e_bh, knockoff_e_values, knockoff_threshold
 from ..knockoffs.gaussian import S_METHODS, KnockoffSampler, feature_model, s_matrix
 from ..sources import AnnDataTransformMixin
 
-__all__ = ["KNOCKOFF_STATISTICS", "KnockoffResult", "KnockoffSelector", "check_knockoff_options",
-           "knockoff_filter"]
+__all__ = ["KNOCKOFF_STATISTICS", "KnockoffOptions", "KnockoffResult", "KnockoffSelector", "knockoff_filter"]
 
 #: The feature statistics: the lasso's (or the elastic net's, l1_ratio 0.5) coefficient difference
 #: at the penalty chosen by cross-validation, and the penalty at which each enters the lasso's path.
@@ -91,35 +90,58 @@ class KnockoffResult:
         return frame.iloc[order].reset_index(drop=True)
 
 
-def check_knockoff_options(*, fdr=0.1, statistic="lasso", feature_groups=None, group_threshold=0.5,
-                           knockoffs="gaussian", s_method="mvr", n_draws=1, draw_fdr=None, shrinkage="ledoit_wolf",
-                           cv=5, owner=_OWNER):
-    """The knockoff filter's options checked before any data are read."""
-    if not (is_real(fdr) and 0 < fdr < 1):
-        raise param_error("fdr", owner, "a number in (0, 1)", fdr)
-    if draw_fdr is not None and not (is_real(draw_fdr) and 0 < draw_fdr < 1):
-        raise param_error("draw_fdr", owner, "a number in (0, 1) or None", draw_fdr)
-    if statistic not in KNOCKOFF_STATISTICS:
-        raise param_error("statistic", owner, f"one of {list(KNOCKOFF_STATISTICS)}", statistic)
-    if not (feature_groups is None or isinstance(feature_groups, str) and feature_groups == "correlation"
-            or not isinstance(feature_groups, str)):
-        raise param_error("feature_groups", owner, "None, 'correlation' or one group label per feature",
-                          feature_groups)
-    if not (is_real(group_threshold) and 0 < group_threshold < 1):
-        raise param_error("group_threshold", owner, "a number in (0, 1)", group_threshold)
-    if knockoffs != "gaussian":
-        raise param_error("knockoffs", owner, "'gaussian'", knockoffs)
-    if s_method not in S_METHODS:
-        raise param_error("s_method", owner, f"one of {list(S_METHODS)}", s_method)
-    if not (is_int(n_draws) and n_draws >= 1):
-        raise param_error("n_draws", owner, "an int >= 1", n_draws)
-    if not (shrinkage == "ledoit_wolf" or is_real(shrinkage) and 0 <= shrinkage < 1):
-        raise param_error("shrinkage", owner, "'ledoit_wolf' or a number in [0, 1)", shrinkage)
-    if statistic != "lasso_entry" and not (is_int(cv) and cv >= 2):
-        raise param_error("cv", owner, "an int >= 2 (the folds choosing the penalty)", cv)
+@dataclass(frozen=True)
+class KnockoffOptions:
+    """The knockoff filter's options (``KnockoffSelector``'s parameters), as one bundle; ``check``
+    names the first out of range."""
+
+    fdr: float = 0.1
+    statistic: str = "lasso"
+    feature_groups: object = None
+    group_threshold: float = 0.5
+    knockoffs: str = "gaussian"
+    s_method: str = "mvr"
+    n_draws: int = 1
+    draw_fdr: float | None = None
+    shrinkage: object = "ledoit_wolf"
+    cv: int = 5
+    random_state: int = 0
+
+    def check(self, owner=_OWNER):
+        if not (is_real(self.fdr) and 0 < self.fdr < 1):
+            raise param_error("fdr", owner, "a number in (0, 1)", self.fdr)
+        if self.draw_fdr is not None and not (is_real(self.draw_fdr) and 0 < self.draw_fdr < 1):
+            raise param_error("draw_fdr", owner, "a number in (0, 1) or None", self.draw_fdr)
+        if self.statistic not in KNOCKOFF_STATISTICS:
+            raise param_error("statistic", owner, f"one of {list(KNOCKOFF_STATISTICS)}", self.statistic)
+        groups = self.feature_groups
+        if isinstance(groups, str) and groups != "correlation":
+            raise param_error("feature_groups", owner, "None, 'correlation' or one group label per feature", groups)
+        if not (is_real(self.group_threshold) and 0 < self.group_threshold < 1):
+            raise param_error("group_threshold", owner, "a number in (0, 1)", self.group_threshold)
+        if self.knockoffs != "gaussian":
+            raise param_error("knockoffs", owner, "'gaussian'", self.knockoffs)
+        if self.s_method not in S_METHODS:
+            raise param_error("s_method", owner, f"one of {list(S_METHODS)}", self.s_method)
+        if not (is_int(self.n_draws) and self.n_draws >= 1):
+            raise param_error("n_draws", owner, "an int >= 1", self.n_draws)
+        if not (self.shrinkage == "ledoit_wolf" or is_real(self.shrinkage) and 0 <= self.shrinkage < 1):
+            raise param_error("shrinkage", owner, "'ledoit_wolf' or a number in [0, 1)", self.shrinkage)
+        if self.statistic != "lasso_entry" and not (is_int(self.cv) and self.cv >= 2):
+            raise param_error("cv", owner, "an int >= 2 (the folds choosing the penalty)", self.cv)
+        if not is_int(self.random_state):
+            raise param_error("random_state", owner, "an int", self.random_state)
+        return self
+
+    @property
+    def level_of_each_draw(self):
+        """``draw_fdr``, else ``fdr`` for one draw and ``fdr / 2`` for several."""
+        if self.draw_fdr is not None:
+            return float(self.draw_fdr)
+        return float(self.fdr) if self.n_draws == 1 else float(self.fdr) / 2.0
 
 
-def _patterns(X, feature_groups, group_threshold, owner):
+def _patterns(X, feature_groups, group_threshold):
     """``(P dense (n, m) distinct varying columns, group of each feature (-1: constant), group of
     each pattern)``."""
     from ..core.distinct import distinct_columns
@@ -152,21 +174,21 @@ def _patterns(X, feature_groups, group_threshold, owner):
         pattern_group = pattern_group.ravel()
     group = np.full(p, -1, dtype=np.int64)
     group[varying] = pattern_group[inverse]
-    if owner and not P.shape[1]:
+    if not P.shape[1]:
         raise ValueError("Every feature is constant over the samples: there is nothing to select.")
     return P, group, pattern_group
 
 
-def _statistic(P, K, y, pattern_group, G, *, statistic, logistic, covariates, cv, groups, random_state):
+def _statistic(P, K, y, pattern_group, *, options, logistic, covariates, groups):
     """Each group's ``W``: the sum over its patterns of the importance of the pattern less that of
     its knockoff (the absolute standardised coefficient at the cross-validated penalty, or the
     largest penalty at which it is in the lasso)."""
     from ..enet.path import MemoryDesign, PenaltyGrid, Solver, fit_path
     from .enet import elastic_net
 
-    m = P.shape[1]
+    m, G = P.shape[1], int(pattern_group.max()) + 1
     design = MemoryDesign(np.hstack([P, K]), np.ones(2 * m))
-    if statistic == "lasso_entry":
+    if options.statistic == "lasso_entry":
         path = fit_path(design, y, logistic=logistic, l1_ratio=1.0, grid=PenaltyGrid(n_lambdas=ENTRY_LAMBDAS),
                         covariates=covariates, solver=Solver())
         beta = path.beta.tocsr()
@@ -177,48 +199,40 @@ def _statistic(P, K, y, pattern_group, G, *, statistic, logistic, covariates, cv
         np.maximum.at(sums[0], pattern_group, importance[:m])
         np.maximum.at(sums[1], pattern_group, importance[m:])
         return np.maximum(sums[0], sums[1]) * np.sign(sums[0] - sums[1])
-    result = elastic_net(design, y, logistic=logistic, l1_ratio=1.0 if statistic == "lasso" else 0.5,
-                         covariates=covariates, cv=cv, groups=groups, random_state=random_state, owner=_OWNER)
+    result = elastic_net(design, y, logistic=logistic, l1_ratio=1.0 if options.statistic == "lasso" else 0.5,
+                         covariates=covariates, cv=options.cv, groups=groups, random_state=options.random_state,
+                         owner=_OWNER)
     importance = np.abs(result.coef[:, result.index_min].toarray().ravel()) * design.scale
     return (np.bincount(pattern_group, weights=importance[:m], minlength=G)
             - np.bincount(pattern_group, weights=importance[m:], minlength=G))
 
 
-def knockoff_filter(X, y, *, logistic, fdr=0.1, statistic="lasso", feature_groups=None, group_threshold=0.5,
-                    s_method="mvr", n_draws=1, draw_fdr=None, shrinkage="ledoit_wolf", covariates=None, cv=5,
-                    groups=None, random_state=0):
+def knockoff_filter(X, y, *, logistic, options=None, covariates=None, groups=None):
     """The knockoff filter of the (n, p) ``X`` (dense or sparse) for the target ``y`` (0/1 with
-    ``logistic``, else numbers): a ``KnockoffResult``. The options are ``KnockoffSelector``'s."""
+    ``logistic``, else numbers), with ``options`` (``KnockoffOptions``; None: the defaults), the
+    ``covariates`` (n, c) unpenalised and the knockoffs drawn given them, and ``groups`` (one label
+    per sample) kept inside one fold of the penalty's cross-validation: a ``KnockoffResult``."""
     from threadpoolctl import threadpool_limits
 
-    P, group, pattern_group = _patterns(X, feature_groups, group_threshold, _OWNER)
+    options = (KnockoffOptions() if options is None else options).check()
+    P, group, pattern_group = _patterns(X, options.feature_groups, options.group_threshold)
+    Z = None if covariates is None else np.asarray(covariates, dtype=np.float64)
     # BLAS threads cost more than they save on small matrices (and far more on a busy machine)
     with threadpool_limits(limits=1 if P.shape[1] < SMALL else engine.threads(), user_api="blas"):
-        return _filter(P, y, group, pattern_group, logistic=logistic, fdr=fdr, statistic=statistic,
-                       grouped=feature_groups is not None, s_method=s_method, n_draws=n_draws, draw_fdr=draw_fdr,
-                       shrinkage=shrinkage, covariates=covariates, cv=cv, groups=groups, random_state=random_state)
-
-
-def _filter(P, y, group, pattern_group, *, logistic, fdr, statistic, grouped, s_method, n_draws, draw_fdr, shrinkage,
-            covariates, cv, groups, random_state):
-    """``knockoff_filter`` on the distinct patterns ``P``."""
-    G = int(pattern_group.max()) + 1
-    Z = None if covariates is None else np.asarray(covariates, dtype=np.float64)
-    model = feature_model(P, covariates=Z, shrinkage=shrinkage)
-    S, gamma = s_matrix(model.corr, method=s_method, groups=pattern_group if grouped else None)
-    q_draw = (fdr if n_draws == 1 else fdr / 2.0) if draw_fdr is None else draw_fdr
-    rng = np.random.default_rng(random_state)
-    sampler = KnockoffSampler(model, S)
-    statistics, thresholds = np.empty((n_draws, G)), np.empty(n_draws)
-    e = np.zeros(G)
-    for d in range(n_draws):
-        K = sampler.draw(rng)
-        W = _statistic(P, K, y, pattern_group, G, statistic=statistic, logistic=logistic, covariates=Z, cv=cv,
-                       groups=groups, random_state=random_state)
-        statistics[d], thresholds[d] = W, knockoff_threshold(W, q_draw)
-        e += knockoff_e_values(W, q_draw) / n_draws
-    return KnockoffResult(group, statistics, thresholds, e, e_bh(e, fdr), gamma, P.shape[1], model.shrinkage,
-                          float(fdr), float(q_draw))
+        model = feature_model(P, covariates=Z, shrinkage=options.shrinkage)
+        grouped = options.feature_groups is not None
+        S, gamma = s_matrix(model.corr, method=options.s_method, groups=pattern_group if grouped else None)
+        sampler = KnockoffSampler(model, S)
+        rng = np.random.default_rng(options.random_state)
+        q_draw, G = options.level_of_each_draw, int(pattern_group.max()) + 1
+        statistics, thresholds, e = np.empty((options.n_draws, G)), np.empty(options.n_draws), np.zeros(G)
+        for d in range(options.n_draws):
+            W = _statistic(P, sampler.draw(rng), y, pattern_group, options=options, logistic=logistic,
+                           covariates=Z, groups=groups)
+            statistics[d], thresholds[d] = W, knockoff_threshold(W, q_draw)
+            e += knockoff_e_values(W, q_draw) / options.n_draws
+    return KnockoffResult(group, statistics, thresholds, e, e_bh(e, options.fdr), gamma, P.shape[1], model.shrinkage,
+                          float(options.fdr), q_draw)
 
 
 class KnockoffSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
@@ -309,22 +323,15 @@ class KnockoffSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         from .enet import covariate_matrix, enet_target
         from .score_funcs import matched_covariates
 
-        check_knockoff_options(fdr=self.fdr, statistic=self.statistic, feature_groups=self.feature_groups,
-                               group_threshold=self.group_threshold, knockoffs=self.knockoffs,
-                               s_method=self.s_method, n_draws=self.n_draws, draw_fdr=self.draw_fdr,
-                               shrinkage=self.shrinkage, cv=self.cv)
-        if self.family not in ("auto", "logistic", "linear"):
-            raise param_error("family", _OWNER, "one of ['auto', 'logistic', 'linear']", self.family)
+        options = KnockoffOptions(self.fdr, self.statistic, self.feature_groups, self.group_threshold, self.knockoffs,
+                                  self.s_method, self.n_draws, self.draw_fdr, self.shrinkage, self.cv,
+                                  self.random_state).check()
         covariates = matched_covariates(X, covariates)
         check_fit_input(X, y)
         X, y = validate_data(self, X, y, accept_sparse="csc", dtype=np.float64)
         target, logistic, _ = enet_target(y, self.family)
         Z = None if covariates is None else covariate_matrix(covariates, X.shape[0], _OWNER)
-        self.result_ = knockoff_filter(X, target, logistic=logistic, fdr=float(self.fdr), statistic=self.statistic,
-                                       feature_groups=self.feature_groups, group_threshold=self.group_threshold,
-                                       s_method=self.s_method, n_draws=self.n_draws, draw_fdr=self.draw_fdr,
-                                       shrinkage=self.shrinkage, covariates=Z, cv=self.cv, groups=groups,
-                                       random_state=self.random_state)
+        self.result_ = knockoff_filter(X, target, logistic=logistic, options=options, covariates=Z, groups=groups)
         r = self.result_
         tested = r.group >= 0
         self.statistics_ = np.where(tested, r.statistics.mean(axis=0)[np.where(tested, r.group, 0)], np.nan)

@@ -10,7 +10,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import genosift as gs
-from genosift.selectors.knockoffs import check_knockoff_options
+from genosift.selectors.knockoffs import KnockoffOptions
 
 
 def _ar1(n, p, rho, rng):
@@ -163,4 +163,4 @@ def test_a_logistic_target():
 ])
 def test_bad_options_are_named(options, message):
     with pytest.raises(ValueError, match=message):
-        check_knockoff_options(**options)
+        KnockoffOptions(**options).check()
