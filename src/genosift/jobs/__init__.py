@@ -15,6 +15,7 @@ from .convert import Converted, Demo, convert, demo
 from .enet import EnetRun, enet
 from .heritability import Heritable, heritability
 from .inputs import Covariates, Samples
+from .knockoffs import KnockoffRun, knockoffs
 from .models import Evaluated, Predicted, Reported, evaluate, predict, report
 from .pairs import PairRanking, pairs
 from .pangenome import PangenomeRun, pangenome
@@ -22,7 +23,7 @@ from .patterns import PatternCount, patterns
 from .plots import Plotted, plot
 from .ranking import Ranking, Rankings, score, select
 
-__all__ = ["Annotated", "Converted", "Covariates", "Demo", "EnetRun", "Evaluated", "Heritable", "PairRanking",
-           "PangenomeRun", "PatternCount", "Plotted", "Predicted", "Ranking", "Rankings", "Reported", "Samples",
-           "annotate", "convert", "demo", "enet", "evaluate", "heritability", "pairs", "pangenome", "patterns", "plot",
-           "predict", "report", "score", "select"]
+__all__ = ["Annotated", "Converted", "Covariates", "Demo", "EnetRun", "Evaluated", "Heritable", "KnockoffRun",
+           "PairRanking", "PangenomeRun", "PatternCount", "Plotted", "Predicted", "Ranking", "Rankings", "Reported",
+           "Samples", "annotate", "convert", "demo", "enet", "evaluate", "heritability", "knockoffs", "pairs",
+           "pangenome", "patterns", "plot", "predict", "report", "score", "select"]
