@@ -1,5 +1,5 @@
-"""`genosift convert`, `score`, `select`, `patterns`, `pairs`, `pangenome` and `heritability`: each a parse
-of its options and one job (``genosift.jobs``)."""
+"""`genosift convert`, `score`, `select`, `patterns`, `pairs`, `pangenome`, `enet`, `knockoffs` and
+`heritability`: each a parse of its options and one job (``genosift.jobs``)."""
 from __future__ import annotations
 
 import sys
@@ -118,6 +118,19 @@ def enet_command(args):
                     min_ratio=args.min_ratio, family=args.family, min_af=args.min_af, max_af=args.max_af,
                     seed=args.seed, model=args.model, force=args.force,
                     command=command_line()))
+    return 0
+
+
+def knockoffs_command(args):
+    from .. import jobs
+
+    run = jobs.knockoffs(samples_of(args), args.output, covariates=covariates_of(args), fdr=args.fdr,
+                         statistic=args.statistic,
+                         feature_groups=None if args.feature_groups == "none" else args.feature_groups,
+                         group_threshold=args.group_threshold, s_method=args.s_method, n_draws=args.n_draws,
+                         family=args.family, min_af=args.min_af, max_af=args.max_af, folds=args.folds,
+                         seed=args.seed, force=args.force, command=command_line())
+    print(run.spelled(cli_spelling))  # its advice names options
     return 0
 
 

@@ -71,6 +71,12 @@ _DATA = ("CSV/TSV (.gz/.bz2/.zst), Parquet, .npy/.npz, .mtx, .h5ad, a store, Pan
 _CONTIG = ("the longest contig read, in bases (K, M, G: powers of 1024; default 256M = 268435456): a longer one "
            "is refused, as memory holds a whole contig; raise it for plant chromosomes")
 
+#: The statistics and S-matrices of `knockoffs` (``genosift.selectors.knockoffs.KNOCKOFF_STATISTICS``,
+#: ``genosift.knockoffs.gaussian.S_METHODS``; tests/surface/test_cli_options.py checks they agree), written
+#: here so that `genosift --help` does not import them.
+KNOCKOFF_STATISTICS = ("lasso", "enet", "lasso_entry")
+KNOCKOFF_S_METHODS = ("mvr", "maxent", "sdp", "equi")
+
 #: The store's value types that `convert --dtype` offers.
 STORE_DTYPES = ("auto", "float64", "float32", "uint32", "uint16", "uint8")
 
@@ -188,8 +194,8 @@ OPTIONS = _options(
            "method", type=values.positive_int, metavar="R"),
     Option(("--triples",), "extend the P best pairs by every other feature: the triples that explain more than any "
            "two of their features (written to --triples-output)", "method", type=values.positive_int, metavar="P"),
-    Option(("--seed",), "the seed of the random draws: the permutations (pairs), the folds (enet, evaluate) and "
-           "the models (evaluate); default 0", "method", type=int, default=0),
+    Option(("--seed",), "the seed of the random draws: the permutations (pairs), the folds (enet, evaluate, "
+           "knockoffs), the models (evaluate) and the knockoffs; default 0", "method", type=int, default=0),
     Option(("--k",), "numbers of top features to try (default 10,100,1000)", "method", type=values.int_list,
            default=[10, 100, 1000]),
     Option(("--model",), "the classifier (default logistic)", "method", default="logistic", choices=list(MODELS)),
@@ -211,6 +217,25 @@ OPTIONS = _options(
            "samples, else 1e-4)", "method", type=values.open_fraction, metavar="R"),
     Option(("--family",), "logistic (two classes) or linear (a number); auto: logistic when the target has two "
            "values", "method", choices=["auto", "logistic", "linear"], default="auto"),
+    Option(("--statistic",), "what compares each feature with its knockoff: lasso (the difference of their absolute "
+           "standardised coefficients in the lasso at the penalty of the smallest cross-validated deviance; the "
+           "default), enet (the same in the elastic net of l1_ratio 0.5) or lasso_entry (the largest penalty at "
+           "which each enters the lasso's path: no cross-validation, faster)", "method",
+           choices=KNOCKOFF_STATISTICS, default="lasso"),
+    Option(("--feature-groups",), "none (the default: every distinct pattern tested on its own) or correlation "
+           "(patterns whose correlations average at least --group-threshold, hierarchical clustering, tested as one "
+           "group, selected or not as a whole: linked genes of a clonal genome)", "method",
+           choices=("none", "correlation"), default="none"),
+    Option(("--group-threshold",), "the average absolute correlation within a group of --feature-groups "
+           "correlation (default 0.5)", "method", type=values.open_fraction, default=0.5, metavar="R"),
+    Option(("--s-method",), "how far each knockoff is from its feature (the S-matrix): mvr (the default: the "
+           "features least well reconstructed from the others and the knockoffs), maxent (the largest entropy of "
+           "the features and knockoffs together), sdp (the largest total difference, Barber and Candes' SDP) or "
+           "equi (one difference for all)", "method", choices=KNOCKOFF_S_METHODS,
+           default="mvr"),
+    Option(("--draws",), "knockoff draws (default 1); more are combined by e-values (derandomised knockoffs), so "
+           "that the selection hardly depends on the draw, each at half the FDR", "method", dest="n_draws",
+           type=values.positive_int, default=1, metavar="N", feeds=(("knockoffs", "n_draws"),)),
     Option(("--l1-ratio",), "the mixing of the penalties, from ridge (near 0) to lasso (1), scikit-learn's l1_ratio "
            "(glmnet's and pyseer's alpha); default 0.5", "method", name="mixing", type=values.mixing, default=0.5),
     # adjustment
@@ -440,6 +465,23 @@ COMMANDS = {
         "lambda", "n-lambdas", "min-ratio", "family", "min-af", "max-af", "seed", "chunk-bytes", "model-out",
         ("output", {"help": "the table of the features the model keeps, with their coefficients (.tsv, .csv or "
                             ".parquet), and its .json: the path, the cross-validation, the out-of-fold metrics"}),
+        "force", *_RUN)),
+    "knockoffs": Command("the features (or groups of correlated features) that matter given all the others, with "
+                         "the false discovery rate controlled: the model-X knockoff filter (Gaussian knockoffs of "
+                         "the distinct patterns, compared with them in the lasso, covariates unpenalised)", (
+        *_INPUT, "absent-samples", "binary", "min-matched", "target", *_COVARIATES,
+        "statistic", "feature-groups", "group-threshold", "s-method", "draws",
+        ("folds", {"default": 5, "help": "folds of the cross-validation that chooses the lasso's penalty (default "
+                                         "5; not used by --statistic lasso_entry)"}),
+        ("group", {"help": "metadata column of groups (lineages) that the folds keep whole"}),
+        "family", "min-af", "max-af", "seed",
+        ("fdr", {"type": values.open_fraction, "default": 0.1,
+                 "help": "the false discovery rate controlled: the expected share of the features (or groups) "
+                         "selected that do not matter (default 0.1)"}),
+        "chunk-bytes",
+        ("output", {"help": "the table of every feature, ranked (.tsv, .csv or .parquet): its group, statistic W, "
+                            "e-value and whether it is selected; and its .json: the options, the selection and "
+                            "each draw's threshold"}),
         "force", *_RUN)),
     "heritability": Command("the share of a phenotype's variance that the samples' kinship explains (REML, with its "
                             "standard error and test)", (

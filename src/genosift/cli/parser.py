@@ -10,6 +10,7 @@ from .data import (
     convert_command,
     enet_command,
     heritability_command,
+    knockoffs_command,
     pairs_command,
     pangenome_command,
     patterns_command,
@@ -26,7 +27,7 @@ from .precompile import precompile_command
 RUNS = {"methods": methods_command, "demo": demo_command, "precompile": precompile_command,
         "convert": convert_command, "score": score_command, "select": select_command, "patterns": patterns_command,
         "pairs": pairs_command, "pangenome": pangenome_command, "enet": enet_command,
-        "heritability": heritability_command,
+        "knockoffs": knockoffs_command, "heritability": heritability_command,
         "evaluate": evaluate_command, "predict": predict_command, "report": report_command,
         "annotate": annotate_command, "plot": plot_command}
 
