@@ -247,3 +247,15 @@ def test_the_reference_page_lists_the_peer_flags_as_the_command_spells_them():
     page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| (pyseer|SEER|Scoary) \| `([^`]+)` \| (.+) \|$", page, flags=re.M)
     assert rows == [(tool, spelled, ours) for tool, spelled, ours in PEER_FLAGS.values()]
+
+
+def test_the_knockoff_choices_are_the_librarys():
+    """`knockoffs` offers the library's statistics and S-matrices, written in the table so that
+    `--help` imports neither."""
+    from genosift.cli.options import KNOCKOFF_S_METHODS, KNOCKOFF_STATISTICS
+    from genosift.knockoffs.gaussian import S_METHODS
+    from genosift.selectors.knockoffs import KNOCKOFF_STATISTICS as STATISTICS
+
+    assert KNOCKOFF_STATISTICS == STATISTICS and KNOCKOFF_S_METHODS == S_METHODS
+    options = COMMANDS["knockoffs"].resolved()
+    assert options["statistic"].choices == STATISTICS and options["s-method"].choices == S_METHODS

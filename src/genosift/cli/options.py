@@ -235,7 +235,7 @@ OPTIONS = _options(
            default="mvr"),
     Option(("--draws",), "knockoff draws (default 1); more are combined by e-values (derandomised knockoffs), so "
            "that the selection hardly depends on the draw, each at half the FDR", "method", dest="n_draws",
-           type=values.positive_int, default=1, metavar="N", feeds=(("knockoffs", "n_draws"),)),
+           type=values.positive_int, default=1, metavar="N"),
     Option(("--l1-ratio",), "the mixing of the penalties, from ridge (near 0) to lasso (1), scikit-learn's l1_ratio "
            "(glmnet's and pyseer's alpha); default 0.5", "method", name="mixing", type=values.mixing, default=0.5),
     # adjustment
@@ -473,7 +473,8 @@ COMMANDS = {
         "statistic", "feature-groups", "group-threshold", "s-method", "draws",
         ("folds", {"default": 5, "help": "folds of the cross-validation that chooses the lasso's penalty (default "
                                          "5; not used by --statistic lasso_entry)"}),
-        ("group", {"help": "metadata column of groups (lineages) that the folds keep whole"}),
+        ("group", {"help": "metadata column of groups (lineages) that the folds choosing the lasso's penalty keep "
+                           "whole"}),
         "family", "min-af", "max-af", "seed",
         ("fdr", {"type": values.open_fraction, "default": 0.1,
                  "help": "the false discovery rate controlled: the expected share of the features (or groups) "
