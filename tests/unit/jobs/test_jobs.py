@@ -133,6 +133,7 @@ def test_demo_and_convert_from_python(tmp_path):
 
 @pytest.mark.parametrize("job, call", [
     ("enet", lambda s, out: gs.jobs.enet(s, out / "enet.tsv")),
+    ("knockoffs", lambda s, out: gs.jobs.knockoffs(s, out / "knockoffs.tsv")),
     ("evaluate", lambda s, out: gs.jobs.evaluate(s, out / "results", ks=(5,))),
     ("patterns", lambda s, out: gs.jobs.patterns(s, out / "patterns.tsv")),
     ("heritability", lambda s, out: gs.jobs.heritability(s, Covariates(kinship_from_data=True))),
