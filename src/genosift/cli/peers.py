@@ -56,6 +56,8 @@ _PEERS = {
 _RENAMED = {
     ("--alpha", "--l1-ratio"): "the mixing of the penalties (glmnet's and pyseer's alpha, scikit-learn's l1_ratio); "
                                "--alpha is a significance level in genosift",
+    ("--groups", "--feature-groups"): "the groups of features the knockoff filter tests together, none or "
+                                      "correlation; --group is the metadata column of the samples' groups",
 }
 
 #: A peer tool's flag -> (the tool, the flag with its value, what to type in genosift).

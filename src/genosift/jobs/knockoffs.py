@@ -255,9 +255,9 @@ def _check_fits(patterns, n, budget):
         raise FixError(f"The knockoff filter holds the {m:,} distinct patterns of the features tested, for "
                        f"{n:,} samples, in memory with their knockoffs and their {m:,} x {m:,} correlations: about "
                        f"{_size(need)}, beyond the memory budget of {_size(budget)}. Raise {{chunk_bytes}} to "
-                       f"{_size(need)}, or test fewer patterns: {{min_af}} and "
-                       "{max_af} keep the features carried by a range of shares of the samples (rare and "
-                       "near-universal ones make most patterns).", owner="knockoffs", chunk_bytes=FixError.ANY,
+                       f"{_size(need)} (the S-matrix's time grows with the cube of the patterns), or test fewer: "
+                       "{min_af} and {max_af} keep the features carried by a range of shares of the samples (rare "
+                       "and near-universal ones make most patterns).", owner="knockoffs", chunk_bytes=FixError.ANY,
                        min_af=FixError.ANY, max_af=FixError.ANY)
 
 

@@ -130,7 +130,10 @@ def test_nothing_passing_is_said_and_force_replaces(planted, tmp_path, capsys):
     (["--draws", "0"], 2, "argument --draws"),
     (["--s-method", "best"], 2, "argument --s-method: invalid choice"),
     (["--chunk-bytes", "100K"], 1, "beyond the memory budget of 100K. Raise --chunk-bytes to 2M"),
-    (["--chunk-bytes", "100K"], 1, "--min-af and --max-af"),
+    (["--chunk-bytes", "100K"], 1, "or test fewer: --min-af and --max-af"),
+    (["--groups", "correlation"], 2, "--groups is called --feature-groups here (the groups of features the "
+                                     "knockoff filter tests together"),
+    (["--groups", "correlation"], 2, "give --feature-groups correlation"),
 ])
 def test_a_bad_option_is_named(planted, tmp_path, capsys, args, code, message):
     folder, *_ = planted
