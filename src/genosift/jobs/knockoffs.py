@@ -52,18 +52,11 @@ class _Fit:
     inputs: tuple
     out: Path
     sidecar: Path
-    fdr: object
-    statistic: object
-    feature_groups: object
-    group_threshold: object
-    s_method: object
-    n_draws: object
-    family: object
+    options: object
+    family: str
     bounds: object
     min_af: object
     max_af: object
-    folds: int
-    seed: int
     force: bool
     command: object
     started: float
@@ -109,50 +102,50 @@ def knockoffs(samples, output, *, covariates=None, fdr=0.1, statistic="lasso", f
     """
     from ..core.files import together
     from ..report.outputs import check_outputs, check_table_name
+    from ..selectors.knockoffs import KnockoffOptions
     from .inputs import Covariates, check_declared
 
     started = time.perf_counter()
     covariates = covariates if covariates is not None else Covariates()
     out = Path(output)
     sidecar = out.with_name(out.name + ".json")
-    fit = _Fit(samples, covariates, (*samples.inputs, *covariates.inputs), out, sidecar, fdr, statistic,
-               feature_groups, group_threshold, s_method, n_draws, family, None, min_af, max_af, folds, seed, force,
-               command, started)
-    fit = replace(fit, bounds=_checked(fit))
+    options = KnockoffOptions(fdr=fdr, statistic=statistic, feature_groups=feature_groups,
+                              group_threshold=group_threshold, s_method=s_method, n_draws=n_draws, cv=folds,
+                              random_state=seed)
+    bounds = _checked(options, family, min_af, max_af)
     check_table_name(out)
     declared = check_declared([("output", out), ("output", sidecar)], owner="knockoffs", samples=samples,
                               covariates=covariates)
-    check_outputs([out, sidecar], force=force, inputs=fit.inputs)
+    inputs = (*samples.inputs, *covariates.inputs)
+    check_outputs([out, sidecar], force=force, inputs=inputs)
     with together(*declared):  # every output of the run, or none
-        return _run(fit)
+        return _run(_Fit(samples, covariates, inputs, out, sidecar, options, family, bounds, min_af, max_af, force,
+                         command, started))
 
 
-def _checked(fit):
-    """The options of the run ``fit`` checked before any file is read (a bad one is the call's usage
-    error); the allele-frequency bounds."""
+def _checked(options, family, min_af, max_af):
+    """The ``KnockoffOptions`` of a run and its other options checked before any file is read (a
+    bad one is the call's usage error); the allele-frequency bounds."""
     from ..core.messages import plain
     from ..core.validation import FixUsageError, is_int, param_error
     from ..scores import check_af
     from ..selectors.enet import FAMILIES
-    from ..selectors.knockoffs import check_knockoff_options
     from .ranking import as_usage
 
-    if fit.feature_groups is not None and not (isinstance(fit.feature_groups, str)
-                                               and fit.feature_groups == "correlation"):
+    groups = options.feature_groups
+    if groups is not None and not (isinstance(groups, str) and groups == "correlation"):
         raise FixUsageError(f"The patterns are tested in groups of their correlation or each on its own; "
-                            f"{plain(fit.feature_groups)} is neither. Give {{feature_groups}}, or leave it out.",
+                            f"{plain(groups)} is neither. Give {{feature_groups}}, or leave it out.",
                             owner="knockoffs", feature_groups="correlation")
-    if fit.statistic != "lasso_entry" and not (is_int(fit.folds) and fit.folds >= 2):
+    if options.statistic != "lasso_entry" and not (is_int(options.cv) and options.cv >= 2):
         raise FixUsageError("{folds} is the number of folds of the cross-validation that chooses the lasso's "
                             "penalty: at least 2; or {statistic}, which needs none.", owner="knockoffs",
                             folds=FixUsageError.ANY, statistic="lasso_entry")
     try:
-        check_knockoff_options(fdr=fit.fdr, statistic=fit.statistic, feature_groups=fit.feature_groups,
-                               group_threshold=fit.group_threshold, s_method=fit.s_method, n_draws=fit.n_draws,
-                               cv=fit.folds, owner="knockoffs")
-        if fit.family not in FAMILIES:
-            raise param_error("family", "knockoffs", f"one of {list(FAMILIES)}", fit.family)
-        return check_af(fit.min_af, fit.max_af, "knockoffs")
+        options.check("knockoffs")
+        if family not in FAMILIES:
+            raise param_error("family", "knockoffs", f"one of {list(FAMILIES)}", family)
+        return check_af(min_af, max_af, "knockoffs")
     except (TypeError, ValueError) as exc:
         raise as_usage(exc) from None
 
@@ -166,7 +159,7 @@ def _run(fit):
     from .labelled import fold_groups
     from .ranking import as_usage
 
-    samples, force = fit.samples, fit.force
+    samples, force, options = fit.samples, fit.force, fit.options
     samples.refuse_scheduler("knockoffs")
     labelled = samples.load()
     frame = fit.covariates.of(labelled, rows=labelled.train, force=force)
@@ -181,10 +174,7 @@ def _run(fit):
     if order is not None:  # a store's rows in the file's order
         y, Z = y[order], None if Z is None else Z[order]
         groups = None if groups is None else groups[order]
-    found = knockoff_filter(P, y, logistic=logistic, fdr=fit.fdr, statistic=fit.statistic,
-                            feature_groups=fit.feature_groups, group_threshold=fit.group_threshold,
-                            s_method=fit.s_method, n_draws=fit.n_draws, covariates=Z, cv=fit.folds,
-                            groups=groups, random_state=fit.seed)
+    found = knockoff_filter(P, y, logistic=logistic, options=fit.options, covariates=Z, groups=groups)
     tested = patterns.ids >= 0
     group = np.full(patterns.ids.size, -1, dtype=np.int64)
     group[tested] = found.group[patterns.ids[tested]]  # each feature as its pattern
@@ -196,16 +186,18 @@ def _run(fit):
         "command": fit.command, "inputs": input_digests(fit.inputs), "target": samples.target,
         "model": "logistic" if logistic else "linear",
         "classes": None if classes is None else [str(c) for c in classes], "knockoffs": "gaussian",
-        "fdr": result.fdr, "draw_fdr": result.draw_fdr, "n_draws": fit.n_draws, "statistic": fit.statistic,
-        "s_method": fit.s_method, "shrinkage": result.shrinkage, "feature_groups": fit.feature_groups,
-        "group_threshold": fit.group_threshold if fit.feature_groups else None,
+        "fdr": result.fdr, "draw_fdr": result.draw_fdr, "n_draws": options.n_draws,
+        "statistic": options.statistic, "s_method": options.s_method, "shrinkage": result.shrinkage,
+        "feature_groups": options.feature_groups,
+        "group_threshold": options.group_threshold if options.feature_groups else None,
         "thresholds": [float(t) if np.isfinite(t) else None for t in result.thresholds],
         "n_samples": int(y.size), "n_features": int(names.size), "n_tested": int(patterns.n_tested),
         "n_patterns": int(result.patterns), "n_groups": int(result.n_groups),
         "n_selected": int(len(selected)), "n_selected_groups": int(result.selected.sum()),
         "selected_groups": [int(g) for g in np.flatnonzero(result.selected)],
         "selected_features": [str(f) for f in selected["feature"]], "covariates": covariate_names,
-        "folds": fit.folds if fit.statistic != "lasso_entry" else None, "seed": fit.seed, "min_af": fit.min_af,
+        "folds": options.cv if options.statistic != "lasso_entry" else None, "seed": options.random_state,
+        "min_af": fit.min_af,
         "max_af": fit.max_af, "design": how, "notes": labelled.notes,
         "seconds": round(time.perf_counter() - fit.started, 3)})
     lines = _summary(fit, result, table, y.size, logistic, covariate_names, how, labelled.notes)
@@ -285,37 +277,38 @@ def _table(result, names, patterns):
 def _summary(fit, result, table, n, logistic, covariate_names, how, notes):
     """The summary ``knockoffs`` prints: the filter, the ``notes``, the covariates, the groups, what
     passes (or that nothing does, and why that can be) and the ten strongest features."""
-    seconds, target, statistic = time.perf_counter() - fit.started, fit.samples.target, fit.statistic
+    seconds, target, options = time.perf_counter() - fit.started, fit.samples.target, fit.options
+    statistic, fdr, n_draws = options.statistic, options.fdr, options.n_draws
     model = "logistic" if logistic else "linear"
     what = {"lasso": "lasso", "enet": "elastic net", "lasso_entry": "lasso entry"}[statistic]
-    cv = "no cross-validation" if statistic == "lasso_entry" else f"{fit.folds}-fold cross-validation"
-    draws = f"{fit.n_draws} draw" + ("s" if fit.n_draws > 1 else "")
+    cv = "no cross-validation" if statistic == "lasso_entry" else f"{options.cv}-fold cross-validation"
+    draws = f"{n_draws} draw" + ("s" if n_draws > 1 else "")
     tested = int((table["pattern"] >= 0).sum())
     inside = "" if tested == len(table) else f" ({tested:,} inside the allele-frequency range)"
-    lines = [f"knockoff filter ({model} {what}, {cv}; {fit.s_method} S-matrix, {draws}) of {target!r} on {n:,} "
+    lines = [f"knockoff filter ({model} {what}, {cv}; {options.s_method} S-matrix, {draws}) of {target!r} on {n:,} "
              f"samples: {len(table):,} features{inside} in {result.patterns:,} distinct patterns ({how}); "
-             f"FDR {fit.fdr:g}; {seconds:.1f} s"]
+             f"FDR {fdr:g}; {seconds:.1f} s"]
     lines += [f"  {note}" for note in notes]
     constant = int(((table["pattern"] >= 0) & (table["group"] < 0)).sum())
     if constant:
         lines.append(f"  {constant:,} feature(s) constant over the samples: not tested")
     if covariate_names:
         lines.append(f"  given {len(covariate_names)} covariate(s), unpenalised: {', '.join(covariate_names)}")
-    if fit.feature_groups == "correlation":
-        lines.append(f"  patterns grouped by correlation (average |r| at least {fit.group_threshold:g}): "
+    if options.feature_groups == "correlation":
+        lines.append(f"  patterns grouped by correlation (average |r| at least {options.group_threshold:g}): "
                      f"{result.patterns:,} patterns in {result.n_groups:,} groups")
     chosen = table[table["selected"]]
     if chosen.empty:
         least = math.ceil(1.0 / result.draw_fdr - 1e-9)
-        lines.append(FixText(f"  no feature passes the knockoff filter at FDR {fit.fdr:g}: each draw's knockoff+ "
+        lines.append(FixText(f"  no feature passes the knockoff filter at FDR {fdr:g}: each draw's knockoff+ "
                              f"threshold (at {result.draw_fdr:g}) selects at least {least} groups or none, so fewer "
                              "strong signals than that are not found; a larger {fdr} needs fewer.",
                              owner="knockoffs", fdr=FixError.ANY))
     else:
         n_groups = int(result.selected.sum())
         cuts = ", ".join(f"{t:.4g}" if np.isfinite(t) else "none" for t in result.thresholds)
-        lines.append(f"  {len(chosen):,} features in {n_groups:,} groups pass the knockoff filter at FDR {fit.fdr:g} "
-                     + (f"(the knockoff+ threshold: W >= {cuts})" if fit.n_draws == 1 else
+        lines.append(f"  {len(chosen):,} features in {n_groups:,} groups pass the knockoff filter at FDR {fdr:g} "
+                     + (f"(the knockoff+ threshold: W >= {cuts})" if n_draws == 1 else
                         f"(by their e-values over the draws; the draws' knockoff+ thresholds at "
                         f"{result.draw_fdr:g}: W >= {cuts})"))
     for row in table.head(10).itertuples(index=False):
