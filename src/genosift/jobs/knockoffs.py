@@ -276,7 +276,8 @@ def _table(result, names, patterns):
 
 def _summary(fit, result, table, n, logistic, covariate_names, how, notes):
     """The summary ``knockoffs`` prints: the filter, the ``notes``, the covariates, the groups, what
-    passes (or that nothing does, and why that can be) and the ten strongest features."""
+    passes (or that nothing does, and why that can be) and the ten strongest groups (each by its
+    best-ranked feature)."""
     seconds, target, options = time.perf_counter() - fit.started, fit.samples.target, fit.options
     statistic, fdr, n_draws = options.statistic, options.fdr, options.n_draws
     model = "logistic" if logistic else "linear"
@@ -311,10 +312,11 @@ def _summary(fit, result, table, n, logistic, covariate_names, how, notes):
                      + (f"(the knockoff+ threshold: W >= {cuts})" if n_draws == 1 else
                         f"(by their e-values over the draws; the draws' knockoff+ thresholds at "
                         f"{result.draw_fdr:g}: W >= {cuts})"))
-    for row in table.head(10).itertuples(index=False):
-        if row.group < 0:
-            break
+    tested = table[table["group"] >= 0]
+    sizes = tested["group"].value_counts()
+    for row in tested.drop_duplicates("group").head(10).itertuples(index=False):  # the ten strongest groups
+        more = sizes[row.group] - 1
         mark = "  selected" if row.selected else ""
-        lines.append(f"  {row.rank:>3}  {row.feature}  W {row.statistic:+.4g}  e-value {row.e_value:.4g}  "
-                     f"(group {row.group}, pattern of {row.pattern_size}){mark}")
+        lines.append(f"  {row.rank:>3}  {row.feature}" + (f" and {more:,} more" if more else "")
+                     + f"  W {row.statistic:+.4g}  e-value {row.e_value:.4g}  (group {row.group}){mark}")
     return lines
