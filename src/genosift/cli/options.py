@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..core.choices import METRICS, MODELS
+from ..core.choices import KNOCKOFF_STATISTICS, METRICS, MODELS, S_METHODS
 from . import values
 
 
@@ -70,12 +70,6 @@ _DATA = ("CSV/TSV (.gz/.bz2/.zst), Parquet, .npy/.npz, .mtx, .h5ad, a store, Pan
          "counts, a list file or folder of per-sample k-mer dumps (KMC, Jellyfish), VCF/BCF genotypes or a PLINK .bed")
 _CONTIG = ("the longest contig read, in bases (K, M, G: powers of 1024; default 256M = 268435456): a longer one "
            "is refused, as memory holds a whole contig; raise it for plant chromosomes")
-
-#: The statistics and S-matrices of `knockoffs` (``genosift.selectors.knockoffs.KNOCKOFF_STATISTICS``,
-#: ``genosift.knockoffs.gaussian.S_METHODS``; tests/surface/test_cli_options.py checks they agree), written
-#: here so that `genosift --help` does not import them.
-KNOCKOFF_STATISTICS = ("lasso", "enet", "lasso_entry")
-KNOCKOFF_S_METHODS = ("mvr", "maxent", "sdp", "equi")
 
 #: The store's value types that `convert --dtype` offers.
 STORE_DTYPES = ("auto", "float64", "float32", "uint32", "uint16", "uint8")
@@ -231,7 +225,7 @@ OPTIONS = _options(
     Option(("--s-method",), "how far each knockoff is from its feature (the S-matrix): mvr (the default: the "
            "features least well reconstructed from the others and the knockoffs), maxent (the largest entropy of "
            "the features and knockoffs together), sdp (the largest total difference, Barber and Candes' SDP) or "
-           "equi (one difference for all)", "method", choices=KNOCKOFF_S_METHODS,
+           "equi (one difference for all)", "method", choices=S_METHODS,
            default="mvr"),
     Option(("--draws",), "knockoff draws (default 1); more are combined by e-values (derandomised knockoffs), so "
            "that the selection hardly depends on the draw, each at half the FDR", "method", dest="n_draws",

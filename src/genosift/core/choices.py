@@ -1,8 +1,9 @@
-"""The models and metrics the modelling workflow offers, by name: one list for the library, the
-command line and the report (no imports, so that the command line starts fast)."""
+"""The models and metrics the modelling workflow offers and the knockoff filter's statistics and
+S-matrices, by name: one list for the library, the command line and the report (no imports, so
+that the command line starts fast)."""
 from __future__ import annotations
 
-__all__ = ["IMPORTANCE", "METRICS", "MODELS", "SIMPLER"]
+__all__ = ["IMPORTANCE", "KNOCKOFF_STATISTICS", "METRICS", "MODELS", "SIMPLER", "S_METHODS"]
 
 #: The models ``genosift.workflow.evaluate`` fits (``make_model``), with their options and defaults.
 MODELS = {
@@ -36,3 +37,9 @@ IMPORTANCE = {"logistic": "coefficients", "linear_svm": "coefficients", "random_
               "hist_gradient_boosting": "permutation", "enet": "coefficients"}
 #: The metrics ``evaluate`` reports for every k (and may choose k by).
 METRICS = ("accuracy", "balanced_accuracy", "f1_macro", "roc_auc")
+#: The knockoff filter's feature statistics (``genosift.KnockoffSelector``): the lasso's (or the elastic
+#: net's, l1_ratio 0.5) coefficient difference at the penalty chosen by cross-validation, and the
+#: penalty at which each enters the lasso's path.
+KNOCKOFF_STATISTICS = ("lasso", "enet", "lasso_entry")
+#: The constructions of the knockoffs' S-matrix (``genosift.knockoffs.gaussian``).
+S_METHODS = ("mvr", "maxent", "sdp", "equi")

@@ -33,10 +33,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as la
 
+from ..core.choices import S_METHODS
+
 __all__ = ["S_METHODS", "FeatureModel", "KnockoffSampler", "feature_model", "knockoff_draw", "s_matrix"]
 
-#: The constructions of the S-matrix.
-S_METHODS = ("mvr", "maxent", "sdp", "equi")
 #: The share of the largest feasible S kept, so that the knockoffs' covariance stays positive definite.
 MARGIN = 1e-5
 #: The SDP's barrier is followed until its duality gap is this share of the objective's largest value.
@@ -127,7 +127,6 @@ def s_matrix(C, *, method="mvr", groups=None, tol=1e-8, max_steps=500):
     p = C.shape[0]
     labels, G = _membership(groups, p)
     D = _block_diagonal(C, labels)
-    size = np.bincount(labels, minlength=G).astype(np.float64)
     top = min(1.0, _equi_scale(C, D))
     if method == "equi" or top <= 0:
         gamma = np.full(G, max(top, 0.0) * (1.0 - MARGIN))

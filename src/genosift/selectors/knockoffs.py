@@ -20,16 +20,14 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..core import engine
+from ..core.choices import KNOCKOFF_STATISTICS, S_METHODS
 from ..core.validation import check_fit_input, is_int, is_real, param_error
 from ..knockoffs.filter import e_bh, knockoff_e_values, knockoff_threshold
-from ..knockoffs.gaussian import S_METHODS, KnockoffSampler, feature_model, s_matrix
+from ..knockoffs.gaussian import KnockoffSampler, feature_model, s_matrix
 from ..sources import AnnDataTransformMixin
 
-__all__ = ["KNOCKOFF_STATISTICS", "KnockoffOptions", "KnockoffResult", "KnockoffSelector", "knockoff_filter"]
+__all__ = ["KnockoffOptions", "KnockoffResult", "KnockoffSelector", "knockoff_filter"]
 
-#: The feature statistics: the lasso's (or the elastic net's, l1_ratio 0.5) coefficient difference
-#: at the penalty chosen by cross-validation, and the penalty at which each enters the lasso's path.
-KNOCKOFF_STATISTICS = ("lasso", "enet", "lasso_entry")
 _OWNER = "KnockoffSelector"
 #: The penalties of the lasso's path whose entries rank the features for ``statistic="lasso_entry"``.
 ENTRY_LAMBDAS = 200
