@@ -31,8 +31,12 @@ __all__ = ["KnockoffOptions", "KnockoffResult", "KnockoffSelector", "knockoff_fi
 _OWNER = "KnockoffSelector"
 #: The penalties of the lasso's path whose entries rank the features for ``statistic="lasso_entry"``.
 ENTRY_LAMBDAS = 200
-#: Patterns below which the dense algebra runs on one BLAS thread.
-SMALL = 300
+#: The solver's convergence threshold for the statistics (glmnet's ``thresh``; its default 1e-7 moves
+#: the statistics by less than their noise from one knockoff draw to the next, at twice the time).
+STATISTIC_TOL = 1e-5
+#: Patterns below which the dense algebra runs on one BLAS thread (threads gain nothing there, and
+#: on a busy machine they cost far more than they save).
+SMALL = 1000
 
 
 @dataclass
@@ -177,30 +181,32 @@ def _patterns(X, feature_groups, group_threshold):
     return P, group, pattern_group
 
 
-def _statistic(P, K, y, pattern_group, *, options, logistic, covariates, groups):
+def _statistic(P, K, y, pattern_group, *, options, logistic, covariates, groups, rng):
     """Each group's ``W``: the sum over its patterns of the importance of the pattern less that of
     its knockoff (the absolute standardised coefficient at the cross-validated penalty, or the
-    largest penalty at which it is in the lasso)."""
+    largest penalty at which it is in the lasso). The solver sees the patterns and their copies in
+    an order drawn from ``rng``, so that its order of coordinates favours neither."""
     from ..enet.path import MemoryDesign, PenaltyGrid, Solver, fit_path
     from .enet import elastic_net
 
     m, G = P.shape[1], int(pattern_group.max()) + 1
-    design = MemoryDesign(np.hstack([P, K]), np.ones(2 * m))
+    order = rng.permutation(2 * m)
+    design = MemoryDesign(np.hstack([P, K])[:, order], np.ones(2 * m))
+    importance = np.zeros(2 * m)
     if options.statistic == "lasso_entry":
         path = fit_path(design, y, logistic=logistic, l1_ratio=1.0, grid=PenaltyGrid(n_lambdas=ENTRY_LAMBDAS),
-                        covariates=covariates, solver=Solver())
+                        covariates=covariates, solver=Solver(tol=STATISTIC_TOL))
         beta = path.beta.tocsr()
-        importance = np.zeros(2 * m)
         rows = np.flatnonzero(np.diff(beta.indptr))
-        importance[rows] = path.lambdas[beta.indices[beta.indptr[rows]]]  # the first penalty it is in
+        importance[order[rows]] = path.lambdas[beta.indices[beta.indptr[rows]]]  # the first penalty it is in
         sums = np.zeros((2, G))
         np.maximum.at(sums[0], pattern_group, importance[:m])
         np.maximum.at(sums[1], pattern_group, importance[m:])
         return np.maximum(sums[0], sums[1]) * np.sign(sums[0] - sums[1])
     result = elastic_net(design, y, logistic=logistic, l1_ratio=1.0 if options.statistic == "lasso" else 0.5,
                          covariates=covariates, cv=options.cv, groups=groups, random_state=options.random_state,
-                         owner=_OWNER)
-    importance = np.abs(result.coef[:, result.index_min].toarray().ravel()) * design.scale
+                         tol=STATISTIC_TOL, owner=_OWNER)
+    importance[order] = np.abs(result.coef[:, result.index_min].toarray().ravel()) * design.scale
     return (np.bincount(pattern_group, weights=importance[:m], minlength=G)
             - np.bincount(pattern_group, weights=importance[m:], minlength=G))
 
@@ -226,7 +232,7 @@ def knockoff_filter(X, y, *, logistic, options=None, covariates=None, groups=Non
         statistics, thresholds, e = np.empty((options.n_draws, G)), np.empty(options.n_draws), np.zeros(G)
         for d in range(options.n_draws):
             W = _statistic(P, sampler.draw(rng), y, pattern_group, options=options, logistic=logistic,
-                           covariates=Z, groups=groups)
+                           covariates=Z, groups=groups, rng=rng)
             statistics[d], thresholds[d] = W, knockoff_threshold(W, q_draw)
             e += knockoff_e_values(W, q_draw) / options.n_draws
     return KnockoffResult(group, statistics, thresholds, e, e_bh(e, options.fdr), gamma, P.shape[1], model.shrinkage,

@@ -106,17 +106,18 @@ def test_identical_and_constant_features_are_one_pattern():
 
 def test_groups_are_selected_whole():
     rng = np.random.default_rng(3)
-    n, blocks = 300, 20
+    n, blocks = 300, 40
     latent = rng.standard_normal((n, blocks))
     X = np.repeat(latent, 3, axis=1) + 0.5 * rng.standard_normal((n, 3 * blocks))  # blocks of 3 correlated
-    y = latent[:, :8] @ np.full(8, 0.7) + rng.standard_normal(n)
-    sel = gs.KnockoffSelector(fdr=0.2, feature_groups="correlation", statistic="lasso_entry").fit(X, y)
+    y = latent[:, :12] @ np.full(12, 0.5) + rng.standard_normal(n)
+    sel = gs.KnockoffSelector(fdr=0.1, feature_groups="correlation", statistic="lasso_entry",
+                              random_state=103).fit(X, y)
     np.testing.assert_array_equal(sel.result_.group, np.repeat(np.arange(blocks), 3))
     chosen = sel.get_support().reshape(blocks, 3)
     assert (chosen.all(axis=1) | ~chosen.any(axis=1)).all()
-    assert chosen[:8].all(axis=1).sum() >= 6 and chosen[8:].all(axis=1).sum() <= 2
-    given = gs.KnockoffSelector(fdr=0.2, feature_groups=np.repeat(np.arange(blocks), 3),
-                                statistic="lasso_entry").fit(X, y)
+    assert chosen[:12].all(axis=1).sum() >= 10 and chosen[12:].all(axis=1).sum() <= 1
+    given = gs.KnockoffSelector(fdr=0.1, feature_groups=np.repeat(np.arange(blocks), 3), statistic="lasso_entry",
+                                random_state=103).fit(X, y)
     np.testing.assert_array_equal(given.get_support(), sel.get_support())
 
 
@@ -143,7 +144,8 @@ def test_draws_combined_by_e_values():
     by_hand = np.mean([60 * (W >= t) / (1 + (W <= -t).sum()) if np.isfinite(t) else np.zeros(60)
                        for W, t in zip(r.statistics, r.thresholds)], axis=0)
     np.testing.assert_allclose(r.e_values, by_hand)
-    assert (sel.get_support() & ~truth).sum() <= 4 and (sel.get_support() & truth).sum() >= 10
+    chosen = sel.get_support()
+    assert (chosen & truth).sum() >= 10 and (chosen & ~truth).sum() <= 0.4 * chosen.sum()  # one run's FDP
     # the same seed, the same selection
     again = gs.KnockoffSelector(fdr=0.2, n_draws=4, statistic="lasso_entry").fit(X, y)
     np.testing.assert_array_equal(again.result_.statistics, r.statistics)
