@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core.validation import is_int, is_real, param_error
 
-__all__ = ["ClonalPopulation", "simulate_clonal_population"]
+__all__ = ["ClonalPopulation", "clonal_gene_table", "simulate_clonal_population"]
 
 _OWNER = "simulate_clonal_population"
 _BASES = np.frombuffer(b"ACGT", dtype=np.uint8)
@@ -114,9 +114,49 @@ def simulate_clonal_population(directory, *, n_genomes=60, n_lineages=4, core_le
     design.check()
     drawn = _draw(design)
     population = _write(Path(directory), drawn)
-    names = ([f"lin{k}_{j + 1}" for k in range(n_lineages) for j in range(genes_per_lineage)]
-             + [f"acc_{j + 1}" for j in range(n_random_genes)] + ["causal"])
-    return _write_reference(Path(directory), population, drawn.founder, drawn.genes, names)
+    return _write_reference(Path(directory), population, drawn.founder, drawn.genes, _gene_names(design))
+
+
+def clonal_gene_table(*, n_genomes=60, n_lineages=4, core_length=3000, lineage_snps=60, private_snps=3,
+                      genes_per_lineage=3, n_random_genes=4, gene_length=400, causal_frequency=0.35,
+                      causal_log_odds=3.0, lineage_log_odds=5.0, baseline_log_odds=-2.5, seed=0):
+    """The gene presence/absence table of the population ``simulate_clonal_population`` draws with
+    the same keywords, in memory and without writing any file: for simulations of many populations
+    that need the genes, not their k-mers.
+
+    Returns
+    -------
+    presence : ndarray (n_genomes, genes) int8
+        1 where a genome carries a gene; the genes in ``simulate_clonal_population``'s reference
+        order: lineage markers ``lin<K>_<J>``, random genes ``acc_<J>``, then ``causal``.
+    genes : list of str
+        The genes' names.
+    lineage : ndarray (n_genomes,) int
+        Each genome's lineage (lineage 0 is the one with raised odds of the phenotype).
+    phenotype : ndarray (n_genomes,) int
+        The phenotype (0/1).
+    causal : int
+        The causal gene's column (the last).
+
+    Examples
+    --------
+    >>> presence, genes, lineage, phenotype, causal = clonal_gene_table(n_genomes=12, n_lineages=3, seed=1)
+    >>> presence.shape, genes[causal], genes[0], lineage.tolist()[:5]
+    ((12, 14), 'causal', 'lin0_1', [0, 0, 0, 0, 1])
+    """
+    design = _Design(n_genomes, n_lineages, core_length, lineage_snps, private_snps, genes_per_lineage,
+                     n_random_genes, gene_length, causal_frequency, causal_log_odds, lineage_log_odds,
+                     baseline_log_odds, seed)
+    design.check("clonal_gene_table")
+    drawn = _draw(design)
+    return (drawn.carried.astype(np.int8), _gene_names(design), drawn.lineage, drawn.phenotype,
+            drawn.carried.shape[1] - 1)
+
+
+def _gene_names(design):
+    """The accessory genes' names, in ``_draw``'s order: lineage markers, random genes, the causal one."""
+    return ([f"lin{k}_{j + 1}" for k in range(design.n_lineages) for j in range(design.genes_per_lineage)]
+            + [f"acc_{j + 1}" for j in range(design.n_random_genes)] + ["causal"])
 
 
 @dataclass(frozen=True)
@@ -137,24 +177,24 @@ class _Design:
     baseline_log_odds: float
     seed: int
 
-    def check(self):
-        """The error naming the first keyword out of range."""
+    def check(self, owner=_OWNER):
+        """The error naming the first keyword out of range (as a parameter of ``owner``)."""
         n_lineages, core_length, private_snps = self.n_lineages, self.core_length, self.private_snps
         if not is_int(n_lineages) or n_lineages < 2:
-            raise param_error("n_lineages", _OWNER, "an int of at least 2", n_lineages)
+            raise param_error("n_lineages", owner, "an int of at least 2", n_lineages)
         if not is_int(self.n_genomes) or self.n_genomes < 2 * n_lineages:
-            raise param_error("n_genomes", _OWNER, f"an int of at least 2 * n_lineages = {2 * n_lineages}",
+            raise param_error("n_genomes", owner, f"an int of at least 2 * n_lineages = {2 * n_lineages}",
                               self.n_genomes)
         for name, low in (("core_length", 1), ("gene_length", 1), ("lineage_snps", 0), ("private_snps", 0),
                           ("genes_per_lineage", 0), ("n_random_genes", 0), ("seed", 0)):
             value = getattr(self, name)
             if not is_int(value) or value < low:
-                raise param_error(name, _OWNER, f"an int of at least {low}", value)
+                raise param_error(name, owner, f"an int of at least {low}", value)
         if self.lineage_snps + private_snps > core_length:
-            raise param_error("lineage_snps", _OWNER,
+            raise param_error("lineage_snps", owner,
                               f"at most core_length - private_snps = {core_length - private_snps}", self.lineage_snps)
         if not is_real(self.causal_frequency) or not 0 < self.causal_frequency < 1:
-            raise param_error("causal_frequency", _OWNER, "a real number in (0, 1)", self.causal_frequency)
+            raise param_error("causal_frequency", owner, "a real number in (0, 1)", self.causal_frequency)
 
 
 @dataclass(frozen=True)

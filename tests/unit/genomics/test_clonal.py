@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import genosift as gs
-from genosift.genomics.clonal import simulate_clonal_population
+from genosift.genomics.clonal import clonal_gene_table, simulate_clonal_population
 from genosift.genomics.structure import principal_coordinates
 
 _COMPLEMENT = str.maketrans("ACGT", "TGCA")
@@ -50,6 +50,35 @@ def test_simulated_population_is_as_described(tmp_path):
     assert [p.read_text() for p in again.fasta] == [p.read_text() for p in pop.fasta]
     with pytest.raises(ValueError, match="'n_genomes' parameter of simulate_clonal_population"):
         simulate_clonal_population(tmp_path, n_genomes=5, n_lineages=3)
+
+
+def test_the_gene_table_is_the_written_population(tmp_path):
+    keywords = dict(n_genomes=30, n_lineages=3, genes_per_lineage=2, n_random_genes=3, seed=7)
+    pop = simulate_clonal_population(tmp_path, **keywords)
+    presence, genes, lineage, phenotype, causal = clonal_gene_table(**keywords)
+    assert presence.dtype == np.int8 and presence.shape == (30, 3 * 2 + 3 + 1)
+    assert genes == ["lin0_1", "lin0_2", "lin1_1", "lin1_2", "lin2_1", "lin2_2", "acc_1", "acc_2", "acc_3", "causal"]
+    assert causal == 9
+    np.testing.assert_array_equal(lineage, pop.table["lineage"].to_numpy())
+    np.testing.assert_array_equal(phenotype, pop.table["phenotype"].to_numpy())
+    np.testing.assert_array_equal(presence[:, causal], pop.table["causal"].to_numpy())
+    # each gene's sequence, read back from the reference's annotation, is in exactly the genomes the table says
+    reference = pop.reference.read_text().split("\n", 1)[1].replace("\n", "")
+    rows = [line.split("\t") for line in pop.annotation.read_text().splitlines() if "\tgene\t" in line]
+    where = {r[8].split("Name=")[1].split(";")[0]: (int(r[3]), int(r[4]), r[6]) for r in rows}
+    texts = [path.read_text() for path in pop.fasta]
+    for j, name in enumerate(genes):
+        start, end, strand = where[name]
+        sequence = reference[start - 1:end]
+        sequence = sequence if strand == "+" else sequence[::-1].translate(_COMPLEMENT)
+        np.testing.assert_array_equal(presence[:, j], [sequence in text for text in texts], err_msg=name)
+    markers = presence[:, :6].reshape(30, 3, 2)  # lineage k's markers: in most of lineage k, few others
+    for k in range(3):
+        assert markers[lineage == k, k].mean() > 0.8 > 0.2 > markers[lineage != k, k].mean()
+    again = clonal_gene_table(**keywords)
+    np.testing.assert_array_equal(again[0], presence)
+    with pytest.raises(ValueError, match="'n_genomes' parameter of clonal_gene_table"):
+        clonal_gene_table(n_genomes=5, n_lineages=3)
 
 
 def _ranking(method, carried, y, covariates=None):
