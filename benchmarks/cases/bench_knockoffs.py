@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: com
 from common import RESULTS, SRC, best_run, header, timed_run  # noqa: E402
 
 N, P, RHO, NONNULL = 300, 400, 0.5, 40
-AMPLITUDE = {"linear": 0.3, "logistic": 0.75}
+AMPLITUDE = {"linear": 0.3, "logistic": 1.0}
 FDR = 0.1
 S_SIZES = (200, 400, 1000)
 S_METHODS = ("mvr", "maxent", "sdp")
@@ -423,7 +423,7 @@ def fdr_section(runs, statistic):
 
 CLONAL = dict(n_genomes=400, n_lineages=8, genes_per_lineage=5, n_random_genes=20)
 #: The second phenotype's causal genes besides the simulator's: the first random genes (``acc_1``...).
-MORE_CAUSAL, MORE_LOG_ODDS = 9, 1.0
+MORE_CAUSAL, MORE_LOG_ODDS = 9, 1.5
 
 
 def clonal_settings(seed):
@@ -556,7 +556,7 @@ def main():
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--statistic", default="lasso", choices=("lasso", "lasso_entry"))
     parser.add_argument("--populations", type=int, default=100)
-    parser.add_argument("--clonal-statistic", default="lasso_entry", choices=("lasso", "lasso_entry"))
+    parser.add_argument("--clonal-statistic", default="lasso", choices=("lasso", "lasso_entry"))
     parser.add_argument("--parts", default="1,2,3")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1,
