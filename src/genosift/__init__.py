@@ -33,7 +33,7 @@ _PUBLIC = {
     "principal_coordinates": ".genomics.structure", "kinship": ".genomics.structure",
     "heritability": ".scores.lmm",
     "annotate": ".genomics", "locate": ".genomics",
-    "simulate_clonal_population": ".genomics.clonal",
+    "simulate_clonal_population": ".genomics.clonal", "clonal_gene_table": ".genomics.clonal",
     "pairwise_comparisons": ".genomics.pairwise", "read_tree": ".genomics.trees", "upgma_tree": ".genomics.trees",
     "pangenome_traits": ".genomics.pangenome",
 }
@@ -59,6 +59,7 @@ __all__ = [
     "__version__",
     "annotate",
     "annotate_var",
+    "clonal_gene_table",
     "count_patterns",
     "cross_validate_ks",
     "get_method",

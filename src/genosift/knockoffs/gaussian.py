@@ -148,7 +148,7 @@ def _objective(C, D, labels, gamma, size, method, t, inv_blocks):
     except la.LinAlgError:
         return None
     logdet = 2.0 * np.log(np.diag(factor[0])).sum()
-    Ainv = la.cho_solve(factor, np.eye(C.shape[0]), check_finite=False)
+    Ainv = _inverse(factor[0])
     G = size.size
     alone = G == labels.size  # D is the identity
     P = Ainv if alone else Ainv @ D
@@ -167,6 +167,17 @@ def _objective(C, D, labels, gamma, size, method, t, inv_blocks):
     value = -t * (size * gamma).sum() - logdet - np.log(gamma).sum() - np.log1p(-gamma).sum()
     grad = -t * size + trace - 1.0 / gamma + 1.0 / (1.0 - gamma)
     return value, grad, hess + np.diag(1.0 / gamma**2 + 1.0 / (1.0 - gamma) ** 2)
+
+
+def _inverse(lower):
+    """The inverse of ``L L^T`` from its Cholesky factor ``L`` (LAPACK's potri: half the work of
+    solving against the identity)."""
+    from scipy.linalg.lapack import dpotri
+
+    inv, info = dpotri(lower, lower=1)
+    if info:
+        raise la.LinAlgError("the matrix is singular")
+    return np.tril(inv) + np.tril(inv, -1).T
 
 
 def _newton(C, D, labels, method, gamma, tol, max_steps):
@@ -215,9 +226,15 @@ class KnockoffSampler:
         factor = la.cho_factor(model.corr, lower=True, check_finite=False)
         self.model = model
         self.CinvS = la.cho_solve(factor, S, check_finite=False)
-        V = 2.0 * S - S @ self.CinvS
-        values, vectors = la.eigh((V + V.T) / 2.0)
-        self.root = vectors * np.sqrt(np.clip(values, 0.0, None))
+        s = np.diag(S)
+        SCinvS = s[:, None] * self.CinvS if np.count_nonzero(S) == np.count_nonzero(s) else S @ self.CinvS
+        V = 2.0 * S - SCinvS
+        V = (V + V.T) / 2.0
+        try:  # positive definite inside the S-matrix's margin
+            self.root = la.cholesky(V, lower=True, check_finite=False)
+        except la.LinAlgError:  # semi-definite (an S on the boundary)
+            values, vectors = la.eigh(V)
+            self.root = vectors * np.sqrt(np.clip(values, 0.0, None))
 
     def draw(self, rng):
         """One draw of the knockoffs, in the data's units."""

@@ -31,9 +31,10 @@ __all__ = ["KnockoffOptions", "KnockoffResult", "KnockoffSelector", "knockoff_fi
 _OWNER = "KnockoffSelector"
 #: The penalties of the lasso's path whose entries rank the features for ``statistic="lasso_entry"``.
 ENTRY_LAMBDAS = 200
-#: The solver's convergence threshold for the statistics (glmnet's ``thresh``; its default 1e-7 moves
-#: the statistics by less than their noise from one knockoff draw to the next, at twice the time).
-STATISTIC_TOL = 1e-5
+#: The solver's convergence threshold for the statistics and the penalties of the cross-validated path
+#: (glmnet's defaults, ``thresh`` 1e-7 and 100 penalties, move the statistics by less than their noise
+#: from one knockoff draw to the next, at three times the time).
+STATISTIC_TOL, STATISTIC_LAMBDAS = 1e-5, 50
 #: Patterns below which the dense algebra runs on one BLAS thread (threads gain nothing there, and
 #: on a busy machine they cost far more than they save).
 SMALL = 1000
@@ -204,8 +205,8 @@ def _statistic(P, K, y, pattern_group, *, options, logistic, covariates, groups,
         np.maximum.at(sums[1], pattern_group, importance[m:])
         return np.maximum(sums[0], sums[1]) * np.sign(sums[0] - sums[1])
     result = elastic_net(design, y, logistic=logistic, l1_ratio=1.0 if options.statistic == "lasso" else 0.5,
-                         covariates=covariates, cv=options.cv, groups=groups, random_state=options.random_state,
-                         tol=STATISTIC_TOL, owner=_OWNER)
+                         n_lambdas=STATISTIC_LAMBDAS, covariates=covariates, cv=options.cv, groups=groups,
+                         random_state=options.random_state, tol=STATISTIC_TOL, owner=_OWNER)
     importance[order] = np.abs(result.coef[:, result.index_min].toarray().ravel()) * design.scale
     return (np.bincount(pattern_group, weights=importance[:m], minlength=G)
             - np.bincount(pattern_group, weights=importance[m:], minlength=G))
