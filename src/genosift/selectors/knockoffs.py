@@ -48,7 +48,8 @@ class KnockoffResult:
     (n_draws, G) each draw's ``W`` of each group; ``thresholds`` (n_draws,) each draw's knockoff+
     threshold at ``draw_fdr``; ``e_values`` (G,) their mean e-values; ``selected`` (G,) the e-BH
     selection at ``fdr``; ``gamma`` (G,) the S-matrix's scale of each group (correlation units);
-    ``patterns`` the distinct features tested; ``shrinkage`` the covariance's shrinkage.
+    ``patterns`` the distinct features tested; ``shrinkage`` the covariance's shrinkage;
+    ``feature_names`` those of a DataFrame fitted (None: ``x0``, ``x1``, ...).
     """
 
     group: np.ndarray
@@ -61,6 +62,7 @@ class KnockoffResult:
     shrinkage: float
     fdr: float
     draw_fdr: float
+    feature_names: object = None
 
     @property
     def n_groups(self):
@@ -76,9 +78,12 @@ class KnockoffResult:
     def to_frame(self, feature_names=None):
         """One row per feature: ``feature, group, statistic`` (the mean ``W`` of its group over the
         draws), ``e_value, selected, rank`` (1: the strongest; by e-value, then statistic, then
-        feature order); constant features last, without a group."""
+        feature order); constant features last, without a group. ``feature_names``: the features'
+        names (default: ``feature_names``, else ``x0``, ``x1``, ...)."""
         import pandas as pd
 
+        if feature_names is None:
+            feature_names = self.feature_names
         names = np.asarray(feature_names if feature_names is not None else
                            [f"x{j}" for j in range(self.group.size)], dtype=object)
         tested = self.group >= 0
@@ -337,6 +342,8 @@ class KnockoffSelector(AnnDataTransformMixin, SelectorMixin, BaseEstimator):
         target, logistic, _ = enet_target(y, self.family)
         Z = None if covariates is None else covariate_matrix(covariates, X.shape[0], _OWNER)
         self.result_ = knockoff_filter(X, target, logistic=logistic, options=options, covariates=Z, groups=groups)
+        if hasattr(self, "feature_names_in_"):
+            self.result_.feature_names = self.feature_names_in_
         r = self.result_
         tested = r.group >= 0
         self.statistics_ = np.where(tested, r.statistics.mean(axis=0)[np.where(tested, r.group, 0)], np.nan)

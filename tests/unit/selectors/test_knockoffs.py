@@ -89,6 +89,10 @@ def test_selects_the_signal_and_ranks_every_feature():
     pipe = make_pipeline(gs.KnockoffSelector(fdr=0.1), gs.ElasticNetSelector(cv=3)).fit(X, y)
     np.testing.assert_array_equal(pipe[0].get_support(), chosen)
     np.testing.assert_array_equal(gs.KnockoffSelector(fdr=0.1).fit(sp.csr_matrix(X), y).get_support(), chosen)
+    import pandas as pd
+
+    named = gs.KnockoffSelector(fdr=0.1).fit(pd.DataFrame(X, columns=[f"g{j}" for j in range(60)]), y)
+    assert named.result_.to_frame()["feature"].tolist() == [f"g{j}" for j in frame["feature"].str[1:].astype(int)]
 
 
 def test_identical_and_constant_features_are_one_pattern():
