@@ -333,8 +333,9 @@ def _form_tests(tree):
 #: The pan-genome test's two entry points (``genosift.pangenome_traits``, ``genosift.jobs.pangenome``)
 #: take their keyword options as every job does: 35 -> 37. ``KnockoffSelector.__init__`` names each
 #: of its parameters, as scikit-learn's estimators must (its filter takes them as one bundle): 38.
-#: ``genosift.jobs.knockoffs`` takes its keyword options as every job does: 39.
-CEILINGS = {"chunk_bytes": 20, "parameters": 39, "lines": 5, "form_tests": 0}
+#: ``genosift.jobs.knockoffs`` takes its keyword options as every job does: 39. ``clonal_gene_table``
+#: takes the keywords of ``simulate_clonal_population``, whose population it draws: 40.
+CEILINGS = {"chunk_bytes": 20, "parameters": 40, "lines": 5, "form_tests": 0}
 SOURCE_MODULES = {"genosift.sources", "genosift.sources.base", "genosift.sources.dispatch",
                   "genosift.sources.rows", "genosift.sources.matrix", "genosift.sources.stream",
                   "genosift.sources.store", "genosift.sources.dask", "genosift.sources.backed"}

@@ -187,17 +187,17 @@ def _patterns(X, feature_groups, group_threshold):
     return P, group, pattern_group
 
 
-def _statistic(P, K, y, pattern_group, *, options, logistic, covariates, groups, rng):
-    """Each group's ``W``: the sum over its patterns of the importance of the pattern less that of
-    its knockoff (the absolute standardised coefficient at the cross-validated penalty, or the
-    largest penalty at which it is in the lasso). The solver sees the patterns and their copies in
-    an order drawn from ``rng``, so that its order of coordinates favours neither."""
+def _statistic(M, order, y, pattern_group, *, options, logistic, covariates, groups):
+    """Each group's ``W`` from ``M``, the patterns and their knockoffs side by side in the columns
+    ``order`` of ``[P, K]`` (a random order, so that the solver's order of coordinates favours
+    neither): the sum over the group's patterns of the importance of the pattern less that of its
+    knockoff (the absolute standardised coefficient at the cross-validated penalty, or the largest
+    penalty at which it is in the lasso)."""
     from ..enet.path import MemoryDesign, PenaltyGrid, Solver, fit_path
     from .enet import elastic_net
 
-    m, G = P.shape[1], int(pattern_group.max()) + 1
-    order = rng.permutation(2 * m)
-    design = MemoryDesign(np.hstack([P, K])[:, order], np.ones(2 * m))
+    m, G = M.shape[1] // 2, int(pattern_group.max()) + 1
+    design = MemoryDesign(M, np.ones(2 * m))
     importance = np.zeros(2 * m)
     if options.statistic == "lasso_entry":
         path = fit_path(design, y, logistic=logistic, l1_ratio=1.0, grid=PenaltyGrid(n_lambdas=ENTRY_LAMBDAS),
@@ -237,8 +237,10 @@ def knockoff_filter(X, y, *, logistic, options=None, covariates=None, groups=Non
         q_draw, G = options.level_of_each_draw, int(pattern_group.max()) + 1
         statistics, thresholds, e = np.empty((options.n_draws, G)), np.empty(options.n_draws), np.zeros(G)
         for d in range(options.n_draws):
-            W = _statistic(P, sampler.draw(rng), y, pattern_group, options=options, logistic=logistic,
-                           covariates=Z, groups=groups, rng=rng)
+            K = sampler.draw(rng)
+            order = rng.permutation(2 * P.shape[1])
+            W = _statistic(np.hstack([P, K])[:, order], order, y, pattern_group, options=options,
+                           logistic=logistic, covariates=Z, groups=groups)
             statistics[d], thresholds[d] = W, knockoff_threshold(W, q_draw)
             e += knockoff_e_values(W, q_draw) / options.n_draws
     return KnockoffResult(group, statistics, thresholds, e, e_bh(e, options.fdr), gamma, P.shape[1], model.shrinkage,

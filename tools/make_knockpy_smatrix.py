@@ -1,7 +1,7 @@
-"""Writes knockpy_smatrix.json: knockpy's S-matrices of two 30 x 30 correlation matrices (an AR(1) and a
-random one) by each of its methods, and of groups of three by equicorrelation, for
-tests/unit/knockoffs/test_gaussian.py. Run with knockpy 1.3.5 installed:
-``python tests/data/knockoffs/make_knockpy_smatrix.py``."""
+"""Writes tests/data/knockoffs/knockpy_smatrix.json: knockpy's S-matrices of two 30 x 30 correlation
+matrices (an AR(1) and a random one) by each of its methods, and of groups of three by
+equicorrelation, for tests/unit/knockoffs/test_gaussian.py. Run with knockpy 1.3.5 installed:
+``python tools/make_knockpy_smatrix.py``."""
 import json
 from pathlib import Path
 
@@ -19,4 +19,5 @@ for name, M in (("ar1", ar1), ("random", R)):
         out["s"][f"{name}/{method}"] = np.diag(sm.compute_smatrix(M, method=method)).tolist()
     grouped = sm.compute_smatrix(M, method="equicorrelated", groups=groups + 1)
     out["s"][f"{name}/equicorrelated/groups"] = grouped.tolist()
-(Path(__file__).parent / "knockpy_smatrix.json").write_text(json.dumps(out))
+target = Path(__file__).resolve().parents[1] / "tests" / "data" / "knockoffs" / "knockpy_smatrix.json"
+target.write_text(json.dumps(out))
