@@ -20,6 +20,9 @@ __all__ = ["KnockoffRun", "knockoffs"]
 #: steps): peaks measured with tracemalloc (10-12 and 8-9 float64 arrays of each size), rounded up.
 _BYTES_PER_ENTRY = 8 * 12
 _BYTES_PER_PAIR = 8 * 9
+#: A run given more than one covariate per this many distinct patterns is told that the covariates
+#: leave little of the patterns to test.
+CROWDED = 4
 
 
 @dataclass
@@ -295,6 +298,12 @@ def _summary(fit, result, table, n, logistic, covariate_names, how, notes):
         lines.append(f"  {constant:,} feature(s) constant over the samples: not tested")
     if covariate_names:
         lines.append(f"  given {len(covariate_names)} covariate(s), unpenalised: {', '.join(covariate_names)}")
+        if len(covariate_names) * CROWDED > result.patterns:
+            lines.append(FixText(f"  note: {len(covariate_names)} covariate(s) for {result.patterns:,} distinct "
+                                 "patterns: given them, little of the patterns is left to test (the knockoffs are "
+                                 "drawn and the features compared given the covariates). Give fewer: the lineages, "
+                                 "or a smaller {structure} of many features (the core genome's variants, k-mers) "
+                                 "rather than of the table tested.", owner="knockoffs", structure=FixError.ANY))
     if options.feature_groups == "correlation":
         lines.append(f"  patterns grouped by correlation (average |r| at least {options.group_threshold:g}): "
                      f"{result.patterns:,} patterns in {result.n_groups:,} groups")

@@ -103,6 +103,16 @@ def test_the_command_selects_the_planted_features_as_the_selector_does(planted, 
     assert record["inputs"] and record["design"] == "in memory"
     assert f"{len(chosen)} features in {len(chosen) - 1} groups pass the knockoff filter at FDR 0.2" in printed
     assert "given 1 covariate(s), unpenalised: cov" in printed
+    assert "little of the patterns is left to test" not in printed
+
+
+def test_many_covariates_for_few_patterns_are_pointed_out(planted, tmp_path, capsys):
+    folder, *_ = planted
+    code, printed, _ = _run([*_common(folder), "--structure", "20", "--statistic", "lasso_entry", "--fdr", "0.2",
+                             "-o", tmp_path / "crowded.tsv"], capsys)
+    assert code == 0
+    assert "note: 20 covariate(s) for 60 distinct patterns: given them, little of the patterns is left" in printed
+    assert "a smaller --structure of many features" in printed
 
 
 def test_nothing_passing_is_said_and_force_replaces(planted, tmp_path, capsys):
