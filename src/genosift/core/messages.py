@@ -159,6 +159,18 @@ class FixText(Spelled, str):
         return repr(str(self))
 
 
+class SummaryLines:
+    """What a job did, as the lines of its summary (``self.lines``: text and ``FixText``):
+    ``str()`` writes them with Python keywords, ``spelled(spell)`` with the caller's spelling
+    (``spell(owner, name, value)``: the command line's options)."""
+
+    def spelled(self, spell):
+        return "\n".join(line.spelled(spell) if isinstance(line, FixText) else line for line in self.lines)
+
+    def __str__(self):
+        return "\n".join(self.lines)
+
+
 def _rebuild(cls, template, owner, params):
     return cls(template, owner=owner, **params)
 

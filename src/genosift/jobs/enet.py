@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core.validation import renamed_parameters
 
-__all__ = ["EnetRun", "enet"]
+__all__ = ["EnetRun", "enet", "model_target"]
 
 
 @dataclass
@@ -142,26 +142,36 @@ def enet(samples, output, *, covariates=None, l1_ratio=0.5, folds=10, lambda_cho
                          min_ratio, lambda_choice, family, seed, min_af, max_af, force, command, started))
 
 
+def model_target(fit, owner):
+    """The samples of ``fit`` (an ``enet`` or ``knockoffs`` run: its ``samples``, ``covariates``,
+    ``family`` and ``force``) loaded, their covariates checked on the training samples and their
+    target as the model fits it: ``(labelled, Z, covariate names, y, logistic, classes)``; a target
+    the family cannot take is the call's usage error."""
+    from ..scores import check_covariates
+    from ..selectors.enet import enet_target
+    from .ranking import as_usage
+
+    fit.samples.refuse_scheduler(owner)
+    labelled = fit.samples.load()
+    frame = fit.covariates.of(labelled, rows=labelled.train, force=fit.force)
+    Z, covariate_names = check_covariates(frame, len(labelled.y_train), owner=owner)
+    try:
+        y, logistic, classes = enet_target(labelled.y_train, fit.family)
+    except ValueError as exc:
+        raise as_usage(exc) from None
+    return labelled, Z, covariate_names, y, logistic, classes
+
+
 def _run(fit):
     """Fit and write what ``enet`` declared (its outputs are published together)."""
     from ..core.validation import FixUsageError
     from ..report.outputs import input_digests, write_frame
-    from ..scores import check_covariates
-    from ..selectors.enet import elastic_net, enet_target
+    from ..selectors.enet import elastic_net
     from .labelled import fold_groups
-    from .ranking import as_usage
 
     samples, out, sidecar, model, folds, force, started = (fit.samples, fit.out, fit.sidecar, fit.model, fit.folds,
                                                            fit.force, fit.started)
-    samples.refuse_scheduler("enet")
-    labelled = samples.load()
-    frame = fit.covariates.of(labelled, rows=labelled.train, force=force)
-    y_labels = labelled.y_train
-    Z, covariate_names = check_covariates(frame, len(y_labels), owner="enet")
-    try:
-        y, logistic, classes = enet_target(y_labels, fit.family)
-    except ValueError as exc:
-        raise as_usage(exc) from None
+    labelled, Z, covariate_names, y, logistic, classes = model_target(fit, "enet")
     if model is not None and (not logistic or Z is not None):
         raise FixUsageError("{model} saves a model that `genosift predict` applies to features alone: a logistic "
                             "model (two classes) without covariates. Leave out {model}, or the covariates.",

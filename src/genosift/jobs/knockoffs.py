@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.messages import FixError, FixText
+from ..core.messages import FixError, FixText, SummaryLines
 from ..core.validation import renamed_parameters
 
 __all__ = ["KnockoffRun", "knockoffs"]
@@ -26,7 +26,7 @@ CROWDED = 4
 
 
 @dataclass
-class KnockoffRun:
+class KnockoffRun(SummaryLines):
     """What ``knockoffs`` did: the ``KnockoffResult`` (``genosift.selectors.knockoffs``) of every
     feature (the ``group`` of each, -1 where not tested), the table ranking them and the summary the
     command prints (``lines``; its advice names parameters, see ``spelled``)."""
@@ -35,14 +35,6 @@ class KnockoffRun:
     output: object
     table: object = None
     lines: list = field(default_factory=list)
-
-    def spelled(self, spell):
-        """The summary with the parameters its advice names written by ``spell(owner, name,
-        value)`` (the command line's: its options)."""
-        return "\n".join(line.spelled(spell) if isinstance(line, FixText) else line for line in self.lines)
-
-    def __str__(self):
-        return "\n".join(self.lines)
 
 
 @dataclass(frozen=True)
@@ -156,22 +148,12 @@ def _checked(options, family, min_af, max_af):
 def _run(fit):
     """Filter and write what ``knockoffs`` declared (its outputs are published together)."""
     from ..report.outputs import input_digests, write_frame
-    from ..scores import check_covariates
-    from ..selectors.enet import enet_target
     from ..selectors.knockoffs import knockoff_filter
+    from .enet import model_target
     from .labelled import fold_groups
-    from .ranking import as_usage
 
     samples, force, options = fit.samples, fit.force, fit.options
-    samples.refuse_scheduler("knockoffs")
-    labelled = samples.load()
-    frame = fit.covariates.of(labelled, rows=labelled.train, force=force)
-    y_labels = labelled.y_train
-    Z, covariate_names = check_covariates(frame, len(y_labels), owner="knockoffs")
-    try:
-        y, logistic, classes = enet_target(y_labels, fit.family)
-    except ValueError as exc:
-        raise as_usage(exc) from None
+    labelled, Z, covariate_names, y, logistic, classes = model_target(fit, "knockoffs")
     groups = fold_groups(labelled, samples.group_column)[labelled.train] if samples.group_column else None
     P, patterns, order, how = _patterns(labelled, fit.bounds)
     if order is not None:  # a store's rows in the file's order

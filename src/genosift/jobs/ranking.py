@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.files import together
-from ..core.messages import FixError, FixText, PythonText
+from ..core.messages import FixError, FixText, PythonText, SummaryLines
 from ..core.validation import FixUsageError, renamed_parameters
 from .inputs import Covariates, check_declared
 from .lineages import lineage_table
@@ -29,7 +29,7 @@ THRESHOLDS = ("bonferroni-patterns", "bonferroni")
 
 
 @dataclass
-class Ranking:
+class Ranking(SummaryLines):
     """What ``score`` or ``select`` did.
 
     Attributes
@@ -65,14 +65,6 @@ class Ranking:
     seconds: float = 0.0
     genome_wide: object = None
     lineage: object = None
-
-    def spelled(self, spell):
-        """The summary with the parameters its advice names written by ``spell(owner, name,
-        value)`` (the command line's: its options)."""
-        return "\n".join(line.spelled(spell) if isinstance(line, FixText) else line for line in self.lines)
-
-    def __str__(self):
-        return "\n".join(self.lines)
 
 
 @dataclass(frozen=True)
